@@ -1,0 +1,9 @@
+//! Ebb's console core: everything the desktop shell and the CLI share. No Tauri here.
+//!
+//! Pure modules (no IO, no clock; time is a parameter): [`series`], [`chart`].
+//! IO modules: [`client`] (HTTP to agents), [`collect`] (the polling loop).
+
+pub mod chart;
+pub mod client;
+pub mod collect;
+pub mod series;

@@ -1,0 +1,79 @@
+//! Types that cross the Tauri IPC boundary between the desktop shell and the webview.
+
+use serde::{Deserialize, Serialize};
+use specta::Type;
+
+/// Facts about the running app, for the Settings view. Never carries a secret.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct AppInfo {
+    pub version: String,
+    pub data_dir: String,
+    /// Started with `--demo`: collecting from the embedded virtual fleet.
+    pub demo: bool,
+}
+
+/// Colours for a chart drawn on the Rust side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ChartTheme {
+    Light,
+    Dark,
+}
+
+/// How the console sees a host right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum Health {
+    /// The last poll answered.
+    Online,
+    /// The last poll failed; `last_error` says why.
+    Offline,
+    /// Not polled yet.
+    Unknown,
+}
+
+/// One registered host as the console sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct HostStatus {
+    pub name: String,
+    pub url: String,
+    pub region: String,
+    pub health: Health,
+    pub gpu_count: u32,
+    /// The distinct GPU models on the host, sorted.
+    pub models: Vec<String>,
+    /// Mean GPU utilization over the host's GPUs in the latest sample.
+    pub mean_util_pct: Option<f32>,
+    /// Why the last poll failed, in words; `None` when it answered.
+    pub last_error: Option<String>,
+}
+
+/// The whole fleet as the console sees it; `tick` grows by one with every collection round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct FleetSnapshot {
+    pub tick: u32,
+    pub hosts: Vec<HostStatus>,
+}
+
+/// An error crossing the IPC boundary: a stable kind and words for the operator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct IpcError {
+    /// e.g. `"not_found"`, `"invalid_input"`, `"internal"`.
+    pub kind: String,
+    /// Names the field and the problem.
+    pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enums_are_snake_case_on_the_wire() {
+        assert_eq!(serde_json::to_string(&Health::Online).unwrap(), "\"online\"");
+        assert_eq!(serde_json::to_string(&ChartTheme::Dark).unwrap(), "\"dark\"");
+        let theme: ChartTheme = serde_json::from_str("\"light\"").unwrap();
+        assert_eq!(theme, ChartTheme::Light);
+        assert!(serde_json::from_str::<ChartTheme>("\"Light\"").is_err());
+    }
+}

@@ -1,0 +1,11 @@
+//! Ebb's wire vocabulary, defined once.
+//!
+//! [`agent`] holds the JSON bodies of the host agent's HTTP API (`/v1/...`); [`ipc`] holds
+//! what crosses the Tauri boundary to the webview. Both derive [`specta::Type`] so the
+//! TypeScript side is generated from these definitions, never written by hand.
+//!
+//! Field names are `snake_case` on every wire. A reading the source could not give is
+//! `None` (JSON `null`), never `0`.
+
+pub mod agent;
+pub mod ipc;

@@ -1,0 +1,88 @@
+// Fetches the per-host utilization charts (SVG drawn in Rust) and never has two
+// requests for the same host in flight: a host whose previous chart is still
+// being drawn is skipped until it finishes. A chart that comes back in a theme
+// that is no longer current is dropped and asked for again.
+
+import type { ChartTheme, IpcError, Result } from "./bindings";
+import { describeError, svgDataUrl } from "./format";
+
+export type ChartFetch = (
+  host: string,
+  theme: ChartTheme,
+  widthPx: number,
+  heightPx: number,
+) => Promise<Result<string, IpcError>>;
+
+export type ChartEntry = {
+  /** data: URL of the last good chart, if any. */
+  url: string | null;
+  /** Words for the last failure; null after a good chart. */
+  error: string | null;
+  /** Tick that was current when the shown chart was requested. */
+  tick: number;
+  theme: ChartTheme;
+};
+
+export type ChartRequest = { host: string; theme: ChartTheme; width: number; height: number; tick: number };
+
+export class ChartLoader {
+  private readonly inflight = new Set<string>();
+  private readonly entries = new Map<string, ChartEntry>();
+  private readonly listeners = new Set<(host: string, entry: ChartEntry) => void>();
+
+  constructor(
+    private readonly fetchChart: ChartFetch,
+    private readonly currentTheme: () => ChartTheme,
+  ) {}
+
+  get(host: string): ChartEntry | undefined {
+    return this.entries.get(host);
+  }
+
+  isInFlight(host: string): boolean {
+    return this.inflight.has(host);
+  }
+
+  /** Forget hosts that left the fleet. */
+  retain(hosts: ReadonlySet<string>): void {
+    for (const host of [...this.entries.keys()]) if (!hosts.has(host)) this.entries.delete(host);
+  }
+
+  onUpdate(fn: (host: string, entry: ChartEntry) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** Ask for a chart; returns false (and does nothing) if one is already in flight. */
+  request(req: ChartRequest): boolean {
+    if (this.inflight.has(req.host)) return false;
+    this.inflight.add(req.host);
+    void this.run(req);
+    return true;
+  }
+
+  private async run(req: ChartRequest): Promise<void> {
+    let outcome: { ok: true; svg: string } | { ok: false; error: string };
+    try {
+      const res = await this.fetchChart(req.host, req.theme, req.width, req.height);
+      outcome = res.status === "ok" ? { ok: true, svg: res.data } : { ok: false, error: describeError(res.error) };
+    } catch (err) {
+      outcome = { ok: false, error: describeError(err) };
+    }
+    this.inflight.delete(req.host);
+
+    const theme = this.currentTheme();
+    if (theme !== req.theme) {
+      // Drawn for the old theme: throw it away and draw again.
+      this.request({ ...req, theme });
+      return;
+    }
+
+    const previous = this.entries.get(req.host);
+    const entry: ChartEntry = outcome.ok
+      ? { url: svgDataUrl(outcome.svg), error: null, tick: req.tick, theme: req.theme }
+      : { url: previous?.url ?? null, error: outcome.error, tick: previous?.tick ?? req.tick, theme: req.theme };
+    this.entries.set(req.host, entry);
+    for (const fn of [...this.listeners]) fn(req.host, entry);
+  }
+}

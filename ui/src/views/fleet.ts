@@ -1,0 +1,303 @@
+// Fleet: hosts grouped by region with health and mean utilization, then one
+// live per-GPU utilization chart per host (SVG drawn in Rust, re-requested on
+// every tick and on theme changes).
+
+import type { HostStatus } from "../bindings";
+import { h, replaceChildren } from "../dom";
+import { charts, fleetState, onFleetChange } from "../fleet-store";
+import {
+  describeError,
+  formatModels,
+  formatPercent,
+  groupByRegion,
+  healthClass,
+  healthKey,
+  summarize,
+} from "../format";
+import { t } from "../i18n";
+import { getEffectiveTheme, onThemeChange } from "../theme";
+import type { View } from "./view";
+
+export const CHART_HEIGHT = 240;
+export const CHART_FALLBACK_WIDTH = 640;
+
+type FigureParts = {
+  figure: HTMLElement;
+  caption: HTMLElement;
+  img: HTMLImageElement;
+  status: HTMLElement;
+};
+
+function regionLabel(region: string): string {
+  return region.trim() === "" ? t("fleet.regionNone") : region;
+}
+
+function healthCell(host: HostStatus): HTMLElement {
+  return h(
+    "span",
+    { class: `health ${healthClass(host.health)}`, "data-health": host.health },
+    h("span", { class: "dot", "aria-hidden": "true" }),
+    t(healthKey(host.health)),
+  );
+}
+
+function hostRow(host: HostStatus): HTMLTableRowElement {
+  return h(
+    "tr",
+    { "data-host": host.name },
+    h(
+      "th",
+      { scope: "row" },
+      h("span", { class: "host-name" }, host.name),
+      host.url ? h("span", { class: "host-url" }, host.url) : null,
+      host.last_error
+        ? h("span", { class: "host-error" }, t("fleet.lastError", { message: host.last_error }))
+        : null,
+    ),
+    h("td", null, regionLabel(host.region)),
+    h("td", null, healthCell(host)),
+    h("td", { class: "num" }, String(host.gpu_count)),
+    h("td", null, formatModels(host.models)),
+    h(
+      "td",
+      { class: "num util" },
+      h("span", { class: "util-value" }, formatPercent(host.mean_util_pct)),
+      host.mean_util_pct === null ? null : utilBar(host.mean_util_pct),
+    ),
+  );
+}
+
+function utilBar(pct: number): HTMLElement {
+  const meter = h("meter", {
+    class: "util-bar",
+    min: 0,
+    max: 100,
+    low: 30,
+    high: 85,
+    optimum: 60,
+    value: String(Math.max(0, Math.min(100, pct))),
+    "aria-hidden": "true",
+  });
+  return meter;
+}
+
+function regionTable(region: string, hosts: readonly HostStatus[], index: number): HTMLElement {
+  const headingId = `fleet-region-${index}`;
+  return h(
+    "section",
+    { class: "region", "data-region": region, "aria-labelledby": headingId },
+    h(
+      "h2",
+      { id: headingId, class: "region-title" },
+      regionLabel(region),
+      h("span", { class: "count", "aria-hidden": "true" }, String(hosts.length)),
+    ),
+    h(
+      "div",
+      { class: "table-wrap" },
+      h(
+        "table",
+        { class: "hosts", "data-testid": "hosts-table" },
+        h("caption", { class: "visually-hidden" }, t("fleet.regionHosts", { region: regionLabel(region) })),
+        h(
+          "thead",
+          null,
+          h(
+            "tr",
+            null,
+            h("th", { scope: "col" }, t("fleet.col.name")),
+            h("th", { scope: "col" }, t("fleet.col.region")),
+            h("th", { scope: "col" }, t("fleet.col.health")),
+            h("th", { scope: "col", class: "num" }, t("fleet.col.gpus")),
+            h("th", { scope: "col" }, t("fleet.col.models")),
+            h("th", { scope: "col", class: "num" }, t("fleet.col.util")),
+          ),
+        ),
+        h("tbody", null, hosts.map(hostRow)),
+      ),
+    ),
+  );
+}
+
+export function fleetView(): View {
+  const alerts = h("div", { class: "alerts" });
+  const status = h("p", { class: "fleet-status", "data-testid": "fleet-status" });
+  const hostsBox = h("div", { class: "fleet-hosts" });
+  const chartGrid = h("div", { class: "chart-grid" });
+  const chartsSection = h(
+    "section",
+    { class: "fleet-charts", "aria-labelledby": "fleet-charts-title" },
+    h("h2", { id: "fleet-charts-title" }, t("fleet.chartsTitle")),
+    chartGrid,
+  );
+  const el = h(
+    "section",
+    { class: "view view-fleet", id: "view-fleet", "data-view": "fleet", "aria-labelledby": "fleet-title" },
+    h(
+      "header",
+      { class: "view-header" },
+      h("h1", { id: "fleet-title" }, t("fleet.title")),
+      h("p", { class: "lead" }, t("fleet.lead")),
+      status,
+    ),
+    alerts,
+    hostsBox,
+    chartsSection,
+  );
+
+  const figures = new Map<string, FigureParts>();
+  let hostsKey = "";
+
+  function makeFigure(host: HostStatus): FigureParts {
+    const caption = h("figcaption", null);
+    const img = h("img", {
+      "data-testid": "util-chart",
+      alt: t("fleet.chartAlt", { host: host.name }),
+      width: CHART_FALLBACK_WIDTH,
+      height: CHART_HEIGHT,
+      decoding: "async",
+      hidden: true,
+    });
+    const status = h("div", { class: "chart-status" });
+    const figure = h("figure", { class: "host-chart", "data-host": host.name, "data-state": "loading" }, caption, status, img);
+    return { figure, caption, img, status };
+  }
+
+  function paintFigure(host: string): void {
+    const parts = figures.get(host);
+    if (!parts) return;
+    const entry = charts.get(host);
+    if (!entry) {
+      parts.figure.dataset.state = "loading";
+      replaceChildren(parts.status, h("p", { class: "chart-loading" }, t("fleet.chartLoading")));
+      return;
+    }
+    if (entry.url !== null) {
+      if (parts.img.getAttribute("src") !== entry.url) parts.img.src = entry.url;
+      parts.img.hidden = false;
+      parts.figure.dataset.chartTick = String(entry.tick);
+      parts.figure.dataset.chartTheme = entry.theme;
+    }
+    parts.img.classList.toggle("stale", entry.error !== null);
+    parts.figure.dataset.state = entry.error !== null ? "error" : "ready";
+    if (entry.error !== null) {
+      replaceChildren(
+        parts.status,
+        h("p", { class: "alert alert-error", role: "alert" }, t("fleet.chartError", { host, message: entry.error })),
+      );
+    } else {
+      replaceChildren(parts.status);
+    }
+  }
+
+  function syncFigures(hosts: readonly HostStatus[]): void {
+    const wanted = new Set(hosts.map((x) => x.name));
+    for (const [name, parts] of figures) {
+      if (!wanted.has(name)) {
+        parts.figure.remove();
+        figures.delete(name);
+      }
+    }
+    for (const host of hosts) {
+      let parts = figures.get(host.name);
+      if (!parts) {
+        parts = makeFigure(host);
+        figures.set(host.name, parts);
+        paintFigure(host.name);
+      }
+      replaceChildren(parts.caption, t("fleet.chartCaption", { host: host.name, region: regionLabel(host.region) }));
+      chartGrid.appendChild(parts.figure); // keeps the order of `hosts`
+    }
+  }
+
+  function requestCharts(): void {
+    const snap = fleetState().snapshot;
+    if (!snap || !el.isConnected) return;
+    const theme = getEffectiveTheme();
+    for (const host of snap.hosts) {
+      const parts = figures.get(host.name);
+      if (!parts) continue;
+      const width = Math.round(parts.figure.clientWidth) || CHART_FALLBACK_WIDTH;
+      charts.request({ host: host.name, theme, width, height: CHART_HEIGHT, tick: snap.tick });
+    }
+  }
+
+  function render(): void {
+    const state = fleetState();
+    const snap = state.snapshot;
+
+    const alertItems: HTMLElement[] = [];
+    if (state.snapshotError !== null) {
+      alertItems.push(
+        h("p", { class: "alert alert-error", role: "alert" }, t("fleet.snapshotError", { message: describeError(state.snapshotError) })),
+      );
+    }
+    if (state.listenError !== null) {
+      alertItems.push(
+        h("p", { class: "alert alert-warn", role: "alert" }, t("fleet.listenError", { message: describeError(state.listenError) })),
+      );
+    }
+    replaceChildren(alerts, alertItems);
+
+    if (!snap) {
+      delete el.dataset.tick;
+      replaceChildren(status);
+      replaceChildren(hostsBox, state.loading ? h("p", { class: "loading" }, t("fleet.loading")) : null);
+      chartsSection.hidden = true;
+      return;
+    }
+
+    el.dataset.tick = String(snap.tick);
+    const sum = summarize(snap.hosts);
+    replaceChildren(
+      status,
+      h("span", null, t("fleet.summary", sum)),
+      h("span", { class: "tick" }, t("fleet.sampleRound", { tick: snap.tick })),
+    );
+
+    if (snap.hosts.length === 0) {
+      hostsKey = "";
+      replaceChildren(
+        hostsBox,
+        h(
+          "div",
+          { class: "empty-state", "data-testid": "empty-state" },
+          h("h2", null, t("fleet.emptyTitle")),
+          h("p", null, t("fleet.emptyBody")),
+        ),
+      );
+      syncFigures([]);
+      chartsSection.hidden = true;
+      return;
+    }
+
+    const groups = groupByRegion(snap.hosts);
+    const key = JSON.stringify(groups);
+    if (key !== hostsKey) {
+      hostsKey = key;
+      replaceChildren(hostsBox, groups.map((g, i) => regionTable(g.region, g.hosts, i)));
+    }
+    chartsSection.hidden = false;
+    syncFigures(groups.flatMap((g) => g.hosts));
+    requestCharts();
+  }
+
+  const unsubscribe = [
+    onFleetChange(render),
+    charts.onUpdate((host) => paintFigure(host)),
+    onThemeChange(() => requestCharts()),
+  ];
+
+  render();
+
+  return {
+    el,
+    mounted() {
+      // Sizes are known only once we are in the document.
+      requestCharts();
+    },
+    destroy() {
+      for (const off of unsubscribe) off();
+    },
+  };
+}
