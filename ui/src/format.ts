@@ -81,6 +81,11 @@ export function newerSnapshot(current: FleetSnapshot | null, incoming: FleetSnap
   return incoming;
 }
 
+/** True in a page that was opened outside the Tauri webview (no IPC bridge). */
+function shellMissing(): boolean {
+  return typeof window !== "undefined" && !("__TAURI_INTERNALS__" in window);
+}
+
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null;
 }
@@ -92,7 +97,9 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 export function describeError(err: unknown): string {
   if (typeof err === "string") return err.trim() || t("error.unknown");
   if (err instanceof Error) {
-    if (/__TAURI_INTERNALS__|__TAURI__|transformCallback/.test(err.message)) return t("error.noShell");
+    if (/__TAURI_INTERNALS__|__TAURI__|transformCallback/.test(err.message) || (err instanceof TypeError && shellMissing())) {
+      return t("error.noShell");
+    }
     return err.message || t("error.unknown");
   }
   if (isRecord(err)) {

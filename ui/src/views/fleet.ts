@@ -68,17 +68,13 @@ function hostRow(host: HostStatus): HTMLTableRowElement {
 }
 
 function utilBar(pct: number): HTMLElement {
-  const meter = h("meter", {
+  return h("meter", {
     class: "util-bar",
     min: 0,
     max: 100,
-    low: 30,
-    high: 85,
-    optimum: 60,
     value: String(Math.max(0, Math.min(100, pct))),
     "aria-hidden": "true",
   });
-  return meter;
 }
 
 function regionTable(region: string, hosts: readonly HostStatus[], index: number): HTMLElement {
@@ -227,15 +223,14 @@ export function fleetView(): View {
     const snap = state.snapshot;
 
     const alertItems: HTMLElement[] = [];
-    if (state.snapshotError !== null) {
-      alertItems.push(
-        h("p", { class: "alert alert-error", role: "alert" }, t("fleet.snapshotError", { message: describeError(state.snapshotError) })),
-      );
+    const snapshotMessage = state.snapshotError !== null ? describeError(state.snapshotError) : null;
+    const listenMessage = state.listenError !== null ? describeError(state.listenError) : null;
+    if (snapshotMessage !== null) {
+      alertItems.push(h("p", { class: "alert alert-error", role: "alert" }, t("fleet.snapshotError", { message: snapshotMessage })));
     }
-    if (state.listenError !== null) {
-      alertItems.push(
-        h("p", { class: "alert alert-warn", role: "alert" }, t("fleet.listenError", { message: describeError(state.listenError) })),
-      );
+    // The same cause (e.g. no desktop shell at all) is said once.
+    if (listenMessage !== null && listenMessage !== snapshotMessage) {
+      alertItems.push(h("p", { class: "alert alert-warn", role: "alert" }, t("fleet.listenError", { message: listenMessage })));
     }
     replaceChildren(alerts, alertItems);
 
@@ -251,7 +246,7 @@ export function fleetView(): View {
     const sum = summarize(snap.hosts);
     replaceChildren(
       status,
-      h("span", null, t("fleet.summary", sum)),
+      sum.hosts > 0 ? h("span", null, t("fleet.summary", sum)) : null,
       h("span", { class: "tick" }, t("fleet.sampleRound", { tick: snap.tick })),
     );
 

@@ -59,7 +59,7 @@ function comingRow(title: MessageKey, body: MessageKey): HTMLElement {
     "div",
     { class: "coming-row" },
     h("h3", null, t(title)),
-    h("p", null, h("span", { class: "badge badge-soft" }, t("common.comingSoon")), " ", t(body)),
+    h("p", null, t(body)),
   );
 }
 

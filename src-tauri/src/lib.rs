@@ -1,0 +1,115 @@
+//! Ebb's desktop shell: the only crate that knows Tauri. Thin commands and events over
+//! `ebb-core`; the demo fleet comes from `ebb-agent`.
+
+mod commands;
+mod state;
+
+pub use state::Options;
+
+use anyhow::Context;
+use state::Console;
+use tauri::Manager;
+use tauri_specta::{Builder, collect_commands, collect_events};
+
+/// Every command and event the webview may use. `ui/src/bindings.ts` is generated from it.
+pub fn specta_builder() -> Builder<tauri::Wry> {
+    Builder::<tauri::Wry>::new()
+        .commands(collect_commands![
+            commands::app_info,
+            commands::fleet_snapshot,
+            commands::utilization_chart,
+        ])
+        .events(collect_events![commands::FleetTick])
+}
+
+/// Where the generated TypeScript goes, and how it is written.
+pub fn export_bindings(path: &std::path::Path) -> anyhow::Result<()> {
+    specta_builder()
+        .export(
+            specta_typescript::Typescript::default()
+                .header("// Generated from the Rust types by `cargo xtask bindings`. Do not edit.\n// @ts-nocheck"),
+            path,
+        )
+        .with_context(|| format!("cannot write TypeScript bindings to {}", path.display()))
+}
+
+/// Runs the app until its window closes.
+pub fn run(options: Options) -> anyhow::Result<()> {
+    let builder = specta_builder();
+    let app = tauri::Builder::default()
+        .invoke_handler(builder.invoke_handler())
+        .setup(move |app| {
+            builder.mount_events(app);
+            let data_dir = match &options.data_dir {
+                Some(dir) => dir.clone(),
+                None => app.path().app_data_dir()?,
+            };
+            let console = tauri::async_runtime::block_on(Console::start(&options, data_dir))?;
+            console.forward_ticks(app.handle().clone());
+            app.manage(console);
+            Ok(())
+        })
+        .build(tauri::generate_context!())
+        .context("cannot start the Tauri app")?;
+    app.run(|handle, event| {
+        if let tauri::RunEvent::Exit = event
+            && let Some(console) = handle.try_state::<Console>()
+        {
+            tauri::async_runtime::block_on(console.shutdown());
+        }
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// Fails when `ui/src/bindings.ts` no longer matches the Rust types.
+    #[test]
+    fn typescript_bindings_are_fresh() {
+        let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/bindings.ts");
+        let fresh = std::env::temp_dir().join(format!("ebb-bindings-{}.ts", std::process::id()));
+        super::export_bindings(&fresh).unwrap();
+        let fresh_text = std::fs::read_to_string(&fresh).unwrap();
+        let _ = std::fs::remove_file(&fresh);
+        if std::env::var_os("EBB_BLESS").is_some() {
+            std::fs::write(&committed, &fresh_text).unwrap();
+            return;
+        }
+        let committed_text = std::fs::read_to_string(&committed).unwrap_or_default();
+        assert!(
+            committed_text == fresh_text,
+            "ui/src/bindings.ts is stale: run `cargo xtask bindings` and commit the result"
+        );
+    }
+
+    /// Every command the app registers is granted by the capability, and nothing else is.
+    #[test]
+    fn the_capability_grants_exactly_the_apps_commands() {
+        let capability: serde_json::Value = serde_json::from_str(include_str!("../capabilities/main.json")).unwrap();
+        assert_eq!(capability["windows"], serde_json::json!(["main"]));
+        let mut granted: Vec<String> = capability["permissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|permission| permission.as_str())
+            .filter_map(|permission| permission.strip_prefix("allow-"))
+            .map(|command| command.replace('-', "_"))
+            .collect();
+        granted.sort();
+        assert_eq!(granted, ["app_info", "fleet_snapshot", "utilization_chart"]);
+    }
+
+    /// The CSP forbids eval and remote origins.
+    #[test]
+    fn the_csp_is_locked_down() {
+        let config: serde_json::Value = serde_json::from_str(include_str!("../../tauri.conf.json")).unwrap();
+        let csp = config["app"]["security"]["csp"].as_object().unwrap();
+        let all: String = csp.values().filter_map(|v| v.as_str()).collect::<Vec<_>>().join(" ");
+        assert!(!all.contains("unsafe-eval"), "{all}");
+        assert!(!all.contains("unsafe-inline"), "{all}");
+        assert!(!all.contains("https:") && !all.contains('*'), "no remote origins: {all}");
+        assert_eq!(csp["default-src"], "'self'");
+    }
+}

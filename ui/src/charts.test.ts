@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import type { ChartTheme, IpcError, Result } from "./bindings";
+import { ChartLoader, type ChartEntry } from "./charts";
+
+type Call = { host: string; theme: ChartTheme; w: number; h: number; resolve: (r: Result<string, IpcError>) => void; reject: (e: unknown) => void };
+
+function harness(initialTheme: ChartTheme = "light") {
+  const calls: Call[] = [];
+  let theme = initialTheme;
+  const loader = new ChartLoader(
+    (host, th, w, h) =>
+      new Promise((resolve, reject) => {
+        calls.push({ host, theme: th, w, h, resolve, reject });
+      }),
+    () => theme,
+  );
+  const updates: [string, ChartEntry][] = [];
+  loader.onUpdate((host, entry) => updates.push([host, entry]));
+  return { calls, loader, updates, setTheme: (t: ChartTheme) => (theme = t) };
+}
+
+const flush = () => new Promise((r) => setTimeout(r, 0));
+
+describe("ChartLoader", () => {
+  it("never overlaps requests for one host", async () => {
+    const { calls, loader, updates } = harness();
+    expect(loader.request({ host: "a", theme: "light", width: 640, height: 240, tick: 1 })).toBe(true);
+    expect(loader.request({ host: "a", theme: "light", width: 640, height: 240, tick: 2 })).toBe(false);
+    expect(loader.request({ host: "b", theme: "light", width: 500, height: 240, tick: 2 })).toBe(true);
+    expect(calls.map((c) => c.host)).toEqual(["a", "b"]);
+    expect(loader.isInFlight("a")).toBe(true);
+
+    calls[0]?.resolve({ status: "ok", data: "<svg/>" });
+    await flush();
+    expect(loader.isInFlight("a")).toBe(false);
+    expect(updates).toHaveLength(1);
+    expect(loader.get("a")).toEqual({ url: "data:image/svg+xml;charset=utf-8,%3Csvg%2F%3E", error: null, tick: 1, theme: "light" });
+    expect(loader.request({ host: "a", theme: "light", width: 640, height: 240, tick: 3 })).toBe(true);
+  });
+
+  it("keeps the last good chart and reports errors in words", async () => {
+    const { calls, loader } = harness();
+    loader.request({ host: "a", theme: "light", width: 640, height: 240, tick: 1 });
+    calls[0]?.resolve({ status: "ok", data: "<svg/>" });
+    await flush();
+    loader.request({ host: "a", theme: "light", width: 640, height: 240, tick: 2 });
+    calls[1]?.resolve({ status: "error", error: { kind: "no_samples", message: "No samples from gpu-a yet" } });
+    await flush();
+    const entry = loader.get("a");
+    expect(entry?.error).toBe("No samples from gpu-a yet");
+    expect(entry?.url).toContain("data:image/svg+xml");
+    expect(entry?.tick).toBe(1);
+
+    loader.request({ host: "a", theme: "light", width: 640, height: 240, tick: 3 });
+    calls[2]?.reject(new Error("IPC failed"));
+    await flush();
+    expect(loader.get("a")?.error).toBe("IPC failed");
+    expect(loader.isInFlight("a")).toBe(false);
+  });
+
+  it("redraws when the theme changed while drawing", async () => {
+    const { calls, loader, updates, setTheme } = harness("light");
+    loader.request({ host: "a", theme: "light", width: 640, height: 240, tick: 1 });
+    setTheme("dark");
+    calls[0]?.resolve({ status: "ok", data: "<svg>light</svg>" });
+    await flush();
+    expect(updates).toHaveLength(0);
+    expect(calls[1]).toMatchObject({ host: "a", theme: "dark", w: 640, h: 240 });
+    calls[1]?.resolve({ status: "ok", data: "<svg>dark</svg>" });
+    await flush();
+    expect(loader.get("a")?.theme).toBe("dark");
+  });
+
+  it("forgets hosts that left", async () => {
+    const { calls, loader } = harness();
+    loader.request({ host: "a", theme: "light", width: 1, height: 1, tick: 1 });
+    calls[0]?.resolve({ status: "ok", data: "<svg/>" });
+    await flush();
+    loader.retain(new Set(["b"]));
+    expect(loader.get("a")).toBeUndefined();
+  });
+});

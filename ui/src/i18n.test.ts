@@ -1,0 +1,100 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { catalogs, detectLocale, getLocale, interpolate, LOCALES, onLocaleChange, setLocale, t, tIn, type MessageKey } from "./i18n";
+
+const placeholders = (s: string): string[] => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? "").sort();
+
+describe("message catalog", () => {
+  const en = catalogs.en;
+  const zh = catalogs["zh-CN"];
+
+  it("has the same keys in every language", () => {
+    expect(Object.keys(zh).sort()).toEqual(Object.keys(en).sort());
+  });
+
+  it("has a non-empty string for every key in every language", () => {
+    for (const locale of LOCALES) {
+      for (const [key, value] of Object.entries(catalogs[locale])) {
+        expect(typeof value, `${locale} ${key}`).toBe("string");
+        expect(value.trim(), `${locale} ${key}`).not.toBe("");
+      }
+    }
+    expect(catalogs.en["common.listSeparator"]).toBe(", ");
+    expect(catalogs["zh-CN"]["common.listSeparator"]).toBe("、");
+  });
+
+  it("uses the same {placeholders} in both languages", () => {
+    for (const key of Object.keys(en) as MessageKey[]) {
+      expect(placeholders(zh[key]), key).toEqual(placeholders(en[key]));
+    }
+  });
+
+  it("really is Chinese in zh-CN for sentences", () => {
+    // Everything but names, punctuation and the language list is translated.
+    const sameOnPurpose = new Set<MessageKey>([
+      "app.name",
+      "common.empty",
+      "common.listSeparator",
+      "fleet.chartCaption",
+      "settings.language.en",
+      "settings.language.zh-CN",
+    ]);
+    for (const key of Object.keys(en) as MessageKey[]) {
+      if (sameOnPurpose.has(key)) continue;
+      expect(zh[key], key).not.toBe(en[key]);
+      expect(/[\u4e00-\u9fff]/.test(zh[key]), key).toBe(true);
+    }
+  });
+});
+
+describe("detectLocale", () => {
+  it.each([
+    [["zh-CN"], "zh-CN"],
+    [["zh"], "zh-CN"],
+    [["zh-TW", "en-US"], "zh-CN"],
+    [["zh-Hans-SG"], "zh-CN"],
+    [["ZH_cn"], "zh-CN"],
+    [["en-US", "zh-CN"], "en"],
+    [["en-GB"], "en"],
+    [["fr-FR", "zh-CN"], "zh-CN"],
+    [["fr-FR", "de"], "en"],
+    [["zha"], "en"],
+    [[], "en"],
+  ] as const)("%j -> %s", (languages, expected) => {
+    expect(detectLocale(languages)).toBe(expected);
+  });
+});
+
+describe("t and interpolate", () => {
+  afterEach(() => setLocale("en"));
+
+  it("fills {name} placeholders", () => {
+    expect(interpolate("Could not draw {host}: {message}", { host: "h1", message: "boom" })).toBe("Could not draw h1: boom");
+    expect(interpolate("{a}{a}", { a: 1 })).toBe("11");
+    expect(interpolate("tick {tick}", { tick: 0 })).toBe("tick 0");
+  });
+
+  it("leaves unknown placeholders alone and needs no params", () => {
+    expect(interpolate("{missing} stays", {})).toBe("{missing} stays");
+    expect(interpolate("no params {x}")).toBe("no params {x}");
+  });
+
+  it("translates in the current locale", () => {
+    setLocale("en");
+    expect(t("fleet.chartError", { host: "gpu-a", message: "timeout" })).toBe("Could not draw the chart for gpu-a: timeout");
+    setLocale("zh-CN");
+    expect(getLocale()).toBe("zh-CN");
+    expect(t("fleet.chartError", { host: "gpu-a", message: "超时" })).toBe("无法绘制 gpu-a 的图表：超时");
+    expect(tIn("en", "nav.fleet")).toBe("Fleet");
+  });
+
+  it("tells subscribers when the language changes, once per change", () => {
+    const seen: string[] = [];
+    const off = onLocaleChange((l) => seen.push(l));
+    setLocale("zh-CN");
+    setLocale("zh-CN");
+    setLocale("en");
+    off();
+    setLocale("zh-CN");
+    expect(seen).toEqual(["zh-CN", "en"]);
+  });
+});
