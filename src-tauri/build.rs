@@ -1,7 +1,9 @@
 fn main() {
     let dist = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/dist");
     println!("cargo:rerun-if-changed=../ui/dist");
-    if std::env::var_os("CARGO_FEATURE_CUSTOM_PROTOCOL").is_some() && !dist.join("index.html").exists() {
+    if std::env::var_os("CARGO_FEATURE_CUSTOM_PROTOCOL").is_some()
+        && !dist.join("index.html").exists()
+    {
         panic!(
             "ui/dist/index.html is missing: the app embeds the built UI. \
              Run `cargo xtask test` or `cargo xtask demo` (they build it), \

@@ -33,7 +33,10 @@ pub struct Console {
 impl Console {
     pub async fn start(options: &Options, data_dir: PathBuf) -> anyhow::Result<Self> {
         std::fs::create_dir_all(&data_dir).map_err(|error| {
-            anyhow::anyhow!("cannot create the data directory {}: {error}", data_dir.display())
+            anyhow::anyhow!(
+                "cannot create the data directory {}: {error}",
+                data_dir.display()
+            )
         })?;
         let fleet = if options.demo {
             Some(Fleet::start(&demo_fleet()).await?)

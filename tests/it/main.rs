@@ -68,7 +68,12 @@ async fn the_core_polls_a_real_agent_process_and_sees_it_go() {
         loop {
             states.changed().await.unwrap();
             let state = states.borrow().clone();
-            if state.history.host_series("it-host").iter().all(|gpu| gpu.points.len() >= 4) {
+            if state
+                .history
+                .host_series("it-host")
+                .iter()
+                .all(|gpu| gpu.points.len() >= 4)
+            {
                 return state;
             }
         }
@@ -110,7 +115,11 @@ fn the_cli_reads_a_real_agent() {
         .args(["--json", "gpus", &agent.url])
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let list: ebb_wire::agent::GpuList = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(list.host, "it-host");
     assert_eq!(list.gpus.len(), 2);

@@ -18,11 +18,7 @@ pub struct AgentState {
 }
 
 impl AgentState {
-    pub fn new(
-        host: String,
-        backend: &'static str,
-        latest: watch::Receiver<Arc<GpuList>>,
-    ) -> Self {
+    pub fn new(host: String, backend: &'static str, latest: watch::Receiver<Arc<GpuList>>) -> Self {
         Self {
             host,
             backend,

@@ -80,8 +80,12 @@ impl Fleet {
                 seed: config.seed.wrapping_add(u64::from(i)),
                 profile: config.profile,
             });
-            let agent =
-                RunningAgent::start(name.clone(), Arc::new(simulator), config.sample_interval, listener)?;
+            let agent = RunningAgent::start(
+                name.clone(),
+                Arc::new(simulator),
+                config.sample_interval,
+                listener,
+            )?;
             hosts.push(FleetHost {
                 name,
                 region: region.to_string(),

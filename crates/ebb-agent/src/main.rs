@@ -8,7 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, Parser)]
-#[command(name = "ebb-agent", version, about = "Ebb host agent: serves this host's GPUs over HTTP")]
+#[command(
+    name = "ebb-agent",
+    version,
+    about = "Ebb host agent: serves this host's GPUs over HTTP"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -60,8 +64,7 @@ enum Command {
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
         .init();

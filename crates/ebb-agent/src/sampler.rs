@@ -25,7 +25,10 @@ impl Sampler {
             ticks.tick().await;
             loop {
                 ticks.tick().await;
-                if publish.send(Arc::new(sample(&host, probe.as_ref()))).is_err() {
+                if publish
+                    .send(Arc::new(sample(&host, probe.as_ref())))
+                    .is_err()
+                {
                     break;
                 }
             }

@@ -74,7 +74,10 @@ pub struct UnknownModel(pub String);
 impl FromStr for GpuModel {
     type Err = UnknownModel;
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let wanted = text.trim().to_ascii_lowercase().replace([' ', '-', '_'], "");
+        let wanted = text
+            .trim()
+            .to_ascii_lowercase()
+            .replace([' ', '-', '_'], "");
         GpuModel::ALL
             .into_iter()
             .find(|model| model.to_string().to_ascii_lowercase() == wanted)
@@ -184,11 +187,9 @@ fn unit_noise(seed: u64, index: u32, second: u64) -> f64 {
 }
 
 fn fake_uuid(seed: u64, host: &str, index: u32) -> String {
-    let host_hash = host
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-            (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-        });
+    let host_hash = host.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
     let a = mix(seed ^ host_hash ^ u64::from(index));
     let b = mix(a);
     format!(
@@ -261,7 +262,11 @@ mod tests {
         let sim = tidal(3);
         let gpus = sim.read(0);
         let mut uuids: Vec<_> = gpus.iter().map(|gpu| gpu.uuid.clone()).collect();
-        assert!(uuids.iter().all(|uuid| uuid.starts_with("GPU-") && uuid.len() == 40));
+        assert!(
+            uuids
+                .iter()
+                .all(|uuid| uuid.starts_with("GPU-") && uuid.len() == 40)
+        );
         uuids.dedup();
         assert_eq!(uuids.len(), 4);
     }

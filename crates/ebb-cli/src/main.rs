@@ -6,7 +6,11 @@ use ebb_core::client::{AgentClient, ClientConfig};
 use std::fmt::Write as _;
 
 #[derive(Debug, Parser)]
-#[command(name = "ebb", version, about = "Ebb, the elastic GPU console, on the command line")]
+#[command(
+    name = "ebb",
+    version,
+    about = "Ebb, the elastic GPU console, on the command line"
+)]
 struct Cli {
     /// Print JSON instead of a table.
     #[arg(long, global = true)]

@@ -88,11 +88,14 @@ pub fn utilization_svg(spec: &ChartSpec<'_>, series: &[GpuSeries]) -> Result<Str
     let mut svg = String::new();
     {
         let draw = |error: &dyn std::fmt::Display| ChartError::Draw(error.to_string());
-        let root = SVGBackend::with_string(&mut svg, (spec.width_px, spec.height_px))
-            .into_drawing_area();
+        let root =
+            SVGBackend::with_string(&mut svg, (spec.width_px, spec.height_px)).into_drawing_area();
         root.fill(&colors.background).map_err(|e| draw(&e))?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(spec.title, ("sans-serif", 15).into_font().color(&colors.text))
+            .caption(
+                spec.title,
+                ("sans-serif", 15).into_font().color(&colors.text),
+            )
             .margin(8)
             .x_label_area_size(26)
             .y_label_area_size(40)
@@ -115,13 +118,20 @@ pub fn utilization_svg(spec: &ChartSpec<'_>, series: &[GpuSeries]) -> Result<Str
             let points = gpu
                 .points
                 .iter()
-                .map(|point| ((point.t_ms - spec.now_ms) / 1000.0, f64::from(point.util_pct)))
+                .map(|point| {
+                    (
+                        (point.t_ms - spec.now_ms) / 1000.0,
+                        f64::from(point.util_pct),
+                    )
+                })
                 .filter(|(seconds, _)| *seconds >= -window && *seconds <= 0.0);
             chart
                 .draw_series(LineSeries::new(points, color.stroke_width(2)))
                 .map_err(|e| draw(&e))?
                 .label(format!("GPU {}", gpu.index))
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + 14, y)], color.stroke_width(2)));
+                .legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 14, y)], color.stroke_width(2))
+                });
         }
         if !series.is_empty() {
             chart
@@ -192,10 +202,21 @@ mod tests {
         let mut bad = spec(ChartTheme::Light);
         bad.width_px = 5;
         let error = utilization_svg(&bad, &[]).unwrap_err();
-        assert_eq!(error, ChartError::Size { field: "width_px", value: 5 });
+        assert_eq!(
+            error,
+            ChartError::Size {
+                field: "width_px",
+                value: 5
+            }
+        );
         assert!(error.to_string().contains("width_px"));
         bad.width_px = 640;
         bad.height_px = 100_000;
-        assert!(utilization_svg(&bad, &[]).unwrap_err().to_string().contains("height_px"));
+        assert!(
+            utilization_svg(&bad, &[])
+                .unwrap_err()
+                .to_string()
+                .contains("height_px")
+        );
     }
 }

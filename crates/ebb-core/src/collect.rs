@@ -158,10 +158,15 @@ pub fn apply_round(fleet: &mut FleetState, results: &[Result<GpuList, AgentError
         match result {
             Ok(list) => {
                 fleet.history.record(&host.name, list);
-                let mut models: Vec<String> = list.gpus.iter().map(|gpu| gpu.model.clone()).collect();
+                let mut models: Vec<String> =
+                    list.gpus.iter().map(|gpu| gpu.model.clone()).collect();
                 models.sort();
                 models.dedup();
-                let utils: Vec<f32> = list.gpus.iter().filter_map(|gpu| gpu.gpu_util_pct).collect();
+                let utils: Vec<f32> = list
+                    .gpus
+                    .iter()
+                    .filter_map(|gpu| gpu.gpu_util_pct)
+                    .collect();
                 host.health = Health::Online;
                 host.gpu_count = list.gpus.len() as u32;
                 host.models = models;
@@ -237,9 +242,16 @@ mod tests {
         assert_eq!(a.health, Health::Online);
         assert_eq!(a.gpu_count, 3);
         assert_eq!(a.models, vec!["A100".to_string(), "V100".to_string()]);
-        assert_eq!(a.mean_util_pct, Some(40.0), "the GPU without a reading is left out");
+        assert_eq!(
+            a.mean_util_pct,
+            Some(40.0),
+            "the GPU without a reading is left out"
+        );
         assert_eq!(b.health, Health::Offline);
-        assert_eq!(b.last_error.as_deref(), Some("no answer from http://b within 900 ms"));
+        assert_eq!(
+            b.last_error.as_deref(),
+            Some("no answer from http://b within 900 ms")
+        );
         assert_eq!(state.history.host_series("a").len(), 2);
     }
 
@@ -250,7 +262,9 @@ mod tests {
             url: "not a url".into(),
             region: "r".into(),
         }];
-        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
         let _guard = runtime.enter();
         let error = Collector::start(targets, CollectorConfig::default()).unwrap_err();
         assert!(error.to_string().contains("`not a url`"), "{error}");

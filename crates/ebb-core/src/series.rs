@@ -137,7 +137,11 @@ mod tests {
         let series = history.host_series("h");
         assert_eq!(series[0].points.len(), 1);
         assert_eq!(series[0].points[0].util_pct, 10.0);
-        assert_eq!(series[1].points.len(), 1, "GPU 1 first read at t=1000 by the second round");
+        assert_eq!(
+            series[1].points.len(),
+            1,
+            "GPU 1 first read at t=1000 by the second round"
+        );
         assert_eq!(series[1].points[0].util_pct, 5.0);
         assert!(history.host_series("nobody").is_empty());
     }

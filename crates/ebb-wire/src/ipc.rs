@@ -70,8 +70,14 @@ mod tests {
 
     #[test]
     fn enums_are_snake_case_on_the_wire() {
-        assert_eq!(serde_json::to_string(&Health::Online).unwrap(), "\"online\"");
-        assert_eq!(serde_json::to_string(&ChartTheme::Dark).unwrap(), "\"dark\"");
+        assert_eq!(
+            serde_json::to_string(&Health::Online).unwrap(),
+            "\"online\""
+        );
+        assert_eq!(
+            serde_json::to_string(&ChartTheme::Dark).unwrap(),
+            "\"dark\""
+        );
         let theme: ChartTheme = serde_json::from_str("\"light\"").unwrap();
         assert_eq!(theme, ChartTheme::Light);
         assert!(serde_json::from_str::<ChartTheme>("\"Light\"").is_err());

@@ -1,1 +1,309 @@
-fn main() {}
+//! The project's two commands, and the helpers behind them.
+//!
+//! - `cargo xtask demo`: install what is missing, build the UI and the app, run it on the
+//!   embedded demo fleet.
+//! - `cargo xtask test`: install what is missing, then every check and test, the
+//!   end-to-end test in the real webview included.
+//!
+//! Both are safe to run again: each step checks before it installs.
+
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// Debian/Ubuntu packages the build, the app and the end-to-end test need.
+const APT_PACKAGES: &[&str] = &[
+    "libwebkit2gtk-4.1-dev",
+    "libxdo-dev",
+    "librsvg2-dev",
+    "libayatana-appindicator3-dev",
+    "build-essential",
+    "pkg-config",
+    "curl",
+    "wget",
+    "file",
+    "xvfb",
+    "xauth",
+    "webkit2gtk-driver",
+];
+
+const USAGE: &str = "usage:
+  cargo xtask demo [ARGS...]   run the console on its embedded demo fleet (ARGS go to ebb-desktop)
+  cargo xtask test             run every check and test, the end-to-end test included
+  cargo xtask bindings         regenerate ui/src/bindings.ts from the Rust types";
+
+fn main() -> Result<()> {
+    let mut args = std::env::args().skip(1);
+    let task = args.next();
+    let rest: Vec<String> = args.collect();
+    let root = workspace_root();
+    std::env::set_current_dir(&root)?;
+    match task.as_deref() {
+        Some("demo") => demo(&root, &rest),
+        Some("test") => test(&root),
+        Some("bindings") => bindings(),
+        Some("-h" | "--help" | "help") | None => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => bail!("unknown task `{other}`\n{USAGE}"),
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("crates/xtask sits two levels below the root")
+        .to_path_buf()
+}
+
+fn demo(root: &Path, args: &[String]) -> Result<()> {
+    install_system_packages()?;
+    build_ui(root, false)?;
+    step("building the desktop app", || {
+        cargo(&["build", "-p", "ebb-desktop"])
+    })?;
+    let app = root.join("target/debug").join(exe("ebb-desktop"));
+    say(&format!("starting {} --demo", app.display()));
+    let status = Command::new(&app)
+        .arg("--demo")
+        .args(args)
+        .status()
+        .with_context(|| format!("cannot start {}", app.display()))?;
+    if !status.success() {
+        bail!("ebb-desktop exited with {status}");
+    }
+    Ok(())
+}
+
+fn test(root: &Path) -> Result<()> {
+    let started = Instant::now();
+    install_system_packages()?;
+    install_tauri_driver()?;
+    step("checking formatting (cargo fmt --check)", || {
+        cargo(&["fmt", "--all", "--check"])
+    })?;
+    build_ui(root, true)?;
+    step("linting (cargo clippy -D warnings)", || {
+        cargo(&[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ])
+    })?;
+    step("building every binary", || {
+        cargo(&["build", "--workspace", "--bins"])
+    })?;
+    step("running the Rust tests", || cargo(&["test", "--workspace"]))?;
+    step("running the end-to-end test in the real webview", || {
+        let mut command = Command::new("cargo");
+        command.args([
+            "test",
+            "-p",
+            "ebb-tests",
+            "--test",
+            "e2e",
+            "--",
+            "--ignored",
+            "--nocapture",
+        ]);
+        if let Some(driver) = find_program("tauri-driver") {
+            command.env("EBB_TAURI_DRIVER", driver);
+        }
+        command.env(
+            "EBB_DESKTOP_BIN",
+            root.join("target/debug").join(exe("ebb-desktop")),
+        );
+        if cfg!(target_os = "linux") && std::env::var_os("DISPLAY").is_none() {
+            let mut wrapped = Command::new("xvfb-run");
+            wrapped
+                .args(["-a", "-s", "-screen 0 1280x800x24", "cargo"])
+                .args(command.get_args())
+                .envs(command.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))));
+            command = wrapped;
+        }
+        run(&mut command)
+    })?;
+    say(&format!(
+        "all checks and tests passed in {:.0} s",
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(())
+}
+
+fn bindings() -> Result<()> {
+    step("regenerating ui/src/bindings.ts", || {
+        let mut command = Command::new("cargo");
+        command
+            .args([
+                "test",
+                "-p",
+                "ebb-desktop",
+                "--lib",
+                "typescript_bindings_are_fresh",
+            ])
+            .env("EBB_BLESS", "1");
+        run(&mut command)
+    })
+}
+
+/// `npm ci` when the lock file changed, then the build (and, for tests, type check and unit tests).
+fn build_ui(root: &Path, checks: bool) -> Result<()> {
+    let ui = root.join("ui");
+    let lock = ui.join("package-lock.json");
+    let installed = ui.join("node_modules/.package-lock.json");
+    let fresh = match (lock.metadata(), installed.metadata()) {
+        (Ok(lock), Ok(installed)) => installed.modified()? >= lock.modified()?,
+        _ => false,
+    };
+    if fresh {
+        say("npm packages are installed");
+    } else {
+        step("installing npm packages (npm ci)", || {
+            run(npm(&ui).args(["ci", "--no-audit", "--no-fund"]))
+        })?;
+    }
+    if checks {
+        step("type-checking the UI (tsc --noEmit)", || {
+            run(npm(&ui).args(["run", "check"]))
+        })?;
+        step("running the UI unit tests (vitest)", || {
+            run(npm(&ui).args(["test"]))
+        })?;
+    }
+    step("building the UI (vite build)", || {
+        run(npm(&ui).args(["run", "build"]))
+    })
+}
+
+fn npm(dir: &Path) -> Command {
+    let mut command = Command::new(if cfg!(windows) { "npm.cmd" } else { "npm" });
+    command.current_dir(dir);
+    command
+}
+
+fn install_system_packages() -> Result<()> {
+    if !cfg!(target_os = "linux") || !Path::new("/usr/bin/dpkg-query").exists() {
+        say("not a Debian/Ubuntu system: see README.md for the prerequisites of this OS");
+        return Ok(());
+    }
+    let missing: Vec<&str> = APT_PACKAGES
+        .iter()
+        .copied()
+        .filter(|package| !apt_installed(package))
+        .collect();
+    if missing.is_empty() {
+        say("system packages are installed");
+        return Ok(());
+    }
+    step(
+        &format!("installing system packages: {}", missing.join(" ")),
+        || {
+            run(&mut privileged(&["apt-get", "update", "-q"]))?;
+            let mut install = privileged(&["apt-get", "install", "-y", "-q"]);
+            install
+                .args(&missing)
+                .env("DEBIAN_FRONTEND", "noninteractive");
+            run(&mut install)
+        },
+    )
+}
+
+/// `args` as a command, through `sudo` unless we are root already.
+fn privileged(args: &[&str]) -> Command {
+    let as_root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).trim() == "0");
+    let (program, rest) = if as_root {
+        (args[0], &args[1..])
+    } else {
+        ("sudo", args)
+    };
+    let mut command = Command::new(program);
+    command.args(rest);
+    command
+}
+
+fn apt_installed(package: &str) -> bool {
+    Command::new("dpkg-query")
+        .args(["-W", "-f=${Status}", package])
+        .output()
+        .map(|output| String::from_utf8_lossy(&output.stdout).contains("install ok installed"))
+        .unwrap_or(false)
+}
+
+fn install_tauri_driver() -> Result<()> {
+    if let Some(path) = find_program("tauri-driver") {
+        say(&format!("tauri-driver is installed: {}", path.display()));
+        return Ok(());
+    }
+    step("installing tauri-driver (cargo install)", || {
+        cargo(&["install", "tauri-driver", "--locked", "--version", "^2"])
+    })?;
+    if find_program("tauri-driver").is_none() {
+        bail!("tauri-driver was installed but is neither on PATH nor in ~/.cargo/bin");
+    }
+    Ok(())
+}
+
+/// A program on PATH or in cargo's bin folder.
+fn find_program(name: &str) -> Option<PathBuf> {
+    let cargo_bin = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")))
+        .map(|home| home.join("bin"));
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .chain(cargo_bin)
+        .map(|dir| dir.join(exe(name)))
+        .find(|path| path.is_file())
+}
+
+fn cargo(args: &[&str]) -> Result<()> {
+    run(Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())).args(args))
+}
+
+fn run(command: &mut Command) -> Result<()> {
+    let shown = format!(
+        "{} {}",
+        command.get_program().to_string_lossy(),
+        command
+            .get_args()
+            .map(|arg| arg.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let status = command
+        .status()
+        .with_context(|| format!("cannot run `{shown}`: is it installed?"))?;
+    if !status.success() {
+        bail!("`{shown}` failed with {status}");
+    }
+    Ok(())
+}
+
+fn step(what: &str, action: impl FnOnce() -> Result<()>) -> Result<()> {
+    say(what);
+    let started = Instant::now();
+    action().with_context(|| format!("step failed: {what}"))?;
+    say(&format!(
+        "done in {:.1} s: {what}",
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(())
+}
+
+fn say(message: &str) {
+    eprintln!("==> {message}");
+}
+
+fn exe(name: &str) -> String {
+    format!("{name}{}", std::env::consts::EXE_SUFFIX)
+}

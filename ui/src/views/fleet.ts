@@ -137,8 +137,8 @@ export function fleetView(): View {
       status,
     ),
     alerts,
-    hostsBox,
     chartsSection,
+    hostsBox,
   );
 
   const figures = new Map<string, FigureParts>();

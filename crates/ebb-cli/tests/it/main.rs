@@ -21,6 +21,9 @@ fn an_unreachable_agent_is_named_in_the_error() {
         .unwrap();
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("health check of http://127.0.0.1:1 failed"), "{stderr}");
+    assert!(
+        stderr.contains("health check of http://127.0.0.1:1 failed"),
+        "{stderr}"
+    );
     assert!(stderr.contains("cannot connect"), "{stderr}");
 }

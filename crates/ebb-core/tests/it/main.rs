@@ -43,10 +43,13 @@ async fn collects_a_virtual_fleet_and_marks_a_dead_host_offline() {
         loop {
             states.changed().await.unwrap();
             let state = states.borrow().clone();
-            let enough_points = fleet
-                .hosts()
-                .iter()
-                .all(|host| state.history.host_series(&host.name).iter().all(|gpu| gpu.points.len() >= 3));
+            let enough_points = fleet.hosts().iter().all(|host| {
+                state
+                    .history
+                    .host_series(&host.name)
+                    .iter()
+                    .all(|gpu| gpu.points.len() >= 3)
+            });
             if state.snapshot.tick >= 3 && enough_points {
                 return state;
             }
