@@ -44,6 +44,7 @@ pub fn run(options: Options) -> anyhow::Result<()> {
                 Some(dir) => dir.clone(),
                 None => app.path().app_data_dir()?,
             };
+            open_main_window(app, &data_dir)?;
             let console = tauri::async_runtime::block_on(Console::start(&options, data_dir))?;
             console.forward_ticks(app.handle().clone());
             app.manage(console);
@@ -58,6 +59,23 @@ pub fn run(options: Options) -> anyhow::Result<()> {
             tauri::async_runtime::block_on(console.shutdown());
         }
     });
+    Ok(())
+}
+
+/// The main window from `tauri.conf.json`, with its web storage (language, theme) kept in
+/// the data directory so each data directory is a whole, separate profile.
+fn open_main_window(app: &tauri::App, data_dir: &std::path::Path) -> tauri::Result<()> {
+    let config = app
+        .config()
+        .app
+        .windows
+        .iter()
+        .find(|window| window.label == "main")
+        .cloned()
+        .expect("tauri.conf.json defines the main window");
+    tauri::WebviewWindowBuilder::from_config(app.handle(), &config)?
+        .data_directory(data_dir.join("webview"))
+        .build()?;
     Ok(())
 }
 

@@ -59,6 +59,7 @@ impl Console {
                 version: env!("CARGO_PKG_VERSION").into(),
                 data_dir: data_dir.display().to_string(),
                 demo: options.demo,
+                os_locale: sys_locale::get_locale(),
             },
             collector,
             fleet: Mutex::new(fleet),

@@ -47,7 +47,12 @@ export type AppInfo = { version: string; data_dir: string;
 /**
  * Started with `--demo`: collecting from the embedded virtual fleet.
  */
-demo: boolean }
+demo: boolean; 
+/**
+ * The operating system's locale as a BCP 47 tag (e.g. `zh-CN`), when it can be read;
+ * the UI's default language follows it.
+ */
+os_locale: string | null }
 /**
  * Colours for a chart drawn on the Rust side.
  */

@@ -1,15 +1,22 @@
-import { loadAppInfo } from "./app-info";
+import { appInfoState, loadAppInfo } from "./app-info";
 import { startApp } from "./app";
 import { startFleet } from "./fleet-store";
 import { detectLocale, setLocale } from "./i18n";
 import { loadLocale, loadThemePref } from "./prefs";
 import { initTheme } from "./theme";
 
-setLocale(loadLocale() ?? detectLocale(navigator.languages ?? [navigator.language]));
+const browserLanguages = navigator.languages ?? [navigator.language];
+const savedLocale = loadLocale();
+setLocale(savedLocale ?? detectLocale(browserLanguages));
 initTheme(loadThemePref());
 
 const root = document.getElementById("app");
 if (root) startApp(root);
 
-void loadAppInfo();
+// Without a saved choice, the OS locale (read by the shell) decides the language:
+// webviews do not always pass it on to navigator.languages.
+void loadAppInfo().then(() => {
+  const osLocale = appInfoState().info?.os_locale;
+  if (savedLocale === null && osLocale) setLocale(detectLocale([osLocale, ...browserLanguages]));
+});
 void startFleet();

@@ -103,7 +103,7 @@ pub fn utilization_svg(spec: &ChartSpec<'_>, series: &[GpuSeries]) -> Result<Str
             .map_err(|e| draw(&e))?;
         chart
             .configure_mesh()
-            .light_line_style(colors.grid)
+            .light_line_style(colors.grid.mix(0.35))
             .bold_line_style(colors.grid)
             .axis_style(colors.text.mix(0.6))
             .label_style(("sans-serif", 11).into_font().color(&colors.text))

@@ -10,6 +10,9 @@ pub struct AppInfo {
     pub data_dir: String,
     /// Started with `--demo`: collecting from the embedded virtual fleet.
     pub demo: bool,
+    /// The operating system's locale as a BCP 47 tag (e.g. `zh-CN`), when it can be read;
+    /// the UI's default language follows it.
+    pub os_locale: Option<String>,
 }
 
 /// Colours for a chart drawn on the Rust side.
