@@ -27,6 +27,7 @@ pub fn export_bindings(path: &std::path::Path) -> anyhow::Result<()> {
     specta_builder()
         .export(
             specta_typescript::Typescript::default()
+                .bigint(specta_typescript::BigIntExportBehavior::Number)
                 .header("// Generated from the Rust types by `cargo xtask bindings`. Do not edit.\n// @ts-nocheck"),
             path,
         )

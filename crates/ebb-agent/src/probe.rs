@@ -1,14 +1,21 @@
 //! The one trait every GPU backend implements.
 
+use crate::sim::LoadProfile;
 use ebb_wire::agent::Gpu;
+use std::collections::HashMap;
 
-/// A source of GPU readings: the simulator now, NVML on real hosts.
+/// A source of GPU readings: the simulator, or NVML on real hosts.
 ///
 /// `read` returns every GPU with its latest readings; a reading the backend cannot give is
-/// `None`. Time is a parameter so a backend can be deterministic.
+/// `None`, never `0`, and a card that stopped answering is `healthy: false`. Time is a
+/// parameter so a backend can be deterministic. `read` is only ever called by the agent's
+/// one sampler task.
 pub trait GpuProbe: Send + Sync + std::fmt::Debug {
     /// `"simulator"` or `"nvml"`, reported by `/v1/health`.
     fn backend(&self) -> &'static str;
     /// Every GPU with its readings at `now_ms` (Unix milliseconds).
     fn read(&self, now_ms: u64) -> Vec<Gpu>;
+    /// The load each leased GPU (by UUID) should run, for backends that simulate load.
+    /// Real hardware ignores it.
+    fn set_lease_loads(&self, _loads: &HashMap<String, LoadProfile>) {}
 }

@@ -54,7 +54,7 @@ fn sample(host: &str, probe: &dyn GpuProbe) -> GpuList {
         .unwrap_or(0);
     GpuList {
         host: host.to_string(),
-        sampled_at_ms: now_ms as f64,
+        sampled_at_ms: now_ms,
         gpus: probe.read(now_ms),
     }
 }

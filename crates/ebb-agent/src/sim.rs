@@ -50,6 +50,24 @@ impl GpuModel {
         }
     }
 
+    pub fn boost_clock_mhz(self) -> u32 {
+        match self {
+            GpuModel::H800 => 1980,
+            GpuModel::A100 => 1410,
+            GpuModel::V100 => 1530,
+            GpuModel::Ascend910B => 1800,
+        }
+    }
+
+    pub fn memory_clock_mhz(self) -> u32 {
+        match self {
+            GpuModel::H800 => 2619,
+            GpuModel::A100 => 1593,
+            GpuModel::V100 => 877,
+            GpuModel::Ascend910B => 1600,
+        }
+    }
+
     fn idle_power_w(self) -> f32 {
         self.power_limit_w() * 0.12
     }
@@ -166,6 +184,17 @@ impl GpuProbe for Simulator {
                             .round(),
                     ),
                     power_limit_w: Some(model.power_limit_w()),
+                    healthy: true,
+                    sm_clock_mhz: Some(
+                        (model.boost_clock_mhz() as f32 * (0.55 + 0.45 * busy)) as u32,
+                    ),
+                    memory_clock_mhz: Some(model.memory_clock_mhz()),
+                    processes: Some(Vec::new()),
+                    ecc_corrected: Some(0),
+                    ecc_uncorrected: Some(0),
+                    retired_pages: Some(0),
+                    xid_errors: Some(0),
+                    ..Gpu::default()
                 }
             })
             .collect()

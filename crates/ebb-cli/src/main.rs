@@ -103,7 +103,7 @@ mod tests {
     fn missing_readings_show_as_a_dash_not_zero() {
         let list = GpuList {
             host: "h".into(),
-            sampled_at_ms: 0.0,
+            sampled_at_ms: 0,
             gpus: vec![Gpu {
                 index: 3,
                 uuid: "GPU-x".into(),
@@ -115,6 +115,7 @@ mod tests {
                 temperature_c: None,
                 power_draw_w: None,
                 power_limit_w: None,
+                ..Default::default()
             }],
         };
         let table = gpu_table(&list);

@@ -200,6 +200,7 @@ mod tests {
             temperature_c: None,
             power_draw_w: None,
             power_limit_w: None,
+            ..Default::default()
         }
     }
 
@@ -223,7 +224,7 @@ mod tests {
         let mut state = fleet();
         let list = GpuList {
             host: "a".into(),
-            sampled_at_ms: 1000.0,
+            sampled_at_ms: 1000,
             gpus: vec![
                 gpu(0, "V100", Some(20.0)),
                 gpu(1, "A100", Some(60.0)),

@@ -48,7 +48,7 @@ impl UtilHistory {
             model.clone_from(&gpu.model);
             if points
                 .back()
-                .is_some_and(|last| last.t_ms >= list.sampled_at_ms)
+                .is_some_and(|last| last.t_ms >= list.sampled_at_ms as f64)
             {
                 continue;
             }
@@ -56,7 +56,7 @@ impl UtilHistory {
                 points.pop_front();
             }
             points.push_back(Point {
-                t_ms: list.sampled_at_ms,
+                t_ms: list.sampled_at_ms as f64,
                 util_pct,
             });
         }
@@ -96,7 +96,7 @@ mod tests {
     fn list(t_ms: f64, utils: &[Option<f32>]) -> GpuList {
         GpuList {
             host: "h".into(),
-            sampled_at_ms: t_ms,
+            sampled_at_ms: t_ms as u64,
             gpus: utils
                 .iter()
                 .enumerate()
@@ -111,6 +111,7 @@ mod tests {
                     temperature_c: None,
                     power_draw_w: None,
                     power_limit_w: None,
+                    ..Default::default()
                 })
                 .collect(),
         }

@@ -25,23 +25,119 @@ pub struct Health {
 pub struct GpuList {
     pub host: String,
     /// When the samples were taken, Unix milliseconds.
-    pub sampled_at_ms: f64,
+    pub sampled_at_ms: u64,
     pub gpus: Vec<Gpu>,
 }
 
 /// One GPU: its static facts and its latest dynamic readings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+///
+/// Every reading is `None` when the card cannot give it (NVML's NOT_SUPPORTED) or when the
+/// card is lost; `healthy` is `false` for a card that stopped answering.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Type)]
 pub struct Gpu {
     pub index: u32,
     pub uuid: String,
     pub model: String,
     pub memory_total_mib: u32,
+    /// `false` when the card is lost or no longer answers; its readings are then `None`.
+    pub healthy: bool,
+    /// Why the card is unhealthy, in words; `None` when healthy.
+    pub health_reason: Option<String>,
+    /// The lease holding this card, if any.
+    pub lease_id: Option<String>,
     pub memory_used_mib: Option<u32>,
     pub gpu_util_pct: Option<f32>,
     pub memory_util_pct: Option<f32>,
     pub temperature_c: Option<f32>,
     pub power_draw_w: Option<f32>,
     pub power_limit_w: Option<f32>,
+    pub sm_clock_mhz: Option<u32>,
+    pub memory_clock_mhz: Option<u32>,
+    /// Processes using the card; `None` when they cannot be listed.
+    pub processes: Option<Vec<GpuProcess>>,
+    /// Volatile (since driver load) corrected ECC errors.
+    pub ecc_corrected: Option<u64>,
+    /// Volatile (since driver load) uncorrected ECC errors.
+    pub ecc_uncorrected: Option<u64>,
+    /// Memory pages retired for ECC errors (single- plus double-bit).
+    pub retired_pages: Option<u32>,
+    /// Xid error events seen since the agent started.
+    pub xid_errors: Option<u32>,
+}
+
+/// A process running on a GPU.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct GpuProcess {
+    pub pid: u32,
+    /// GPU memory the process uses; `None` when the driver does not say.
+    pub used_memory_mib: Option<u32>,
+}
+
+/// The body of `POST /v1/leases`. Give either `count` or `gpu_uuids`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(deny_unknown_fields)]
+pub struct LeaseRequest {
+    /// The console's pool this lease belongs to.
+    pub pool_id: String,
+    /// Who holds the lease (a console's id).
+    pub holder_id: String,
+    /// How many free GPUs to take.
+    #[serde(default)]
+    pub count: Option<u32>,
+    /// Exactly these GPUs.
+    #[serde(default)]
+    pub gpu_uuids: Option<Vec<String>>,
+    /// A workload to start on the leased GPUs (argv, no shell), with
+    /// `CUDA_VISIBLE_DEVICES` set to them.
+    #[serde(default)]
+    pub command: Option<Vec<String>>,
+    /// Simulator only: how busy the leased GPUs run (`idle`, `steady`, `diurnal`, `burst`).
+    #[serde(default)]
+    pub load_profile: Option<String>,
+}
+
+/// Where a lease is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum LeaseState {
+    /// Granted; its GPUs are the holder's.
+    Active,
+    /// Release asked; the workload is being stopped.
+    Releasing,
+    /// Over; its GPUs are free again.
+    Released,
+}
+
+/// One grant of GPUs to a holder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct Lease {
+    pub id: String,
+    pub pool_id: String,
+    pub holder_id: String,
+    pub gpu_uuids: Vec<String>,
+    pub gpu_indexes: Vec<u32>,
+    /// Grows with every grant this agent makes, never reused: a holder can tell a stale
+    /// lease from a newer one.
+    pub fencing_token: u64,
+    pub state: LeaseState,
+    pub created_at_ms: u64,
+    pub release_requested_at_ms: Option<u64>,
+    pub released_at_ms: Option<u64>,
+    pub command: Option<Vec<String>>,
+    pub load_profile: Option<String>,
+    pub workload_pid: Option<u32>,
+    /// The workload's exit code; `None` while it runs, when there is none, or when it
+    /// was ended by a signal (see `workload_signal`).
+    pub workload_exit_code: Option<i32>,
+    pub workload_signal: Option<i32>,
+    /// Where the workload's output goes, on the agent's host.
+    pub workload_log: Option<String>,
+}
+
+/// `GET /v1/leases`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct LeaseList {
+    pub leases: Vec<Lease>,
 }
 
 /// The JSON body of every error the agent answers with.

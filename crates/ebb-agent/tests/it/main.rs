@@ -18,7 +18,7 @@ fn state_with(gpus: u32) -> AgentState {
     });
     let list = GpuList {
         host: "host-a".into(),
-        sampled_at_ms: 5_000.0,
+        sampled_at_ms: 5_000,
         gpus: ebb_agent::GpuProbe::read(&sim, 5_000),
     };
     let (_publish, latest) = watch::channel(Arc::new(list));
@@ -54,7 +54,7 @@ async fn gpus_serves_the_latest_sample() {
     assert_eq!(status, StatusCode::OK);
     let list: GpuList = serde_json::from_slice(&body).unwrap();
     assert_eq!(list.host, "host-a");
-    assert_eq!(list.sampled_at_ms, 5_000.0);
+    assert_eq!(list.sampled_at_ms, 5_000);
     assert_eq!(list.gpus.len(), 8);
     let indexes: Vec<u32> = list.gpus.iter().map(|gpu| gpu.index).collect();
     assert_eq!(indexes, (0..8).collect::<Vec<_>>());
