@@ -5,6 +5,7 @@
 
 pub mod api;
 pub mod fleet;
+pub mod nvml;
 pub mod probe;
 pub mod sampler;
 pub mod sim;
