@@ -1,5 +1,7 @@
 //! The agent's `Router` tested in-process, request by request.
 
+mod nvml;
+
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use ebb_agent::{AgentState, GpuModel, LoadProfile, SimConfig, Simulator, app};
