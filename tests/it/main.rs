@@ -1,39 +1,63 @@
-//! A real `ebb-agent` process on a loopback port, read by the console core and the CLI.
+//! Real `ebb-agent` and `ebb` processes on loopback, read by the console core.
 
 use ebb_core::client::{AgentClient, ClientConfig};
 use ebb_core::collect::{Collector, CollectorConfig, Target};
 use ebb_tests::workspace_bin;
+use ebb_wire::agent::{Lease, LeaseList};
 use ebb_wire::ipc::Health;
 use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-/// A spawned agent, killed when dropped.
+/// A spawned agent, killed when dropped. `lines` are what it printed before listening.
 struct AgentProcess {
     child: Child,
     url: String,
+    lines: Vec<String>,
 }
 
 impl AgentProcess {
-    fn spawn(gpus: u32) -> Self {
+    #[expect(clippy::zombie_processes, reason = "Drop kills and waits for the child")]
+    fn spawn(state_dir: &Path, args: &[&str]) -> Self {
         let mut child = Command::new(workspace_bin("ebb-agent"))
             .args(["serve", "--listen", "127.0.0.1:0", "--host-name", "it-host"])
-            .args(["--model", "H800", "--gpus", &gpus.to_string()])
-            .args(["--period-s", "20", "--interval-ms", "200"])
+            .arg("--state-dir")
+            .arg(state_dir)
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .expect("ebb-agent starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line from ebb-agent: {line:?}"))
-            .to_string();
-        Self { child, url }
+        let mut reader = BufReader::new(child.stdout.take().unwrap());
+        let mut lines = Vec::new();
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap() == 0 {
+                let status = child.wait().unwrap();
+                panic!("ebb-agent exited ({status}) after printing {lines:?}");
+            }
+            if let Some(url) = line.trim().strip_prefix("listening on ") {
+                return Self {
+                    child,
+                    url: url.to_string(),
+                    lines,
+                };
+            }
+            lines.push(line.trim().to_string());
+        }
+    }
+
+    fn sim(state_dir: &Path, gpus: u32) -> Self {
+        Self::spawn(
+            state_dir,
+            &[
+                "--sim",
+                &format!("{gpus}xH800"),
+                "--sample-interval-ms",
+                "200",
+            ],
+        )
     }
 }
 
@@ -44,9 +68,24 @@ impl Drop for AgentProcess {
     }
 }
 
+fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ebb-it-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_core_polls_a_real_agent_process_and_sees_it_go() {
-    let agent = AgentProcess::spawn(4);
+    let dir = temp_dir("poll");
+    let agent = AgentProcess::sim(&dir, 4);
     let client = AgentClient::new(&agent.url, ClientConfig::default()).unwrap();
     let health = client.health().await.unwrap();
     assert_eq!((health.host.as_str(), health.api_version), ("it-host", 1));
@@ -110,7 +149,8 @@ async fn the_core_polls_a_real_agent_process_and_sees_it_go() {
 
 #[test]
 fn the_cli_reads_a_real_agent() {
-    let agent = AgentProcess::spawn(2);
+    let dir = temp_dir("cli");
+    let agent = AgentProcess::sim(&dir, 2);
     let output = Command::new(workspace_bin("ebb"))
         .args(["--json", "gpus", &agent.url])
         .output()
@@ -130,4 +170,173 @@ fn the_cli_reads_a_real_agent() {
     let text = String::from_utf8_lossy(&table.stdout);
     assert_eq!(text.lines().count(), 3, "{text}");
     assert!(text.contains("NVIDIA H800"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leases_survive_kill_dash_nine_and_a_key_retried_after_it_grants_once() {
+    let dir = temp_dir("kill9");
+    let body = serde_json::json!({"pool_id": "p", "holder_id": "console", "count": 3});
+    let post = |url: String, key: &'static str| {
+        let body = body.clone();
+        async move {
+            http()
+                .post(format!("{url}/v1/leases"))
+                .header("idempotency-key", key)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    let agent = AgentProcess::sim(&dir, 4);
+    let first = post(agent.url.clone(), "retry-me").await;
+    assert_eq!(first.status(), 201);
+    let granted: Lease = first.json().await.unwrap();
+    drop(agent); // SIGKILL: no chance to flush anything
+
+    let agent = AgentProcess::sim(&dir, 4);
+    let retried = post(agent.url.clone(), "retry-me").await;
+    assert_eq!(retried.status(), 200, "the retry replays the grant");
+    assert_eq!(retried.json::<Lease>().await.unwrap(), granted);
+    let list: LeaseList = http()
+        .get(format!("{}/v1/leases", agent.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list.leases, vec![granted.clone()]);
+    let more = post(agent.url.clone(), "another").await;
+    assert_eq!(
+        more.status(),
+        409,
+        "3 of 4 GPUs are still held after the restart"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_made_by_the_cli_opens_the_api_and_only_its_hash_is_stored() {
+    let dir = temp_dir("token");
+    let config = dir.join("agent.toml");
+    let made = Command::new(workspace_bin("ebb-agent"))
+        .args(["token", "new", "--scope", "read", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let token = String::from_utf8(made.stdout).unwrap().trim().to_string();
+    assert!(token.starts_with("ebb_"), "{token}");
+    let stored = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        !stored.contains(&token),
+        "the config holds the hash, not the token"
+    );
+    assert!(stored.contains("scope = \"read\""), "{stored}");
+
+    let agent = AgentProcess::spawn(
+        &dir,
+        &["--config", config.to_str().unwrap(), "--sim", "1xV100"],
+    );
+    let gpus = format!("{}/v1/gpus", agent.url);
+    assert_eq!(http().get(&gpus).send().await.unwrap().status(), 401);
+    assert_eq!(
+        http()
+            .get(&gpus)
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    let lease = http()
+        .post(format!("{}/v1/leases", agent.url))
+        .bearer_auth(&token)
+        .header("idempotency-key", "k")
+        .json(&serde_json::json!({"pool_id": "p", "holder_id": "h", "count": 1}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(lease.status(), 403, "a read token cannot lease");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_serves_the_certificate_whose_fingerprint_it_prints() {
+    let dir = temp_dir("tls");
+    let agent = AgentProcess::spawn(&dir, &["--tls", "--sim", "2xA100"]);
+    assert!(agent.url.starts_with("https://"), "{}", agent.url);
+    let printed = agent
+        .lines
+        .iter()
+        .find_map(|line| line.strip_prefix("tls: sha256 fingerprint "))
+        .expect("the fingerprint is printed")
+        .to_string();
+    let pem = std::fs::read(dir.join("tls/cert.pem")).unwrap();
+    let der = pem_to_der(&pem);
+    assert_eq!(printed, ebb_agent_fingerprint(&der));
+    let certificate = reqwest::Certificate::from_pem(&pem).unwrap();
+    let pinned = reqwest::Client::builder()
+        .tls_certs_only([certificate])
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let port = agent.url.rsplit(':').next().unwrap();
+    let answer = pinned
+        .get(format!("https://localhost:{port}/v1/health"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    let plain = http()
+        .get(format!("http://127.0.0.1:{port}/v1/health"))
+        .send()
+        .await;
+    assert!(
+        plain.is_err() || !plain.unwrap().status().is_success(),
+        "no plain HTTP on the TLS port"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn pem_to_der(pem: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(pem);
+    let body: String = text
+        .lines()
+        .filter(|line| !line.starts_with("-----"))
+        .collect();
+    base64_decode(&body)
+}
+
+/// A small base64 decoder so this test does not trust the agent's own PEM code.
+fn base64_decode(text: &str) -> Vec<u8> {
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut bits = 0u32;
+    let mut count = 0;
+    let mut out = Vec::new();
+    for byte in text.bytes().filter(|byte| *byte != b'=') {
+        let value = alphabet.iter().position(|c| *c == byte).expect("base64") as u32;
+        bits = (bits << 6) | value;
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            out.push((bits >> count) as u8);
+        }
+    }
+    out
+}
+
+fn ebb_agent_fingerprint(der: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(der)
+        .iter()
+        .map(|byte| format!("{byte:02X}"))
+        .collect::<Vec<_>>()
+        .join(":")
 }

@@ -1,39 +1,103 @@
 //! The agent's HTTP API: `fn app(state) -> Router`, testable in-process.
+//!
+//! Every error is a JSON [`ApiError`] with a stable `kind`; internals are logged here, at
+//! the edge, and never sent to the client.
 
-use axum::extract::State;
-use axum::http::StatusCode;
+use crate::auth::{Auth, AuthError, Scope};
+use crate::leases::ledger::LeaseError;
+use crate::leases::{LeaseService, ServiceError};
+use crate::metrics;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{Next, from_fn_with_state};
+use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Json, Router};
-use ebb_wire::agent::{API_VERSION, ApiError, GpuList, Health};
+use ebb_wire::agent::{API_VERSION, ApiError, GpuList, Health, LeaseList, LeaseRequest};
+use std::convert::Infallible;
 use std::sync::Arc;
 use tokio::sync::watch;
+use tokio_stream::StreamExt as _;
+use tokio_stream::wrappers::WatchStream;
 
-/// What the handlers read: never the probe itself, only the sampler's latest snapshot.
+/// The largest request body the agent reads.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// What the handlers read: the sampler's latest snapshot and the lease service; never the
+/// probe itself.
 #[derive(Debug, Clone)]
 pub struct AgentState {
-    host: String,
-    backend: &'static str,
-    latest: watch::Receiver<Arc<GpuList>>,
-}
-
-impl AgentState {
-    pub fn new(host: String, backend: &'static str, latest: watch::Receiver<Arc<GpuList>>) -> Self {
-        Self {
-            host,
-            backend,
-            latest,
-        }
-    }
+    pub host: String,
+    pub backend: &'static str,
+    pub latest: watch::Receiver<Arc<GpuList>>,
+    pub leases: Arc<LeaseService>,
+    pub auth: Arc<Auth>,
 }
 
 /// The versioned API.
 pub fn app(state: AgentState) -> Router {
-    Router::new()
+    let read = Router::new()
         .route("/v1/health", get(health))
         .route("/v1/gpus", get(gpus))
+        .route("/v1/stream", get(stream))
+        .route("/v1/leases", get(list_leases))
+        .route("/v1/leases/{id}", get(get_lease))
+        .route("/metrics", get(prometheus))
+        .route_layer(from_fn_with_state(state.clone(), require_read));
+    let lease = Router::new()
+        .route("/v1/leases", post(create_lease))
+        .route("/v1/leases/{id}", axum::routing::delete(release_lease))
+        .route_layer(from_fn_with_state(state.clone(), require_lease));
+    read.merge(lease)
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
+}
+
+fn error(status: StatusCode, kind: &str, message: impl Into<String>) -> Response {
+    (
+        status,
+        Json(ApiError {
+            kind: kind.into(),
+            message: message.into(),
+        }),
+    )
+        .into_response()
+}
+
+async fn require_read(State(state): State<AgentState>, request: Request, next: Next) -> Response {
+    authorize(&state.auth, Scope::Read, request, next).await
+}
+
+async fn require_lease(State(state): State<AgentState>, request: Request, next: Next) -> Response {
+    authorize(&state.auth, Scope::Lease, request, next).await
+}
+
+async fn authorize(auth: &Auth, need: Scope, request: Request, next: Next) -> Response {
+    let header = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok());
+    match auth.check(header, need) {
+        Ok(()) => next.run(request).await,
+        Err(refused @ AuthError::Forbidden { .. }) => {
+            error(StatusCode::FORBIDDEN, "forbidden", refused.to_string())
+        }
+        Err(refused) => {
+            let mut response = error(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                refused.to_string(),
+            );
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            response
+        }
+    }
 }
 
 async fn health(State(state): State<AgentState>) -> Json<Health> {
@@ -46,21 +110,177 @@ async fn health(State(state): State<AgentState>) -> Json<Health> {
     })
 }
 
+/// The latest sample with each GPU's current lease.
+fn current_gpus(state: &AgentState, list: &GpuList) -> GpuList {
+    let holders = state.leases.holders_now();
+    let mut list = list.clone();
+    for gpu in &mut list.gpus {
+        gpu.lease_id = holders.get(&gpu.uuid).cloned();
+    }
+    list
+}
+
 async fn gpus(State(state): State<AgentState>) -> Json<GpuList> {
     let latest = state.latest.borrow().clone();
-    Json(GpuList::clone(&latest))
+    Json(current_gpus(&state, &latest))
+}
+
+/// Server-sent events: one `sample` event with a [`GpuList`] per sampling interval.
+async fn stream(State(state): State<AgentState>) -> impl IntoResponse {
+    let events = WatchStream::new(state.latest.clone()).map(move |list| {
+        let body = serde_json::to_string(&current_gpus(&state, &list)).unwrap_or_default();
+        Ok::<_, Infallible>(Event::default().event("sample").data(body))
+    });
+    Sse::new(events).keep_alive(KeepAlive::default())
+}
+
+async fn prometheus(State(state): State<AgentState>) -> Response {
+    let latest = state.latest.borrow().clone();
+    let holders = state.leases.holders_now();
+    let leases = state.leases.list().await;
+    let text = metrics::render(&latest, state.backend, &holders, &leases);
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
+}
+
+async fn list_leases(State(state): State<AgentState>) -> Json<LeaseList> {
+    Json(LeaseList {
+        leases: state.leases.list().await,
+    })
+}
+
+async fn get_lease(State(state): State<AgentState>, Path(id): Path<String>) -> Response {
+    match state.leases.get(&id).await {
+        Ok(lease) => Json(lease).into_response(),
+        Err(refused) => lease_error(&ServiceError::Lease(refused)),
+    }
+}
+
+async fn create_lease(
+    State(state): State<AgentState>,
+    headers: HeaderMap,
+    body: Result<Json<LeaseRequest>, JsonRejection>,
+) -> Response {
+    let Json(request) = match body {
+        Ok(body) => body,
+        Err(rejection) => return body_error(&rejection),
+    };
+    let key = match headers.get("idempotency-key").map(HeaderValue::to_str) {
+        Some(Ok(key)) => key.to_string(),
+        Some(Err(_)) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "Idempotency-Key: must be visible ASCII",
+            );
+        }
+        None => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "Idempotency-Key: the header is required so a retry never leases twice",
+            );
+        }
+    };
+    match state.leases.create(&key, &request).await {
+        Ok(created) => {
+            let status = if created.new {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            };
+            (status, Json(created.lease)).into_response()
+        }
+        Err(failure) => lease_error(&failure),
+    }
+}
+
+async fn release_lease(State(state): State<AgentState>, Path(id): Path<String>) -> Response {
+    match state.leases.release(&id).await {
+        Ok(lease) => {
+            let status = if lease.state == ebb_wire::agent::LeaseState::Released {
+                StatusCode::OK
+            } else {
+                StatusCode::ACCEPTED
+            };
+            (status, Json(lease)).into_response()
+        }
+        Err(failure) => lease_error(&failure),
+    }
+}
+
+fn lease_error(failure: &ServiceError) -> Response {
+    match failure {
+        ServiceError::Lease(refused) => {
+            let (status, kind) = match refused {
+                LeaseError::Invalid { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_request"),
+                LeaseError::NotEnoughFree { .. } => (StatusCode::CONFLICT, "not_enough_free"),
+                LeaseError::GpuNotFree { .. } => (StatusCode::CONFLICT, "gpu_not_free"),
+                LeaseError::KeyReused { .. } => {
+                    (StatusCode::UNPROCESSABLE_ENTITY, "idempotency_key_reused")
+                }
+                LeaseError::NotFound { .. } => (StatusCode::NOT_FOUND, "not_found"),
+            };
+            error(status, kind, refused.to_string())
+        }
+        ServiceError::Store(store) => {
+            tracing::error!(error = %store, "lease store failed");
+            error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "the agent could not record the change; nothing was changed, try again",
+            )
+        }
+    }
+}
+
+fn body_error(rejection: &JsonRejection) -> Response {
+    match rejection {
+        JsonRejection::MissingJsonContentType(_) => error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "send the body as JSON with `Content-Type: application/json`",
+        ),
+        JsonRejection::JsonSyntaxError(syntax) => error(
+            StatusCode::BAD_REQUEST,
+            "malformed_json",
+            format!("the body is not valid JSON: {}", syntax.body_text()),
+        ),
+        JsonRejection::JsonDataError(data) => error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+            data.body_text(),
+        ),
+        other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            format!("the body must be at most {MAX_BODY_BYTES} bytes"),
+        ),
+        other => error(other.status(), "invalid_request", other.body_text()),
+    }
 }
 
 async fn not_found(uri: axum::http::Uri) -> Response {
-    (
+    error(
         StatusCode::NOT_FOUND,
-        Json(ApiError {
-            kind: "not_found".into(),
-            message: format!(
-                "no such endpoint `{}`; this agent serves /v1/health and /v1/gpus",
-                uri.path()
-            ),
-        }),
+        "not_found",
+        format!(
+            "no such endpoint `{}`; this agent serves /v1/health, /v1/gpus, /v1/stream, /v1/leases and /metrics",
+            uri.path()
+        ),
     )
-        .into_response()
+}
+
+async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> Response {
+    error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!("{method} is not allowed on `{}`", uri.path()),
+    )
 }

@@ -1,8 +1,13 @@
-//! The virtual fleet: many simulated hosts in one process, each on its own loopback port.
+//! The virtual fleet: many simulated hosts in one process, each on its own loopback port
+//! with its own GPUs, leases and state (rows keyed by host in one lease database).
 
-use crate::RunningAgent;
+use crate::auth::Auth;
+use crate::leases::LeaseConfig;
+use crate::leases::store::LeaseDb;
 use crate::sim::{GpuModel, LoadProfile, SimConfig, Simulator};
+use crate::{AgentParts, RunningAgent, StartError};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -21,6 +26,9 @@ pub struct FleetConfig {
     pub seed: u64,
     pub profile: LoadProfile,
     pub sample_interval: Duration,
+    /// Where the fleet keeps its leases; `None` keeps them in memory.
+    pub state_dir: Option<PathBuf>,
+    pub release_grace: Duration,
 }
 
 impl Default for FleetConfig {
@@ -33,6 +41,8 @@ impl Default for FleetConfig {
             seed: 1,
             profile: LoadProfile::Tidal { period_s: 60.0 },
             sample_interval: Duration::from_secs(1),
+            state_dir: None,
+            release_grace: Duration::from_secs(5),
         }
     }
 }
@@ -54,15 +64,29 @@ pub struct Fleet {
 }
 
 impl Fleet {
-    /// Binds every host's port, then starts them all.
-    pub async fn start(config: &FleetConfig) -> std::io::Result<Self> {
+    /// Binds every host's port, then starts them all. Open (no tokens): loopback only.
+    pub async fn start(config: &FleetConfig) -> Result<Self, StartError> {
+        if !config.listen_ip.is_loopback() {
+            return Err(StartError::Io(std::io::Error::other(format!(
+                "the virtual fleet serves without tokens, so only on loopback, not {}",
+                config.listen_ip
+            ))));
+        }
+        let db = match &config.state_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(dir)?;
+                LeaseDb::open(dir).await?
+            }
+            None => LeaseDb::in_memory().await?,
+        };
+        let auth = Arc::new(Auth::open());
         let mut hosts = Vec::with_capacity(config.hosts as usize);
         let mut agents = Vec::with_capacity(config.hosts as usize);
         for i in 0..config.hosts {
             let port = if config.base_port == 0 {
                 0
             } else {
-                config.base_port.checked_add(i as u16).ok_or_else(|| {
+                u16::try_from(u32::from(config.base_port) + i).map_err(|_| {
                     std::io::Error::other(format!(
                         "--base-port {} + {} hosts runs past port 65535",
                         config.base_port, config.hosts
@@ -75,17 +99,29 @@ impl Fleet {
             let name = format!("{region}-{:03}", i / REGIONS.len() as u32 + 1);
             let simulator = Simulator::new(SimConfig {
                 host: name.clone(),
-                model,
-                gpu_count: config.gpus_per_host,
+                gpus: vec![model; config.gpus_per_host as usize],
                 seed: config.seed.wrapping_add(u64::from(i)),
-                profile: config.profile,
+                profile: config.profile.clone(),
             });
             let agent = RunningAgent::start(
-                name.clone(),
-                Arc::new(simulator),
-                config.sample_interval,
+                AgentParts {
+                    host: name.clone(),
+                    probe: Arc::new(simulator),
+                    sample_interval: config.sample_interval,
+                    store: db.host(&name),
+                    lease_config: LeaseConfig {
+                        release_grace: config.release_grace,
+                        log_dir: config
+                            .state_dir
+                            .as_ref()
+                            .map(|dir| dir.join("logs").join(&name)),
+                    },
+                    auth: auth.clone(),
+                    tls: None,
+                },
                 listener,
-            )?;
+            )
+            .await?;
             hosts.push(FleetHost {
                 name,
                 region: region.to_string(),

@@ -4,11 +4,16 @@
 //! `main.rs` is flags and glue over this crate.
 
 pub mod api;
+pub mod auth;
+pub mod config;
 pub mod fleet;
+pub mod leases;
+pub mod metrics;
 pub mod nvml;
 pub mod probe;
 pub mod sampler;
 pub mod sim;
+pub mod tls;
 
 pub use api::{AgentState, app};
 pub use fleet::{Fleet, FleetConfig, FleetHost};
@@ -16,57 +21,106 @@ pub use probe::GpuProbe;
 pub use sampler::Sampler;
 pub use sim::{GpuModel, LoadProfile, SimConfig, Simulator};
 
+use auth::Auth;
+use axum_server::Handle;
+use axum_server::tls_rustls::RustlsConfig;
+use leases::store::{HostStore, StoreError};
+use leases::{LeaseConfig, LeaseService};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-/// One running agent: its sampler and its HTTP server, stopped together.
+/// Everything one agent is made of, before it runs.
+#[derive(Debug)]
+pub struct AgentParts {
+    pub host: String,
+    pub probe: Arc<dyn GpuProbe>,
+    pub sample_interval: Duration,
+    pub store: HostStore,
+    pub lease_config: LeaseConfig,
+    pub auth: Arc<Auth>,
+    /// Serve HTTPS with this certificate; `None` serves plain HTTP.
+    pub tls: Option<RustlsConfig>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot serve: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// One running agent: its sampler, its leases and its HTTP server, stopped together.
 #[derive(Debug)]
 pub struct RunningAgent {
     pub addr: SocketAddr,
     pub host: String,
-    shutdown: watch::Sender<bool>,
+    handle: Handle<SocketAddr>,
     server: JoinHandle<std::io::Result<()>>,
     sampler: Sampler,
+    leases: Arc<LeaseService>,
 }
 
 impl RunningAgent {
-    /// Samples `probe` every `interval` and serves the API on `listener`.
-    pub fn start(
-        host: String,
-        probe: Arc<dyn GpuProbe>,
-        interval: Duration,
-        listener: TcpListener,
-    ) -> std::io::Result<Self> {
+    /// Samples the probe, restores the leases, and serves the API on `listener`.
+    pub async fn start(parts: AgentParts, listener: TcpListener) -> Result<Self, StartError> {
         let addr = listener.local_addr()?;
-        let sampler = Sampler::start(host.clone(), probe.clone(), interval);
-        let state = AgentState::new(host.clone(), probe.backend(), sampler.latest());
-        let (shutdown, mut stop) = watch::channel(false);
-        let server = tokio::spawn(async move {
-            axum::serve(listener, app(state))
-                .with_graceful_shutdown(async move {
-                    let _ = stop.wait_for(|stopped| *stopped).await;
-                })
-                .await
-        });
+        let sampler = Sampler::start(
+            parts.host.clone(),
+            parts.probe.clone(),
+            parts.sample_interval,
+        );
+        let leases = LeaseService::start(
+            &parts.host,
+            parts.store,
+            parts.probe.clone(),
+            sampler.latest(),
+            parts.lease_config,
+        )
+        .await?;
+        let state = AgentState {
+            host: parts.host.clone(),
+            backend: parts.probe.backend(),
+            latest: sampler.latest(),
+            leases: leases.clone(),
+            auth: parts.auth,
+        };
+        let service = app(state).into_make_service();
+        let handle = Handle::new();
+        let listener = listener.into_std()?;
+        let server = match parts.tls {
+            Some(tls) => {
+                let server = axum_server::from_tcp_rustls(listener, tls)?.handle(handle.clone());
+                tokio::spawn(async move { server.serve(service).await })
+            }
+            None => {
+                let server = axum_server::from_tcp(listener)?.handle(handle.clone());
+                tokio::spawn(async move { server.serve(service).await })
+            }
+        };
         Ok(Self {
             addr,
-            host,
-            shutdown,
+            host: parts.host,
+            handle,
             server,
             sampler,
+            leases,
         })
     }
 
-    /// Stops serving, waits for the server to finish, then stops sampling.
+    /// Stops serving (open requests get a second to finish), then leases and sampling.
+    /// Workloads keep running: their leases outlive the agent.
     pub async fn stop(self) {
-        let _ = self.shutdown.send(true);
-        if let Err(error) = self.server.await {
-            tracing::warn!(%error, host = %self.host, "agent server task ended abnormally");
+        self.handle.graceful_shutdown(Some(Duration::from_secs(1)));
+        match self.server.await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => tracing::warn!(%error, host = %self.host, "agent server failed"),
+            Err(error) => tracing::warn!(%error, host = %self.host, "agent server task panicked"),
         }
+        self.leases.shutdown().await;
         self.sampler.stop().await;
     }
 }

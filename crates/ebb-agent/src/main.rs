@@ -1,9 +1,16 @@
 //! `ebb-agent`: flags and glue over the `ebb_agent` library.
 
 use anyhow::Context;
-use clap::{Parser, Subcommand};
-use ebb_agent::{Fleet, FleetConfig, GpuModel, LoadProfile, RunningAgent, SimConfig, Simulator};
+use clap::{Args, Parser, Subcommand};
+use ebb_agent::auth::{Auth, Scope, TokenEntry};
+use ebb_agent::config::{self, AgentConfig, Backend, Settings};
+use ebb_agent::leases::LeaseConfig;
+use ebb_agent::leases::store::LeaseDb;
+use ebb_agent::{
+    AgentParts, Fleet, FleetConfig, GpuProbe, LoadProfile, RunningAgent, SimConfig, Simulator,
+};
 use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,7 +18,7 @@ use std::time::Duration;
 #[command(
     name = "ebb-agent",
     version,
-    about = "Ebb host agent: serves this host's GPUs over HTTP"
+    about = "Ebb host agent: serves this host's GPUs and leases over HTTP"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -20,45 +27,90 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Serve one host's GPUs (simulated for now).
-    Serve {
-        /// Address to listen on; port 0 takes a free port (printed on start).
-        #[arg(long, default_value = "127.0.0.1:7070", env = "EBB_AGENT_LISTEN")]
-        listen: SocketAddr,
-        /// The name this host reports.
-        #[arg(long, default_value = "sim-host")]
-        host_name: String,
-        /// Simulated GPU model: H800, A100, V100 or Ascend910B.
-        #[arg(long, default_value = "A100")]
-        model: GpuModel,
-        /// Number of simulated GPUs.
-        #[arg(long, default_value_t = 8)]
-        gpus: u32,
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Period of the simulated tide, seconds.
-        #[arg(long, default_value_t = 60.0)]
-        period_s: f64,
-        #[arg(long, default_value_t = 1000)]
-        interval_ms: u64,
-    },
-    /// Serve many simulated hosts from one process, each on its own port.
-    Fleet {
-        #[arg(long, default_value_t = 3)]
-        hosts: u32,
-        #[arg(long, default_value_t = 8)]
-        gpus_per_host: u32,
-        /// Host i listens on base-port + i; 0 takes free ports.
-        #[arg(long, default_value_t = 7100)]
-        base_port: u16,
-        #[arg(long, default_value = "127.0.0.1")]
-        listen_ip: IpAddr,
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        #[arg(long, default_value_t = 1000)]
-        interval_ms: u64,
+    /// Serve this host's GPUs (NVML) or simulated ones (--sim).
+    Serve(ServeFlags),
+    /// Serve many simulated hosts from one process, each on its own loopback port.
+    Fleet(FleetFlags),
+    /// Manage access tokens.
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+/// Flags override `EBB_AGENT_*` variables, which override the config file.
+#[derive(Debug, Args)]
+struct ServeFlags {
+    /// TOML config file (default: /etc/ebb-agent/agent.toml when it exists).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Address to listen on; port 0 takes a free port (printed on start).
+    #[arg(long)]
+    listen: Option<SocketAddr>,
+    /// Simulate GPUs instead of reading them: COUNTxMODEL[,COUNTxMODEL...], e.g. 8xA100.
+    #[arg(long)]
+    sim: Option<String>,
+    /// Simulated load: tidal, idle, steady, diurnal or burst.
+    #[arg(long)]
+    sim_profile: Option<String>,
+    /// Simulated load replayed from a CSV file with header `t_s,util_pct`.
+    #[arg(long)]
+    sim_trace: Option<PathBuf>,
+    /// Path of libnvidia-ml.so, when not the system's.
+    #[arg(long)]
+    nvml_library: Option<PathBuf>,
+    /// Where leases, logs and the TLS certificate are kept.
+    #[arg(long)]
+    state_dir: Option<PathBuf>,
+    /// Serve HTTPS with a self-signed certificate made on first start.
+    #[arg(long)]
+    tls: bool,
+    /// Allow plain HTTP on a non-loopback address.
+    #[arg(long)]
+    allow_plain_http: bool,
+    /// The name this host reports.
+    #[arg(long)]
+    host_name: Option<String>,
+    #[arg(long)]
+    sample_interval_ms: Option<u64>,
+    /// Seconds between SIGTERM and SIGKILL when a lease's workload is stopped.
+    #[arg(long)]
+    release_grace_s: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+struct FleetFlags {
+    #[arg(long, default_value_t = 3)]
+    hosts: u32,
+    #[arg(long, default_value_t = 8)]
+    gpus_per_host: u32,
+    /// Host i listens on base-port + i; 0 takes free ports.
+    #[arg(long, default_value_t = 7100)]
+    base_port: u16,
+    #[arg(long, default_value = "127.0.0.1")]
+    listen_ip: IpAddr,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, default_value_t = 1000)]
+    sample_interval_ms: u64,
+    /// Keep the fleet's leases here (default: in memory).
+    #[arg(long)]
+    state_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+enum TokenCommand {
+    /// Make a token, print it once, and store only its hash in the config file.
+    New {
+        #[arg(long)]
+        scope: Scope,
+        #[arg(long)]
+        config: PathBuf,
+        /// A name to tell tokens apart (default: scope and a number).
+        #[arg(long)]
+        name: Option<String>,
     },
 }
+
+const DEFAULT_CONFIG: &str = "/etc/ebb-agent/agent.toml";
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -69,64 +121,210 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     match Cli::parse().command {
-        Command::Serve {
-            listen,
-            host_name,
-            model,
-            gpus,
-            seed,
-            period_s,
-            interval_ms,
-        } => {
-            let listener = tokio::net::TcpListener::bind(listen)
+        Command::Serve(flags) => serve(flags).await,
+        Command::Fleet(flags) => fleet(flags).await,
+        Command::Token(TokenCommand::New {
+            scope,
+            config,
+            name,
+        }) => new_token(scope, &config, name),
+    }
+}
+
+async fn serve(flags: ServeFlags) -> anyhow::Result<()> {
+    let (file_path, required) = match &flags.config {
+        Some(path) => (path.clone(), true),
+        None => (PathBuf::from(DEFAULT_CONFIG), false),
+    };
+    let file = config::read_file(&file_path, required)?;
+    let env = config::from_env(|name| std::env::var(name).ok())?;
+    let from_flags = Settings {
+        listen: flags.listen,
+        host_name: flags.host_name,
+        sim: flags.sim,
+        sim_profile: flags.sim_profile,
+        sim_trace: flags.sim_trace,
+        nvml_library: flags.nvml_library,
+        state_dir: flags.state_dir,
+        tls: flags.tls.then_some(true),
+        allow_plain_http: flags.allow_plain_http.then_some(true),
+        sample_interval_ms: flags.sample_interval_ms,
+        release_grace_s: flags.release_grace_s,
+    };
+    let settings = file.settings.overridden_by(env).overridden_by(from_flags);
+    let config = config::resolve(settings, file.tokens, |path| std::fs::read_to_string(path))?;
+    if let Some(warning) = config.exposure_warning() {
+        tracing::warn!("{warning}");
+    }
+    let agent = start_agent(&config).await?;
+    // Tests and scripts read this line to learn the address.
+    let scheme = if config.tls { "https" } else { "http" };
+    println!("listening on {scheme}://{}", agent.addr);
+    wait_for_shutdown().await;
+    agent.stop().await;
+    Ok(())
+}
+
+async fn start_agent(config: &AgentConfig) -> anyhow::Result<RunningAgent> {
+    std::fs::create_dir_all(&config.state_dir).with_context(|| {
+        format!(
+            "cannot create the state directory {}",
+            config.state_dir.display()
+        )
+    })?;
+    let probe: Arc<dyn GpuProbe> = match &config.backend {
+        Backend::Simulator { gpus, profile } => Arc::new(Simulator::new(SimConfig {
+            host: config.host_name.clone(),
+            gpus: gpus.clone(),
+            seed: 1,
+            profile: profile.clone(),
+        })),
+        Backend::Nvml { library } => Arc::new(
+            ebb_agent::nvml::NvmlProbe::open(library.as_deref())
+                .context("cannot read GPUs through NVML (use --sim to simulate them)")?,
+        ),
+    };
+    let auth = Auth::from_entries(&config.tokens).map_err(anyhow::Error::msg)?;
+    if auth.is_open() {
+        tracing::warn!("no tokens configured: every local request is let in (loopback only)");
+    }
+    let tls = if config.tls {
+        let mut names = vec![config.host_name.clone(), "localhost".to_string()];
+        names.push(config.listen.ip().to_string());
+        let files = ebb_agent::tls::load_or_create(&config.state_dir.join("tls"), &names)?;
+        let verb = if files.created { "made" } else { "using" };
+        println!("tls: {verb} certificate {}", files.cert_path.display());
+        println!("tls: sha256 fingerprint {}", files.fingerprint);
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+        Some(
+            axum_server::tls_rustls::RustlsConfig::from_pem_file(&files.cert_path, &files.key_path)
                 .await
-                .with_context(|| format!("cannot listen on {listen}"))?;
-            let simulator = Simulator::new(SimConfig {
-                host: host_name.clone(),
-                model,
-                gpu_count: gpus,
-                seed,
-                profile: LoadProfile::Tidal { period_s },
-            });
-            let agent = RunningAgent::start(
-                host_name,
-                Arc::new(simulator),
-                Duration::from_millis(interval_ms),
-                listener,
-            )?;
-            // Tests and scripts read this line to learn the port.
-            println!("listening on http://{}", agent.addr);
-            wait_for_shutdown().await;
-            agent.stop().await;
-        }
-        Command::Fleet {
-            hosts,
-            gpus_per_host,
-            base_port,
-            listen_ip,
-            seed,
-            interval_ms,
-        } => {
-            let config = FleetConfig {
-                hosts,
-                gpus_per_host,
-                base_port,
-                listen_ip,
-                seed,
-                sample_interval: Duration::from_millis(interval_ms),
-                ..FleetConfig::default()
-            };
-            let fleet = Fleet::start(&config)
-                .await
-                .context("cannot start the virtual fleet")?;
-            for host in fleet.hosts() {
-                println!("{} {} {} {}", host.name, host.region, host.model, host.url);
-            }
-            wait_for_shutdown().await;
-            fleet.stop().await;
+                .context("cannot load the TLS certificate")?,
+        )
+    } else {
+        None
+    };
+    let db = LeaseDb::open(&config.state_dir).await?;
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen))?;
+    let agent = RunningAgent::start(
+        AgentParts {
+            host: config.host_name.clone(),
+            probe,
+            sample_interval: config.sample_interval,
+            store: db.host(&config.host_name),
+            lease_config: LeaseConfig {
+                release_grace: config.release_grace,
+                log_dir: Some(config.state_dir.join("logs")),
+            },
+            auth: Arc::new(auth),
+            tls,
+        },
+        listener,
+    )
+    .await?;
+    Ok(agent)
+}
+
+async fn fleet(flags: FleetFlags) -> anyhow::Result<()> {
+    raise_open_file_limit();
+    let config = FleetConfig {
+        hosts: flags.hosts,
+        gpus_per_host: flags.gpus_per_host,
+        base_port: flags.base_port,
+        listen_ip: flags.listen_ip,
+        seed: flags.seed,
+        profile: LoadProfile::Tidal { period_s: 600.0 },
+        sample_interval: Duration::from_millis(flags.sample_interval_ms),
+        state_dir: flags.state_dir,
+        ..FleetConfig::default()
+    };
+    let fleet = Fleet::start(&config)
+        .await
+        .context("cannot start the virtual fleet")?;
+    for host in fleet.hosts() {
+        println!("{} {} {} {}", host.name, host.region, host.model, host.url);
+    }
+    println!("fleet ready: {} hosts", fleet.hosts().len());
+    wait_for_shutdown().await;
+    fleet.stop().await;
+    Ok(())
+}
+
+/// Many hosts need many sockets: take the hard limit on open files.
+fn raise_open_file_limit() {
+    #[cfg(unix)]
+    {
+        use nix::sys::resource::{Resource, getrlimit, setrlimit};
+        if let Ok((_, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+            let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
         }
     }
+}
+
+fn new_token(scope: Scope, config_path: &Path, name: Option<String>) -> anyhow::Result<()> {
+    let existing = config::read_file(config_path, false)?;
+    let name = name.unwrap_or_else(|| {
+        let scope_word = if scope == Scope::Lease {
+            "lease"
+        } else {
+            "read"
+        };
+        format!("{scope_word}-{}", existing.tokens.len() + 1)
+    });
+    if existing.tokens.iter().any(|token| token.name == name) {
+        anyhow::bail!(
+            "--name: a token named `{name}` is already in {}",
+            config_path.display()
+        );
+    }
+    let (token, sha256) = ebb_agent::auth::new_token().context("no randomness available")?;
+    let entry = TokenEntry {
+        name,
+        scope,
+        sha256,
+    };
+    let block = format!(
+        "\n[[tokens]]\nname = {}\nscope = \"{}\"\nsha256 = \"{}\"\n",
+        toml_string(&entry.name),
+        if scope == Scope::Lease {
+            "lease"
+        } else {
+            "read"
+        },
+        entry.sha256
+    );
+    use std::io::Write;
+    if let Some(dir) = config_path
+        .parent()
+        .filter(|dir| !dir.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.append(true).create(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options
+        .open(config_path)
+        .and_then(|mut file| file.write_all(block.as_bytes()))
+        .with_context(|| format!("cannot write {}", config_path.display()))?;
+    eprintln!(
+        "stored the hash of token `{}` ({:?} scope) in {}; the token is shown once:",
+        entry.name,
+        scope,
+        config_path.display()
+    );
+    println!("{token}");
     Ok(())
+}
+
+fn toml_string(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 async fn wait_for_shutdown() {

@@ -104,37 +104,169 @@ impl FromStr for GpuModel {
 }
 
 /// How busy the simulated GPUs are over time.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum LoadProfile {
     /// Near zero.
     Idle,
+    /// Around a fixed level.
+    Steady { pct: f64 },
     /// A tide: a sine around 50% with this period, each GPU a little out of phase.
     Tidal { period_s: f64 },
+    /// Mostly idle, with full-load bursts for a quarter of each period.
+    Burst { period_s: f64 },
+    /// Replays a recorded utilization trace, looping; see [`parse_trace`].
+    Trace(std::sync::Arc<[TracePoint]>),
+}
+
+/// One point of a utilization trace: from `t_s` on (until the next point), `util_pct`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TracePoint {
+    pub t_s: f64,
+    pub util_pct: f64,
+}
+
+impl LoadProfile {
+    /// The profile a lease asks for by name (`idle`, `steady`, `diurnal`, `burst`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "idle" => Some(Self::Idle),
+            "steady" => Some(Self::Steady { pct: 75.0 }),
+            "diurnal" => Some(Self::Tidal { period_s: 86_400.0 }),
+            "burst" => Some(Self::Burst { period_s: 120.0 }),
+            _ => None,
+        }
+    }
+}
+
+/// The error for a bad `--sim` spec or trace file, naming the part at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SimSpecError {
+    #[error("--sim `{spec}`: `{part}` is not COUNTxMODEL (e.g. 8xA100)")]
+    Shape { spec: String, part: String },
+    #[error("--sim `{spec}`: `{count}` is not a GPU count from 1 to 64")]
+    Count { spec: String, count: String },
+    #[error("--sim `{spec}`: {source}")]
+    Model { spec: String, source: UnknownModel },
+    #[error("trace line {line}: {problem}")]
+    Trace { line: usize, problem: String },
+}
+
+/// Parses a GPU spec like `8xA100` or `4xH800,4xV100` into one model per GPU.
+pub fn parse_spec(spec: &str) -> Result<Vec<GpuModel>, SimSpecError> {
+    let mut gpus = Vec::new();
+    for part in spec.split(',').map(str::trim) {
+        let (count, model) = part
+            .split_once(['x', 'X'])
+            .ok_or_else(|| SimSpecError::Shape {
+                spec: spec.into(),
+                part: part.into(),
+            })?;
+        let count: u32 = count
+            .trim()
+            .parse()
+            .ok()
+            .filter(|count| (1..=64).contains(count))
+            .ok_or_else(|| SimSpecError::Count {
+                spec: spec.into(),
+                count: count.into(),
+            })?;
+        let model: GpuModel = model.parse().map_err(|source| SimSpecError::Model {
+            spec: spec.into(),
+            source,
+        })?;
+        gpus.extend(std::iter::repeat_n(model, count as usize));
+    }
+    if gpus.len() > 64 {
+        return Err(SimSpecError::Count {
+            spec: spec.into(),
+            count: gpus.len().to_string(),
+        });
+    }
+    Ok(gpus)
+}
+
+/// Parses a trace: CSV with a header `t_s,util_pct` (seconds from the start, percent),
+/// rows in increasing time.
+pub fn parse_trace(text: &str) -> Result<LoadProfile, SimSpecError> {
+    let mut points = Vec::new();
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty());
+    match lines.next() {
+        Some((_, header)) if header.trim().replace(' ', "") == "t_s,util_pct" => {}
+        _ => {
+            return Err(SimSpecError::Trace {
+                line: 1,
+                problem: "the header must be `t_s,util_pct`".into(),
+            });
+        }
+    }
+    for (number, line) in lines {
+        let bad = |problem: String| SimSpecError::Trace {
+            line: number + 1,
+            problem,
+        };
+        let (t, util) = line
+            .split_once(',')
+            .ok_or_else(|| bad("expected two columns".into()))?;
+        let t_s: f64 = t
+            .trim()
+            .parse()
+            .map_err(|_| bad(format!("t_s `{}` is not a number", t.trim())))?;
+        let util_pct: f64 = util
+            .trim()
+            .parse()
+            .ok()
+            .filter(|pct| (0.0..=100.0).contains(pct))
+            .ok_or_else(|| bad(format!("util_pct `{}` is not a percentage", util.trim())))?;
+        if points
+            .last()
+            .is_some_and(|last: &TracePoint| last.t_s >= t_s)
+            || t_s < 0.0
+        {
+            return Err(bad("times must start at 0 or later and increase".into()));
+        }
+        points.push(TracePoint { t_s, util_pct });
+    }
+    if points.is_empty() {
+        return Err(SimSpecError::Trace {
+            line: 2,
+            problem: "the trace has no rows".into(),
+        });
+    }
+    Ok(LoadProfile::Trace(points.into()))
 }
 
 /// What one simulated host has.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimConfig {
     pub host: String,
-    pub model: GpuModel,
-    pub gpu_count: u32,
+    /// One model per GPU, by index.
+    pub gpus: Vec<GpuModel>,
     pub seed: u64,
+    /// The load of GPUs no lease overrides.
     pub profile: LoadProfile,
 }
 
-/// A simulated host: the same seed and time give the same readings.
-#[derive(Debug, Clone)]
+/// A simulated host: the same seed, time and leased loads give the same readings.
+#[derive(Debug)]
 pub struct Simulator {
     config: SimConfig,
     uuids: Vec<String>,
+    lease_loads: std::sync::RwLock<std::collections::HashMap<String, LoadProfile>>,
 }
 
 impl Simulator {
     pub fn new(config: SimConfig) -> Self {
-        let uuids = (0..config.gpu_count)
+        let uuids = (0..config.gpus.len() as u32)
             .map(|index| fake_uuid(config.seed, &config.host, index))
             .collect();
-        Self { config, uuids }
+        Self {
+            config,
+            uuids,
+            lease_loads: Default::default(),
+        }
     }
 
     pub fn config(&self) -> &SimConfig {
@@ -143,14 +275,36 @@ impl Simulator {
 
     /// GPU utilization of card `index` at `now_ms`, in percent.
     pub fn util_pct(&self, index: u32, now_ms: u64) -> f32 {
+        let leased = self
+            .lease_loads
+            .read()
+            .ok()
+            .and_then(|loads| loads.get(&self.uuids[index as usize]).cloned());
+        let profile = leased.as_ref().unwrap_or(&self.config.profile);
         let second = now_ms / 1000;
         let noise = unit_noise(self.config.seed, index, second) * 2.0 - 1.0;
-        let pct = match self.config.profile {
+        let t = now_ms as f64 / 1000.0;
+        let pct = match profile {
             LoadProfile::Idle => 1.0 + noise.abs() * 2.0,
+            LoadProfile::Steady { pct } => pct + noise * 4.0,
             LoadProfile::Tidal { period_s } => {
                 let phase = f64::from(index) * 0.7 + (self.config.seed % 97) as f64 * 0.1;
-                let t = now_ms as f64 / 1000.0;
                 50.0 + 35.0 * (TAU * t / period_s.max(1.0) + phase).sin() + noise * 8.0
+            }
+            LoadProfile::Burst { period_s } => {
+                let period = period_s.max(4.0);
+                let offset = f64::from(index) * period / 8.0;
+                if (t + offset) % period < period / 4.0 {
+                    96.0 + noise * 3.0
+                } else {
+                    3.0 + noise.abs() * 3.0
+                }
+            }
+            LoadProfile::Trace(points) => {
+                let span = points.last().map_or(1.0, |last| last.t_s + 1.0);
+                let at = t % span;
+                let position = points.partition_point(|point| point.t_s <= at);
+                points[position.saturating_sub(1)].util_pct + noise
             }
         };
         pct.clamp(0.0, 100.0) as f32
@@ -163,9 +317,9 @@ impl GpuProbe for Simulator {
     }
 
     fn read(&self, now_ms: u64) -> Vec<Gpu> {
-        let model = self.config.model;
-        (0..self.config.gpu_count)
+        (0..self.config.gpus.len() as u32)
             .map(|index| {
+                let model = self.config.gpus[index as usize];
                 let util = self.util_pct(index, now_ms);
                 let busy = util / 100.0;
                 let total = model.memory_total_mib();
@@ -198,6 +352,12 @@ impl GpuProbe for Simulator {
                 }
             })
             .collect()
+    }
+
+    fn set_lease_loads(&self, loads: &std::collections::HashMap<String, LoadProfile>) {
+        if let Ok(mut current) = self.lease_loads.write() {
+            current.clone_from(loads);
+        }
     }
 }
 
@@ -238,8 +398,7 @@ mod tests {
     fn tidal(seed: u64) -> Simulator {
         Simulator::new(SimConfig {
             host: "host-a".into(),
-            model: GpuModel::A100,
-            gpu_count: 4,
+            gpus: vec![GpuModel::A100; 4],
             seed,
             profile: LoadProfile::Tidal { period_s: 60.0 },
         })
@@ -284,6 +443,70 @@ mod tests {
         }
         let error = "B200".parse::<GpuModel>().unwrap_err();
         assert!(error.to_string().contains("unknown GPU model `B200`"));
+    }
+
+    #[test]
+    fn specs_parse_and_name_their_mistakes() {
+        let gpus = parse_spec("4xH800, 2xV100").unwrap();
+        assert_eq!(gpus.len(), 6);
+        assert_eq!((gpus[0], gpus[5]), (GpuModel::H800, GpuModel::V100));
+        for (spec, expected) in [
+            ("8A100", "`8A100` is not COUNTxMODEL"),
+            ("0xA100", "`0` is not a GPU count"),
+            ("99xA100", "`99` is not a GPU count"),
+            ("2xB200", "unknown GPU model `B200`"),
+        ] {
+            let error = parse_spec(spec).unwrap_err().to_string();
+            assert!(error.contains(expected), "{spec}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_lease_load_overrides_the_host_profile() {
+        let sim = tidal(5);
+        let uuid = sim.read(0)[1].uuid.clone();
+        let loads =
+            std::collections::HashMap::from([(uuid, LoadProfile::from_name("steady").unwrap())]);
+        sim.set_lease_loads(&loads);
+        for second in 0..60 {
+            let util = sim.util_pct(1, second * 1000);
+            assert!((70.0..=80.0).contains(&util), "steady 75±4: {util}");
+        }
+        sim.set_lease_loads(&Default::default());
+        let swing: Vec<f32> = (0..60)
+            .map(|second| sim.util_pct(1, second * 1000))
+            .collect();
+        assert!(
+            swing.iter().any(|util| !(70.0..=80.0).contains(util)),
+            "back to the tide"
+        );
+    }
+
+    #[test]
+    fn traces_replay_step_by_step_and_loop() {
+        let profile = parse_trace("t_s,util_pct\n0,10\n10,90\n").unwrap();
+        let sim = Simulator::new(SimConfig {
+            host: "h".into(),
+            gpus: vec![GpuModel::V100],
+            seed: 1,
+            profile,
+        });
+        let near = |util: f32, target: f32| (util - target).abs() <= 1.0;
+        assert!(near(sim.util_pct(0, 5_000), 10.0));
+        assert!(near(sim.util_pct(0, 10_500), 90.0));
+        assert!(
+            near(sim.util_pct(0, 11_000 + 5_000), 10.0),
+            "loops after 11 s"
+        );
+        for (text, expected) in [
+            ("t,u\n0,1", "header must be"),
+            ("t_s,util_pct\n0,101", "line 2: util_pct `101`"),
+            ("t_s,util_pct\n5,1\n5,2", "line 3: times must"),
+            ("t_s,util_pct\n", "no rows"),
+        ] {
+            let error = parse_trace(text).unwrap_err().to_string();
+            assert!(error.contains(expected), "{text:?}: {error}");
+        }
     }
 
     #[test]

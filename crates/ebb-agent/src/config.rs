@@ -1,0 +1,473 @@
+//! The agent's configuration: a TOML file, then `EBB_AGENT_*` environment variables, then
+//! flags, each overriding the one before. Parse, then validate into [`AgentConfig`].
+
+use crate::auth::TokenEntry;
+use crate::sim::{GpuModel, LoadProfile, parse_spec, parse_trace};
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The settings one source (file, environment or flags) may give; `None` leaves it be.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    pub listen: Option<SocketAddr>,
+    pub host_name: Option<String>,
+    /// GPU spec for the simulator, like `8xA100`; absent means real GPUs through NVML.
+    pub sim: Option<String>,
+    /// Simulator load: `tidal`, `idle`, `steady`, `diurnal` or `burst`.
+    pub sim_profile: Option<String>,
+    /// Simulator load replayed from a `t_s,util_pct` CSV file.
+    pub sim_trace: Option<PathBuf>,
+    pub nvml_library: Option<PathBuf>,
+    pub state_dir: Option<PathBuf>,
+    pub tls: Option<bool>,
+    /// Serve plain HTTP on a non-loopback address (tokens then cross the network in clear).
+    pub allow_plain_http: Option<bool>,
+    pub sample_interval_ms: Option<u64>,
+    pub release_grace_s: Option<u64>,
+}
+
+/// The config file: settings plus the token hashes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    #[serde(flatten)]
+    pub settings: Settings,
+    #[serde(default)]
+    pub tokens: Vec<TokenEntry>,
+}
+
+/// Where the GPU readings come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Backend {
+    Simulator {
+        gpus: Vec<GpuModel>,
+        profile: LoadProfile,
+    },
+    Nvml {
+        library: Option<PathBuf>,
+    },
+}
+
+/// A validated configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentConfig {
+    pub listen: SocketAddr,
+    pub host_name: String,
+    pub backend: Backend,
+    pub state_dir: PathBuf,
+    pub tls: bool,
+    pub allow_plain_http: bool,
+    pub sample_interval: Duration,
+    pub release_grace: Duration,
+    pub tokens: Vec<TokenEntry>,
+}
+
+/// A configuration problem, naming the source and key.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("config file {path}: {message}")]
+    Parse { path: String, message: String },
+    #[error("{key}: {problem}")]
+    Invalid { key: String, problem: String },
+}
+
+fn invalid(key: &str, problem: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        key: key.into(),
+        problem: problem.into(),
+    }
+}
+
+/// Reads the config file; a missing file is an error only when `required`.
+pub fn read_file(path: &Path, required: bool) -> Result<FileConfig, ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound && !required => {
+            return Ok(FileConfig::default());
+        }
+        Err(source) => {
+            return Err(ConfigError::Read {
+                path: path.display().to_string(),
+                source,
+            });
+        }
+    };
+    parse_file(&text).map_err(|message| ConfigError::Parse {
+        path: path.display().to_string(),
+        message,
+    })
+}
+
+pub fn parse_file(text: &str) -> Result<FileConfig, String> {
+    toml::from_str(text).map_err(|error| error.to_string().trim().to_string())
+}
+
+/// The settings `EBB_AGENT_<KEY>` variables give, naming the variable at fault.
+pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Settings, ConfigError> {
+    fn parsed<T: std::str::FromStr>(
+        var: &impl Fn(&str) -> Option<String>,
+        name: &str,
+        what: &str,
+    ) -> Result<Option<T>, ConfigError> {
+        var(name)
+            .map(|value| {
+                value
+                    .trim()
+                    .parse()
+                    .map_err(|_| invalid(name, format!("`{value}` is not {what}")))
+            })
+            .transpose()
+    }
+    fn flag(
+        var: &impl Fn(&str) -> Option<String>,
+        name: &str,
+    ) -> Result<Option<bool>, ConfigError> {
+        var(name)
+            .map(|value| match value.trim().to_ascii_lowercase().as_str() {
+                "1" | "true" | "yes" | "on" => Ok(true),
+                "0" | "false" | "no" | "off" => Ok(false),
+                _ => Err(invalid(name, format!("`{value}` is not true or false"))),
+            })
+            .transpose()
+    }
+    Ok(Settings {
+        listen: parsed(&var, "EBB_AGENT_LISTEN", "an address like 0.0.0.0:7070")?,
+        host_name: var("EBB_AGENT_HOST_NAME"),
+        sim: var("EBB_AGENT_SIM"),
+        sim_profile: var("EBB_AGENT_SIM_PROFILE"),
+        sim_trace: var("EBB_AGENT_SIM_TRACE").map(PathBuf::from),
+        nvml_library: var("EBB_AGENT_NVML_LIBRARY").map(PathBuf::from),
+        state_dir: var("EBB_AGENT_STATE_DIR").map(PathBuf::from),
+        tls: flag(&var, "EBB_AGENT_TLS")?,
+        allow_plain_http: flag(&var, "EBB_AGENT_ALLOW_PLAIN_HTTP")?,
+        sample_interval_ms: parsed(
+            &var,
+            "EBB_AGENT_SAMPLE_INTERVAL_MS",
+            "a number of milliseconds",
+        )?,
+        release_grace_s: parsed(&var, "EBB_AGENT_RELEASE_GRACE_S", "a number of seconds")?,
+    })
+}
+
+impl Settings {
+    /// `self`, with every setting `over` gives replacing it.
+    pub fn overridden_by(self, over: Settings) -> Settings {
+        Settings {
+            listen: over.listen.or(self.listen),
+            host_name: over.host_name.or(self.host_name),
+            sim: over.sim.or(self.sim),
+            sim_profile: over.sim_profile.or(self.sim_profile),
+            sim_trace: over.sim_trace.or(self.sim_trace),
+            nvml_library: over.nvml_library.or(self.nvml_library),
+            state_dir: over.state_dir.or(self.state_dir),
+            tls: over.tls.or(self.tls),
+            allow_plain_http: over.allow_plain_http.or(self.allow_plain_http),
+            sample_interval_ms: over.sample_interval_ms.or(self.sample_interval_ms),
+            release_grace_s: over.release_grace_s.or(self.release_grace_s),
+        }
+    }
+}
+
+/// The state directory when none is given: systemd's, root's, or the user's.
+pub fn default_state_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("STATE_DIRECTORY") {
+        return PathBuf::from(dir);
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    match (std::env::var("USER").as_deref(), home) {
+        (Ok("root"), _) | (_, None) => PathBuf::from("/var/lib/ebb-agent"),
+        (_, Some(home)) => home.join(".local/state/ebb-agent"),
+    }
+}
+
+/// The machine's host name, for agents not given one.
+fn system_host_name() -> String {
+    #[cfg(unix)]
+    if let Some(name) = nix::unistd::gethostname()
+        .ok()
+        .and_then(|name| name.into_string().ok())
+        .filter(|name| !name.is_empty())
+    {
+        return name;
+    }
+    std::env::var("HOSTNAME")
+        .ok()
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "gpu-host".into())
+}
+
+/// Validates merged settings. `read_trace` reads the trace file (IO stays with the caller).
+pub fn resolve(
+    settings: Settings,
+    tokens: Vec<TokenEntry>,
+    read_trace: impl Fn(&Path) -> std::io::Result<String>,
+) -> Result<AgentConfig, ConfigError> {
+    let host_name = settings.host_name.unwrap_or_else(system_host_name);
+    if host_name.trim().is_empty()
+        || host_name.len() > 64
+        || host_name.chars().any(char::is_control)
+    {
+        return Err(invalid("host_name", "must be 1 to 64 printable characters"));
+    }
+    let backend = match settings.sim {
+        Some(spec) => {
+            let gpus = parse_spec(&spec).map_err(|error| invalid("sim", error.to_string()))?;
+            let profile = match (&settings.sim_trace, settings.sim_profile.as_deref()) {
+                (Some(path), _) => {
+                    let text = read_trace(path).map_err(|error| {
+                        invalid("sim_trace", format!("cannot read {}: {error}", path.display()))
+                    })?;
+                    parse_trace(&text).map_err(|error| invalid("sim_trace", error.to_string()))?
+                }
+                (None, None | Some("tidal")) => LoadProfile::Tidal { period_s: 600.0 },
+                (None, Some(name)) => LoadProfile::from_name(name).ok_or_else(|| {
+                    invalid(
+                        "sim_profile",
+                        format!("unknown profile `{name}`: expected tidal, idle, steady, diurnal or burst"),
+                    )
+                })?,
+            };
+            Backend::Simulator { gpus, profile }
+        }
+        None => {
+            if settings.sim_profile.is_some() || settings.sim_trace.is_some() {
+                return Err(invalid(
+                    "sim_profile",
+                    "only applies with `sim` (the simulator)",
+                ));
+            }
+            Backend::Nvml {
+                library: settings.nvml_library,
+            }
+        }
+    };
+    let sample_interval_ms = settings.sample_interval_ms.unwrap_or(1000);
+    if !(50..=60_000).contains(&sample_interval_ms) {
+        return Err(invalid("sample_interval_ms", "must be from 50 to 60000"));
+    }
+    let release_grace_s = settings.release_grace_s.unwrap_or(30);
+    if release_grace_s > 3600 {
+        return Err(invalid("release_grace_s", "must be at most 3600"));
+    }
+    let mut names = std::collections::HashSet::new();
+    for token in &tokens {
+        if !names.insert(token.name.as_str()) {
+            return Err(invalid(
+                "tokens",
+                format!("the name `{}` is used twice", token.name),
+            ));
+        }
+    }
+    let config = AgentConfig {
+        listen: settings
+            .listen
+            .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 7070))),
+        host_name,
+        backend,
+        state_dir: settings.state_dir.unwrap_or_else(default_state_dir),
+        tls: settings.tls.unwrap_or(false),
+        allow_plain_http: settings.allow_plain_http.unwrap_or(false),
+        sample_interval: Duration::from_millis(sample_interval_ms),
+        release_grace: Duration::from_secs(release_grace_s),
+        tokens,
+    };
+    config.check_exposure()?;
+    Ok(config)
+}
+
+impl AgentConfig {
+    /// An agent reachable from other machines must check tokens, and must use TLS unless
+    /// told otherwise.
+    fn check_exposure(&self) -> Result<(), ConfigError> {
+        if self.listen.ip().is_loopback() {
+            return Ok(());
+        }
+        if self.tokens.is_empty() {
+            return Err(invalid(
+                "listen",
+                format!(
+                    "{} is reachable from other machines but no tokens are configured: create one with `ebb-agent token new --scope lease --config FILE`",
+                    self.listen
+                ),
+            ));
+        }
+        if !self.tls && !self.allow_plain_http {
+            return Err(invalid(
+                "listen",
+                format!(
+                    "{} is reachable from other machines: serve TLS (--tls) or allow plain HTTP explicitly (--allow-plain-http)",
+                    self.listen
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A warning to log at start, if any.
+    pub fn exposure_warning(&self) -> Option<String> {
+        (!self.listen.ip().is_loopback() && !self.tls).then(|| {
+            format!(
+                "serving plain HTTP on {}: tokens and readings cross the network unencrypted",
+                self.listen
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::Scope;
+
+    fn no_trace(_: &Path) -> std::io::Result<String> {
+        Err(std::io::Error::other("no file"))
+    }
+
+    fn token() -> TokenEntry {
+        TokenEntry {
+            name: "console".into(),
+            scope: Scope::Lease,
+            sha256: "ab".repeat(32),
+        }
+    }
+
+    #[test]
+    fn file_then_env_then_flags() {
+        let file =
+            parse_file("listen = \"127.0.0.1:9000\"\nsim = \"2xA100\"\nsample_interval_ms = 500\n")
+                .unwrap();
+        let env = from_env(|name| (name == "EBB_AGENT_SIM").then(|| "4xV100".to_string())).unwrap();
+        let flags = Settings {
+            sample_interval_ms: Some(250),
+            ..Settings::default()
+        };
+        let merged = file.settings.overridden_by(env).overridden_by(flags);
+        let config = resolve(merged, vec![], no_trace).unwrap();
+        assert_eq!(config.listen.port(), 9000);
+        assert_eq!(config.sample_interval, Duration::from_millis(250));
+        let Backend::Simulator { gpus, .. } = config.backend else {
+            panic!("simulator")
+        };
+        assert_eq!(gpus, vec![GpuModel::V100; 4]);
+    }
+
+    #[test]
+    fn bad_keys_and_values_are_named() {
+        let unknown = parse_file("listen = \"127.0.0.1:1\"\nlsten = 3\n").unwrap_err();
+        assert!(unknown.contains("unknown field `lsten`"), "{unknown}");
+        let wrong_type = parse_file("tls = \"yes\"\n").unwrap_err();
+        assert!(wrong_type.contains("tls"), "{wrong_type}");
+        let env =
+            from_env(|name| (name == "EBB_AGENT_TLS").then(|| "maybe".to_string())).unwrap_err();
+        assert_eq!(
+            env.to_string(),
+            "EBB_AGENT_TLS: `maybe` is not true or false"
+        );
+        let cases = [
+            (
+                Settings {
+                    sim: Some("3xB200".into()),
+                    ..Settings::default()
+                },
+                "sim: --sim `3xB200`: unknown GPU model",
+            ),
+            (
+                Settings {
+                    sample_interval_ms: Some(5),
+                    ..Settings::default()
+                },
+                "sample_interval_ms: must be from 50",
+            ),
+            (
+                Settings {
+                    sim_profile: Some("idle".into()),
+                    ..Settings::default()
+                },
+                "sim_profile: only applies with `sim`",
+            ),
+            (
+                Settings {
+                    sim: Some("1xA100".into()),
+                    sim_profile: Some("wavy".into()),
+                    ..Settings::default()
+                },
+                "sim_profile: unknown profile `wavy`",
+            ),
+            (
+                Settings {
+                    sim: Some("1xA100".into()),
+                    sim_trace: Some("/nope.csv".into()),
+                    ..Settings::default()
+                },
+                "sim_trace: cannot read /nope.csv",
+            ),
+        ];
+        for (settings, expected) in cases {
+            let error = resolve(settings, vec![], no_trace).unwrap_err().to_string();
+            assert!(error.starts_with(expected), "{expected} vs {error}");
+        }
+    }
+
+    #[test]
+    fn the_shipped_sample_config_is_valid_once_it_has_a_token() {
+        let sample = parse_file(include_str!("../dist/agent.toml")).unwrap();
+        let without = resolve(sample.settings.clone(), sample.tokens.clone(), no_trace);
+        assert!(
+            without
+                .unwrap_err()
+                .to_string()
+                .contains("ebb-agent token new")
+        );
+        let config = resolve(sample.settings, vec![token()], no_trace).unwrap();
+        assert!(config.tls);
+        assert_eq!(config.backend, Backend::Nvml { library: None });
+    }
+
+    #[test]
+    fn a_network_address_needs_tokens_and_tls_or_an_explicit_opt_in() {
+        let public = Settings {
+            listen: Some("0.0.0.0:7070".parse().unwrap()),
+            sim: Some("1xA100".into()),
+            ..Settings::default()
+        };
+        let no_tokens = resolve(public.clone(), vec![], no_trace)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            no_tokens.contains("no tokens are configured"),
+            "{no_tokens}"
+        );
+        let no_tls = resolve(public.clone(), vec![token()], no_trace)
+            .unwrap_err()
+            .to_string();
+        assert!(no_tls.contains("--tls"), "{no_tls}");
+        let tls = resolve(
+            Settings {
+                tls: Some(true),
+                ..public.clone()
+            },
+            vec![token()],
+            no_trace,
+        )
+        .unwrap();
+        assert_eq!(tls.exposure_warning(), None);
+        let plain = resolve(
+            Settings {
+                allow_plain_http: Some(true),
+                ..public
+            },
+            vec![token()],
+            no_trace,
+        )
+        .unwrap();
+        assert!(plain.exposure_warning().unwrap().contains("unencrypted"));
+    }
+}

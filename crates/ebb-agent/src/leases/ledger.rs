@@ -1,0 +1,593 @@
+//! The lease ledger: who holds which GPU. Pure: no IO, no clock, no randomness; the shell
+//! persists every change before it applies it here.
+
+use ebb_wire::agent::{Lease, LeaseRequest, LeaseState};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// The most GPUs one request may name or count.
+pub const MAX_GPUS_PER_LEASE: u32 = 1024;
+/// The longest pool or holder id.
+pub const MAX_ID_CHARS: usize = 128;
+/// The most arguments a workload command may have, and the longest one.
+pub const MAX_COMMAND_ARGS: usize = 256;
+pub const MAX_ARG_CHARS: usize = 4096;
+/// The load profiles a lease may ask the simulator for.
+pub const LOAD_PROFILES: [&str; 4] = ["idle", "steady", "diurnal", "burst"];
+
+/// A GPU as the ledger needs to see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuSlot {
+    pub index: u32,
+    pub uuid: String,
+    pub healthy: bool,
+}
+
+/// Why a lease call was refused. Each maps to one HTTP status.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LeaseError {
+    /// 422: the request names the field and the problem.
+    #[error("{field}: {problem}")]
+    Invalid {
+        field: &'static str,
+        problem: String,
+    },
+    /// 409: fewer free GPUs than asked for.
+    #[error("count: asked for {wanted} GPUs but only {free} are free")]
+    NotEnoughFree { wanted: u32, free: u32 },
+    /// 409: a named GPU is taken or unhealthy.
+    #[error("gpu_uuids: {uuid} is not free: {reason}")]
+    GpuNotFree { uuid: String, reason: String },
+    /// 422: the idempotency key was used before with another body.
+    #[error(
+        "Idempotency-Key `{key}` was already used with a different request body; use a new key for a new request"
+    )]
+    KeyReused { key: String },
+    /// 404.
+    #[error("no lease with id `{id}`")]
+    NotFound { id: String },
+}
+
+/// What a grant plan comes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Grant {
+    /// A new lease, to persist and then [`Ledger::commit_grant`].
+    New(Lease),
+    /// The key was seen with the same body: the original answer, unchanged.
+    Replayed(Lease),
+}
+
+/// Every lease of one host and the idempotency records behind them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ledger {
+    leases: BTreeMap<String, Lease>,
+    /// key → (the request as first sent, the lease as first granted).
+    idempotency: HashMap<String, (LeaseRequest, Lease)>,
+    last_fencing_token: u64,
+}
+
+impl Ledger {
+    /// A ledger rebuilt from what the store kept.
+    pub fn restore(
+        leases: impl IntoIterator<Item = Lease>,
+        idempotency: impl IntoIterator<Item = (String, LeaseRequest, Lease)>,
+        last_fencing_token: u64,
+    ) -> Self {
+        let leases: BTreeMap<String, Lease> = leases
+            .into_iter()
+            .map(|lease| (lease.id.clone(), lease))
+            .collect();
+        let highest = leases
+            .values()
+            .map(|lease| lease.fencing_token)
+            .max()
+            .unwrap_or(0);
+        Self {
+            leases,
+            idempotency: idempotency
+                .into_iter()
+                .map(|(key, request, lease)| (key, (request, lease)))
+                .collect(),
+            last_fencing_token: last_fencing_token.max(highest),
+        }
+    }
+
+    pub fn last_fencing_token(&self) -> u64 {
+        self.last_fencing_token
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Lease> {
+        self.leases.get(id)
+    }
+
+    /// Every lease, oldest grant first.
+    pub fn leases(&self) -> impl Iterator<Item = &Lease> {
+        let mut all: Vec<&Lease> = self.leases.values().collect();
+        all.sort_by_key(|lease| lease.fencing_token);
+        all.into_iter()
+    }
+
+    /// UUID → lease id for every GPU held by an active or releasing lease.
+    pub fn holders(&self) -> HashMap<&str, &Lease> {
+        self.leases
+            .values()
+            .filter(|lease| lease.state != LeaseState::Released)
+            .flat_map(|lease| {
+                lease
+                    .gpu_uuids
+                    .iter()
+                    .map(move |uuid| (uuid.as_str(), lease))
+            })
+            .collect()
+    }
+
+    /// Decides what `POST /v1/leases` with `key` and `request` does, changing nothing.
+    /// `id` names the new lease if one is granted.
+    pub fn plan_grant(
+        &self,
+        key: &str,
+        request: &LeaseRequest,
+        gpus: &[GpuSlot],
+        id: &str,
+        now_ms: u64,
+    ) -> Result<Grant, LeaseError> {
+        validate_key(key)?;
+        if let Some((first_request, first_answer)) = self.idempotency.get(key) {
+            return if first_request == request {
+                Ok(Grant::Replayed(first_answer.clone()))
+            } else {
+                Err(LeaseError::KeyReused { key: key.into() })
+            };
+        }
+        validate(request)?;
+        let holders = self.holders();
+        let chosen: Vec<&GpuSlot> = match (&request.count, &request.gpu_uuids) {
+            (Some(count), None) => {
+                let mut free: Vec<&GpuSlot> = gpus
+                    .iter()
+                    .filter(|gpu| gpu.healthy && !holders.contains_key(gpu.uuid.as_str()))
+                    .collect();
+                if (free.len() as u32) < *count {
+                    return Err(LeaseError::NotEnoughFree {
+                        wanted: *count,
+                        free: free.len() as u32,
+                    });
+                }
+                free.sort_by_key(|gpu| gpu.index);
+                free.truncate(*count as usize);
+                free
+            }
+            (None, Some(uuids)) => uuids
+                .iter()
+                .map(|uuid| {
+                    let gpu = gpus.iter().find(|gpu| &gpu.uuid == uuid).ok_or_else(|| {
+                        LeaseError::Invalid {
+                            field: "gpu_uuids",
+                            problem: format!("no GPU with UUID {uuid} on this host"),
+                        }
+                    })?;
+                    if let Some(holder) = holders.get(uuid.as_str()) {
+                        return Err(LeaseError::GpuNotFree {
+                            uuid: uuid.clone(),
+                            reason: format!("held by lease {}", holder.id),
+                        });
+                    }
+                    if !gpu.healthy {
+                        return Err(LeaseError::GpuNotFree {
+                            uuid: uuid.clone(),
+                            reason: "the GPU is unhealthy".into(),
+                        });
+                    }
+                    Ok(gpu)
+                })
+                .collect::<Result<_, _>>()?,
+            _ => unreachable!("validate() allows exactly one of count and gpu_uuids"),
+        };
+        Ok(Grant::New(Lease {
+            id: id.to_string(),
+            pool_id: request.pool_id.clone(),
+            holder_id: request.holder_id.clone(),
+            gpu_uuids: chosen.iter().map(|gpu| gpu.uuid.clone()).collect(),
+            gpu_indexes: chosen.iter().map(|gpu| gpu.index).collect(),
+            fencing_token: self.last_fencing_token + 1,
+            state: LeaseState::Active,
+            created_at_ms: now_ms,
+            release_requested_at_ms: None,
+            released_at_ms: None,
+            command: request.command.clone(),
+            load_profile: request.load_profile.clone(),
+            workload_pid: None,
+            workload_exit_code: None,
+            workload_signal: None,
+            workload_log: None,
+        }))
+    }
+
+    /// Records a granted lease (after the store has it).
+    pub fn commit_grant(&mut self, key: &str, request: &LeaseRequest, lease: Lease) {
+        self.last_fencing_token = self.last_fencing_token.max(lease.fencing_token);
+        self.idempotency
+            .insert(key.to_string(), (request.clone(), lease.clone()));
+        self.leases.insert(lease.id.clone(), lease);
+    }
+
+    /// Replaces the answer an idempotency key replays (after the store has it).
+    pub fn set_response(&mut self, key: &str, lease: Lease) {
+        if let Some((_, answer)) = self.idempotency.get_mut(key) {
+            *answer = lease.clone();
+        }
+        self.leases.insert(lease.id.clone(), lease);
+    }
+
+    /// Replaces a lease's record (after the store has it).
+    pub fn update(&mut self, lease: Lease) {
+        self.leases.insert(lease.id.clone(), lease);
+    }
+
+    /// The lease as it is once a release is asked: `releasing`, or unchanged when it is
+    /// already releasing or released (a release is idempotent).
+    pub fn plan_release(&self, id: &str, now_ms: u64) -> Result<Lease, LeaseError> {
+        let lease = self
+            .leases
+            .get(id)
+            .ok_or_else(|| LeaseError::NotFound { id: id.into() })?;
+        let mut next = lease.clone();
+        if next.state == LeaseState::Active {
+            next.state = LeaseState::Releasing;
+            next.release_requested_at_ms = Some(now_ms);
+        }
+        Ok(next)
+    }
+}
+
+fn validate_key(key: &str) -> Result<(), LeaseError> {
+    let bad = |problem: &str| LeaseError::Invalid {
+        field: "Idempotency-Key",
+        problem: problem.into(),
+    };
+    if key.trim().is_empty() {
+        return Err(bad("the header is required and must not be empty"));
+    }
+    if key.len() > 255 {
+        return Err(bad("must be at most 255 characters"));
+    }
+    if key.chars().any(char::is_control) {
+        return Err(bad("must not contain control characters"));
+    }
+    Ok(())
+}
+
+/// Checks a request on its own, naming the first field with a problem.
+pub fn validate(request: &LeaseRequest) -> Result<(), LeaseError> {
+    let invalid =
+        |field: &'static str, problem: String| Err(LeaseError::Invalid { field, problem });
+    for (field, value) in [
+        ("pool_id", &request.pool_id),
+        ("holder_id", &request.holder_id),
+    ] {
+        if value.trim().is_empty() {
+            return invalid(field, "must not be empty".into());
+        }
+        if value.chars().count() > MAX_ID_CHARS {
+            return invalid(field, format!("must be at most {MAX_ID_CHARS} characters"));
+        }
+        if value.chars().any(char::is_control) {
+            return invalid(field, "must not contain control characters".into());
+        }
+    }
+    match (&request.count, &request.gpu_uuids) {
+        (None, None) => return invalid("count", "give either count or gpu_uuids".into()),
+        (Some(_), Some(_)) => {
+            return invalid("count", "give either count or gpu_uuids, not both".into());
+        }
+        (Some(0), None) => return invalid("count", "must be at least 1".into()),
+        (Some(count), None) if *count > MAX_GPUS_PER_LEASE => {
+            return invalid("count", format!("must be at most {MAX_GPUS_PER_LEASE}"));
+        }
+        (None, Some(uuids)) => {
+            if uuids.is_empty() {
+                return invalid("gpu_uuids", "must name at least one GPU".into());
+            }
+            if uuids.len() > MAX_GPUS_PER_LEASE as usize {
+                return invalid(
+                    "gpu_uuids",
+                    format!("must name at most {MAX_GPUS_PER_LEASE} GPUs"),
+                );
+            }
+            let mut seen = HashSet::new();
+            if let Some(twice) = uuids.iter().find(|uuid| !seen.insert(*uuid)) {
+                return invalid("gpu_uuids", format!("{twice} is named twice"));
+            }
+        }
+        (Some(_), None) => {}
+    }
+    if let Some(command) = &request.command {
+        if command.is_empty() || command[0].trim().is_empty() {
+            return invalid("command", "must start with the program to run".into());
+        }
+        if command.len() > MAX_COMMAND_ARGS {
+            return invalid(
+                "command",
+                format!("must have at most {MAX_COMMAND_ARGS} arguments"),
+            );
+        }
+        if command
+            .iter()
+            .any(|arg| arg.len() > MAX_ARG_CHARS || arg.contains('\0'))
+        {
+            return invalid(
+                "command",
+                format!("each argument must be at most {MAX_ARG_CHARS} bytes, without NUL"),
+            );
+        }
+    }
+    if let Some(profile) = &request.load_profile
+        && !LOAD_PROFILES.contains(&profile.as_str())
+    {
+        return invalid(
+            "load_profile",
+            format!(
+                "unknown profile `{profile}`: expected one of {}",
+                LOAD_PROFILES.join(", ")
+            ),
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn gpus(n: u32) -> Vec<GpuSlot> {
+        (0..n)
+            .map(|index| GpuSlot {
+                index,
+                uuid: format!("GPU-{index}"),
+                healthy: true,
+            })
+            .collect()
+    }
+
+    fn by_count(count: u32) -> LeaseRequest {
+        LeaseRequest {
+            pool_id: "pool-a".into(),
+            holder_id: "console-1".into(),
+            count: Some(count),
+            gpu_uuids: None,
+            command: None,
+            load_profile: None,
+        }
+    }
+
+    fn grant(
+        ledger: &mut Ledger,
+        key: &str,
+        request: &LeaseRequest,
+        slots: &[GpuSlot],
+    ) -> Result<Lease, LeaseError> {
+        let id = format!("lease-{}", ledger.last_fencing_token() + 1);
+        match ledger.plan_grant(key, request, slots, &id, 1000)? {
+            Grant::New(lease) => {
+                ledger.commit_grant(key, request, lease.clone());
+                Ok(lease)
+            }
+            Grant::Replayed(lease) => Ok(lease),
+        }
+    }
+
+    #[test]
+    fn grants_the_lowest_free_gpus_with_growing_fences() {
+        let slots = gpus(4);
+        let mut ledger = Ledger::default();
+        let first = grant(&mut ledger, "k1", &by_count(2), &slots).unwrap();
+        let second = grant(&mut ledger, "k2", &by_count(2), &slots).unwrap();
+        assert_eq!(first.gpu_indexes, vec![0, 1]);
+        assert_eq!(second.gpu_indexes, vec![2, 3]);
+        assert!(second.fencing_token > first.fencing_token);
+        let error = grant(&mut ledger, "k3", &by_count(1), &slots).unwrap_err();
+        assert_eq!(error, LeaseError::NotEnoughFree { wanted: 1, free: 0 });
+        assert_eq!(
+            error.to_string(),
+            "count: asked for 1 GPUs but only 0 are free"
+        );
+    }
+
+    #[test]
+    fn same_key_same_body_replays_and_a_different_body_is_refused() {
+        let slots = gpus(4);
+        let mut ledger = Ledger::default();
+        let first = grant(&mut ledger, "k1", &by_count(2), &slots).unwrap();
+        let again = grant(&mut ledger, "k1", &by_count(2), &slots).unwrap();
+        assert_eq!(first, again);
+        assert_eq!(ledger.leases().count(), 1);
+        let error = grant(&mut ledger, "k1", &by_count(3), &slots).unwrap_err();
+        assert!(matches!(error, LeaseError::KeyReused { .. }));
+    }
+
+    #[test]
+    fn released_gpus_are_free_again_and_fences_never_repeat() {
+        let slots = gpus(2);
+        let mut ledger = Ledger::default();
+        let first = grant(&mut ledger, "k1", &by_count(2), &slots).unwrap();
+        let mut releasing = ledger.plan_release(&first.id, 2000).unwrap();
+        assert_eq!(releasing.state, LeaseState::Releasing);
+        assert_eq!(releasing.release_requested_at_ms, Some(2000));
+        ledger.update(releasing.clone());
+        assert!(
+            grant(&mut ledger, "k2", &by_count(1), &slots).is_err(),
+            "releasing still holds"
+        );
+        releasing.state = LeaseState::Released;
+        ledger.update(releasing);
+        let second = grant(&mut ledger, "k2", &by_count(2), &slots).unwrap();
+        assert_eq!(second.fencing_token, first.fencing_token + 1);
+        let restored = Ledger::restore(ledger.leases().cloned(), [], 0);
+        assert_eq!(restored.last_fencing_token(), second.fencing_token);
+    }
+
+    #[test]
+    fn named_gpus_must_exist_be_free_and_healthy() {
+        let mut slots = gpus(3);
+        slots[2].healthy = false;
+        let mut ledger = Ledger::default();
+        let named = |uuids: &[&str]| LeaseRequest {
+            count: None,
+            gpu_uuids: Some(uuids.iter().map(|uuid| uuid.to_string()).collect()),
+            ..by_count(1)
+        };
+        let held = grant(&mut ledger, "k1", &named(&["GPU-1"]), &slots).unwrap();
+        assert_eq!(held.gpu_indexes, vec![1]);
+        let taken = grant(&mut ledger, "k2", &named(&["GPU-0", "GPU-1"]), &slots).unwrap_err();
+        assert_eq!(
+            taken.to_string(),
+            format!("gpu_uuids: GPU-1 is not free: held by lease {}", held.id)
+        );
+        let sick = grant(&mut ledger, "k3", &named(&["GPU-2"]), &slots).unwrap_err();
+        assert!(sick.to_string().contains("unhealthy"), "{sick}");
+        let unknown = grant(&mut ledger, "k4", &named(&["GPU-9"]), &slots).unwrap_err();
+        assert!(
+            unknown.to_string().contains("no GPU with UUID GPU-9"),
+            "{unknown}"
+        );
+        let unhealthy_skipped = grant(&mut ledger, "k5", &by_count(2), &slots).unwrap_err();
+        assert_eq!(
+            unhealthy_skipped,
+            LeaseError::NotEnoughFree { wanted: 2, free: 1 }
+        );
+    }
+
+    #[test]
+    fn bad_requests_name_the_field() {
+        let cases: Vec<(LeaseRequest, &str)> = vec![
+            (by_count(0), "count: must be at least 1"),
+            (
+                by_count(MAX_GPUS_PER_LEASE + 1),
+                "count: must be at most 1024",
+            ),
+            (
+                LeaseRequest {
+                    pool_id: " ".into(),
+                    ..by_count(1)
+                },
+                "pool_id: must not be empty",
+            ),
+            (
+                LeaseRequest {
+                    holder_id: "x".repeat(200),
+                    ..by_count(1)
+                },
+                "holder_id: must be at most 128",
+            ),
+            (
+                LeaseRequest {
+                    count: None,
+                    ..by_count(1)
+                },
+                "count: give either count or gpu_uuids",
+            ),
+            (
+                LeaseRequest {
+                    gpu_uuids: Some(vec!["a".into()]),
+                    ..by_count(1)
+                },
+                "not both",
+            ),
+            (
+                LeaseRequest {
+                    count: None,
+                    gpu_uuids: Some(vec![]),
+                    ..by_count(1)
+                },
+                "gpu_uuids: must name at least one",
+            ),
+            (
+                LeaseRequest {
+                    count: None,
+                    gpu_uuids: Some(vec!["a".into(), "a".into()]),
+                    ..by_count(1)
+                },
+                "gpu_uuids: a is named twice",
+            ),
+            (
+                LeaseRequest {
+                    command: Some(vec![]),
+                    ..by_count(1)
+                },
+                "command: must start with the program",
+            ),
+            (
+                LeaseRequest {
+                    load_profile: Some("wild".into()),
+                    ..by_count(1)
+                },
+                "load_profile: unknown profile `wild`",
+            ),
+        ];
+        for (request, expected) in cases {
+            let error = validate(&request).unwrap_err().to_string();
+            assert!(
+                error.starts_with(expected) || error.contains(expected),
+                "{expected} vs {error}"
+            );
+        }
+        let ledger = Ledger::default();
+        let error = ledger
+            .plan_grant("", &by_count(1), &gpus(1), "x", 0)
+            .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("Idempotency-Key: the header is required")
+        );
+    }
+
+    #[test]
+    fn unknown_leases_are_not_found() {
+        let error = Ledger::default().plan_release("nope", 0).unwrap_err();
+        assert_eq!(error.to_string(), "no lease with id `nope`");
+    }
+
+    proptest! {
+        /// Whatever sequence of grants and releases: no GPU is ever in two live leases,
+        /// fences only grow, and a refused grant changes nothing.
+        #[test]
+        fn no_gpu_is_ever_leased_twice(ops in proptest::collection::vec((0u8..3, 0u32..6, 0usize..8), 1..60)) {
+            let slots = gpus(8);
+            let mut ledger = Ledger::default();
+            let mut last_fence = 0;
+            let mut seen_ids = HashSet::new();
+            for (step, (kind, count, pick)) in ops.into_iter().enumerate() {
+                match kind {
+                    0 | 1 => {
+                        let before = ledger.clone();
+                        let key = format!("k{}", step % 5);
+                        match grant(&mut ledger, &key, &by_count(count), &slots) {
+                            Ok(lease) => {
+                                if seen_ids.insert(lease.id.clone()) {
+                                    prop_assert!(lease.fencing_token > last_fence);
+                                    last_fence = lease.fencing_token;
+                                }
+                            }
+                            Err(_) => prop_assert_eq!(&before, &ledger),
+                        }
+                    }
+                    _ => {
+                        let ids: Vec<String> = ledger.leases().map(|lease| lease.id.clone()).collect();
+                        if let Some(id) = ids.get(pick % ids.len().max(1)) {
+                            let mut lease = ledger.plan_release(id, 5).unwrap();
+                            lease.state = LeaseState::Released;
+                            ledger.update(lease);
+                        }
+                    }
+                }
+                let mut held = HashSet::new();
+                for lease in ledger.leases().filter(|lease| lease.state != LeaseState::Released) {
+                    for uuid in &lease.gpu_uuids {
+                        prop_assert!(held.insert(uuid.clone()), "{} leased twice", uuid);
+                    }
+                }
+            }
+        }
+    }
+}

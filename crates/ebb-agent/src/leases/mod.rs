@@ -1,0 +1,407 @@
+//! Leases: the pure [`ledger`], its [`store`], the [`workload`]s, and the service that
+//! ties them together. Every change is persisted before it is applied or answered.
+
+pub mod ledger;
+pub mod store;
+pub mod workload;
+
+use crate::probe::GpuProbe;
+use crate::sim::LoadProfile;
+use ebb_wire::agent::{GpuList, Lease, LeaseRequest, LeaseState};
+use ledger::{GpuSlot, Grant, LeaseError, Ledger};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use store::{HostStore, StoreError};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+/// How leases behave on this host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseConfig {
+    /// Between SIGTERM and SIGKILL when a lease is released.
+    pub release_grace: Duration,
+    /// Where workload logs go; `None` refuses leases with a command.
+    pub log_dir: Option<PathBuf>,
+}
+
+impl Default for LeaseConfig {
+    fn default() -> Self {
+        Self {
+            release_grace: Duration::from_secs(30),
+            log_dir: None,
+        }
+    }
+}
+
+/// A lease call's failure: the request's fault, or the store's.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error(transparent)]
+    Lease(#[from] LeaseError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What a create answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Created {
+    pub lease: Lease,
+    /// `false` when the idempotency key replayed an earlier grant.
+    pub new: bool,
+}
+
+/// One host's leases.
+#[derive(Debug)]
+pub struct LeaseService {
+    host: String,
+    store: HostStore,
+    ledger: tokio::sync::Mutex<Ledger>,
+    probe: Arc<dyn GpuProbe>,
+    gpus: watch::Receiver<Arc<GpuList>>,
+    config: LeaseConfig,
+    tasks: Mutex<JoinSet<()>>,
+    releasing: Mutex<std::collections::HashSet<String>>,
+    /// UUID → lease id of every held GPU, as of the last change; read without waiting.
+    holders: std::sync::RwLock<Arc<HashMap<String, String>>>,
+    /// Grows on every change, for streams and metrics to notice.
+    version: watch::Sender<u64>,
+    me: Weak<LeaseService>,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+impl LeaseService {
+    /// Loads the host's leases, restarts what a crash interrupted (a release half done, a
+    /// workload never started), and tells the probe which loads the leased GPUs run.
+    pub async fn start(
+        host: &str,
+        store: HostStore,
+        probe: Arc<dyn GpuProbe>,
+        gpus: watch::Receiver<Arc<GpuList>>,
+        config: LeaseConfig,
+    ) -> Result<Arc<Self>, StoreError> {
+        let ledger = store.load().await?;
+        let service = Arc::new_cyclic(|me| Self {
+            host: host.to_string(),
+            store,
+            ledger: tokio::sync::Mutex::new(ledger),
+            probe,
+            gpus,
+            config,
+            tasks: Mutex::new(JoinSet::new()),
+            releasing: Mutex::new(Default::default()),
+            holders: Default::default(),
+            version: watch::channel(0).0,
+            me: me.clone(),
+        });
+        let mut ledger = service.ledger.lock().await;
+        let leases: Vec<Lease> = ledger.leases().cloned().collect();
+        for lease in leases {
+            match lease.state {
+                LeaseState::Releasing => service.spawn_release(lease.id.clone()),
+                LeaseState::Active
+                    if lease.command.is_some()
+                        && lease.workload_pid.is_none()
+                        && lease.workload_exit_code.is_none() =>
+                {
+                    // Granted, then the agent stopped before the workload started.
+                    service.start_workload(&mut ledger, lease).await?;
+                }
+                _ => {}
+            }
+        }
+        service.publish(&ledger);
+        drop(ledger);
+        Ok(service)
+    }
+
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// Wakes on every lease change.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.version.subscribe()
+    }
+
+    /// Every lease, oldest first.
+    pub async fn list(&self) -> Vec<Lease> {
+        self.ledger.lock().await.leases().cloned().collect()
+    }
+
+    pub async fn get(&self, id: &str) -> Result<Lease, LeaseError> {
+        self.ledger
+            .lock()
+            .await
+            .get(id)
+            .cloned()
+            .ok_or_else(|| LeaseError::NotFound { id: id.into() })
+    }
+
+    /// UUID → lease id of every held GPU, as of the last change.
+    pub fn holders_now(&self) -> Arc<HashMap<String, String>> {
+        self.holders
+            .read()
+            .map(|holders| holders.clone())
+            .unwrap_or_default()
+    }
+
+    /// `POST /v1/leases`. One at a time per host: the ledger lock is held from the plan
+    /// to the commit, so two requests can never take the same GPU.
+    pub async fn create(&self, key: &str, request: &LeaseRequest) -> Result<Created, ServiceError> {
+        let slots: Vec<GpuSlot> = self
+            .gpus
+            .borrow()
+            .gpus
+            .iter()
+            .map(|gpu| GpuSlot {
+                index: gpu.index,
+                uuid: gpu.uuid.clone(),
+                healthy: gpu.healthy,
+            })
+            .collect();
+        let mut ledger = self.ledger.lock().await;
+        let id = lease_id(&self.host, ledger.last_fencing_token() + 1, key);
+        let lease = match ledger.plan_grant(key, request, &slots, &id, now_ms())? {
+            Grant::Replayed(lease) => return Ok(Created { lease, new: false }),
+            Grant::New(lease) => lease,
+        };
+        if let Some(command) = &lease.command {
+            if self.config.log_dir.is_none() {
+                return Err(LeaseError::Invalid {
+                    field: "command",
+                    problem: "this agent runs no workloads (it has no state directory)".into(),
+                }
+                .into());
+            }
+            if !program_exists(&command[0]) {
+                return Err(LeaseError::Invalid {
+                    field: "command",
+                    problem: format!("`{}` is not an executable program on this host", command[0]),
+                }
+                .into());
+            }
+        }
+        self.store.insert_grant(key, request, &lease).await?;
+        ledger.commit_grant(key, request, lease.clone());
+        let lease = if lease.command.is_some() {
+            let started = self.start_workload(&mut ledger, lease).await?;
+            self.store.update_grant_response(key, &started).await?;
+            ledger.set_response(key, started.clone());
+            started
+        } else {
+            lease
+        };
+        self.publish(&ledger);
+        Ok(Created { lease, new: true })
+    }
+
+    /// `DELETE /v1/leases/{id}`: stops the workload gracefully, then frees the GPUs.
+    /// Returns the lease as it is now: `released` when there was nothing to stop,
+    /// `releasing` while the workload is being stopped.
+    pub async fn release(&self, id: &str) -> Result<Lease, ServiceError> {
+        let mut ledger = self.ledger.lock().await;
+        let current = ledger
+            .get(id)
+            .cloned()
+            .ok_or_else(|| LeaseError::NotFound { id: id.into() })?;
+        if current.state == LeaseState::Released {
+            return Ok(current);
+        }
+        let mut next = ledger.plan_release(id, now_ms())?;
+        let running = next.workload_pid.is_some_and(|pid| {
+            next.workload_exit_code.is_none()
+                && next.workload_signal.is_none()
+                && workload::group_alive(pid)
+        });
+        if !running {
+            next.state = LeaseState::Released;
+            next.released_at_ms = Some(now_ms());
+        }
+        if next != current {
+            self.store.update(&next).await?;
+            ledger.update(next.clone());
+            self.publish(&ledger);
+        }
+        drop(ledger);
+        if running {
+            self.spawn_release(id.to_string());
+        }
+        Ok(next)
+    }
+
+    /// Waits for background work (workload watchers, releases) to be stopped.
+    pub async fn shutdown(&self) {
+        let mut tasks = std::mem::take(&mut *self.tasks.lock().expect("tasks lock"));
+        tasks.shutdown().await;
+    }
+
+    fn spawn_release(&self, id: String) {
+        if !self
+            .releasing
+            .lock()
+            .expect("releasing lock")
+            .insert(id.clone())
+        {
+            return;
+        }
+        let Some(me) = self.me.upgrade() else { return };
+        self.tasks.lock().expect("tasks lock").spawn(async move {
+            if let Err(error) = me.finish_release(&id).await {
+                tracing::error!(%error, lease = %id, "release failed; it resumes on restart");
+            }
+            me.releasing.lock().expect("releasing lock").remove(&id);
+        });
+    }
+
+    async fn finish_release(&self, id: &str) -> Result<(), ServiceError> {
+        let lease = self.get(id).await?;
+        if let Some(pid) = lease.workload_pid
+            && workload::group_alive(pid)
+        {
+            let killed = workload::stop(pid, self.config.release_grace).await;
+            tracing::info!(lease = %id, pid, killed, "workload stopped");
+        }
+        let mut ledger = self.ledger.lock().await;
+        let Some(mut lease) = ledger.get(id).cloned() else {
+            return Ok(());
+        };
+        if lease.state == LeaseState::Released {
+            return Ok(());
+        }
+        lease.state = LeaseState::Released;
+        lease.released_at_ms = Some(now_ms());
+        self.store.update(&lease).await?;
+        ledger.update(lease);
+        self.publish(&ledger);
+        Ok(())
+    }
+
+    /// Starts the workload of a stored lease and records its pid (or why it could not start).
+    async fn start_workload(
+        &self,
+        ledger: &mut Ledger,
+        mut lease: Lease,
+    ) -> Result<Lease, StoreError> {
+        let Some(log_dir) = self.config.log_dir.clone() else {
+            return Ok(lease);
+        };
+        match workload::start(&lease, &log_dir) {
+            Ok((child, log_path)) => {
+                lease.workload_pid = child.id();
+                lease.workload_log = Some(log_path.display().to_string());
+                self.store.update(&lease).await?;
+                ledger.update(lease.clone());
+                self.watch_workload(lease.id.clone(), child);
+            }
+            Err(error) => {
+                tracing::warn!(lease = %lease.id, %error, "workload did not start");
+                lease.workload_exit_code = Some(127);
+                lease.workload_log = workload::record_start_failure(&log_dir, &lease.id, &error)
+                    .map(|path| path.display().to_string());
+                self.store.update(&lease).await?;
+                ledger.update(lease.clone());
+            }
+        }
+        Ok(lease)
+    }
+
+    /// Reaps the workload when it ends and records how it ended.
+    fn watch_workload(&self, id: String, mut child: tokio::process::Child) {
+        let Some(me) = self.me.upgrade() else { return };
+        self.tasks.lock().expect("tasks lock").spawn(async move {
+            let Ok(status) = child.wait().await else {
+                return;
+            };
+            let (code, signal) = workload::exit_parts(status);
+            let mut ledger = me.ledger.lock().await;
+            let Some(mut lease) = ledger.get(&id).cloned() else {
+                return;
+            };
+            lease.workload_exit_code = code;
+            lease.workload_signal = signal;
+            match me.store.update(&lease).await {
+                Ok(()) => {
+                    ledger.update(lease);
+                    me.publish(&ledger);
+                }
+                Err(error) => {
+                    tracing::error!(%error, lease = %id, "cannot record the workload's exit")
+                }
+            }
+        });
+    }
+
+    /// Tells the probe the leased loads and wakes watchers.
+    fn publish(&self, ledger: &Ledger) {
+        let loads: HashMap<String, LoadProfile> = ledger
+            .leases()
+            .filter(|lease| lease.state == LeaseState::Active)
+            .filter_map(|lease| {
+                let profile = LoadProfile::from_name(lease.load_profile.as_deref()?)?;
+                Some(
+                    lease
+                        .gpu_uuids
+                        .iter()
+                        .map(move |uuid| (uuid.clone(), profile.clone())),
+                )
+            })
+            .flatten()
+            .collect();
+        self.probe.set_lease_loads(&loads);
+        let holders: HashMap<String, String> = ledger
+            .holders()
+            .into_iter()
+            .map(|(uuid, lease)| (uuid.to_string(), lease.id.clone()))
+            .collect();
+        if let Ok(mut current) = self.holders.write() {
+            *current = Arc::new(holders);
+        }
+        self.version.send_modify(|version| *version += 1);
+    }
+}
+
+/// A lease id unique per host and grant: the fence plus a digest of host and key.
+fn lease_id(host: &str, fence: u64, key: &str) -> String {
+    let digest = Sha256::digest(format!("{host}\n{fence}\n{key}").as_bytes());
+    let suffix: String = digest[..4]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    format!("lease-{fence}-{suffix}")
+}
+
+/// Whether `program` names an executable file, directly or on PATH.
+fn program_exists(program: &str) -> bool {
+    let path = std::path::Path::new(program);
+    if path.components().count() > 1 {
+        return is_executable(path);
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .any(|dir| is_executable(&dir.join(program)))
+}
+
+fn is_executable(path: &std::path::Path) -> bool {
+    let Ok(metadata) = path.metadata() else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        metadata.is_file() && metadata.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        metadata.is_file()
+    }
+}

@@ -1,0 +1,189 @@
+//! Where leases live between restarts: SQLite through sqlx, WAL, one transaction per change.
+
+use super::ledger::Ledger;
+use ebb_wire::agent::{Lease, LeaseRequest};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Row, SqlitePool};
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot open the lease database {path}: {source}")]
+    Open { path: String, source: sqlx::Error },
+    #[error("cannot migrate the lease database: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("lease database error: {0}")]
+    Sql(#[from] sqlx::Error),
+    #[error("a stored lease record is corrupt: {0}")]
+    Corrupt(#[from] serde_json::Error),
+}
+
+/// The lease database. Cloning shares the pool; each [`HostStore`] sees one host's rows.
+#[derive(Debug, Clone)]
+pub struct LeaseDb {
+    pool: SqlitePool,
+}
+
+impl LeaseDb {
+    /// Opens (creating) `leases.db` in `state_dir`.
+    pub async fn open(state_dir: &Path) -> Result<Self, StoreError> {
+        let path = state_dir.join("leases.db");
+        let options = SqliteConnectOptions::from_str("sqlite:")
+            .map_err(|source| StoreError::Open {
+                path: path.display().to_string(),
+                source,
+            })?
+            .filename(&path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .busy_timeout(Duration::from_secs(5));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .map_err(|source| StoreError::Open {
+                path: path.display().to_string(),
+                source,
+            })?;
+        Self::migrated(pool).await
+    }
+
+    /// A database that lives as long as the process: for demos and tests.
+    pub async fn in_memory() -> Result<Self, StoreError> {
+        let options = SqliteConnectOptions::from_str("sqlite::memory:")?;
+        // One connection: an in-memory database exists per connection.
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .connect_with(options)
+            .await?;
+        Self::migrated(pool).await
+    }
+
+    async fn migrated(pool: SqlitePool) -> Result<Self, StoreError> {
+        sqlx::migrate!("./migrations").run(&pool).await?;
+        Ok(Self { pool })
+    }
+
+    pub fn host(&self, host: &str) -> HostStore {
+        HostStore {
+            pool: self.pool.clone(),
+            host: host.to_string(),
+        }
+    }
+}
+
+/// One host's leases in the database.
+#[derive(Debug, Clone)]
+pub struct HostStore {
+    pool: SqlitePool,
+    host: String,
+}
+
+impl HostStore {
+    /// Rebuilds the host's ledger.
+    pub async fn load(&self) -> Result<Ledger, StoreError> {
+        let lease_rows =
+            sqlx::query("SELECT body FROM leases WHERE host = ? ORDER BY fencing_token")
+                .bind(&self.host)
+                .fetch_all(&self.pool)
+                .await?;
+        let leases = lease_rows
+            .iter()
+            .map(|row| serde_json::from_str::<Lease>(row.get::<&str, _>("body")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let key_rows = sqlx::query("SELECT key, request, response FROM idempotency WHERE host = ?")
+            .bind(&self.host)
+            .fetch_all(&self.pool)
+            .await?;
+        let records = key_rows
+            .iter()
+            .map(|row| {
+                Ok((
+                    row.get::<String, _>("key"),
+                    serde_json::from_str::<LeaseRequest>(row.get::<&str, _>("request"))?,
+                    serde_json::from_str::<Lease>(row.get::<&str, _>("response"))?,
+                ))
+            })
+            .collect::<Result<Vec<_>, serde_json::Error>>()?;
+        let last: Option<i64> = sqlx::query_scalar("SELECT last_token FROM fencing WHERE host = ?")
+            .bind(&self.host)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(Ledger::restore(leases, records, last.unwrap_or(0) as u64))
+    }
+
+    /// Stores a new grant: the lease, its idempotency record and the fence, together.
+    pub async fn insert_grant(
+        &self,
+        key: &str,
+        request: &LeaseRequest,
+        lease: &Lease,
+    ) -> Result<(), StoreError> {
+        let body = serde_json::to_string(lease)?;
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("INSERT INTO leases (host, id, fencing_token, body) VALUES (?, ?, ?, ?)")
+            .bind(&self.host)
+            .bind(&lease.id)
+            .bind(lease.fencing_token as i64)
+            .bind(&body)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("INSERT INTO idempotency (host, key, request, response) VALUES (?, ?, ?, ?)")
+            .bind(&self.host)
+            .bind(key)
+            .bind(serde_json::to_string(request)?)
+            .bind(&body)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "INSERT INTO fencing (host, last_token) VALUES (?, ?)
+             ON CONFLICT (host) DO UPDATE SET last_token = MAX(last_token, excluded.last_token)",
+        )
+        .bind(&self.host)
+        .bind(lease.fencing_token as i64)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Stores the lease a grant finally answered with (its workload started) as both the
+    /// lease and the idempotency record's response.
+    pub async fn update_grant_response(&self, key: &str, lease: &Lease) -> Result<(), StoreError> {
+        let body = serde_json::to_string(lease)?;
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("UPDATE leases SET body = ? WHERE host = ? AND id = ?")
+            .bind(&body)
+            .bind(&self.host)
+            .bind(&lease.id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("UPDATE idempotency SET response = ? WHERE host = ? AND key = ?")
+            .bind(&body)
+            .bind(&self.host)
+            .bind(key)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Stores a lease's new state.
+    pub async fn update(&self, lease: &Lease) -> Result<(), StoreError> {
+        let updated = sqlx::query("UPDATE leases SET body = ? WHERE host = ? AND id = ?")
+            .bind(serde_json::to_string(lease)?)
+            .bind(&self.host)
+            .bind(&lease.id)
+            .execute(&self.pool)
+            .await?;
+        if updated.rows_affected() != 1 {
+            return Err(StoreError::Sql(sqlx::Error::RowNotFound));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,509 @@
+//! Leases through the API: grants, idempotency, concurrency, bad input, workloads and
+//! restarts.
+
+use crate::support::{TestAgent, json, temp_dir};
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use ebb_agent::auth::Auth;
+use ebb_agent::leases::store::LeaseDb;
+use ebb_agent::leases::{LeaseConfig, LeaseService};
+use ebb_agent::{GpuModel, GpuProbe, LoadProfile, SimConfig, Simulator};
+use ebb_wire::agent::{ApiError, GpuList, Lease, LeaseList, LeaseRequest, LeaseState};
+use proptest::prelude::*;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+const ONE: &str = r#"{"pool_id":"pool-a","holder_id":"console-1","count":1}"#;
+
+async fn leases(agent: &TestAgent) -> Vec<Lease> {
+    json::<LeaseList>(&agent.get("/v1/leases").await.1).leases
+}
+
+#[tokio::test]
+async fn a_grant_takes_free_gpus_and_shows_on_them() {
+    let agent = TestAgent::new(4).await;
+    let (status, body) = agent
+        .post_lease(
+            "k1",
+            r#"{"pool_id":"pool-a","holder_id":"console-1","count":3}"#,
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let lease: Lease = json(&body);
+    assert_eq!(lease.gpu_indexes, vec![0, 1, 2]);
+    assert_eq!(lease.state, LeaseState::Active);
+    assert_eq!(
+        (lease.pool_id.as_str(), lease.holder_id.as_str()),
+        ("pool-a", "console-1")
+    );
+    let gpus: GpuList = json(&agent.get("/v1/gpus").await.1);
+    let held: Vec<Option<&str>> = gpus
+        .gpus
+        .iter()
+        .map(|gpu| gpu.lease_id.as_deref())
+        .collect();
+    assert_eq!(
+        held,
+        vec![
+            Some(lease.id.as_str()),
+            Some(&lease.id),
+            Some(&lease.id),
+            None
+        ]
+    );
+    let (status, body) = agent.get(&format!("/v1/leases/{}", lease.id)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(json::<Lease>(&body), lease);
+
+    let (status, body) = agent
+        .post_lease(
+            "k2",
+            r#"{"pool_id":"pool-a","holder_id":"console-1","count":2}"#,
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    let error: ApiError = json(&body);
+    assert_eq!(error.kind, "not_enough_free");
+    assert_eq!(error.message, "count: asked for 2 GPUs but only 1 are free");
+}
+
+#[tokio::test]
+async fn a_key_replays_its_answer_and_refuses_another_body() {
+    let agent = TestAgent::new(4).await;
+    let (first_status, first) = agent.post_lease("same", ONE).await;
+    let (again_status, again) = agent.post_lease("same", ONE).await;
+    assert_eq!(
+        (first_status, again_status),
+        (StatusCode::CREATED, StatusCode::OK)
+    );
+    assert_eq!(first, again);
+    let (status, body) = agent
+        .post_lease(
+            "same",
+            r#"{"pool_id":"pool-a","holder_id":"console-1","count":2}"#,
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(json::<ApiError>(&body).kind, "idempotency_key_reused");
+    assert_eq!(leases(&agent).await.len(), 1);
+    let (status, body) = agent
+        .send(
+            Request::post("/v1/leases")
+                .header("content-type", "application/json")
+                .body(Body::from(ONE))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        json::<ApiError>(&body)
+            .message
+            .starts_with("Idempotency-Key")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_requests_never_lease_a_gpu_twice() {
+    let agent = Arc::new(TestAgent::new(8).await);
+    let mut same_key = tokio::task::JoinSet::new();
+    for _ in 0..100 {
+        let agent = agent.clone();
+        same_key.spawn(async move { agent.post_lease("one-key", ONE).await });
+    }
+    let mut bodies = HashSet::new();
+    while let Some(result) = same_key.join_next().await {
+        let (status, body) = result.unwrap();
+        assert!(
+            status == StatusCode::CREATED || status == StatusCode::OK,
+            "{status}"
+        );
+        bodies.insert(body);
+    }
+    assert_eq!(bodies.len(), 1, "every answer is the one grant");
+    assert_eq!(leases(&agent).await.len(), 1);
+
+    let mut many_keys = tokio::task::JoinSet::new();
+    for n in 0..20 {
+        let agent = agent.clone();
+        many_keys.spawn(async move { agent.post_lease(&format!("key-{n}"), ONE).await.0 });
+    }
+    let mut created = 0;
+    while let Some(status) = many_keys.join_next().await {
+        match status.unwrap() {
+            StatusCode::CREATED => created += 1,
+            StatusCode::CONFLICT => {}
+            other => panic!("unexpected {other}"),
+        }
+    }
+    assert_eq!(created, 7, "8 GPUs, one already held");
+    let all = leases(&agent).await;
+    let mut held = HashSet::new();
+    for uuid in all.iter().flat_map(|lease| &lease.gpu_uuids) {
+        assert!(held.insert(uuid.clone()), "{uuid} leased twice");
+    }
+    let fences: Vec<u64> = all.iter().map(|lease| lease.fencing_token).collect();
+    assert!(
+        fences.windows(2).all(|pair| pair[0] < pair[1]),
+        "{fences:?}"
+    );
+}
+
+#[tokio::test]
+async fn bad_input_gets_a_clear_error_and_changes_nothing() {
+    let agent = TestAgent::new(2).await;
+    let post = |content_type: &str, body: String| {
+        Request::post("/v1/leases")
+            .header("content-type", content_type)
+            .header("idempotency-key", "k")
+            .body(Body::from(body))
+            .unwrap()
+    };
+    let cases = [
+        (
+            post("application/json", "{nope".into()),
+            StatusCode::BAD_REQUEST,
+            "malformed_json",
+            "",
+        ),
+        (
+            post(
+                "application/json",
+                r#"{"pool_id":"p","holder_id":"h","count":1,"colour":1}"#.into(),
+            ),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+            "unknown field `colour`",
+        ),
+        (
+            post(
+                "application/json",
+                r#"{"pool_id":"p","holder_id":"h","count":-2}"#.into(),
+            ),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+            "count",
+        ),
+        (
+            post(
+                "application/json",
+                r#"{"pool_id":"p","holder_id":"h","count":0}"#.into(),
+            ),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+            "count: must be at least 1",
+        ),
+        (
+            post(
+                "application/json",
+                r#"{"pool_id":"p","holder_id":"h","count":99999}"#.into(),
+            ),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+            "count: must be at most 1024",
+        ),
+        (
+            post(
+                "application/json",
+                r#"{"pool_id":"p","holder_id":"h","count":3}"#.into(),
+            ),
+            StatusCode::CONFLICT,
+            "not_enough_free",
+            "only 2 are free",
+        ),
+        (
+            post("text/plain", ONE.into()),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "Content-Type",
+        ),
+        (
+            post(
+                "application/json",
+                format!(
+                    r#"{{"pool_id":"{}","holder_id":"h","count":1}}"#,
+                    "x".repeat(70_000)
+                ),
+            ),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            "65536",
+        ),
+        (
+            post(
+                "application/json",
+                r#"{"pool_id":"p","holder_id":"h","count":1,"command":["/no/such/program"]}"#
+                    .into(),
+            ),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+            "command: `/no/such/program` is not an executable",
+        ),
+        (
+            Request::delete("/v1/leases/lease-404")
+                .body(Body::empty())
+                .unwrap(),
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "no lease with id `lease-404`",
+        ),
+        (
+            Request::get("/v1/leases/lease-404")
+                .body(Body::empty())
+                .unwrap(),
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "lease-404",
+        ),
+    ];
+    for (request, status, kind, words) in cases {
+        let what = format!("{} {}", request.method(), request.uri());
+        let (got, body) = agent.send(request).await;
+        let error: ApiError = json(&body);
+        assert_eq!(
+            (got, error.kind.as_str()),
+            (status, kind),
+            "{what}: {}",
+            error.message
+        );
+        assert!(error.message.contains(words), "{what}: {}", error.message);
+    }
+    assert!(leases(&agent).await.is_empty(), "nothing was granted");
+}
+
+fn corpus() -> Vec<(String, String)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/lease_bodies");
+    let mut bodies: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| {
+            let path = entry.unwrap().path();
+            (
+                path.file_name().unwrap().to_string_lossy().into(),
+                std::fs::read_to_string(&path).unwrap(),
+            )
+        })
+        .collect();
+    bodies.sort();
+    bodies
+}
+
+/// Sends one body and checks the invariants: never a server error, always JSON, and a
+/// refused request leaves the leases as they were.
+async fn check_body(agent: &TestAgent, key: &str, body: &str) -> Result<(), String> {
+    let before = leases(agent).await;
+    let (status, answer) = agent.post_lease(key, body).await;
+    if status.is_server_error() {
+        return Err(format!("{status} for {body:?}"));
+    }
+    if !status.is_success() {
+        let error: ApiError =
+            serde_json::from_slice(&answer).map_err(|error| format!("{error} for {body:?}"))?;
+        if error.message.is_empty() {
+            return Err(format!("empty message for {body:?}"));
+        }
+        if leases(agent).await != before {
+            return Err(format!("{status} changed the leases for {body:?}"));
+        }
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_corpus_of_odd_bodies_is_handled() {
+    let agent = TestAgent::new(2).await;
+    for (name, body) in corpus() {
+        check_body(&agent, &name, &body).await.unwrap();
+    }
+    assert_eq!(
+        leases(&agent).await.len(),
+        1,
+        "only ok_count.json is granted"
+    );
+}
+
+fn arbitrary_json() -> impl Strategy<Value = serde_json::Value> {
+    let leaf = prop_oneof![
+        Just(serde_json::Value::Null),
+        any::<bool>().prop_map(serde_json::Value::from),
+        any::<i64>().prop_map(serde_json::Value::from),
+        (-1e6f64..1e6).prop_map(serde_json::Value::from),
+        "[a-zA-Z0-9 _./-]{0,12}".prop_map(serde_json::Value::from),
+    ];
+    leaf.prop_recursive(3, 24, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),
+            proptest::collection::btree_map(
+                prop_oneof![
+                    Just("pool_id".to_string()),
+                    Just("holder_id".to_string()),
+                    Just("count".to_string()),
+                    Just("gpu_uuids".to_string()),
+                    Just("command".to_string()),
+                    Just("load_profile".to_string()),
+                    "[a-z]{1,6}",
+                ],
+                inner,
+                0..6,
+            )
+            .prop_map(|map| serde_json::Value::Object(map.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    #[test]
+    fn arbitrary_bodies_never_break_the_agent(body in arbitrary_json(), key in "[a-z]{1,3}") {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let outcome = runtime.block_on(async {
+            let agent = TestAgent::new(3).await;
+            check_body(&agent, &key, &body.to_string()).await
+        });
+        prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
+    }
+}
+
+async fn wait_released(agent: &TestAgent, id: &str) -> Lease {
+    for _ in 0..200 {
+        let lease: Lease = json(&agent.get(&format!("/v1/leases/{id}")).await.1);
+        if lease.state == LeaseState::Released {
+            return lease;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("lease {id} was not released within 5 s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_signals_the_workload_and_records_how_it_ended() {
+    let agent = TestAgent::with(4, Auth::open(), Duration::from_secs(5)).await;
+    let script = r#"echo "gpus=$CUDA_VISIBLE_DEVICES"; trap 'echo got TERM; exit 7' TERM; while true; do sleep 0.05; done"#;
+    let body = serde_json::json!({"pool_id": "p", "holder_id": "h", "count": 2, "command": ["sh", "-c", script]});
+    let (status, answer) = agent.post_lease("w1", &body.to_string()).await;
+    assert_eq!(
+        status,
+        StatusCode::CREATED,
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    let lease: Lease = json(&answer);
+    assert!(lease.workload_pid.is_some());
+    let log = lease.workload_log.clone().unwrap();
+    // Let the shell set its trap before it is asked to stop.
+    for _ in 0..100 {
+        if std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains("gpus=")
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (status, answer) = agent.delete(&format!("/v1/leases/{}", lease.id)).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    assert_eq!(json::<Lease>(&answer).state, LeaseState::Releasing);
+    let released = wait_released(&agent, &lease.id).await;
+    assert_eq!(released.workload_exit_code, Some(7));
+    assert!(released.released_at_ms.unwrap() >= released.release_requested_at_ms.unwrap());
+    let output = std::fs::read_to_string(&log).unwrap();
+    assert!(output.contains("gpus=0,1"), "{output}");
+    assert!(output.contains("got TERM"), "{output}");
+    let (status, again) = agent.delete(&format!("/v1/leases/{}", lease.id)).await;
+    assert_eq!(status, StatusCode::OK, "a second release is a no-op");
+    assert_eq!(json::<Lease>(&again), released);
+    assert_eq!(
+        agent
+            .post_lease("w2", r#"{"pool_id":"p","holder_id":"h","count":4}"#)
+            .await
+            .0,
+        StatusCode::CREATED
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workload_that_ignores_sigterm_is_killed_after_the_grace_period() {
+    let agent = TestAgent::with(1, Auth::open(), Duration::from_millis(300)).await;
+    let script = r#"trap '' TERM; echo ready; while true; do sleep 0.05; done"#;
+    let body = serde_json::json!({"pool_id": "p", "holder_id": "h", "count": 1, "command": ["sh", "-c", script]});
+    let lease: Lease = json(&agent.post_lease("w", &body.to_string()).await.1);
+    let log = lease.workload_log.clone().unwrap();
+    for _ in 0..100 {
+        if std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains("ready")
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    agent.delete(&format!("/v1/leases/{}", lease.id)).await;
+    let released = wait_released(&agent, &lease.id).await;
+    assert_eq!(released.workload_signal, Some(9), "{released:?}");
+    let took = released.released_at_ms.unwrap() - released.release_requested_at_ms.unwrap();
+    assert!(took >= 300, "waited the grace period first: {took} ms");
+}
+
+#[tokio::test]
+async fn a_release_without_workload_is_immediate() {
+    let agent = TestAgent::new(2).await;
+    let lease: Lease = json(&agent.post_lease("k", ONE).await.1);
+    let (status, body) = agent.delete(&format!("/v1/leases/{}", lease.id)).await;
+    assert_eq!(status, StatusCode::OK);
+    let released: Lease = json(&body);
+    assert_eq!(released.state, LeaseState::Released);
+    let gpus: GpuList = json(&agent.get("/v1/gpus").await.1);
+    assert!(gpus.gpus.iter().all(|gpu| gpu.lease_id.is_none()));
+}
+
+#[tokio::test]
+async fn leases_keys_and_fences_survive_a_restart() {
+    let dir = temp_dir("restart");
+    let sim = Arc::new(Simulator::new(SimConfig {
+        host: "h".into(),
+        gpus: vec![GpuModel::A100; 4],
+        seed: 1,
+        profile: LoadProfile::Idle,
+    }));
+    let list = GpuList {
+        host: "h".into(),
+        sampled_at_ms: 0,
+        gpus: sim.read(0),
+    };
+    let (_publish, latest) = watch::channel(Arc::new(list));
+    let request: LeaseRequest = serde_json::from_str(ONE).unwrap();
+    let start = || async {
+        let db = LeaseDb::open(&dir).await.unwrap();
+        LeaseService::start(
+            "h",
+            db.host("h"),
+            sim.clone(),
+            latest.clone(),
+            LeaseConfig::default(),
+        )
+        .await
+        .unwrap()
+    };
+    let first = start().await;
+    let granted = first.create("key-1", &request).await.unwrap().lease;
+    let released = first.create("key-2", &request).await.unwrap().lease;
+    first.release(&released.id).await.unwrap();
+    first.shutdown().await;
+    drop(first);
+
+    let second = start().await;
+    let replay = second.create("key-1", &request).await.unwrap();
+    assert!(!replay.new);
+    assert_eq!(replay.lease, granted);
+    let all = second.list().await;
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[1].state, LeaseState::Released);
+    let next = second.create("key-3", &request).await.unwrap().lease;
+    assert_eq!(next.fencing_token, released.fencing_token + 1);
+    assert_eq!(
+        next.gpu_indexes,
+        vec![1],
+        "GPU 0 is still held; GPU 1 was released"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

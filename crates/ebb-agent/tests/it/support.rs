@@ -1,0 +1,119 @@
+//! A simulated agent's state, in memory, for in-process requests.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use ebb_agent::auth::{Auth, Scope, TokenEntry, hex};
+use ebb_agent::leases::store::LeaseDb;
+use ebb_agent::leases::{LeaseConfig, LeaseService};
+use ebb_agent::{AgentState, GpuModel, GpuProbe, LoadProfile, SimConfig, Simulator, app};
+use ebb_wire::agent::GpuList;
+use sha2::{Digest, Sha256};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use tower::ServiceExt;
+
+pub struct TestAgent {
+    pub state: AgentState,
+    pub publish: watch::Sender<Arc<GpuList>>,
+}
+
+pub fn token_entry(token: &str, scope: Scope) -> TokenEntry {
+    TokenEntry {
+        name: token.into(),
+        scope,
+        sha256: hex(&Sha256::digest(token.as_bytes())),
+    }
+}
+
+pub fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "ebb-agent-it-{tag}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+impl TestAgent {
+    pub async fn new(gpus: usize) -> Self {
+        Self::with(gpus, Auth::open(), Duration::from_secs(5)).await
+    }
+
+    pub async fn with(gpus: usize, auth: Auth, grace: Duration) -> Self {
+        let sim = Arc::new(Simulator::new(SimConfig {
+            host: "host-a".into(),
+            gpus: vec![GpuModel::H800; gpus],
+            seed: 42,
+            profile: LoadProfile::Tidal { period_s: 60.0 },
+        }));
+        let list = GpuList {
+            host: "host-a".into(),
+            sampled_at_ms: 5_000,
+            gpus: sim.read(5_000),
+        };
+        let (publish, latest) = watch::channel(Arc::new(list));
+        let log_dir = temp_dir("logs");
+        let db = LeaseDb::in_memory().await.unwrap();
+        let leases = LeaseService::start(
+            "host-a",
+            db.host("host-a"),
+            sim.clone(),
+            latest.clone(),
+            LeaseConfig {
+                release_grace: grace,
+                log_dir: Some(log_dir),
+            },
+        )
+        .await
+        .unwrap();
+        let state = AgentState {
+            host: "host-a".into(),
+            backend: "simulator",
+            latest,
+            leases,
+            auth: Arc::new(auth),
+        };
+        Self { state, publish }
+    }
+
+    pub async fn send(&self, request: Request<Body>) -> (StatusCode, Vec<u8>) {
+        let response = app(self.state.clone()).oneshot(request).await.unwrap();
+        let status = response.status();
+        let body = axum::body::to_bytes(response.into_body(), 1 << 22)
+            .await
+            .unwrap();
+        (status, body.to_vec())
+    }
+
+    pub async fn get(&self, path: &str) -> (StatusCode, Vec<u8>) {
+        self.send(Request::get(path).body(Body::empty()).unwrap())
+            .await
+    }
+
+    pub async fn post_lease(&self, key: &str, body: &str) -> (StatusCode, Vec<u8>) {
+        self.send(
+            Request::post("/v1/leases")
+                .header("content-type", "application/json")
+                .header("idempotency-key", key)
+                .body(Body::from(body.to_string()))
+                .unwrap(),
+        )
+        .await
+    }
+
+    pub async fn delete(&self, path: &str) -> (StatusCode, Vec<u8>) {
+        self.send(Request::delete(path).body(Body::empty()).unwrap())
+            .await
+    }
+}
+
+pub fn json<T: serde::de::DeserializeOwned>(body: &[u8]) -> T {
+    serde_json::from_slice(body)
+        .unwrap_or_else(|error| panic!("{error}: {}", String::from_utf8_lossy(body)))
+}
