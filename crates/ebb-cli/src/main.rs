@@ -1,9 +1,13 @@
 //! `ebb`: the console core without a window. Flags and glue.
 
+mod costs;
+
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use ebb_core::client::{AgentClient, ClientConfig};
+use ebb_cost::{OverlayMode, PlanOptions, PoolPlan, Term};
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -15,6 +19,10 @@ struct Cli {
     /// Print JSON instead of a table.
     #[arg(long, global = true)]
     json: bool,
+    /// The data directory (the desktop app's): where the active price catalog lives.
+    /// Defaults to the OS app-data folder, e.g. ~/.local/share/dev.ebb.console.
+    #[arg(long, global = true, env = "EBB_DATA_DIR", value_name = "DIR")]
+    data_dir: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -31,11 +39,87 @@ enum Command {
         /// The agent's base URL, e.g. http://127.0.0.1:7070
         url: String,
     },
+    /// The price catalog: import, show, export.
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
+    /// Costs: plan comparison over a demand history, the slider's preview.
+    #[command(subcommand)]
+    Cost(CostCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum CatalogCommand {
+    /// Validate a price catalog (TOML) and make it the active one; an invalid file changes
+    /// nothing and every problem is listed.
+    Import {
+        /// The catalog file; the schema is crates/ebb-cost/CATALOG.md.
+        file: PathBuf,
+    },
+    /// Show the active price catalog (the demo one until one is imported).
+    Show,
+    /// Write the active catalog's TOML to FILE, or to standard output.
+    Export {
+        /// Where to write it.
+        file: Option<PathBuf>,
+    },
+}
+
+/// The pool a cost is for.
+#[derive(Debug, clap::Args)]
+struct PoolArgs {
+    /// GPU model, as the catalog names it, e.g. A100.
+    #[arg(long)]
+    model: String,
+    /// Region, e.g. cn-north.
+    #[arg(long)]
+    region: String,
+    /// A catalog file to use instead of the active one.
+    #[arg(long, value_name = "FILE")]
+    catalog: Option<PathBuf>,
+    /// The base's subscription term: month or year.
+    #[arg(long, default_value = "month")]
+    term: Term,
+}
+
+#[derive(Debug, Subcommand)]
+enum CostCommand {
+    /// Compare billing plans over a demand history and recommend the base to subscribe.
+    Plan {
+        /// CSV `hour,demand` or `minute,demand` (GPUs needed; each hour takes its highest minute).
+        #[arg(long, value_name = "FILE")]
+        demand: PathBuf,
+        #[command(flatten)]
+        pool: PoolArgs,
+        /// The work tolerates interruption: also evaluate a spot overlay.
+        #[arg(long)]
+        interruptible: bool,
+    },
+    /// What a change of the pool from one GPU count to another does to its cost.
+    Preview {
+        #[command(flatten)]
+        pool: PoolArgs,
+        /// GPUs held now.
+        #[arg(long)]
+        from: u32,
+        /// GPUs after the change.
+        #[arg(long)]
+        to: u32,
+        /// GPUs on subscription.
+        #[arg(long, default_value_t = 0)]
+        base: u32,
+        /// How GPUs above the base are paid: hour, day, week or spot.
+        #[arg(long, default_value = "hour")]
+        overlay: OverlayMode,
+    },
 }
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    let data_dir = || match &cli.data_dir {
+        Some(dir) => Ok(dir.clone()),
+        None => costs::default_data_dir(),
+    };
     match &cli.command {
         Command::Health { url } => {
             let health = AgentClient::new(url, ClientConfig::default())?
@@ -60,6 +144,103 @@ async fn main() -> anyhow::Result<()> {
                 println!("{}", serde_json::to_string_pretty(&list)?);
             } else {
                 print!("{}", gpu_table(&list));
+            }
+        }
+        Command::Catalog(command) => catalog(command, &data_dir()?, cli.json)?,
+        Command::Cost(command) => cost(command, &data_dir()?, cli.json)?,
+    }
+    Ok(())
+}
+
+fn catalog(command: &CatalogCommand, data_dir: &Path, json: bool) -> anyhow::Result<()> {
+    match command {
+        CatalogCommand::Import { file } => {
+            let (validated, target) = costs::import(data_dir, file)?;
+            if json {
+                let value = serde_json::json!({
+                    "imported": file,
+                    "path": target,
+                    "entries": validated.catalog.entries.len(),
+                    "warnings": validated.warnings,
+                });
+                println!("{}", serde_json::to_string_pretty(&value)?);
+            } else {
+                println!(
+                    "Imported {} prices from {} into {}",
+                    validated.catalog.entries.len(),
+                    file.display(),
+                    target.display()
+                );
+                print!("{}", costs::warnings_text(&validated.warnings));
+            }
+        }
+        CatalogCommand::Show => {
+            let active = costs::ActiveCatalog::load(data_dir, None)?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&costs::catalog_json(&active))?
+                );
+            } else {
+                print!("{}", costs::catalog_table(&active));
+            }
+        }
+        CatalogCommand::Export { file } => {
+            let active = costs::ActiveCatalog::load(data_dir, None)?;
+            match file {
+                Some(file) => std::fs::write(file, &active.text)
+                    .with_context(|| format!("cannot write {}", file.display()))?,
+                None => print!("{}", active.text),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn cost(command: &CostCommand, data_dir: &Path, json: bool) -> anyhow::Result<()> {
+    match command {
+        CostCommand::Plan {
+            demand,
+            pool,
+            interruptible,
+        } => {
+            let active = costs::ActiveCatalog::load(data_dir, pool.catalog.as_deref())?;
+            let entry = active.catalog.find(&pool.model, &pool.region)?;
+            let series = costs::read_demand(demand)?;
+            let options = PlanOptions {
+                term: pool.term,
+                interruptible: *interruptible,
+            };
+            let comparison = ebb_cost::compare_plans(entry, &series, &options)?;
+            if json {
+                let value = costs::plan_json(entry, &active, demand, &series, &comparison)?;
+                println!("{}", serde_json::to_string_pretty(&value)?);
+            } else {
+                print!("{}", costs::plan_text(entry, &active, &comparison));
+            }
+        }
+        CostCommand::Preview {
+            pool,
+            from,
+            to,
+            base,
+            overlay,
+        } => {
+            let active = costs::ActiveCatalog::load(data_dir, pool.catalog.as_deref())?;
+            let entry = active.catalog.find(&pool.model, &pool.region)?;
+            let plan = PoolPlan {
+                base_gpus: *base,
+                term: pool.term,
+                overlay: *overlay,
+            };
+            let preview = ebb_cost::preview(entry, &plan, *from, *to)?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&costs::preview_json(entry, &active, &preview))?
+                );
+            } else {
+                print!("{}", costs::preview_text(entry, &active, &preview));
             }
         }
     }

@@ -1,5 +1,7 @@
 //! The `ebb` binary as an operator runs it.
 
+mod cost;
+
 use std::process::Command;
 
 #[test]

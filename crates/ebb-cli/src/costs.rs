@@ -1,0 +1,502 @@
+//! `ebb catalog …` and `ebb cost …`: the active price catalog in the data directory, and the
+//! words and tables around `ebb_cost`'s figures. The figures themselves come from `ebb_cost`.
+
+use anyhow::{Context, bail};
+use ebb_cost::{
+    Catalog, Comparison, DemandSeries, InvalidCatalog, Money, PlanCost, PlanKind, Preview,
+    PriceEntry, Problem, RunRate, Validated, parse_catalog,
+};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The file the active catalog is kept in, inside the data directory.
+pub const CATALOG_FILE: &str = "catalog.toml";
+
+/// The desktop app's data directory (Tauri's `app_data_dir`): `$XDG_DATA_HOME` or
+/// `~/.local/share` on Linux, `~/Library/Application Support` on macOS, `%APPDATA%` on
+/// Windows, each followed by the app's identifier.
+pub fn default_data_dir() -> anyhow::Result<PathBuf> {
+    dirs::data_dir()
+        .map(|dir| dir.join("dev.ebb.console"))
+        .context("cannot find the OS data folder; pass --data-dir DIR or set EBB_DATA_DIR")
+}
+
+/// Where the prices in use came from.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "source", rename_all = "snake_case")]
+pub enum CatalogSource {
+    /// No catalog imported: the embedded demo catalog.
+    Demo,
+    /// The catalog imported into the data directory.
+    DataDir { path: PathBuf },
+    /// A file given with `--catalog`.
+    File { path: PathBuf },
+}
+
+/// The catalog in use, with its warnings and where it came from.
+#[derive(Debug)]
+pub struct ActiveCatalog {
+    pub catalog: Catalog,
+    pub warnings: Vec<Problem>,
+    pub source: CatalogSource,
+    /// The TOML text, for `catalog export`.
+    pub text: String,
+}
+
+impl ActiveCatalog {
+    /// `--catalog FILE` if given, else the data directory's catalog, else the demo one.
+    pub fn load(data_dir: &Path, file: Option<&Path>) -> anyhow::Result<ActiveCatalog> {
+        if let Some(file) = file {
+            let text = read(file)?;
+            let validated = validate(&text, file)?;
+            return Ok(ActiveCatalog::from(
+                validated,
+                text,
+                CatalogSource::File {
+                    path: file.to_path_buf(),
+                },
+            ));
+        }
+        let path = data_dir.join(CATALOG_FILE);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let validated = validate(&text, &path).context(
+                    "the active catalog is invalid; import a valid one with `ebb catalog import FILE`",
+                )?;
+                Ok(ActiveCatalog::from(
+                    validated,
+                    text,
+                    CatalogSource::DataDir { path },
+                ))
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                let text = ebb_cost::DEMO_CATALOG.to_string();
+                let validated = validate(&text, Path::new("the demo catalog"))?;
+                Ok(ActiveCatalog::from(validated, text, CatalogSource::Demo))
+            }
+            Err(error) => Err(error).with_context(|| format!("cannot read {}", path.display())),
+        }
+    }
+
+    fn from(validated: Validated, text: String, source: CatalogSource) -> ActiveCatalog {
+        ActiveCatalog {
+            catalog: validated.catalog,
+            warnings: validated.warnings,
+            source,
+            text,
+        }
+    }
+
+    /// One line saying where the prices come from.
+    pub fn source_line(&self) -> String {
+        match &self.source {
+            CatalogSource::Demo => {
+                "Prices: the demo catalog (no catalog imported; `ebb catalog import FILE` sets one)"
+                    .to_string()
+            }
+            CatalogSource::DataDir { path } => {
+                format!("Prices: the imported catalog {}", path.display())
+            }
+            CatalogSource::File { path } => format!("Prices: {}", path.display()),
+        }
+    }
+}
+
+fn read(file: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))
+}
+
+fn validate(text: &str, file: &Path) -> anyhow::Result<Validated> {
+    parse_catalog(text).map_err(|invalid: InvalidCatalog| {
+        anyhow::anyhow!(
+            "{} is not a usable price catalog: {invalid}",
+            file.display()
+        )
+    })
+}
+
+/// Validates `file` and, only if it is valid, makes it the active catalog: written to a
+/// temporary file in the data directory, then renamed over `catalog.toml`, so a crash
+/// leaves the old catalog or the new one, never half of one.
+pub fn import(data_dir: &Path, file: &Path) -> anyhow::Result<(Validated, PathBuf)> {
+    let text = read(file)?;
+    let validated = validate(&text, file)?;
+    std::fs::create_dir_all(data_dir)
+        .with_context(|| format!("cannot create the data directory {}", data_dir.display()))?;
+    let target = data_dir.join(CATALOG_FILE);
+    let temporary = data_dir.join(format!(".{CATALOG_FILE}.{}.tmp", std::process::id()));
+    let written = (|| {
+        use std::io::Write as _;
+        let mut out = std::fs::File::create(&temporary)?;
+        out.write_all(text.as_bytes())?;
+        out.sync_all()?;
+        std::fs::rename(&temporary, &target)
+    })();
+    if let Err(error) = written {
+        let _ = std::fs::remove_file(&temporary);
+        return Err(error).with_context(|| format!("cannot write {}", target.display()));
+    }
+    Ok((validated, target))
+}
+
+/// The catalog as a table, one row per model and region.
+pub fn catalog_table(active: &ActiveCatalog) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", active.source_line());
+    if let Some(name) = &active.catalog.name {
+        let _ = writeln!(out, "{name}, in {} per GPU", active.catalog.currency);
+    }
+    let _ = writeln!(
+        out,
+        "{:<12} {:<9} {:>9} {:>10} {:>11} {:>11} {:>12} {:>9} {:>9}",
+        "MODEL", "REGION", "HOUR", "DAY", "WEEK", "MONTH", "YEAR", "SPOT/H", "RESV/H"
+    );
+    let or_dash =
+        |money: Option<Money>| money.map_or_else(|| "—".to_string(), |money| money.to_string());
+    for entry in &active.catalog.entries {
+        let spot = match (entry.spot_hour, entry.spot_series.len()) {
+            (Some(spot), 0) => spot.to_string(),
+            (Some(spot), _) => format!("{spot}*"),
+            (None, _) => "—".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "{:<12} {:<9} {:>9} {:>10} {:>11} {:>11} {:>12} {:>9} {:>9}",
+            entry.model,
+            entry.region,
+            entry.hour,
+            or_dash(entry.day),
+            or_dash(entry.week),
+            entry.month,
+            or_dash(entry.year),
+            spot,
+            or_dash(entry.reserved_hour),
+        );
+    }
+    if active
+        .catalog
+        .entries
+        .iter()
+        .any(|entry| !entry.spot_series.is_empty())
+    {
+        let _ = writeln!(out, "* spot price changes over time (spot_series)");
+    }
+    out.push_str(&warnings_text(&active.warnings));
+    out
+}
+
+/// Warnings, one per line, or nothing.
+pub fn warnings_text(warnings: &[Problem]) -> String {
+    warnings
+        .iter()
+        .map(|warning| format!("warning: {warning}\n"))
+        .collect()
+}
+
+/// The catalog for `--json`.
+pub fn catalog_json(active: &ActiveCatalog) -> serde_json::Value {
+    serde_json::json!({
+        "catalog": &active.source,
+        "currency": &active.catalog.currency,
+        "name": &active.catalog.name,
+        "entries": &active.catalog.entries,
+        "warnings": &active.warnings,
+    })
+}
+
+/// Reads and parses a demand CSV, naming the file in the error.
+pub fn read_demand(file: &Path) -> anyhow::Result<DemandSeries> {
+    let text = read(file)?;
+    DemandSeries::from_csv(&text)
+        .with_context(|| format!("cannot use {} as a demand series", file.display()))
+}
+
+/// What a plan is, in words.
+fn plan_words(plan: &PlanCost) -> String {
+    match plan.kind {
+        PlanKind::AllSubscribed => format!("all subscribed ({}ly)", plan.term),
+        PlanKind::AllHourly => "all on demand, by the hour".to_string(),
+        PlanKind::AllOnDemandBestUnit => "all on demand, cheapest units".to_string(),
+        PlanKind::BaseHourly => "base + hourly overlay".to_string(),
+        PlanKind::BaseDaily => "base + daily overlay".to_string(),
+        PlanKind::BaseWeekly => "base + weekly overlay".to_string(),
+        PlanKind::BaseReserved => "base + reserved peak window".to_string(),
+        PlanKind::BaseSpot => "base + spot overlay".to_string(),
+    }
+}
+
+fn kind_words(kind: PlanKind) -> &'static str {
+    match kind {
+        PlanKind::AllSubscribed => "all subscribed",
+        PlanKind::AllHourly => "all on demand by the hour",
+        PlanKind::AllOnDemandBestUnit => "all on demand in the cheapest units",
+        PlanKind::BaseHourly => "base + hourly overlay",
+        PlanKind::BaseDaily => "base + daily overlay",
+        PlanKind::BaseWeekly => "base + weekly overlay",
+        PlanKind::BaseReserved => "base + reserved peak window",
+        PlanKind::BaseSpot => "base + spot overlay",
+    }
+}
+
+/// The plan comparison as a table, then the recommendation in words.
+pub fn plan_text(entry: &PriceEntry, active: &ActiveCatalog, comparison: &Comparison) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} in {}: {} hours from hour {}, peak {} GPUs, {} GPU-hours of work",
+        entry.model,
+        entry.region,
+        comparison.hours,
+        comparison.first_hour,
+        comparison.peak_gpus,
+        comparison.used_gpu_hours
+    );
+    let _ = writeln!(out, "{}", active.source_line());
+    let _ = writeln!(
+        out,
+        "One GPU subscribed over the series ({} {}{}): {}",
+        comparison
+            .hours
+            .div_ceil(u64::from(comparison.term.hours())),
+        comparison.term,
+        if comparison
+            .hours
+            .div_ceil(u64::from(comparison.term.hours()))
+            == 1
+        {
+            ""
+        } else {
+            "s"
+        },
+        comparison.subscription_per_gpu
+    );
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "{:<32} {:>5} {:>16} {:>8}  PAID GPU-HOURS (IDLE)",
+        "PLAN", "BASE", "COST", "SAVING"
+    );
+    for plan in &comparison.plans {
+        let saving = if plan.kind == PlanKind::AllSubscribed {
+            "—".to_string()
+        } else {
+            format!("{:.1}%", plan.saving_pct)
+        };
+        let _ = writeln!(
+            out,
+            "{:<32} {:>5} {:>16} {:>8}  {} ({})",
+            plan_words(plan),
+            plan.base_gpus,
+            plan.total_cost.to_string(),
+            saving,
+            paid_words(plan),
+            plan.idle_paid_gpu_hours
+        );
+    }
+    for skipped in &comparison.skipped {
+        let _ = writeln!(
+            out,
+            "{:<32} not evaluated: {}",
+            kind_words(skipped.kind),
+            skipped.reason
+        );
+    }
+
+    let recommendation = &comparison.recommendation;
+    let base = &recommendation.base;
+    let all = comparison
+        .plan(PlanKind::AllSubscribed)
+        .map_or(Money::ZERO, |plan| plan.total_cost);
+    let hourly = comparison.plan(PlanKind::BaseHourly);
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "Base optimum: subscribe {} GPU{} ({}ly) and rent the rest by the hour: {}, {:.1}% less than subscribing all {}.",
+        base.base_gpus,
+        if base.base_gpus == 1 { "" } else { "s" },
+        base.term,
+        base.cost,
+        hourly.map_or(0.0, |plan| plan.saving_pct),
+        comparison.peak_gpus
+    );
+    let _ = writeln!(
+        out,
+        "  A level of demand is worth subscribing when it is reached in at least {} of the {} hours (a subscription {}, {} an hour); demand reaches {} GPUs in {} hours and exceeds it in {}.",
+        base.break_even_hours,
+        comparison.hours,
+        base.subscription_per_gpu,
+        entry.hour,
+        base.base_gpus,
+        base.hours_at_base,
+        base.hours_above_base
+    );
+    if let Some(cheaper) = &recommendation.cheaper_overlay {
+        let _ = writeln!(
+            out,
+            "  A {} overlay is cheaper than the hourly one: {} subscribed + the rest by the {}: {} ({} less).",
+            match cheaper.overlay {
+                ebb_cost::OverlayMode::Day => "daily",
+                _ => "weekly",
+            },
+            cheaper.base_gpus,
+            cheaper.overlay,
+            cheaper.cost,
+            cheaper.saving_vs_hourly
+        );
+    }
+    let _ = writeln!(
+        out,
+        "Cheapest plan evaluated: {} (base {}): {}, {} ({:.1}%) less than all subscribed ({}).",
+        kind_words(recommendation.best),
+        recommendation.best_base_gpus,
+        recommendation.best_cost,
+        recommendation.saving_vs_all_subscribed,
+        recommendation.saving_pct,
+        all
+    );
+    out.push_str(&warnings_text(&active.warnings));
+    out
+}
+
+fn paid_words(plan: &PlanCost) -> String {
+    let paid = &plan.paid_gpu_hours;
+    let parts: Vec<String> = [
+        ("sub", paid.subscribed),
+        ("hour", paid.hour),
+        ("day", paid.day),
+        ("week", paid.week),
+        ("spot", paid.spot),
+        ("reserved", paid.reserved),
+    ]
+    .into_iter()
+    .filter(|(_, hours)| *hours > 0)
+    .map(|(mode, hours)| format!("{mode} {hours}"))
+    .collect();
+    if parts.is_empty() {
+        "none".to_string()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// The comparison for `--json`.
+pub fn plan_json(
+    entry: &PriceEntry,
+    active: &ActiveCatalog,
+    demand_file: &Path,
+    demand: &DemandSeries,
+    comparison: &Comparison,
+) -> anyhow::Result<serde_json::Value> {
+    let mut value = serde_json::json!({
+        "currency": &active.catalog.currency,
+        "catalog": &active.source,
+        "model": &entry.model,
+        "region": &entry.region,
+        "prices": entry,
+        "demand": {
+            "file": demand_file,
+            "resolution": demand.resolution(),
+        },
+        "warnings": &active.warnings,
+    });
+    let serde_json::Value::Object(fields) = serde_json::to_value(comparison)? else {
+        bail!("a comparison serializes to an object");
+    };
+    value
+        .as_object_mut()
+        .expect("built as an object")
+        .extend(fields);
+    Ok(value)
+}
+
+/// The slider preview as a small table.
+pub fn preview_text(entry: &PriceEntry, active: &ActiveCatalog, preview: &Preview) -> String {
+    let plan = &preview.plan;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} in {}: {} subscribed ({}ly), the rest by the {}",
+        entry.model, entry.region, plan.base_gpus, plan.term, plan.overlay
+    );
+    let _ = writeln!(out, "{}", active.source_line());
+    let _ = writeln!(
+        out,
+        "{:<8} {:>6} {:>14} {:>16} {:>18}",
+        "", "GPUS", "PER HOUR", "PER DAY", "PER MONTH"
+    );
+    let row = |out: &mut String, name: &str, rate: &RunRate| {
+        let _ = writeln!(
+            out,
+            "{:<8} {:>6} {:>14} {:>16} {:>18}",
+            name,
+            rate.gpus,
+            rate.total.per_hour.to_string(),
+            rate.total.per_day.to_string(),
+            rate.total.per_month.to_string()
+        );
+    };
+    row(&mut out, "before", &preview.before);
+    row(&mut out, "after", &preview.after);
+    let signed = |money: Money| {
+        if money.fen() > 0 {
+            format!("+{money}")
+        } else {
+            money.to_string()
+        }
+    };
+    let gpu_change = i64::from(preview.after.gpus) - i64::from(preview.before.gpus);
+    let _ = writeln!(
+        out,
+        "{:<8} {:>6} {:>14} {:>16} {:>18}",
+        "change",
+        if gpu_change > 0 {
+            format!("+{gpu_change}")
+        } else {
+            gpu_change.to_string()
+        },
+        signed(preview.delta.per_hour),
+        signed(preview.delta.per_day),
+        signed(preview.delta.per_month)
+    );
+    let after = &preview.after;
+    let _ = writeln!(
+        out,
+        "after:   base {} GPU{} {} a month; overlay {} GPU{} {} a month",
+        plan.base_gpus,
+        if plan.base_gpus == 1 { "" } else { "s" },
+        after.base.per_month,
+        after.overlay_gpus,
+        if after.overlay_gpus == 1 { "" } else { "s" },
+        after.overlay.per_month
+    );
+    if after.gpus < plan.base_gpus {
+        let _ = writeln!(
+            out,
+            "note: {} GPUs is below the base of {}; the base is paid in full",
+            after.gpus, plan.base_gpus
+        );
+    }
+    out.push_str(&warnings_text(&active.warnings));
+    out
+}
+
+/// The preview for `--json`.
+pub fn preview_json(
+    entry: &PriceEntry,
+    active: &ActiveCatalog,
+    preview: &Preview,
+) -> serde_json::Value {
+    serde_json::json!({
+        "currency": &active.catalog.currency,
+        "catalog": &active.source,
+        "model": &entry.model,
+        "region": &entry.region,
+        "plan": &preview.plan,
+        "before": &preview.before,
+        "after": &preview.after,
+        "delta": &preview.delta,
+        "hours_per_day": 24,
+        "hours_per_month": ebb_cost::HOURS_PER_MONTH,
+    })
+}
