@@ -712,60 +712,65 @@ fn percent(part: Money, whole: Money) -> f64 {
 /// Buffers for [`CoverScratch::best_cover`], reused across bands.
 #[derive(Debug, Default)]
 struct CoverScratch {
+    /// `cost[i]`: the cheapest cover of the first `i` busy hours.
     cost: Vec<i64>,
-    step: Vec<(u8, u32)>,
+    /// For busy hour `i`, the unit that covers it last: `UNIT_* | first busy hour it covers`.
+    step: Vec<u32>,
 }
+
+const UNIT_HOUR: u32 = 0;
+const UNIT_DAY: u32 = 1 << 30;
+const UNIT_WEEK: u32 = 2 << 30;
+const UNIT_MASK: u32 = 3 << 30;
 
 impl CoverScratch {
     /// The cheapest cover of `busy` (sorted hours) by hour, day and week units, by dynamic
     /// programming over the busy hours: the unit covering the last busy hour ends there.
     /// One level's cost fits `i64`: at most `MAX_HOURS` units at the largest price.
     fn best_cover(&mut self, busy: &[u32], entry: &PriceEntry) -> (Cover, i64) {
-        const HOUR: u8 = 0;
-        const DAY: u8 = 1;
-        const WEEK: u8 = 2;
+        // A unit not offered never wins, and adding it to any level's cost cannot overflow.
+        const NEVER: i64 = i64::MAX / 4;
         let hour = entry.hour.fen();
-        let day = entry.day.map(Money::fen);
-        let week = entry.week.map(Money::fen);
+        let day = entry.day.map_or(NEVER, Money::fen);
+        let week = entry.week.map_or(NEVER, Money::fen);
+        let n = busy.len();
         self.cost.clear();
+        self.cost.resize(n + 1, 0);
         self.step.clear();
-        self.cost.push(0);
+        self.step.resize(n, 0);
+        let (cost, step) = (&mut self.cost[..], &mut self.step[..]);
         let (mut day_from, mut week_from) = (0usize, 0usize);
         for (i, &t) in busy.iter().enumerate() {
-            let mut best = (self.cost[i] + hour, (HOUR, i as u32));
-            if let Some(day) = day {
-                while busy[day_from] + 24 <= t {
-                    day_from += 1;
-                }
-                let cost = self.cost[day_from] + day;
-                if cost < best.0 {
-                    best = (cost, (DAY, day_from as u32));
-                }
+            while busy[day_from] + 24 <= t {
+                day_from += 1;
             }
-            if let Some(week) = week {
-                while busy[week_from] + 168 <= t {
-                    week_from += 1;
-                }
-                let cost = self.cost[week_from] + week;
-                if cost < best.0 {
-                    best = (cost, (WEEK, week_from as u32));
-                }
+            while busy[week_from] + 168 <= t {
+                week_from += 1;
             }
-            self.cost.push(best.0);
-            self.step.push(best.1);
+            let by_hour = cost[i] + hour;
+            let by_day = cost[day_from] + day;
+            let by_week = cost[week_from] + week;
+            // On a tie the shorter unit wins: no longer commitment without a saving.
+            (cost[i + 1], step[i]) = if by_hour <= by_day && by_hour <= by_week {
+                (by_hour, UNIT_HOUR | i as u32)
+            } else if by_day <= by_week {
+                (by_day, UNIT_DAY | day_from as u32)
+            } else {
+                (by_week, UNIT_WEEK | week_from as u32)
+            };
         }
         let mut cover = Cover::default();
-        let mut i = busy.len();
+        let mut i = n;
         while i > 0 {
-            let (unit, from) = self.step[i - 1];
-            match unit {
-                HOUR => cover.hour_units += 1,
-                DAY => cover.day_units += 1,
+            let taken = step[i - 1];
+            match taken & UNIT_MASK {
+                UNIT_HOUR => cover.hour_units += 1,
+                UNIT_DAY => cover.day_units += 1,
                 _ => cover.week_units += 1,
             }
-            i = from as usize;
+            i = (taken & !UNIT_MASK) as usize;
         }
-        (cover, self.cost[busy.len()])
+        (cover, cost[n])
     }
 }
 
