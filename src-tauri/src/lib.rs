@@ -7,9 +7,11 @@ mod state;
 pub use state::Options;
 
 use anyhow::Context;
-use state::Console;
+use state::AppState;
 use tauri::Manager;
 use tauri_specta::{Builder, collect_commands, collect_events};
+
+include!("command_names.rs");
 
 /// Every command and event the webview may use. `ui/src/bindings.ts` is generated from it.
 pub fn specta_builder() -> Builder<tauri::Wry> {
@@ -18,6 +20,11 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::app_info,
             commands::fleet_snapshot,
             commands::utilization_chart,
+            commands::list_hosts,
+            commands::add_host,
+            commands::update_host,
+            commands::remove_host,
+            commands::test_host,
         ])
         .events(collect_events![commands::FleetTick])
 }
@@ -46,18 +53,18 @@ pub fn run(options: Options) -> anyhow::Result<()> {
                 None => app.path().app_data_dir()?,
             };
             open_main_window(app, &data_dir)?;
-            let console = tauri::async_runtime::block_on(Console::start(&options, data_dir))?;
-            console.forward_ticks(app.handle().clone());
-            app.manage(console);
+            let state = tauri::async_runtime::block_on(AppState::start(&options, data_dir))?;
+            state.forward_ticks(app.handle().clone());
+            app.manage(state);
             Ok(())
         })
         .build(tauri::generate_context!())
         .context("cannot start the Tauri app")?;
     app.run(|handle, event| {
         if let tauri::RunEvent::Exit = event
-            && let Some(console) = handle.try_state::<Console>()
+            && let Some(state) = handle.try_state::<AppState>()
         {
-            tauri::async_runtime::block_on(console.shutdown());
+            tauri::async_runtime::block_on(state.shutdown());
         }
     });
     Ok(())
@@ -118,7 +125,9 @@ mod tests {
             .map(|command| command.replace('-', "_"))
             .collect();
         granted.sort();
-        assert_eq!(granted, ["app_info", "fleet_snapshot", "utilization_chart"]);
+        let mut registered = super::COMMANDS.to_vec();
+        registered.sort();
+        assert_eq!(granted, registered);
     }
 
     /// The CSP forbids eval and remote origins.

@@ -1,7 +1,8 @@
-//! The app's state: options, the collector, and (in demo mode) the embedded fleet.
+//! The app's state: options, the console service, and (in demo mode) the embedded fleet.
 
 use ebb_agent::{Fleet, FleetConfig, LoadProfile};
-use ebb_core::collect::{Collector, CollectorConfig, Target};
+use ebb_core::console::{Console, ConsoleOptions, Role, TokenStore};
+use ebb_core::registry::HostSpec;
 use ebb_wire::ipc::AppInfo;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -18,61 +19,74 @@ pub struct Options {
     /// Where Ebb keeps its data; defaults to the OS app-data folder.
     #[arg(long, env = "EBB_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
+    /// Where host tokens go: `keychain` (the OS keychain) or `file` (a 0600 file in the
+    /// data directory, for machines without a keychain).
+    #[arg(long, env = "EBB_TOKEN_STORE", default_value = "keychain")]
+    pub token_store: TokenStore,
 }
 
-/// Everything the commands read. Holds no secret: nothing here reaches the webview but
-/// through the DTOs in `ebb_wire::ipc`.
+/// Everything the commands read. Holds no secret that reaches the webview: IPC answers
+/// are the DTOs of `ebb_wire::ipc`.
 #[derive(Debug)]
-pub struct Console {
+pub struct AppState {
     pub info: AppInfo,
-    pub collector: Collector,
-    fleet: Mutex<Option<Fleet>>,
+    pub console: Console,
+    fleet: tokio::sync::Mutex<Option<Fleet>>,
     forwarder: Mutex<Option<JoinHandle<()>>>,
 }
 
-impl Console {
+impl AppState {
     pub async fn start(options: &Options, data_dir: PathBuf) -> anyhow::Result<Self> {
-        std::fs::create_dir_all(&data_dir).map_err(|error| {
-            anyhow::anyhow!(
-                "cannot create the data directory {}: {error}",
-                data_dir.display()
-            )
-        })?;
-        let fleet = if options.demo {
-            Some(Fleet::start(&demo_fleet()).await?)
+        // The demo keeps its own registry so its hosts never mix with the operator's.
+        let (data_dir, token_store) = if options.demo {
+            (data_dir.join("demo"), TokenStore::Memory)
+        } else {
+            (data_dir, options.token_store)
+        };
+        let console = Console::open(ConsoleOptions {
+            token_store,
+            ..ConsoleOptions::new(&data_dir)
+        })
+        .await?;
+        let fleet = if options.demo && console.role() == Role::Collector {
+            let fleet = Fleet::start(&demo_fleet()).await?;
+            // The demo fleet goes through the same registry as real hosts.
+            for host in fleet.hosts() {
+                let spec = HostSpec {
+                    name: host.name.clone(),
+                    url: host.url.clone(),
+                    region: host.region.clone(),
+                    labels: [("demo".to_string(), "true".to_string())].into(),
+                    fingerprint: None,
+                    has_token: false,
+                };
+                console.upsert_host(&spec, None).await?;
+            }
+            Some(fleet)
         } else {
             None
         };
-        // The host registry comes later; until then the demo fleet is the only source.
-        let targets = fleet
-            .iter()
-            .flat_map(|fleet| fleet.hosts())
-            .map(|host| Target {
-                name: host.name.clone(),
-                url: host.url.clone(),
-                region: host.region.clone(),
-            })
-            .collect();
-        let collector = Collector::start(targets, CollectorConfig::default())?;
         Ok(Self {
             info: AppInfo {
                 version: env!("CARGO_PKG_VERSION").into(),
                 data_dir: data_dir.display().to_string(),
                 demo: options.demo,
+                collecting: console.role() == Role::Collector,
+                token_store: console.registry().vault().describe(),
                 os_locale: sys_locale::get_locale(),
             },
-            collector,
-            fleet: Mutex::new(fleet),
+            console,
+            fleet: tokio::sync::Mutex::new(fleet),
             forwarder: Mutex::new(None),
         })
     }
 
-    /// Emits a `fleet-tick` event to the webview after every collection round.
+    /// Emits a `fleet-tick` event to the webview after every collection tick.
     pub fn forward_ticks(&self, app: tauri::AppHandle) {
-        let mut states = self.collector.subscribe();
+        let mut snapshots = self.console.subscribe();
         let task = tauri::async_runtime::spawn(async move {
-            while states.changed().await.is_ok() {
-                let snapshot = states.borrow_and_update().snapshot.clone();
+            while snapshots.changed().await.is_ok() {
+                let snapshot = (**snapshots.borrow_and_update()).clone();
                 if let Err(error) = crate::commands::FleetTick(snapshot).emit(&app) {
                     tracing::warn!(%error, "cannot emit fleet-tick");
                 }
@@ -83,14 +97,14 @@ impl Console {
         }
     }
 
-    /// Stops forwarding and the demo fleet.
+    /// Stops forwarding, the console and the demo fleet.
     pub async fn shutdown(&self) {
         let forwarder = self.forwarder.lock().ok().and_then(|mut slot| slot.take());
         if let Some(task) = forwarder {
             task.abort();
         }
-        let fleet = self.fleet.lock().ok().and_then(|mut slot| slot.take());
-        if let Some(fleet) = fleet {
+        self.console.shutdown().await;
+        if let Some(fleet) = self.fleet.lock().await.take() {
             fleet.stop().await;
         }
     }

@@ -1,7 +1,8 @@
 //! Real `ebb-agent` and `ebb` processes on loopback, read by the console core.
 
+use ebb_core::client::AgentAccess;
 use ebb_core::client::{AgentClient, ClientConfig};
-use ebb_core::collect::{Collector, CollectorConfig, Target};
+use ebb_core::collect::{Collector, CollectorConfig, Target, Tick};
 use ebb_tests::workspace_bin;
 use ebb_wire::agent::{Lease, LeaseList};
 use ebb_wire::ipc::Health;
@@ -18,7 +19,10 @@ struct AgentProcess {
 }
 
 impl AgentProcess {
-    #[expect(clippy::zombie_processes, reason = "Drop kills and waits for the child")]
+    #[expect(
+        clippy::zombie_processes,
+        reason = "Drop kills and waits for the child"
+    )]
     fn spawn(state_dir: &Path, args: &[&str]) -> Self {
         let mut child = Command::new(workspace_bin("ebb-agent"))
             .args(["serve", "--listen", "127.0.0.1:0", "--host-name", "it-host"])
@@ -90,60 +94,51 @@ async fn the_core_polls_a_real_agent_process_and_sees_it_go() {
     let health = client.health().await.unwrap();
     assert_eq!((health.host.as_str(), health.api_version), ("it-host", 1));
 
+    let (sink, mut ticks) = tokio::sync::mpsc::channel::<Tick>(64);
     let collector = Collector::start(
         vec![Target {
             name: "it-host".into(),
-            url: agent.url.clone(),
             region: "cn-east".into(),
+            access: AgentAccess::open(&agent.url),
         }],
         CollectorConfig {
             interval: Duration::from_millis(200),
             ..CollectorConfig::default()
         },
+        Some(sink),
     )
     .unwrap();
-    let mut states = collector.subscribe();
-    let state = tokio::time::timeout(Duration::from_secs(15), async {
+    let mut times = Vec::new();
+    let online = tokio::time::timeout(Duration::from_secs(15), async {
         loop {
-            states.changed().await.unwrap();
-            let state = states.borrow().clone();
-            if state
-                .history
-                .host_series("it-host")
-                .iter()
-                .all(|gpu| gpu.points.len() >= 4)
-            {
-                return state;
+            let tick = ticks.recv().await.unwrap();
+            times.extend(tick.samples.iter().map(|list| list.sampled_at_ms));
+            if times.len() >= 4 {
+                return tick;
             }
         }
     })
     .await
-    .expect("four samples of every GPU within 15 s");
-    let host = &state.snapshot.hosts[0];
+    .expect("four samples within 15 s");
+    let host = &online.snapshot.hosts[0];
     assert_eq!(host.health, Health::Online);
     assert_eq!(host.gpu_count, 4);
     assert_eq!(host.models, vec!["NVIDIA H800".to_string()]);
-    let series = state.history.host_series("it-host");
-    assert_eq!(series.len(), 4);
-    for gpu in &series {
-        let times: Vec<f64> = gpu.points.iter().map(|point| point.t_ms).collect();
-        assert!(times.windows(2).all(|pair| pair[0] < pair[1]), "{times:?}");
-    }
+    assert!(times.windows(2).all(|pair| pair[0] < pair[1]), "{times:?}");
 
     drop(agent);
-    let offline = tokio::time::timeout(Duration::from_secs(10), async {
+    let offline = tokio::time::timeout(Duration::from_secs(15), async {
         loop {
-            states.changed().await.unwrap();
-            let state = states.borrow().clone();
-            if state.snapshot.hosts[0].health == Health::Offline {
-                return state;
+            let tick = ticks.recv().await.unwrap();
+            if tick.snapshot.hosts[0].health == Health::Offline {
+                return tick;
             }
         }
     })
     .await
-    .expect("the killed agent is offline within 10 s");
+    .expect("the killed agent is offline within 15 s");
     let reason = offline.snapshot.hosts[0].last_error.clone().unwrap();
-    assert!(reason.contains("127.0.0.1"), "{reason}");
+    assert!(reason.contains("refused the connection"), "{reason}");
     collector.stop().await;
 }
 
@@ -339,4 +334,168 @@ fn ebb_agent_fingerprint(der: &[u8]) -> String {
         .map(|byte| format!("{byte:02X}"))
         .collect::<Vec<_>>()
         .join(":")
+}
+
+fn ebb(data_dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(workspace_bin("ebb"))
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(["--token-store", "file"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_cli_registers_tests_lists_and_removes_a_host() {
+    let dir = temp_dir("hosts");
+    let agent_dir = dir.join("agent");
+    std::fs::create_dir_all(&agent_dir).unwrap();
+    let config = agent_dir.join("agent.toml");
+    let made = Command::new(workspace_bin("ebb-agent"))
+        .args(["token", "new", "--scope", "read", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let token = String::from_utf8(made.stdout).unwrap();
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, &token).unwrap();
+    let agent = AgentProcess::spawn(
+        &agent_dir,
+        &["--config", config.to_str().unwrap(), "--sim", "2xV100"],
+    );
+    let console_dir = dir.join("console");
+
+    let bad = ebb(
+        &console_dir,
+        &["hosts", "add", "h1", "gpu-01:7070", "--region", "cn-east"],
+    );
+    assert!(!bad.status.success());
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains("url: `gpu-01:7070` must start with http://"),
+        "{stderr}"
+    );
+
+    let unauthorized = ebb(
+        &console_dir,
+        &[
+            "hosts", "add", "no-token", &agent.url, "--region", "cn-east",
+        ],
+    );
+    assert!(unauthorized.status.success());
+    let failed = ebb(&console_dir, &["hosts", "test", "no-token"]);
+    assert!(!failed.status.success());
+    assert!(String::from_utf8_lossy(&failed.stderr).contains("refused the token (HTTP 401)"));
+
+    let added = ebb(
+        &console_dir,
+        &[
+            "hosts",
+            "add",
+            "h1",
+            &agent.url,
+            "--region",
+            "cn-east",
+            "--label",
+            "rack=r7",
+            "--token-file",
+            token_file.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    let db = std::fs::read(console_dir.join("console.db")).unwrap();
+    assert!(
+        !String::from_utf8_lossy(&db).contains(token.trim()),
+        "no token in the database"
+    );
+
+    let tested = ebb(&console_dir, &["hosts", "test", "h1"]);
+    assert!(
+        tested.status.success(),
+        "{}",
+        String::from_utf8_lossy(&tested.stderr)
+    );
+    assert!(String::from_utf8_lossy(&tested.stdout).contains("h1: ok"));
+
+    let listed = ebb(&console_dir, &["--json", "hosts", "list"]);
+    let hosts: Vec<ebb_wire::ipc::HostStatus> = serde_json::from_slice(&listed.stdout).unwrap();
+    let h1 = hosts.iter().find(|host| host.name == "h1").unwrap();
+    assert_eq!((h1.health, h1.gpu_count), (Health::Online, 2));
+    let no_token = hosts.iter().find(|host| host.name == "no-token").unwrap();
+    assert_eq!(no_token.health, Health::Offline);
+
+    assert!(
+        ebb(&console_dir, &["hosts", "remove", "h1"])
+            .status
+            .success()
+    );
+    let gone = ebb(&console_dir, &["hosts", "test", "h1"]);
+    assert!(String::from_utf8_lossy(&gone.stderr).contains("no host named `h1` is registered"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn one_collector_per_data_directory() {
+    let dir = temp_dir("daemon");
+    let agent = AgentProcess::sim(&dir.join("agent"), 1);
+    let console_dir = dir.join("console");
+    assert!(
+        ebb(
+            &console_dir,
+            &["hosts", "add", "h1", &agent.url, "--region", "cn-east"]
+        )
+        .status
+        .success()
+    );
+    let spawn_daemon = || {
+        Command::new(workspace_bin("ebb"))
+            .arg("--data-dir")
+            .arg(&console_dir)
+            .args(["--token-store", "file", "daemon"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let first_line = |child: &mut Child| {
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        line
+    };
+    let mut first = spawn_daemon();
+    assert!(first_line(&mut first).starts_with("collecting from 1 hosts"));
+    let mut second = spawn_daemon();
+    let said = first_line(&mut second);
+    assert!(
+        said.starts_with("another Ebb process already collects"),
+        "{said}"
+    );
+    // The first daemon records health for viewers.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let listed = ebb(&console_dir, &["--json", "hosts", "list"]);
+        let hosts: Vec<ebb_wire::ipc::HostStatus> = serde_json::from_slice(&listed.stdout).unwrap();
+        if hosts[0].health == Health::Online {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the daemon never recorded h1 online"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    for mut child in [first, second] {
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let _ = child.wait();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

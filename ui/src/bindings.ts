@@ -22,6 +22,52 @@ async utilizationChart(host: string, theme: ChartTheme, widthPx: number, heightP
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
 }
+},
+/**
+ * Every registered host, without tokens.
+ */
+async listHosts() : Promise<Result<HostEntry[], IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("list_hosts") };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+async addHost(input: HostInput) : Promise<Result<HostEntry, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("add_host", { input }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+async updateHost(name: string, input: HostInput) : Promise<Result<HostEntry, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("update_host", { name, input }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+async removeHost(name: string) : Promise<Result<null, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("remove_host", { name }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Tries a host as typed (before or after saving) and says exactly what failed.
+ */
+async testHost(input: HostInput) : Promise<Result<ConnectionOk, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("test_host", { input }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
 }
 }
 
@@ -49,6 +95,15 @@ export type AppInfo = { version: string; data_dir: string;
  */
 demo: boolean; 
 /**
+ * `false` when another Ebb process already collects from this data directory and
+ * this window only shows what it records.
+ */
+collecting: boolean; 
+/**
+ * Where host tokens are kept, in words (e.g. "the OS keychain").
+ */
+token_store: string; 
+/**
  * The operating system's locale as a BCP 47 tag (e.g. `zh-CN`), when it can be read;
  * the UI's default language follows it.
  */
@@ -58,11 +113,15 @@ os_locale: string | null }
  */
 export type ChartTheme = "light" | "dark"
 /**
+ * What "Test connection" found when it worked.
+ */
+export type ConnectionOk = { host: string; agent_version: string; backend: string }
+/**
  * The whole fleet as the console sees it; `tick` grows by one with every collection round.
  */
 export type FleetSnapshot = { tick: number; hosts: HostStatus[] }
 /**
- * Sent after every collection round.
+ * Sent after every collection tick.
  */
 export type FleetTick = FleetSnapshot
 /**
@@ -70,17 +129,34 @@ export type FleetTick = FleetSnapshot
  */
 export type Health = 
 /**
- * The last poll answered.
+ * The last poll answered, promptly and with every GPU.
  */
 "online" | 
 /**
- * The last poll failed; `last_error` says why.
+ * Answering slowly, some GPUs lost, or a failure or two in a row; `last_error` says why.
+ */
+"degraded" | 
+/**
+ * Several polls in a row failed; `last_error` says why.
  */
 "offline" | 
 /**
  * Not polled yet.
  */
 "unknown"
+/**
+ * A registered host as the Settings view shows it. The token is never sent back: only
+ * whether one is stored.
+ */
+export type HostEntry = { name: string; url: string; region: string; labels: Partial<{ [key in string]: string }>; fingerprint: string | null; has_token: boolean }
+/**
+ * A host as the operator typed it in Settings, token included (it goes to the keychain).
+ */
+export type HostInput = { name: string; url: string; region: string; labels: Partial<{ [key in string]: string }>; fingerprint: string | null; 
+/**
+ * `None` keeps the stored token (on edit); `Some("")` removes it.
+ */
+token: string | null }
 /**
  * One registered host as the console sees it.
  */
@@ -102,7 +178,7 @@ last_error: string | null }
  */
 export type IpcError = { 
 /**
- * e.g. `"not_found"`, `"invalid_input"`, `"internal"`.
+ * e.g. `"not_found"`, `"invalid_input"`, `"refused"`, `"unauthorized"`, `"internal"`.
  */
 kind: string; 
 /**

@@ -1,6 +1,7 @@
 //! `ebb`: the console core without a window. Flags and glue.
 
 mod costs;
+mod hosts;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -23,6 +24,15 @@ struct Cli {
     /// Defaults to the OS app-data folder, e.g. ~/.local/share/dev.ebb.console.
     #[arg(long, global = true, env = "EBB_DATA_DIR", value_name = "DIR")]
     data_dir: Option<PathBuf>,
+    /// Where host tokens go: `keychain` (the OS keychain) or `file` (a 0600 file in the
+    /// data directory, for machines without a keychain).
+    #[arg(
+        long,
+        global = true,
+        env = "EBB_TOKEN_STORE",
+        default_value = "keychain"
+    )]
+    token_store: ebb_core::console::TokenStore,
     #[command(subcommand)]
     command: Command,
 }
@@ -45,6 +55,11 @@ enum Command {
     /// Costs: plan comparison over a demand history, the slider's preview.
     #[command(subcommand)]
     Cost(CostCommand),
+    /// The host registry: add, list (with health), test, remove.
+    #[command(subcommand)]
+    Hosts(hosts::HostsCommand),
+    /// Collect from every registered host without a window, until stopped.
+    Daemon,
 }
 
 #[derive(Debug, Subcommand)]
@@ -148,6 +163,10 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Catalog(command) => catalog(command, &data_dir()?, cli.json)?,
         Command::Cost(command) => cost(command, &data_dir()?, cli.json)?,
+        Command::Hosts(command) => {
+            hosts::run(command.clone(), &data_dir()?, cli.token_store, cli.json).await?;
+        }
+        Command::Daemon => hosts::daemon(&data_dir()?, cli.token_store).await?,
     }
     Ok(())
 }

@@ -1,6 +1,14 @@
-//! The console's HTTP client for one agent. Every call has connect and total timeouts.
+//! The console's HTTP client for one agent. Every call has connect and total timeouts;
+//! a pinned certificate is checked by its SHA-256 fingerprint; failures are classified in
+//! words an operator can act on.
 
 use ebb_wire::agent::{API_VERSION, GpuList, Health};
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, SignatureScheme};
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Timeouts for calls to agents (reqwest has none by default).
@@ -19,15 +27,46 @@ impl Default for ClientConfig {
     }
 }
 
+/// How to reach one agent: where, and with which credentials.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentAccess {
+    pub url: String,
+    /// Bearer token; never logged, never shown.
+    pub token: Option<String>,
+    /// SHA-256 of the agent's certificate (`AB:CD:...`) to pin.
+    pub fingerprint: Option<String>,
+}
+
+impl AgentAccess {
+    pub fn open(url: &str) -> Self {
+        Self {
+            url: url.into(),
+            ..Self::default()
+        }
+    }
+}
+
 /// Why a call to an agent failed, in words an operator can act on.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AgentError {
     #[error("`{url}` is not a valid agent URL: {reason}")]
     BadUrl { url: String, reason: String },
+    #[error("cannot resolve the host name of {url}: check the address")]
+    Dns { url: String },
+    #[error("{url} refused the connection: is ebb-agent running and listening there?")]
+    Refused { url: String },
     #[error("no answer from {url} within {timeout_ms} ms")]
     Timeout { url: String, timeout_ms: u128 },
+    #[error("TLS with {url} failed: {reason}")]
+    Tls { url: String, reason: String },
     #[error("cannot connect to {url}: {reason}")]
     Connect { url: String, reason: String },
+    #[error("{url} refused the token (HTTP 401): check the host's token")]
+    Unauthorized { url: String },
+    #[error(
+        "{url} accepted the token but not for this (HTTP 403): it needs a token with the right scope"
+    )]
+    Forbidden { url: String },
     #[error("{url} answered HTTP {status}")]
     Status { url: String, status: u16 },
     #[error("{url} answered something that is not an Ebb agent's JSON: {reason}")]
@@ -36,38 +75,69 @@ pub enum AgentError {
     Version { url: String, found: u32 },
 }
 
+impl AgentError {
+    /// A stable word for the kind of failure.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AgentError::BadUrl { .. } => "bad_url",
+            AgentError::Dns { .. } => "dns",
+            AgentError::Refused { .. } => "refused",
+            AgentError::Timeout { .. } => "timeout",
+            AgentError::Tls { .. } => "tls",
+            AgentError::Connect { .. } => "connect",
+            AgentError::Unauthorized { .. } => "unauthorized",
+            AgentError::Forbidden { .. } => "forbidden",
+            AgentError::Status { .. } => "status",
+            AgentError::Decode { .. } => "decode",
+            AgentError::Version { .. } => "incompatible",
+        }
+    }
+}
+
 /// A client for one agent's `/v1` API.
 #[derive(Debug, Clone)]
 pub struct AgentClient {
     http: reqwest::Client,
     base_url: String,
+    token: Option<String>,
     config: ClientConfig,
 }
 
 impl AgentClient {
-    /// `base_url` is like `http://127.0.0.1:7070`; a trailing slash is fine.
+    /// An agent without a token or a pinned certificate.
     pub fn new(base_url: &str, config: ClientConfig) -> Result<Self, AgentError> {
-        let trimmed = base_url.trim();
-        let bad = |reason: &str| AgentError::BadUrl {
-            url: base_url.to_string(),
-            reason: reason.to_string(),
+        Self::with_access(&AgentAccess::open(base_url), config)
+    }
+
+    /// `access.url` is like `http://127.0.0.1:7070`; a trailing slash is fine.
+    pub fn with_access(access: &AgentAccess, config: ClientConfig) -> Result<Self, AgentError> {
+        let bad = |reason: String| AgentError::BadUrl {
+            url: access.url.clone(),
+            reason,
         };
-        let rest = trimmed
-            .strip_prefix("http://")
-            .or_else(|| trimmed.strip_prefix("https://"))
-            .ok_or_else(|| bad("it must start with http:// or https://"))?
-            .trim_end_matches('/');
-        if rest.is_empty() || rest.starts_with(':') || rest.contains(char::is_whitespace) {
-            return Err(bad("it has no host name"));
-        }
-        let http = reqwest::Client::builder()
+        let base_url = crate::registry::normalize_url(&access.url).map_err(|error| {
+            bad(error
+                .to_string()
+                .trim_start_matches("url: ")
+                .trim_start_matches(&format!("`{}` ", access.url.trim()))
+                .to_string())
+        })?;
+        let mut builder = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
             .timeout(config.request_timeout)
-            .build()
-            .map_err(|error| bad(&error.to_string()))?;
+            .pool_max_idle_per_host(2);
+        if let Some(fingerprint) = &access.fingerprint {
+            let pin = parse_fingerprint(fingerprint)
+                .ok_or_else(|| bad("the pinned fingerprint is not 64 hex digits".into()))?;
+            builder = builder.tls_backend_preconfigured(
+                pinned_tls(pin).map_err(|error| bad(error.to_string()))?,
+            );
+        }
+        let http = builder.build().map_err(|error| bad(error.to_string()))?;
         Ok(Self {
             http,
-            base_url: trimmed.trim_end_matches('/').to_string(),
+            base_url,
+            token: access.token.clone(),
             config,
         })
     }
@@ -76,6 +146,7 @@ impl AgentClient {
         &self.base_url
     }
 
+    /// `GET /v1/health`, checking the API version.
     pub async fn health(&self) -> Result<Health, AgentError> {
         let health: Health = self.get("/v1/health").await?;
         if health.api_version != API_VERSION {
@@ -87,31 +158,47 @@ impl AgentClient {
         Ok(health)
     }
 
+    /// What "Test connection" runs: health (with the version check), then a GPU read so a
+    /// token's scope is exercised too.
+    pub async fn test(&self) -> Result<(Health, GpuList), AgentError> {
+        let health = self.health().await?;
+        let gpus = self.gpus().await?;
+        Ok((health, gpus))
+    }
+
     pub async fn gpus(&self) -> Result<GpuList, AgentError> {
         self.get("/v1/gpus").await
     }
 
     async fn get<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, AgentError> {
         let url = format!("{}{path}", self.base_url);
-        let response = self
-            .http
-            .get(&url)
+        let mut request = self.http.get(&url);
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        let response = request
             .send()
             .await
             .map_err(|error| self.classify(&error))?;
         let status = response.status();
-        if !status.is_success() {
-            return Err(AgentError::Status {
-                url,
-                status: status.as_u16(),
-            });
+        let base = self.base_url.clone();
+        match status.as_u16() {
+            200..=299 => {}
+            401 => return Err(AgentError::Unauthorized { url: base }),
+            403 => return Err(AgentError::Forbidden { url: base }),
+            code => {
+                return Err(AgentError::Status {
+                    url: base,
+                    status: code,
+                });
+            }
         }
         let bytes = response
             .bytes()
             .await
             .map_err(|error| self.classify(&error))?;
         serde_json::from_slice(&bytes).map_err(|error| AgentError::Decode {
-            url,
+            url: self.base_url.clone(),
             reason: error.to_string(),
         })
     }
@@ -119,19 +206,152 @@ impl AgentClient {
     fn classify(&self, error: &reqwest::Error) -> AgentError {
         let url = self.base_url.clone();
         if error.is_timeout() {
-            AgentError::Timeout {
+            return AgentError::Timeout {
                 url,
                 timeout_ms: self.config.request_timeout.as_millis(),
-            }
-        } else {
-            let mut reason = error.to_string();
-            let mut source = std::error::Error::source(error);
-            while let Some(inner) = source {
-                reason = inner.to_string();
-                source = inner.source();
-            }
-            AgentError::Connect { url, reason }
+            };
         }
+        let mut chain = Vec::new();
+        let mut source: Option<&dyn std::error::Error> = Some(error);
+        while let Some(inner) = source {
+            if let Some(io) = inner.downcast_ref::<std::io::Error>() {
+                if io.kind() == std::io::ErrorKind::ConnectionRefused {
+                    return AgentError::Refused { url };
+                }
+                if io.kind() == std::io::ErrorKind::TimedOut {
+                    return AgentError::Timeout {
+                        url,
+                        timeout_ms: self.config.connect_timeout.as_millis(),
+                    };
+                }
+            }
+            if let Some(tls) = inner.downcast_ref::<rustls::Error>() {
+                return AgentError::Tls {
+                    url,
+                    reason: tls_reason(tls),
+                };
+            }
+            chain.push(inner.to_string());
+            source = inner.source();
+        }
+        let text = chain.join(": ").to_ascii_lowercase();
+        if text.contains("dns error")
+            || text.contains("failed to lookup")
+            || text.contains("name or service not known")
+        {
+            return AgentError::Dns { url };
+        }
+        if text.contains("certificate") || text.contains("tls") || text.contains("handshake") {
+            return AgentError::Tls {
+                url,
+                reason: chain.last().cloned().unwrap_or_default(),
+            };
+        }
+        AgentError::Connect {
+            url,
+            reason: chain.last().cloned().unwrap_or_default(),
+        }
+    }
+}
+
+fn tls_reason(error: &rustls::Error) -> String {
+    match error {
+        rustls::Error::General(reason) => reason.clone(),
+        rustls::Error::InvalidCertificate(_) => format!(
+            "{error}: the agent's self-signed certificate is not trusted; pin its fingerprint"
+        ),
+        other => other.to_string(),
+    }
+}
+
+fn parse_fingerprint(text: &str) -> Option<[u8; 32]> {
+    let hex: String = text
+        .chars()
+        .filter(|c| *c != ':' && !c.is_whitespace())
+        .collect();
+    if hex.len() != 64 {
+        return None;
+    }
+    let mut bytes = [0u8; 32];
+    for (byte, pair) in bytes.iter_mut().zip(hex.as_bytes().chunks(2)) {
+        *byte = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+    }
+    Some(bytes)
+}
+
+fn pinned_tls(pin: [u8; 32]) -> Result<rustls::ClientConfig, rustls::Error> {
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let verifier = PinnedCertificate {
+        pin,
+        provider: provider.clone(),
+    };
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_no_client_auth())
+}
+
+/// Trusts exactly the certificate whose SHA-256 is pinned; signatures are still checked.
+#[derive(Debug)]
+struct PinnedCertificate {
+    pin: [u8; 32],
+    provider: Arc<CryptoProvider>,
+}
+
+impl ServerCertVerifier for PinnedCertificate {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let presented: [u8; 32] = Sha256::digest(end_entity.as_ref()).into();
+        if presented == self.pin {
+            Ok(ServerCertVerified::assertion())
+        } else {
+            let shown: Vec<String> = presented.iter().map(|byte| format!("{byte:02X}")).collect();
+            Err(rustls::Error::General(format!(
+                "the certificate does not match the pinned fingerprint; the agent presents {}",
+                shown.join(":")
+            )))
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 
@@ -144,8 +364,7 @@ mod tests {
         let cases = [
             ("127.0.0.1:7070", "must start with http://"),
             ("ftp://host", "must start with http://"),
-            ("http://", "no host name"),
-            ("http://:7070", "no host name"),
+            ("http://", "has no host"),
         ];
         for (url, expected) in cases {
             let error = AgentClient::new(url, ClientConfig::default()).unwrap_err();

@@ -1,30 +1,37 @@
-//! Collection: polls every registered agent each interval and publishes what the fleet
-//! looks like. One collector publishes; the shell, the CLI and the charts only read.
+//! Collection: one supervised task per host polls its agent at the interval, with
+//! timeouts, bounded concurrency and exponential backoff with jitter for failing hosts.
+//! One supervisor folds the results into host health and publishes a snapshot per tick;
+//! a slow or hung host only ever delays itself.
 
-use crate::client::{AgentClient, AgentError, ClientConfig};
-use crate::series::UtilHistory;
+use crate::client::{AgentAccess, AgentClient, AgentError, ClientConfig};
 use ebb_wire::agent::GpuList;
 use ebb_wire::ipc::{FleetSnapshot, Health, HostStatus};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::watch;
+use tokio::sync::{Semaphore, mpsc, watch};
 use tokio::task::{JoinHandle, JoinSet};
+use tokio::time::Instant;
 
 /// A host to collect from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     pub name: String,
-    pub url: String,
     pub region: String,
+    pub access: AgentAccess,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CollectorConfig {
-    /// Time between the starts of two rounds.
+    /// Time between two polls of a healthy host, and between two published ticks.
     pub interval: Duration,
     pub client: ClientConfig,
-    /// Readings kept per GPU for the live chart.
-    pub history_points: usize,
+    /// Polls in flight at once, over all hosts.
+    pub max_concurrent_polls: usize,
+    /// The longest wait between two polls of a failing host.
+    pub max_backoff: Duration,
+    /// Consecutive failures before a host is offline (before that it is degraded).
+    pub offline_after_failures: u32,
 }
 
 impl Default for CollectorConfig {
@@ -32,69 +39,79 @@ impl Default for CollectorConfig {
         Self {
             interval: Duration::from_secs(1),
             client: ClientConfig::default(),
-            history_points: 120,
+            max_concurrent_polls: 256,
+            max_backoff: Duration::from_secs(30),
+            offline_after_failures: 3,
         }
     }
 }
 
-/// What the collector knows after a round.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FleetState {
-    pub snapshot: FleetSnapshot,
-    pub history: UtilHistory,
+/// What the supervisor hands on after each tick: the snapshot, and every sample that
+/// arrived since the last tick (for the metrics store).
+#[derive(Debug, Clone)]
+pub struct Tick {
+    pub snapshot: Arc<FleetSnapshot>,
+    pub samples: Vec<Arc<GpuList>>,
 }
 
-/// The running collector. Dropping it without [`Collector::stop`] aborts the task.
+enum Command {
+    SetTargets(Vec<Target>),
+}
+
+/// The running collector. [`Collector::stop`] ends every task.
 #[derive(Debug)]
 pub struct Collector {
-    state: watch::Receiver<Arc<FleetState>>,
-    task: Option<JoinHandle<()>>,
+    snapshot: watch::Receiver<Arc<FleetSnapshot>>,
+    commands: mpsc::UnboundedSender<Command>,
+    supervisor: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Command {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Command")
+    }
 }
 
 impl Collector {
-    /// Checks every target's URL, then starts polling. The first round starts at once.
-    pub fn start(targets: Vec<Target>, config: CollectorConfig) -> Result<Self, AgentError> {
-        let clients = targets
-            .iter()
-            .map(|target| AgentClient::new(&target.url, config.client))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut fleet = FleetState {
-            snapshot: FleetSnapshot {
-                tick: 0,
-                hosts: targets.iter().map(unknown_status).collect(),
-            },
-            history: UtilHistory::new(config.history_points),
-        };
-        let (publish, state) = watch::channel(Arc::new(fleet.clone()));
-        let task = tokio::spawn(async move {
-            let mut ticks = tokio::time::interval(config.interval);
-            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                ticks.tick().await;
-                let results = poll_all(&clients).await;
-                apply_round(&mut fleet, &results);
-                if publish.send(Arc::new(fleet.clone())).is_err() {
-                    break;
-                }
-            }
-        });
+    /// Checks every target's URL, then starts polling; each tick goes to `sink` if given.
+    pub fn start(
+        targets: Vec<Target>,
+        config: CollectorConfig,
+        sink: Option<mpsc::Sender<Tick>>,
+    ) -> Result<Self, AgentError> {
+        for target in &targets {
+            AgentClient::with_access(&target.access, config.client)?;
+        }
+        let (publish, snapshot) = watch::channel(Arc::new(FleetSnapshot {
+            tick: 0,
+            hosts: targets.iter().map(unknown_status).collect(),
+        }));
+        let (commands, inbox) = mpsc::unbounded_channel();
+        let supervisor = tokio::spawn(supervise(targets, config, publish, inbox, sink));
         Ok(Self {
-            state,
-            task: Some(task),
+            snapshot,
+            commands,
+            supervisor: Some(supervisor),
         })
     }
 
-    /// A handle on the latest state; `changed()` wakes once per round.
-    pub fn subscribe(&self) -> watch::Receiver<Arc<FleetState>> {
-        self.state.clone()
+    /// A handle on the latest snapshot; `changed()` wakes once per tick.
+    pub fn subscribe(&self) -> watch::Receiver<Arc<FleetSnapshot>> {
+        self.snapshot.clone()
     }
 
-    pub fn latest(&self) -> Arc<FleetState> {
-        self.state.borrow().clone()
+    pub fn latest(&self) -> Arc<FleetSnapshot> {
+        self.snapshot.borrow().clone()
+    }
+
+    /// Collects from exactly these hosts from now on: new ones start, removed ones stop,
+    /// changed ones restart.
+    pub fn set_targets(&self, targets: Vec<Target>) {
+        let _ = self.commands.send(Command::SetTargets(targets));
     }
 
     pub async fn stop(mut self) {
-        if let Some(task) = self.task.take() {
+        if let Some(task) = self.supervisor.take() {
             task.abort();
             let _ = task.await;
         }
@@ -103,16 +120,16 @@ impl Collector {
 
 impl Drop for Collector {
     fn drop(&mut self) {
-        if let Some(task) = &self.task {
+        if let Some(task) = &self.supervisor {
             task.abort();
         }
     }
 }
 
-fn unknown_status(target: &Target) -> HostStatus {
+pub fn unknown_status(target: &Target) -> HostStatus {
     HostStatus {
         name: target.name.clone(),
-        url: target.url.clone(),
+        url: target.access.url.clone(),
         region: target.region.clone(),
         health: Health::Unknown,
         gpu_count: 0,
@@ -122,63 +139,257 @@ fn unknown_status(target: &Target) -> HostStatus {
     }
 }
 
-/// Polls every host at once; each call is bounded by the client's timeouts, so a slow
-/// host costs the round at most one timeout and never delays the others' results.
-async fn poll_all(clients: &[AgentClient]) -> Vec<Result<GpuList, AgentError>> {
-    let mut calls = JoinSet::new();
-    for (position, client) in clients.iter().enumerate() {
-        let client = client.clone();
-        calls.spawn(async move { (position, client.gpus().await) });
-    }
-    let mut results: Vec<Option<Result<GpuList, AgentError>>> =
-        (0..clients.len()).map(|_| None).collect();
-    while let Some(joined) = calls.join_next().await {
-        if let Ok((position, result)) = joined {
-            results[position] = Some(result);
-        }
-    }
-    results
-        .into_iter()
-        .zip(clients)
-        .map(|(result, client)| {
-            result.unwrap_or_else(|| {
-                Err(AgentError::Connect {
-                    url: client.base_url().to_string(),
-                    reason: "the poll task failed".into(),
-                })
-            })
-        })
-        .collect()
+/// One poll's outcome, as a host task reports it.
+#[derive(Debug)]
+struct PollResult {
+    name: String,
+    generation: u64,
+    result: Result<GpuList, AgentError>,
+    latency: Duration,
 }
 
-/// Folds one round of results into the fleet state. Pure.
-pub fn apply_round(fleet: &mut FleetState, results: &[Result<GpuList, AgentError>]) {
-    fleet.snapshot.tick = fleet.snapshot.tick.wrapping_add(1);
-    for (host, result) in fleet.snapshot.hosts.iter_mut().zip(results) {
-        match result {
-            Ok(list) => {
-                fleet.history.record(&host.name, list);
-                let mut models: Vec<String> =
-                    list.gpus.iter().map(|gpu| gpu.model.clone()).collect();
-                models.sort();
-                models.dedup();
-                let utils: Vec<f32> = list
-                    .gpus
-                    .iter()
-                    .filter_map(|gpu| gpu.gpu_util_pct)
-                    .collect();
-                host.health = Health::Online;
-                host.gpu_count = list.gpus.len() as u32;
-                host.models = models;
-                host.mean_util_pct =
-                    (!utils.is_empty()).then(|| utils.iter().sum::<f32>() / utils.len() as f32);
-                host.last_error = None;
+/// A host as the supervisor tracks it.
+#[derive(Debug)]
+struct Tracked {
+    target: Target,
+    status: HostStatus,
+    failures: u32,
+    generation: u64,
+    last_sample_ms: Option<u64>,
+    task: tokio::task::AbortHandle,
+}
+
+async fn supervise(
+    targets: Vec<Target>,
+    config: CollectorConfig,
+    publish: watch::Sender<Arc<FleetSnapshot>>,
+    mut inbox: mpsc::UnboundedReceiver<Command>,
+    sink: Option<mpsc::Sender<Tick>>,
+) {
+    let permits = Arc::new(Semaphore::new(config.max_concurrent_polls.max(1)));
+    let (results_tx, mut results) = mpsc::channel::<PollResult>(1024);
+    let mut tasks = JoinSet::new();
+    let mut hosts: HashMap<String, Tracked> = HashMap::new();
+    let mut order: Vec<String> = Vec::new();
+    let mut generation = 0u64;
+    let spawn = |target: Target, tasks: &mut JoinSet<()>, generation: u64| {
+        let client = AgentClient::with_access(&target.access, config.client);
+        let results = results_tx.clone();
+        let permits = permits.clone();
+        let name = target.name.clone();
+        tasks.spawn(poll_host(
+            name, generation, client, config, permits, results,
+        ))
+    };
+    let mut apply_targets = |targets: Vec<Target>,
+                             hosts: &mut HashMap<String, Tracked>,
+                             order: &mut Vec<String>,
+                             tasks: &mut JoinSet<()>| {
+        let wanted: HashMap<String, Target> = targets
+            .iter()
+            .map(|t| (t.name.clone(), t.clone()))
+            .collect();
+        hosts.retain(|name, tracked| {
+            let keep = wanted.get(name) == Some(&tracked.target);
+            if !keep {
+                tracked.task.abort();
             }
-            Err(error) => {
-                host.health = Health::Offline;
-                host.mean_util_pct = None;
-                host.last_error = Some(error.to_string());
-            }
+            keep
+        });
+        let new: Vec<Target> = targets
+            .iter()
+            .filter(|target| !hosts.contains_key(&target.name))
+            .cloned()
+            .collect();
+        for target in &new {
+            generation += 1;
+            let task = spawn(target.clone(), tasks, generation);
+            hosts.insert(
+                target.name.clone(),
+                Tracked {
+                    target: target.clone(),
+                    status: unknown_status(target),
+                    failures: 0,
+                    generation,
+                    last_sample_ms: None,
+                    task,
+                },
+            );
+        }
+        *order = targets.into_iter().map(|target| target.name).collect();
+    };
+    apply_targets(targets, &mut hosts, &mut order, &mut tasks);
+
+    let mut tick = 0u32;
+    let mut pending: Vec<Arc<GpuList>> = Vec::new();
+    let mut ticks = tokio::time::interval(config.interval);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            Some(command) = inbox.recv() => match command {
+                Command::SetTargets(targets) => apply_targets(targets, &mut hosts, &mut order, &mut tasks),
+            },
+            Some(poll) = results.recv() => {
+                let Some(tracked) = hosts.get_mut(&poll.name) else { continue };
+                if tracked.generation != poll.generation {
+                    continue;
+                }
+                apply_poll(&mut tracked.status, &mut tracked.failures, &poll.result, poll.latency, &config);
+                // Polling faster than the agent samples must not store a reading twice.
+                if let Ok(list) = poll.result
+                    && tracked.last_sample_ms.is_none_or(|last| list.sampled_at_ms > last)
+                {
+                    tracked.last_sample_ms = Some(list.sampled_at_ms);
+                    pending.push(Arc::new(list));
+                }
+            },
+            _ = ticks.tick() => {
+                tick = tick.wrapping_add(1);
+                let snapshot = Arc::new(FleetSnapshot {
+                    tick,
+                    hosts: order.iter().filter_map(|name| hosts.get(name)).map(|tracked| tracked.status.clone()).collect(),
+                });
+                publish.send_replace(snapshot.clone());
+                if let Some(sink) = &sink {
+                    let samples = std::mem::take(&mut pending);
+                    if sink.try_send(Tick { snapshot, samples }).is_err() {
+                        tracing::warn!("the metrics writer is behind; a tick's samples were dropped");
+                    }
+                } else {
+                    pending.clear();
+                }
+            },
+            Some(_) = tasks.join_next() => {}
+        }
+    }
+}
+
+/// Polls one host until aborted: at the interval while it answers, backing off with
+/// jitter while it fails.
+async fn poll_host(
+    name: String,
+    generation: u64,
+    client: Result<AgentClient, AgentError>,
+    config: CollectorConfig,
+    permits: Arc<Semaphore>,
+    results: mpsc::Sender<PollResult>,
+) {
+    let client = match client {
+        Ok(client) => client,
+        Err(error) => {
+            let _ = results
+                .send(PollResult {
+                    name,
+                    generation,
+                    result: Err(error),
+                    latency: Duration::ZERO,
+                })
+                .await;
+            return;
+        }
+    };
+    let mut failures = 0u32;
+    loop {
+        let started = Instant::now();
+        let result = {
+            let Ok(_permit) = permits.acquire().await else {
+                return;
+            };
+            client.gpus().await
+        };
+        let latency = started.elapsed();
+        failures = if result.is_ok() {
+            0
+        } else {
+            failures.saturating_add(1)
+        };
+        if results
+            .send(PollResult {
+                name: name.clone(),
+                generation,
+                result,
+                latency,
+            })
+            .await
+            .is_err()
+        {
+            return;
+        }
+        let wait = next_delay(failures, &config, jitter_seed(&name, started));
+        tokio::time::sleep_until(started + wait).await;
+    }
+}
+
+fn jitter_seed(name: &str, at: Instant) -> u64 {
+    let mut seed = at.elapsed().as_nanos() as u64 ^ 0x9E37_79B9_7F4A_7C15;
+    for byte in name.bytes() {
+        seed = (seed ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    seed
+}
+
+/// The wait before the next poll: the interval while healthy; while failing, doubling
+/// from the interval up to `max_backoff`, scaled by a jitter of 0.75–1.25. Pure.
+pub fn next_delay(failures: u32, config: &CollectorConfig, seed: u64) -> Duration {
+    if failures == 0 {
+        return config.interval;
+    }
+    let doubled = config
+        .interval
+        .saturating_mul(1u32 << failures.min(16))
+        .min(config.max_backoff);
+    let jitter = 0.75 + (seed % 1000) as f64 / 2000.0;
+    doubled.mul_f64(jitter)
+}
+
+/// Folds one poll into a host's status. Pure.
+pub fn apply_poll(
+    status: &mut HostStatus,
+    failures: &mut u32,
+    result: &Result<GpuList, AgentError>,
+    latency: Duration,
+    config: &CollectorConfig,
+) {
+    match result {
+        Ok(list) => {
+            *failures = 0;
+            let mut models: Vec<String> = list.gpus.iter().map(|gpu| gpu.model.clone()).collect();
+            models.sort();
+            models.dedup();
+            let utils: Vec<f32> = list
+                .gpus
+                .iter()
+                .filter_map(|gpu| gpu.gpu_util_pct)
+                .collect();
+            let lost = list.gpus.iter().filter(|gpu| !gpu.healthy).count();
+            let slow = latency > config.client.request_timeout / 2;
+            (status.health, status.last_error) = if lost > 0 {
+                (
+                    Health::Degraded,
+                    Some(format!("{lost} GPU(s) not answering on the host")),
+                )
+            } else if slow {
+                (
+                    Health::Degraded,
+                    Some(format!("answering slowly ({} ms)", latency.as_millis())),
+                )
+            } else {
+                (Health::Online, None)
+            };
+            status.gpu_count = list.gpus.len() as u32;
+            status.models = models;
+            status.mean_util_pct =
+                (!utils.is_empty()).then(|| utils.iter().sum::<f32>() / utils.len() as f32);
+        }
+        Err(error) => {
+            *failures = failures.saturating_add(1);
+            status.health = if *failures >= config.offline_after_failures {
+                Health::Offline
+            } else {
+                Health::Degraded
+            };
+            status.mean_util_pct = None;
+            status.last_error = Some(error.to_string());
         }
     }
 }
@@ -194,34 +405,24 @@ mod tests {
             uuid: format!("GPU-{index}"),
             model: model.into(),
             memory_total_mib: 1024,
-            memory_used_mib: None,
+            healthy: true,
             gpu_util_pct: util,
-            memory_util_pct: None,
-            temperature_c: None,
-            power_draw_w: None,
-            power_limit_w: None,
-            ..Default::default()
+            ..Gpu::default()
         }
     }
 
-    fn fleet() -> FleetState {
-        let targets = [("a", "cn-north"), ("b", "cn-east")].map(|(name, region)| Target {
-            name: name.into(),
-            url: format!("http://{name}"),
-            region: region.into(),
-        });
-        FleetState {
-            snapshot: FleetSnapshot {
-                tick: 0,
-                hosts: targets.iter().map(unknown_status).collect(),
-            },
-            history: UtilHistory::new(10),
-        }
+    fn status() -> HostStatus {
+        unknown_status(&Target {
+            name: "a".into(),
+            region: "cn-north".into(),
+            access: AgentAccess::open("http://a"),
+        })
     }
 
     #[test]
-    fn a_round_sets_health_counts_models_and_mean() {
-        let mut state = fleet();
+    fn a_poll_sets_health_counts_models_and_mean() {
+        let config = CollectorConfig::default();
+        let (mut status, mut failures) = (status(), 0);
         let list = GpuList {
             host: "a".into(),
             sampled_at_ms: 1000,
@@ -231,43 +432,97 @@ mod tests {
                 gpu(2, "A100", None),
             ],
         };
-        let down = AgentError::Timeout {
-            url: "http://b".into(),
-            timeout_ms: 900,
-        };
-        apply_round(&mut state, &[Ok(list), Err(down)]);
-        let [a, b] = &state.snapshot.hosts[..] else {
-            panic!("two hosts")
-        };
-        assert_eq!(state.snapshot.tick, 1);
-        assert_eq!(a.health, Health::Online);
-        assert_eq!(a.gpu_count, 3);
-        assert_eq!(a.models, vec!["A100".to_string(), "V100".to_string()]);
+        apply_poll(
+            &mut status,
+            &mut failures,
+            &Ok(list),
+            Duration::from_millis(5),
+            &config,
+        );
+        assert_eq!(status.health, Health::Online);
+        assert_eq!(status.gpu_count, 3);
+        assert_eq!(status.models, vec!["A100".to_string(), "V100".to_string()]);
         assert_eq!(
-            a.mean_util_pct,
+            status.mean_util_pct,
             Some(40.0),
             "the GPU without a reading is left out"
         );
-        assert_eq!(b.health, Health::Offline);
-        assert_eq!(
-            b.last_error.as_deref(),
-            Some("no answer from http://b within 900 ms")
-        );
-        assert_eq!(state.history.host_series("a").len(), 2);
     }
 
     #[test]
-    fn a_bad_target_url_stops_the_start_and_says_which() {
-        let targets = vec![Target {
-            name: "x".into(),
-            url: "not a url".into(),
-            region: "r".into(),
-        }];
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        let _guard = runtime.enter();
-        let error = Collector::start(targets, CollectorConfig::default()).unwrap_err();
-        assert!(error.to_string().contains("`not a url`"), "{error}");
+    fn failures_degrade_then_take_a_host_offline_and_one_answer_brings_it_back() {
+        let config = CollectorConfig::default();
+        let (mut status, mut failures) = (status(), 0);
+        let down = Err(AgentError::Timeout {
+            url: "http://a".into(),
+            timeout_ms: 900,
+        });
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            apply_poll(
+                &mut status,
+                &mut failures,
+                &down,
+                Duration::from_millis(900),
+                &config,
+            );
+            seen.push(status.health);
+        }
+        assert_eq!(
+            seen,
+            vec![Health::Degraded, Health::Degraded, Health::Offline]
+        );
+        assert_eq!(
+            status.last_error.as_deref(),
+            Some("no answer from http://a within 900 ms")
+        );
+        let back = Ok(GpuList {
+            host: "a".into(),
+            sampled_at_ms: 1,
+            gpus: vec![gpu(0, "A100", Some(1.0))],
+        });
+        apply_poll(
+            &mut status,
+            &mut failures,
+            &back,
+            Duration::from_millis(800),
+            &config,
+        );
+        assert_eq!(status.health, Health::Degraded, "slow answers are degraded");
+        assert!(status.last_error.as_deref().unwrap().contains("slowly"));
+        apply_poll(
+            &mut status,
+            &mut failures,
+            &back,
+            Duration::from_millis(3),
+            &config,
+        );
+        assert_eq!(
+            (status.health, status.last_error.clone(), failures),
+            (Health::Online, None, 0)
+        );
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap_with_bounded_jitter() {
+        let config = CollectorConfig::default();
+        assert_eq!(next_delay(0, &config, 7), Duration::from_secs(1));
+        for seed in [0, 499, 999, 123_456] {
+            let one = next_delay(1, &config, seed);
+            assert!(
+                one >= Duration::from_millis(1500) && one <= Duration::from_millis(2500),
+                "{one:?}"
+            );
+            let many = next_delay(20, &config, seed);
+            assert!(
+                many >= Duration::from_millis(22_500) && many <= Duration::from_millis(37_500),
+                "{many:?}"
+            );
+        }
+        assert_ne!(
+            next_delay(3, &config, 1),
+            next_delay(3, &config, 600),
+            "jitter spreads retries"
+        );
     }
 }

@@ -6,4 +6,7 @@
 pub mod chart;
 pub mod client;
 pub mod collect;
+pub mod console;
+pub mod registry;
 pub mod series;
+pub mod vault;

@@ -10,6 +10,11 @@ pub struct AppInfo {
     pub data_dir: String,
     /// Started with `--demo`: collecting from the embedded virtual fleet.
     pub demo: bool,
+    /// `false` when another Ebb process already collects from this data directory and
+    /// this window only shows what it records.
+    pub collecting: bool,
+    /// Where host tokens are kept, in words (e.g. "the OS keychain").
+    pub token_store: String,
     /// The operating system's locale as a BCP 47 tag (e.g. `zh-CN`), when it can be read;
     /// the UI's default language follows it.
     pub os_locale: Option<String>,
@@ -27,9 +32,11 @@ pub enum ChartTheme {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
 #[serde(rename_all = "snake_case")]
 pub enum Health {
-    /// The last poll answered.
+    /// The last poll answered, promptly and with every GPU.
     Online,
-    /// The last poll failed; `last_error` says why.
+    /// Answering slowly, some GPUs lost, or a failure or two in a row; `last_error` says why.
+    Degraded,
+    /// Several polls in a row failed; `last_error` says why.
     Offline,
     /// Not polled yet.
     Unknown,
@@ -58,10 +65,42 @@ pub struct FleetSnapshot {
     pub hosts: Vec<HostStatus>,
 }
 
+/// A registered host as the Settings view shows it. The token is never sent back: only
+/// whether one is stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct HostEntry {
+    pub name: String,
+    pub url: String,
+    pub region: String,
+    pub labels: std::collections::BTreeMap<String, String>,
+    pub fingerprint: Option<String>,
+    pub has_token: bool,
+}
+
+/// A host as the operator typed it in Settings, token included (it goes to the keychain).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct HostInput {
+    pub name: String,
+    pub url: String,
+    pub region: String,
+    pub labels: std::collections::BTreeMap<String, String>,
+    pub fingerprint: Option<String>,
+    /// `None` keeps the stored token (on edit); `Some("")` removes it.
+    pub token: Option<String>,
+}
+
+/// What "Test connection" found when it worked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct ConnectionOk {
+    pub host: String,
+    pub agent_version: String,
+    pub backend: String,
+}
+
 /// An error crossing the IPC boundary: a stable kind and words for the operator.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 pub struct IpcError {
-    /// e.g. `"not_found"`, `"invalid_input"`, `"internal"`.
+    /// e.g. `"not_found"`, `"invalid_input"`, `"refused"`, `"unauthorized"`, `"internal"`.
     pub kind: String,
     /// Names the field and the problem.
     pub message: String,

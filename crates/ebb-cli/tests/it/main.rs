@@ -27,5 +27,5 @@ fn an_unreachable_agent_is_named_in_the_error() {
         stderr.contains("health check of http://127.0.0.1:1 failed"),
         "{stderr}"
     );
-    assert!(stderr.contains("cannot connect"), "{stderr}");
+    assert!(stderr.contains("refused the connection"), "{stderr}");
 }

@@ -1,0 +1,298 @@
+//! `ebb hosts ...` and `ebb daemon`: the registry and collection without a window.
+
+use anyhow::Context;
+use clap::Subcommand;
+use ebb_core::collect::CollectorConfig;
+use ebb_core::console::{self, Console, ConsoleOptions, Role, TokenStore};
+use ebb_core::registry::{ConsoleDb, HostSpec, Registry};
+use ebb_core::vault::{FileVault, KeychainVault, MemoryVault, TokenVault};
+use ebb_wire::ipc::{Health, HostStatus};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum HostsCommand {
+    /// Register a GPU host's agent.
+    Add {
+        name: String,
+        /// The agent's address, e.g. https://gpu-07:7070
+        url: String,
+        #[arg(long)]
+        region: String,
+        /// A file holding the agent token (kept in the OS keychain, never in the database).
+        #[arg(long)]
+        token_file: Option<PathBuf>,
+        /// SHA-256 fingerprint of the agent's certificate, to pin.
+        #[arg(long)]
+        fingerprint: Option<String>,
+        /// A label, KEY=VALUE; repeat for more.
+        #[arg(long = "label", value_parser = parse_label)]
+        labels: Vec<(String, String)>,
+    },
+    /// Every registered host with its health.
+    List,
+    /// Try a host's agent and say exactly what fails.
+    Test { name: String },
+    /// Forget a host and its token.
+    Remove { name: String },
+}
+
+fn parse_label(text: &str) -> Result<(String, String), String> {
+    let (key, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}` is not KEY=VALUE"))?;
+    Ok((key.trim().to_string(), value.trim().to_string()))
+}
+
+fn vault(data_dir: &Path, store: TokenStore) -> Arc<dyn TokenVault> {
+    match store {
+        TokenStore::Keychain => Arc::new(KeychainVault),
+        TokenStore::File => Arc::new(FileVault::new(data_dir)),
+        TokenStore::Memory => Arc::new(MemoryVault::default()),
+    }
+}
+
+async fn registry(data_dir: &Path, store: TokenStore) -> anyhow::Result<(Registry, ConsoleDb)> {
+    let db = ConsoleDb::open(data_dir).await?;
+    Ok((Registry::new(db.clone(), vault(data_dir, store)), db))
+}
+
+pub async fn run(
+    command: HostsCommand,
+    data_dir: &Path,
+    store: TokenStore,
+    json: bool,
+) -> anyhow::Result<()> {
+    let (registry, db) = registry(data_dir, store).await?;
+    match command {
+        HostsCommand::Add {
+            name,
+            url,
+            region,
+            token_file,
+            fingerprint,
+            labels,
+        } => {
+            let token = token_file
+                .map(|path| {
+                    std::fs::read_to_string(&path)
+                        .with_context(|| format!("--token-file: cannot read {}", path.display()))
+                })
+                .transpose()?;
+            let spec = HostSpec {
+                name,
+                url,
+                region,
+                labels: labels.into_iter().collect::<BTreeMap<_, _>>(),
+                fingerprint,
+                has_token: false,
+            };
+            let added = registry.add(&spec, token.as_deref()).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&added)?);
+            } else {
+                let where_token = if added.has_token {
+                    format!("; its token is in {}", registry.vault().describe())
+                } else {
+                    String::new()
+                };
+                println!(
+                    "added {} ({}, {}){where_token}",
+                    added.name, added.url, added.region
+                );
+            }
+        }
+        HostsCommand::List => {
+            let statuses = health_now(&registry, &db, data_dir).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&statuses)?);
+            } else {
+                print!("{}", host_table(&statuses));
+            }
+        }
+        HostsCommand::Test { name } => {
+            let spec = registry.get(&name).await?;
+            let token = registry.token(&spec).await?;
+            match Console::test_host(&spec, token.as_deref(), CollectorConfig::default()).await {
+                Ok(health) => {
+                    if json {
+                        println!("{}", serde_json::to_string_pretty(&health)?);
+                    } else {
+                        println!(
+                            "{name}: ok — agent {} on host {} ({} backend)",
+                            health.agent_version, health.host, health.backend
+                        );
+                    }
+                }
+                Err(error) => anyhow::bail!("{name}: {error}"),
+            }
+        }
+        HostsCommand::Remove { name } => {
+            registry.remove(&name).await?;
+            if !json {
+                println!("removed {name}");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Health from the running collector's records, or — when none runs — from one poll now.
+async fn health_now(
+    registry: &Registry,
+    db: &ConsoleDb,
+    data_dir: &Path,
+) -> anyhow::Result<Vec<HostStatus>> {
+    if console::collector_running(data_dir)? {
+        return Ok(console::read_snapshot(db).await?);
+    }
+    let specs = registry.list().await?;
+    let mut checks = tokio::task::JoinSet::new();
+    for (position, spec) in specs.iter().enumerate() {
+        let spec = spec.clone();
+        let token = registry.token(&spec).await.unwrap_or(None);
+        checks.spawn(async move {
+            let result = ebb_core::client::AgentClient::with_access(
+                &ebb_core::client::AgentAccess {
+                    url: spec.url.clone(),
+                    token,
+                    fingerprint: spec.fingerprint.clone(),
+                },
+                ebb_core::client::ClientConfig::default(),
+            );
+            let polled = match result {
+                Ok(client) => client.gpus().await,
+                Err(error) => Err(error),
+            };
+            (position, polled)
+        });
+    }
+    let mut statuses: Vec<HostStatus> = specs
+        .iter()
+        .map(|spec| {
+            ebb_core::collect::unknown_status(&ebb_core::collect::Target {
+                name: spec.name.clone(),
+                region: spec.region.clone(),
+                access: ebb_core::client::AgentAccess::open(&spec.url),
+            })
+        })
+        .collect();
+    let config = CollectorConfig {
+        offline_after_failures: 1,
+        ..CollectorConfig::default()
+    };
+    while let Some(joined) = checks.join_next().await {
+        let (position, polled) = joined?;
+        let mut failures = 0;
+        ebb_core::collect::apply_poll(
+            &mut statuses[position],
+            &mut failures,
+            &polled,
+            Duration::ZERO,
+            &config,
+        );
+    }
+    Ok(statuses)
+}
+
+fn host_table(statuses: &[HostStatus]) -> String {
+    use std::fmt::Write as _;
+    let mut out = format!(
+        "{:<20} {:<12} {:<9} {:>5} {:>6}  {}\n",
+        "NAME", "REGION", "HEALTH", "GPUS", "UTIL", "URL / REASON"
+    );
+    for host in statuses {
+        let health = match host.health {
+            Health::Online => "online",
+            Health::Degraded => "degraded",
+            Health::Offline => "offline",
+            Health::Unknown => "unknown",
+        };
+        let util = host
+            .mean_util_pct
+            .map_or_else(|| "—".to_string(), |pct| format!("{pct:.0}%"));
+        let detail = host.last_error.clone().unwrap_or_else(|| host.url.clone());
+        let _ = writeln!(
+            out,
+            "{:<20} {:<12} {:<9} {:>5} {:>6}  {}",
+            host.name, host.region, health, host.gpu_count, util, detail
+        );
+    }
+    out
+}
+
+/// `ebb daemon`: collects from the registry until stopped. While another process
+/// collects from the same data directory, it says so and waits to take over.
+pub async fn daemon(data_dir: &Path, store: TokenStore) -> anyhow::Result<()> {
+    loop {
+        let console = Console::open(ConsoleOptions {
+            token_store: store,
+            ..ConsoleOptions::new(data_dir)
+        })
+        .await?;
+        if console.role() == Role::Collector {
+            let hosts = console.registry().list().await?.len();
+            println!("collecting from {hosts} hosts into {}", data_dir.display());
+            let mut snapshots = console.subscribe();
+            let mut last: Vec<(String, Health)> = Vec::new();
+            let mut reload = tokio::time::interval(Duration::from_secs(5));
+            loop {
+                tokio::select! {
+                    _ = wait_for_shutdown() => break,
+                    _ = reload.tick() => {
+                        // Hosts added or removed by `ebb hosts` or the app take effect here.
+                        if let Err(error) = console.reload().await {
+                            eprintln!("cannot reload the registry: {error}");
+                        }
+                    }
+                    changed = snapshots.changed() => {
+                        if changed.is_err() {
+                            break;
+                        }
+                        let now: Vec<(String, Health)> = snapshots
+                            .borrow_and_update()
+                            .hosts
+                            .iter()
+                            .map(|host| (host.name.clone(), host.health))
+                            .collect();
+                        for (name, health) in &now {
+                            if !last.contains(&(name.clone(), *health)) {
+                                println!("{name}: {health:?}");
+                            }
+                        }
+                        last = now;
+                    }
+                }
+            }
+            console.shutdown().await;
+            return Ok(());
+        }
+        println!(
+            "another Ebb process already collects from {}; watching as a viewer and taking over when it stops",
+            data_dir.display()
+        );
+        console.shutdown().await;
+        drop(console);
+        tokio::select! {
+            _ = wait_for_shutdown() => return Ok(()),
+            _ = tokio::time::sleep(Duration::from_secs(5)) => {}
+        }
+    }
+}
+
+async fn wait_for_shutdown() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}

@@ -1,0 +1,418 @@
+//! The console as one service, shared by the desktop shell and `ebb daemon`: the registry,
+//! and either the collector (the first process on a data directory) or a viewer (any
+//! later one), so a data directory is never collected twice.
+
+use crate::client::{AgentAccess, AgentClient, AgentError};
+use crate::collect::{Collector, CollectorConfig, Target, Tick, unknown_status};
+use crate::registry::{ConsoleDb, HostSpec, Registry, RegistryError};
+use crate::series::{GpuSeries, UtilHistory};
+use crate::vault::{FileVault, KeychainVault, TokenVault};
+use ebb_wire::agent::Health as AgentHealth;
+use ebb_wire::ipc::{FleetSnapshot, Health, HostStatus};
+use sqlx::Row;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+/// Where tokens are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TokenStore {
+    /// The OS keychain.
+    #[default]
+    Keychain,
+    /// `tokens.json` (mode 0600) in the data directory: only when the operator opts in.
+    File,
+    /// In memory, for the demo fleet and tests.
+    Memory,
+}
+
+impl std::str::FromStr for TokenStore {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "keychain" => Ok(Self::Keychain),
+            "file" => Ok(Self::File),
+            other => Err(format!(
+                "unknown token store `{other}`: expected keychain or file"
+            )),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ConsoleOptions {
+    pub data_dir: PathBuf,
+    pub token_store: TokenStore,
+    pub collector: CollectorConfig,
+    /// Readings kept per GPU for the live charts.
+    pub history_points: usize,
+}
+
+impl ConsoleOptions {
+    pub fn new(data_dir: &Path) -> Self {
+        Self {
+            data_dir: data_dir.to_path_buf(),
+            token_store: TokenStore::Keychain,
+            collector: CollectorConfig::default(),
+            history_points: 120,
+        }
+    }
+}
+
+/// Whether this process collects, or shows what another one collects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Collector,
+    Viewer,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConsoleError {
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    #[error("cannot use the data directory {path}: {reason}")]
+    DataDir { path: String, reason: String },
+}
+
+/// The console service.
+#[derive(Debug)]
+pub struct Console {
+    registry: Registry,
+    role: Role,
+    collector: std::sync::Mutex<Option<Collector>>,
+    snapshot: watch::Receiver<Arc<FleetSnapshot>>,
+    history: Arc<RwLock<UtilHistory>>,
+    tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
+    /// Held while this process is the collector; the OS frees it if the process dies.
+    _lock: Option<std::fs::File>,
+}
+
+impl Console {
+    pub async fn open(options: ConsoleOptions) -> Result<Self, ConsoleError> {
+        let data_dir = &options.data_dir;
+        let dir_error = |reason: String| ConsoleError::DataDir {
+            path: data_dir.display().to_string(),
+            reason,
+        };
+        std::fs::create_dir_all(data_dir).map_err(|error| dir_error(error.to_string()))?;
+        let db = ConsoleDb::open(data_dir).await?;
+        let vault: Arc<dyn TokenVault> = match options.token_store {
+            TokenStore::Keychain => Arc::new(KeychainVault),
+            TokenStore::File => Arc::new(FileVault::new(data_dir)),
+            TokenStore::Memory => Arc::new(crate::vault::MemoryVault::default()),
+        };
+        let registry = Registry::new(db.clone(), vault);
+        let lock = try_lock(&data_dir.join("collector.lock"))
+            .map_err(|error| dir_error(error.to_string()))?;
+        let history = Arc::new(RwLock::new(UtilHistory::new(options.history_points)));
+        let mut tasks = Vec::new();
+        let (role, collector, snapshot) = if lock.is_some() {
+            let (sink, ticks) = mpsc::channel(8);
+            let collector = Collector::start(Vec::new(), options.collector, Some(sink))?;
+            let snapshot = collector.subscribe();
+            tasks.push(tokio::spawn(write_ticks(
+                ticks,
+                db.clone(),
+                history.clone(),
+            )));
+            (Role::Collector, Some(collector), snapshot)
+        } else {
+            let (publish, snapshot) = watch::channel(Arc::new(FleetSnapshot {
+                tick: 0,
+                hosts: Vec::new(),
+            }));
+            tasks.push(tokio::spawn(view(
+                db.clone(),
+                options.collector.interval,
+                publish,
+            )));
+            (Role::Viewer, None, snapshot)
+        };
+        let console = Self {
+            registry,
+            role,
+            collector: std::sync::Mutex::new(collector),
+            snapshot,
+            history,
+            tasks: std::sync::Mutex::new(tasks),
+            _lock: lock,
+        };
+        console.reload().await?;
+        Ok(console)
+    }
+
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    pub fn subscribe(&self) -> watch::Receiver<Arc<FleetSnapshot>> {
+        self.snapshot.clone()
+    }
+
+    pub fn latest(&self) -> Arc<FleetSnapshot> {
+        self.snapshot.borrow().clone()
+    }
+
+    /// Recent utilization of every GPU of `host`, for the live chart.
+    pub fn host_series(&self, host: &str) -> Vec<GpuSeries> {
+        self.history
+            .read()
+            .map(|history| history.host_series(host))
+            .unwrap_or_default()
+    }
+
+    /// The newest reading time over all hosts.
+    pub fn latest_sample_ms(&self) -> Option<f64> {
+        self.history
+            .read()
+            .ok()
+            .and_then(|history| history.latest_ms())
+    }
+
+    /// Points the collector at the registry's hosts as they are now.
+    pub async fn reload(&self) -> Result<(), ConsoleError> {
+        if self.role != Role::Collector {
+            return Ok(());
+        }
+        let mut targets = Vec::new();
+        for spec in self.registry.list().await? {
+            let token = match self.registry.token(&spec).await {
+                Ok(token) => token,
+                Err(error) => {
+                    tracing::warn!(host = %spec.name, %error, "cannot read the host's token");
+                    None
+                }
+            };
+            targets.push(target(&spec, token));
+        }
+        if let Ok(collector) = self.collector.lock()
+            && let Some(collector) = collector.as_ref()
+        {
+            collector.set_targets(targets);
+        }
+        Ok(())
+    }
+
+    pub async fn add_host(
+        &self,
+        spec: &HostSpec,
+        token: Option<&str>,
+    ) -> Result<HostSpec, ConsoleError> {
+        let added = self.registry.add(spec, token).await?;
+        self.reload().await?;
+        Ok(added)
+    }
+
+    pub async fn update_host(
+        &self,
+        name: &str,
+        spec: &HostSpec,
+        token: Option<&str>,
+    ) -> Result<HostSpec, ConsoleError> {
+        let updated = self.registry.update(name, spec, token).await?;
+        self.reload().await?;
+        Ok(updated)
+    }
+
+    pub async fn remove_host(&self, name: &str) -> Result<(), ConsoleError> {
+        self.registry.remove(name).await?;
+        self.reload().await?;
+        Ok(())
+    }
+
+    /// Adds the host, or updates it when one of that name exists (the demo fleet's ports
+    /// change on every start).
+    pub async fn upsert_host(
+        &self,
+        spec: &HostSpec,
+        token: Option<&str>,
+    ) -> Result<HostSpec, ConsoleError> {
+        match self.registry.get(&spec.name).await {
+            Ok(_) => self.update_host(&spec.name, spec, token).await,
+            Err(RegistryError::NotFound(_)) => self.add_host(spec, token).await,
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// "Test connection": the agent's health and GPUs, or exactly what failed.
+    pub async fn test_host(
+        spec: &HostSpec,
+        token: Option<&str>,
+        config: CollectorConfig,
+    ) -> Result<AgentHealth, AgentError> {
+        let access = AgentAccess {
+            url: spec.url.clone(),
+            token: token.map(str::to_string),
+            fingerprint: spec.fingerprint.clone(),
+        };
+        let client = AgentClient::with_access(&access, config.client)?;
+        Ok(client.test().await?.0)
+    }
+
+    /// Stops collecting and viewing.
+    pub async fn shutdown(&self) {
+        let collector = self.collector.lock().ok().and_then(|mut slot| slot.take());
+        if let Some(collector) = collector {
+            collector.stop().await;
+        }
+        let tasks: Vec<JoinHandle<()>> = self
+            .tasks
+            .lock()
+            .map(|mut tasks| tasks.drain(..).collect())
+            .unwrap_or_default();
+        for task in tasks {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+}
+
+fn target(spec: &HostSpec, token: Option<String>) -> Target {
+    Target {
+        name: spec.name.clone(),
+        region: spec.region.clone(),
+        access: AgentAccess {
+            url: spec.url.clone(),
+            token,
+            fingerprint: spec.fingerprint.clone(),
+        },
+    }
+}
+
+/// Whether some process collects from `data_dir` right now.
+pub fn collector_running(data_dir: &Path) -> std::io::Result<bool> {
+    std::fs::create_dir_all(data_dir)?;
+    Ok(try_lock(&data_dir.join("collector.lock"))?.is_none())
+}
+
+/// Takes `path`'s exclusive lock if free; `None` when another process holds it.
+fn try_lock(path: &Path) -> std::io::Result<Option<std::fs::File>> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(error)) => Err(error),
+    }
+}
+
+/// The collector's writer: live history for the charts, and host health for viewers.
+async fn write_ticks(
+    mut ticks: mpsc::Receiver<Tick>,
+    db: ConsoleDb,
+    history: Arc<RwLock<UtilHistory>>,
+) {
+    let mut last_written: Vec<HostStatus> = Vec::new();
+    while let Some(tick) = ticks.recv().await {
+        if let Ok(mut history) = history.write() {
+            for list in &tick.samples {
+                history.record(&list.host, list);
+            }
+        }
+        if tick.snapshot.hosts != last_written {
+            if let Err(error) = write_health(&db, &tick.snapshot.hosts).await {
+                tracing::warn!(%error, "cannot record host health");
+            }
+            last_written.clone_from(&tick.snapshot.hosts);
+        }
+    }
+}
+
+async fn write_health(db: &ConsoleDb, hosts: &[HostStatus]) -> Result<(), sqlx::Error> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_millis() as i64)
+        .unwrap_or(0);
+    let mut tx = db.pool().begin().await?;
+    for host in hosts {
+        sqlx::query(
+            "INSERT INTO host_health (name, health, reason, gpu_count, models, mean_util_pct, checked_at_ms)
+             VALUES (?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (name) DO UPDATE SET health = excluded.health, reason = excluded.reason,
+               gpu_count = excluded.gpu_count, models = excluded.models,
+               mean_util_pct = excluded.mean_util_pct, checked_at_ms = excluded.checked_at_ms",
+        )
+        .bind(&host.name)
+        .bind(health_word(host.health))
+        .bind(&host.last_error)
+        .bind(host.gpu_count)
+        .bind(serde_json::to_string(&host.models).unwrap_or_default())
+        .bind(host.mean_util_pct)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await
+}
+
+fn health_word(health: Health) -> &'static str {
+    match health {
+        Health::Online => "online",
+        Health::Degraded => "degraded",
+        Health::Offline => "offline",
+        Health::Unknown => "unknown",
+    }
+}
+
+/// A viewer: reads what the collecting process records, once per interval.
+async fn view(db: ConsoleDb, interval: Duration, publish: watch::Sender<Arc<FleetSnapshot>>) {
+    let mut ticks = tokio::time::interval(interval);
+    let mut tick = 0u32;
+    loop {
+        ticks.tick().await;
+        match read_snapshot(&db).await {
+            Ok(hosts) => {
+                tick = tick.wrapping_add(1);
+                publish.send_replace(Arc::new(FleetSnapshot { tick, hosts }));
+            }
+            Err(error) => tracing::warn!(%error, "cannot read the collector's records"),
+        }
+    }
+}
+
+/// Every registered host with the health the collector last recorded.
+pub async fn read_snapshot(db: &ConsoleDb) -> Result<Vec<HostStatus>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT h.name, h.url, h.region, s.health, s.reason, s.gpu_count, s.models, s.mean_util_pct
+         FROM hosts h LEFT JOIN host_health s ON s.name = h.name ORDER BY h.region, h.name",
+    )
+    .fetch_all(db.pool())
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|row| {
+            let mut status = unknown_status(&Target {
+                name: row.get("name"),
+                region: row.get("region"),
+                access: AgentAccess::open(row.get::<&str, _>("url")),
+            });
+            status.health = match row.get::<Option<&str>, _>("health") {
+                Some("online") => Health::Online,
+                Some("degraded") => Health::Degraded,
+                Some("offline") => Health::Offline,
+                _ => Health::Unknown,
+            };
+            status.last_error = row.get("reason");
+            status.gpu_count = row.get::<Option<i64>, _>("gpu_count").unwrap_or(0) as u32;
+            status.models = row
+                .get::<Option<&str>, _>("models")
+                .and_then(|text| serde_json::from_str(text).ok())
+                .unwrap_or_default();
+            status.mean_util_pct = row
+                .get::<Option<f64>, _>("mean_util_pct")
+                .map(|pct| pct as f32);
+            status
+        })
+        .collect())
+}

@@ -1,0 +1,505 @@
+//! The host registry: which agents this console collects from. Rows in SQLite
+//! (`console.db` in the data directory); tokens in a [`TokenVault`], never in the rows.
+
+use crate::vault::{TokenVault, VaultError};
+use serde::{Deserialize, Serialize};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
+use sqlx::{Row, SqlitePool};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// A host as the operator describes it (the token travels beside it, never inside).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostSpec {
+    pub name: String,
+    pub url: String,
+    pub region: String,
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    /// SHA-256 of the agent's TLS certificate, `AB:CD:...`, to pin.
+    #[serde(default)]
+    pub fingerprint: Option<String>,
+    /// Whether a token is stored for the host (the token itself never is here).
+    #[serde(default)]
+    pub has_token: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("{field}: {problem}")]
+    Invalid {
+        field: &'static str,
+        problem: String,
+    },
+    #[error("no host named `{0}` is registered")]
+    NotFound(String),
+    #[error(transparent)]
+    Vault(#[from] VaultError),
+    #[error("cannot open the console database {path}: {reason}")]
+    Open { path: String, reason: String },
+    #[error("console database error: {0}")]
+    Sql(#[from] sqlx::Error),
+}
+
+fn invalid(field: &'static str, problem: impl Into<String>) -> RegistryError {
+    RegistryError::Invalid {
+        field,
+        problem: problem.into(),
+    }
+}
+
+/// Checks and normalizes a host spec, naming the first field with a problem. Pure.
+pub fn validate(spec: &HostSpec) -> Result<HostSpec, RegistryError> {
+    let name = spec.name.trim();
+    if name.is_empty() || name.len() > 63 {
+        return Err(invalid("name", "must be 1 to 63 characters"));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err(invalid(
+            "name",
+            "may hold only letters, digits, '-', '_' and '.'",
+        ));
+    }
+    let url = normalize_url(&spec.url)?;
+    let region = spec.region.trim();
+    if region.is_empty() || region.len() > 63 {
+        return Err(invalid("region", "must be 1 to 63 characters"));
+    }
+    if region.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(invalid("region", "must not contain spaces"));
+    }
+    if spec.labels.len() > 32 {
+        return Err(invalid("labels", "at most 32 labels"));
+    }
+    for (key, value) in &spec.labels {
+        if key.trim().is_empty() || key.len() > 63 || value.len() > 255 {
+            return Err(invalid(
+                "labels",
+                format!("label `{key}`: keys 1-63 and values up to 255 characters"),
+            ));
+        }
+    }
+    let fingerprint = spec
+        .fingerprint
+        .as_deref()
+        .filter(|text| !text.trim().is_empty())
+        .map(normalize_fingerprint)
+        .transpose()?;
+    if fingerprint.is_some() && url.starts_with("http://") {
+        return Err(invalid(
+            "fingerprint",
+            "a pinned certificate needs an https:// URL",
+        ));
+    }
+    Ok(HostSpec {
+        name: name.to_string(),
+        url,
+        region: region.to_string(),
+        labels: spec.labels.clone(),
+        fingerprint,
+        has_token: spec.has_token,
+    })
+}
+
+/// `http(s)://host[:port]` with no path, query or credentials.
+pub fn normalize_url(text: &str) -> Result<String, RegistryError> {
+    let text = text.trim();
+    let rest = text
+        .strip_prefix("http://")
+        .or_else(|| text.strip_prefix("https://"))
+        .ok_or_else(|| {
+            invalid(
+                "url",
+                format!("`{text}` must start with http:// or https://"),
+            )
+        })?;
+    let authority = rest.trim_end_matches('/');
+    if authority.is_empty() {
+        return Err(invalid("url", format!("`{text}` has no host")));
+    }
+    if authority.contains(['/', '?', '#']) {
+        return Err(invalid(
+            "url",
+            format!("`{text}` must be the agent's address only, without a path"),
+        ));
+    }
+    if authority.contains('@') {
+        return Err(invalid(
+            "url",
+            "must not carry credentials; give the token separately",
+        ));
+    }
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) if !host.ends_with(']') || authority.starts_with('[') => {
+            (host, Some(port))
+        }
+        _ => (authority, None),
+    };
+    if host.is_empty() || host.chars().any(|c| c.is_whitespace()) {
+        return Err(invalid("url", format!("`{text}` has no valid host")));
+    }
+    if let Some(port) = port
+        && port.parse::<u16>().ok().filter(|port| *port > 0).is_none()
+    {
+        return Err(invalid(
+            "url",
+            format!("`{port}` is not a port from 1 to 65535"),
+        ));
+    }
+    let scheme = if text.starts_with("https://") {
+        "https"
+    } else {
+        "http"
+    };
+    Ok(format!("{scheme}://{authority}"))
+}
+
+/// `AB:CD:..` (32 bytes), from any case, with or without colons.
+pub fn normalize_fingerprint(text: &str) -> Result<String, RegistryError> {
+    let hex: String = text
+        .chars()
+        .filter(|c| *c != ':' && !c.is_whitespace())
+        .collect();
+    if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(invalid(
+            "fingerprint",
+            "must be a SHA-256: 64 hex digits, colons optional",
+        ));
+    }
+    let upper = hex.to_ascii_uppercase();
+    Ok(upper
+        .as_bytes()
+        .chunks(2)
+        .map(|pair| String::from_utf8_lossy(pair).into_owned())
+        .collect::<Vec<_>>()
+        .join(":"))
+}
+
+/// The console database; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct ConsoleDb {
+    pool: SqlitePool,
+}
+
+impl ConsoleDb {
+    pub async fn open(data_dir: &Path) -> Result<Self, RegistryError> {
+        std::fs::create_dir_all(data_dir).map_err(|error| RegistryError::Open {
+            path: data_dir.display().to_string(),
+            reason: error.to_string(),
+        })?;
+        let path = data_dir.join("console.db");
+        let options = SqliteConnectOptions::from_str("sqlite:")?
+            .filename(&path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .busy_timeout(Duration::from_secs(5));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .map_err(|error| RegistryError::Open {
+                path: path.display().to_string(),
+                reason: error.to_string(),
+            })?;
+        sqlx::migrate!("./migrations/console")
+            .run(&pool)
+            .await
+            .map_err(|error| RegistryError::Open {
+                path: path.display().to_string(),
+                reason: error.to_string(),
+            })?;
+        Ok(Self { pool })
+    }
+
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+}
+
+/// Registered hosts, with their tokens in the vault.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    db: ConsoleDb,
+    vault: Arc<dyn TokenVault>,
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+impl Registry {
+    pub fn new(db: ConsoleDb, vault: Arc<dyn TokenVault>) -> Self {
+        Self { db, vault }
+    }
+
+    pub fn vault(&self) -> &Arc<dyn TokenVault> {
+        &self.vault
+    }
+
+    pub async fn list(&self) -> Result<Vec<HostSpec>, RegistryError> {
+        let rows = sqlx::query("SELECT name, url, region, labels, fingerprint, has_token FROM hosts ORDER BY region, name")
+            .fetch_all(self.db.pool())
+            .await?;
+        Ok(rows.iter().map(row_to_spec).collect())
+    }
+
+    pub async fn get(&self, name: &str) -> Result<HostSpec, RegistryError> {
+        let row = sqlx::query(
+            "SELECT name, url, region, labels, fingerprint, has_token FROM hosts WHERE name = ?",
+        )
+        .bind(name)
+        .fetch_optional(self.db.pool())
+        .await?
+        .ok_or_else(|| RegistryError::NotFound(name.into()))?;
+        Ok(row_to_spec(&row))
+    }
+
+    /// The token of a host, from the vault (not asked when the host has none).
+    pub async fn token(&self, spec: &HostSpec) -> Result<Option<String>, RegistryError> {
+        if !spec.has_token {
+            return Ok(None);
+        }
+        self.token_by_name(&spec.name).await
+    }
+
+    async fn token_by_name(&self, name: &str) -> Result<Option<String>, RegistryError> {
+        let vault = self.vault.clone();
+        let name = name.to_string();
+        Ok(blocking(move || vault.get(&name)).await?)
+    }
+
+    /// Adds a host. The row and the token go in together: if the vault refuses the token,
+    /// the row is not kept.
+    pub async fn add(
+        &self,
+        spec: &HostSpec,
+        token: Option<&str>,
+    ) -> Result<HostSpec, RegistryError> {
+        let token = token.map(str::trim).filter(|token| !token.is_empty());
+        let spec = validate(&HostSpec {
+            has_token: token.is_some(),
+            ..spec.clone()
+        })?;
+        let mut tx = self.db.pool().begin().await?;
+        let exists: Option<String> = sqlx::query_scalar("SELECT name FROM hosts WHERE name = ?")
+            .bind(&spec.name)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if exists.is_some() {
+            return Err(invalid(
+                "name",
+                format!("a host named `{}` is already registered", spec.name),
+            ));
+        }
+        let now = now_ms();
+        sqlx::query(
+            "INSERT INTO hosts (name, url, region, labels, fingerprint, has_token, created_at_ms, updated_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&spec.name)
+        .bind(&spec.url)
+        .bind(&spec.region)
+        .bind(serde_json::to_string(&spec.labels).unwrap_or_else(|_| "{}".into()))
+        .bind(&spec.fingerprint)
+        .bind(spec.has_token)
+        .bind(now)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        if let Some(token) = token {
+            let vault = self.vault.clone();
+            let (name, token) = (spec.name.clone(), token.to_string());
+            blocking(move || vault.set(&name, &token)).await?;
+        }
+        tx.commit().await?;
+        Ok(spec)
+    }
+
+    /// Changes a host. `token`: `None` keeps the stored one, `Some("")` removes it.
+    pub async fn update(
+        &self,
+        name: &str,
+        spec: &HostSpec,
+        token: Option<&str>,
+    ) -> Result<HostSpec, RegistryError> {
+        let current = self.get(name).await?;
+        let has_token = token.map_or(current.has_token, |token| !token.trim().is_empty());
+        let spec = validate(&HostSpec {
+            has_token,
+            ..spec.clone()
+        })?;
+        if spec.name != name {
+            return Err(invalid(
+                "name",
+                "a host cannot be renamed; remove it and add it again",
+            ));
+        }
+        let mut tx = self.db.pool().begin().await?;
+        let updated = sqlx::query(
+            "UPDATE hosts SET url = ?, region = ?, labels = ?, fingerprint = ?, has_token = ?, updated_at_ms = ? WHERE name = ?",
+        )
+        .bind(&spec.url)
+        .bind(&spec.region)
+        .bind(serde_json::to_string(&spec.labels).unwrap_or_else(|_| "{}".into()))
+        .bind(&spec.fingerprint)
+        .bind(spec.has_token)
+        .bind(now_ms())
+        .bind(name)
+        .execute(&mut *tx)
+        .await?;
+        if updated.rows_affected() == 0 {
+            return Err(RegistryError::NotFound(name.into()));
+        }
+        if let Some(token) = token {
+            let vault = self.vault.clone();
+            let (name, token) = (name.to_string(), token.trim().to_string());
+            blocking(move || {
+                if token.is_empty() {
+                    vault.delete(&name)
+                } else {
+                    vault.set(&name, &token)
+                }
+            })
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(spec)
+    }
+
+    /// Removes a host and its token.
+    pub async fn remove(&self, name: &str) -> Result<(), RegistryError> {
+        let mut tx = self.db.pool().begin().await?;
+        let current = self.get(name).await?;
+        sqlx::query("DELETE FROM hosts WHERE name = ?")
+            .bind(name)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM host_health WHERE name = ?")
+            .bind(name)
+            .execute(&mut *tx)
+            .await?;
+        if current.has_token {
+            let vault = self.vault.clone();
+            let owned = name.to_string();
+            blocking(move || vault.delete(&owned)).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+fn row_to_spec(row: &sqlx::sqlite::SqliteRow) -> HostSpec {
+    HostSpec {
+        name: row.get("name"),
+        url: row.get("url"),
+        region: row.get("region"),
+        labels: serde_json::from_str(row.get::<&str, _>("labels")).unwrap_or_default(),
+        fingerprint: row.get("fingerprint"),
+        has_token: row.get::<i64, _>("has_token") != 0,
+    }
+}
+
+/// Keychains may block (and some talk D-Bus): keep them off the async workers.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, VaultError> + Send + 'static,
+) -> Result<T, VaultError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|error| VaultError::Failed(error.to_string()))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(name: &str, url: &str) -> HostSpec {
+        HostSpec {
+            name: name.into(),
+            url: url.into(),
+            region: "cn-east".into(),
+            labels: BTreeMap::new(),
+            fingerprint: None,
+            has_token: false,
+        }
+    }
+
+    #[test]
+    fn urls_are_checked_and_normalized() {
+        let ok = [
+            ("http://10.0.0.7:7070/", "http://10.0.0.7:7070"),
+            (
+                " https://gpu-01.example:7070 ",
+                "https://gpu-01.example:7070",
+            ),
+            ("http://[::1]:7070", "http://[::1]:7070"),
+            ("http://gpu-02", "http://gpu-02"),
+        ];
+        for (input, expected) in ok {
+            assert_eq!(normalize_url(input).unwrap(), expected, "{input}");
+        }
+        let bad = [
+            ("gpu-01:7070", "must start with http:// or https://"),
+            ("ftp://gpu", "must start with http://"),
+            ("http://", "has no host"),
+            ("http://gpu/v1/gpus", "without a path"),
+            ("http://user:pw@gpu", "must not carry credentials"),
+            ("http://gpu:99999", "`99999` is not a port"),
+            ("http://gpu:0", "`0` is not a port"),
+            ("http://gp u", "no valid host"),
+        ];
+        for (input, expected) in bad {
+            let error = normalize_url(input).unwrap_err().to_string();
+            assert!(
+                error.starts_with("url: ") && error.contains(expected),
+                "{input}: {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn specs_name_the_field_at_fault() {
+        let cases = [
+            (spec("", "http://a"), "name: must be 1 to 63"),
+            (spec("a b", "http://a"), "name: may hold only"),
+            (
+                HostSpec {
+                    region: " ".into(),
+                    ..spec("a", "http://a")
+                },
+                "region: must be 1 to 63",
+            ),
+            (
+                HostSpec {
+                    fingerprint: Some("abc".into()),
+                    ..spec("a", "https://a")
+                },
+                "fingerprint: must be a SHA-256",
+            ),
+            (
+                HostSpec {
+                    fingerprint: Some("ab".repeat(32)),
+                    ..spec("a", "http://a")
+                },
+                "fingerprint: a pinned certificate needs an https://",
+            ),
+        ];
+        for (spec, expected) in cases {
+            let error = validate(&spec).unwrap_err().to_string();
+            assert!(error.starts_with(expected), "{expected} vs {error}");
+        }
+        let pinned = validate(&HostSpec {
+            fingerprint: Some("ab".repeat(32)),
+            ..spec("a", "https://a")
+        })
+        .unwrap();
+        assert_eq!(pinned.fingerprint.unwrap(), ["AB"; 32].join(":"));
+    }
+}

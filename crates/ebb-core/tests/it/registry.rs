@@ -1,0 +1,143 @@
+//! The registry and the console service on a real SQLite file, with a mock keychain.
+
+use ebb_core::console::{Console, ConsoleOptions, Role, TokenStore};
+use ebb_core::registry::{ConsoleDb, HostSpec, Registry, RegistryError};
+use ebb_core::vault::{MemoryVault, TokenVault};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+fn temp_dir(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "ebb-core-it-{tag}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn spec(name: &str) -> HostSpec {
+    HostSpec {
+        name: name.into(),
+        url: "http://127.0.0.1:7070".into(),
+        region: "cn-east".into(),
+        labels: BTreeMap::from([("rack".to_string(), "r7".to_string())]),
+        fingerprint: None,
+        has_token: false,
+    }
+}
+
+#[tokio::test]
+async fn tokens_go_to_the_vault_and_never_to_the_database() {
+    let dir = temp_dir("vault");
+    let vault = Arc::new(MemoryVault::default());
+    let registry = Registry::new(ConsoleDb::open(&dir).await.unwrap(), vault.clone());
+    let added = registry
+        .add(&spec("gpu-01"), Some("ebb_secret_token"))
+        .await
+        .unwrap();
+    assert!(added.has_token);
+    assert_eq!(
+        registry.token(&added).await.unwrap().as_deref(),
+        Some("ebb_secret_token")
+    );
+    let on_disk: Vec<u8> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flat_map(|entry| std::fs::read(entry.unwrap().path()).unwrap_or_default())
+        .collect();
+    assert!(
+        !String::from_utf8_lossy(&on_disk).contains("ebb_secret_token"),
+        "no token in the database files"
+    );
+
+    let listed = registry.list().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].labels["rack"], "r7");
+
+    let duplicate = registry.add(&spec("gpu-01"), None).await.unwrap_err();
+    assert_eq!(
+        duplicate.to_string(),
+        "name: a host named `gpu-01` is already registered"
+    );
+
+    registry
+        .update("gpu-01", &spec("gpu-01"), Some(""))
+        .await
+        .unwrap();
+    assert_eq!(
+        vault.get("gpu-01").unwrap(),
+        None,
+        "an empty token removes it"
+    );
+    registry.remove("gpu-01").await.unwrap();
+    assert!(matches!(
+        registry.remove("gpu-01").await.unwrap_err(),
+        RegistryError::NotFound(_)
+    ));
+}
+
+#[tokio::test]
+async fn a_vault_failure_leaves_nothing_half_added() {
+    let dir = temp_dir("half");
+    let vault = Arc::new(MemoryVault::default());
+    let registry = Registry::new(ConsoleDb::open(&dir).await.unwrap(), vault.clone());
+    vault.fail.store(true, Ordering::SeqCst);
+    let error = registry.add(&spec("gpu-02"), Some("t")).await.unwrap_err();
+    assert!(
+        error.to_string().contains("the token store failed"),
+        "{error}"
+    );
+    assert!(
+        registry.list().await.unwrap().is_empty(),
+        "the row was rolled back"
+    );
+    vault.fail.store(false, Ordering::SeqCst);
+    registry.add(&spec("gpu-02"), None).await.unwrap();
+    assert_eq!(registry.list().await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn bad_specs_are_refused_naming_the_field() {
+    let dir = temp_dir("bad");
+    let registry = Registry::new(
+        ConsoleDb::open(&dir).await.unwrap(),
+        Arc::new(MemoryVault::default()),
+    );
+    let bad_url = HostSpec {
+        url: "gpu-03:7070".into(),
+        ..spec("gpu-03")
+    };
+    let error = registry.add(&bad_url, None).await.unwrap_err().to_string();
+    assert!(
+        error.starts_with("url: `gpu-03:7070` must start with http://"),
+        "{error}"
+    );
+    assert!(registry.list().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_second_console_on_the_same_data_directory_only_views() {
+    let dir = temp_dir("lock");
+    let options = ConsoleOptions {
+        token_store: TokenStore::Memory,
+        ..ConsoleOptions::new(&dir)
+    };
+    let first = Console::open(options.clone()).await.unwrap();
+    let second = Console::open(options.clone()).await.unwrap();
+    assert_eq!(first.role(), Role::Collector);
+    assert_eq!(second.role(), Role::Viewer);
+    first.shutdown().await;
+    drop(first);
+    let third = Console::open(options).await.unwrap();
+    assert_eq!(
+        third.role(),
+        Role::Collector,
+        "the lock is freed with the collector"
+    );
+    second.shutdown().await;
+    third.shutdown().await;
+}

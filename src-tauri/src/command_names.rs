@@ -1,0 +1,12 @@
+/// The app's own commands: `build.rs` makes a permission for each and
+/// `capabilities/main.json` grants exactly these (a test checks it).
+pub const COMMANDS: [&str; 8] = [
+    "add_host",
+    "app_info",
+    "fleet_snapshot",
+    "list_hosts",
+    "remove_host",
+    "test_host",
+    "update_host",
+    "utilization_chart",
+];
