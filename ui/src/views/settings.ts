@@ -1,12 +1,15 @@
-// Settings: language and theme (saved on this computer), placeholders for
-// hosts / tokens / prices, and About (version, data directory).
+// Settings: the host registry (views/hosts.ts), language and theme (saved on this
+// computer), a placeholder for prices, and About (version, data directory, who
+// collects, where tokens are kept).
 
 import { appInfoState, onAppInfo } from "../app-info";
 import { h, replaceChildren } from "../dom";
 import { describeError } from "../format";
+import { tokenStoreProblem } from "../hosts";
 import { getLocale, LOCALES, setLocale, tIn, t, type Locale, type MessageKey } from "../i18n";
 import { saveLocale, saveThemePref } from "../prefs";
 import { getThemePref, setThemePref, THEME_PREFS, type ThemePref } from "../theme";
+import { hostsSection } from "./hosts";
 import type { View } from "./view";
 
 function radioGroup<V extends string>(opts: {
@@ -63,7 +66,13 @@ function comingRow(title: MessageKey, body: MessageKey): HTMLElement {
   );
 }
 
+function tokenStoreText(words: string): string {
+  const known = tokenStoreProblem(words);
+  return known ? t(known.key, known.params) : words;
+}
+
 export function settingsView(): View {
+  const hosts = hostsSection();
   const about = h("dl", { class: "about", "data-testid": "about" });
 
   function renderAbout(): void {
@@ -77,6 +86,14 @@ export function settingsView(): View {
         h("dd", { "data-testid": "data-dir" }, h("code", null, info.data_dir)),
         h("dt", null, t("settings.mode")),
         h("dd", null, t(info.demo ? "settings.modeDemo" : "settings.modeLive")),
+        h("dt", null, t("settings.collection")),
+        h(
+          "dd",
+          { "data-testid": "collecting", "data-collecting": String(info.collecting) },
+          t(info.collecting ? "settings.collectionHere" : "settings.collectionElsewhere"),
+        ),
+        h("dt", null, t("settings.tokenStore")),
+        h("dd", { "data-testid": "token-store" }, tokenStoreText(info.token_store)),
       );
     } else if (loading) {
       replaceChildren(about, h("dd", { class: "loading" }, t("common.loading")));
@@ -92,6 +109,7 @@ export function settingsView(): View {
     "section",
     { class: "view view-settings", id: "view-settings", "data-view": "settings", "aria-labelledby": "settings-title" },
     h("header", { class: "view-header" }, h("h1", { id: "settings-title" }, t("settings.title"))),
+    hosts.el,
     h(
       "section",
       { class: "card", "aria-labelledby": "settings-appearance" },
@@ -119,13 +137,7 @@ export function settingsView(): View {
       }),
       h("p", { class: "hint" }, t("settings.savedLocally")),
     ),
-    h(
-      "section",
-      { class: "card" },
-      comingRow("settings.hosts", "settings.hostsComing"),
-      comingRow("settings.tokens", "settings.tokensComing"),
-      comingRow("settings.prices", "settings.pricesComing"),
-    ),
+    h("section", { class: "card" }, comingRow("settings.prices", "settings.pricesComing")),
     h(
       "section",
       { class: "card", "aria-labelledby": "settings-about" },
@@ -136,5 +148,11 @@ export function settingsView(): View {
 
   renderAbout();
   const off = onAppInfo(renderAbout);
-  return { el, destroy: off };
+  return {
+    el,
+    destroy() {
+      off();
+      hosts.destroy();
+    },
+  };
 }
