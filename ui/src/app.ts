@@ -53,6 +53,15 @@ export function startApp(root: HTMLElement): void {
     const info = appInfoState().info;
     replaceChildren(
       badgeSlot,
+      info && !info.collecting
+        ? h(
+            "span",
+            { class: "badge badge-viewer", "data-testid": "viewer-badge", title: t("app.viewerBadgeTitle") },
+            t("app.viewerBadge"),
+            // The title is not read out everywhere; say it in words too.
+            h("span", { class: "visually-hidden" }, ` — ${t("app.viewerBadgeTitle")}`),
+          )
+        : null,
       info?.demo
         ? h("span", { class: "badge badge-demo", "data-testid": "demo-badge", title: t("app.demoBadgeTitle") }, t("app.demoBadge"))
         : null,

@@ -86,12 +86,14 @@ describe("groupByRegion", () => {
 });
 
 describe("summarize", () => {
-  it("counts hosts, GPUs and online hosts", () => {
-    expect(summarize([host("a", "r", { gpu_count: 4 }), host("b", "r", { health: "offline", gpu_count: 2 })])).toEqual({
-      hosts: 2,
-      gpus: 6,
-      online: 1,
-    });
+  it("counts hosts, GPUs, online and degraded hosts", () => {
+    expect(
+      summarize([
+        host("a", "r", { gpu_count: 4 }),
+        host("b", "r", { health: "offline", gpu_count: 2 }),
+        host("c", "r", { health: "degraded", gpu_count: 1 }),
+      ]),
+    ).toEqual({ hosts: 3, gpus: 7, online: 1, degraded: 1 });
   });
 });
 

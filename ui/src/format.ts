@@ -55,16 +55,18 @@ export function groupByRegion(hosts: readonly HostStatus[]): RegionGroup[] {
     .map(([region, list]) => ({ region, hosts: [...list].sort((x, y) => byName(x.name, y.name)) }));
 }
 
-export type FleetSummary = { hosts: number; gpus: number; online: number };
+export type FleetSummary = { hosts: number; gpus: number; online: number; degraded: number };
 
 export function summarize(hosts: readonly HostStatus[]): FleetSummary {
   let gpus = 0;
   let online = 0;
+  let degraded = 0;
   for (const host of hosts) {
     gpus += host.gpu_count;
     if (host.health === "online") online += 1;
+    if (host.health === "degraded") degraded += 1;
   }
-  return { hosts: hosts.length, gpus, online };
+  return { hosts: hosts.length, gpus, online, degraded };
 }
 
 /** An SVG document as an <img src> the CSP allows (img-src data:). */

@@ -2,6 +2,7 @@
 // live per-GPU utilization chart per host (SVG drawn in Rust, re-requested on
 // every tick and on theme changes).
 
+import { appInfoState, onAppInfo } from "../app-info";
 import type { HostStatus } from "../bindings";
 import { h, replaceChildren } from "../dom";
 import { charts, fleetState, onFleetChange } from "../fleet-store";
@@ -50,8 +51,12 @@ function hostRow(host: HostStatus): HTMLTableRowElement {
       { scope: "row" },
       h("span", { class: "host-name" }, host.name),
       host.url ? h("span", { class: "host-url" }, host.url) : null,
-      host.last_error
-        ? h("span", { class: "host-error" }, t("fleet.lastError", { message: host.last_error }))
+      host.last_error && host.health !== "online"
+        ? h(
+            "span",
+            { class: host.health === "degraded" ? "host-error host-error-degraded" : "host-error", "data-testid": "host-reason" },
+            t(host.health === "degraded" ? "fleet.degradedReason" : "fleet.lastError", { message: host.last_error }),
+          )
         : null,
     ),
     h("td", null, regionLabel(host.region)),
@@ -117,6 +122,10 @@ function regionTable(region: string, hosts: readonly HostStatus[], index: number
 
 export function fleetView(): View {
   const alerts = h("div", { class: "alerts" });
+  const viewerNotice = h("p", { class: "alert alert-info", "data-testid": "viewer-notice" }, t("fleet.viewerNotice"));
+  const renderViewerNotice = (): void => {
+    viewerNotice.hidden = appInfoState().info?.collecting !== false;
+  };
   const status = h("p", { class: "fleet-status", "data-testid": "fleet-status" });
   const hostsBox = h("div", { class: "fleet-hosts" });
   const chartGrid = h("div", { class: "chart-grid" });
@@ -136,6 +145,7 @@ export function fleetView(): View {
       h("p", { class: "lead" }, t("fleet.lead")),
       status,
     ),
+    viewerNotice,
     alerts,
     chartsSection,
     hostsBox,
@@ -247,6 +257,7 @@ export function fleetView(): View {
     replaceChildren(
       status,
       sum.hosts > 0 ? h("span", null, t("fleet.summary", sum)) : null,
+      sum.degraded > 0 ? h("span", { class: "summary-degraded" }, t("fleet.summaryDegraded", sum)) : null,
       h("span", { class: "tick" }, t("fleet.sampleRound", { tick: snap.tick })),
     );
 
@@ -259,6 +270,7 @@ export function fleetView(): View {
           { class: "empty-state", "data-testid": "empty-state" },
           h("h2", null, t("fleet.emptyTitle")),
           h("p", null, t("fleet.emptyBody")),
+          h("p", null, h("a", { class: "btn btn-primary", href: "#/settings", "data-testid": "empty-add-host" }, t("fleet.emptyAction"))),
         ),
       );
       syncFigures([]);
@@ -281,8 +293,10 @@ export function fleetView(): View {
     onFleetChange(render),
     charts.onUpdate((host) => paintFigure(host)),
     onThemeChange(() => requestCharts()),
+    onAppInfo(renderViewerNotice),
   ];
 
+  renderViewerNotice();
   render();
 
   return {
