@@ -4,7 +4,10 @@
 //! `cargo xtask test` provides all three and runs this with `--ignored`.
 
 use ebb_tests::workspace_bin;
+use fantoccini::key::Key;
 use fantoccini::{Client, ClientBuilder, Locator};
+use std::ffi::OsStr;
+use std::io::BufRead;
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -70,15 +73,20 @@ fn free_port() -> u16 {
         .port()
 }
 
-async fn open_app(driver: &Driver, data_dir: &std::path::Path) -> Client {
+/// The app with `args` (e.g. `--demo`, `--data-dir DIR`).
+async fn open_app(driver: &Driver, args: &[&OsStr]) -> Client {
     let app = std::env::var_os("EBB_DESKTOP_BIN")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace_bin("ebb-desktop"));
+    let args: Vec<String> = args
+        .iter()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
     let capabilities = serde_json::json!({
         "browserName": "wry",
         "tauri:options": {
             "application": app,
-            "args": ["--demo", "--data-dir", data_dir],
+            "args": args,
         },
     });
     let serde_json::Value::Object(capabilities) = capabilities else {
@@ -144,7 +152,15 @@ async fn tick(client: &Client) -> Option<u64> {
 async fn the_demo_window_shows_a_live_chart_and_switches_language() {
     let data_dir = std::env::temp_dir().join(format!("ebb-e2e-{}", std::process::id()));
     let driver = Driver::start();
-    let client = open_app(&driver, &data_dir).await;
+    let client = open_app(
+        &driver,
+        &[
+            "--demo".as_ref(),
+            "--data-dir".as_ref(),
+            data_dir.as_os_str(),
+        ],
+    )
+    .await;
 
     let session = client.clone();
     let outcome = async move {
@@ -237,6 +253,581 @@ async fn the_demo_window_shows_a_live_chart_and_switches_language() {
     let _ = client.close().await;
     drop(driver);
     let _ = std::fs::remove_dir_all(&data_dir);
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic.into_panic());
+    }
+}
+
+/// A simulated `ebb-agent` on loopback, killed when dropped.
+struct Agent {
+    child: Child,
+    url: String,
+}
+
+impl Agent {
+    fn start(state_dir: &std::path::Path, host_name: &str) -> Self {
+        let mut child = Command::new(workspace_bin("ebb-agent"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--sim", "2xA100"])
+            .arg("--state-dir")
+            .arg(state_dir)
+            .args(["--host-name", host_name])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("cannot start ebb-agent");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (send_line, first_line) = std::sync::mpsc::channel();
+        // Reads the first line, then drains the rest so the agent never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut lines_in = std::io::BufReader::new(stdout).lines();
+            let _ = send_line.send(lines_in.next().and_then(Result::ok));
+            for _ in lines_in {}
+        });
+        let line = first_line
+            .recv_timeout(Duration::from_secs(20))
+            .ok()
+            .flatten();
+        let url = match line
+            .as_deref()
+            .and_then(|line| line.strip_prefix("listening on "))
+        {
+            Some(url) => url.trim().to_string(),
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("ebb-agent did not say where it listens: {line:?}");
+            }
+        };
+        Self { child, url }
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn click(client: &Client, css: &str) {
+    client
+        .find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|error| panic!("no {css}: {error}"))
+        .click()
+        .await
+        .unwrap_or_else(|error| panic!("cannot click {css}: {error}"));
+}
+
+/// Replaces the text of the input `css` with `text`.
+async fn type_into(client: &Client, css: &str, text: &str) {
+    let input = client
+        .find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|error| panic!("no {css}: {error}"));
+    input.clear().await.unwrap();
+    input.send_keys(text).await.unwrap();
+}
+
+async fn text_of(client: &Client, css: &str) -> Option<String> {
+    client.find(Locator::Css(css)).await.ok()?.text().await.ok()
+}
+
+async fn exists(client: &Client, css: &str) -> bool {
+    client
+        .find_all(Locator::Css(css))
+        .await
+        .is_ok_and(|found| !found.is_empty())
+}
+
+async fn active_id(client: &Client) -> String {
+    client
+        .execute(
+            "return document.activeElement ? document.activeElement.id : ''",
+            vec![],
+        )
+        .await
+        .unwrap()
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// With `EBB_E2E_SHOTS=DIR`, saves what the window shows as `DIR/NAME.png`.
+async fn shoot(client: &Client, name: &str) {
+    let Some(dir) = std::env::var_os("EBB_E2E_SHOTS").map(PathBuf::from) else {
+        return;
+    };
+    std::fs::create_dir_all(&dir).unwrap();
+    // The screenshot is the last painted frame, which can trail the DOM (and CSS
+    // transitions run 120 ms): let two frames and the transitions go by first.
+    let _ = client
+        .execute_async(
+            "const done = arguments[arguments.length - 1];\
+             requestAnimationFrame(() => requestAnimationFrame(() => done(null)));",
+            vec![],
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let png = client.screenshot().await.expect("a screenshot");
+    std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+}
+
+/// Every file under `dir`, recursively.
+fn files_under(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
+
+const HOST: &str = "e2e-host";
+const TOKEN: &str = "e2e-token-3b9f0c1d-never-shown";
+
+/// The host's chart `src` on the Fleet view, once drawn.
+async fn host_chart_src(client: &Client) -> Option<String> {
+    client
+        .find(Locator::Css(&format!(
+            "figure.host-chart[data-host=\"{HOST}\"] img[data-testid=\"util-chart\"]"
+        )))
+        .await
+        .ok()?
+        .attr("src")
+        .await
+        .ok()
+        .flatten()
+        .filter(|src| src.starts_with("data:image/svg+xml"))
+}
+
+/// Settings → Hosts, from anywhere.
+async fn open_settings_hosts(client: &Client) {
+    click(client, "#nav-settings").await;
+    eventually("the hosts section", Duration::from_secs(10), || async {
+        exists(client, "[data-testid=\"settings-hosts\"]")
+            .await
+            .then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
+async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
+    let scratch = std::env::temp_dir().join(format!("ebb-e2e-hosts-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let data_dir = scratch.join("data");
+    let agent = Agent::start(&scratch.join("agent"), HOST);
+    let agent_url = agent.url.clone();
+    let agent_pid = agent.child.id();
+    let driver = Driver::start();
+    let client = open_app(
+        &driver,
+        &[
+            "--data-dir".as_ref(),
+            data_dir.as_os_str(),
+            "--token-store".as_ref(),
+            "file".as_ref(),
+        ],
+    )
+    .await;
+
+    let session = client.clone();
+    let scan_dir = data_dir.clone();
+    let outcome = async move {
+        let client = session;
+
+        // A fresh data directory: no hosts, and the Fleet view says how to add one.
+        eventually("the empty fleet", Duration::from_secs(30), || async {
+            exists(&client, "#view-fleet [data-testid=\"empty-state\"]")
+                .await
+                .then_some(())
+        })
+        .await;
+        assert!(!exists(&client, "[data-testid=\"demo-badge\"]").await);
+
+        open_settings_hosts(&client).await;
+        eventually("the empty registry", Duration::from_secs(10), || async {
+            exists(&client, "[data-testid=\"hosts-empty\"]")
+                .await
+                .then_some(())
+        })
+        .await;
+        let store = text_of(&client, "[data-testid=\"token-store\"]")
+            .await
+            .unwrap();
+        assert!(
+            store.contains("tokens.json"),
+            "tokens go to the file: {store}"
+        );
+
+        // The form opens on the name; Escape closes it and gives focus back.
+        click(&client, "#host-add").await;
+        assert_eq!(active_id(&client).await, "host-name");
+        client
+            .active_element()
+            .await
+            .unwrap()
+            .send_keys(&Key::Escape.to_string())
+            .await
+            .unwrap();
+        assert!(
+            !exists(&client, "#host-form").await,
+            "Escape closes the form"
+        );
+        assert_eq!(active_id(&client).await, "host-add");
+
+        click(&client, "#host-add").await;
+        type_into(&client, "#host-name", HOST).await;
+        type_into(&client, "#host-region", "e2e-region").await;
+        type_into(&client, "#host-labels", "team=e2e, rack=7").await;
+        type_into(&client, "#host-token", TOKEN).await;
+        assert_eq!(
+            client
+                .find(Locator::Css("#host-token"))
+                .await
+                .unwrap()
+                .attr("type")
+                .await
+                .unwrap()
+                .as_deref(),
+            Some("password")
+        );
+
+        // The client's own check: no scheme.
+        let bare = agent_url.trim_start_matches("http://").to_string();
+        type_into(&client, "#host-url", &bare).await;
+        click(&client, "#host-save").await;
+        let client_error = eventually("the client's URL error", Duration::from_secs(5), || {
+            text_of(
+                &client,
+                "#host-url-error [role=\"alert\"][data-source=\"client\"]",
+            )
+        })
+        .await;
+        assert!(client_error.contains("http://"), "{client_error}");
+        assert_eq!(active_id(&client).await, "host-url");
+
+        // Passes the client's check, fails the server's: the server's words, at the URL.
+        type_into(&client, "#host-url", &format!("{agent_url}/v1/health")).await;
+        click(&client, "#host-save").await;
+        let server_error = eventually("the server's URL error", Duration::from_secs(10), || {
+            text_of(
+                &client,
+                "#host-url-error [role=\"alert\"][data-source=\"server\"]",
+            )
+        })
+        .await;
+        assert!(server_error.contains("without a path"), "{server_error}");
+        assert_eq!(
+            client
+                .find(Locator::Css("#host-url"))
+                .await
+                .unwrap()
+                .attr("aria-invalid")
+                .await
+                .unwrap()
+                .as_deref(),
+            Some("true")
+        );
+        assert!(!exists(&client, "tr[data-host]").await, "nothing was saved");
+        shoot(&client, "en-light-settings-server-error").await;
+
+        // The real address: Test connection says who answered.
+        type_into(&client, "#host-url", &agent_url).await;
+        assert!(
+            !exists(&client, "#host-url-error [role=\"alert\"]").await,
+            "typing clears the field's error"
+        );
+        click(&client, "#host-test").await;
+        let tested = eventually("a successful test", Duration::from_secs(15), || async {
+            let result = client
+                .find(Locator::Css("[data-testid=\"host-test-result\"]"))
+                .await
+                .ok()?;
+            let state = result.attr("data-state").await.ok().flatten()?;
+            assert_ne!(state, "error", "{:?}", result.text().await);
+            (state == "ok").then_some(())?;
+            result.text().await.ok()
+        })
+        .await;
+        assert!(
+            tested.contains(HOST) && tested.contains("simulator"),
+            "{tested}"
+        );
+        shoot(&client, "en-light-settings-test-ok").await;
+
+        // Enter in a field saves.
+        client
+            .find(Locator::Css("#host-region"))
+            .await
+            .unwrap()
+            .send_keys(&Key::Enter.to_string())
+            .await
+            .unwrap();
+        let row = format!("[data-testid=\"settings-hosts-table\"] tr[data-host=\"{HOST}\"]");
+        let confirm =
+            format!("[data-testid=\"settings-hosts-table\"] tr[data-confirm-for=\"{HOST}\"]");
+        eventually("the saved row", Duration::from_secs(10), || async {
+            exists(&client, &row).await.then_some(())
+        })
+        .await;
+        assert!(!exists(&client, "#host-form").await, "the form closes");
+        assert_eq!(
+            text_of(&client, &format!("{row} [data-col=\"url\"]"))
+                .await
+                .unwrap(),
+            agent_url
+        );
+        assert_eq!(
+            text_of(&client, &format!("{row} [data-col=\"labels\"]"))
+                .await
+                .unwrap(),
+            "rack=7, team=e2e"
+        );
+        assert!(
+            exists(
+                &client,
+                &format!("{row} [data-col=\"token\"][data-has-token=\"true\"]")
+            )
+            .await
+        );
+        let status = text_of(&client, "[data-testid=\"hosts-status\"]")
+            .await
+            .unwrap();
+        assert!(status.contains(HOST), "{status}");
+        eventually(
+            "the host online in Settings",
+            Duration::from_secs(15),
+            || async {
+                exists(
+                    &client,
+                    &format!("{row} [data-col=\"health\"] [data-health=\"online\"]"),
+                )
+                .await
+                .then_some(())
+            },
+        )
+        .await;
+        shoot(&client, "en-light-settings-table").await;
+
+        // The token went to the token file and nowhere else: not the page, not the database.
+        let page = client.source().await.unwrap();
+        assert!(!page.contains(TOKEN), "the token is in the page");
+        let mut in_token_file = false;
+        for file in files_under(&scan_dir) {
+            let bytes = std::fs::read(&file).unwrap_or_default();
+            let found = bytes.windows(TOKEN.len()).any(|w| w == TOKEN.as_bytes());
+            if file.file_name().is_some_and(|name| name == "tokens.json") {
+                in_token_file = found;
+            } else {
+                assert!(!found, "the token leaked into {}", file.display());
+            }
+        }
+        assert!(in_token_file, "the token is in tokens.json");
+
+        // The Fleet view: online, and the chart moves.
+        click(&client, "#nav-fleet").await;
+        eventually(
+            "the host online in the Fleet view",
+            Duration::from_secs(15),
+            || async {
+                exists(
+                    &client,
+                    &format!("#view-fleet tr[data-host=\"{HOST}\"] [data-health=\"online\"]"),
+                )
+                .await
+                .then_some(())
+            },
+        )
+        .await;
+        let first = eventually("the host's chart", Duration::from_secs(20), || {
+            host_chart_src(&client)
+        })
+        .await;
+        let moved = eventually(
+            "the host's chart to change",
+            Duration::from_secs(20),
+            || async {
+                let now = host_chart_src(&client).await?;
+                (now != first).then_some(now)
+            },
+        )
+        .await;
+        assert_ne!(moved, first);
+        shoot(&client, "en-light-fleet").await;
+
+        // The same screens in Chinese and dark, for a person to look at.
+        if std::env::var_os("EBB_E2E_SHOTS").is_some() {
+            open_settings_hosts(&client).await;
+            click(&client, "#setting-theme-dark").await;
+            click(&client, "#setting-language-zh-CN").await;
+            eventually("the Chinese settings", Duration::from_secs(10), || async {
+                let lang = client
+                    .execute("return document.documentElement.lang", vec![])
+                    .await
+                    .ok()?;
+                (lang == "zh-CN").then_some(())
+            })
+            .await;
+            eventually("the table again", Duration::from_secs(10), || async {
+                exists(&client, &row).await.then_some(())
+            })
+            .await;
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            shoot(&client, "zh-dark-settings-table").await;
+            click(&client, &format!("{row} button[data-action=\"edit\"]")).await;
+            assert_eq!(active_id(&client).await, "host-url");
+            type_into(&client, "#host-url", "gpu-01:7070").await;
+            type_into(&client, "#host-labels", "team").await;
+            click(&client, "#host-save").await;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            shoot(&client, "zh-dark-settings-client-errors").await;
+            type_into(&client, "#host-url", "http://127.0.0.1:1").await;
+            type_into(&client, "#host-labels", "team=e2e").await;
+            click(&client, "#host-test").await;
+            eventually("a failed test", Duration::from_secs(15), || async {
+                let state = client
+                    .find(Locator::Css("[data-testid=\"host-test-result\"]"))
+                    .await
+                    .ok()?
+                    .attr("data-state")
+                    .await
+                    .ok()
+                    .flatten()?;
+                (state == "error").then_some(())
+            })
+            .await;
+            shoot(&client, "zh-dark-settings-test-refused").await;
+            click(&client, "#host-cancel").await;
+            click(&client, &format!("{row} button[data-action=\"remove\"]")).await;
+            assert_eq!(
+                client
+                    .active_element()
+                    .await
+                    .unwrap()
+                    .attr("data-action")
+                    .await
+                    .unwrap()
+                    .as_deref(),
+                Some("cancel-remove"),
+                "the confirmation starts on the safe choice"
+            );
+            assert!(exists(&client, &format!("{confirm} .confirm")).await);
+            shoot(&client, "zh-dark-settings-confirm-remove").await;
+            click(
+                &client,
+                &format!("{confirm} button[data-action=\"cancel-remove\"]"),
+            )
+            .await;
+            click(&client, "#nav-fleet").await;
+            eventually("the chart again", Duration::from_secs(20), || {
+                host_chart_src(&client)
+            })
+            .await;
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            shoot(&client, "zh-dark-fleet").await;
+            open_settings_hosts(&client).await;
+            click(&client, "#setting-language-en").await;
+            eventually("English again", Duration::from_secs(10), || async {
+                let lang = client
+                    .execute("return document.documentElement.lang", vec![])
+                    .await
+                    .ok()?;
+                (lang == "en").then_some(())
+            })
+            .await;
+            click(&client, "#setting-theme-light").await;
+        }
+
+        // The agent dies: the host turns degraded, then offline, each with the reason.
+        click(&client, "#nav-fleet").await;
+        let fleet_row = format!("#view-fleet tr[data-host=\"{HOST}\"]");
+        let _ = Command::new("kill")
+            .args(["-KILL", &agent_pid.to_string()])
+            .status();
+        for health in ["degraded", "offline"] {
+            let reason = eventually(
+                &format!("the host {health} with a reason"),
+                Duration::from_secs(30),
+                || async {
+                    exists(&client, &format!("{fleet_row} [data-health=\"{health}\"]"))
+                        .await
+                        .then_some(())?;
+                    text_of(
+                        &client,
+                        &format!("{fleet_row} [data-testid=\"host-reason\"]"),
+                    )
+                    .await
+                },
+            )
+            .await;
+            assert!(reason.contains(&agent_url), "{health}: {reason}");
+            shoot(&client, &format!("en-light-fleet-{health}")).await;
+        }
+
+        // Remove, confirmed inline: the registry and the fleet are empty again.
+        open_settings_hosts(&client).await;
+        let why = eventually(
+            "the host offline in Settings, with the reason",
+            Duration::from_secs(10),
+            || async {
+                exists(
+                    &client,
+                    &format!("{row} [data-col=\"health\"] [data-health=\"offline\"]"),
+                )
+                .await
+                .then_some(())?;
+                let reason = client
+                    .find(Locator::Css(&format!("tr[data-reason-for=\"{HOST}\"]")))
+                    .await
+                    .ok()?;
+                reason.is_displayed().await.ok()?.then_some(())?;
+                reason.text().await.ok()
+            },
+        )
+        .await;
+        assert!(why.contains(&agent_url), "{why}");
+        shoot(&client, "en-light-settings-offline").await;
+        click(&client, &format!("{row} button[data-action=\"remove\"]")).await;
+        click(
+            &client,
+            &format!("{confirm} button[data-action=\"confirm-remove\"]"),
+        )
+        .await;
+        eventually(
+            "the empty registry again",
+            Duration::from_secs(10),
+            || async {
+                exists(&client, "[data-testid=\"hosts-empty\"]")
+                    .await
+                    .then_some(())
+            },
+        )
+        .await;
+        assert_eq!(active_id(&client).await, "host-add");
+        click(&client, "#nav-fleet").await;
+        eventually("the empty fleet again", Duration::from_secs(15), || async {
+            exists(&client, "#view-fleet [data-testid=\"empty-state\"]")
+                .await
+                .then_some(())
+        })
+        .await;
+    };
+    // Close the session (and the app) whatever happened, then the agent, then report.
+    let result = tokio::spawn(outcome).await;
+    let _ = client.close().await;
+    drop(driver);
+    drop(agent);
+    let _ = std::fs::remove_dir_all(&scratch);
     if let Err(panic) = result {
         std::panic::resume_unwind(panic.into_panic());
     }
