@@ -1,8 +1,11 @@
 /// The app's own commands: `build.rs` makes a permission for each and
 /// `capabilities/main.json` grants exactly these (a test checks it).
-pub const COMMANDS: [&str; 8] = [
+pub const COMMANDS: [&str; 11] = [
     "add_host",
     "app_info",
+    "catalog_import",
+    "catalog_show",
+    "cost_plan",
     "fleet_snapshot",
     "list_hosts",
     "remove_host",

@@ -1,13 +1,16 @@
 //! Tauri commands and events: a few lines each, over the core.
 
 use crate::state::AppState;
+use ebb_core::catalog_store::{ActiveCatalog, CatalogStoreError, import_text};
 use ebb_core::chart::{ChartSpec, utilization_svg};
 use ebb_core::client::AgentError;
 use ebb_core::collect::CollectorConfig;
 use ebb_core::console::{Console, ConsoleError};
+use ebb_core::cost_view;
 use ebb_core::registry::{HostSpec, RegistryError};
 use ebb_wire::ipc::{
-    AppInfo, ChartTheme, ConnectionOk, FleetSnapshot, HostEntry, HostInput, IpcError,
+    AppInfo, CatalogImport, CatalogView, ChartTheme, ConnectionOk, FleetSnapshot, HostEntry,
+    HostInput, IpcError, PlanComparisonView,
 };
 use serde::{Deserialize, Serialize};
 use tauri::State;
@@ -143,6 +146,87 @@ pub async fn test_host(
         agent_version: health.agent_version,
         backend: health.backend,
     })
+}
+
+/// The active price catalog (the demo one until one is imported).
+#[tauri::command]
+#[specta::specta]
+pub fn catalog_show(state: State<'_, AppState>) -> Result<CatalogView, IpcError> {
+    let active = ActiveCatalog::load(&state.data_dir, None).map_err(catalog_error)?;
+    Ok(cost_view::catalog_view(&active))
+}
+
+/// Validates a catalog (TOML text) and, only if valid, makes it the active one.
+#[tauri::command]
+#[specta::specta]
+pub fn catalog_import(state: State<'_, AppState>, text: String) -> Result<CatalogImport, IpcError> {
+    match import_text(&state.data_dir, &text, "the dropped catalog") {
+        Ok(_) => {
+            let active = ActiveCatalog::load(&state.data_dir, None).map_err(catalog_error)?;
+            let view = cost_view::catalog_view(&active);
+            Ok(CatalogImport {
+                accepted: true,
+                warnings: view.warnings.clone(),
+                catalog: view,
+                problems: Vec::new(),
+            })
+        }
+        Err(CatalogStoreError::Invalid { invalid, .. }) => {
+            let active = ActiveCatalog::load(&state.data_dir, None).map_err(catalog_error)?;
+            Ok(CatalogImport {
+                accepted: false,
+                catalog: cost_view::catalog_view(&active),
+                problems: invalid.problems.iter().map(cost_view::problem).collect(),
+                warnings: invalid.warnings.iter().map(cost_view::problem).collect(),
+            })
+        }
+        Err(other) => Err(catalog_error(other)),
+    }
+}
+
+/// Every billing plan priced over a demand CSV (`hour,demand` or `minute,demand`), with
+/// the recommendation and a bar chart.
+#[tauri::command]
+#[specta::specta]
+pub fn cost_plan(
+    state: State<'_, AppState>,
+    demand_csv: String,
+    model: String,
+    region: String,
+    interruptible: bool,
+    theme: ChartTheme,
+    width_px: u32,
+) -> Result<PlanComparisonView, IpcError> {
+    let active = ActiveCatalog::load(&state.data_dir, None).map_err(catalog_error)?;
+    let entry = active
+        .catalog
+        .find(&model, &region)
+        .map_err(|error| ipc_error("invalid_input", format!("model/region: {error}")))?;
+    let demand = ebb_cost::DemandSeries::from_csv(&demand_csv)
+        .map_err(|error| ipc_error("invalid_input", format!("demand: {error}")))?;
+    let options = ebb_cost::PlanOptions {
+        interruptible,
+        ..ebb_cost::PlanOptions::default()
+    };
+    let comparison = ebb_cost::compare_plans(entry, &demand, &options)
+        .map_err(|error| ipc_error("invalid_input", error.to_string()))?;
+    cost_view::comparison_view(
+        &entry.model,
+        &entry.region,
+        &active.catalog.currency,
+        &comparison,
+        theme,
+        width_px,
+    )
+    .map_err(|error| ipc_error("invalid_input", error.to_string()))
+}
+
+fn catalog_error(error: CatalogStoreError) -> IpcError {
+    let kind = match error {
+        CatalogStoreError::Invalid { .. } => "invalid_catalog",
+        CatalogStoreError::Read { .. } | CatalogStoreError::Write { .. } => "io",
+    };
+    ipc_error(kind, error.to_string())
 }
 
 fn spec(input: &HostInput) -> HostSpec {

@@ -25,6 +25,9 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::update_host,
             commands::remove_host,
             commands::test_host,
+            commands::catalog_show,
+            commands::catalog_import,
+            commands::cost_plan,
         ])
         .events(collect_events![commands::FleetTick])
 }

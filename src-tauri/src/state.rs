@@ -30,6 +30,8 @@ pub struct Options {
 #[derive(Debug)]
 pub struct AppState {
     pub info: AppInfo,
+    /// The data directory in use (the demo's own one in demo mode).
+    pub data_dir: PathBuf,
     pub console: Console,
     fleet: tokio::sync::Mutex<Option<Fleet>>,
     forwarder: Mutex<Option<JoinHandle<()>>>,
@@ -76,6 +78,7 @@ impl AppState {
                 os_locale: sys_locale::get_locale(),
             },
             console,
+            data_dir,
             fleet: tokio::sync::Mutex::new(fleet),
             forwarder: Mutex::new(None),
         })

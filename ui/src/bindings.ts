@@ -68,6 +68,40 @@ async testHost(input: HostInput) : Promise<Result<ConnectionOk, IpcError>> {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
 }
+},
+/**
+ * The active price catalog (the demo one until one is imported).
+ */
+async catalogShow() : Promise<Result<CatalogView, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("catalog_show") };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Validates a catalog (TOML text) and, only if valid, makes it the active one.
+ */
+async catalogImport(text: string) : Promise<Result<CatalogImport, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("catalog_import", { text }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Every billing plan priced over a demand CSV (`hour,demand` or `minute,demand`), with
+ * the recommendation and a bar chart.
+ */
+async costPlan(demandCsv: string, model: string, region: string, interruptible: boolean, theme: ChartTheme, widthPx: number) : Promise<Result<PlanComparisonView, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("cost_plan", { demandCsv, model, region, interruptible, theme, widthPx }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
 }
 }
 
@@ -108,6 +142,34 @@ token_store: string;
  * the UI's default language follows it.
  */
 os_locale: string | null }
+/**
+ * The outcome of importing a catalog: accepted (and now active), or every problem.
+ */
+export type CatalogImport = { accepted: boolean; 
+/**
+ * The active catalog after the import (unchanged when refused).
+ */
+catalog: CatalogView; problems: CatalogProblem[]; warnings: CatalogProblem[] }
+/**
+ * One problem (or warning) in a price catalog, naming the entry and field.
+ */
+export type CatalogProblem = { 
+/**
+ * e.g. `[[price]] #2 (A100 in cn-north)`; `None` for the file as a whole.
+ */
+entry: string | null; field: string | null; message: string }
+/**
+ * One model in one region, prices in fen (1/100 yuan); `None` where not offered.
+ */
+export type CatalogRow = { model: string; region: string; hour_fen: number; day_fen: number | null; week_fen: number | null; month_fen: number; year_fen: number | null; spot_hour_fen: number | null; reserved_hour_fen: number | null }
+/**
+ * The price catalog in use.
+ */
+export type CatalogView = { 
+/**
+ * `demo` or `imported`.
+ */
+source: string; name: string | null; currency: string; rows: CatalogRow[]; warnings: CatalogProblem[] }
 /**
  * Colours for a chart drawn on the Rust side.
  */
@@ -185,6 +247,46 @@ kind: string;
  * Names the field and the problem.
  */
 message: string }
+/**
+ * The Costs view's comparison of plans for one demand series.
+ */
+export type PlanComparisonView = { model: string; region: string; currency: string; hours: number; peak_gpus: number; used_gpu_hours: number; plans: PlanRow[]; skipped: SkippedPlanRow[]; recommendation: RecommendationView; 
+/**
+ * The comparison as a bar chart (SVG, drawn with plotters).
+ */
+chart_svg: string }
+/**
+ * One billing plan priced over a demand series.
+ */
+export type PlanRow = { 
+/**
+ * e.g. `all_subscribed`, `base_hourly`, `base_daily`, `base_spot`.
+ */
+kind: string; base_gpus: number; base_fen: number; overlay_fen: number; total_fen: number; 
+/**
+ * Against all subscribed at the peak; negative when dearer.
+ */
+saving_fen: number; saving_pct: number; paid_gpu_hours: number; idle_paid_gpu_hours: number; recommended: boolean }
+/**
+ * The cheapest plan found, and the exact base for "base + hourly".
+ */
+export type RecommendationView = { kind: string; base_gpus: number; cost_fen: number; saving_fen: number; saving_pct: number; 
+/**
+ * The optimal base for "base subscribed + hourly overlay".
+ */
+hourly_base_gpus: number; 
+/**
+ * A level is worth subscribing when demand reaches it at least this many hours.
+ */
+break_even_hours: number; 
+/**
+ * `day` or `week` when that overlay beats the hourly one.
+ */
+cheaper_overlay: string | null }
+/**
+ * A plan the comparison could not price, and why.
+ */
+export type SkippedPlanRow = { kind: string; reason: string }
 
 /** tauri-specta globals **/
 

@@ -3,15 +3,11 @@
 
 use anyhow::{Context, bail};
 use ebb_cost::{
-    Catalog, Comparison, DemandSeries, InvalidCatalog, Money, PlanCost, PlanKind, Preview,
-    PriceEntry, Problem, RunRate, Validated, parse_catalog,
+    Comparison, DemandSeries, Money, PlanCost, PlanKind, Preview, PriceEntry, Problem, RunRate,
+    Validated,
 };
-use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-
-/// The file the active catalog is kept in, inside the data directory.
-pub const CATALOG_FILE: &str = "catalog.toml";
 
 /// The desktop app's data directory (Tauri's `app_data_dir`): `$XDG_DATA_HOME` or
 /// `~/.local/share` on Linux, `~/Library/Application Support` on macOS, `%APPDATA%` on
@@ -22,122 +18,17 @@ pub fn default_data_dir() -> anyhow::Result<PathBuf> {
         .context("cannot find the OS data folder; pass --data-dir DIR or set EBB_DATA_DIR")
 }
 
-/// Where the prices in use came from.
-#[derive(Debug, Clone, Serialize)]
-#[serde(tag = "source", rename_all = "snake_case")]
-pub enum CatalogSource {
-    /// No catalog imported: the embedded demo catalog.
-    Demo,
-    /// The catalog imported into the data directory.
-    DataDir { path: PathBuf },
-    /// A file given with `--catalog`.
-    File { path: PathBuf },
-}
+pub use ebb_core::catalog_store::ActiveCatalog;
 
-/// The catalog in use, with its warnings and where it came from.
-#[derive(Debug)]
-pub struct ActiveCatalog {
-    pub catalog: Catalog,
-    pub warnings: Vec<Problem>,
-    pub source: CatalogSource,
-    /// The TOML text, for `catalog export`.
-    pub text: String,
-}
-
-impl ActiveCatalog {
-    /// `--catalog FILE` if given, else the data directory's catalog, else the demo one.
-    pub fn load(data_dir: &Path, file: Option<&Path>) -> anyhow::Result<ActiveCatalog> {
-        if let Some(file) = file {
-            let text = read(file)?;
-            let validated = validate(&text, file)?;
-            return Ok(ActiveCatalog::from(
-                validated,
-                text,
-                CatalogSource::File {
-                    path: file.to_path_buf(),
-                },
-            ));
-        }
-        let path = data_dir.join(CATALOG_FILE);
-        match std::fs::read_to_string(&path) {
-            Ok(text) => {
-                let validated = validate(&text, &path).context(
-                    "the active catalog is invalid; import a valid one with `ebb catalog import FILE`",
-                )?;
-                Ok(ActiveCatalog::from(
-                    validated,
-                    text,
-                    CatalogSource::DataDir { path },
-                ))
-            }
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                let text = ebb_cost::DEMO_CATALOG.to_string();
-                let validated = validate(&text, Path::new("the demo catalog"))?;
-                Ok(ActiveCatalog::from(validated, text, CatalogSource::Demo))
-            }
-            Err(error) => Err(error).with_context(|| format!("cannot read {}", path.display())),
-        }
-    }
-
-    fn from(validated: Validated, text: String, source: CatalogSource) -> ActiveCatalog {
-        ActiveCatalog {
-            catalog: validated.catalog,
-            warnings: validated.warnings,
-            source,
-            text,
-        }
-    }
-
-    /// One line saying where the prices come from.
-    pub fn source_line(&self) -> String {
-        match &self.source {
-            CatalogSource::Demo => {
-                "Prices: the demo catalog (no catalog imported; `ebb catalog import FILE` sets one)"
-                    .to_string()
-            }
-            CatalogSource::DataDir { path } => {
-                format!("Prices: the imported catalog {}", path.display())
-            }
-            CatalogSource::File { path } => format!("Prices: {}", path.display()),
-        }
-    }
-}
-
-fn read(file: &Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))
-}
-
-fn validate(text: &str, file: &Path) -> anyhow::Result<Validated> {
-    parse_catalog(text).map_err(|invalid: InvalidCatalog| {
-        anyhow::anyhow!(
-            "{} is not a usable price catalog: {invalid}",
-            file.display()
-        )
-    })
-}
-
-/// Validates `file` and, only if it is valid, makes it the active catalog: written to a
-/// temporary file in the data directory, then renamed over `catalog.toml`, so a crash
-/// leaves the old catalog or the new one, never half of one.
+/// Validates `file` and, only if it is valid, makes it the active catalog.
 pub fn import(data_dir: &Path, file: &Path) -> anyhow::Result<(Validated, PathBuf)> {
-    let text = read(file)?;
-    let validated = validate(&text, file)?;
-    std::fs::create_dir_all(data_dir)
-        .with_context(|| format!("cannot create the data directory {}", data_dir.display()))?;
-    let target = data_dir.join(CATALOG_FILE);
-    let temporary = data_dir.join(format!(".{CATALOG_FILE}.{}.tmp", std::process::id()));
-    let written = (|| {
-        use std::io::Write as _;
-        let mut out = std::fs::File::create(&temporary)?;
-        out.write_all(text.as_bytes())?;
-        out.sync_all()?;
-        std::fs::rename(&temporary, &target)
-    })();
-    if let Err(error) = written {
-        let _ = std::fs::remove_file(&temporary);
-        return Err(error).with_context(|| format!("cannot write {}", target.display()));
-    }
-    Ok((validated, target))
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    Ok(ebb_core::catalog_store::import_text(
+        data_dir,
+        &text,
+        &file.display().to_string(),
+    )?)
 }
 
 /// The catalog as a table, one row per model and region.
@@ -207,7 +98,8 @@ pub fn catalog_json(active: &ActiveCatalog) -> serde_json::Value {
 
 /// Reads and parses a demand CSV, naming the file in the error.
 pub fn read_demand(file: &Path) -> anyhow::Result<DemandSeries> {
-    let text = read(file)?;
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     DemandSeries::from_csv(&text)
         .with_context(|| format!("cannot use {} as a demand series", file.display()))
 }

@@ -3,10 +3,12 @@
 //! Pure modules (no IO, no clock; time is a parameter): [`series`], [`chart`].
 //! IO modules: [`client`] (HTTP to agents), [`collect`] (the polling loop).
 
+pub mod catalog_store;
 pub mod chart;
 pub mod client;
 pub mod collect;
 pub mod console;
+pub mod cost_view;
 pub mod registry;
 pub mod series;
 pub mod vault;

@@ -97,6 +97,106 @@ pub struct ConnectionOk {
     pub backend: String,
 }
 
+/// One problem (or warning) in a price catalog, naming the entry and field.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct CatalogProblem {
+    /// e.g. `[[price]] #2 (A100 in cn-north)`; `None` for the file as a whole.
+    pub entry: Option<String>,
+    pub field: Option<String>,
+    pub message: String,
+}
+
+/// One model in one region, prices in fen (1/100 yuan); `None` where not offered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct CatalogRow {
+    pub model: String,
+    pub region: String,
+    pub hour_fen: i64,
+    pub day_fen: Option<i64>,
+    pub week_fen: Option<i64>,
+    pub month_fen: i64,
+    pub year_fen: Option<i64>,
+    pub spot_hour_fen: Option<i64>,
+    pub reserved_hour_fen: Option<i64>,
+}
+
+/// The price catalog in use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct CatalogView {
+    /// `demo` or `imported`.
+    pub source: String,
+    pub name: Option<String>,
+    pub currency: String,
+    pub rows: Vec<CatalogRow>,
+    pub warnings: Vec<CatalogProblem>,
+}
+
+/// The outcome of importing a catalog: accepted (and now active), or every problem.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct CatalogImport {
+    pub accepted: bool,
+    /// The active catalog after the import (unchanged when refused).
+    pub catalog: CatalogView,
+    pub problems: Vec<CatalogProblem>,
+    pub warnings: Vec<CatalogProblem>,
+}
+
+/// One billing plan priced over a demand series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct PlanRow {
+    /// e.g. `all_subscribed`, `base_hourly`, `base_daily`, `base_spot`.
+    pub kind: String,
+    pub base_gpus: u32,
+    pub base_fen: i64,
+    pub overlay_fen: i64,
+    pub total_fen: i64,
+    /// Against all subscribed at the peak; negative when dearer.
+    pub saving_fen: i64,
+    pub saving_pct: f64,
+    pub paid_gpu_hours: u64,
+    pub idle_paid_gpu_hours: u64,
+    pub recommended: bool,
+}
+
+/// A plan the comparison could not price, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct SkippedPlanRow {
+    pub kind: String,
+    pub reason: String,
+}
+
+/// The cheapest plan found, and the exact base for "base + hourly".
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct RecommendationView {
+    pub kind: String,
+    pub base_gpus: u32,
+    pub cost_fen: i64,
+    pub saving_fen: i64,
+    pub saving_pct: f64,
+    /// The optimal base for "base subscribed + hourly overlay".
+    pub hourly_base_gpus: u32,
+    /// A level is worth subscribing when demand reaches it at least this many hours.
+    pub break_even_hours: u64,
+    /// `day` or `week` when that overlay beats the hourly one.
+    pub cheaper_overlay: Option<String>,
+}
+
+/// The Costs view's comparison of plans for one demand series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct PlanComparisonView {
+    pub model: String,
+    pub region: String,
+    pub currency: String,
+    pub hours: u64,
+    pub peak_gpus: u32,
+    pub used_gpu_hours: u64,
+    pub plans: Vec<PlanRow>,
+    pub skipped: Vec<SkippedPlanRow>,
+    pub recommendation: RecommendationView,
+    /// The comparison as a bar chart (SVG, drawn with plotters).
+    pub chart_svg: String,
+}
+
 /// An error crossing the IPC boundary: a stable kind and words for the operator.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 pub struct IpcError {

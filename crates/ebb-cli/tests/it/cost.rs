@@ -359,7 +359,7 @@ fn a_broken_active_catalog_says_how_to_fix_it() {
     std::fs::write(data.join("catalog.toml"), "currency = \"CNY\"\n").unwrap();
     let error = stderr(&ebb(&data, &["catalog", "show"]));
     assert!(
-        error.contains("the active catalog is invalid; import a valid one"),
+        error.contains("import a valid one to replace it"),
         "{error}"
     );
     assert!(error.contains("no `[[price]]` entries"), "{error}");
