@@ -237,16 +237,9 @@ pub async fn daemon(data_dir: &Path, store: TokenStore) -> anyhow::Result<()> {
             println!("collecting from {hosts} hosts into {}", data_dir.display());
             let mut snapshots = console.subscribe();
             let mut last: Vec<(String, Health)> = Vec::new();
-            let mut reload = tokio::time::interval(Duration::from_secs(5));
             loop {
                 tokio::select! {
                     _ = wait_for_shutdown() => break,
-                    _ = reload.tick() => {
-                        // Hosts added or removed by `ebb hosts` or the app take effect here.
-                        if let Err(error) = console.reload().await {
-                            eprintln!("cannot reload the registry: {error}");
-                        }
-                    }
                     changed = snapshots.changed() => {
                         if changed.is_err() {
                             break;

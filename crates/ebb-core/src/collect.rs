@@ -58,6 +58,16 @@ enum Command {
     SetTargets(Vec<Target>),
 }
 
+/// Changes a running collector's targets; does nothing once it has stopped.
+#[derive(Debug, Clone)]
+pub struct TargetsHandle(mpsc::UnboundedSender<Command>);
+
+impl TargetsHandle {
+    pub fn set(&self, targets: Vec<Target>) {
+        let _ = self.0.send(Command::SetTargets(targets));
+    }
+}
+
 /// The running collector. [`Collector::stop`] ends every task.
 #[derive(Debug)]
 pub struct Collector {
@@ -107,7 +117,12 @@ impl Collector {
     /// Collects from exactly these hosts from now on: new ones start, removed ones stop,
     /// changed ones restart.
     pub fn set_targets(&self, targets: Vec<Target>) {
-        let _ = self.commands.send(Command::SetTargets(targets));
+        self.targets_handle().set(targets);
+    }
+
+    /// A handle that can change the targets from another task.
+    pub fn targets_handle(&self) -> TargetsHandle {
+        TargetsHandle(self.commands.clone())
     }
 
     pub async fn stop(mut self) {

@@ -119,6 +119,12 @@ impl Console {
                 db.clone(),
                 history.clone(),
             )));
+            // Hosts added by another process (`ebb hosts add`, a viewing window) arrive here.
+            tasks.push(tokio::spawn(follow_registry(
+                registry.clone(),
+                collector.targets_handle(),
+                REGISTRY_POLL,
+            )));
             (Role::Collector, Some(collector), snapshot)
         } else {
             let (publish, snapshot) = watch::channel(Arc::new(FleetSnapshot {
@@ -182,17 +188,8 @@ impl Console {
         if self.role != Role::Collector {
             return Ok(());
         }
-        let mut targets = Vec::new();
-        for spec in self.registry.list().await? {
-            let token = match self.registry.token(&spec).await {
-                Ok(token) => token,
-                Err(error) => {
-                    tracing::warn!(host = %spec.name, %error, "cannot read the host's token");
-                    None
-                }
-            };
-            targets.push(target(&spec, token));
-        }
+        let specs = self.registry.list().await?;
+        let targets = targets_for(&self.registry, &specs).await;
         if let Ok(collector) = self.collector.lock()
             && let Some(collector) = collector.as_ref()
         {
@@ -271,6 +268,46 @@ impl Console {
         for task in tasks {
             task.abort();
             let _ = task.await;
+        }
+    }
+}
+
+/// How often the collector looks for registry changes made by other processes.
+const REGISTRY_POLL: Duration = Duration::from_secs(3);
+
+/// The collector's targets for these hosts, tokens read from the vault.
+async fn targets_for(registry: &Registry, specs: &[HostSpec]) -> Vec<Target> {
+    let mut targets = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let token = match registry.token(spec).await {
+            Ok(token) => token,
+            Err(error) => {
+                tracing::warn!(host = %spec.name, %error, "cannot read the host's token");
+                None
+            }
+        };
+        targets.push(target(spec, token));
+    }
+    targets
+}
+
+/// Re-reads the registry every `every`; when its rows changed, re-targets the collector.
+/// The vault is only read on a change.
+async fn follow_registry(
+    registry: Registry,
+    handle: crate::collect::TargetsHandle,
+    every: Duration,
+) {
+    let mut last: Option<Vec<HostSpec>> = None;
+    let mut ticks = tokio::time::interval(every);
+    loop {
+        ticks.tick().await;
+        let Ok(specs) = registry.list().await else {
+            continue;
+        };
+        if last.as_ref() != Some(&specs) {
+            handle.set(targets_for(&registry, &specs).await);
+            last = Some(specs);
         }
     }
 }
