@@ -9,6 +9,8 @@ pub mod client;
 pub mod collect;
 pub mod console;
 pub mod cost_view;
+pub mod downsample;
+pub mod metrics_store;
 pub mod registry;
 pub mod series;
 pub mod vault;
