@@ -1,5 +1,6 @@
 //! The console core against agents served in-process on loopback.
 
+mod charts;
 mod collect;
 mod downsample;
 mod metrics_store;
