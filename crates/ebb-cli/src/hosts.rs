@@ -226,9 +226,12 @@ fn host_table(statuses: &[HostStatus]) -> String {
 /// `ebb daemon`: collects from the registry until stopped. While another process
 /// collects from the same data directory, it says so and waits to take over.
 pub async fn daemon(data_dir: &Path, store: TokenStore) -> anyhow::Result<()> {
+    raise_open_file_limit();
     loop {
         let console = Console::open(ConsoleOptions {
             token_store: store,
+            // No window draws live charts here.
+            history_points: 1,
             ..ConsoleOptions::new(data_dir)
         })
         .await?;
@@ -271,6 +274,17 @@ pub async fn daemon(data_dir: &Path, store: TokenStore) -> anyhow::Result<()> {
         tokio::select! {
             _ = wait_for_shutdown() => return Ok(()),
             _ = tokio::time::sleep(Duration::from_secs(5)) => {}
+        }
+    }
+}
+
+/// A socket per host: take the hard limit on open files.
+fn raise_open_file_limit() {
+    #[cfg(unix)]
+    {
+        use nix::sys::resource::{Resource, getrlimit, setrlimit};
+        if let Ok((_, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+            let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
         }
     }
 }

@@ -2,6 +2,7 @@
 
 mod costs;
 mod hosts;
+mod metrics;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -60,6 +61,23 @@ enum Command {
     Hosts(hosts::HostsCommand),
     /// Collect from every registered host without a window, until stopped.
     Daemon,
+    /// A host's stored readings over a past window (what `ebb daemon` or the app collected).
+    Metrics {
+        /// The host's registered name.
+        name: String,
+        /// One GPU's index; all GPUs when left out.
+        #[arg(long)]
+        gpu: Option<u32>,
+        /// How far back: 90s, 5m, 1h, 24h, 7d.
+        #[arg(long, value_parser = metrics::parse_duration)]
+        since: std::time::Duration,
+        /// util, memory, memory_pct, temperature or power.
+        #[arg(long, default_value = "util", value_parser = metrics::parse_metric)]
+        metric: ebb_core::metrics_store::Metric,
+        /// At most this many points per GPU (min/avg/max of each bucket).
+        #[arg(long, default_value_t = 60)]
+        points: u32,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -167,6 +185,13 @@ async fn main() -> anyhow::Result<()> {
             hosts::run(command.clone(), &data_dir()?, cli.token_store, cli.json).await?;
         }
         Command::Daemon => hosts::daemon(&data_dir()?, cli.token_store).await?,
+        Command::Metrics {
+            name,
+            gpu,
+            since,
+            metric,
+            points,
+        } => metrics::run(&data_dir()?, name, *gpu, *since, *metric, *points, cli.json).await?,
     }
     Ok(())
 }

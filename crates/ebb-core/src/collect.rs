@@ -47,7 +47,8 @@ impl Default for CollectorConfig {
 }
 
 /// What the supervisor hands on after each tick: the snapshot, and every sample that
-/// arrived since the last tick (for the metrics store).
+/// arrived since the last tick (for the metrics store), each `GpuList.host` set to the
+/// host's registered name.
 #[derive(Debug, Clone)]
 pub struct Tick {
     pub snapshot: Arc<FleetSnapshot>,
@@ -251,10 +252,12 @@ async fn supervise(
                 }
                 apply_poll(&mut tracked.status, &mut tracked.failures, &poll.result, poll.latency, &config);
                 // Polling faster than the agent samples must not store a reading twice.
-                if let Ok(list) = poll.result
+                if let Ok(mut list) = poll.result
                     && tracked.last_sample_ms.is_none_or(|last| list.sampled_at_ms > last)
                 {
                     tracked.last_sample_ms = Some(list.sampled_at_ms);
+                    // Samples are filed under the registry's name, not the one the agent reports.
+                    list.host = poll.name;
                     pending.push(Arc::new(list));
                 }
             },

@@ -4,6 +4,7 @@
 
 use crate::client::{AgentAccess, AgentClient, AgentError};
 use crate::collect::{Collector, CollectorConfig, Target, Tick, unknown_status};
+use crate::metrics_store::{MetricsError, MetricsStore, RetentionConfig, SampleRow};
 use crate::registry::{ConsoleDb, HostSpec, Registry, RegistryError};
 use crate::series::{GpuSeries, UtilHistory};
 use crate::vault::{FileVault, KeychainVault, TokenVault};
@@ -76,6 +77,8 @@ pub enum ConsoleError {
     Agent(#[from] AgentError),
     #[error("cannot use the data directory {path}: {reason}")]
     DataDir { path: String, reason: String },
+    #[error(transparent)]
+    Metrics(#[from] MetricsError),
 }
 
 /// The console service.
@@ -86,6 +89,7 @@ pub struct Console {
     collector: std::sync::Mutex<Option<Collector>>,
     snapshot: watch::Receiver<Arc<FleetSnapshot>>,
     history: Arc<RwLock<UtilHistory>>,
+    metrics: MetricsStore,
     tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
     /// Held while this process is the collector; the OS frees it if the process dies.
     _lock: Option<std::fs::File>,
@@ -109,6 +113,8 @@ impl Console {
         let lock = try_lock(&data_dir.join("collector.lock"))
             .map_err(|error| dir_error(error.to_string()))?;
         let history = Arc::new(RwLock::new(UtilHistory::new(options.history_points)));
+        let metrics =
+            MetricsStore::open(&data_dir.join("metrics.db"), RetentionConfig::default()).await?;
         let mut tasks = Vec::new();
         let (role, collector, snapshot) = if lock.is_some() {
             let (sink, ticks) = mpsc::channel(8);
@@ -118,6 +124,7 @@ impl Console {
                 ticks,
                 db.clone(),
                 history.clone(),
+                metrics.clone(),
             )));
             // Hosts added by another process (`ebb hosts add`, a viewing window) arrive here.
             tasks.push(tokio::spawn(follow_registry(
@@ -144,6 +151,7 @@ impl Console {
             collector: std::sync::Mutex::new(collector),
             snapshot,
             history,
+            metrics,
             tasks: std::sync::Mutex::new(tasks),
             _lock: lock,
         };
@@ -173,6 +181,11 @@ impl Console {
             .read()
             .map(|history| history.host_series(host))
             .unwrap_or_default()
+    }
+
+    /// Stored samples and rollups, for range charts (written by the collecting process).
+    pub fn metrics(&self) -> &MetricsStore {
+        &self.metrics
     }
 
     /// The newest reading time over all hosts.
@@ -269,6 +282,7 @@ impl Console {
             task.abort();
             let _ = task.await;
         }
+        self.metrics.close().await;
     }
 }
 
@@ -344,17 +358,37 @@ fn try_lock(path: &Path) -> std::io::Result<Option<std::fs::File>> {
     }
 }
 
-/// The collector's writer: live history for the charts, and host health for viewers.
+/// The collector's writer: every sample into the metrics store (one transaction a tick),
+/// live history for the charts, host health for viewers, rollups and retention each minute.
 async fn write_ticks(
     mut ticks: mpsc::Receiver<Tick>,
     db: ConsoleDb,
     history: Arc<RwLock<UtilHistory>>,
+    metrics: MetricsStore,
 ) {
     let mut last_written: Vec<HostStatus> = Vec::new();
+    let mut since_compact = 0u32;
     while let Some(tick) = ticks.recv().await {
         if let Ok(mut history) = history.write() {
             for list in &tick.samples {
                 history.record(&list.host, list);
+            }
+        }
+        let rows = sample_rows(&tick.samples);
+        if !rows.is_empty()
+            && let Err(error) = metrics.insert_batch(&rows).await
+        {
+            tracing::warn!(%error, rows = rows.len(), "cannot store samples");
+        }
+        since_compact += 1;
+        if since_compact >= 60 {
+            since_compact = 0;
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|elapsed| elapsed.as_millis() as i64)
+                .unwrap_or(0);
+            if let Err(error) = metrics.compact(now).await {
+                tracing::warn!(%error, "cannot roll up or trim the metrics store");
             }
         }
         if tick.snapshot.hosts != last_written {
@@ -364,6 +398,25 @@ async fn write_ticks(
             last_written.clone_from(&tick.snapshot.hosts);
         }
     }
+}
+
+/// One row per GPU reading. Pure.
+pub fn sample_rows(samples: &[Arc<ebb_wire::agent::GpuList>]) -> Vec<SampleRow> {
+    samples
+        .iter()
+        .flat_map(|list| {
+            list.gpus.iter().map(move |gpu| SampleRow {
+                host: list.host.clone(),
+                gpu_index: gpu.index,
+                t_ms: list.sampled_at_ms as i64,
+                util_pct: gpu.gpu_util_pct,
+                memory_used_mib: gpu.memory_used_mib,
+                memory_total_mib: gpu.memory_total_mib,
+                temperature_c: gpu.temperature_c,
+                power_w: gpu.power_draw_w,
+            })
+        })
+        .collect()
 }
 
 async fn write_health(db: &ConsoleDb, hosts: &[HostStatus]) -> Result<(), sqlx::Error> {

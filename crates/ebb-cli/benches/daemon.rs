@@ -1,0 +1,124 @@
+//! `ebb daemon` at scale: `cargo bench -p ebb-cli --bench daemon` (needs
+//! `cargo build --release -p ebb-agent` first).
+//!
+//! Starts the virtual fleet (`EBB_BENCH_HOSTS`, default 1,250 hosts x 8 GPUs at 1 Hz),
+//! registers every host, runs `ebb daemon` on them for `EBB_BENCH_SECONDS` (default 300)
+//! and reports the daemon's CPU (cores) and RSS, and how many polls answered.
+
+use ebb_core::registry::{ConsoleDb, HostSpec, Registry};
+use ebb_core::vault::MemoryVault;
+use std::io::BufRead;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn proc_stat(pid: u32) -> (f64, u64) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    (ticks / 100.0, fields[21].parse::<u64>().unwrap() * 4096)
+}
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
+}
+
+#[tokio::main]
+async fn main() {
+    let hosts = env_number("EBB_BENCH_HOSTS", 1250);
+    let seconds = env_number("EBB_BENCH_SECONDS", 300);
+    let ebb = std::path::PathBuf::from(env!("CARGO_BIN_EXE_ebb"));
+    let agent = ebb.with_file_name("ebb-agent");
+    assert!(
+        agent.exists(),
+        "build it first: cargo build --release -p ebb-agent"
+    );
+    let mut fleet = Command::new(&agent)
+        .args([
+            "fleet",
+            "--hosts",
+            &hosts.to_string(),
+            "--gpus-per-host",
+            "8",
+            "--base-port",
+            "40000",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut urls = Vec::new();
+    for line in std::io::BufReader::new(fleet.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if line.starts_with("fleet ready") {
+            break;
+        }
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        urls.push((
+            parts[0].to_string(),
+            parts[1].to_string(),
+            parts[3].to_string(),
+        ));
+    }
+    let data_dir = std::env::temp_dir().join(format!("ebb-bench-daemon-{}", std::process::id()));
+    let registry = Registry::new(
+        ConsoleDb::open(&data_dir).await.unwrap(),
+        Arc::new(MemoryVault::default()),
+    );
+    for (name, region, url) in &urls {
+        let spec = HostSpec {
+            name: name.clone(),
+            url: url.clone(),
+            region: region.clone(),
+            labels: Default::default(),
+            fingerprint: None,
+            has_token: false,
+        };
+        registry.add(&spec, None).await.unwrap();
+    }
+    let mut daemon = Command::new(&ebb)
+        .arg("--data-dir")
+        .arg(&data_dir)
+        .args(["--token-store", "file", "daemon"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = daemon.id();
+    std::thread::sleep(Duration::from_secs(10));
+    let (cpu_start, _) = proc_stat(pid);
+    let window = Instant::now();
+    let mut max_rss = 0;
+    while window.elapsed() < Duration::from_secs(seconds) {
+        std::thread::sleep(Duration::from_secs(1));
+        max_rss = max_rss.max(proc_stat(pid).1);
+    }
+    let (cpu_end, _) = proc_stat(pid);
+    let snapshot = ebb_core::console::read_snapshot(&ConsoleDb::open(&data_dir).await.unwrap())
+        .await
+        .unwrap();
+    let online = snapshot
+        .iter()
+        .filter(|host| host.health == ebb_wire::ipc::Health::Online)
+        .count();
+    println!(
+        "ebb daemon, {hosts} hosts x 8 GPUs at 1 Hz, over {seconds} s: CPU {:.3} cores, RSS {:.1} MiB at most, {online}/{hosts} hosts online at the end",
+        (cpu_end - cpu_start) / window.elapsed().as_secs_f64(),
+        max_rss as f64 / 1_048_576.0,
+    );
+    for child in [&mut daemon, &mut fleet] {
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let _ = child.wait();
+    }
+    let _ = std::fs::remove_dir_all(&data_dir);
+}
