@@ -2,15 +2,16 @@
 
 use crate::state::AppState;
 use ebb_core::catalog_store::{ActiveCatalog, CatalogStoreError, import_text};
-use ebb_core::chart::{ChartSpec, utilization_svg};
+use ebb_core::chart::{ChartSpec, RangeChartSpec, gpu_lines_svg, heatmap_svg, utilization_svg};
 use ebb_core::client::AgentError;
 use ebb_core::collect::CollectorConfig;
 use ebb_core::console::{Console, ConsoleError};
 use ebb_core::cost_view;
+use ebb_core::metrics_store::{HeatmapQuery, Metric, MetricsError, SeriesQuery};
 use ebb_core::registry::{HostSpec, RegistryError};
 use ebb_wire::ipc::{
-    AppInfo, CatalogImport, CatalogView, ChartTheme, ConnectionOk, FleetSnapshot, HostEntry,
-    HostInput, IpcError, PlanComparisonView,
+    AppInfo, CatalogImport, CatalogView, ChartMetric, ChartTheme, ConnectionOk, FleetSnapshot,
+    HostEntry, HostInput, IpcError, PlanComparisonView,
 };
 use serde::{Deserialize, Serialize};
 use tauri::State;
@@ -66,6 +67,122 @@ pub fn utilization_chart(
     };
     utilization_svg(&spec, &state.console.host_series(&host))
         .map_err(|error| ipc_error("invalid_input", error.to_string()))
+}
+
+/// Longest range a history chart may cover (the hour rollups keep 400 days).
+const MAX_RANGE_S: u32 = 400 * 86_400;
+
+fn range_ms(range_s: u32) -> Result<(i64, i64), IpcError> {
+    if range_s == 0 || range_s > MAX_RANGE_S {
+        return Err(ipc_error(
+            "invalid_input",
+            format!("range_s: must be from 1 to {MAX_RANGE_S} seconds, got {range_s}"),
+        ));
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_millis() as i64)
+        .unwrap_or(0);
+    Ok((now - i64::from(range_s) * 1000, now))
+}
+
+fn metric(metric: ChartMetric) -> Metric {
+    match metric {
+        ChartMetric::Util => Metric::Util,
+        ChartMetric::MemoryUsed => Metric::MemoryUsed,
+        ChartMetric::MemoryPct => Metric::MemoryPct,
+        ChartMetric::Temperature => Metric::Temperature,
+        ChartMetric::Power => Metric::Power,
+    }
+}
+
+/// One host's per-GPU lines of a metric over the last `range_s` seconds, from the metrics
+/// store (downsampled to the chart's width), as SVG.
+#[tauri::command]
+#[specta::specta]
+#[allow(clippy::too_many_arguments)]
+pub async fn host_history_chart(
+    state: State<'_, AppState>,
+    host: String,
+    chart_metric: ChartMetric,
+    range_s: u32,
+    theme: ChartTheme,
+    width_px: u32,
+    height_px: u32,
+    utc_offset_minutes: i32,
+) -> Result<String, IpcError> {
+    let (from_ms, to_ms) = range_ms(range_s)?;
+    let query = SeriesQuery {
+        host: Some(host.clone()),
+        gpu_index: None,
+        metric: metric(chart_metric),
+        from_ms,
+        to_ms,
+        max_points: width_px,
+    };
+    let series = state
+        .console
+        .metrics()
+        .query(&query)
+        .await
+        .map_err(metrics_error)?;
+    let spec = RangeChartSpec {
+        title: &host,
+        theme,
+        width_px,
+        height_px,
+        from_ms,
+        to_ms,
+        utc_offset_minutes,
+    };
+    gpu_lines_svg(&spec, metric(chart_metric), &series)
+        .map_err(|error| ipc_error("invalid_input", error.to_string()))
+}
+
+/// Every GPU of the fleet × time, mean utilization per cell, as SVG.
+#[tauri::command]
+#[specta::specta]
+pub async fn fleet_heatmap_chart(
+    state: State<'_, AppState>,
+    range_s: u32,
+    theme: ChartTheme,
+    width_px: u32,
+    height_px: u32,
+    utc_offset_minutes: i32,
+) -> Result<String, IpcError> {
+    let (from_ms, to_ms) = range_ms(range_s)?;
+    let query = HeatmapQuery {
+        metric: Metric::Util,
+        from_ms,
+        to_ms,
+        columns: (width_px / 8).clamp(10, 240),
+    };
+    let heatmap = state
+        .console
+        .metrics()
+        .heatmap(&query)
+        .await
+        .map_err(metrics_error)?;
+    let spec = RangeChartSpec {
+        title: "GPU utilization",
+        theme,
+        width_px,
+        height_px,
+        from_ms,
+        to_ms,
+        utc_offset_minutes,
+    };
+    heatmap_svg(&spec, &heatmap).map_err(|error| ipc_error("invalid_input", error.to_string()))
+}
+
+fn metrics_error(error: MetricsError) -> IpcError {
+    match error {
+        MetricsError::Invalid { .. } => ipc_error("invalid_input", error.to_string()),
+        other => {
+            tracing::error!(error = %other, "metrics store failure");
+            ipc_error("internal", format!("the metrics store failed: {other}"))
+        }
+    }
 }
 
 /// Every registered host, without tokens.

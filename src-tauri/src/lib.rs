@@ -28,6 +28,8 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::catalog_show,
             commands::catalog_import,
             commands::cost_plan,
+            commands::host_history_chart,
+            commands::fleet_heatmap_chart,
         ])
         .events(collect_events![commands::FleetTick])
 }

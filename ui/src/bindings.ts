@@ -102,6 +102,29 @@ async costPlan(demandCsv: string, model: string, region: string, interruptible: 
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
 }
+},
+/**
+ * One host's per-GPU lines of a metric over the last `range_s` seconds, from the metrics
+ * store (downsampled to the chart's width), as SVG.
+ */
+async hostHistoryChart(host: string, chartMetric: ChartMetric, rangeS: number, theme: ChartTheme, widthPx: number, heightPx: number, utcOffsetMinutes: number) : Promise<Result<string, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("host_history_chart", { host, chartMetric, rangeS, theme, widthPx, heightPx, utcOffsetMinutes }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Every GPU of the fleet × time, mean utilization per cell, as SVG.
+ */
+async fleetHeatmapChart(rangeS: number, theme: ChartTheme, widthPx: number, heightPx: number, utcOffsetMinutes: number) : Promise<Result<string, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("fleet_heatmap_chart", { rangeS, theme, widthPx, heightPx, utcOffsetMinutes }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
 }
 }
 
@@ -170,6 +193,10 @@ export type CatalogView = {
  * `demo` or `imported`.
  */
 source: string; name: string | null; currency: string; rows: CatalogRow[]; warnings: CatalogProblem[] }
+/**
+ * What a stored-history chart shows.
+ */
+export type ChartMetric = "util" | "memory_used" | "memory_pct" | "temperature" | "power"
 /**
  * Colours for a chart drawn on the Rust side.
  */

@@ -28,6 +28,17 @@ pub enum ChartTheme {
     Dark,
 }
 
+/// What a stored-history chart shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ChartMetric {
+    Util,
+    MemoryUsed,
+    MemoryPct,
+    Temperature,
+    Power,
+}
+
 /// How the console sees a host right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
 #[serde(rename_all = "snake_case")]
