@@ -5,6 +5,7 @@ import { appInfoState, onAppInfo } from "./app-info";
 import { h, replaceChildren } from "./dom";
 import { nextIndex } from "./format";
 import { onLocaleChange, t, type MessageKey } from "./i18n";
+import { costsView } from "./views/costs";
 import { fleetView } from "./views/fleet";
 import { placeholderView } from "./views/placeholder";
 import { settingsView } from "./views/settings";
@@ -28,7 +29,7 @@ function createView(id: ViewId): View {
     case "rules":
       return placeholderView("rules", "rules.title", "rules.empty");
     case "costs":
-      return placeholderView("costs", "costs.title", "costs.empty");
+      return costsView();
     case "activity":
       return placeholderView("activity", "activity.title", "activity.empty");
     case "settings":

@@ -1,5 +1,5 @@
 // Settings: the host registry (views/hosts.ts), language and theme (saved on this
-// computer), a placeholder for prices, and About (version, data directory, who
+// computer), a pointer to the price catalog (in Costs), and About (version, data directory, who
 // collects, where tokens are kept).
 
 import { appInfoState, onAppInfo } from "../app-info";
@@ -57,12 +57,14 @@ const LANGUAGE_LABELS: Record<Locale, MessageKey> = {
   "zh-CN": "settings.language.zh-CN",
 };
 
-function comingRow(title: MessageKey, body: MessageKey): HTMLElement {
+/** The price catalog lives in Costs; Settings points there. */
+function pricesRow(): HTMLElement {
   return h(
     "div",
     { class: "coming-row" },
-    h("h3", null, t(title)),
-    h("p", null, t(body)),
+    h("h3", null, t("settings.prices")),
+    h("p", null, t("settings.pricesWhere")),
+    h("p", null, h("a", { class: "btn", href: "#/costs", "data-testid": "settings-prices-link" }, t("settings.pricesLink"))),
   );
 }
 
@@ -137,7 +139,7 @@ export function settingsView(): View {
       }),
       h("p", { class: "hint" }, t("settings.savedLocally")),
     ),
-    h("section", { class: "card" }, comingRow("settings.prices", "settings.pricesComing")),
+    h("section", { class: "card" }, pricesRow()),
     h(
       "section",
       { class: "card", "aria-labelledby": "settings-about" },
