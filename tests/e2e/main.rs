@@ -832,3 +832,503 @@ async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
         std::panic::resume_unwind(panic.into_panic());
     }
 }
+
+/// The seed's FAQ 4 as a planning file: 10 GPUs all month, 50 from 19:00 to 24:00 on 28
+/// days of a 730-hour month.
+fn faq4_csv() -> String {
+    let mut csv = String::from("hour,demand\n");
+    for hour in 0..730 {
+        let (day, hour_of_day) = (hour / 24, hour % 24);
+        let demand = if day < 28 && (19..24).contains(&hour_of_day) {
+            50
+        } else {
+            10
+        };
+        csv.push_str(&format!("{hour},{demand}\n"));
+    }
+    csv
+}
+
+/// A catalog with three problems: a negative price, an unknown mode, and a duplicate.
+const BROKEN_CATALOG: &str = r#"currency = "CNY"
+
+[[price]]
+model = "A100"
+region = "cn-north"
+hour = -12.50
+month = 5000
+
+[[price]]
+model = "A100"
+region = "cn-north"
+hour = 12.50
+month = 5000
+wek = 1400
+"#;
+
+/// The attribute `name` of the first element matching `css`.
+async fn attr_of(client: &Client, css: &str, name: &str) -> Option<String> {
+    client
+        .find(Locator::Css(css))
+        .await
+        .ok()?
+        .attr(name)
+        .await
+        .ok()
+        .flatten()
+}
+
+/// Replaces the text of the textarea `css` with `text`: WebKitWebDriver drops a typed
+/// `\n`, so each line break is sent as the Enter key.
+async fn type_lines(client: &Client, css: &str, text: &str) {
+    type_into(client, css, &text.replace('\n', &Key::Enter.to_string())).await;
+}
+
+/// Sends a file's absolute path to the `<input type=file>` at `css`.
+async fn choose_file(client: &Client, css: &str, file: &std::path::Path) {
+    assert!(file.is_absolute(), "{}", file.display());
+    client
+        .find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|error| panic!("no {css}: {error}"))
+        .send_keys(&file.to_string_lossy())
+        .await
+        .unwrap_or_else(|error| panic!("cannot choose {} in {css}: {error}", file.display()));
+}
+
+async fn select_value(client: &Client, css: &str, value: &str) {
+    client
+        .find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|error| panic!("no {css}: {error}"))
+        .select_by_value(value)
+        .await
+        .unwrap_or_else(|error| panic!("cannot select {value} in {css}: {error}"));
+}
+
+/// Drops a file named `name` holding `text` on the element at `css`, the way the page sees
+/// a drop (dragenter, dragover, drop with a `DataTransfer`).
+async fn drop_file(client: &Client, css: &str, name: &str, text: &str) {
+    let dropped = client
+        .execute(
+            "const [css, name, text] = arguments;\
+             const target = document.querySelector(css);\
+             if (!target) return false;\
+             const data = new DataTransfer();\
+             data.items.add(new File([text], name, {type: 'text/plain'}));\
+             for (const type of ['dragenter', 'dragover', 'drop']) {\
+               target.dispatchEvent(new DragEvent(type, {bubbles: true, cancelable: true, dataTransfer: data}));\
+             }\
+             return true;",
+            vec![css.into(), name.into(), text.into()],
+        )
+        .await
+        .unwrap_or_else(|error| panic!("cannot drop {name} on {css}: {error}"));
+    assert_eq!(
+        dropped,
+        serde_json::Value::Bool(true),
+        "no {css} to drop on"
+    );
+}
+
+/// Scrolls the element at `css` to the top of the view (for screenshots).
+async fn scroll_to(client: &Client, css: &str) {
+    let _ = client
+        .execute(
+            "const el = document.querySelector(arguments[0]); if (el) el.scrollIntoView({block: 'start'});",
+            vec![serde_json::Value::String(css.to_string())],
+        )
+        .await;
+}
+
+/// The comparison card once a comparison newer than `after` is on screen: its chart `src`.
+async fn compared_chart(client: &Client, after: Option<&str>) -> Option<String> {
+    let state = attr_of(client, "[data-testid=\"costs-result\"]", "data-state").await?;
+    (state == "ready").then_some(())?;
+    let src = attr_of(client, "img[data-testid=\"costs-chart\"]", "src").await?;
+    (Some(src.as_str()) != after).then_some(src)
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
+async fn costs_compares_plans_for_a_demand_file_under_an_imported_catalog() {
+    let scratch = std::env::temp_dir().join(format!("ebb-e2e-costs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).unwrap();
+    let data_dir = scratch.join("data");
+    let demand_file = scratch.join("faq4.csv");
+    std::fs::write(&demand_file, faq4_csv()).unwrap();
+    let broken_file = scratch.join("broken.toml");
+    std::fs::write(&broken_file, BROKEN_CATALOG).unwrap();
+    let demo_catalog = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../crates/ebb-cost/catalogs/demo.toml")
+        .canonicalize()
+        .expect("the demo catalog file");
+    let demo_text = std::fs::read_to_string(&demo_catalog).unwrap();
+
+    let driver = Driver::start();
+    let client = open_app(
+        &driver,
+        &[
+            "--demo".as_ref(),
+            "--data-dir".as_ref(),
+            data_dir.as_os_str(),
+        ],
+    )
+    .await;
+
+    let session = client.clone();
+    // The active catalog's file, wherever in the data directory the app keeps it (a demo
+    // app keeps its state apart, under `demo/`).
+    let scan_dir = data_dir.clone();
+    let active_catalog = move || {
+        files_under(&scan_dir)
+            .into_iter()
+            .find(|file| file.file_name().is_some_and(|name| name == "catalog.toml"))
+            .map(|file| std::fs::read_to_string(file).unwrap())
+    };
+    let outcome = async move {
+        let client = session;
+        click(&client, "#nav-costs").await;
+
+        // A fresh data directory: the demo prices, from the catalog built in.
+        eventually("the demo catalog", Duration::from_secs(20), || async {
+            let source =
+                attr_of(&client, "[data-testid=\"catalog-source\"]", "data-source").await?;
+            (source == "demo").then_some(())
+        })
+        .await;
+        let rows = client
+            .find_all(Locator::Css(
+                "[data-testid=\"catalog-table\"] tbody tr[data-model]",
+            ))
+            .await
+            .unwrap();
+        assert_eq!(rows.len(), 12, "four models in three regions");
+        shoot(&client, "en-light-costs-start").await;
+        assert_eq!(active_catalog(), None, "nothing imported yet");
+
+        // Compare with no demand: the view says what to do.
+        click(&client, "#costs-compare").await;
+        let empty = eventually("the empty-demand error", Duration::from_secs(5), || {
+            text_of(&client, "[data-testid=\"costs-error\"][role=\"alert\"]")
+        })
+        .await;
+        assert!(empty.contains("Add demand first"), "{empty}");
+        assert_eq!(active_id(&client).await, "costs-demand-text");
+
+        // A demand file with a bad row: the error names the line, and a button goes there.
+        type_lines(&client, "#costs-demand-text", "hour,demand\n0,10\n1,ten\n").await;
+        click(&client, "#costs-compare").await;
+        let bad = eventually("the demand error", Duration::from_secs(10), || async {
+            let kind = attr_of(&client, "[data-testid=\"costs-error\"]", "data-kind").await?;
+            (kind == "invalid_input").then_some(())?;
+            text_of(&client, "[data-testid=\"costs-error\"]").await
+        })
+        .await;
+        assert!(bad.contains("line 3"), "{bad}");
+        assert_eq!(
+            active_id(&client).await,
+            "",
+            "focus is on the go-to-line button (no id)"
+        );
+        click(
+            &client,
+            "[data-testid=\"costs-error\"] button[data-action=\"go-to-line\"]",
+        )
+        .await;
+        assert_eq!(active_id(&client).await, "costs-demand-text");
+        let selected = client
+            .execute(
+                "const t = document.getElementById('costs-demand-text');\
+                 return t.value.slice(t.selectionStart, t.selectionEnd);",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(selected, "1,ten");
+        assert!(
+            !exists(&client, "[data-testid=\"costs-result\"]:not([hidden])").await,
+            "no comparison yet"
+        );
+
+        // Import the demo catalog file through the file input.
+        choose_file(&client, "#catalog-file", &demo_catalog).await;
+        let imported = eventually("the imported catalog", Duration::from_secs(15), || async {
+            let source =
+                attr_of(&client, "[data-testid=\"catalog-source\"]", "data-source").await?;
+            (source == "imported").then_some(())?;
+            text_of(&client, "[data-testid=\"catalog-status\"]").await
+        })
+        .await;
+        assert!(
+            imported.contains("demo.toml") && imported.contains("12 prices"),
+            "{imported}"
+        );
+        assert_eq!(active_catalog().as_deref(), Some(demo_text.as_str()));
+        assert!(!exists(&client, "[data-testid=\"catalog-problems\"]").await);
+
+        // The demand file, the same way; then A100 in cn-north, and Compare.
+        choose_file(&client, "#costs-demand-file", &demand_file).await;
+        let loaded = eventually("the demand file loaded", Duration::from_secs(10), || {
+            text_of(&client, "[data-testid=\"costs-demand-status\"]")
+        })
+        .await;
+        assert!(loaded == "Loaded faq4.csv: 730 rows.", "{loaded}");
+        assert!(
+            !exists(&client, "[data-testid=\"costs-error\"]").await,
+            "a new demand clears the old error"
+        );
+        select_value(&client, "#costs-model", "A100").await;
+        select_value(&client, "#costs-region", "cn-north").await;
+        click(&client, "#costs-compare").await;
+        let chart = eventually("the comparison", Duration::from_secs(20), || {
+            compared_chart(&client, None)
+        })
+        .await;
+        assert!(chart.starts_with("data:image/svg+xml"), "{}", &chart[..40]);
+        assert!(chart.contains("svg"), "the chart is an SVG document");
+        let recommendation = "[data-testid=\"costs-recommendation\"]";
+        assert_eq!(
+            attr_of(&client, recommendation, "data-kind")
+                .await
+                .as_deref(),
+            Some("base_hourly")
+        );
+        assert_eq!(
+            attr_of(&client, recommendation, "data-base")
+                .await
+                .as_deref(),
+            Some("10")
+        );
+        let headline = text_of(&client, "[data-testid=\"costs-rec-headline\"]")
+            .await
+            .unwrap();
+        assert_eq!(
+            headline,
+            "Subscribe 10 GPUs monthly and rent the rest by the hour: ¥120,000.00 a month, \
+             52% less than subscribing the peak (50 GPUs)."
+        );
+        let details = text_of(&client, "[data-testid=\"costs-rec-details\"]")
+            .await
+            .unwrap();
+        assert!(details.contains("401 of the 730 hours"), "{details}");
+        let summary = text_of(&client, "[data-testid=\"costs-summary\"]")
+            .await
+            .unwrap();
+        assert!(
+            summary.contains("A100") && summary.contains("cn-north") && summary.contains("12,900"),
+            "{summary}"
+        );
+        let plans = "[data-testid=\"costs-plans\"]";
+        assert_eq!(
+            text_of(
+                &client,
+                &format!("{plans} tr[data-plan=\"all_subscribed\"] td[data-col=\"total\"]")
+            )
+            .await
+            .as_deref(),
+            Some("¥250,000.00")
+        );
+        assert_eq!(
+            text_of(
+                &client,
+                &format!(
+                    "{plans} tr[data-plan=\"base_hourly\"][data-recommended] td[data-col=\"total\"]"
+                )
+            )
+            .await
+            .as_deref(),
+            Some("¥120,000.00")
+        );
+        assert_eq!(
+            client
+                .find_all(Locator::Css(&format!("{plans} tr[data-recommended]")))
+                .await
+                .unwrap()
+                .len(),
+            1,
+            "one plan is recommended"
+        );
+        let skipped = text_of(
+            &client,
+            "[data-testid=\"costs-skipped\"] li[data-plan=\"base_spot\"]",
+        )
+        .await
+        .unwrap();
+        assert!(skipped.contains("Interruptible"), "{skipped}");
+        shoot(&client, "en-light-costs").await;
+        scroll_to(&client, "[data-testid=\"costs-result\"]").await;
+        shoot(&client, "en-light-costs-result").await;
+
+        // Spot allowed: priced at once, and cheaper still.
+        click(&client, "#costs-interruptible").await;
+        eventually("the spot plan", Duration::from_secs(20), || async {
+            exists(&client, &format!("{plans} tr[data-plan=\"base_spot\"]"))
+                .await
+                .then_some(())
+        })
+        .await;
+        click(&client, "#costs-interruptible").await;
+        eventually("spot skipped again", Duration::from_secs(20), || async {
+            exists(
+                &client,
+                "[data-testid=\"costs-skipped\"] li[data-plan=\"base_spot\"]",
+            )
+            .await
+            .then_some(())
+        })
+        .await;
+
+        // A broken catalog: every problem in place, and the prices in use unchanged.
+        choose_file(&client, "#catalog-file", &broken_file).await;
+        let problems = eventually("the catalog's problems", Duration::from_secs(15), || {
+            text_of(
+                &client,
+                "[data-testid=\"catalog-problems\"][role=\"alert\"]",
+            )
+        })
+        .await;
+        assert!(
+            problems.contains("broken.toml was not imported") && problems.contains("3 problems"),
+            "{problems}"
+        );
+        let listed = client
+            .find_all(Locator::Css(
+                "[data-testid=\"catalog-problems\"] li[data-entry]",
+            ))
+            .await
+            .unwrap();
+        assert!(listed.len() >= 3, "{problems}");
+        assert!(
+            exists(
+                &client,
+                "[data-testid=\"catalog-problems\"] li[data-entry^=\"[[price]] #1\"][data-field=\"hour\"]"
+            )
+            .await,
+            "the negative price is named with its entry and field: {problems}"
+        );
+        assert!(
+            exists(
+                &client,
+                "[data-testid=\"catalog-problems\"] li[data-entry^=\"[[price]] #2\"][data-field=\"wek\"]"
+            )
+            .await,
+            "the unknown mode is named: {problems}"
+        );
+        assert_eq!(
+            attr_of(&client, "[data-testid=\"catalog-source\"]", "data-source")
+                .await
+                .as_deref(),
+            Some("imported")
+        );
+        assert_eq!(
+            active_catalog().as_deref(),
+            Some(demo_text.as_str()),
+            "the refused file changed nothing"
+        );
+        assert_eq!(
+            client
+                .find_all(Locator::Css(
+                    "[data-testid=\"catalog-table\"] tbody tr[data-model]"
+                ))
+                .await
+                .unwrap()
+                .len(),
+            12
+        );
+        scroll_to(&client, "[data-testid=\"costs-catalog\"]").await;
+        shoot(&client, "en-light-costs-catalog-refused").await;
+
+        // Another demand, dropped on the drop zone (a page-level drop: WebDriver cannot drag
+        // from the desktop): it replaces the text, and the comparison says it is out of date.
+        drop_file(
+            &client,
+            "[data-testid=\"costs-dropzone\"]",
+            "one-gpu.csv",
+            "hour,demand\n0,1\n",
+        )
+        .await;
+        let dropped = eventually("the dropped demand", Duration::from_secs(10), || {
+            text_of(&client, "[data-testid=\"costs-demand-status\"]")
+        })
+        .await;
+        assert_eq!(dropped, "Loaded one-gpu.csv: 1 row.");
+        assert!(exists(&client, "[data-testid=\"costs-stale\"]").await);
+        click(&client, "#costs-compare").await;
+        let one_gpu = eventually("the one-GPU comparison", Duration::from_secs(20), || {
+            compared_chart(&client, Some(&chart))
+        })
+        .await;
+        assert_eq!(
+            attr_of(&client, recommendation, "data-base")
+                .await
+                .as_deref(),
+            Some("0")
+        );
+        assert!(!exists(&client, "[data-testid=\"costs-stale\"]").await);
+
+        // The sample fills in FAQ 4 and compares at once.
+        click(&client, "#costs-sample").await;
+        eventually(
+            "the sample's comparison",
+            Duration::from_secs(20),
+            || async {
+                let status = text_of(&client, "[data-testid=\"costs-demand-status\"]").await?;
+                status.contains("FAQ-4").then_some(())?;
+                compared_chart(&client, Some(&one_gpu)).await
+            },
+        )
+        .await;
+        assert_eq!(
+            attr_of(&client, recommendation, "data-base")
+                .await
+                .as_deref(),
+            Some("10")
+        );
+        assert!(!exists(&client, "[data-testid=\"costs-stale\"]").await);
+
+        // Dark theme: back on Costs, the comparison is there, its chart drawn dark.
+        let light_chart = attr_of(&client, "img[data-testid=\"costs-chart\"]", "src").await;
+        open_settings_hosts(&client).await;
+        click(&client, "#setting-theme-dark").await;
+        if std::env::var_os("EBB_E2E_SHOTS").is_some() {
+            click(&client, "#setting-language-zh-CN").await;
+        }
+        click(&client, "#nav-costs").await;
+        let dark_chart = eventually("the dark chart", Duration::from_secs(20), || async {
+            let theme = attr_of(&client, "img[data-testid=\"costs-chart\"]", "data-theme").await?;
+            (theme == "dark").then_some(())?;
+            compared_chart(&client, light_chart.as_deref()).await
+        })
+        .await;
+        assert!(dark_chart.starts_with("data:image/svg+xml"));
+        eventually("the problems kept", Duration::from_secs(10), || async {
+            exists(&client, "[data-testid=\"catalog-problems\"]")
+                .await
+                .then_some(())
+        })
+        .await;
+        if std::env::var_os("EBB_E2E_SHOTS").is_some() {
+            shoot(&client, "zh-dark-costs").await;
+            scroll_to(&client, "[data-testid=\"costs-result\"]").await;
+            shoot(&client, "zh-dark-costs-result").await;
+            scroll_to(&client, "[data-testid=\"costs-plans\"]").await;
+            shoot(&client, "zh-dark-costs-plans").await;
+            scroll_to(&client, "[data-testid=\"costs-catalog\"]").await;
+            shoot(&client, "zh-dark-costs-catalog").await;
+            open_settings_hosts(&client).await;
+            click(&client, "#setting-language-en").await;
+        } else {
+            open_settings_hosts(&client).await;
+        }
+        click(&client, "#setting-theme-light").await;
+    };
+    let result = tokio::spawn(outcome).await;
+    let _ = client.close().await;
+    drop(driver);
+    let _ = std::fs::remove_dir_all(&scratch);
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic.into_panic());
+    }
+}
