@@ -1,4 +1,4 @@
-// Pool, Rules, Costs and Activity are not built yet: each says what will come there.
+// Pool, Rules and Activity are not built yet: each says what will come there.
 
 import { h } from "../dom";
 import { t, type MessageKey } from "../i18n";
