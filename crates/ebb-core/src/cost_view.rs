@@ -179,11 +179,13 @@ pub fn plan_chart_svg(
     {
         let root = SVGBackend::with_string(&mut svg, (width_px, height_px)).into_drawing_area();
         root.fill(&background).map_err(|e| draw(&e))?;
+        // Rows top to bottom in the table's order: row r sits at y = rows - 1 - r.
+        let top = rows as f64 - 0.5;
         let mut chart = ChartBuilder::on(&root)
             .margin(8)
             .x_label_area_size(24)
             .y_label_area_size(110)
-            .build_cartesian_2d(0.0..max_yuan, (0..rows).into_segmented())
+            .build_cartesian_2d(0.0..max_yuan, -0.5..top)
             .map_err(|e| draw(&e))?;
         chart
             .configure_mesh()
@@ -193,12 +195,18 @@ pub fn plan_chart_svg(
             .axis_style(text.mix(0.6))
             .label_style(("sans-serif", 11).into_font().color(&text))
             .x_labels(5)
+            .y_labels(rows)
             .x_label_formatter(&|yuan| format!("¥{}", compact(*yuan)))
-            .y_label_formatter(&|segment| match segment {
-                SegmentValue::CenterOf(row) => plans
-                    .get(*row)
-                    .map_or(String::new(), |plan| kind_label(plan.kind).to_string()),
-                _ => String::new(),
+            .y_label_formatter(&|y| {
+                let slot = y.round();
+                if (y - slot).abs() > 0.01 || slot < 0.0 {
+                    return String::new();
+                }
+                let row = rows as i64 - 1 - slot as i64;
+                usize::try_from(row)
+                    .ok()
+                    .and_then(|row| plans.get(row))
+                    .map_or(String::new(), |plan| kind_label(plan.kind).to_string())
             })
             .draw()
             .map_err(|e| draw(&e))?;
@@ -210,15 +218,8 @@ pub fn plan_chart_svg(
                     bar
                 };
                 let yuan = plan.total_cost.fen() as f64 / 100.0;
-                let mut rect = Rectangle::new(
-                    [
-                        (0.0, SegmentValue::Exact(row)),
-                        (yuan, SegmentValue::Exact(row + 1)),
-                    ],
-                    color.filled(),
-                );
-                rect.set_margin(5, 5, 0, 0);
-                rect
+                let y = (rows - 1 - row) as f64;
+                Rectangle::new([(0.0, y - 0.32), (yuan, y + 0.32)], color.filled())
             }))
             .map_err(|e| draw(&e))?;
         root.present().map_err(|e| draw(&e))?;
