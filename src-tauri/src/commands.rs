@@ -10,8 +10,8 @@ use ebb_core::cost_view;
 use ebb_core::metrics_store::{HeatmapQuery, Metric, MetricsError, SeriesQuery};
 use ebb_core::registry::{HostSpec, RegistryError};
 use ebb_wire::ipc::{
-    AppInfo, CatalogImport, CatalogView, ChartMetric, ChartTheme, ConnectionOk, FleetSnapshot,
-    HostEntry, HostInput, IpcError, PlanComparisonView,
+    AppInfo, CatalogImport, CatalogView, ChartMetric, ChartTheme, ConnectionOk, ExportFormat,
+    FleetSnapshot, HostEntry, HostInput, IpcError, PlanComparisonView,
 };
 use serde::{Deserialize, Serialize};
 use tauri::State;
@@ -173,6 +173,68 @@ pub async fn fleet_heatmap_chart(
         utc_offset_minutes,
     };
     heatmap_svg(&spec, &heatmap).map_err(|error| ipc_error("invalid_input", error.to_string()))
+}
+
+/// Saves a chart the UI shows (an SVG from one of the chart commands) as SVG or PNG in the
+/// Downloads folder (else `<data dir>/exports`); returns the file's path.
+#[tauri::command]
+#[specta::specta]
+pub async fn export_chart(
+    state: State<'_, AppState>,
+    svg: String,
+    format: ExportFormat,
+    name: String,
+) -> Result<String, IpcError> {
+    if !svg.trim_start().starts_with("<svg") {
+        return Err(ipc_error("invalid_input", "svg: not an SVG document"));
+    }
+    let stem: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(80)
+        .collect();
+    if stem.trim_matches('-').is_empty() {
+        return Err(ipc_error(
+            "invalid_input",
+            "name: must contain letters or digits",
+        ));
+    }
+    let dir = dirs::download_dir().unwrap_or_else(|| state.data_dir.join("exports"));
+    let data_dir = state.data_dir.clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        let (bytes, extension) = match format {
+            ExportFormat::Svg => (svg.into_bytes(), "svg"),
+            ExportFormat::Png => {
+                let png = ebb_core::raster::Rasterizer::with_system_fonts()
+                    .png(&svg, 2.0)
+                    .map_err(|error| {
+                        ipc_error("internal", format!("cannot draw the PNG: {error}"))
+                    })?;
+                (png, "png")
+            }
+        };
+        let dir = if std::fs::create_dir_all(&dir).is_ok() {
+            dir
+        } else {
+            data_dir.join("exports")
+        };
+        std::fs::create_dir_all(&dir).map_err(|error| {
+            ipc_error("io", format!("cannot create {}: {error}", dir.display()))
+        })?;
+        let path = dir.join(format!("{stem}.{extension}"));
+        std::fs::write(&path, bytes).map_err(|error| {
+            ipc_error("io", format!("cannot write {}: {error}", path.display()))
+        })?;
+        Ok(path.display().to_string())
+    })
+    .await
+    .map_err(|error| ipc_error("internal", error.to_string()))?
 }
 
 fn metrics_error(error: MetricsError) -> IpcError {

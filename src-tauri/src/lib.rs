@@ -30,6 +30,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::cost_plan,
             commands::host_history_chart,
             commands::fleet_heatmap_chart,
+            commands::export_chart,
         ])
         .events(collect_events![commands::FleetTick])
 }

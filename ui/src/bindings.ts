@@ -125,6 +125,18 @@ async fleetHeatmapChart(rangeS: number, theme: ChartTheme, widthPx: number, heig
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
 }
+},
+/**
+ * Saves a chart the UI shows (an SVG from one of the chart commands) as SVG or PNG in the
+ * Downloads folder (else `<data dir>/exports`); returns the file's path.
+ */
+async exportChart(svg: string, format: ExportFormat, name: string) : Promise<Result<string, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("export_chart", { svg, format, name }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
 }
 }
 
@@ -205,6 +217,10 @@ export type ChartTheme = "light" | "dark"
  * What "Test connection" found when it worked.
  */
 export type ConnectionOk = { host: string; agent_version: string; backend: string }
+/**
+ * The file format a chart is exported in.
+ */
+export type ExportFormat = "svg" | "png"
 /**
  * The whole fleet as the console sees it; `tick` grows by one with every collection round.
  */

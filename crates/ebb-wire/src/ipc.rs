@@ -39,6 +39,14 @@ pub enum ChartMetric {
     Power,
 }
 
+/// The file format a chart is exported in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ExportFormat {
+    Svg,
+    Png,
+}
+
 /// How the console sees a host right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
 #[serde(rename_all = "snake_case")]
