@@ -24,8 +24,14 @@ impl AgentProcess {
         reason = "Drop kills and waits for the child"
     )]
     fn spawn(state_dir: &Path, args: &[&str]) -> Self {
+        let listen: &[&str] = if args.contains(&"--listen") {
+            &[]
+        } else {
+            &["--listen", "127.0.0.1:0"]
+        };
         let mut child = Command::new(workspace_bin("ebb-agent"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--host-name", "it-host"])
+            .args(["serve", "--host-name", "it-host"])
+            .args(listen)
             .arg("--state-dir")
             .arg(state_dir)
             .args(args)
@@ -498,4 +504,75 @@ fn one_collector_per_data_directory() {
         let _ = child.wait();
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_agent_comes_back_online_and_its_samples_resume() {
+    let dir = temp_dir("restart");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let start = || {
+        AgentProcess::spawn(
+            &dir,
+            &[
+                "--listen",
+                &listen,
+                "--sim",
+                "1xA100",
+                "--sample-interval-ms",
+                "100",
+            ],
+        )
+    };
+    let mut agent = Some(start());
+    let url = agent.as_ref().unwrap().url.clone();
+    let (sink, mut ticks) = tokio::sync::mpsc::channel::<Tick>(64);
+    let collector = Collector::start(
+        vec![Target {
+            name: "flaky".into(),
+            region: "cn-east".into(),
+            access: AgentAccess::open(&url),
+        }],
+        CollectorConfig {
+            interval: Duration::from_millis(100),
+            max_backoff: Duration::from_millis(400),
+            ..CollectorConfig::default()
+        },
+        Some(sink),
+    )
+    .unwrap();
+    let mut seen = Vec::new();
+    let mut went_offline = false;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let tick = tokio::time::timeout(Duration::from_secs(5), ticks.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        let health = tick.snapshot.hosts[0].health;
+        seen.extend(tick.samples.iter().map(|list| list.sampled_at_ms));
+        if !went_offline && seen.len() >= 5 && agent.is_some() {
+            agent = None; // killed
+        }
+        if agent.is_none() && health == Health::Offline {
+            went_offline = true;
+            agent = Some(start());
+        }
+        if went_offline && health == Health::Online && seen.len() >= 10 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no offline-then-online within 30 s: {seen:?}"
+        );
+    }
+    assert!(
+        seen.windows(2).all(|pair| pair[0] < pair[1]),
+        "samples resume in order: {seen:?}"
+    );
+    collector.stop().await;
 }
