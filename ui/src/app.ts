@@ -37,8 +37,9 @@ function createView(id: ViewId): View {
   }
 }
 
+/** The view a hash names: its first segment (`#/fleet/HOST` is the Fleet view). */
 function viewFromHash(): ViewId | null {
-  const id = location.hash.replace(/^#\/?/, "");
+  const id = location.hash.replace(/^#\/?/, "").split("/")[0] ?? "";
   return isViewId(id) ? id : null;
 }
 
@@ -82,7 +83,8 @@ export function startApp(root: HTMLElement): void {
   }
 
   function navigate(id: ViewId): void {
-    if (viewFromHash() !== id) location.hash = `#/${id}`; // hashchange calls show()
+    // From a sub-page (#/fleet/HOST) too: the view's own hash goes back to its top.
+    if (location.hash !== `#/${id}`) location.hash = `#/${id}`; // hashchange calls show() if needed
     else if (id !== currentId) show(id);
   }
 

@@ -1,9 +1,23 @@
-// Fleet: hosts grouped by region with health and mean utilization, then one
-// live per-GPU utilization chart per host (SVG drawn in Rust, re-requested on
-// every tick and on theme changes).
+// Fleet: hosts grouped by region with health and mean utilization, one live
+// per-GPU utilization chart per host (SVG drawn in Rust, re-requested on every
+// tick and on theme changes) and the fleet heatmap. A host's name opens its detail
+// page, #/fleet/HOST (views/fleet-history.ts), in place of the list.
+//
+// Stable selectors (end-to-end tests rely on these; the heatmap's and the host
+// detail's are listed in views/fleet-history.ts):
+//   #view-fleet                                  the view; data-tick (latest sample round), data-mode="list|detail"
+//   [data-testid="fleet-status"]                 the summary line
+//   [data-testid="viewer-notice"]                another process collects
+//   [data-testid="empty-state"]                  no host registered
+//   [data-testid="hosts-table"] tr[data-host]    one row per host, per region section [data-region]
+//     a[data-testid="host-link"]                 the host's name: opens its detail
+//     [data-health]                              online | degraded | offline | unknown
+//     [data-testid="host-reason"]                why it is not online
+//   figure.host-chart[data-host] img[data-testid="util-chart"]   the live 2-minute charts
 
 import { appInfoState, onAppInfo } from "../app-info";
 import type { HostStatus } from "../bindings";
+import { hostFromHash, hostHash } from "../history";
 import { h, replaceChildren } from "../dom";
 import { charts, fleetState, onFleetChange } from "../fleet-store";
 import {
@@ -17,6 +31,7 @@ import {
 } from "../format";
 import { t } from "../i18n";
 import { getEffectiveTheme, onThemeChange } from "../theme";
+import { heatmapCard, hostDetail, type HostDetail } from "./fleet-history";
 import type { View } from "./view";
 
 export const CHART_HEIGHT = 240;
@@ -49,7 +64,16 @@ function hostRow(host: HostStatus): HTMLTableRowElement {
     h(
       "th",
       { scope: "row" },
-      h("span", { class: "host-name" }, host.name),
+      h(
+        "a",
+        {
+          class: "host-name host-link",
+          href: hostHash(host.name),
+          "data-testid": "host-link",
+          title: t("fleet.openHost", { host: host.name }),
+        },
+        host.name,
+      ),
       host.url ? h("span", { class: "host-url" }, host.url) : null,
       host.last_error && host.health !== "online"
         ? h(
@@ -135,9 +159,11 @@ export function fleetView(): View {
     h("h2", { id: "fleet-charts-title" }, t("fleet.chartsTitle")),
     chartGrid,
   );
-  const el = h(
-    "section",
-    { class: "view view-fleet", id: "view-fleet", "data-view": "fleet", "aria-labelledby": "fleet-title" },
+  const heatmap = heatmapCard();
+  const detailBox = h("div", { class: "fleet-detail-box" });
+  const listBox = h(
+    "div",
+    { class: "fleet-list" },
     h(
       "header",
       { class: "view-header" },
@@ -149,7 +175,48 @@ export function fleetView(): View {
     alerts,
     chartsSection,
     hostsBox,
+    heatmap.el,
   );
+  const el = h(
+    "section",
+    { class: "view view-fleet", id: "view-fleet", "data-view": "fleet", "aria-labelledby": "fleet-title" },
+    listBox,
+    detailBox,
+  );
+  let detail: HostDetail | null = null;
+  let detailHost: string | null = null;
+
+  /** Show the list or a host's detail, as the hash says. */
+  function route(): void {
+    const wanted = hostFromHash(location.hash);
+    if (wanted === detailHost) return;
+    const leaving = detailHost;
+    detail?.destroy();
+    detail = null;
+    detailHost = wanted;
+    if (wanted !== null) {
+      detail = hostDetail(wanted, () => {
+        location.hash = "#/fleet";
+      });
+      replaceChildren(detailBox, detail.el);
+      listBox.hidden = true;
+      el.dataset.mode = "detail";
+      if (el.isConnected) detail.mounted();
+    } else {
+      replaceChildren(detailBox);
+      listBox.hidden = false;
+      el.dataset.mode = "list";
+      requestCharts();
+      heatmap.refresh();
+      if (leaving !== null) {
+        // Back where the operator left: the host's link.
+        const link = [...el.querySelectorAll<HTMLAnchorElement>('a[data-testid="host-link"]')].find(
+          (a) => a.textContent === leaving,
+        );
+        link?.focus();
+      }
+    }
+  }
 
   const figures = new Map<string, FigureParts>();
   let hostsKey = "";
@@ -218,7 +285,7 @@ export function fleetView(): View {
 
   function requestCharts(): void {
     const snap = fleetState().snapshot;
-    if (!snap || !el.isConnected) return;
+    if (!snap || !el.isConnected || listBox.hidden) return;
     const theme = getEffectiveTheme();
     for (const host of snap.hosts) {
       const parts = figures.get(host.name);
@@ -249,6 +316,7 @@ export function fleetView(): View {
       replaceChildren(status);
       replaceChildren(hostsBox, state.loading ? h("p", { class: "loading" }, t("fleet.loading")) : null);
       chartsSection.hidden = true;
+      heatmap.el.hidden = true;
       return;
     }
 
@@ -275,6 +343,7 @@ export function fleetView(): View {
       );
       syncFigures([]);
       chartsSection.hidden = true;
+      heatmap.el.hidden = true;
       return;
     }
 
@@ -285,6 +354,10 @@ export function fleetView(): View {
       replaceChildren(hostsBox, groups.map((g, i) => regionTable(g.region, g.hosts, i)));
     }
     chartsSection.hidden = false;
+    if (heatmap.el.hidden) {
+      heatmap.el.hidden = false;
+      heatmap.refresh();
+    }
     syncFigures(groups.flatMap((g) => g.hosts));
     requestCharts();
   }
@@ -295,18 +368,27 @@ export function fleetView(): View {
     onThemeChange(() => requestCharts()),
     onAppInfo(renderViewerNotice),
   ];
+  window.addEventListener("hashchange", route);
 
   renderViewerNotice();
+  heatmap.el.hidden = true;
   render();
+  el.dataset.mode = "list";
+  route();
 
   return {
     el,
     mounted() {
       // Sizes are known only once we are in the document.
       requestCharts();
+      heatmap.refresh();
+      detail?.mounted();
     },
     destroy() {
       for (const off of unsubscribe) off();
+      window.removeEventListener("hashchange", route);
+      heatmap.destroy();
+      detail?.destroy();
     },
   };
 }
