@@ -21,6 +21,11 @@ struct Driver {
 
 impl Driver {
     fn start() -> Self {
+        Self::start_with_env(&[])
+    }
+
+    /// With `env` set for the driver, and so for the app it starts.
+    fn start_with_env(env: &[(&str, &OsStr)]) -> Self {
         let program = std::env::var_os("EBB_TAURI_DRIVER")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("tauri-driver"));
@@ -33,6 +38,7 @@ impl Driver {
                 "--native-port",
                 &native_port.to_string(),
             ])
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .spawn()
             .unwrap_or_else(|error| panic!("cannot start {}: {error}", program.display()));
@@ -1323,6 +1329,273 @@ async fn costs_compares_plans_for_a_demand_file_under_an_imported_catalog() {
             open_settings_hosts(&client).await;
         }
         click(&client, "#setting-theme-light").await;
+    };
+    let result = tokio::spawn(outcome).await;
+    let _ = client.close().await;
+    drop(driver);
+    let _ = std::fs::remove_dir_all(&scratch);
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic.into_panic());
+    }
+}
+
+/// The `src` of a host detail chart once it shows `range`.
+async fn history_chart(client: &Client, metric: &str, range: &str) -> Option<String> {
+    let figure = format!("#fleet-detail figure.history-chart[data-chart=\"{metric}\"]");
+    let state = attr_of(client, &figure, "data-state").await?;
+    let shown = attr_of(client, &figure, "data-range").await?;
+    (state == "ready" && shown == range).then_some(())?;
+    attr_of(
+        client,
+        &format!("{figure} img[data-testid=\"history-chart\"]"),
+        "src",
+    )
+    .await
+    .filter(|src| src.starts_with("data:image/svg+xml"))
+}
+
+/// The heatmap card once it shows its chart or says it has no minute yet: its state.
+async fn heatmap_state(client: &Client) -> Option<String> {
+    let state = attr_of(client, "[data-testid=\"fleet-heatmap\"]", "data-state").await?;
+    match state.as_str() {
+        "ready" => attr_of(client, "img[data-testid=\"heatmap-chart\"]", "src")
+            .await
+            .filter(|src| src.starts_with("data:image/svg+xml"))
+            .map(|_| state),
+        "empty" => text_of(client, "[data-testid=\"heatmap-empty\"]")
+            .await
+            .filter(|text| !text.trim().is_empty())
+            .map(|_| state),
+        _ => None,
+    }
+}
+
+const DETAIL_METRICS: [&str; 4] = ["util", "memory_pct", "temperature", "power"];
+
+#[tokio::test]
+#[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
+async fn a_hosts_detail_charts_four_metrics_over_a_chosen_range_and_exports_one() {
+    let scratch = std::env::temp_dir().join(format!("ebb-e2e-detail-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let data_dir = scratch.join("data");
+    let downloads = scratch.join("downloads");
+    let config = scratch.join("config");
+    std::fs::create_dir_all(&downloads).unwrap();
+    std::fs::create_dir_all(&config).unwrap();
+    // `dirs::download_dir()` reads the XDG user-dirs file: point Downloads into the scratch.
+    std::fs::write(
+        config.join("user-dirs.dirs"),
+        format!("XDG_DOWNLOAD_DIR=\"{}\"\n", downloads.display()),
+    )
+    .unwrap();
+
+    let driver = Driver::start_with_env(&[("XDG_CONFIG_HOME", config.as_os_str())]);
+    let client = open_app(
+        &driver,
+        &[
+            "--demo".as_ref(),
+            "--data-dir".as_ref(),
+            data_dir.as_os_str(),
+        ],
+    )
+    .await;
+
+    let session = client.clone();
+    let downloads_dir = downloads.clone();
+    let outcome = async move {
+        let client = session;
+
+        // The heatmap card: its chart, or (a fleet younger than a minute) why there is none.
+        let heatmap = eventually("the heatmap card", Duration::from_secs(30), || {
+            heatmap_state(&client)
+        })
+        .await;
+        if heatmap == "empty" {
+            let words = text_of(&client, "[data-testid=\"heatmap-empty\"]")
+                .await
+                .unwrap();
+            assert!(words.contains("fills in"), "{words}");
+            assert!(
+                !exists(
+                    &client,
+                    "[data-testid=\"fleet-heatmap\"] figure:not([hidden])"
+                )
+                .await
+            );
+        }
+        scroll_to(&client, "[data-testid=\"fleet-heatmap\"]").await;
+        shoot(&client, "fleet-heatmap-en-light").await;
+
+        // A host's name is a link to its detail.
+        let link = "tr[data-host] a[data-testid=\"host-link\"]";
+        let host = eventually("a host link", Duration::from_secs(20), || {
+            text_of(&client, link)
+        })
+        .await;
+        click(&client, link).await;
+        eventually("the host detail", Duration::from_secs(10), || async {
+            let shown = attr_of(&client, "#fleet-detail", "data-host").await?;
+            (shown == host).then_some(())
+        })
+        .await;
+        assert_eq!(
+            active_id(&client).await,
+            "detail-title",
+            "the detail takes the focus"
+        );
+        let hash = client
+            .execute("return location.hash", vec![])
+            .await
+            .unwrap();
+        assert!(
+            hash.as_str().unwrap_or_default().starts_with("#/fleet/"),
+            "{hash}"
+        );
+
+        // Four charts over the last 5 minutes, each an SVG image.
+        for metric in DETAIL_METRICS {
+            eventually(
+                &format!("the {metric} chart"),
+                Duration::from_secs(20),
+                || history_chart(&client, metric, "5m"),
+            )
+            .await;
+        }
+        let five_minutes = history_chart(&client, "util", "5m").await.unwrap();
+        shoot(&client, "fleet-detail-en-light").await;
+
+        // One hour: the utilization chart is drawn again for that range.
+        click(&client, "#detail-range-1h").await;
+        let hour = eventually("the 1 h utilization chart", Duration::from_secs(20), || {
+            history_chart(&client, "util", "1h")
+        })
+        .await;
+        assert_ne!(hour, five_minutes);
+        for metric in DETAIL_METRICS {
+            eventually(
+                &format!("the 1 h {metric} chart"),
+                Duration::from_secs(20),
+                || history_chart(&client, metric, "1h"),
+            )
+            .await;
+        }
+
+        // Export the utilization chart as SVG: "Saved to PATH", and the file is there.
+        let figure = "#fleet-detail figure[data-chart=\"util\"]";
+        click(
+            &client,
+            &format!("{figure} button[data-action=\"export-svg\"]"),
+        )
+        .await;
+        let status = format!("{figure} [data-testid=\"export-status\"]");
+        let saved = eventually("the export", Duration::from_secs(20), || {
+            attr_of(&client, &status, "data-path")
+        })
+        .await;
+        let words = text_of(
+            &client,
+            &format!("{figure} [data-testid=\"export-status\"]"),
+        )
+        .await
+        .unwrap();
+        assert!(
+            words.contains("Saved to") && words.contains(&saved),
+            "{words}"
+        );
+        let saved = PathBuf::from(saved);
+        assert_eq!(
+            saved.extension().and_then(OsStr::to_str),
+            Some("svg"),
+            "{}",
+            saved.display()
+        );
+        assert_eq!(
+            saved.parent(),
+            Some(downloads_dir.as_path()),
+            "saved in Downloads"
+        );
+        let svg = std::fs::read_to_string(&saved).expect("the exported file");
+        assert!(
+            svg.trim_start().starts_with("<svg"),
+            "{}",
+            &svg[..svg.len().min(80)]
+        );
+        assert!(!exists(&client, "#fleet-detail [data-testid=\"chart-error\"]").await);
+
+        // Escape returns to the fleet, onto the host's link.
+        client
+            .find(Locator::Css("#detail-range-1h"))
+            .await
+            .unwrap()
+            .send_keys(&Key::Escape.to_string())
+            .await
+            .unwrap();
+        eventually("the fleet list", Duration::from_secs(10), || async {
+            let mode = attr_of(&client, "#view-fleet", "data-mode").await?;
+            (mode == "list" && !exists(&client, "#fleet-detail").await).then_some(())
+        })
+        .await;
+        let focused = client
+            .execute(
+                "return document.activeElement ? document.activeElement.textContent : ''",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            focused.as_str(),
+            Some(host.as_str()),
+            "focus back on the host's link"
+        );
+
+        // Chinese, dark: the detail again, charts redrawn dark.
+        open_settings_hosts(&client).await;
+        click(&client, "#setting-language-zh-CN").await;
+        click(&client, "#setting-theme-dark").await;
+        click(&client, "#nav-fleet").await;
+        eventually(
+            "the heatmap card, dark",
+            Duration::from_secs(20),
+            || async {
+                let state = heatmap_state(&client).await?;
+                if state == "empty" {
+                    return Some(());
+                }
+                let theme = attr_of(
+                    &client,
+                    "[data-testid=\"fleet-heatmap\"] figure",
+                    "data-theme",
+                )
+                .await?;
+                (theme == "dark").then_some(())
+            },
+        )
+        .await;
+        scroll_to(&client, "[data-testid=\"fleet-heatmap\"]").await;
+        shoot(&client, "fleet-heatmap-zh-dark").await;
+        click(&client, link).await;
+        for metric in DETAIL_METRICS {
+            eventually(
+                &format!("the dark {metric} chart"),
+                Duration::from_secs(20),
+                || async {
+                    let theme = attr_of(
+                        &client,
+                        &format!("#fleet-detail figure[data-chart=\"{metric}\"]"),
+                        "data-theme",
+                    )
+                    .await?;
+                    (theme == "dark").then_some(())?;
+                    history_chart(&client, metric, "1h").await
+                },
+            )
+            .await;
+        }
+        let title = text_of(&client, "#fleet-detail h1").await.unwrap();
+        assert_eq!(title, host);
+        let back = text_of(&client, "#fleet-back").await.unwrap();
+        assert!(back.contains("返回"), "{back}");
+        shoot(&client, "fleet-detail-zh-dark").await;
     };
     let result = tokio::spawn(outcome).await;
     let _ = client.close().await;

@@ -448,7 +448,9 @@ export function hostDetail(host: string, back: () => void): HostDetail {
     el,
     mounted() {
       requestAll();
-      title.focus();
+      // The list may have been scrolled far down: start the detail at its top (Back in view).
+      el.scrollIntoView?.({ block: "start" });
+      title.focus({ preventScroll: true });
     },
     destroy() {
       for (const off of unsubscribe) off();
