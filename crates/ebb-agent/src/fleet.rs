@@ -137,9 +137,12 @@ impl Fleet {
         &self.hosts
     }
 
+    /// Stops every host at once (each gives open requests a second to finish).
     pub async fn stop(self) {
+        let mut stopping = tokio::task::JoinSet::new();
         for agent in self.agents {
-            agent.stop().await;
+            stopping.spawn(agent.stop());
         }
+        while stopping.join_next().await.is_some() {}
     }
 }

@@ -84,16 +84,23 @@ async fn main() {
         };
         registry.add(&spec, None).await.unwrap();
     }
+    println!(
+        "registered {} hosts of the fleet",
+        registry.list().await.unwrap().len()
+    );
     let mut daemon = Command::new(&ebb)
         .arg("--data-dir")
         .arg(&data_dir)
         .args(["--token-store", "file", "daemon"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
     let pid = daemon.id();
     std::thread::sleep(Duration::from_secs(10));
+    if let Some(status) = daemon.try_wait().unwrap() {
+        panic!("ebb daemon exited early: {status}");
+    }
     let (cpu_start, _) = proc_stat(pid);
     let window = Instant::now();
     let mut max_rss = 0;
