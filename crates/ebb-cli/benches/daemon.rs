@@ -88,6 +88,7 @@ async fn main() {
         "registered {} hosts of the fleet",
         registry.list().await.unwrap().len()
     );
+    let started = Instant::now();
     let mut daemon = Command::new(&ebb)
         .arg("--data-dir")
         .arg(&data_dir)
@@ -109,6 +110,7 @@ async fn main() {
         max_rss = max_rss.max(proc_stat(pid).1);
     }
     let (cpu_end, _) = proc_stat(pid);
+    let elapsed_total = started.elapsed().as_secs_f64();
     let snapshot = ebb_core::console::read_snapshot(&ConsoleDb::open(&data_dir).await.unwrap())
         .await
         .unwrap();
@@ -120,6 +122,22 @@ async fn main() {
         "ebb daemon, {hosts} hosts x 8 GPUs at 1 Hz, over {seconds} s: CPU {:.3} cores, RSS {:.1} MiB at most, {online}/{hosts} hosts online at the end",
         (cpu_end - cpu_start) / window.elapsed().as_secs_f64(),
         max_rss as f64 / 1_048_576.0,
+    );
+    let stats = ebb_core::metrics_store::MetricsStore::open(
+        &data_dir.join("metrics.db"),
+        ebb_core::metrics_store::RetentionConfig::default(),
+    )
+    .await
+    .unwrap()
+    .stats()
+    .await
+    .unwrap();
+    let offered = hosts as f64 * 8.0 * elapsed_total;
+    println!(
+        "stored {} samples of the {:.0} the agents took while the daemon ran ({:.1} %; polling at the sampling rate skips a sample now and then by phase)",
+        stats.raw_rows,
+        offered,
+        100.0 * stats.raw_rows as f64 / offered
     );
     for child in [&mut daemon, &mut fleet] {
         let _ = Command::new("kill")
