@@ -315,14 +315,24 @@ impl Drop for Agent {
     }
 }
 
+/// Clicks `css`, finding it again when a live re-render replaced the node in between.
 async fn click(client: &Client, css: &str) {
-    client
-        .find(Locator::Css(css))
-        .await
-        .unwrap_or_else(|error| panic!("no {css}: {error}"))
-        .click()
-        .await
-        .unwrap_or_else(|error| panic!("cannot click {css}: {error}"));
+    let mut tries = 0;
+    loop {
+        let element = client
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|error| panic!("no {css}: {error}"));
+        match element.click().await {
+            Ok(()) => return,
+            Err(error) if tries < 10 => {
+                tries += 1;
+                eprintln!("retrying the click on {css}: {error}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(error) => panic!("cannot click {css}: {error}"),
+        }
+    }
 }
 
 /// Replaces the text of the input `css` with `text`.
