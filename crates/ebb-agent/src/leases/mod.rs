@@ -66,8 +66,6 @@ pub struct LeaseService {
     releasing: Mutex<std::collections::HashSet<String>>,
     /// UUID → lease id of every held GPU, as of the last change; read without waiting.
     holders: std::sync::RwLock<Arc<HashMap<String, String>>>,
-    /// Grows on every change, for streams and metrics to notice.
-    version: watch::Sender<u64>,
     me: Weak<LeaseService>,
 }
 
@@ -99,7 +97,6 @@ impl LeaseService {
             tasks: Mutex::new(JoinSet::new()),
             releasing: Mutex::new(Default::default()),
             holders: Default::default(),
-            version: watch::channel(0).0,
             me: me.clone(),
         });
         let mut ledger = service.ledger.lock().await;
@@ -121,15 +118,6 @@ impl LeaseService {
         service.publish(&ledger);
         drop(ledger);
         Ok(service)
-    }
-
-    pub fn host(&self) -> &str {
-        &self.host
-    }
-
-    /// Wakes on every lease change.
-    pub fn changes(&self) -> watch::Receiver<u64> {
-        self.version.subscribe()
     }
 
     /// Every lease, oldest first.
@@ -340,7 +328,7 @@ impl LeaseService {
         });
     }
 
-    /// Tells the probe the leased loads and wakes watchers.
+    /// Tells the probe the leased loads and refreshes the holders snapshot.
     fn publish(&self, ledger: &Ledger) {
         let loads: HashMap<String, LoadProfile> = ledger
             .leases()
@@ -365,7 +353,6 @@ impl LeaseService {
         if let Ok(mut current) = self.holders.write() {
             *current = Arc::new(holders);
         }
-        self.version.send_modify(|version| *version += 1);
     }
 }
 
