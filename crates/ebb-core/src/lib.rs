@@ -11,6 +11,7 @@ pub mod console;
 pub mod cost_view;
 pub mod downsample;
 pub mod metrics_store;
+pub mod placement;
 pub mod raster;
 pub mod registry;
 pub mod series;

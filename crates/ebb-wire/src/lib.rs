@@ -1,7 +1,8 @@
 //! Ebb's wire vocabulary, defined once.
 //!
 //! [`agent`] holds the JSON bodies of the host agent's HTTP API (`/v1/...`); [`ipc`] holds
-//! what crosses the Tauri boundary to the webview. Both derive [`specta::Type`] so the
+//! what crosses the Tauri boundary to the webview; [`pools`] holds pools, the slider's
+//! preview and the activity log (IPC and `ebb --json` alike). Both derive [`specta::Type`] so the
 //! TypeScript side is generated from these definitions, never written by hand.
 //!
 //! Field names are `snake_case` on every wire. A reading the source could not give is
@@ -9,3 +10,4 @@
 
 pub mod agent;
 pub mod ipc;
+pub mod pools;

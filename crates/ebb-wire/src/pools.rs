@@ -1,0 +1,236 @@
+//! Pools, the slider's preview, and the activity log: the same shapes cross the Tauri IPC
+//! boundary and come out of `ebb --json`. Money is integer fen; times are Unix ms.
+
+use serde::{Deserialize, Serialize};
+use specta::Type;
+
+/// How new leases are spread over hosts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum PlacementPolicy {
+    /// Fill the hosts the pool already uses (then the fullest) first.
+    #[default]
+    Pack,
+    /// Even out the pool's GPUs over the hosts.
+    Spread,
+}
+
+/// A pool as the operator writes it (create or edit).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct PoolInput {
+    pub name: String,
+    /// GPU model as the price catalog names it, e.g. `A100`.
+    pub model: String,
+    /// One or more regions, e.g. `cn-north`.
+    pub regions: Vec<String>,
+    pub min: u32,
+    pub max: u32,
+    /// GPUs on subscription (paid whether held or not).
+    pub base_gpus: u32,
+    /// The base's term: `month` or `year`.
+    pub term: String,
+    /// How GPUs above the base are paid: `hour`, `day`, `week` or `spot`.
+    pub overlay: String,
+    pub placement: PlacementPolicy,
+    /// The pool accepts interruptible (spot) GPUs.
+    pub interruptible: bool,
+    /// On scale-in, keep a GPU until its paid unit (hour, day, week) runs out.
+    pub release_at_unit_end: bool,
+}
+
+/// Where a pool stands against what the operator chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum PoolPhase {
+    /// Holding exactly `desired`.
+    Converged,
+    /// Renting toward `desired`.
+    ScalingOut,
+    /// Releasing toward `desired`.
+    ScalingIn,
+    /// Not converging: not enough free GPUs, hosts failing; `message` says why.
+    Blocked,
+    /// No process enforces this data directory (start the app or `ebb daemon`).
+    NotEnforced,
+}
+
+/// One host's part in a pool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct PoolHostView {
+    pub host: String,
+    pub region: String,
+    /// The pool's active leases there.
+    pub leased: u32,
+    /// Lease requests sent and not answered yet.
+    pub pending: u32,
+    /// Leases being released.
+    pub releasing: u32,
+    /// Failed requests in the last pass.
+    pub failed: u32,
+    /// The last failure, in words.
+    pub last_error: Option<String>,
+}
+
+/// One GPU the pool holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct PoolLeaseView {
+    pub lease_id: String,
+    pub host: String,
+    pub region: String,
+    pub gpu_uuids: Vec<String>,
+    pub gpu_indexes: Vec<u32>,
+    pub fencing_token: u64,
+    pub granted_at_ms: i64,
+    /// `active`, `releasing`, `lost` (host offline past the grace period).
+    pub state: String,
+    /// GPU utilization at the last look.
+    pub util_pct: Option<f32>,
+}
+
+/// What a pool has cost this month, and where the month is heading.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct SpendView {
+    /// The calendar month (UTC), e.g. `2026-12`.
+    pub month: String,
+    pub month_to_date_fen: i64,
+    /// Month to date plus the current run rate until the month ends.
+    pub projected_month_fen: i64,
+    /// The pool's cost per hour at its current count.
+    pub run_rate_per_hour_fen: i64,
+    /// GPU-hours held this month.
+    pub gpu_hours: f64,
+}
+
+/// A pool with its live state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct PoolView {
+    pub id: String,
+    pub name: String,
+    pub model: String,
+    pub regions: Vec<String>,
+    pub min: u32,
+    pub max: u32,
+    /// What the operator (or failover, or a rule) chose.
+    pub desired: u32,
+    pub base_gpus: u32,
+    pub term: String,
+    pub overlay: String,
+    pub placement: PlacementPolicy,
+    pub interruptible: bool,
+    pub release_at_unit_end: bool,
+    /// Active leases the agents report.
+    pub actual: u32,
+    pub pending: u32,
+    pub releasing: u32,
+    /// Leases on hosts offline past the grace period, being replaced.
+    pub lost: u32,
+    /// Kept until their paid unit ends (release at unit end).
+    pub held_to_unit_end: u32,
+    pub phase: PoolPhase,
+    /// Why the pool is not converged, in words.
+    pub message: Option<String>,
+    /// When the enforcer last looked, Unix ms; `None` when none has.
+    pub checked_at_ms: Option<i64>,
+    pub hosts: Vec<PoolHostView>,
+    pub leases: Vec<PoolLeaseView>,
+    /// `None` when the catalog has no price for the model in the pool's regions.
+    pub spend: Option<SpendView>,
+    pub spend_problem: Option<String>,
+}
+
+/// GPUs to rent on, or release from, one host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct HostMove {
+    pub host: String,
+    pub region: String,
+    pub count: u32,
+}
+
+/// Free GPUs of the pool's model in one of its regions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct HostFree {
+    pub host: String,
+    pub region: String,
+    pub free: u32,
+}
+
+/// What moving the slider from the pool's count to `to` would do, before letting go.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct ScalePreview {
+    pub pool: String,
+    /// The pool's desired count now.
+    pub from: u32,
+    pub to: u32,
+    pub per_hour_before_fen: i64,
+    pub per_hour_after_fen: i64,
+    pub per_month_before_fen: i64,
+    pub per_month_after_fen: i64,
+    pub delta_per_hour_fen: i64,
+    pub delta_per_month_fen: i64,
+    /// Free matching GPUs now, over the pool's regions.
+    pub free_now: u32,
+    pub free_by_host: Vec<HostFree>,
+    /// Where new GPUs would be rented.
+    pub rent: Vec<HostMove>,
+    /// Where GPUs would be released from.
+    pub release: Vec<HostMove>,
+    /// Of the GPUs to release, those kept until their paid unit ends.
+    pub held_to_unit_end: u32,
+    /// GPUs asked for that no host has free now.
+    pub short: u32,
+    /// The change is above the confirmation threshold: ask first.
+    pub needs_confirmation: bool,
+    pub confirmation_reason: Option<String>,
+    /// Why the prices could not be had, when they could not.
+    pub cost_problem: Option<String>,
+}
+
+/// Who made a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum Actor {
+    Operator,
+    Failover,
+    Rule,
+    Enforcer,
+}
+
+/// How a change ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    InProgress,
+    Done,
+    /// Some hosts failed; the enforcer keeps trying.
+    Partial,
+    /// Superseded by a later change before it finished.
+    Superseded,
+}
+
+/// One host's part in a change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct HostResult {
+    pub host: String,
+    pub granted: u32,
+    pub released: u32,
+    pub failed: u32,
+    pub error: Option<String>,
+}
+
+/// One line of the activity log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct ActivityEntry {
+    pub id: i64,
+    pub at_ms: i64,
+    pub pool: String,
+    pub actor: Actor,
+    pub from: u32,
+    pub to: u32,
+    /// Why, in words.
+    pub reason: String,
+    pub delta_per_hour_fen: Option<i64>,
+    pub delta_per_month_fen: Option<i64>,
+    pub results: Vec<HostResult>,
+    pub outcome: Outcome,
+    pub finished_at_ms: Option<i64>,
+}
