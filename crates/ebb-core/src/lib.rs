@@ -13,6 +13,7 @@ pub mod downsample;
 pub mod metrics_store;
 pub mod placement;
 pub mod raster;
+pub mod reconcile;
 pub mod registry;
 pub mod series;
 pub mod vault;

@@ -1,0 +1,502 @@
+//! The reconcile planner, pure: from what the agents report now (not what the database
+//! believes), what to rent, release and write off so every pool moves toward `desired`.
+//!
+//! Level-triggered: the plan depends only on the observation, so a pass can run again at
+//! any moment (after a crash, twice in a row) and asks for no more than is missing.
+//! Lease requests sent but not answered (intents, retried with their idempotency key)
+//! count as pending, so nothing is asked for twice. A host unreachable for longer than the
+//! grace period has its leases written off (fenced at its highest fencing token) and
+//! replaced; when it comes back, every lease of ours at or below that fence is stale and
+//! released, so the pool never stays above `desired`.
+
+use crate::placement::{self, Candidate, Held};
+use ebb_wire::agent::{Gpu, Lease, LeaseState};
+use ebb_wire::pools::{HostFree, PlacementPolicy, PoolHostView, PoolLeaseView};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// A pool as the planner needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolTarget {
+    pub id: String,
+    pub model: String,
+    pub regions: Vec<String>,
+    pub desired: u32,
+    pub policy: PlacementPolicy,
+    pub at_unit_end: bool,
+    /// The overlay's paid unit, for release at unit end.
+    pub unit_ms: i64,
+    /// Price per GPU-hour by region, in fen.
+    pub prices: BTreeMap<String, i64>,
+}
+
+/// What one host showed this pass.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostObs {
+    pub name: String,
+    pub region: String,
+    /// Its GPUs and every lease it holds; `None` when it did not answer.
+    pub seen: Option<Seen>,
+    /// Since when it has not answered.
+    pub down_since_ms: Option<i64>,
+    /// Leases of ours at or below this fencing token were written off.
+    pub lost_fence: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Seen {
+    pub gpus: Vec<Gpu>,
+    pub leases: Vec<Lease>,
+}
+
+/// A lease of ours as last recorded, for hosts that do not answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnownLease {
+    pub host: String,
+    pub lease_id: String,
+    pub pool_id: String,
+    pub fencing_token: u64,
+    pub gpu_uuids: Vec<String>,
+    pub gpu_indexes: Vec<u32>,
+    pub granted_at_ms: i64,
+}
+
+/// A lease request sent and not yet answered for certain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    pub key: String,
+    pub pool_id: String,
+    pub host: String,
+    pub gpu_uuid: String,
+}
+
+/// Everything one pass looks at.
+#[derive(Debug, Clone, Copy)]
+pub struct Input<'a> {
+    pub now_ms: i64,
+    /// This console's holder id: only its leases are ours.
+    pub holder: &'a str,
+    pub grace_ms: i64,
+    pub pools: &'a [PoolTarget],
+    pub hosts: &'a [HostObs],
+    pub known: &'a [KnownLease],
+    pub pending: &'a [Pending],
+}
+
+/// Why a lease is given back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// The pool holds more than desired.
+    ScaleIn,
+    /// Written off while its host was away, and replaced since.
+    Stale,
+    /// Its pool no longer exists.
+    Orphan,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Create {
+    pub pool_id: String,
+    pub host: String,
+    pub gpu_uuid: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReleaseOrder {
+    pub host: String,
+    pub lease_id: String,
+    pub pool_id: String,
+    pub why: Why,
+}
+
+/// One pool after the pass's plan.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PoolStatus {
+    pub pool_id: String,
+    pub actual: u32,
+    pub pending: u32,
+    pub releasing: u32,
+    pub lost: u32,
+    /// Chosen for release but kept until their paid unit ends.
+    pub held_to_unit_end: u32,
+    pub next_due_ms: Option<i64>,
+    /// Wanted but no host has free.
+    pub short: u32,
+    /// Free matching GPUs by host once this plan is carried out.
+    pub free: Vec<HostFree>,
+    pub hosts: Vec<PoolHostView>,
+    pub leases: Vec<PoolLeaseView>,
+}
+
+/// What to do this pass.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Plan {
+    pub creates: Vec<Create>,
+    pub releases: Vec<ReleaseOrder>,
+    /// Hosts away past the grace period: write their leases off at this fence.
+    pub lose: Vec<(String, u64)>,
+    /// Hosts back with no stale lease left: their fence is no longer needed.
+    pub clear_fence: Vec<String>,
+    pub pools: Vec<PoolStatus>,
+}
+
+/// Plans one pass.
+pub fn plan(input: &Input<'_>) -> Plan {
+    let mut out = Plan::default();
+    let pool_index: HashMap<&str, usize> = input
+        .pools
+        .iter()
+        .enumerate()
+        .map(|(i, pool)| (pool.id.as_str(), i))
+        .collect();
+    let mut status: Vec<PoolStatus> = input
+        .pools
+        .iter()
+        .map(|pool| PoolStatus {
+            pool_id: pool.id.clone(),
+            ..PoolStatus::default()
+        })
+        .collect();
+    // Per pool: (host index, counts) and the releasable leases.
+    let mut per_host: Vec<BTreeMap<usize, PoolHostView>> = vec![BTreeMap::new(); input.pools.len()];
+    let mut held: Vec<Vec<(Held, usize)>> = vec![Vec::new(); input.pools.len()];
+    let mut taken_by_pending: HashMap<&str, HashSet<&str>> = HashMap::new();
+    for pending in input.pending {
+        taken_by_pending
+            .entry(pending.host.as_str())
+            .or_default()
+            .insert(pending.gpu_uuid.as_str());
+        if let Some(&p) = pool_index.get(pending.pool_id.as_str())
+            && let Some(h) = input.hosts.iter().position(|host| host.name == pending.host)
+        {
+            status[p].pending += 1;
+            host_view(&mut per_host[p], h, input.hosts).pending += 1;
+        }
+    }
+    let mut known_by_host: HashMap<&str, Vec<&KnownLease>> = HashMap::new();
+    for lease in input.known {
+        known_by_host.entry(lease.host.as_str()).or_default().push(lease);
+    }
+
+    // Free GPUs per host: healthy, not held by any lease, not asked for by a pending request.
+    let mut free: Vec<Vec<&Gpu>> = Vec::with_capacity(input.hosts.len());
+    for (h, host) in input.hosts.iter().enumerate() {
+        let Some(seen) = &host.seen else {
+            free.push(Vec::new());
+            let known = known_by_host.get(host.name.as_str()).map_or(&[][..], Vec::as_slice);
+            let away = host
+                .down_since_ms
+                .is_some_and(|since| input.now_ms - since >= input.grace_ms);
+            let fence = known.iter().map(|lease| lease.fencing_token).max();
+            let written_off = |token: u64| host.lost_fence.is_some_and(|f| token <= f);
+            if away
+                && let Some(fence) = fence
+                && !written_off(fence)
+            {
+                out.lose.push((host.name.clone(), fence));
+            }
+            for lease in known {
+                let Some(&p) = pool_index.get(lease.pool_id.as_str()) else {
+                    continue;
+                };
+                let lost = away || written_off(lease.fencing_token);
+                if lost {
+                    status[p].lost += 1;
+                } else {
+                    status[p].actual += 1;
+                    host_view(&mut per_host[p], h, input.hosts).leased += 1;
+                }
+                status[p].leases.push(PoolLeaseView {
+                    lease_id: lease.lease_id.clone(),
+                    host: host.name.clone(),
+                    region: host.region.clone(),
+                    gpu_uuids: lease.gpu_uuids.clone(),
+                    gpu_indexes: lease.gpu_indexes.clone(),
+                    fencing_token: lease.fencing_token,
+                    granted_at_ms: lease.granted_at_ms,
+                    state: if lost { "lost" } else { "unreachable" }.into(),
+                    util_pct: None,
+                });
+            }
+            continue;
+        };
+        let held_uuids: HashSet<&str> = seen
+            .leases
+            .iter()
+            .filter(|lease| lease.state != LeaseState::Released)
+            .flat_map(|lease| lease.gpu_uuids.iter().map(String::as_str))
+            .collect();
+        let pending_here = taken_by_pending.get(host.name.as_str());
+        free.push(
+            seen.gpus
+                .iter()
+                .filter(|gpu| {
+                    gpu.healthy
+                        && gpu.lease_id.is_none()
+                        && !held_uuids.contains(gpu.uuid.as_str())
+                        && !pending_here.is_some_and(|set| set.contains(gpu.uuid.as_str()))
+                })
+                .collect(),
+        );
+        let util: HashMap<&str, f32> = seen
+            .gpus
+            .iter()
+            .filter_map(|gpu| gpu.gpu_util_pct.map(|u| (gpu.uuid.as_str(), u)))
+            .collect();
+        let mut stale_left = false;
+        for lease in seen.leases.iter().filter(|l| l.holder_id == input.holder) {
+            if lease.state == LeaseState::Released {
+                continue;
+            }
+            let stale = host.lost_fence.is_some_and(|f| lease.fencing_token <= f);
+            let pool = pool_index.get(lease.pool_id.as_str()).copied();
+            if lease.state == LeaseState::Releasing {
+                if let Some(p) = pool {
+                    status[p].releasing += 1;
+                    host_view(&mut per_host[p], h, input.hosts).releasing += 1;
+                    status[p].leases.push(lease_view(lease, host, &util, "releasing"));
+                }
+                stale_left |= stale;
+                continue;
+            }
+            let why = match (pool, stale) {
+                (None, _) => Some(Why::Orphan),
+                (Some(_), true) => Some(Why::Stale),
+                (Some(_), false) => None,
+            };
+            if let Some(why) = why {
+                stale_left |= stale;
+                out.releases.push(ReleaseOrder {
+                    host: host.name.clone(),
+                    lease_id: lease.id.clone(),
+                    pool_id: lease.pool_id.clone(),
+                    why,
+                });
+                if let Some(p) = pool {
+                    status[p].releasing += 1;
+                    host_view(&mut per_host[p], h, input.hosts).releasing += 1;
+                    status[p].leases.push(lease_view(lease, host, &util, "releasing"));
+                }
+                continue;
+            }
+            let Some(p) = pool else { continue };
+            status[p].actual += 1;
+            host_view(&mut per_host[p], h, input.hosts).leased += 1;
+            status[p].leases.push(lease_view(lease, host, &util, "active"));
+            let target = &input.pools[p];
+            let granted = i64::try_from(lease.created_at_ms).unwrap_or(i64::MAX);
+            let utils: Vec<f32> = lease
+                .gpu_uuids
+                .iter()
+                .filter_map(|uuid| util.get(uuid.as_str()).copied())
+                .collect();
+            held[p].push((
+                Held {
+                    lease_id: lease.id.clone(),
+                    host: host.name.clone(),
+                    region: host.region.clone(),
+                    util_pct: (!utils.is_empty())
+                        .then(|| utils.iter().sum::<f32>() / utils.len() as f32),
+                    price_fen: region_price(target, &host.region),
+                    granted_at_ms: granted,
+                    paid_until_ms: placement::paid_until(granted, target.unit_ms, input.now_ms),
+                },
+                h,
+            ));
+        }
+        if host.lost_fence.is_some() && !stale_left {
+            out.clear_fence.push(host.name.clone());
+        }
+    }
+
+    // Hosts by region, and which GPU models match which pool model (few distinct names).
+    let mut hosts_in_region: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (h, host) in input.hosts.iter().enumerate() {
+        if host.seen.is_some() {
+            hosts_in_region
+                .entry(region_key(&host.region))
+                .or_default()
+                .push(h);
+        }
+    }
+    let mut matches: HashMap<(&str, &str), bool> = HashMap::new();
+    let mut claimed: Vec<usize> = vec![0; input.hosts.len()];
+
+    for (p, pool) in input.pools.iter().enumerate() {
+        let have = status[p].actual + status[p].pending;
+        let regions: Vec<usize> = pool
+            .regions
+            .iter()
+            .flat_map(|region| {
+                hosts_in_region
+                    .get(region_key(region))
+                    .map_or(&[][..], Vec::as_slice)
+            })
+            .copied()
+            .collect();
+        // Matching free GPUs per candidate host, in the host's GPU order.
+        let mut candidates = Vec::with_capacity(regions.len());
+        let mut free_gpus: Vec<Vec<&Gpu>> = Vec::with_capacity(regions.len());
+        for &h in &regions {
+            let gpus: Vec<&Gpu> = free[h]
+                .iter()
+                .filter(|gpu| {
+                    *matches
+                        .entry((pool.model.as_str(), gpu.model.as_str()))
+                        .or_insert_with(|| placement::model_matches(&pool.model, &gpu.model))
+                })
+                .copied()
+                .collect();
+            candidates.push(Candidate {
+                host: input.hosts[h].name.clone(),
+                region: input.hosts[h].region.clone(),
+                free: u32::try_from(gpus.len()).unwrap_or(u32::MAX),
+                held: per_host[p].get(&h).map_or(0, |v| v.leased + v.pending),
+                price_fen: region_price(pool, &input.hosts[h].region),
+            });
+            free_gpus.push(gpus);
+        }
+        if pool.desired > have {
+            let placed = placement::place(pool.desired - have, &candidates, pool.policy);
+            status[p].short = placed.short;
+            for (c, count) in placed.takes {
+                let h = regions[c];
+                for gpu in free_gpus[c].iter().take(count as usize) {
+                    out.creates.push(Create {
+                        pool_id: pool.id.clone(),
+                        host: input.hosts[h].name.clone(),
+                        gpu_uuid: gpu.uuid.clone(),
+                    });
+                }
+                candidates[c].free -= count;
+                claimed[h] += count as usize;
+                // Take them out of the host's free list for the pools after this one.
+                let taken: HashSet<&str> = free_gpus[c]
+                    .iter()
+                    .take(count as usize)
+                    .map(|gpu| gpu.uuid.as_str())
+                    .collect();
+                free[h].retain(|gpu| !taken.contains(gpu.uuid.as_str()));
+            }
+        } else if pool.desired < have {
+            let excess = (have - pool.desired).min(status[p].actual);
+            let leases: Vec<Held> = held[p].iter().map(|(lease, _)| lease.clone()).collect();
+            let release =
+                placement::choose_release(excess, &leases, input.now_ms, pool.at_unit_end);
+            status[p].held_to_unit_end = release.deferred;
+            status[p].next_due_ms = release.next_due_ms;
+            for i in release.now {
+                let (lease, h) = &held[p][i];
+                out.releases.push(ReleaseOrder {
+                    host: lease.host.clone(),
+                    lease_id: lease.lease_id.clone(),
+                    pool_id: pool.id.clone(),
+                    why: Why::ScaleIn,
+                });
+                status[p].actual -= 1;
+                status[p].releasing += 1;
+                let view = host_view(&mut per_host[p], *h, input.hosts);
+                view.leased -= 1;
+                view.releasing += 1;
+                if let Some(shown) = status[p]
+                    .leases
+                    .iter_mut()
+                    .find(|shown| shown.lease_id == lease.lease_id)
+                {
+                    shown.state = "releasing".into();
+                }
+            }
+        }
+        status[p].free = candidates
+            .iter()
+            .filter(|candidate| candidate.free > 0)
+            .map(|candidate| HostFree {
+                host: candidate.host.clone(),
+                region: candidate.region.clone(),
+                free: candidate.free,
+            })
+            .collect();
+    }
+    // Creates for the same host one after another in GPU order; hosts interleaved so a
+    // slow host does not hold up the rest.
+    for (p, views) in per_host.into_iter().enumerate() {
+        let creates: HashMap<&str, u32> =
+            out.creates
+                .iter()
+                .filter(|create| create.pool_id == status[p].pool_id)
+                .fold(HashMap::new(), |mut acc, create| {
+                    *acc.entry(create.host.as_str()).or_default() += 1;
+                    acc
+                });
+        let mut views = views;
+        for (host, count) in creates {
+            if let Some(h) = input.hosts.iter().position(|x| x.name == host) {
+                host_view(&mut views, h, input.hosts).pending += count;
+            }
+        }
+        status[p].pending += u32::try_from(
+            out.creates
+                .iter()
+                .filter(|create| create.pool_id == status[p].pool_id)
+                .count(),
+        )
+        .unwrap_or(u32::MAX);
+        status[p].hosts = views.into_values().collect();
+        status[p].leases.sort_by(|a, b| {
+            (a.host.as_str(), a.fencing_token).cmp(&(b.host.as_str(), b.fencing_token))
+        });
+    }
+    out.pools = status;
+    out
+}
+
+fn host_view<'v>(
+    views: &'v mut BTreeMap<usize, PoolHostView>,
+    h: usize,
+    hosts: &[HostObs],
+) -> &'v mut PoolHostView {
+    views.entry(h).or_insert_with(|| PoolHostView {
+        host: hosts[h].name.clone(),
+        region: hosts[h].region.clone(),
+        leased: 0,
+        pending: 0,
+        releasing: 0,
+        failed: 0,
+        last_error: None,
+    })
+}
+
+fn lease_view(
+    lease: &Lease,
+    host: &HostObs,
+    util: &HashMap<&str, f32>,
+    state: &str,
+) -> PoolLeaseView {
+    let utils: Vec<f32> = lease
+        .gpu_uuids
+        .iter()
+        .filter_map(|uuid| util.get(uuid.as_str()).copied())
+        .collect();
+    PoolLeaseView {
+        lease_id: lease.id.clone(),
+        host: host.name.clone(),
+        region: host.region.clone(),
+        gpu_uuids: lease.gpu_uuids.clone(),
+        gpu_indexes: lease.gpu_indexes.clone(),
+        fencing_token: lease.fencing_token,
+        granted_at_ms: i64::try_from(lease.created_at_ms).unwrap_or(i64::MAX),
+        state: state.into(),
+        util_pct: (!utils.is_empty()).then(|| utils.iter().sum::<f32>() / utils.len() as f32),
+    }
+}
+
+/// Regions are compared as the registry stores them (trimmed, no spaces).
+fn region_key(region: &str) -> &str {
+    region.trim()
+}
+
+fn region_price(pool: &PoolTarget, region: &str) -> Option<i64> {
+    pool.prices.get(region_key(region)).copied()
+}
+
+#[cfg(test)]
+mod tests;

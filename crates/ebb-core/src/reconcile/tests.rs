@@ -1,0 +1,401 @@
+//! The planner against a simulated fleet on virtual time: each pass observes the world,
+//! plans, and the world applies the plan the way agents would (a GPU is granted once).
+
+use super::*;
+
+const US: &str = "console-1";
+const GRACE: i64 = 30_000;
+
+/// Hosts with GPUs and leases, applying plans like agents do.
+struct World {
+    hosts: Vec<SimHost>,
+    next_token: u64,
+    now_ms: i64,
+    /// Our lease records, as the enforcer's database would keep them.
+    known: Vec<KnownLease>,
+    fences: HashMap<String, u64>,
+    down_since: HashMap<String, i64>,
+}
+
+struct SimHost {
+    name: String,
+    region: String,
+    up: bool,
+    gpus: Vec<Gpu>,
+    leases: Vec<Lease>,
+}
+
+fn gpu(host: &str, index: u32, model: &str) -> Gpu {
+    Gpu {
+        index,
+        uuid: format!("GPU-{host}-{index}"),
+        model: model.into(),
+        healthy: true,
+        gpu_util_pct: Some(50.0),
+        ..Gpu::default()
+    }
+}
+
+impl World {
+    fn new(spec: &[(&str, &str, u32, &str)]) -> Self {
+        Self {
+            hosts: spec
+                .iter()
+                .map(|&(name, region, gpus, model)| SimHost {
+                    name: name.into(),
+                    region: region.into(),
+                    up: true,
+                    gpus: (0..gpus).map(|i| gpu(name, i, model)).collect(),
+                    leases: Vec::new(),
+                })
+                .collect(),
+            next_token: 0,
+            now_ms: 1_000_000,
+            known: Vec::new(),
+            fences: HashMap::new(),
+            down_since: HashMap::new(),
+        }
+    }
+
+    fn observe(&self) -> Vec<HostObs> {
+        self.hosts
+            .iter()
+            .map(|host| HostObs {
+                name: host.name.clone(),
+                region: host.region.clone(),
+                seen: host.up.then(|| Seen {
+                    gpus: host.gpus.clone(),
+                    leases: host.leases.clone(),
+                }),
+                down_since_ms: self.down_since.get(&host.name).copied(),
+                lost_fence: self.fences.get(&host.name).copied(),
+            })
+            .collect()
+    }
+
+    /// One pass: observe, plan, apply; returns the plan.
+    fn pass(&mut self, pools: &[PoolTarget]) -> Plan {
+        for host in &self.hosts {
+            if host.up {
+                self.down_since.remove(&host.name);
+            } else {
+                self.down_since.entry(host.name.clone()).or_insert(self.now_ms);
+            }
+        }
+        let hosts = self.observe();
+        let plan = plan(&Input {
+            now_ms: self.now_ms,
+            holder: US,
+            grace_ms: GRACE,
+            pools,
+            hosts: &hosts,
+            known: &self.known,
+            pending: &[],
+        });
+        for (host, fence) in &plan.lose {
+            self.fences.insert(host.clone(), *fence);
+        }
+        for host in &plan.clear_fence {
+            self.fences.remove(host);
+        }
+        for create in &plan.creates {
+            let host = self.hosts.iter_mut().find(|h| h.name == create.host).unwrap();
+            assert!(host.up, "asked a host that is down");
+            let taken = host
+                .leases
+                .iter()
+                .any(|l| l.state != LeaseState::Released && l.gpu_uuids.contains(&create.gpu_uuid));
+            assert!(!taken, "{} asked for twice", create.gpu_uuid);
+            self.next_token += 1;
+            let index = host.gpus.iter().position(|g| g.uuid == create.gpu_uuid).unwrap();
+            let lease = Lease {
+                id: format!("lease-{}", self.next_token),
+                pool_id: create.pool_id.clone(),
+                holder_id: US.into(),
+                gpu_uuids: vec![create.gpu_uuid.clone()],
+                gpu_indexes: vec![index as u32],
+                fencing_token: self.next_token,
+                state: LeaseState::Active,
+                created_at_ms: self.now_ms as u64,
+                release_requested_at_ms: None,
+                released_at_ms: None,
+                command: None,
+                load_profile: None,
+                workload_pid: None,
+                workload_exit_code: None,
+                workload_signal: None,
+                workload_log: None,
+            };
+            self.known.push(KnownLease {
+                host: host.name.clone(),
+                lease_id: lease.id.clone(),
+                pool_id: lease.pool_id.clone(),
+                fencing_token: lease.fencing_token,
+                gpu_uuids: lease.gpu_uuids.clone(),
+                gpu_indexes: lease.gpu_indexes.clone(),
+                granted_at_ms: self.now_ms,
+            });
+            host.leases.push(lease);
+        }
+        for release in &plan.releases {
+            let host = self.hosts.iter_mut().find(|h| h.name == release.host).unwrap();
+            let lease = host.leases.iter_mut().find(|l| l.id == release.lease_id).unwrap();
+            lease.state = LeaseState::Released;
+            self.known.retain(|k| k.lease_id != release.lease_id);
+        }
+        plan
+    }
+
+    fn active(&self, pool: &str) -> Vec<(String, String)> {
+        self.hosts
+            .iter()
+            .flat_map(|host| {
+                host.leases
+                    .iter()
+                    .filter(|l| l.state == LeaseState::Active && l.pool_id == pool)
+                    .map(|l| (host.name.clone(), l.gpu_uuids[0].clone()))
+            })
+            .collect()
+    }
+
+    fn set_up(&mut self, host: &str, up: bool) {
+        self.hosts.iter_mut().find(|h| h.name == host).unwrap().up = up;
+    }
+}
+
+fn pool(id: &str, model: &str, regions: &[&str], desired: u32) -> PoolTarget {
+    PoolTarget {
+        id: id.into(),
+        model: model.into(),
+        regions: regions.iter().map(|r| r.to_string()).collect(),
+        desired,
+        policy: PlacementPolicy::Pack,
+        at_unit_end: false,
+        unit_ms: 3_600_000,
+        prices: [("cn-north".to_string(), 1250), ("cn-east".to_string(), 1100)]
+            .into_iter()
+            .collect(),
+    }
+}
+
+fn fleet() -> World {
+    World::new(&[
+        ("a", "cn-north", 8, "NVIDIA A100-SXM4-80GB"),
+        ("b", "cn-north", 8, "NVIDIA A100-SXM4-80GB"),
+        ("c", "cn-east", 8, "NVIDIA A100-SXM4-80GB"),
+        ("d", "cn-east", 8, "NVIDIA H800"),
+    ])
+}
+
+#[test]
+fn scales_0_to_20_to_5_to_0_in_one_pass_each_and_then_holds_still() {
+    let mut world = fleet();
+    for desired in [0, 20, 5, 0] {
+        let pools = [pool("p", "A100", &["cn-north", "cn-east"], desired)];
+        world.pass(&pools);
+        assert_eq!(world.active("p").len(), desired as usize, "after {desired}");
+        // Level-triggered: the next pass does nothing.
+        let again = world.pass(&pools);
+        assert!(again.creates.is_empty() && again.releases.is_empty());
+        let status = &again.pools[0];
+        assert_eq!(status.actual, desired);
+        assert_eq!(status.pending, 0);
+    }
+}
+
+#[test]
+fn takes_the_cheapest_region_and_only_the_pools_model() {
+    let mut world = fleet();
+    let pools = [pool("p", "A100", &["cn-north", "cn-east"], 12)];
+    world.pass(&pools);
+    let active = world.active("p");
+    // cn-east (c) first, all 8 of its A100s; the H800 host d is never touched.
+    assert_eq!(active.iter().filter(|(h, _)| h == "c").count(), 8);
+    assert!(active.iter().all(|(h, _)| h != "d"));
+    let uuids: HashSet<&String> = active.iter().map(|(_, u)| u).collect();
+    assert_eq!(uuids.len(), 12, "no GPU twice");
+}
+
+#[test]
+fn asks_for_no_more_than_is_free_and_says_how_many_are_short() {
+    let mut world = fleet();
+    let pools = [pool("p", "A100", &["cn-north", "cn-east"], 30)];
+    let plan = world.pass(&pools);
+    assert_eq!(plan.creates.len(), 24);
+    assert_eq!(plan.pools[0].short, 6);
+    assert!(plan.pools[0].free.is_empty());
+}
+
+#[test]
+fn two_pools_never_take_the_same_gpu() {
+    let mut world = fleet();
+    let pools = [
+        pool("p", "A100", &["cn-east"], 6),
+        pool("q", "A100", &["cn-east"], 6),
+    ];
+    let plan = world.pass(&pools);
+    assert_eq!(world.active("p").len(), 6);
+    assert_eq!(world.active("q").len(), 2);
+    assert_eq!(plan.pools[1].short, 4);
+}
+
+#[test]
+fn pending_requests_count_so_a_crash_and_rerun_asks_for_nothing_twice() {
+    let world = fleet();
+    let pools = [pool("p", "A100", &["cn-east"], 4)];
+    let hosts = world.observe();
+    let first = plan(&Input {
+        now_ms: world.now_ms,
+        holder: US,
+        grace_ms: GRACE,
+        pools: &pools,
+        hosts: &hosts,
+        known: &[],
+        pending: &[],
+    });
+    assert_eq!(first.creates.len(), 4);
+    // The process died after writing its intents and before any answer: the rerun sees
+    // them pending and asks for nothing more, nor for the same GPUs.
+    let pending: Vec<Pending> = first
+        .creates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Pending {
+            key: format!("k{i}"),
+            pool_id: c.pool_id.clone(),
+            host: c.host.clone(),
+            gpu_uuid: c.gpu_uuid.clone(),
+        })
+        .collect();
+    let rerun = plan(&Input {
+        now_ms: world.now_ms,
+        holder: US,
+        grace_ms: GRACE,
+        pools: &pools,
+        hosts: &hosts,
+        known: &[],
+        pending: &pending,
+    });
+    assert!(rerun.creates.is_empty());
+    assert_eq!(rerun.pools[0].pending, 4);
+    assert_eq!(rerun.pools[0].free[0].free, 4);
+}
+
+#[test]
+fn failover_replaces_after_the_grace_period_and_releases_the_stale_on_return() {
+    let mut world = fleet();
+    let pools = [pool("p", "A100", &["cn-north", "cn-east"], 10)];
+    world.pass(&pools);
+    let on_c = world.active("p").iter().filter(|(h, _)| h == "c").count();
+    assert_eq!(on_c, 8);
+    world.set_up("c", false);
+    // Within the grace period its leases still count: nothing is replaced.
+    for _ in 0..30 {
+        world.now_ms += 1_000;
+        let plan = world.pass(&pools);
+        assert!(plan.creates.is_empty(), "replaced before the grace period");
+        assert_eq!(plan.pools[0].actual, 10);
+    }
+    // Past it (one tick later), written off and replaced elsewhere.
+    world.now_ms += 1_000;
+    let plan = world.pass(&pools);
+    assert_eq!(plan.lose.len(), 1);
+    assert_eq!(plan.creates.len(), 8);
+    assert!(plan.creates.iter().all(|c| c.host != "c"));
+    assert_eq!(world.active("p").len(), 18, "8 stale on c, 10 live");
+    let plan = world.pass(&pools);
+    assert_eq!(plan.pools[0].actual, 10);
+    assert_eq!(plan.pools[0].lost, 8);
+    assert!(plan.creates.is_empty());
+    // Back: the 8 stale leases (at or below the fence) go, the replacements stay.
+    world.set_up("c", true);
+    world.now_ms += 1_000;
+    let plan = world.pass(&pools);
+    assert_eq!(plan.releases.len(), 8);
+    assert!(plan.releases.iter().all(|r| r.host == "c" && r.why == Why::Stale));
+    assert_eq!(world.active("p").len(), 10);
+    let plan = world.pass(&pools);
+    assert_eq!(plan.clear_fence, vec!["c".to_string()]);
+    assert!(plan.releases.is_empty() && plan.creates.is_empty());
+    // New leases on c after the fence are ordinary ones.
+    let more = [pool("p", "A100", &["cn-north", "cn-east"], 16)];
+    world.pass(&more);
+    world.pass(&more);
+    assert_eq!(world.active("p").len(), 16);
+}
+
+#[test]
+fn a_deleted_pools_leases_are_released() {
+    let mut world = fleet();
+    world.pass(&[pool("p", "A100", &["cn-east"], 3)]);
+    let plan = world.pass(&[]);
+    assert_eq!(plan.releases.len(), 3);
+    assert!(plan.releases.iter().all(|r| r.why == Why::Orphan));
+    assert!(world.active("p").is_empty());
+}
+
+#[test]
+fn someone_elses_leases_are_left_alone() {
+    let mut world = fleet();
+    world.hosts[2].leases.push(Lease {
+        id: "theirs".into(),
+        pool_id: "p".into(),
+        holder_id: "another-console".into(),
+        gpu_uuids: vec!["GPU-c-0".into()],
+        gpu_indexes: vec![0],
+        fencing_token: 99,
+        state: LeaseState::Active,
+        created_at_ms: 0,
+        release_requested_at_ms: None,
+        released_at_ms: None,
+        command: None,
+        load_profile: None,
+        workload_pid: None,
+        workload_exit_code: None,
+        workload_signal: None,
+        workload_log: None,
+    });
+    let plan = world.pass(&[pool("p", "A100", &["cn-east"], 8)]);
+    assert_eq!(plan.creates.len(), 7, "GPU-c-0 is taken");
+    assert!(plan.creates.iter().all(|c| c.gpu_uuid != "GPU-c-0"));
+    let plan = world.pass(&[pool("p", "A100", &["cn-east"], 0)]);
+    assert!(plan.releases.iter().all(|r| r.lease_id != "theirs"));
+}
+
+#[test]
+fn release_at_unit_end_keeps_paid_hours() {
+    let mut world = fleet();
+    let mut target = pool("p", "A100", &["cn-east"], 4);
+    target.at_unit_end = true;
+    world.pass(std::slice::from_ref(&target));
+    target.desired = 1;
+    world.now_ms += 10 * 60_000;
+    let plan = world.pass(std::slice::from_ref(&target));
+    assert!(plan.releases.is_empty());
+    assert_eq!(plan.pools[0].held_to_unit_end, 3);
+    // A minute before the hour is up they go.
+    world.now_ms += 49 * 60_000;
+    let plan = world.pass(std::slice::from_ref(&target));
+    assert_eq!(plan.releases.len(), 3);
+    assert_eq!(world.active("p").len(), 1);
+}
+
+#[test]
+fn ten_thousand_gpus_and_fifty_pools_converge_in_a_pass() {
+    let regions = ["cn-north", "cn-east", "cn-south"];
+    let spec: Vec<(String, &str, u32, &str)> = (0..1250)
+        .map(|i| (format!("h{i:04}"), regions[i % 3], 8, "NVIDIA A100-SXM4-80GB"))
+        .collect();
+    let spec: Vec<(&str, &str, u32, &str)> =
+        spec.iter().map(|(n, r, g, m)| (n.as_str(), *r, *g, *m)).collect();
+    let mut world = World::new(&spec);
+    let pools: Vec<PoolTarget> = (0..50)
+        .map(|i| pool(&format!("p{i}"), "A100", &[regions[i % 3]], 150))
+        .collect();
+    world.pass(&pools);
+    let plan = world.pass(&pools);
+    assert!(plan.creates.is_empty());
+    for status in &plan.pools {
+        assert_eq!(status.actual, 150);
+    }
+}
