@@ -7,6 +7,7 @@
 //!
 //! - [`parse_catalog`] → [`Catalog`] (+ warnings) or [`InvalidCatalog`] (every problem).
 //! - [`preview`] / [`run_rate`]: a pool's cost per hour, day and month at a GPU count.
+//! - [`month_spend`]: a pool's month to date from its lease history, and the projection.
 //! - [`DemandSeries::from_csv`] → [`compare_plans`] → [`Comparison`] with its
 //!   [`Recommendation`]; [`optimal_base`] alone is the fast exact base optimum.
 
@@ -16,6 +17,7 @@ mod modes;
 mod money;
 mod plan;
 mod preview;
+mod spend;
 
 pub use catalog::{
     CURRENCY, Catalog, DEMO_CATALOG, EntryRef, InvalidCatalog, PriceEntry, Problem, SpotPoint,
@@ -30,6 +32,7 @@ pub use plan::{
     plan_cost,
 };
 pub use preview::{Preview, Rates, RunRate, preview, run_rate};
+pub use spend::{LeaseSpan, Spend, month_spend};
 
 /// Hours in a billing month.
 pub const HOURS_PER_MONTH: u32 = 730;

@@ -1,0 +1,291 @@
+//! What a pool has cost so far this month, from its lease history, and where the month is
+//! heading at the pool's current count.
+//!
+//! - The subscribed base is paid whether held or not: month to date is its term price
+//!   spread over the term's hours, for the hours of the month gone by.
+//! - Held GPUs fill the base first: leases are laid on `base` slots in grant order (the
+//!   earliest holder of a free slot keeps it); a lease that finds every base slot taken is
+//!   an overlay lease and pays its mode's started units in full (an hour-mode GPU held 61
+//!   minutes pays 2 hours; by the day, 1 day), counted from its grant, for the units that
+//!   started this month.
+//! - The projection adds the current run rate ([`run_rate`]) for the rest of the month.
+
+use crate::CostError;
+use crate::catalog::PriceEntry;
+use crate::modes::PoolPlan;
+use crate::money::Money;
+use crate::preview::run_rate;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+const HOUR_MS: i64 = 3_600_000;
+
+/// One lease's life: from its grant to its end (`None`: still held).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaseSpan {
+    pub start_ms: i64,
+    pub end_ms: Option<i64>,
+    /// GPUs in the lease.
+    pub gpus: u32,
+}
+
+/// Spend for one month.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spend {
+    pub month_to_date: Money,
+    pub projected_month: Money,
+    pub run_rate_per_hour: Money,
+    /// GPU-hours held this month.
+    pub gpu_hours: f64,
+}
+
+/// Spend over `[month_start_ms, now_ms]` and projected to `month_end_ms`, with
+/// `current_gpus` held from now on.
+pub fn month_spend(
+    entry: &PriceEntry,
+    plan: &PoolPlan,
+    spans: &[LeaseSpan],
+    month_start_ms: i64,
+    month_end_ms: i64,
+    now_ms: i64,
+    current_gpus: u32,
+) -> Result<Spend, CostError> {
+    let now_ms = now_ms.clamp(month_start_ms, month_end_ms);
+    let term_price = plan.term.price(entry)?;
+    let base = term_price
+        .scaled(
+            i128::from(plan.base_gpus) * i128::from(now_ms - month_start_ms),
+            i128::from(plan.term.hours()) * i128::from(HOUR_MS),
+        )
+        .ok_or(CostError::Overflow)?;
+    let unit_price = plan.overlay.price(entry)?;
+    let unit_ms = i64::from(plan.overlay.unit_hours()) * HOUR_MS;
+
+    // One GPU per slot: split leases into GPUs, in grant order.
+    let mut gpus: Vec<(i64, i64)> = spans
+        .iter()
+        .flat_map(|span| {
+            let end = span.end_ms.unwrap_or(now_ms).max(span.start_ms);
+            std::iter::repeat_n((span.start_ms, end), span.gpus as usize)
+        })
+        .collect();
+    gpus.sort_unstable();
+    // Base slots free again at these times (min-heap of ends).
+    let mut base_slots: BinaryHeap<Reverse<i64>> =
+        std::iter::repeat_n(Reverse(i64::MIN), plan.base_gpus as usize).collect();
+    let mut overlay = Money::ZERO;
+    let mut held_ms: i128 = 0;
+    for (start, end) in gpus {
+        let (from, to) = (start.max(month_start_ms), end.min(now_ms));
+        if to > from {
+            held_ms += i128::from(to - from);
+        }
+        if let Some(Reverse(free_at)) = base_slots.peek().copied()
+            && free_at <= start
+        {
+            base_slots.pop();
+            base_slots.push(Reverse(end));
+            continue;
+        }
+        // Units started inside this month (counted from the grant).
+        let units_total = (end - start).max(1).div_euclid(unit_ms)
+            + i64::from((end - start).max(1).rem_euclid(unit_ms) != 0);
+        let before_month = if start < month_start_ms {
+            (month_start_ms - start).div_euclid(unit_ms)
+                + i64::from((month_start_ms - start).rem_euclid(unit_ms) != 0)
+        } else {
+            0
+        };
+        let units = (units_total - before_month).max(0);
+        overlay = overlay
+            .checked_add(unit_price.checked_mul(units).ok_or(CostError::Overflow)?)
+            .ok_or(CostError::Overflow)?;
+    }
+    let month_to_date = base.checked_add(overlay).ok_or(CostError::Overflow)?;
+    let rate = run_rate(entry, plan, current_gpus)?.total.per_hour;
+    // The rest of the month exactly (not the hourly rate rounded to the fen, times hours).
+    let remaining = i128::from(month_end_ms - now_ms);
+    let overlay_gpus = current_gpus.saturating_sub(plan.base_gpus);
+    let rest_base = term_price
+        .scaled(
+            i128::from(plan.base_gpus) * remaining,
+            i128::from(plan.term.hours()) * i128::from(HOUR_MS),
+        )
+        .ok_or(CostError::Overflow)?;
+    let rest_overlay = unit_price
+        .scaled(i128::from(overlay_gpus) * remaining, i128::from(unit_ms))
+        .ok_or(CostError::Overflow)?;
+    let rest = rest_base
+        .checked_add(rest_overlay)
+        .ok_or(CostError::Overflow)?;
+    Ok(Spend {
+        month_to_date,
+        projected_month: month_to_date.checked_add(rest).ok_or(CostError::Overflow)?,
+        run_rate_per_hour: rate,
+        gpu_hours: held_ms as f64 / HOUR_MS as f64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Catalog, OverlayMode, Term};
+
+    fn a100() -> PriceEntry {
+        Catalog::demo().find("A100", "cn-north").unwrap().clone()
+    }
+
+    fn plan(base: u32, overlay: OverlayMode) -> PoolPlan {
+        PoolPlan {
+            base_gpus: base,
+            term: Term::Month,
+            overlay,
+        }
+    }
+
+    const MONTH: i64 = 730 * HOUR_MS;
+
+    #[test]
+    fn started_hours_are_paid_in_full() {
+        let entry = a100();
+        let hour = entry.hour;
+        // One GPU held 61 minutes by the hour pays 2 hours.
+        let spans = [LeaseSpan {
+            start_ms: 0,
+            end_ms: Some(61 * 60_000),
+            gpus: 1,
+        }];
+        let spend = month_spend(
+            &entry,
+            &plan(0, OverlayMode::Hour),
+            &spans,
+            0,
+            MONTH,
+            2 * HOUR_MS,
+            0,
+        )
+        .unwrap();
+        assert_eq!(spend.month_to_date, hour.checked_mul(2).unwrap());
+        assert_eq!(spend.projected_month, spend.month_to_date);
+        assert!((spend.gpu_hours - 61.0 / 60.0).abs() < 1e-9);
+        // By the day: one day.
+        let by_day = month_spend(
+            &entry,
+            &plan(0, OverlayMode::Day),
+            &spans,
+            0,
+            MONTH,
+            2 * HOUR_MS,
+            0,
+        )
+        .unwrap();
+        assert_eq!(by_day.month_to_date, entry.day.unwrap());
+    }
+
+    #[test]
+    fn the_base_is_paid_whether_held_or_not_and_fills_first() {
+        let entry = a100();
+        // FAQ 4: base 10 subscribed; 12 GPUs held for 10 hours: 2 pay by the hour.
+        let spans = [LeaseSpan {
+            start_ms: 0,
+            end_ms: Some(10 * HOUR_MS),
+            gpus: 12,
+        }];
+        let spend = month_spend(
+            &entry,
+            &plan(10, OverlayMode::Hour),
+            &spans,
+            0,
+            MONTH,
+            MONTH,
+            0,
+        )
+        .unwrap();
+        let base = entry.month.checked_mul(10).unwrap();
+        let overlay = entry.hour.checked_mul(2 * 10).unwrap();
+        assert_eq!(spend.month_to_date, base.checked_add(overlay).unwrap());
+        // Halfway through the month with nothing held: half the base.
+        let half = month_spend(
+            &entry,
+            &plan(10, OverlayMode::Hour),
+            &[],
+            0,
+            MONTH,
+            MONTH / 2,
+            0,
+        )
+        .unwrap();
+        assert_eq!(half.month_to_date, entry.month.checked_mul(5).unwrap());
+        assert_eq!(half.projected_month, base);
+    }
+
+    #[test]
+    fn a_freed_base_slot_is_taken_by_the_next_lease() {
+        let entry = a100();
+        let spans = [
+            LeaseSpan {
+                start_ms: 0,
+                end_ms: Some(HOUR_MS),
+                gpus: 1,
+            },
+            LeaseSpan {
+                start_ms: 2 * HOUR_MS,
+                end_ms: Some(3 * HOUR_MS),
+                gpus: 1,
+            },
+        ];
+        let spend = month_spend(
+            &entry,
+            &plan(1, OverlayMode::Hour),
+            &spans,
+            0,
+            MONTH,
+            4 * HOUR_MS,
+            0,
+        )
+        .unwrap();
+        let base_4h = entry.month.scaled(4, 730).unwrap();
+        assert_eq!(spend.month_to_date, base_4h, "both on the one base slot");
+    }
+
+    #[test]
+    fn units_started_last_month_are_not_billed_again() {
+        let entry = a100();
+        // Held by the day from 12 h before the month to 1 h into it: that day began last
+        // month, so this month pays nothing for it.
+        let start = 10 * 24 * HOUR_MS;
+        let spans = [LeaseSpan {
+            start_ms: start - 12 * HOUR_MS,
+            end_ms: Some(start + HOUR_MS),
+            gpus: 1,
+        }];
+        let spend = month_spend(
+            &entry,
+            &plan(0, OverlayMode::Day),
+            &spans,
+            start,
+            start + MONTH,
+            start + 2 * HOUR_MS,
+            0,
+        )
+        .unwrap();
+        assert_eq!(spend.month_to_date, Money::ZERO);
+    }
+
+    #[test]
+    fn the_projection_runs_the_current_rate_to_month_end() {
+        let entry = a100();
+        let spend = month_spend(
+            &entry,
+            &plan(0, OverlayMode::Hour),
+            &[],
+            0,
+            MONTH,
+            MONTH - 10 * HOUR_MS,
+            4,
+        )
+        .unwrap();
+        assert_eq!(spend.run_rate_per_hour, entry.hour.checked_mul(4).unwrap());
+        assert_eq!(spend.projected_month, entry.hour.checked_mul(40).unwrap());
+    }
+}
