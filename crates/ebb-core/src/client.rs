@@ -2,7 +2,7 @@
 //! a pinned certificate is checked by its SHA-256 fingerprint; failures are classified in
 //! words an operator can act on.
 
-use ebb_wire::agent::{API_VERSION, GpuList, Health};
+use ebb_wire::agent::{API_VERSION, ApiError, GpuList, Health, Lease, LeaseList, LeaseRequest};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
@@ -69,6 +69,13 @@ pub enum AgentError {
     Forbidden { url: String },
     #[error("{url} answered HTTP {status}")]
     Status { url: String, status: u16 },
+    #[error("{url} refused (HTTP {status}): {message}")]
+    Api {
+        url: String,
+        status: u16,
+        kind: String,
+        message: String,
+    },
     #[error("{url} answered something that is not an Ebb agent's JSON: {reason}")]
     Decode { url: String, reason: String },
     #[error("{url} speaks agent API v{found}; this console speaks v{API_VERSION}")]
@@ -88,6 +95,7 @@ impl AgentError {
             AgentError::Unauthorized { .. } => "unauthorized",
             AgentError::Forbidden { .. } => "forbidden",
             AgentError::Status { .. } => "status",
+            AgentError::Api { .. } => "refused_request",
             AgentError::Decode { .. } => "decode",
             AgentError::Version { .. } => "incompatible",
         }
@@ -170,9 +178,44 @@ impl AgentClient {
         self.get("/v1/gpus").await
     }
 
+    /// `GET /v1/leases`: every lease the agent keeps.
+    pub async fn leases(&self) -> Result<LeaseList, AgentError> {
+        self.get("/v1/leases").await
+    }
+
+    /// `POST /v1/leases` with an idempotency key: the same key and body always come back
+    /// with the same lease, however often they are sent. `Ok(true, _)` when newly granted.
+    pub async fn create_lease(
+        &self,
+        key: &str,
+        request: &LeaseRequest,
+    ) -> Result<(bool, Lease), AgentError> {
+        let builder = self
+            .http
+            .post(format!("{}/v1/leases", self.base_url))
+            .header("Idempotency-Key", key)
+            .json(request);
+        let (status, lease) = self.send(builder).await?;
+        Ok((status == 201, lease))
+    }
+
+    /// `DELETE /v1/leases/{id}`: graceful; the lease is `releasing` until its workload ends.
+    pub async fn release_lease(&self, id: &str) -> Result<Lease, AgentError> {
+        let builder = self
+            .http
+            .delete(format!("{}/v1/leases/{id}", self.base_url));
+        Ok(self.send(builder).await?.1)
+    }
+
     async fn get<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, AgentError> {
-        let url = format!("{}{path}", self.base_url);
-        let mut request = self.http.get(&url);
+        let builder = self.http.get(format!("{}{path}", self.base_url));
+        Ok(self.send(builder).await?.1)
+    }
+
+    async fn send<T: serde::de::DeserializeOwned>(
+        &self,
+        mut request: reqwest::RequestBuilder,
+    ) -> Result<(u16, T), AgentError> {
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
         }
@@ -180,16 +223,26 @@ impl AgentClient {
             .send()
             .await
             .map_err(|error| self.classify(&error))?;
-        let status = response.status();
+        let status = response.status().as_u16();
         let base = self.base_url.clone();
-        match status.as_u16() {
+        match status {
             200..=299 => {}
             401 => return Err(AgentError::Unauthorized { url: base }),
             403 => return Err(AgentError::Forbidden { url: base }),
             code => {
-                return Err(AgentError::Status {
-                    url: base,
-                    status: code,
+                // The agent explains itself in `{kind, message}`; anything else is a status.
+                let bytes = response.bytes().await.unwrap_or_default();
+                return Err(match serde_json::from_slice::<ApiError>(&bytes) {
+                    Ok(body) => AgentError::Api {
+                        url: base,
+                        status: code,
+                        kind: body.kind,
+                        message: body.message,
+                    },
+                    Err(_) => AgentError::Status {
+                        url: base,
+                        status: code,
+                    },
                 });
             }
         }
@@ -197,10 +250,11 @@ impl AgentClient {
             .bytes()
             .await
             .map_err(|error| self.classify(&error))?;
-        serde_json::from_slice(&bytes).map_err(|error| AgentError::Decode {
+        let body = serde_json::from_slice(&bytes).map_err(|error| AgentError::Decode {
             url: self.base_url.clone(),
             reason: error.to_string(),
-        })
+        })?;
+        Ok((status, body))
     }
 
     fn classify(&self, error: &reqwest::Error) -> AgentError {

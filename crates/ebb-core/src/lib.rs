@@ -12,6 +12,7 @@ pub mod cost_view;
 pub mod downsample;
 pub mod metrics_store;
 pub mod placement;
+pub mod pools;
 pub mod raster;
 pub mod reconcile;
 pub mod registry;

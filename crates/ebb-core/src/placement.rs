@@ -71,14 +71,18 @@ pub fn place(count: u32, candidates: &[Candidate], policy: PlacementPolicy) -> P
             PlacementPolicy::Spread => {
                 // One at a time to the host holding the fewest of the pool's GPUs, then the
                 // one with the most free.
-                let mut heap: std::collections::BinaryHeap<(Reverse<u32>, u32, Reverse<&str>, usize)> =
-                    hosts
-                        .iter()
-                        .map(|&i| {
-                            let c = &candidates[i];
-                            (Reverse(c.held), c.free, Reverse(c.host.as_str()), i)
-                        })
-                        .collect();
+                let mut heap: std::collections::BinaryHeap<(
+                    Reverse<u32>,
+                    u32,
+                    Reverse<&str>,
+                    usize,
+                )> = hosts
+                    .iter()
+                    .map(|&i| {
+                        let c = &candidates[i];
+                        (Reverse(c.held), c.free, Reverse(c.host.as_str()), i)
+                    })
+                    .collect();
                 while left > 0 {
                     let Some((Reverse(held), free, name, i)) = heap.pop() else {
                         break;
@@ -246,7 +250,12 @@ mod tests {
             (5, PlacementPolicy::Pack, vec![("b", 0), ("c", 5)], 0),
             (10, PlacementPolicy::Pack, vec![("b", 4), ("c", 6)], 0),
             // Then the next cheapest; the unpriced region last.
-            (12, PlacementPolicy::Pack, vec![("a", 2), ("b", 4), ("c", 6)], 0),
+            (
+                12,
+                PlacementPolicy::Pack,
+                vec![("a", 2), ("b", 4), ("c", 6)],
+                0,
+            ),
             (
                 24,
                 PlacementPolicy::Pack,
@@ -355,15 +364,7 @@ mod tests {
     }
 
     fn candidates() -> impl Strategy<Value = Vec<Candidate>> {
-        prop::collection::vec(
-            (
-                0u32..4,
-                0u32..12,
-                0u32..6,
-            ),
-            0..12,
-        )
-        .prop_map(|rows| {
+        prop::collection::vec((0u32..4, 0u32..12, 0u32..6), 0..12).prop_map(|rows| {
             rows.into_iter()
                 .enumerate()
                 .map(|(i, (region, free, held))| Candidate {

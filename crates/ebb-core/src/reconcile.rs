@@ -166,7 +166,10 @@ pub fn plan(input: &Input<'_>) -> Plan {
             .or_default()
             .insert(pending.gpu_uuid.as_str());
         if let Some(&p) = pool_index.get(pending.pool_id.as_str())
-            && let Some(h) = input.hosts.iter().position(|host| host.name == pending.host)
+            && let Some(h) = input
+                .hosts
+                .iter()
+                .position(|host| host.name == pending.host)
         {
             status[p].pending += 1;
             host_view(&mut per_host[p], h, input.hosts).pending += 1;
@@ -174,7 +177,10 @@ pub fn plan(input: &Input<'_>) -> Plan {
     }
     let mut known_by_host: HashMap<&str, Vec<&KnownLease>> = HashMap::new();
     for lease in input.known {
-        known_by_host.entry(lease.host.as_str()).or_default().push(lease);
+        known_by_host
+            .entry(lease.host.as_str())
+            .or_default()
+            .push(lease);
     }
 
     // Free GPUs per host: healthy, not held by any lease, not asked for by a pending request.
@@ -182,7 +188,9 @@ pub fn plan(input: &Input<'_>) -> Plan {
     for (h, host) in input.hosts.iter().enumerate() {
         let Some(seen) = &host.seen else {
             free.push(Vec::new());
-            let known = known_by_host.get(host.name.as_str()).map_or(&[][..], Vec::as_slice);
+            let known = known_by_host
+                .get(host.name.as_str())
+                .map_or(&[][..], Vec::as_slice);
             let away = host
                 .down_since_ms
                 .is_some_and(|since| input.now_ms - since >= input.grace_ms);
@@ -253,7 +261,9 @@ pub fn plan(input: &Input<'_>) -> Plan {
                 if let Some(p) = pool {
                     status[p].releasing += 1;
                     host_view(&mut per_host[p], h, input.hosts).releasing += 1;
-                    status[p].leases.push(lease_view(lease, host, &util, "releasing"));
+                    status[p]
+                        .leases
+                        .push(lease_view(lease, host, &util, "releasing"));
                 }
                 stale_left |= stale;
                 continue;
@@ -274,14 +284,18 @@ pub fn plan(input: &Input<'_>) -> Plan {
                 if let Some(p) = pool {
                     status[p].releasing += 1;
                     host_view(&mut per_host[p], h, input.hosts).releasing += 1;
-                    status[p].leases.push(lease_view(lease, host, &util, "releasing"));
+                    status[p]
+                        .leases
+                        .push(lease_view(lease, host, &util, "releasing"));
                 }
                 continue;
             }
             let Some(p) = pool else { continue };
             status[p].actual += 1;
             host_view(&mut per_host[p], h, input.hosts).leased += 1;
-            status[p].leases.push(lease_view(lease, host, &util, "active"));
+            status[p]
+                .leases
+                .push(lease_view(lease, host, &util, "active"));
             let target = &input.pools[p];
             let granted = i64::try_from(lease.created_at_ms).unwrap_or(i64::MAX);
             let utils: Vec<f32> = lease
@@ -419,14 +433,14 @@ pub fn plan(input: &Input<'_>) -> Plan {
     // Creates for the same host one after another in GPU order; hosts interleaved so a
     // slow host does not hold up the rest.
     for (p, views) in per_host.into_iter().enumerate() {
-        let creates: HashMap<&str, u32> =
-            out.creates
-                .iter()
-                .filter(|create| create.pool_id == status[p].pool_id)
-                .fold(HashMap::new(), |mut acc, create| {
-                    *acc.entry(create.host.as_str()).or_default() += 1;
-                    acc
-                });
+        let creates: HashMap<&str, u32> = out
+            .creates
+            .iter()
+            .filter(|create| create.pool_id == status[p].pool_id)
+            .fold(HashMap::new(), |mut acc, create| {
+                *acc.entry(create.host.as_str()).or_default() += 1;
+                acc
+            });
         let mut views = views;
         for (host, count) in creates {
             if let Some(h) = input.hosts.iter().position(|x| x.name == host) {

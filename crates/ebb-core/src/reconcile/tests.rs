@@ -79,7 +79,9 @@ impl World {
             if host.up {
                 self.down_since.remove(&host.name);
             } else {
-                self.down_since.entry(host.name.clone()).or_insert(self.now_ms);
+                self.down_since
+                    .entry(host.name.clone())
+                    .or_insert(self.now_ms);
             }
         }
         let hosts = self.observe();
@@ -99,7 +101,11 @@ impl World {
             self.fences.remove(host);
         }
         for create in &plan.creates {
-            let host = self.hosts.iter_mut().find(|h| h.name == create.host).unwrap();
+            let host = self
+                .hosts
+                .iter_mut()
+                .find(|h| h.name == create.host)
+                .unwrap();
             assert!(host.up, "asked a host that is down");
             let taken = host
                 .leases
@@ -107,7 +113,11 @@ impl World {
                 .any(|l| l.state != LeaseState::Released && l.gpu_uuids.contains(&create.gpu_uuid));
             assert!(!taken, "{} asked for twice", create.gpu_uuid);
             self.next_token += 1;
-            let index = host.gpus.iter().position(|g| g.uuid == create.gpu_uuid).unwrap();
+            let index = host
+                .gpus
+                .iter()
+                .position(|g| g.uuid == create.gpu_uuid)
+                .unwrap();
             let lease = Lease {
                 id: format!("lease-{}", self.next_token),
                 pool_id: create.pool_id.clone(),
@@ -138,8 +148,16 @@ impl World {
             host.leases.push(lease);
         }
         for release in &plan.releases {
-            let host = self.hosts.iter_mut().find(|h| h.name == release.host).unwrap();
-            let lease = host.leases.iter_mut().find(|l| l.id == release.lease_id).unwrap();
+            let host = self
+                .hosts
+                .iter_mut()
+                .find(|h| h.name == release.host)
+                .unwrap();
+            let lease = host
+                .leases
+                .iter_mut()
+                .find(|l| l.id == release.lease_id)
+                .unwrap();
             lease.state = LeaseState::Released;
             self.known.retain(|k| k.lease_id != release.lease_id);
         }
@@ -172,9 +190,12 @@ fn pool(id: &str, model: &str, regions: &[&str], desired: u32) -> PoolTarget {
         policy: PlacementPolicy::Pack,
         at_unit_end: false,
         unit_ms: 3_600_000,
-        prices: [("cn-north".to_string(), 1250), ("cn-east".to_string(), 1100)]
-            .into_iter()
-            .collect(),
+        prices: [
+            ("cn-north".to_string(), 1250),
+            ("cn-east".to_string(), 1100),
+        ]
+        .into_iter()
+        .collect(),
     }
 }
 
@@ -312,7 +333,11 @@ fn failover_replaces_after_the_grace_period_and_releases_the_stale_on_return() {
     world.now_ms += 1_000;
     let plan = world.pass(&pools);
     assert_eq!(plan.releases.len(), 8);
-    assert!(plan.releases.iter().all(|r| r.host == "c" && r.why == Why::Stale));
+    assert!(
+        plan.releases
+            .iter()
+            .all(|r| r.host == "c" && r.why == Why::Stale)
+    );
     assert_eq!(world.active("p").len(), 10);
     let plan = world.pass(&pools);
     assert_eq!(plan.clear_fence, vec!["c".to_string()]);
@@ -384,10 +409,19 @@ fn release_at_unit_end_keeps_paid_hours() {
 fn ten_thousand_gpus_and_fifty_pools_converge_in_a_pass() {
     let regions = ["cn-north", "cn-east", "cn-south"];
     let spec: Vec<(String, &str, u32, &str)> = (0..1250)
-        .map(|i| (format!("h{i:04}"), regions[i % 3], 8, "NVIDIA A100-SXM4-80GB"))
+        .map(|i| {
+            (
+                format!("h{i:04}"),
+                regions[i % 3],
+                8,
+                "NVIDIA A100-SXM4-80GB",
+            )
+        })
         .collect();
-    let spec: Vec<(&str, &str, u32, &str)> =
-        spec.iter().map(|(n, r, g, m)| (n.as_str(), *r, *g, *m)).collect();
+    let spec: Vec<(&str, &str, u32, &str)> = spec
+        .iter()
+        .map(|(n, r, g, m)| (n.as_str(), *r, *g, *m))
+        .collect();
     let mut world = World::new(&spec);
     let pools: Vec<PoolTarget> = (0..50)
         .map(|i| pool(&format!("p{i}"), "A100", &[regions[i % 3]], 150))

@@ -1,0 +1,1242 @@
+//! Pools in `console.db`: validation (naming the field), the store (pools, lease intents,
+//! the lease history, failover fences, what the enforcer last saw, the activity log), and
+//! the views built from them (a pool with its spend, the slider's preview).
+
+use crate::placement;
+use crate::reconcile::{KnownLease, Pending};
+use crate::registry::ConsoleDb;
+use ebb_cost::{Catalog, LeaseSpan, OverlayMode, PoolPlan, Term};
+use ebb_wire::agent::Lease;
+use ebb_wire::pools::{
+    ActivityEntry, Actor, HostFree, HostMove, HostResult, Outcome, PlacementPolicy, PoolHostView,
+    PoolInput, PoolLeaseView, PoolPhase, PoolView, ScalePreview, SpendView,
+};
+use serde::{Deserialize, Serialize};
+use sqlx::{AssertSqlSafe, Row};
+use std::collections::{BTreeMap, HashMap};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The most GPUs one pool may hold.
+pub const MAX_POOL_GPUS: u32 = 10_000;
+/// A pool whose enforcer has not looked for this long is not enforced.
+pub const ENFORCER_STALE_MS: i64 = 10_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PoolError {
+    #[error("{field}: {problem}")]
+    Invalid {
+        field: &'static str,
+        problem: String,
+    },
+    #[error("no pool named `{0}`")]
+    NotFound(String),
+    #[error("name: a pool named `{0}` already exists")]
+    Exists(String),
+    #[error("cannot read or write the pools in console.db: {0}")]
+    Db(#[from] sqlx::Error),
+}
+
+fn invalid(field: &'static str, problem: impl Into<String>) -> PoolError {
+    PoolError::Invalid {
+        field,
+        problem: problem.into(),
+    }
+}
+
+/// A pool as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pool {
+    pub id: String,
+    pub name: String,
+    pub model: String,
+    pub regions: Vec<String>,
+    pub min: u32,
+    pub max: u32,
+    pub desired: u32,
+    pub base_gpus: u32,
+    pub term: Term,
+    pub overlay: OverlayMode,
+    pub placement: PlacementPolicy,
+    pub interruptible: bool,
+    pub release_at_unit_end: bool,
+}
+
+impl Pool {
+    pub fn plan(&self) -> PoolPlan {
+        PoolPlan {
+            base_gpus: self.base_gpus,
+            term: self.term,
+            overlay: self.overlay,
+        }
+    }
+
+    /// The overlay's paid unit in ms.
+    pub fn unit_ms(&self) -> i64 {
+        i64::from(self.overlay.unit_hours()) * 3_600_000
+    }
+
+    /// The overlay's price per GPU-hour by region, where the catalog has one (spot: its
+    /// current price; a day or week: spread over its hours).
+    pub fn hourly_prices(&self, catalog: &Catalog) -> BTreeMap<String, i64> {
+        self.regions
+            .iter()
+            .filter_map(|region| {
+                let entry = catalog.find(&self.model, region).ok()?;
+                let price = self.overlay.price(entry).ok()?;
+                Some((
+                    region.clone(),
+                    price.fen() / i64::from(self.overlay.unit_hours()),
+                ))
+            })
+            .collect()
+    }
+}
+
+/// A host as validation sees it: where it is and the GPU models it reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostFacts {
+    pub name: String,
+    pub region: String,
+    /// Empty when not polled yet.
+    pub models: Vec<String>,
+}
+
+/// A pool input that passed validation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Valid(Pool);
+
+/// Checks a pool as the operator wrote it against the hosts and the price catalog. Every
+/// refusal names the field.
+pub fn validate(
+    input: &PoolInput,
+    hosts: &[HostFacts],
+    catalog: &Catalog,
+) -> Result<Valid, PoolError> {
+    let name = input.name.trim();
+    if name.is_empty() || name.chars().count() > 63 {
+        return Err(invalid("name", "must be 1 to 63 characters"));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err(invalid(
+            "name",
+            format!("`{name}` may only hold letters, digits, `-`, `_` and `.`"),
+        ));
+    }
+    let model = input.model.trim();
+    if model.is_empty() {
+        return Err(invalid("model", "is required, e.g. A100"));
+    }
+    if !catalog.entries.iter().any(|entry| {
+        placement::model_matches(model, &entry.model)
+            || placement::model_matches(&entry.model, model)
+    }) {
+        let mut known: Vec<&str> = catalog.entries.iter().map(|e| e.model.as_str()).collect();
+        known.dedup();
+        return Err(invalid(
+            "model",
+            format!(
+                "unknown GPU model `{model}`: the price catalog has {}",
+                known.join(", ")
+            ),
+        ));
+    }
+    let mut regions: Vec<String> = Vec::new();
+    for region in &input.regions {
+        let region = region.trim();
+        if region.is_empty() || regions.iter().any(|r| r == region) {
+            continue;
+        }
+        let here: Vec<&HostFacts> = hosts.iter().filter(|h| h.region == region).collect();
+        if here.is_empty() {
+            let mut known: Vec<&str> = hosts.iter().map(|h| h.region.as_str()).collect();
+            known.sort_unstable();
+            known.dedup();
+            return Err(invalid(
+                "regions",
+                format!(
+                    "no registered host is in `{region}` (hosts are in: {})",
+                    if known.is_empty() {
+                        "none yet".into()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            ));
+        }
+        let polled: Vec<&&HostFacts> = here.iter().filter(|h| !h.models.is_empty()).collect();
+        if !polled.is_empty()
+            && !polled
+                .iter()
+                .any(|h| h.models.iter().any(|m| placement::model_matches(model, m)))
+        {
+            let mut have: Vec<&str> = polled
+                .iter()
+                .flat_map(|h| h.models.iter().map(String::as_str))
+                .collect();
+            have.sort_unstable();
+            have.dedup();
+            return Err(invalid(
+                "regions",
+                format!(
+                    "no host in `{region}` offers {model} (they have: {})",
+                    have.join(", ")
+                ),
+            ));
+        }
+        regions.push(region.to_string());
+    }
+    if regions.is_empty() {
+        return Err(invalid("regions", "name at least one region"));
+    }
+    if !regions
+        .iter()
+        .any(|region| catalog.find(model, region).is_ok())
+    {
+        return Err(invalid(
+            "model",
+            format!(
+                "the price catalog has no price for {model} in {}: import one that does",
+                regions.join(", ")
+            ),
+        ));
+    }
+    if input.max > MAX_POOL_GPUS {
+        return Err(invalid(
+            "max",
+            format!(
+                "{} is more than the {MAX_POOL_GPUS} GPUs a pool may hold",
+                input.max
+            ),
+        ));
+    }
+    if input.min > input.max {
+        return Err(invalid(
+            "min",
+            format!("{} is more than max ({})", input.min, input.max),
+        ));
+    }
+    if input.base_gpus > input.max {
+        return Err(invalid(
+            "base_gpus",
+            format!(
+                "{} subscribed is more than max ({}): the pool could never use them",
+                input.base_gpus, input.max
+            ),
+        ));
+    }
+    let term: Term = input
+        .term
+        .trim()
+        .parse()
+        .map_err(|error: ebb_cost::UnknownMode| invalid("term", error.to_string()))?;
+    let overlay: OverlayMode = input
+        .overlay
+        .trim()
+        .parse()
+        .map_err(|error: ebb_cost::UnknownMode| invalid("overlay", error.to_string()))?;
+    if overlay == OverlayMode::Spot && !input.interruptible {
+        return Err(invalid(
+            "overlay",
+            "spot GPUs can be interrupted: mark the pool interruptible to use them",
+        ));
+    }
+    for region in &regions {
+        if let Ok(entry) = catalog.find(model, region) {
+            overlay
+                .price(entry)
+                .map_err(|error| invalid("overlay", error.to_string()))?;
+            if input.base_gpus > 0 {
+                term.price(entry)
+                    .map_err(|error| invalid("term", error.to_string()))?;
+            }
+        }
+    }
+    Ok(Valid(Pool {
+        id: String::new(),
+        name: name.to_string(),
+        model: model.to_string(),
+        regions,
+        min: input.min,
+        max: input.max,
+        desired: input.min,
+        base_gpus: input.base_gpus,
+        term,
+        overlay,
+        placement: input.placement,
+        interruptible: input.interruptible,
+        release_at_unit_end: input.release_at_unit_end,
+    }))
+}
+
+/// What the enforcer last saw of one pool, kept in `pool_status` for every process.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct StoredStatus {
+    pub actual: u32,
+    pub pending: u32,
+    pub releasing: u32,
+    pub lost: u32,
+    pub held_to_unit_end: u32,
+    pub next_due_ms: Option<i64>,
+    pub short: u32,
+    pub free: Vec<HostFree>,
+    pub hosts: Vec<PoolHostView>,
+    pub leases: Vec<PoolLeaseView>,
+    /// Why the pool is not converging, in words.
+    pub message: Option<String>,
+}
+
+/// When to ask before letting a change go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfirmPolicy {
+    /// Changes of more GPUs than this ask first.
+    pub above_gpus: u32,
+    /// Changes moving the cost per hour by more than this (fen) ask first.
+    pub above_per_hour_fen: i64,
+}
+
+impl Default for ConfirmPolicy {
+    fn default() -> Self {
+        Self {
+            above_gpus: 16,
+            above_per_hour_fen: 50_000,
+        }
+    }
+}
+
+/// The pools' tables in `console.db`; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct PoolStore {
+    db: ConsoleDb,
+}
+
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+fn random_id(prefix: &str) -> String {
+    let mut bytes = [0u8; 8];
+    // The clock is a fallback so an id is never refused for want of randomness.
+    if getrandom::fill(&mut bytes).is_err() {
+        bytes = now_ms().to_le_bytes();
+    }
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{prefix}{hex}")
+}
+
+const POOL_COLUMNS: &str = "id, name, model, regions, min_gpus, max_gpus, desired, base_gpus, term, overlay, placement, interruptible, release_at_unit_end";
+
+fn pool_row(row: &sqlx::sqlite::SqliteRow) -> Pool {
+    let regions: String = row.get("regions");
+    let count = |column: &str| u32::try_from(row.get::<i64, _>(column)).unwrap_or(0);
+    Pool {
+        id: row.get("id"),
+        name: row.get("name"),
+        model: row.get("model"),
+        regions: serde_json::from_str(&regions).unwrap_or_default(),
+        min: count("min_gpus"),
+        max: count("max_gpus"),
+        desired: count("desired"),
+        base_gpus: count("base_gpus"),
+        term: row.get::<String, _>("term").parse().unwrap_or_default(),
+        overlay: row.get::<String, _>("overlay").parse().unwrap_or_default(),
+        placement: if row.get::<String, _>("placement") == "spread" {
+            PlacementPolicy::Spread
+        } else {
+            PlacementPolicy::Pack
+        },
+        interruptible: row.get::<i64, _>("interruptible") != 0,
+        release_at_unit_end: row.get::<i64, _>("release_at_unit_end") != 0,
+    }
+}
+
+fn placement_word(policy: PlacementPolicy) -> &'static str {
+    match policy {
+        PlacementPolicy::Pack => "pack",
+        PlacementPolicy::Spread => "spread",
+    }
+}
+
+fn actor_word(actor: Actor) -> &'static str {
+    match actor {
+        Actor::Operator => "operator",
+        Actor::Failover => "failover",
+        Actor::Rule => "rule",
+        Actor::Enforcer => "enforcer",
+    }
+}
+
+fn outcome_word(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::InProgress => "in_progress",
+        Outcome::Done => "done",
+        Outcome::Partial => "partial",
+        Outcome::Superseded => "superseded",
+    }
+}
+
+/// A change to record in the activity log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewActivity {
+    pub actor: Actor,
+    pub from: u32,
+    pub to: u32,
+    pub reason: String,
+    pub delta_per_hour_fen: Option<i64>,
+    pub delta_per_month_fen: Option<i64>,
+}
+
+impl PoolStore {
+    pub fn new(db: ConsoleDb) -> Self {
+        Self { db }
+    }
+
+    fn pool(&self) -> &sqlx::SqlitePool {
+        self.db.pool()
+    }
+
+    /// This console's holder id, made once per data directory.
+    pub async fn console_id(&self) -> Result<String, PoolError> {
+        let fresh = random_id("console-");
+        sqlx::query("INSERT OR IGNORE INTO meta (key, value) VALUES ('console_id', ?)")
+            .bind(&fresh)
+            .execute(self.pool())
+            .await?;
+        Ok(
+            sqlx::query_scalar("SELECT value FROM meta WHERE key = 'console_id'")
+                .fetch_one(self.pool())
+                .await?,
+        )
+    }
+
+    pub async fn list(&self) -> Result<Vec<Pool>, PoolError> {
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {POOL_COLUMNS} FROM pools ORDER BY name"
+        )))
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows.iter().map(pool_row).collect())
+    }
+
+    pub async fn get(&self, name: &str) -> Result<Pool, PoolError> {
+        sqlx::query(AssertSqlSafe(format!(
+            "SELECT {POOL_COLUMNS} FROM pools WHERE name = ?"
+        )))
+        .bind(name.trim())
+        .fetch_optional(self.pool())
+        .await?
+        .map(|row| pool_row(&row))
+        .ok_or_else(|| PoolError::NotFound(name.trim().to_string()))
+    }
+
+    /// Creates a pool at its `min`.
+    pub async fn create(&self, valid: Valid) -> Result<Pool, PoolError> {
+        let mut pool = valid.0;
+        pool.id = random_id("pool-");
+        let now = now_ms();
+        let result = sqlx::query(
+            "INSERT INTO pools (id, name, model, regions, min_gpus, max_gpus, desired, base_gpus, term, overlay, placement, interruptible, release_at_unit_end, created_at_ms, updated_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&pool.id)
+        .bind(&pool.name)
+        .bind(&pool.model)
+        .bind(serde_json::to_string(&pool.regions).unwrap_or_default())
+        .bind(i64::from(pool.min))
+        .bind(i64::from(pool.max))
+        .bind(i64::from(pool.desired))
+        .bind(i64::from(pool.base_gpus))
+        .bind(pool.term.to_string())
+        .bind(pool.overlay.to_string())
+        .bind(placement_word(pool.placement))
+        .bind(i64::from(pool.interruptible))
+        .bind(i64::from(pool.release_at_unit_end))
+        .bind(now)
+        .bind(now)
+        .execute(self.pool())
+        .await;
+        match result {
+            Err(sqlx::Error::Database(error)) if error.is_unique_violation() => {
+                Err(PoolError::Exists(pool.name))
+            }
+            other => {
+                other?;
+                Ok(pool)
+            }
+        }
+    }
+
+    /// Changes a pool's settings; `desired` is kept, moved into `[min, max]` when it left it.
+    pub async fn update(&self, name: &str, valid: Valid) -> Result<(Pool, Pool), PoolError> {
+        let before = self.get(name).await?;
+        let mut pool = valid.0;
+        pool.id = before.id.clone();
+        pool.desired = before.desired.clamp(pool.min, pool.max);
+        let result = sqlx::query(
+            "UPDATE pools SET name = ?, model = ?, regions = ?, min_gpus = ?, max_gpus = ?, desired = ?, base_gpus = ?, term = ?, overlay = ?, placement = ?, interruptible = ?, release_at_unit_end = ?, updated_at_ms = ? WHERE id = ?",
+        )
+        .bind(&pool.name)
+        .bind(&pool.model)
+        .bind(serde_json::to_string(&pool.regions).unwrap_or_default())
+        .bind(i64::from(pool.min))
+        .bind(i64::from(pool.max))
+        .bind(i64::from(pool.desired))
+        .bind(i64::from(pool.base_gpus))
+        .bind(pool.term.to_string())
+        .bind(pool.overlay.to_string())
+        .bind(placement_word(pool.placement))
+        .bind(i64::from(pool.interruptible))
+        .bind(i64::from(pool.release_at_unit_end))
+        .bind(now_ms())
+        .bind(&pool.id)
+        .execute(self.pool())
+        .await;
+        match result {
+            Err(sqlx::Error::Database(error)) if error.is_unique_violation() => {
+                Err(PoolError::Exists(pool.name))
+            }
+            other => {
+                other?;
+                Ok((before, pool))
+            }
+        }
+    }
+
+    /// Deletes a pool; the enforcer releases what it still holds.
+    pub async fn delete(&self, name: &str) -> Result<Pool, PoolError> {
+        let pool = self.get(name).await?;
+        let mut tx = self.pool().begin().await?;
+        sqlx::query("DELETE FROM pools WHERE id = ?")
+            .bind(&pool.id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM pool_status WHERE pool_id = ?")
+            .bind(&pool.id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "UPDATE activity SET outcome = 'superseded', finished_at_ms = ? WHERE pool_id = ? AND outcome IN ('in_progress', 'partial')",
+        )
+        .bind(now_ms())
+        .bind(&pool.id)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(pool)
+    }
+
+    /// Sets a pool's desired count and logs the change, in one transaction; an unfinished
+    /// change of the same pool is marked superseded.
+    pub async fn set_desired(
+        &self,
+        name: &str,
+        to: u32,
+        change: &NewActivity,
+    ) -> Result<(Pool, ActivityEntry), PoolError> {
+        let mut pool = self.get(name).await?;
+        if to < pool.min || to > pool.max {
+            return Err(invalid(
+                "desired",
+                format!(
+                    "{to} is outside the pool's range {} to {}",
+                    pool.min, pool.max
+                ),
+            ));
+        }
+        let now = now_ms();
+        let mut tx = self.pool().begin().await?;
+        sqlx::query("UPDATE pools SET desired = ?, updated_at_ms = ? WHERE id = ?")
+            .bind(i64::from(to))
+            .bind(now)
+            .bind(&pool.id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "UPDATE activity SET outcome = 'superseded', finished_at_ms = ? WHERE pool_id = ? AND outcome IN ('in_progress', 'partial')",
+        )
+        .bind(now)
+        .bind(&pool.id)
+        .execute(&mut *tx)
+        .await?;
+        let id = insert_activity(&mut tx, &pool, change, now).await?;
+        tx.commit().await?;
+        pool.desired = to;
+        Ok((pool, self.activity_entry(id).await?))
+    }
+
+    /// Logs a change the enforcer made on its own (failover, stale or orphan releases).
+    pub async fn log(&self, pool: &Pool, change: &NewActivity) -> Result<i64, PoolError> {
+        let mut tx = self.pool().begin().await?;
+        let id = insert_activity(&mut tx, pool, change, now_ms()).await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    async fn activity_entry(&self, id: i64) -> Result<ActivityEntry, PoolError> {
+        let row = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE id = ?"
+        )))
+        .bind(id)
+        .fetch_one(self.pool())
+        .await?;
+        Ok(activity_row(&row))
+    }
+
+    /// The activity log, newest first, of one pool or all.
+    pub async fn activity(
+        &self,
+        pool: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<ActivityEntry>, PoolError> {
+        let rows = match pool {
+            Some(name) => {
+                sqlx::query(AssertSqlSafe(format!(
+                    "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE pool_name = ? ORDER BY id DESC LIMIT ?"
+                )))
+                .bind(name.trim())
+                .bind(i64::from(limit))
+                .fetch_all(self.pool())
+                .await?
+            }
+            None => {
+                sqlx::query(AssertSqlSafe(format!(
+                    "SELECT {ACTIVITY_COLUMNS} FROM activity ORDER BY id DESC LIMIT ?"
+                )))
+                .bind(i64::from(limit))
+                .fetch_all(self.pool())
+                .await?
+            }
+        };
+        Ok(rows.iter().map(activity_row).collect())
+    }
+
+    /// The unfinished change of each pool: pool id → (activity id, results so far).
+    pub async fn open_changes(&self) -> Result<HashMap<String, (i64, Vec<HostResult>)>, PoolError> {
+        let rows = sqlx::query(
+            "SELECT id, pool_id, results FROM activity WHERE outcome IN ('in_progress', 'partial') ORDER BY id",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|row| {
+                let results: String = row.get("results");
+                (
+                    row.get::<String, _>("pool_id"),
+                    (
+                        row.get::<i64, _>("id"),
+                        serde_json::from_str(&results).unwrap_or_default(),
+                    ),
+                )
+            })
+            .collect())
+    }
+
+    /// Records a change's per-host results and how it stands.
+    pub async fn update_change(
+        &self,
+        id: i64,
+        results: &[HostResult],
+        outcome: Outcome,
+    ) -> Result<(), PoolError> {
+        let finished = matches!(outcome, Outcome::Done).then(now_ms);
+        sqlx::query(
+            "UPDATE activity SET results = ?, outcome = ?, finished_at_ms = ? WHERE id = ?",
+        )
+        .bind(serde_json::to_string(results).unwrap_or_default())
+        .bind(outcome_word(outcome))
+        .bind(finished)
+        .bind(id)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Writes lease requests before they are sent (one transaction).
+    pub async fn add_intents(&self, intents: &[Pending]) -> Result<(), PoolError> {
+        let now = now_ms();
+        let mut tx = self.pool().begin().await?;
+        for intent in intents {
+            sqlx::query(
+                "INSERT OR IGNORE INTO lease_intents (key, pool_id, host, gpu_uuid, created_at_ms) VALUES (?, ?, ?, ?, ?)",
+            )
+            .bind(&intent.key)
+            .bind(&intent.pool_id)
+            .bind(&intent.host)
+            .bind(&intent.gpu_uuid)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn intents(&self) -> Result<Vec<Pending>, PoolError> {
+        let rows = sqlx::query(
+            "SELECT key, pool_id, host, gpu_uuid FROM lease_intents ORDER BY created_at_ms, key",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|row| Pending {
+                key: row.get("key"),
+                pool_id: row.get("pool_id"),
+                host: row.get("host"),
+                gpu_uuid: row.get("gpu_uuid"),
+            })
+            .collect())
+    }
+
+    /// An intent whose answer is certain; a granted lease is recorded in the same
+    /// transaction.
+    pub async fn resolve_intent(
+        &self,
+        key: &str,
+        granted: Option<(&str, &Lease)>,
+    ) -> Result<(), PoolError> {
+        let mut tx = self.pool().begin().await?;
+        if let Some((host, lease)) = granted {
+            upsert_lease(&mut tx, host, lease).await?;
+        }
+        sqlx::query("DELETE FROM lease_intents WHERE key = ?")
+            .bind(key)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Brings the lease history of `host` in line with what its agent reported: our leases
+    /// there are recorded, and a recorded one it no longer holds is ended.
+    pub async fn sync_host(&self, host: &str, ours: &[&Lease], now: i64) -> Result<(), PoolError> {
+        let mut tx = self.pool().begin().await?;
+        for lease in ours {
+            upsert_lease(&mut tx, host, lease).await?;
+        }
+        let open: Vec<String> = sqlx::query_scalar(
+            "SELECT lease_id FROM pool_leases WHERE host = ? AND ended_at_ms IS NULL",
+        )
+        .bind(host)
+        .fetch_all(&mut *tx)
+        .await?;
+        for id in open {
+            if !ours.iter().any(|lease| lease.id == id) {
+                sqlx::query(
+                    "UPDATE pool_leases SET ended_at_ms = ? WHERE host = ? AND lease_id = ?",
+                )
+                .bind(now)
+                .bind(host)
+                .bind(&id)
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Our leases not known to have ended.
+    pub async fn known_leases(&self) -> Result<Vec<KnownLease>, PoolError> {
+        let rows = sqlx::query(
+            "SELECT host, lease_id, pool_id, fencing_token, gpu_uuids, gpu_indexes, granted_at_ms FROM pool_leases WHERE ended_at_ms IS NULL",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|row| KnownLease {
+                host: row.get("host"),
+                lease_id: row.get("lease_id"),
+                pool_id: row.get("pool_id"),
+                fencing_token: u64::try_from(row.get::<i64, _>("fencing_token")).unwrap_or(0),
+                gpu_uuids: serde_json::from_str(&row.get::<String, _>("gpu_uuids"))
+                    .unwrap_or_default(),
+                gpu_indexes: serde_json::from_str(&row.get::<String, _>("gpu_indexes"))
+                    .unwrap_or_default(),
+                granted_at_ms: row.get("granted_at_ms"),
+            })
+            .collect())
+    }
+
+    /// A pool's leases that were held at some time since `since_ms`.
+    pub async fn spans(&self, pool_id: &str, since_ms: i64) -> Result<Vec<LeaseSpan>, PoolError> {
+        let rows = sqlx::query(
+            "SELECT granted_at_ms, ended_at_ms, gpu_uuids FROM pool_leases WHERE pool_id = ? AND (ended_at_ms IS NULL OR ended_at_ms >= ?)",
+        )
+        .bind(pool_id)
+        .bind(since_ms)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|row| LeaseSpan {
+                start_ms: row.get("granted_at_ms"),
+                end_ms: row.get("ended_at_ms"),
+                gpus: serde_json::from_str::<Vec<String>>(&row.get::<String, _>("gpu_uuids"))
+                    .map_or(1, |uuids| u32::try_from(uuids.len()).unwrap_or(1)),
+            })
+            .collect())
+    }
+
+    pub async fn fences(&self) -> Result<HashMap<String, u64>, PoolError> {
+        let rows = sqlx::query("SELECT host, fence FROM host_fences")
+            .fetch_all(self.pool())
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|row| {
+                (
+                    row.get::<String, _>("host"),
+                    u64::try_from(row.get::<i64, _>("fence")).unwrap_or(0),
+                )
+            })
+            .collect())
+    }
+
+    pub async fn set_fence(&self, host: &str, fence: u64) -> Result<(), PoolError> {
+        sqlx::query("INSERT INTO host_fences (host, fence, at_ms) VALUES (?, ?, ?) ON CONFLICT (host) DO UPDATE SET fence = excluded.fence, at_ms = excluded.at_ms")
+            .bind(host)
+            .bind(i64::try_from(fence).unwrap_or(i64::MAX))
+            .bind(now_ms())
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    pub async fn clear_fence(&self, host: &str) -> Result<(), PoolError> {
+        sqlx::query("DELETE FROM host_fences WHERE host = ?")
+            .bind(host)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// What the enforcer saw of every pool this pass (one transaction).
+    pub async fn write_status(
+        &self,
+        statuses: &[(String, StoredStatus)],
+        now: i64,
+    ) -> Result<(), PoolError> {
+        let mut tx = self.pool().begin().await?;
+        for (pool_id, status) in statuses {
+            sqlx::query("INSERT INTO pool_status (pool_id, status, checked_at_ms) VALUES (?, ?, ?) ON CONFLICT (pool_id) DO UPDATE SET status = excluded.status, checked_at_ms = excluded.checked_at_ms")
+                .bind(pool_id)
+                .bind(serde_json::to_string(status).unwrap_or_default())
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn read_status(
+        &self,
+        pool_id: &str,
+    ) -> Result<Option<(StoredStatus, i64)>, PoolError> {
+        let row = sqlx::query("SELECT status, checked_at_ms FROM pool_status WHERE pool_id = ?")
+            .bind(pool_id)
+            .fetch_optional(self.pool())
+            .await?;
+        Ok(row.map(|row| {
+            (
+                serde_json::from_str(&row.get::<String, _>("status")).unwrap_or_default(),
+                row.get::<i64, _>("checked_at_ms"),
+            )
+        }))
+    }
+
+    pub async fn confirm_policy(&self) -> Result<ConfirmPolicy, PoolError> {
+        let value: Option<String> =
+            sqlx::query_scalar("SELECT value FROM settings WHERE key = 'confirm_policy'")
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(value
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default())
+    }
+
+    pub async fn set_confirm_policy(&self, policy: ConfirmPolicy) -> Result<(), PoolError> {
+        sqlx::query("INSERT INTO settings (key, value) VALUES ('confirm_policy', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            .bind(serde_json::to_string(&policy).unwrap_or_default())
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+}
+
+const ACTIVITY_COLUMNS: &str = "id, at_ms, pool_name, actor, from_gpus, to_gpus, reason, delta_per_hour_fen, delta_per_month_fen, results, outcome, finished_at_ms";
+
+fn activity_row(row: &sqlx::sqlite::SqliteRow) -> ActivityEntry {
+    let count = |column: &str| u32::try_from(row.get::<i64, _>(column)).unwrap_or(0);
+    ActivityEntry {
+        id: row.get("id"),
+        at_ms: row.get("at_ms"),
+        pool: row.get("pool_name"),
+        actor: match row.get::<String, _>("actor").as_str() {
+            "failover" => Actor::Failover,
+            "rule" => Actor::Rule,
+            "enforcer" => Actor::Enforcer,
+            _ => Actor::Operator,
+        },
+        from: count("from_gpus"),
+        to: count("to_gpus"),
+        reason: row.get("reason"),
+        delta_per_hour_fen: row.get("delta_per_hour_fen"),
+        delta_per_month_fen: row.get("delta_per_month_fen"),
+        results: serde_json::from_str(&row.get::<String, _>("results")).unwrap_or_default(),
+        outcome: match row.get::<String, _>("outcome").as_str() {
+            "done" => Outcome::Done,
+            "partial" => Outcome::Partial,
+            "superseded" => Outcome::Superseded,
+            _ => Outcome::InProgress,
+        },
+        finished_at_ms: row.get("finished_at_ms"),
+    }
+}
+
+async fn insert_activity(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    pool: &Pool,
+    change: &NewActivity,
+    now: i64,
+) -> Result<i64, PoolError> {
+    let done = change.from == change.to && change.actor == Actor::Operator;
+    Ok(sqlx::query(
+        "INSERT INTO activity (at_ms, pool_id, pool_name, actor, from_gpus, to_gpus, reason, delta_per_hour_fen, delta_per_month_fen, results, outcome, finished_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, '[]', ?, ?)",
+    )
+    .bind(now)
+    .bind(&pool.id)
+    .bind(&pool.name)
+    .bind(actor_word(change.actor))
+    .bind(i64::from(change.from))
+    .bind(i64::from(change.to))
+    .bind(&change.reason)
+    .bind(change.delta_per_hour_fen)
+    .bind(change.delta_per_month_fen)
+    .bind(if done { "done" } else { "in_progress" })
+    .bind(done.then_some(now))
+    .execute(&mut **tx)
+    .await?
+    .last_insert_rowid())
+}
+
+async fn upsert_lease(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    host: &str,
+    lease: &Lease,
+) -> Result<(), PoolError> {
+    let ended = lease.released_at_ms.and_then(|ms| i64::try_from(ms).ok());
+    sqlx::query(
+        "INSERT INTO pool_leases (host, lease_id, pool_id, gpu_uuids, gpu_indexes, fencing_token, granted_at_ms, ended_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (host, lease_id) DO UPDATE SET ended_at_ms = COALESCE(excluded.ended_at_ms, pool_leases.ended_at_ms)",
+    )
+    .bind(host)
+    .bind(&lease.id)
+    .bind(&lease.pool_id)
+    .bind(serde_json::to_string(&lease.gpu_uuids).unwrap_or_default())
+    .bind(serde_json::to_string(&lease.gpu_indexes).unwrap_or_default())
+    .bind(i64::try_from(lease.fencing_token).unwrap_or(i64::MAX))
+    .bind(i64::try_from(lease.created_at_ms).unwrap_or(0))
+    .bind(ended)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// The UTC calendar month holding `now_ms`: its name and its bounds.
+pub fn utc_month(now_ms: i64) -> (String, i64, i64) {
+    let days = now_ms.div_euclid(86_400_000);
+    let (year, month, _) = civil_from_days(days);
+    let start = days_from_civil(year, month, 1) * 86_400_000;
+    let (next_year, next_month) = if month == 12 {
+        (year + 1, 1)
+    } else {
+        (year, month + 1)
+    };
+    let end = days_from_civil(next_year, next_month, 1) * 86_400_000;
+    (format!("{year:04}-{month:02}"), start, end)
+}
+
+// Howard Hinnant's civil-calendar conversions.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let yoe = year - era * 400;
+    let month = i64::from(month);
+    let doy = (153 * (if month > 2 { month - 3 } else { month + 9 }) + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// A pool with what the enforcer last saw and its spend.
+pub fn pool_view(
+    pool: &Pool,
+    status: Option<(StoredStatus, i64)>,
+    spans: &[LeaseSpan],
+    catalog: &Catalog,
+    now: i64,
+) -> PoolView {
+    let checked_at_ms = status.as_ref().map(|(_, at)| *at);
+    let status = status.map(|(status, _)| status).unwrap_or_default();
+    let enforced = checked_at_ms.is_some_and(|at| now - at <= ENFORCER_STALE_MS);
+    let converged = status.actual == pool.desired && status.pending == 0;
+    let (phase, message) = if !enforced {
+        (
+            PoolPhase::NotEnforced,
+            Some(
+                "no Ebb process is enforcing this data directory: start the app or `ebb daemon`"
+                    .to_string(),
+            ),
+        )
+    } else if converged && status.held_to_unit_end == 0 {
+        (PoolPhase::Converged, None)
+    } else if status.actual + status.pending < pool.desired
+        && (status.short > 0 || status.hosts.iter().any(|h| h.failed > 0))
+    {
+        (PoolPhase::Blocked, status.message.clone())
+    } else if status.actual + status.pending < pool.desired {
+        (PoolPhase::ScalingOut, status.message.clone())
+    } else {
+        (PoolPhase::ScalingIn, status.message.clone())
+    };
+    let (spend, spend_problem) = spend_view(pool, spans, catalog, now, status.actual);
+    PoolView {
+        id: pool.id.clone(),
+        name: pool.name.clone(),
+        model: pool.model.clone(),
+        regions: pool.regions.clone(),
+        min: pool.min,
+        max: pool.max,
+        desired: pool.desired,
+        base_gpus: pool.base_gpus,
+        term: pool.term.to_string(),
+        overlay: pool.overlay.to_string(),
+        placement: pool.placement,
+        interruptible: pool.interruptible,
+        release_at_unit_end: pool.release_at_unit_end,
+        actual: status.actual,
+        pending: status.pending,
+        releasing: status.releasing,
+        lost: status.lost,
+        held_to_unit_end: status.held_to_unit_end,
+        phase,
+        message,
+        checked_at_ms,
+        hosts: status.hosts,
+        leases: status.leases,
+        spend,
+        spend_problem,
+    }
+}
+
+/// The catalog entry that prices a pool: its cheapest priced region (by the overlay's hour).
+fn price_entry<'c>(pool: &Pool, catalog: &'c Catalog) -> Result<&'c ebb_cost::PriceEntry, String> {
+    let mut best: Option<(&ebb_cost::PriceEntry, i64)> = None;
+    let mut first_error = None;
+    for region in &pool.regions {
+        match catalog.find(&pool.model, region) {
+            Ok(entry) => {
+                let hour = pool
+                    .overlay
+                    .price(entry)
+                    .map(|m| m.fen())
+                    .unwrap_or(i64::MAX);
+                if best.is_none_or(|(_, b)| hour < b) {
+                    best = Some((entry, hour));
+                }
+            }
+            Err(error) => {
+                first_error.get_or_insert(error.to_string());
+            }
+        }
+    }
+    best.map(|(entry, _)| entry)
+        .ok_or_else(|| first_error.unwrap_or_else(|| "the pool has no region".into()))
+}
+
+fn spend_view(
+    pool: &Pool,
+    spans: &[LeaseSpan],
+    catalog: &Catalog,
+    now: i64,
+    current: u32,
+) -> (Option<SpendView>, Option<String>) {
+    let entry = match price_entry(pool, catalog) {
+        Ok(entry) => entry,
+        Err(problem) => return (None, Some(problem)),
+    };
+    let (month, start, end) = utc_month(now);
+    match ebb_cost::month_spend(entry, &pool.plan(), spans, start, end, now, current) {
+        Ok(spend) => (
+            Some(SpendView {
+                month,
+                month_to_date_fen: spend.month_to_date.fen(),
+                projected_month_fen: spend.projected_month.fen(),
+                run_rate_per_hour_fen: spend.run_rate_per_hour.fen(),
+                gpu_hours: spend.gpu_hours,
+            }),
+            None,
+        ),
+        Err(error) => (None, Some(error.to_string())),
+    }
+}
+
+/// What moving the slider to `to` would do: cost before and after, where GPUs would be
+/// rented or released, what is free now, and whether to ask first.
+pub fn scale_preview(
+    pool: &Pool,
+    status: &StoredStatus,
+    to: u32,
+    catalog: &Catalog,
+    confirm: ConfirmPolicy,
+    now: i64,
+) -> ScalePreview {
+    let from = pool.desired;
+    let have = status.actual + status.pending;
+    let prices = pool.hourly_prices(catalog);
+    let mut rent = Vec::new();
+    let mut release = Vec::new();
+    let mut short = 0;
+    let mut held_to_unit_end = 0;
+    if to > have {
+        let candidates: Vec<placement::Candidate> = status
+            .free
+            .iter()
+            .map(|free| placement::Candidate {
+                host: free.host.clone(),
+                region: free.region.clone(),
+                free: free.free,
+                held: status
+                    .hosts
+                    .iter()
+                    .find(|h| h.host == free.host)
+                    .map_or(0, |h| h.leased + h.pending),
+                price_fen: prices.get(&free.region).copied(),
+            })
+            .collect();
+        let placed = placement::place(to - have, &candidates, pool.placement);
+        short = placed.short;
+        rent = placed
+            .takes
+            .iter()
+            .map(|&(i, count)| HostMove {
+                host: candidates[i].host.clone(),
+                region: candidates[i].region.clone(),
+                count,
+            })
+            .collect();
+    } else if to < have {
+        let active: Vec<&PoolLeaseView> = status
+            .leases
+            .iter()
+            .filter(|l| l.state == "active")
+            .collect();
+        let held: Vec<placement::Held> = active
+            .iter()
+            .map(|lease| placement::Held {
+                lease_id: lease.lease_id.clone(),
+                host: lease.host.clone(),
+                region: lease.region.clone(),
+                util_pct: lease.util_pct,
+                price_fen: prices.get(&lease.region).copied(),
+                granted_at_ms: lease.granted_at_ms,
+                paid_until_ms: placement::paid_until(lease.granted_at_ms, pool.unit_ms(), now),
+            })
+            .collect();
+        let chosen = placement::choose_release(
+            (have - to).min(status.actual),
+            &held,
+            now,
+            pool.release_at_unit_end,
+        );
+        held_to_unit_end = chosen.deferred;
+        let mut by_host: BTreeMap<(String, String), u32> = BTreeMap::new();
+        for i in chosen.now {
+            *by_host
+                .entry((held[i].host.clone(), held[i].region.clone()))
+                .or_default() += 1;
+        }
+        release = by_host
+            .into_iter()
+            .map(|((host, region), count)| HostMove {
+                host,
+                region,
+                count,
+            })
+            .collect();
+    }
+    let (mut before, mut after, mut problem) = ((0, 0), (0, 0), None);
+    match price_entry(pool, catalog).and_then(|entry| {
+        ebb_cost::preview(entry, &pool.plan(), from, to).map_err(|e| e.to_string())
+    }) {
+        Ok(preview) => {
+            before = (
+                preview.before.total.per_hour.fen(),
+                preview.before.total.per_month.fen(),
+            );
+            after = (
+                preview.after.total.per_hour.fen(),
+                preview.after.total.per_month.fen(),
+            );
+        }
+        Err(error) => problem = Some(error),
+    }
+    let delta_hour = after.0 - before.0;
+    let change = to.abs_diff(from);
+    let confirmation_reason = if change > confirm.above_gpus {
+        Some(format!(
+            "changes the pool by {change} GPUs (more than {})",
+            confirm.above_gpus
+        ))
+    } else if delta_hour.abs() > confirm.above_per_hour_fen {
+        Some(format!(
+            "moves the cost by {} per hour (more than {})",
+            ebb_cost::Money::from_fen(delta_hour.abs()),
+            ebb_cost::Money::from_fen(confirm.above_per_hour_fen)
+        ))
+    } else {
+        None
+    };
+    ScalePreview {
+        pool: pool.name.clone(),
+        from,
+        to,
+        per_hour_before_fen: before.0,
+        per_hour_after_fen: after.0,
+        per_month_before_fen: before.1,
+        per_month_after_fen: after.1,
+        delta_per_hour_fen: delta_hour,
+        delta_per_month_fen: after.1 - before.1,
+        free_now: status.free.iter().map(|f| f.free).sum(),
+        free_by_host: status.free.clone(),
+        rent,
+        release,
+        held_to_unit_end,
+        short,
+        needs_confirmation: confirmation_reason.is_some(),
+        confirmation_reason,
+        cost_problem: problem,
+    }
+}
+
+#[cfg(test)]
+mod tests;

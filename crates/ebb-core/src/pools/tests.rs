@@ -1,0 +1,210 @@
+use super::*;
+
+fn input(name: &str, model: &str, regions: &[&str], min: u32, max: u32) -> PoolInput {
+    PoolInput {
+        name: name.into(),
+        model: model.into(),
+        regions: regions.iter().map(|r| r.to_string()).collect(),
+        min,
+        max,
+        base_gpus: 0,
+        term: "month".into(),
+        overlay: "hour".into(),
+        placement: PlacementPolicy::Pack,
+        interruptible: false,
+        release_at_unit_end: false,
+    }
+}
+
+fn hosts() -> Vec<HostFacts> {
+    vec![
+        HostFacts {
+            name: "a".into(),
+            region: "cn-north".into(),
+            models: vec!["NVIDIA A100-SXM4-80GB".into()],
+        },
+        HostFacts {
+            name: "b".into(),
+            region: "cn-south".into(),
+            models: vec!["Tesla V100-SXM2-32GB".into()],
+        },
+        HostFacts {
+            name: "c".into(),
+            region: "cn-east".into(),
+            models: vec![],
+        },
+    ]
+}
+
+#[test]
+fn validation_names_the_field() {
+    let catalog = Catalog::demo();
+    let ok = validate(
+        &input("web", "A100", &["cn-north"], 0, 10),
+        &hosts(),
+        &catalog,
+    )
+    .unwrap();
+    assert_eq!(ok.0.desired, 0);
+    let cases: Vec<(PoolInput, &str)> = vec![
+        (
+            input("", "A100", &["cn-north"], 0, 1),
+            "name: must be 1 to 63",
+        ),
+        (
+            input("a b", "A100", &["cn-north"], 0, 1),
+            "name: `a b` may only",
+        ),
+        (
+            input("web", "B200", &["cn-north"], 0, 1),
+            "model: unknown GPU model `B200`",
+        ),
+        (
+            input("web", "A100", &[], 0, 1),
+            "regions: name at least one region",
+        ),
+        (
+            input("web", "A100", &["eu-west"], 0, 1),
+            "regions: no registered host is in `eu-west`",
+        ),
+        (
+            input("web", "A100", &["cn-south"], 0, 1),
+            "regions: no host in `cn-south` offers A100 (they have: Tesla V100-SXM2-32GB)",
+        ),
+        (
+            input("web", "A100", &["cn-north"], 5, 2),
+            "min: 5 is more than max (2)",
+        ),
+        (
+            input("web", "A100", &["cn-north"], 0, 20_000),
+            "max: 20000 is more than",
+        ),
+        (
+            PoolInput {
+                base_gpus: 12,
+                ..input("web", "A100", &["cn-north"], 0, 10)
+            },
+            "base_gpus: 12 subscribed is more than max (10)",
+        ),
+        (
+            PoolInput {
+                overlay: "minute".into(),
+                ..input("web", "A100", &["cn-north"], 0, 10)
+            },
+            "overlay: unknown overlay mode `minute`",
+        ),
+        (
+            PoolInput {
+                term: "decade".into(),
+                ..input("web", "A100", &["cn-north"], 0, 10)
+            },
+            "term: unknown subscription term",
+        ),
+        (
+            PoolInput {
+                overlay: "spot".into(),
+                ..input("web", "A100", &["cn-north"], 0, 10)
+            },
+            "overlay: spot GPUs can be interrupted",
+        ),
+    ];
+    for (input, want) in cases {
+        let error = validate(&input, &hosts(), &catalog)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with(want),
+            "{error:?} should start with {want:?}"
+        );
+    }
+    // A region whose hosts were never polled is taken on trust.
+    assert!(
+        validate(
+            &input("web", "A100", &["cn-east"], 0, 1),
+            &hosts(),
+            &catalog
+        )
+        .is_ok()
+    );
+}
+
+#[test]
+fn months_are_calendar_months_in_utc() {
+    // 2026-12-03T06:00Z.
+    let (name, start, end) = utc_month(1_796_277_600_000);
+    assert_eq!(name, "2026-12");
+    assert_eq!(start, 1_796_083_200_000);
+    assert_eq!(end, 1_798_761_600_000);
+    let (name, _, end) = utc_month(1_772_236_800_000 + 86_400_000 - 1);
+    assert_eq!(name, "2026-02");
+    assert_eq!(end, 1_772_323_200_000);
+}
+
+async fn store() -> (PoolStore, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("ebb-pools-{}", random_id("")));
+    let db = ConsoleDb::open(&dir).await.unwrap();
+    (PoolStore::new(db), dir)
+}
+
+#[tokio::test]
+async fn pools_round_trip_and_changes_are_logged() {
+    let (store, dir) = store().await;
+    let catalog = Catalog::demo();
+    let valid = validate(
+        &input("web", "A100", &["cn-north"], 2, 10),
+        &hosts(),
+        &catalog,
+    )
+    .unwrap();
+    let pool = store.create(valid.clone()).await.unwrap();
+    assert_eq!(pool.desired, 2);
+    assert!(matches!(
+        store.create(valid).await,
+        Err(PoolError::Exists(_))
+    ));
+    assert_eq!(store.get("web").await.unwrap(), pool);
+    let change = NewActivity {
+        actor: Actor::Operator,
+        from: 2,
+        to: 8,
+        reason: "slider".into(),
+        delta_per_hour_fen: Some(7500),
+        delta_per_month_fen: Some(5_475_000),
+    };
+    let (scaled, entry) = store.set_desired("web", 8, &change).await.unwrap();
+    assert_eq!(scaled.desired, 8);
+    assert_eq!(entry.outcome, Outcome::InProgress);
+    let error = store.set_desired("web", 11, &change).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "desired: 11 is outside the pool's range 2 to 10"
+    );
+    assert_eq!(
+        store.get("web").await.unwrap().desired,
+        8,
+        "nothing half-changed"
+    );
+    // A second change supersedes the first.
+    store.set_desired("web", 4, &change).await.unwrap();
+    let log = store.activity(Some("web"), 10).await.unwrap();
+    assert_eq!(log.len(), 2);
+    assert_eq!(log[0].to, 8, "the second entry's `to` is what was passed");
+    assert_eq!(log[1].outcome, Outcome::Superseded);
+    // Editing keeps desired inside the new range.
+    let narrower = validate(
+        &input("web", "A100", &["cn-north"], 0, 3),
+        &hosts(),
+        &catalog,
+    )
+    .unwrap();
+    let (_, after) = store.update("web", narrower).await.unwrap();
+    assert_eq!(after.desired, 3);
+    let id = store.console_id().await.unwrap();
+    assert_eq!(store.console_id().await.unwrap(), id, "made once");
+    store.delete("web").await.unwrap();
+    assert!(matches!(
+        store.get("web").await,
+        Err(PoolError::NotFound(_))
+    ));
+    let _ = std::fs::remove_dir_all(dir);
+}
