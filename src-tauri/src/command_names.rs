@@ -1,18 +1,27 @@
 /// The app's own commands: `build.rs` makes a permission for each and
 /// `capabilities/main.json` grants exactly these (a test checks it).
-pub const COMMANDS: [&str; 14] = [
+pub const COMMANDS: [&str; 23] = [
     "add_host",
     "app_info",
     "catalog_import",
     "catalog_show",
     "cost_plan",
+    "create_pool",
+    "delete_pool",
     "export_chart",
     "fleet_heatmap_chart",
     "fleet_snapshot",
     "host_history_chart",
+    "list_activity",
     "list_hosts",
+    "list_pools",
+    "pool_options",
+    "preview_scale",
     "remove_host",
+    "scale_pool",
+    "set_confirm_policy",
     "test_host",
     "update_host",
+    "update_pool",
     "utilization_chart",
 ];

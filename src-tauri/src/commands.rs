@@ -8,11 +8,13 @@ use ebb_core::collect::CollectorConfig;
 use ebb_core::console::{Console, ConsoleError};
 use ebb_core::cost_view;
 use ebb_core::metrics_store::{HeatmapQuery, Metric, MetricsError, SeriesQuery};
+use ebb_core::pools::{ConfirmPolicy, PoolError};
 use ebb_core::registry::{HostSpec, RegistryError};
 use ebb_wire::ipc::{
     AppInfo, CatalogImport, CatalogView, ChartMetric, ChartTheme, ConnectionOk, ExportFormat,
     FleetSnapshot, HostEntry, HostInput, IpcError, PlanComparisonView,
 };
+use ebb_wire::pools::{ActivityEntry, Actor, PoolInput, PoolOptions, PoolView, ScalePreview};
 use serde::{Deserialize, Serialize};
 use tauri::State;
 
@@ -463,4 +465,125 @@ fn console_error(error: ConsoleError) -> IpcError {
             ipc_error("internal", other.to_string())
         }
     }
+}
+
+/// Every pool with its live state and spend.
+#[tauri::command]
+#[specta::specta]
+pub async fn list_pools(state: State<'_, AppState>) -> Result<Vec<PoolView>, IpcError> {
+    state.console.list_pools().await.map_err(pool_error)
+}
+
+/// Regions and models for the pool form, and when a slider move asks first.
+#[tauri::command]
+#[specta::specta]
+pub async fn pool_options(state: State<'_, AppState>) -> Result<PoolOptions, IpcError> {
+    state.console.pool_options().await.map_err(pool_error)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn create_pool(
+    state: State<'_, AppState>,
+    input: PoolInput,
+) -> Result<PoolView, IpcError> {
+    state.console.create_pool(&input).await.map_err(pool_error)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn update_pool(
+    state: State<'_, AppState>,
+    name: String,
+    input: PoolInput,
+) -> Result<PoolView, IpcError> {
+    state
+        .console
+        .update_pool(&name, &input)
+        .await
+        .map_err(pool_error)
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn delete_pool(state: State<'_, AppState>, name: String) -> Result<(), IpcError> {
+    state.console.delete_pool(&name).await.map_err(pool_error)
+}
+
+/// What moving the slider to `to` would do: cost, free GPUs, where, whether to ask first.
+#[tauri::command]
+#[specta::specta]
+pub async fn preview_scale(
+    state: State<'_, AppState>,
+    name: String,
+    to: u32,
+) -> Result<ScalePreview, IpcError> {
+    state
+        .console
+        .preview_scale(&name, to)
+        .await
+        .map_err(pool_error)
+}
+
+/// Lets the slider go: the pool's desired count becomes `to`.
+#[tauri::command]
+#[specta::specta]
+pub async fn scale_pool(
+    state: State<'_, AppState>,
+    name: String,
+    to: u32,
+) -> Result<ActivityEntry, IpcError> {
+    state
+        .console
+        .scale_pool(&name, to, Actor::Operator, "slider in the Pool view")
+        .await
+        .map_err(pool_error)
+}
+
+/// The activity log, newest first; `pool` filters to one pool.
+#[tauri::command]
+#[specta::specta]
+pub async fn list_activity(
+    state: State<'_, AppState>,
+    pool: Option<String>,
+    limit: u32,
+) -> Result<Vec<ActivityEntry>, IpcError> {
+    state
+        .console
+        .activity(
+            pool.as_deref().filter(|p| !p.is_empty()),
+            limit.clamp(1, 1000),
+        )
+        .await
+        .map_err(pool_error)
+}
+
+/// Sets when a slider move asks for confirmation first.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_confirm_policy(
+    state: State<'_, AppState>,
+    above_gpus: u32,
+    above_per_hour_fen: i64,
+) -> Result<(), IpcError> {
+    state
+        .console
+        .set_confirm_policy(ConfirmPolicy {
+            above_gpus,
+            above_per_hour_fen,
+        })
+        .await
+        .map_err(pool_error)
+}
+
+fn pool_error(error: PoolError) -> IpcError {
+    let kind = match &error {
+        PoolError::Invalid { .. } | PoolError::Exists(_) => "invalid_input",
+        PoolError::NotFound(_) => "not_found",
+        PoolError::Db(_) | PoolError::Registry(_) => {
+            tracing::error!(%error, "pool store failure");
+            "internal"
+        }
+    };
+    ipc_error(kind, error.to_string())
 }

@@ -31,6 +31,15 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::host_history_chart,
             commands::fleet_heatmap_chart,
             commands::export_chart,
+            commands::list_pools,
+            commands::pool_options,
+            commands::create_pool,
+            commands::update_pool,
+            commands::delete_pool,
+            commands::preview_scale,
+            commands::scale_pool,
+            commands::list_activity,
+            commands::set_confirm_policy,
         ])
         .events(collect_events![commands::FleetTick])
 }

@@ -137,6 +137,96 @@ async exportChart(svg: string, format: ExportFormat, name: string) : Promise<Res
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
 }
+},
+/**
+ * Every pool with its live state and spend.
+ */
+async listPools() : Promise<Result<PoolView[], IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("list_pools") };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Regions and models for the pool form, and when a slider move asks first.
+ */
+async poolOptions() : Promise<Result<PoolOptions, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("pool_options") };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+async createPool(input: PoolInput) : Promise<Result<PoolView, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("create_pool", { input }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+async updatePool(name: string, input: PoolInput) : Promise<Result<PoolView, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("update_pool", { name, input }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+async deletePool(name: string) : Promise<Result<null, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("delete_pool", { name }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * What moving the slider to `to` would do: cost, free GPUs, where, whether to ask first.
+ */
+async previewScale(name: string, to: number) : Promise<Result<ScalePreview, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("preview_scale", { name, to }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Lets the slider go: the pool's desired count becomes `to`.
+ */
+async scalePool(name: string, to: number) : Promise<Result<ActivityEntry, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("scale_pool", { name, to }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * The activity log, newest first; `pool` filters to one pool.
+ */
+async listActivity(pool: string | null, limit: number) : Promise<Result<ActivityEntry[], IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("list_activity", { pool, limit }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Sets when a slider move asks for confirmation first.
+ */
+async setConfirmPolicy(aboveGpus: number, abovePerHourFen: number) : Promise<Result<null, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("set_confirm_policy", { aboveGpus, abovePerHourFen }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
 }
 }
 
@@ -155,6 +245,18 @@ fleetTick: "fleet-tick"
 
 /** user-defined types **/
 
+/**
+ * One line of the activity log.
+ */
+export type ActivityEntry = { id: number; at_ms: number; pool: string; actor: Actor; from: number; to: number; 
+/**
+ * Why, in words.
+ */
+reason: string; delta_per_hour_fen: number | null; delta_per_month_fen: number | null; results: HostResult[]; outcome: Outcome; finished_at_ms: number | null }
+/**
+ * Who made a change.
+ */
+export type Actor = "operator" | "failover" | "rule" | "enforcer"
 /**
  * Facts about the running app, for the Settings view. Never carries a secret.
  */
@@ -255,6 +357,10 @@ export type Health =
  */
 export type HostEntry = { name: string; url: string; region: string; labels: Partial<{ [key in string]: string }>; fingerprint: string | null; has_token: boolean }
 /**
+ * Free GPUs of the pool's model in one of its regions.
+ */
+export type HostFree = { host: string; region: string; free: number }
+/**
  * A host as the operator typed it in Settings, token included (it goes to the keychain).
  */
 export type HostInput = { name: string; url: string; region: string; labels: Partial<{ [key in string]: string }>; fingerprint: string | null; 
@@ -262,6 +368,14 @@ export type HostInput = { name: string; url: string; region: string; labels: Par
  * `None` keeps the stored token (on edit); `Some("")` removes it.
  */
 token: string | null }
+/**
+ * GPUs to rent on, or release from, one host.
+ */
+export type HostMove = { host: string; region: string; count: number }
+/**
+ * One host's part in a change.
+ */
+export type HostResult = { host: string; granted: number; released: number; failed: number; error: string | null }
 /**
  * One registered host as the console sees it.
  */
@@ -291,6 +405,30 @@ kind: string;
  */
 message: string }
 /**
+ * How a change ended.
+ */
+export type Outcome = "in_progress" | "done" | 
+/**
+ * Some hosts failed; the enforcer keeps trying.
+ */
+"partial" | 
+/**
+ * Superseded by a later change before it finished.
+ */
+"superseded"
+/**
+ * How new leases are spread over hosts.
+ */
+export type PlacementPolicy = 
+/**
+ * Fill the hosts the pool already uses (then the fullest) first.
+ */
+"pack" | 
+/**
+ * Even out the pool's GPUs over the hosts.
+ */
+"spread"
+/**
  * The Costs view's comparison of plans for one demand series.
  */
 export type PlanComparisonView = { model: string; region: string; currency: string; hours: number; peak_gpus: number; used_gpu_hours: number; plans: PlanRow[]; skipped: SkippedPlanRow[]; recommendation: RecommendationView; 
@@ -311,6 +449,146 @@ kind: string; base_gpus: number; base_fen: number; overlay_fen: number; total_fe
  */
 saving_fen: number; saving_pct: number; paid_gpu_hours: number; idle_paid_gpu_hours: number; recommended: boolean }
 /**
+ * One host's part in a pool.
+ */
+export type PoolHostView = { host: string; region: string; 
+/**
+ * The pool's active leases there.
+ */
+leased: number; 
+/**
+ * Lease requests sent and not answered yet.
+ */
+pending: number; 
+/**
+ * Leases being released.
+ */
+releasing: number; 
+/**
+ * Failed requests in the last pass.
+ */
+failed: number; 
+/**
+ * The last failure, in words.
+ */
+last_error: string | null }
+/**
+ * A pool as the operator writes it (create or edit).
+ */
+export type PoolInput = { name: string; 
+/**
+ * GPU model as the price catalog names it, e.g. `A100`.
+ */
+model: string; 
+/**
+ * One or more regions, e.g. `cn-north`.
+ */
+regions: string[]; min: number; max: number; 
+/**
+ * GPUs on subscription (paid whether held or not).
+ */
+base_gpus: number; 
+/**
+ * The base's term: `month` or `year`.
+ */
+term: string; 
+/**
+ * How GPUs above the base are paid: `hour`, `day`, `week` or `spot`.
+ */
+overlay: string; placement: PlacementPolicy; 
+/**
+ * The pool accepts interruptible (spot) GPUs.
+ */
+interruptible: boolean; 
+/**
+ * On scale-in, keep a GPU until its paid unit (hour, day, week) runs out.
+ */
+release_at_unit_end: boolean }
+/**
+ * One GPU the pool holds.
+ */
+export type PoolLeaseView = { lease_id: string; host: string; region: string; gpu_uuids: string[]; gpu_indexes: number[]; fencing_token: number; granted_at_ms: number; 
+/**
+ * `active`, `releasing`, `lost` (host offline past the grace period).
+ */
+state: string; 
+/**
+ * GPU utilization at the last look.
+ */
+util_pct: number | null }
+/**
+ * What the pool form offers, and when a slider move asks first.
+ */
+export type PoolOptions = { regions: RegionOffer[]; 
+/**
+ * Models the price catalog prices.
+ */
+catalog_models: string[]; 
+/**
+ * Changes of more GPUs than this ask for confirmation.
+ */
+confirm_above_gpus: number; 
+/**
+ * Changes moving the cost per hour by more than this ask for confirmation.
+ */
+confirm_above_per_hour_fen: number }
+/**
+ * Where a pool stands against what the operator chose.
+ */
+export type PoolPhase = 
+/**
+ * Holding exactly `desired`.
+ */
+"converged" | 
+/**
+ * Renting toward `desired`.
+ */
+"scaling_out" | 
+/**
+ * Releasing toward `desired`.
+ */
+"scaling_in" | 
+/**
+ * Not converging: not enough free GPUs, hosts failing; `message` says why.
+ */
+"blocked" | 
+/**
+ * No process enforces this data directory (start the app or `ebb daemon`).
+ */
+"not_enforced"
+/**
+ * A pool with its live state.
+ */
+export type PoolView = { id: string; name: string; model: string; regions: string[]; min: number; max: number; 
+/**
+ * What the operator (or failover, or a rule) chose.
+ */
+desired: number; base_gpus: number; term: string; overlay: string; placement: PlacementPolicy; interruptible: boolean; release_at_unit_end: boolean; 
+/**
+ * Active leases the agents report.
+ */
+actual: number; pending: number; releasing: number; 
+/**
+ * Leases on hosts offline past the grace period, being replaced.
+ */
+lost: number; 
+/**
+ * Kept until their paid unit ends (release at unit end).
+ */
+held_to_unit_end: number; phase: PoolPhase; 
+/**
+ * Why the pool is not converged, in words.
+ */
+message: string | null; 
+/**
+ * When the enforcer last looked, Unix ms; `None` when none has.
+ */
+checked_at_ms: number | null; hosts: PoolHostView[]; leases: PoolLeaseView[]; 
+/**
+ * `None` when the catalog has no price for the model in the pool's regions.
+ */
+spend: SpendView | null; spend_problem: string | null }
+/**
  * The cheapest plan found, and the exact base for "base + hourly".
  */
 export type RecommendationView = { kind: string; base_gpus: number; cost_fen: number; saving_fen: number; saving_pct: number; 
@@ -327,9 +605,73 @@ break_even_hours: number;
  */
 cheaper_overlay: string | null }
 /**
+ * A region's hosts and the GPU models they reported, for the pool form.
+ */
+export type RegionOffer = { region: string; hosts: number; 
+/**
+ * Distinct GPU model names the hosts reported (empty before the first poll).
+ */
+gpu_models: string[] }
+/**
+ * What moving the slider from the pool's count to `to` would do, before letting go.
+ */
+export type ScalePreview = { pool: string; 
+/**
+ * The pool's desired count now.
+ */
+from: number; to: number; per_hour_before_fen: number; per_hour_after_fen: number; per_month_before_fen: number; per_month_after_fen: number; delta_per_hour_fen: number; delta_per_month_fen: number; 
+/**
+ * Free matching GPUs now, over the pool's regions.
+ */
+free_now: number; free_by_host: HostFree[]; 
+/**
+ * Where new GPUs would be rented.
+ */
+rent: HostMove[]; 
+/**
+ * Where GPUs would be released from.
+ */
+release: HostMove[]; 
+/**
+ * Of the GPUs to release, those kept until their paid unit ends.
+ */
+held_to_unit_end: number; 
+/**
+ * GPUs asked for that no host has free now.
+ */
+short: number; 
+/**
+ * The change is above the confirmation threshold: ask first.
+ */
+needs_confirmation: boolean; confirmation_reason: string | null; 
+/**
+ * Why the prices could not be had, when they could not.
+ */
+cost_problem: string | null }
+/**
  * A plan the comparison could not price, and why.
  */
 export type SkippedPlanRow = { kind: string; reason: string }
+/**
+ * What a pool has cost this month, and where the month is heading.
+ */
+export type SpendView = { 
+/**
+ * The calendar month (UTC), e.g. `2026-12`.
+ */
+month: string; month_to_date_fen: number; 
+/**
+ * Month to date plus the current run rate until the month ends.
+ */
+projected_month_fen: number; 
+/**
+ * The pool's cost per hour at its current count.
+ */
+run_rate_per_hour_fen: number; 
+/**
+ * GPU-hours held this month.
+ */
+gpu_hours: number }
 
 /** tauri-specta globals **/
 

@@ -4,7 +4,9 @@
 
 use crate::client::{AgentAccess, AgentClient, AgentError};
 use crate::collect::{Collector, CollectorConfig, Target, Tick, unknown_status};
+use crate::enforcer::{Enforcer, EnforcerConfig};
 use crate::metrics_store::{MetricsError, MetricsStore, RetentionConfig, SampleRow};
+use crate::pools::PoolStore;
 use crate::registry::{ConsoleDb, HostSpec, Registry, RegistryError};
 use crate::series::{GpuSeries, UtilHistory};
 use crate::vault::{FileVault, KeychainVault, TokenVault};
@@ -49,6 +51,8 @@ pub struct ConsoleOptions {
     pub collector: CollectorConfig,
     /// Readings kept per GPU for the live charts.
     pub history_points: usize,
+    /// The reconcile loop, run by the collecting process.
+    pub enforcer: EnforcerConfig,
 }
 
 impl ConsoleOptions {
@@ -58,6 +62,7 @@ impl ConsoleOptions {
             token_store: TokenStore::Keychain,
             collector: CollectorConfig::default(),
             history_points: 120,
+            enforcer: EnforcerConfig::default(),
         }
     }
 }
@@ -90,6 +95,9 @@ pub struct Console {
     snapshot: watch::Receiver<Arc<FleetSnapshot>>,
     history: Arc<RwLock<UtilHistory>>,
     metrics: MetricsStore,
+    pub(crate) pools: PoolStore,
+    pub(crate) enforcer: std::sync::Mutex<Option<Enforcer>>,
+    pub(crate) data_dir: PathBuf,
     tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
     /// Held while this process is the collector; the OS frees it if the process dies.
     _lock: Option<std::fs::File>,
@@ -116,7 +124,15 @@ impl Console {
         let metrics =
             MetricsStore::open(&data_dir.join("metrics.db"), RetentionConfig::default()).await?;
         let mut tasks = Vec::new();
+        let pools = PoolStore::new(db.clone());
+        let mut enforcer = None;
         let (role, collector, snapshot) = if lock.is_some() {
+            enforcer = Some(Enforcer::start(
+                pools.clone(),
+                registry.clone(),
+                data_dir.clone(),
+                options.enforcer,
+            ));
             let (sink, ticks) = mpsc::channel(8);
             let collector = Collector::start(Vec::new(), options.collector, Some(sink))?;
             let snapshot = collector.subscribe();
@@ -152,6 +168,9 @@ impl Console {
             snapshot,
             history,
             metrics,
+            pools,
+            enforcer: std::sync::Mutex::new(enforcer),
+            data_dir: data_dir.clone(),
             tasks: std::sync::Mutex::new(tasks),
             _lock: lock,
         };
@@ -269,6 +288,10 @@ impl Console {
 
     /// Stops collecting and viewing.
     pub async fn shutdown(&self) {
+        let enforcer = self.enforcer.lock().ok().and_then(|mut slot| slot.take());
+        if let Some(enforcer) = enforcer {
+            enforcer.stop().await;
+        }
         let collector = self.collector.lock().ok().and_then(|mut slot| slot.take());
         if let Some(collector) = collector {
             collector.stop().await;

@@ -34,6 +34,8 @@ pub enum PoolError {
     Exists(String),
     #[error("cannot read or write the pools in console.db: {0}")]
     Db(#[from] sqlx::Error),
+    #[error("cannot read the host registry: {0}")]
+    Registry(String),
 }
 
 fn invalid(field: &'static str, problem: impl Into<String>) -> PoolError {
@@ -525,6 +527,19 @@ impl PoolStore {
         .bind(&pool.id)
         .execute(&mut *tx)
         .await?;
+        let change = NewActivity {
+            actor: Actor::Operator,
+            from: pool.desired,
+            to: 0,
+            reason: "deleted: every GPU it held is released".into(),
+            delta_per_hour_fen: None,
+            delta_per_month_fen: None,
+        };
+        let id = insert_activity(&mut tx, &pool, &change, now_ms()).await?;
+        sqlx::query("UPDATE activity SET outcome = 'done', finished_at_ms = at_ms WHERE id = ?")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(pool)
     }
@@ -614,26 +629,26 @@ impl PoolStore {
         Ok(rows.iter().map(activity_row).collect())
     }
 
-    /// The unfinished change of each pool: pool id → (activity id, results so far).
-    pub async fn open_changes(&self) -> Result<HashMap<String, (i64, Vec<HostResult>)>, PoolError> {
+    /// The unfinished changes of each pool, oldest first: pool id → (activity id, results).
+    pub async fn open_changes(
+        &self,
+    ) -> Result<HashMap<String, Vec<(i64, Vec<HostResult>)>>, PoolError> {
         let rows = sqlx::query(
             "SELECT id, pool_id, results FROM activity WHERE outcome IN ('in_progress', 'partial') ORDER BY id",
         )
         .fetch_all(self.pool())
         .await?;
-        Ok(rows
-            .iter()
-            .map(|row| {
-                let results: String = row.get("results");
-                (
-                    row.get::<String, _>("pool_id"),
-                    (
-                        row.get::<i64, _>("id"),
-                        serde_json::from_str(&results).unwrap_or_default(),
-                    ),
-                )
-            })
-            .collect())
+        let mut open: HashMap<String, Vec<(i64, Vec<HostResult>)>> = HashMap::new();
+        for row in &rows {
+            let results: String = row.get("results");
+            open.entry(row.get::<String, _>("pool_id"))
+                .or_default()
+                .push((
+                    row.get::<i64, _>("id"),
+                    serde_json::from_str(&results).unwrap_or_default(),
+                ));
+        }
+        Ok(open)
     }
 
     /// Records a change's per-host results and how it stands.
@@ -693,21 +708,25 @@ impl PoolStore {
             .collect())
     }
 
-    /// An intent whose answer is certain; a granted lease is recorded in the same
-    /// transaction.
-    pub async fn resolve_intent(
+    /// Intents whose answers are certain, in one transaction; each granted lease is
+    /// recorded with its intent's end.
+    pub async fn resolve_intents(
         &self,
-        key: &str,
-        granted: Option<(&str, &Lease)>,
+        settled: &[(String, Option<(String, Lease)>)],
     ) -> Result<(), PoolError> {
-        let mut tx = self.pool().begin().await?;
-        if let Some((host, lease)) = granted {
-            upsert_lease(&mut tx, host, lease).await?;
+        if settled.is_empty() {
+            return Ok(());
         }
-        sqlx::query("DELETE FROM lease_intents WHERE key = ?")
-            .bind(key)
-            .execute(&mut *tx)
-            .await?;
+        let mut tx = self.pool().begin().await?;
+        for (key, granted) in settled {
+            if let Some((host, lease)) = granted {
+                upsert_lease(&mut tx, host, lease).await?;
+            }
+            sqlx::query("DELETE FROM lease_intents WHERE key = ?")
+                .bind(key)
+                .execute(&mut *tx)
+                .await?;
+        }
         tx.commit().await?;
         Ok(())
     }

@@ -241,6 +241,10 @@ impl Registry {
         Self { db, vault }
     }
 
+    pub fn db(&self) -> &ConsoleDb {
+        &self.db
+    }
+
     pub fn vault(&self) -> &Arc<dyn TokenVault> {
         &self.vault
     }

@@ -234,3 +234,24 @@ pub struct ActivityEntry {
     pub outcome: Outcome,
     pub finished_at_ms: Option<i64>,
 }
+
+/// A region's hosts and the GPU models they reported, for the pool form.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct RegionOffer {
+    pub region: String,
+    pub hosts: u32,
+    /// Distinct GPU model names the hosts reported (empty before the first poll).
+    pub gpu_models: Vec<String>,
+}
+
+/// What the pool form offers, and when a slider move asks first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct PoolOptions {
+    pub regions: Vec<RegionOffer>,
+    /// Models the price catalog prices.
+    pub catalog_models: Vec<String>,
+    /// Changes of more GPUs than this ask for confirmation.
+    pub confirm_above_gpus: u32,
+    /// Changes moving the cost per hour by more than this ask for confirmation.
+    pub confirm_above_per_hour_fen: i64,
+}

@@ -42,7 +42,7 @@ fn main() -> Result<()> {
     match task.as_deref() {
         Some("demo") => demo(&root, &rest),
         Some("test") => test(&root),
-        Some("bindings") => bindings(),
+        Some("bindings") => bindings(&root),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())
@@ -136,7 +136,9 @@ fn test(root: &Path) -> Result<()> {
     Ok(())
 }
 
-fn bindings() -> Result<()> {
+fn bindings(root: &Path) -> Result<()> {
+    install_system_packages()?;
+    build_ui(root, false)?;
     step("regenerating ui/src/bindings.ts", || {
         let mut command = Command::new("cargo");
         command

@@ -1,0 +1,277 @@
+//! The console's pool operations, shared by the desktop shell and the CLI: create, edit,
+//! delete, show, preview a slider move, scale, and the activity log. Changes go to
+//! `console.db`; the enforcer (in whichever process collects) carries them out.
+
+use crate::catalog_store::ActiveCatalog;
+use crate::console::{Console, Role, read_snapshot};
+use crate::enforcer::PassReport;
+use crate::pools::{
+    self, HostFacts, NewActivity, Pool, PoolError, PoolStore, StoredStatus, now_ms,
+};
+use ebb_cost::Catalog;
+use ebb_wire::pools::{
+    ActivityEntry, Actor, PoolInput, PoolOptions, PoolPhase, PoolView, RegionOffer, ScalePreview,
+};
+use std::time::Duration;
+use tokio::sync::watch;
+
+impl Console {
+    pub fn pool_store(&self) -> &PoolStore {
+        &self.pools
+    }
+
+    /// Each reconcile pass's report, when this process enforces.
+    pub fn enforcer_reports(&self) -> Option<watch::Receiver<PassReport>> {
+        self.enforcer
+            .lock()
+            .ok()
+            .and_then(|slot| slot.as_ref().map(crate::enforcer::Enforcer::reports))
+    }
+
+    fn wake_enforcer(&self) {
+        if let Ok(slot) = self.enforcer.lock()
+            && let Some(enforcer) = slot.as_ref()
+        {
+            enforcer.wake();
+        }
+    }
+
+    /// The price catalog in use (the demo one when none was imported or it cannot be read).
+    pub fn catalog(&self) -> Catalog {
+        ActiveCatalog::load(&self.data_dir, None)
+            .map(|active| active.catalog)
+            .unwrap_or_else(|_| Catalog::demo())
+    }
+
+    async fn host_facts(&self) -> Result<Vec<HostFacts>, PoolError> {
+        let hosts = read_snapshot(self.registry().db()).await?;
+        Ok(hosts
+            .into_iter()
+            .map(|host| HostFacts {
+                name: host.name,
+                region: host.region,
+                models: host.models,
+            })
+            .collect())
+    }
+
+    pub async fn create_pool(&self, input: &PoolInput) -> Result<PoolView, PoolError> {
+        let valid = pools::validate(input, &self.host_facts().await?, &self.catalog())?;
+        let pool = self.pools.create(valid).await?;
+        let change = NewActivity {
+            actor: Actor::Operator,
+            from: 0,
+            to: pool.desired,
+            reason: format!(
+                "created: {} in {}, {} to {} GPUs",
+                pool.model,
+                pool.regions.join(", "),
+                pool.min,
+                pool.max
+            ),
+            delta_per_hour_fen: None,
+            delta_per_month_fen: None,
+        };
+        self.pools.log(&pool, &change).await?;
+        self.wake_enforcer();
+        self.pool_view(&pool).await
+    }
+
+    pub async fn update_pool(&self, name: &str, input: &PoolInput) -> Result<PoolView, PoolError> {
+        let valid = pools::validate(input, &self.host_facts().await?, &self.catalog())?;
+        let (before, after) = self.pools.update(name, valid).await?;
+        let change = NewActivity {
+            actor: Actor::Operator,
+            from: before.desired,
+            to: after.desired,
+            reason: if before.desired == after.desired {
+                "settings changed".into()
+            } else {
+                format!("settings changed: range now {} to {}", after.min, after.max)
+            },
+            delta_per_hour_fen: None,
+            delta_per_month_fen: None,
+        };
+        self.pools.log(&after, &change).await?;
+        self.wake_enforcer();
+        self.pool_view(&after).await
+    }
+
+    /// Deletes the pool; the enforcer releases every GPU it held.
+    pub async fn delete_pool(&self, name: &str) -> Result<(), PoolError> {
+        self.pools.delete(name).await?;
+        self.wake_enforcer();
+        Ok(())
+    }
+
+    pub async fn list_pools(&self) -> Result<Vec<PoolView>, PoolError> {
+        let mut views = Vec::new();
+        for pool in self.pools.list().await? {
+            views.push(self.pool_view(&pool).await?);
+        }
+        Ok(views)
+    }
+
+    pub async fn show_pool(&self, name: &str) -> Result<PoolView, PoolError> {
+        let pool = self.pools.get(name).await?;
+        self.pool_view(&pool).await
+    }
+
+    async fn pool_view(&self, pool: &Pool) -> Result<PoolView, PoolError> {
+        let now = now_ms();
+        let status = self.pools.read_status(&pool.id).await?;
+        let (_, month_start, _) = pools::utc_month(now);
+        let spans = self.pools.spans(&pool.id, month_start).await?;
+        Ok(pools::pool_view(pool, status, &spans, &self.catalog(), now))
+    }
+
+    /// What moving the pool to `to` would do, before letting go.
+    pub async fn preview_scale(&self, name: &str, to: u32) -> Result<ScalePreview, PoolError> {
+        let pool = self.pools.get(name).await?;
+        check_range(&pool, to)?;
+        let status = self
+            .pools
+            .read_status(&pool.id)
+            .await?
+            .map(|(status, _)| status)
+            .unwrap_or_else(StoredStatus::default);
+        let confirm = self.pools.confirm_policy().await?;
+        Ok(pools::scale_preview(
+            &pool,
+            &status,
+            to,
+            &self.catalog(),
+            confirm,
+            now_ms(),
+        ))
+    }
+
+    /// Sets the pool's desired count (logged with its cost delta) and wakes the enforcer.
+    pub async fn scale_pool(
+        &self,
+        name: &str,
+        to: u32,
+        actor: Actor,
+        reason: &str,
+    ) -> Result<ActivityEntry, PoolError> {
+        let preview = self.preview_scale(name, to).await?;
+        let priced = preview.cost_problem.is_none();
+        let change = NewActivity {
+            actor,
+            from: preview.from,
+            to,
+            reason: reason.to_string(),
+            delta_per_hour_fen: priced.then_some(preview.delta_per_hour_fen),
+            delta_per_month_fen: priced.then_some(preview.delta_per_month_fen),
+        };
+        let (_, entry) = self.pools.set_desired(name, to, &change).await?;
+        self.wake_enforcer();
+        Ok(entry)
+    }
+
+    pub async fn activity(
+        &self,
+        pool: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<ActivityEntry>, PoolError> {
+        if let Some(name) = pool {
+            // A name that never was is a mistake worth saying; a deleted pool's log stays.
+            if self.pools.get(name).await.is_err()
+                && self.pools.activity(Some(name), 1).await?.is_empty()
+            {
+                return Err(PoolError::NotFound(name.trim().to_string()));
+            }
+        }
+        self.pools.activity(pool, limit).await
+    }
+
+    /// Waits until the enforcer, looking after `since_ms`, finds the pool holding exactly
+    /// its desired count (or `timeout` passes; the pool as it then stands is returned
+    /// either way).
+    pub async fn wait_converged(
+        &self,
+        name: &str,
+        since_ms: i64,
+        timeout: Duration,
+    ) -> Result<PoolView, PoolError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let view = self.show_pool(name).await?;
+            let fresh = view.checked_at_ms.is_some_and(|at| at > since_ms);
+            if (view.phase == PoolPhase::Converged && fresh)
+                || tokio::time::Instant::now() >= deadline
+            {
+                return Ok(view);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Regions and models for the pool form, and the confirmation thresholds.
+    pub async fn pool_options(&self) -> Result<PoolOptions, PoolError> {
+        let mut regions: Vec<RegionOffer> = Vec::new();
+        for host in self.host_facts().await? {
+            let offer = match regions.iter_mut().find(|r| r.region == host.region) {
+                Some(offer) => offer,
+                None => {
+                    regions.push(RegionOffer {
+                        region: host.region.clone(),
+                        hosts: 0,
+                        gpu_models: Vec::new(),
+                    });
+                    regions.last_mut().expect("just pushed")
+                }
+            };
+            offer.hosts += 1;
+            for model in host.models {
+                if !offer.gpu_models.contains(&model) {
+                    offer.gpu_models.push(model);
+                }
+            }
+            offer.gpu_models.sort();
+        }
+        regions.sort_by(|a, b| a.region.cmp(&b.region));
+        let mut catalog_models: Vec<String> = Vec::new();
+        for entry in self.catalog().entries {
+            if !catalog_models.contains(&entry.model) {
+                catalog_models.push(entry.model);
+            }
+        }
+        let confirm = self.pools.confirm_policy().await?;
+        Ok(PoolOptions {
+            regions,
+            catalog_models,
+            confirm_above_gpus: confirm.above_gpus,
+            confirm_above_per_hour_fen: confirm.above_per_hour_fen,
+        })
+    }
+
+    /// Sets when a slider move asks for confirmation first.
+    pub async fn set_confirm_policy(&self, policy: pools::ConfirmPolicy) -> Result<(), PoolError> {
+        if policy.above_per_hour_fen < 0 {
+            return Err(PoolError::Invalid {
+                field: "confirm_above_per_hour_fen",
+                problem: "must not be negative".into(),
+            });
+        }
+        self.pools.set_confirm_policy(policy).await
+    }
+
+    /// Whether this process runs the enforcer.
+    pub fn enforcing(&self) -> bool {
+        self.role() == Role::Collector
+    }
+}
+
+fn check_range(pool: &Pool, to: u32) -> Result<(), PoolError> {
+    if to < pool.min || to > pool.max {
+        return Err(PoolError::Invalid {
+            field: "to",
+            problem: format!(
+                "{to} is outside the pool's range {} to {}",
+                pool.min, pool.max
+            ),
+        });
+    }
+    Ok(())
+}

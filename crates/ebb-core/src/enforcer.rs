@@ -1,0 +1,648 @@
+//! The enforcer: the reconcile loop's shell. Each pass reads every agent's GPUs and leases
+//! (with timeouts, all hosts at once), sends again any lease request whose answer was
+//! never certain (same idempotency key), plans with [`reconcile::plan`], writes the new
+//! requests down before sending them, carries the plan out, and records what happened:
+//! the lease history, the fences, what each pool looks like, and each change's per-host
+//! results in the activity log. One process per data directory runs it (the collector).
+
+use crate::catalog_store::ActiveCatalog;
+use crate::client::{AgentAccess, AgentClient, AgentError, ClientConfig};
+use crate::pools::{NewActivity, Pool, PoolError, PoolStore, StoredStatus, now_ms};
+use crate::reconcile::{self, HostObs, Input, Pending, PoolTarget, Seen, Why};
+use crate::registry::{HostSpec, Registry};
+use ebb_wire::agent::{Lease, LeaseRequest};
+use ebb_wire::pools::{Actor, HostResult, Outcome};
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Notify, Semaphore, watch};
+use tokio::task::{JoinHandle, JoinSet};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EnforcerConfig {
+    /// Time between passes when nothing wakes the loop.
+    pub interval: Duration,
+    /// How long a host may not answer before its leases are written off and replaced.
+    pub grace: Duration,
+    pub client: ClientConfig,
+    /// Requests in flight at once, over all hosts.
+    pub concurrency: usize,
+}
+
+impl Default for EnforcerConfig {
+    fn default() -> Self {
+        Self {
+            interval: Duration::from_secs(1),
+            grace: Duration::from_secs(30),
+            client: ClientConfig {
+                connect_timeout: Duration::from_millis(500),
+                request_timeout: Duration::from_secs(3),
+            },
+            concurrency: 64,
+        }
+    }
+}
+
+/// What one pass did, for tests and benchmarks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PassReport {
+    pub number: u64,
+    pub granted: u32,
+    pub released: u32,
+    pub failed: u32,
+    /// Every pool holds exactly what it should, nothing pending.
+    pub converged: bool,
+}
+
+/// The running loop; [`Enforcer::stop`] ends it.
+#[derive(Debug)]
+pub struct Enforcer {
+    wake: Arc<Notify>,
+    reports: watch::Receiver<PassReport>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Enforcer {
+    pub fn start(
+        store: PoolStore,
+        registry: Registry,
+        data_dir: PathBuf,
+        config: EnforcerConfig,
+    ) -> Self {
+        let wake = Arc::new(Notify::new());
+        let (publish, reports) = watch::channel(PassReport::default());
+        let mut state = Loop {
+            store,
+            registry,
+            data_dir,
+            config,
+            clients: HashMap::new(),
+            down_since: HashMap::new(),
+            holder: None,
+            passes: 0,
+        };
+        let wake_loop = wake.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                match state.pass().await {
+                    Ok(report) => {
+                        publish.send_replace(report);
+                    }
+                    Err(error) => tracing::warn!(%error, "reconcile pass failed"),
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(state.config.interval) => {}
+                    () = wake_loop.notified() => {}
+                }
+            }
+        });
+        Self {
+            wake,
+            reports,
+            task: Some(task),
+        }
+    }
+
+    /// Runs a pass now (after the one in progress, if any).
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+
+    /// Each pass's report as it finishes.
+    pub fn reports(&self) -> watch::Receiver<PassReport> {
+        self.reports.clone()
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for Enforcer {
+    fn drop(&mut self) {
+        if let Some(task) = &self.task {
+            task.abort();
+        }
+    }
+}
+
+struct Loop {
+    store: PoolStore,
+    registry: Registry,
+    data_dir: PathBuf,
+    config: EnforcerConfig,
+    /// Per host: the spec the client was made for, and the client.
+    clients: HashMap<String, (HostSpec, AgentClient)>,
+    down_since: HashMap<String, i64>,
+    holder: Option<String>,
+    passes: u64,
+}
+
+/// The outcome of one lease request or release.
+enum Sent {
+    Granted(Lease),
+    /// Certainly not granted (not free, invalid): the intent is done.
+    Refused(String),
+    /// No certain answer (timeout, connection): the intent stays and is sent again.
+    Unknown(String),
+    Released,
+    ReleaseFailed(String),
+}
+
+/// Per pool and host: granted, released, failed, last error.
+type Tally = BTreeMap<(String, String), (u32, u32, u32, Option<String>)>;
+
+impl Loop {
+    async fn pass(&mut self) -> Result<PassReport, PoolError> {
+        self.passes += 1;
+        let now = now_ms();
+        let holder = match &self.holder {
+            Some(holder) => holder.clone(),
+            None => {
+                let id = self.store.console_id().await?;
+                self.holder = Some(id.clone());
+                id
+            }
+        };
+        let pools = self.store.list().await?;
+        let specs = self
+            .registry
+            .list()
+            .await
+            .map_err(|error| PoolError::Registry(error.to_string()))?;
+        self.refresh_clients(&specs).await;
+        let catalog = ActiveCatalog::load(&self.data_dir, None)
+            .map(|active| active.catalog)
+            .unwrap_or_else(|_| ebb_cost::Catalog::demo());
+
+        // Observe every host at once.
+        let mut hosts = self.observe(&specs).await;
+        for host in &mut hosts {
+            if host.seen.is_some() {
+                self.down_since.remove(&host.name);
+            } else {
+                let since = *self.down_since.entry(host.name.clone()).or_insert(now);
+                host.down_since_ms = Some(since);
+            }
+        }
+
+        // Requests whose answer never came: the same key again.
+        let mut tally: Tally = BTreeMap::new();
+        let intents = self.store.intents().await?;
+        let reachable: HashMap<&str, usize> = hosts
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| h.seen.is_some())
+            .map(|(i, h)| (h.name.as_str(), i))
+            .collect();
+        let (retry, waiting): (Vec<Pending>, Vec<Pending>) = intents
+            .into_iter()
+            .partition(|intent| reachable.contains_key(intent.host.as_str()));
+        let retried = self.send_creates(&holder, retry).await;
+        let mut pending = waiting;
+        self.settle_creates(retried, &mut hosts, &mut pending, &mut tally)
+            .await?;
+
+        // The lease history follows what the agents report.
+        for host in &hosts {
+            if let Some(seen) = &host.seen {
+                let ours: Vec<&Lease> = seen
+                    .leases
+                    .iter()
+                    .filter(|lease| lease.holder_id == holder)
+                    .collect();
+                self.store.sync_host(&host.name, &ours, now).await?;
+            }
+        }
+        let fences = self.store.fences().await?;
+        for host in &mut hosts {
+            host.lost_fence = fences.get(&host.name).copied();
+        }
+        let known = self.store.known_leases().await?;
+        let targets: Vec<PoolTarget> = pools
+            .iter()
+            .map(|pool| PoolTarget {
+                id: pool.id.clone(),
+                model: pool.model.clone(),
+                regions: pool.regions.clone(),
+                desired: pool.desired,
+                policy: pool.placement,
+                at_unit_end: pool.release_at_unit_end,
+                unit_ms: pool.unit_ms(),
+                prices: pool.hourly_prices(&catalog),
+            })
+            .collect();
+        let grace_ms = i64::try_from(self.config.grace.as_millis()).unwrap_or(i64::MAX);
+        let plan = reconcile::plan(&Input {
+            now_ms: now,
+            holder: &holder,
+            grace_ms,
+            pools: &targets,
+            hosts: &hosts,
+            known: &known,
+            pending: &pending,
+        });
+
+        // Hosts away past the grace period: write their leases off, say so.
+        for (host, fence) in &plan.lose {
+            self.store.set_fence(host, *fence).await?;
+            for pool in &pools {
+                let count = known
+                    .iter()
+                    .filter(|l| &l.host == host && l.pool_id == pool.id)
+                    .count();
+                if count > 0 {
+                    let change = NewActivity {
+                        actor: Actor::Failover,
+                        from: pool.desired,
+                        to: pool.desired,
+                        reason: format!(
+                            "{host} has not answered for {} s: its {count} GPU(s) are written off and replaced elsewhere",
+                            self.config.grace.as_secs()
+                        ),
+                        delta_per_hour_fen: None,
+                        delta_per_month_fen: None,
+                    };
+                    self.store.log(pool, &change).await?;
+                }
+            }
+        }
+        for host in &plan.clear_fence {
+            self.store.clear_fence(host).await?;
+        }
+        let stale: BTreeMap<&str, Vec<&str>> = plan
+            .releases
+            .iter()
+            .filter(|r| r.why == Why::Stale)
+            .fold(BTreeMap::new(), |mut acc, r| {
+                acc.entry(r.pool_id.as_str())
+                    .or_default()
+                    .push(r.host.as_str());
+                acc
+            });
+        for (pool_id, on) in stale {
+            if let Some(pool) = pools.iter().find(|p| p.id == pool_id) {
+                let change = NewActivity {
+                    actor: Actor::Failover,
+                    from: pool.desired,
+                    to: pool.desired,
+                    reason: format!(
+                        "{} is back: releasing its {} stale lease(s), already replaced",
+                        on[0],
+                        on.len()
+                    ),
+                    delta_per_hour_fen: None,
+                    delta_per_month_fen: None,
+                };
+                self.store.log(pool, &change).await?;
+            }
+        }
+
+        // New requests: written down first, then sent.
+        let new: Vec<Pending> = plan
+            .creates
+            .iter()
+            .map(|create| Pending {
+                key: new_key(),
+                pool_id: create.pool_id.clone(),
+                host: create.host.clone(),
+                gpu_uuid: create.gpu_uuid.clone(),
+            })
+            .collect();
+        self.store.add_intents(&new).await?;
+        let (sent, released) = tokio::join!(
+            self.send_creates(&holder, new),
+            self.send_releases(&plan.releases)
+        );
+        let mut still_pending = Vec::new();
+        self.settle_creates(sent, &mut hosts, &mut still_pending, &mut tally)
+            .await?;
+        for (order, outcome) in released {
+            let entry = tally
+                .entry((order.pool_id.clone(), order.host.clone()))
+                .or_default();
+            match outcome {
+                Sent::Released => entry.1 += 1,
+                Sent::ReleaseFailed(error) => {
+                    entry.2 += 1;
+                    entry.3 = Some(error);
+                }
+                _ => {}
+            }
+        }
+
+        // What each pool looks like now, and how its change stands.
+        let open = self.store.open_changes().await?;
+        let mut statuses = Vec::with_capacity(plan.pools.len());
+        let mut all_converged = true;
+        for (status, pool) in plan.pools.iter().zip(&pools) {
+            let mut stored = StoredStatus {
+                actual: status.actual,
+                pending: status.pending,
+                releasing: status.releasing,
+                lost: status.lost,
+                held_to_unit_end: status.held_to_unit_end,
+                next_due_ms: status.next_due_ms,
+                short: status.short,
+                free: status.free.clone(),
+                hosts: status.hosts.clone(),
+                leases: status.leases.clone(),
+                message: None,
+            };
+            let mut results: Vec<HostResult> = Vec::new();
+            for ((pool_id, host), (granted, released, failed, error)) in &tally {
+                if pool_id != &pool.id {
+                    continue;
+                }
+                stored.actual += granted;
+                stored.pending = stored.pending.saturating_sub(granted + failed);
+                if let Some(view) = stored.hosts.iter_mut().find(|h| &h.host == host) {
+                    view.leased += granted;
+                    view.pending = view.pending.saturating_sub(granted + failed);
+                    view.failed = *failed;
+                    view.last_error.clone_from(error);
+                }
+                results.push(HostResult {
+                    host: host.clone(),
+                    granted: *granted,
+                    released: *released,
+                    failed: *failed,
+                    error: error.clone(),
+                });
+            }
+            stored.message = message(pool, &stored);
+            let converged = stored.actual == pool.desired
+                && stored.pending == 0
+                && stored.held_to_unit_end == 0;
+            all_converged &= converged;
+            if let Some(changes) = open.get(&pool.id) {
+                for (index, (id, before)) in changes.iter().enumerate() {
+                    let latest = index + 1 == changes.len();
+                    let merged = if latest {
+                        merge(before, &results)
+                    } else {
+                        before.clone()
+                    };
+                    let outcome = if converged {
+                        Outcome::Done
+                    } else if merged.iter().any(|r| r.failed > 0) || stored.short > 0 {
+                        Outcome::Partial
+                    } else {
+                        Outcome::InProgress
+                    };
+                    if latest || converged {
+                        self.store.update_change(*id, &merged, outcome).await?;
+                    }
+                }
+            }
+            statuses.push((pool.id.clone(), stored));
+        }
+        self.store.write_status(&statuses, now_ms()).await?;
+        Ok(PassReport {
+            number: self.passes,
+            granted: tally.values().map(|t| t.0).sum(),
+            released: tally.values().map(|t| t.1).sum(),
+            failed: tally.values().map(|t| t.2).sum(),
+            converged: all_converged && still_pending.is_empty(),
+        })
+    }
+
+    async fn refresh_clients(&mut self, specs: &[HostSpec]) {
+        self.clients
+            .retain(|name, _| specs.iter().any(|s| &s.name == name));
+        for spec in specs {
+            if self
+                .clients
+                .get(&spec.name)
+                .is_some_and(|(had, _)| had == spec)
+            {
+                continue;
+            }
+            let token = self.registry.token(spec).await.unwrap_or(None);
+            let access = AgentAccess {
+                url: spec.url.clone(),
+                token,
+                fingerprint: spec.fingerprint.clone(),
+            };
+            match AgentClient::with_access(&access, self.config.client) {
+                Ok(client) => {
+                    self.clients
+                        .insert(spec.name.clone(), (spec.clone(), client));
+                }
+                Err(error) => tracing::warn!(host = %spec.name, %error, "cannot make a client"),
+            }
+        }
+    }
+
+    async fn observe(&self, specs: &[HostSpec]) -> Vec<HostObs> {
+        let limit = Arc::new(Semaphore::new(self.config.concurrency));
+        let mut tasks = JoinSet::new();
+        for (index, spec) in specs.iter().enumerate() {
+            let Some((_, client)) = self.clients.get(&spec.name) else {
+                continue;
+            };
+            let client = client.clone();
+            let limit = limit.clone();
+            tasks.spawn(async move {
+                let _permit = limit.acquire_owned().await;
+                let (gpus, leases) = tokio::join!(client.gpus(), client.leases());
+                (index, gpus.and_then(|g| leases.map(|l| (g, l))))
+            });
+        }
+        let mut seen: HashMap<usize, Seen> = HashMap::new();
+        while let Some(joined) = tasks.join_next().await {
+            if let Ok((index, Ok((gpus, leases)))) = joined {
+                seen.insert(
+                    index,
+                    Seen {
+                        gpus: gpus.gpus,
+                        leases: leases.leases,
+                    },
+                );
+            }
+        }
+        specs
+            .iter()
+            .enumerate()
+            .map(|(index, spec)| HostObs {
+                name: spec.name.clone(),
+                region: spec.region.clone(),
+                seen: seen.remove(&index),
+                down_since_ms: None,
+                lost_fence: None,
+            })
+            .collect()
+    }
+
+    async fn send_creates(&self, holder: &str, intents: Vec<Pending>) -> Vec<(Pending, Sent)> {
+        let limit = Arc::new(Semaphore::new(self.config.concurrency));
+        let mut tasks = JoinSet::new();
+        for intent in intents {
+            let Some((_, client)) = self.clients.get(&intent.host) else {
+                continue;
+            };
+            let client = client.clone();
+            let limit = limit.clone();
+            let request = LeaseRequest {
+                pool_id: intent.pool_id.clone(),
+                holder_id: holder.to_string(),
+                count: None,
+                gpu_uuids: Some(vec![intent.gpu_uuid.clone()]),
+                command: None,
+                load_profile: None,
+            };
+            tasks.spawn(async move {
+                let _permit = limit.acquire_owned().await;
+                let outcome = match client.create_lease(&intent.key, &request).await {
+                    Ok((_, lease)) => Sent::Granted(lease),
+                    Err(error @ AgentError::Api { status, .. }) if (400..500).contains(&status) => {
+                        Sent::Refused(error.to_string())
+                    }
+                    Err(error) => Sent::Unknown(error.to_string()),
+                };
+                (intent, outcome)
+            });
+        }
+        let mut out = Vec::new();
+        while let Some(joined) = tasks.join_next().await {
+            if let Ok(done) = joined {
+                out.push(done);
+            }
+        }
+        out
+    }
+
+    async fn send_releases(
+        &self,
+        orders: &[reconcile::ReleaseOrder],
+    ) -> Vec<(reconcile::ReleaseOrder, Sent)> {
+        let limit = Arc::new(Semaphore::new(self.config.concurrency));
+        let mut tasks = JoinSet::new();
+        for order in orders {
+            let Some((_, client)) = self.clients.get(&order.host) else {
+                continue;
+            };
+            let client = client.clone();
+            let limit = limit.clone();
+            let order = order.clone();
+            tasks.spawn(async move {
+                let _permit = limit.acquire_owned().await;
+                let outcome = match client.release_lease(&order.lease_id).await {
+                    Ok(_) => Sent::Released,
+                    Err(error) => Sent::ReleaseFailed(error.to_string()),
+                };
+                (order, outcome)
+            });
+        }
+        let mut out = Vec::new();
+        while let Some(joined) = tasks.join_next().await {
+            if let Ok(done) = joined {
+                out.push(done);
+            }
+        }
+        out
+    }
+
+    /// Records answers: a grant or a certain refusal ends its intent (one transaction for
+    /// all); an uncertain one stays pending.
+    async fn settle_creates(
+        &self,
+        sent: Vec<(Pending, Sent)>,
+        hosts: &mut [HostObs],
+        pending: &mut Vec<Pending>,
+        tally: &mut Tally,
+    ) -> Result<(), PoolError> {
+        let mut settled: Vec<(String, Option<(String, Lease)>)> = Vec::new();
+        for (intent, outcome) in sent {
+            let entry = tally
+                .entry((intent.pool_id.clone(), intent.host.clone()))
+                .or_default();
+            match outcome {
+                Sent::Granted(lease) => {
+                    entry.0 += 1;
+                    if let Some(host) = hosts.iter_mut().find(|h| h.name == intent.host)
+                        && let Some(seen) = &mut host.seen
+                        && !seen.leases.iter().any(|l| l.id == lease.id)
+                    {
+                        seen.leases.push(lease.clone());
+                    }
+                    settled.push((intent.key, Some((intent.host, lease))));
+                }
+                Sent::Refused(error) => {
+                    entry.2 += 1;
+                    entry.3 = Some(error);
+                    settled.push((intent.key, None));
+                }
+                Sent::Unknown(error) => {
+                    entry.2 += 1;
+                    entry.3 = Some(error);
+                    pending.push(intent);
+                }
+                Sent::Released | Sent::ReleaseFailed(_) => {}
+            }
+        }
+        self.store.resolve_intents(&settled).await
+    }
+}
+
+/// Adds this pass's per-host results to a change's.
+fn merge(before: &[HostResult], now: &[HostResult]) -> Vec<HostResult> {
+    let mut merged: Vec<HostResult> = before.to_vec();
+    for result in now {
+        match merged.iter_mut().find(|r| r.host == result.host) {
+            Some(had) => {
+                had.granted += result.granted;
+                had.released += result.released;
+                had.failed += result.failed;
+                if result.error.is_some() {
+                    had.error.clone_from(&result.error);
+                }
+            }
+            None => merged.push(result.clone()),
+        }
+    }
+    merged
+}
+
+/// Why a pool is not where it should be, in words.
+fn message(pool: &Pool, status: &StoredStatus) -> Option<String> {
+    let mut parts = Vec::new();
+    if status.short > 0 {
+        parts.push(format!(
+            "{} more {} wanted than are free in {}",
+            status.short,
+            pool.model,
+            pool.regions.join(", ")
+        ));
+    }
+    for host in status.hosts.iter().filter(|h| h.failed > 0) {
+        if let Some(error) = &host.last_error {
+            parts.push(format!("{}: {error}", host.host));
+        }
+    }
+    if status.lost > 0 {
+        parts.push(format!(
+            "{} GPU(s) on unreachable hosts written off and being replaced",
+            status.lost
+        ));
+    }
+    if status.held_to_unit_end > 0 {
+        parts.push(format!(
+            "{} GPU(s) kept until their paid unit ends",
+            status.held_to_unit_end
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+fn new_key() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        bytes[..8].copy_from_slice(&now_ms().to_le_bytes());
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
