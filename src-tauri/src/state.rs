@@ -64,6 +64,7 @@ impl AppState {
                 };
                 console.upsert_host(&spec, None).await?;
             }
+            seed_demo_pool(&console).await;
             Some(fleet)
         } else {
             None
@@ -113,10 +114,34 @@ impl AppState {
     }
 }
 
-/// A few hosts over three regions and four models, tides fast enough to watch.
+/// The demo's pool, made on the first start: A100s over the two regions that have them.
+async fn seed_demo_pool(console: &Console) {
+    if console.list_pools().await.is_ok_and(|pools| !pools.is_empty()) {
+        return;
+    }
+    let input = ebb_wire::pools::PoolInput {
+        name: "inference".into(),
+        model: "A100".into(),
+        regions: vec!["cn-east".into(), "cn-south".into()],
+        min: 0,
+        max: 8,
+        base_gpus: 2,
+        term: "month".into(),
+        overlay: "hour".into(),
+        placement: ebb_wire::pools::PlacementPolicy::Pack,
+        interruptible: false,
+        release_at_unit_end: false,
+    };
+    if let Err(error) = console.create_pool(&input).await {
+        tracing::warn!(%error, "cannot create the demo pool");
+    }
+}
+
+/// Hosts over three regions and four models (A100s in cn-east and cn-south), tides fast
+/// enough to watch.
 fn demo_fleet() -> FleetConfig {
     FleetConfig {
-        hosts: 4,
+        hosts: 8,
         gpus_per_host: 4,
         profile: LoadProfile::Tidal { period_s: 45.0 },
         ..FleetConfig::default()
