@@ -116,7 +116,11 @@ impl AppState {
 
 /// The demo's pool, made on the first start: A100s over the two regions that have them.
 async fn seed_demo_pool(console: &Console) {
-    if console.list_pools().await.is_ok_and(|pools| !pools.is_empty()) {
+    if console
+        .list_pools()
+        .await
+        .is_ok_and(|pools| !pools.is_empty())
+    {
         return;
     }
     let input = ebb_wire::pools::PoolInput {

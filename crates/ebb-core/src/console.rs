@@ -447,7 +447,7 @@ async fn write_health(db: &ConsoleDb, hosts: &[HostStatus]) -> Result<(), sqlx::
         .duration_since(std::time::UNIX_EPOCH)
         .map(|elapsed| elapsed.as_millis() as i64)
         .unwrap_or(0);
-    let mut tx = db.pool().begin().await?;
+    let mut tx = db.pool().begin_with("BEGIN IMMEDIATE").await?;
     for host in hosts {
         sqlx::query(
             "INSERT INTO host_health (name, health, reason, gpu_count, models, mean_util_pct, checked_at_ms)

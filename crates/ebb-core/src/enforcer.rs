@@ -168,6 +168,9 @@ impl Loop {
                 id
             }
         };
+        // Changes first, then pools: a change seen here is already in the pools read next,
+        // so a pass never calls a change done on the strength of an older desired count.
+        let open = self.store.open_changes().await?;
         let pools = self.store.list().await?;
         let specs = self
             .registry
@@ -336,7 +339,6 @@ impl Loop {
         }
 
         // What each pool looks like now, and how its change stands.
-        let open = self.store.open_changes().await?;
         let mut statuses = Vec::with_capacity(plan.pools.len());
         let mut all_converged = true;
         for (status, pool) in plan.pools.iter().zip(&pools) {
@@ -373,6 +375,24 @@ impl Loop {
                     failed: *failed,
                     error: error.clone(),
                 });
+            }
+            // Leases granted this pass, shown at once.
+            for host in &hosts {
+                let Some(seen) = &host.seen else { continue };
+                for lease in &seen.leases {
+                    if lease.holder_id == holder
+                        && lease.pool_id == pool.id
+                        && lease.state == ebb_wire::agent::LeaseState::Active
+                        && !stored.leases.iter().any(|shown| shown.lease_id == lease.id)
+                    {
+                        stored.leases.push(reconcile::lease_view(
+                            lease,
+                            host,
+                            &HashMap::new(),
+                            "active",
+                        ));
+                    }
+                }
             }
             stored.message = message(pool, &stored);
             let converged = stored.actual == pool.desired

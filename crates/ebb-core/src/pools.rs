@@ -511,7 +511,7 @@ impl PoolStore {
     /// Deletes a pool; the enforcer releases what it still holds.
     pub async fn delete(&self, name: &str) -> Result<Pool, PoolError> {
         let pool = self.get(name).await?;
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
         sqlx::query("DELETE FROM pools WHERE id = ?")
             .bind(&pool.id)
             .execute(&mut *tx)
@@ -563,7 +563,7 @@ impl PoolStore {
             ));
         }
         let now = now_ms();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
         sqlx::query("UPDATE pools SET desired = ?, updated_at_ms = ? WHERE id = ?")
             .bind(i64::from(to))
             .bind(now)
@@ -585,7 +585,7 @@ impl PoolStore {
 
     /// Logs a change the enforcer made on its own (failover, stale or orphan releases).
     pub async fn log(&self, pool: &Pool, change: &NewActivity) -> Result<i64, PoolError> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
         let id = insert_activity(&mut tx, pool, change, now_ms()).await?;
         tx.commit().await?;
         Ok(id)
@@ -674,7 +674,7 @@ impl PoolStore {
     /// Writes lease requests before they are sent (one transaction).
     pub async fn add_intents(&self, intents: &[Pending]) -> Result<(), PoolError> {
         let now = now_ms();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
         for intent in intents {
             sqlx::query(
                 "INSERT OR IGNORE INTO lease_intents (key, pool_id, host, gpu_uuid, created_at_ms) VALUES (?, ?, ?, ?, ?)",
@@ -717,7 +717,7 @@ impl PoolStore {
         if settled.is_empty() {
             return Ok(());
         }
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
         for (key, granted) in settled {
             if let Some((host, lease)) = granted {
                 upsert_lease(&mut tx, host, lease).await?;
@@ -734,7 +734,7 @@ impl PoolStore {
     /// Brings the lease history of `host` in line with what its agent reported: our leases
     /// there are recorded, and a recorded one it no longer holds is ended.
     pub async fn sync_host(&self, host: &str, ours: &[&Lease], now: i64) -> Result<(), PoolError> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
         for lease in ours {
             upsert_lease(&mut tx, host, lease).await?;
         }
@@ -842,7 +842,7 @@ impl PoolStore {
         statuses: &[(String, StoredStatus)],
         now: i64,
     ) -> Result<(), PoolError> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
         for (pool_id, status) in statuses {
             sqlx::query("INSERT INTO pool_status (pool_id, status, checked_at_ms) VALUES (?, ?, ?) ON CONFLICT (pool_id) DO UPDATE SET status = excluded.status, checked_at_ms = excluded.checked_at_ms")
                 .bind(pool_id)

@@ -479,7 +479,7 @@ fn host_view<'v>(
     })
 }
 
-fn lease_view(
+pub(crate) fn lease_view(
     lease: &Lease,
     host: &HostObs,
     util: &HashMap<&str, f32>,

@@ -293,7 +293,7 @@ impl Registry {
             has_token: token.is_some(),
             ..spec.clone()
         })?;
-        let mut tx = self.db.pool().begin().await?;
+        let mut tx = self.db.pool().begin_with("BEGIN IMMEDIATE").await?;
         let exists: Option<String> = sqlx::query_scalar("SELECT name FROM hosts WHERE name = ?")
             .bind(&spec.name)
             .fetch_optional(&mut *tx)
@@ -346,7 +346,7 @@ impl Registry {
                 "a host cannot be renamed; remove it and add it again",
             ));
         }
-        let mut tx = self.db.pool().begin().await?;
+        let mut tx = self.db.pool().begin_with("BEGIN IMMEDIATE").await?;
         let updated = sqlx::query(
             "UPDATE hosts SET url = ?, region = ?, labels = ?, fingerprint = ?, has_token = ?, updated_at_ms = ? WHERE name = ?",
         )
@@ -380,7 +380,7 @@ impl Registry {
 
     /// Removes a host and its token.
     pub async fn remove(&self, name: &str) -> Result<(), RegistryError> {
-        let mut tx = self.db.pool().begin().await?;
+        let mut tx = self.db.pool().begin_with("BEGIN IMMEDIATE").await?;
         let current = self.get(name).await?;
         sqlx::query("DELETE FROM hosts WHERE name = ?")
             .bind(name)

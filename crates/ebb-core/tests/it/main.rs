@@ -4,4 +4,5 @@ mod charts;
 mod collect;
 mod downsample;
 mod metrics_store;
+mod pools;
 mod registry;
