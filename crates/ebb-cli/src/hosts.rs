@@ -232,6 +232,7 @@ pub async fn daemon(data_dir: &Path, store: TokenStore) -> anyhow::Result<()> {
             token_store: store,
             // No window draws live charts here.
             history_points: 1,
+            enforcer: crate::pools::enforcer_config()?,
             ..ConsoleOptions::new(data_dir)
         })
         .await?;

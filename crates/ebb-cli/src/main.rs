@@ -3,6 +3,7 @@
 mod costs;
 mod hosts;
 mod metrics;
+mod pools;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -59,8 +60,21 @@ enum Command {
     /// The host registry: add, list (with health), test, remove.
     #[command(subcommand)]
     Hosts(hosts::HostsCommand),
-    /// Collect from every registered host without a window, until stopped.
+    /// Collect from every registered host and enforce every pool without a window, until
+    /// stopped.
     Daemon,
+    /// Pools: create, list, show, scale (the slider on the command line), delete.
+    #[command(subcommand)]
+    Pool(pools::PoolCommand),
+    /// Every change to the pools and why, newest first.
+    Activity {
+        /// Only this pool's.
+        #[arg(long)]
+        pool: Option<String>,
+        /// At most this many entries.
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+    },
     /// A host's stored readings over a past window (what `ebb daemon` or the app collected).
     Metrics {
         /// The host's registered name.
@@ -185,6 +199,19 @@ async fn main() -> anyhow::Result<()> {
             hosts::run(command.clone(), &data_dir()?, cli.token_store, cli.json).await?;
         }
         Command::Daemon => hosts::daemon(&data_dir()?, cli.token_store).await?,
+        Command::Pool(command) => {
+            pools::run(command.clone(), &data_dir()?, cli.token_store, cli.json).await?;
+        }
+        Command::Activity { pool, limit } => {
+            pools::activity(
+                &data_dir()?,
+                cli.token_store,
+                pool.as_deref(),
+                (*limit).clamp(1, 10_000),
+                cli.json,
+            )
+            .await?;
+        }
         Command::Metrics {
             name,
             gpu,

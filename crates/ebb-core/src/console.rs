@@ -53,6 +53,8 @@ pub struct ConsoleOptions {
     pub history_points: usize,
     /// The reconcile loop, run by the collecting process.
     pub enforcer: EnforcerConfig,
+    /// Never collect or enforce, even when no other process does (read-only commands).
+    pub viewer_only: bool,
 }
 
 impl ConsoleOptions {
@@ -63,6 +65,7 @@ impl ConsoleOptions {
             collector: CollectorConfig::default(),
             history_points: 120,
             enforcer: EnforcerConfig::default(),
+            viewer_only: false,
         }
     }
 }
@@ -118,8 +121,12 @@ impl Console {
             TokenStore::Memory => Arc::new(crate::vault::MemoryVault::default()),
         };
         let registry = Registry::new(db.clone(), vault);
-        let lock = try_lock(&data_dir.join("collector.lock"))
-            .map_err(|error| dir_error(error.to_string()))?;
+        let lock = if options.viewer_only {
+            None
+        } else {
+            try_lock(&data_dir.join("collector.lock"))
+                .map_err(|error| dir_error(error.to_string()))?
+        };
         let history = Arc::new(RwLock::new(UtilHistory::new(options.history_points)));
         let metrics =
             MetricsStore::open(&data_dir.join("metrics.db"), RetentionConfig::default()).await?;

@@ -3,11 +3,13 @@
 //! `console.db`; the enforcer (in whichever process collects) carries them out.
 
 use crate::catalog_store::ActiveCatalog;
+use crate::client::ClientConfig;
 use crate::console::{Console, Role, read_snapshot};
-use crate::enforcer::PassReport;
+use crate::enforcer::{Clients, PassReport};
 use crate::pools::{
     self, HostFacts, NewActivity, Pool, PoolError, PoolStore, StoredStatus, now_ms,
 };
+use crate::reconcile::{self, HostObs};
 use ebb_cost::Catalog;
 use ebb_wire::pools::{
     ActivityEntry, Actor, PoolInput, PoolOptions, PoolPhase, PoolView, RegionOffer, ScalePreview,
@@ -43,16 +45,86 @@ impl Console {
             .unwrap_or_else(|_| Catalog::demo())
     }
 
+    /// Hosts with the GPU models they reported; a host never polled is asked now.
     async fn host_facts(&self) -> Result<Vec<HostFacts>, PoolError> {
         let hosts = read_snapshot(self.registry().db()).await?;
-        Ok(hosts
+        let mut facts: Vec<HostFacts> = hosts
             .into_iter()
             .map(|host| HostFacts {
                 name: host.name,
                 region: host.region,
                 models: host.models,
             })
-            .collect())
+            .collect();
+        if facts.iter().any(|host| host.models.is_empty()) {
+            let specs = self.registry_specs().await?;
+            let unpolled: Vec<_> = specs
+                .into_iter()
+                .filter(|spec| {
+                    facts
+                        .iter()
+                        .any(|f| f.name == spec.name && f.models.is_empty())
+                })
+                .collect();
+            for host in self.observe_now(&unpolled).await {
+                if let (Some(seen), Some(fact)) =
+                    (&host.seen, facts.iter_mut().find(|f| f.name == host.name))
+                {
+                    let mut models: Vec<String> =
+                        seen.gpus.iter().map(|g| g.model.clone()).collect();
+                    models.sort();
+                    models.dedup();
+                    fact.models = models;
+                }
+            }
+        }
+        Ok(facts)
+    }
+
+    async fn registry_specs(&self) -> Result<Vec<crate::registry::HostSpec>, PoolError> {
+        self.registry()
+            .list()
+            .await
+            .map_err(|error| PoolError::Registry(error.to_string()))
+    }
+
+    /// Asks these hosts for their GPUs and leases now (short timeouts, all at once).
+    async fn observe_now(&self, specs: &[crate::registry::HostSpec]) -> Vec<HostObs> {
+        let mut clients = Clients::new(ClientConfig {
+            connect_timeout: Duration::from_millis(500),
+            request_timeout: Duration::from_millis(1500),
+        });
+        clients.refresh(self.registry(), specs).await;
+        clients.observe(specs, 64).await
+    }
+
+    /// The pool as its agents show it right now, planned as the enforcer would.
+    async fn live_status(&self, pool: &Pool) -> Result<StoredStatus, PoolError> {
+        let specs = self.registry_specs().await?;
+        let mut hosts = self.observe_now(&specs).await;
+        let fences = self.pools.fences().await?;
+        for host in &mut hosts {
+            host.lost_fence = fences.get(&host.name).copied();
+        }
+        let known = self.pools.known_leases().await?;
+        let pending = self.pools.intents().await?;
+        let holder = self.pools.console_id().await?;
+        let targets = [crate::enforcer::target(pool, &self.catalog())];
+        let plan = reconcile::plan(&reconcile::Input {
+            now_ms: now_ms(),
+            holder: &holder,
+            // A preview writes nothing off.
+            grace_ms: i64::MAX,
+            pools: &targets,
+            hosts: &hosts,
+            known: &known,
+            pending: &pending,
+        });
+        Ok(plan
+            .pools
+            .first()
+            .map(crate::enforcer::stored_status)
+            .unwrap_or_default())
     }
 
     pub async fn create_pool(&self, input: &PoolInput) -> Result<PoolView, PoolError> {
@@ -129,12 +201,11 @@ impl Console {
     pub async fn preview_scale(&self, name: &str, to: u32) -> Result<ScalePreview, PoolError> {
         let pool = self.pools.get(name).await?;
         check_range(&pool, to)?;
-        let status = self
-            .pools
-            .read_status(&pool.id)
-            .await?
-            .map(|(status, _)| status)
-            .unwrap_or_else(StoredStatus::default);
+        // The enforcer's last look when it is recent, else the agents asked now.
+        let status = match self.pools.read_status(&pool.id).await? {
+            Some((status, at)) if now_ms() - at <= PREVIEW_FRESH_MS => status,
+            _ => self.live_status(&pool).await?,
+        };
         let confirm = self.pools.confirm_policy().await?;
         Ok(pools::scale_preview(
             &pool,
@@ -275,3 +346,6 @@ fn check_range(pool: &Pool, to: u32) -> Result<(), PoolError> {
     }
     Ok(())
 }
+
+/// A preview uses the enforcer's last look when it is at most this old.
+const PREVIEW_FRESH_MS: i64 = 3_000;

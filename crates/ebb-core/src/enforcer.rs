@@ -77,7 +77,7 @@ impl Enforcer {
             registry,
             data_dir,
             config,
-            clients: HashMap::new(),
+            clients: Clients::new(config.client),
             down_since: HashMap::new(),
             holder: None,
             passes: 0,
@@ -130,13 +130,95 @@ impl Drop for Enforcer {
     }
 }
 
+/// A client per registered host, remade when its spec changes.
+#[derive(Debug)]
+pub(crate) struct Clients {
+    map: HashMap<String, (HostSpec, AgentClient)>,
+    config: ClientConfig,
+}
+
+impl Clients {
+    pub(crate) fn new(config: ClientConfig) -> Self {
+        Self {
+            map: HashMap::new(),
+            config,
+        }
+    }
+
+    fn get(&self, host: &str) -> Option<&AgentClient> {
+        self.map.get(host).map(|(_, client)| client)
+    }
+
+    pub(crate) async fn refresh(&mut self, registry: &Registry, specs: &[HostSpec]) {
+        self.map
+            .retain(|name, _| specs.iter().any(|s| &s.name == name));
+        for spec in specs {
+            if self.map.get(&spec.name).is_some_and(|(had, _)| had == spec) {
+                continue;
+            }
+            let token = registry.token(spec).await.unwrap_or(None);
+            let access = AgentAccess {
+                url: spec.url.clone(),
+                token,
+                fingerprint: spec.fingerprint.clone(),
+            };
+            match AgentClient::with_access(&access, self.config) {
+                Ok(client) => {
+                    self.map.insert(spec.name.clone(), (spec.clone(), client));
+                }
+                Err(error) => tracing::warn!(host = %spec.name, %error, "cannot make a client"),
+            }
+        }
+    }
+
+    /// Every host's GPUs and leases at once; a host that fails either call is unseen.
+    pub(crate) async fn observe(&self, specs: &[HostSpec], concurrency: usize) -> Vec<HostObs> {
+        let limit = Arc::new(Semaphore::new(concurrency));
+        let mut tasks = JoinSet::new();
+        for (index, spec) in specs.iter().enumerate() {
+            let Some((_, client)) = self.map.get(&spec.name) else {
+                continue;
+            };
+            let client = client.clone();
+            let limit = limit.clone();
+            tasks.spawn(async move {
+                let _permit = limit.acquire_owned().await;
+                let (gpus, leases) = tokio::join!(client.gpus(), client.leases());
+                (index, gpus.and_then(|g| leases.map(|l| (g, l))))
+            });
+        }
+        let mut seen: HashMap<usize, Seen> = HashMap::new();
+        while let Some(joined) = tasks.join_next().await {
+            if let Ok((index, Ok((gpus, leases)))) = joined {
+                seen.insert(
+                    index,
+                    Seen {
+                        gpus: gpus.gpus,
+                        leases: leases.leases,
+                    },
+                );
+            }
+        }
+        specs
+            .iter()
+            .enumerate()
+            .map(|(index, spec)| HostObs {
+                name: spec.name.clone(),
+                region: spec.region.clone(),
+                seen: seen.remove(&index),
+                down_since_ms: None,
+                lost_fence: None,
+            })
+            .collect()
+    }
+}
+
 struct Loop {
     store: PoolStore,
     registry: Registry,
     data_dir: PathBuf,
     config: EnforcerConfig,
-    /// Per host: the spec the client was made for, and the client.
-    clients: HashMap<String, (HostSpec, AgentClient)>,
+    clients: Clients,
     down_since: HashMap<String, i64>,
     holder: Option<String>,
     passes: u64,
@@ -177,13 +259,13 @@ impl Loop {
             .list()
             .await
             .map_err(|error| PoolError::Registry(error.to_string()))?;
-        self.refresh_clients(&specs).await;
+        self.clients.refresh(&self.registry, &specs).await;
         let catalog = ActiveCatalog::load(&self.data_dir, None)
             .map(|active| active.catalog)
             .unwrap_or_else(|_| ebb_cost::Catalog::demo());
 
         // Observe every host at once.
-        let mut hosts = self.observe(&specs).await;
+        let mut hosts = self.clients.observe(&specs, self.config.concurrency).await;
         for host in &mut hosts {
             if host.seen.is_some() {
                 self.down_since.remove(&host.name);
@@ -226,19 +308,7 @@ impl Loop {
             host.lost_fence = fences.get(&host.name).copied();
         }
         let known = self.store.known_leases().await?;
-        let targets: Vec<PoolTarget> = pools
-            .iter()
-            .map(|pool| PoolTarget {
-                id: pool.id.clone(),
-                model: pool.model.clone(),
-                regions: pool.regions.clone(),
-                desired: pool.desired,
-                policy: pool.placement,
-                at_unit_end: pool.release_at_unit_end,
-                unit_ms: pool.unit_ms(),
-                prices: pool.hourly_prices(&catalog),
-            })
-            .collect();
+        let targets: Vec<PoolTarget> = pools.iter().map(|pool| target(pool, &catalog)).collect();
         let grace_ms = i64::try_from(self.config.grace.as_millis()).unwrap_or(i64::MAX);
         let plan = reconcile::plan(&Input {
             now_ms: now,
@@ -342,19 +412,7 @@ impl Loop {
         let mut statuses = Vec::with_capacity(plan.pools.len());
         let mut all_converged = true;
         for (status, pool) in plan.pools.iter().zip(&pools) {
-            let mut stored = StoredStatus {
-                actual: status.actual,
-                pending: status.pending,
-                releasing: status.releasing,
-                lost: status.lost,
-                held_to_unit_end: status.held_to_unit_end,
-                next_due_ms: status.next_due_ms,
-                short: status.short,
-                free: status.free.clone(),
-                hosts: status.hosts.clone(),
-                leases: status.leases.clone(),
-                message: None,
-            };
+            let mut stored = stored_status(status);
             let mut results: Vec<HostResult> = Vec::new();
             for ((pool_id, host), (granted, released, failed, error)) in &tally {
                 if pool_id != &pool.id {
@@ -431,78 +489,11 @@ impl Loop {
         })
     }
 
-    async fn refresh_clients(&mut self, specs: &[HostSpec]) {
-        self.clients
-            .retain(|name, _| specs.iter().any(|s| &s.name == name));
-        for spec in specs {
-            if self
-                .clients
-                .get(&spec.name)
-                .is_some_and(|(had, _)| had == spec)
-            {
-                continue;
-            }
-            let token = self.registry.token(spec).await.unwrap_or(None);
-            let access = AgentAccess {
-                url: spec.url.clone(),
-                token,
-                fingerprint: spec.fingerprint.clone(),
-            };
-            match AgentClient::with_access(&access, self.config.client) {
-                Ok(client) => {
-                    self.clients
-                        .insert(spec.name.clone(), (spec.clone(), client));
-                }
-                Err(error) => tracing::warn!(host = %spec.name, %error, "cannot make a client"),
-            }
-        }
-    }
-
-    async fn observe(&self, specs: &[HostSpec]) -> Vec<HostObs> {
-        let limit = Arc::new(Semaphore::new(self.config.concurrency));
-        let mut tasks = JoinSet::new();
-        for (index, spec) in specs.iter().enumerate() {
-            let Some((_, client)) = self.clients.get(&spec.name) else {
-                continue;
-            };
-            let client = client.clone();
-            let limit = limit.clone();
-            tasks.spawn(async move {
-                let _permit = limit.acquire_owned().await;
-                let (gpus, leases) = tokio::join!(client.gpus(), client.leases());
-                (index, gpus.and_then(|g| leases.map(|l| (g, l))))
-            });
-        }
-        let mut seen: HashMap<usize, Seen> = HashMap::new();
-        while let Some(joined) = tasks.join_next().await {
-            if let Ok((index, Ok((gpus, leases)))) = joined {
-                seen.insert(
-                    index,
-                    Seen {
-                        gpus: gpus.gpus,
-                        leases: leases.leases,
-                    },
-                );
-            }
-        }
-        specs
-            .iter()
-            .enumerate()
-            .map(|(index, spec)| HostObs {
-                name: spec.name.clone(),
-                region: spec.region.clone(),
-                seen: seen.remove(&index),
-                down_since_ms: None,
-                lost_fence: None,
-            })
-            .collect()
-    }
-
     async fn send_creates(&self, holder: &str, intents: Vec<Pending>) -> Vec<(Pending, Sent)> {
         let limit = Arc::new(Semaphore::new(self.config.concurrency));
         let mut tasks = JoinSet::new();
         for intent in intents {
-            let Some((_, client)) = self.clients.get(&intent.host) else {
+            let Some(client) = self.clients.get(&intent.host) else {
                 continue;
             };
             let client = client.clone();
@@ -543,7 +534,7 @@ impl Loop {
         let limit = Arc::new(Semaphore::new(self.config.concurrency));
         let mut tasks = JoinSet::new();
         for order in orders {
-            let Some((_, client)) = self.clients.get(&order.host) else {
+            let Some(client) = self.clients.get(&order.host) else {
                 continue;
             };
             let client = client.clone();
@@ -606,6 +597,37 @@ impl Loop {
             }
         }
         self.store.resolve_intents(&settled).await
+    }
+}
+
+/// What the planner found of one pool, as kept for every process.
+pub(crate) fn stored_status(status: &reconcile::PoolStatus) -> StoredStatus {
+    StoredStatus {
+        actual: status.actual,
+        pending: status.pending,
+        releasing: status.releasing,
+        lost: status.lost,
+        held_to_unit_end: status.held_to_unit_end,
+        next_due_ms: status.next_due_ms,
+        short: status.short,
+        free: status.free.clone(),
+        hosts: status.hosts.clone(),
+        leases: status.leases.clone(),
+        message: None,
+    }
+}
+
+/// The planner's view of a pool.
+pub(crate) fn target(pool: &Pool, catalog: &ebb_cost::Catalog) -> PoolTarget {
+    PoolTarget {
+        id: pool.id.clone(),
+        model: pool.model.clone(),
+        regions: pool.regions.clone(),
+        desired: pool.desired,
+        policy: pool.placement,
+        at_unit_end: pool.release_at_unit_end,
+        unit_ms: pool.unit_ms(),
+        prices: pool.hourly_prices(catalog),
     }
 }
 

@@ -982,6 +982,19 @@ pub fn utc_month(now_ms: i64) -> (String, i64, i64) {
     (format!("{year:04}-{month:02}"), start, end)
 }
 
+/// `2026-12-03 06:40:12Z`.
+pub fn utc_time(ms: i64) -> String {
+    let days = ms.div_euclid(86_400_000);
+    let second = ms.rem_euclid(86_400_000) / 1000;
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}Z",
+        second / 3600,
+        second / 60 % 60,
+        second % 60
+    )
+}
+
 // Howard Hinnant's civil-calendar conversions.
 fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;

@@ -1,0 +1,468 @@
+//! `ebb pool ...` and `ebb activity`: pools on the command line. `scale` enforces itself
+//! when no other process does (the app or `ebb daemon`), so the pool really moves.
+
+use clap::Subcommand;
+use ebb_core::console::{Console, ConsoleOptions, TokenStore};
+use ebb_core::enforcer::EnforcerConfig;
+use ebb_wire::pools::{
+    ActivityEntry, Actor, HostMove, Outcome, PlacementPolicy, PoolInput, PoolPhase, PoolView,
+    ScalePreview,
+};
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum PoolCommand {
+    /// Create a pool (it starts at --min).
+    Create {
+        name: String,
+        /// GPU model as the price catalog names it, e.g. A100.
+        #[arg(long)]
+        model: String,
+        /// A region the pool may rent in; repeat for more.
+        #[arg(long = "region", required = true)]
+        regions: Vec<String>,
+        #[arg(long)]
+        min: u32,
+        #[arg(long)]
+        max: u32,
+        /// GPUs on subscription (paid whether held or not).
+        #[arg(long, default_value_t = 0)]
+        base: u32,
+        /// The base's term: month or year.
+        #[arg(long, default_value = "month")]
+        term: String,
+        /// How GPUs above the base are paid: hour, day, week or spot.
+        #[arg(long, default_value = "hour")]
+        overlay: String,
+        /// pack (fill hosts the pool uses) or spread (even over hosts).
+        #[arg(long, default_value = "pack", value_parser = parse_placement)]
+        placement: PlacementPolicy,
+        /// The pool accepts interruptible (spot) GPUs.
+        #[arg(long)]
+        interruptible: bool,
+        /// On scale-in, keep each GPU until its paid unit runs out.
+        #[arg(long)]
+        release_at_unit_end: bool,
+    },
+    /// Every pool: desired, actual, phase, spend.
+    List,
+    /// One pool whole: hosts, leases, spend.
+    Show { name: String },
+    /// Set the pool's GPU count; prints the cost change and where GPUs go first.
+    Scale {
+        name: String,
+        count: u32,
+        /// Wait until the pool holds exactly COUNT (always, when this command enforces).
+        #[arg(long)]
+        wait: bool,
+        /// Go ahead even when the change is above the confirmation threshold.
+        #[arg(long)]
+        yes: bool,
+        /// Give up waiting after this many seconds.
+        #[arg(long, default_value_t = 120)]
+        timeout: u64,
+    },
+    /// Delete a pool; the enforcer releases every GPU it held.
+    Delete { name: String },
+}
+
+fn parse_placement(text: &str) -> Result<PlacementPolicy, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "pack" => Ok(PlacementPolicy::Pack),
+        "spread" => Ok(PlacementPolicy::Spread),
+        other => Err(format!(
+            "unknown placement `{other}`: expected pack or spread"
+        )),
+    }
+}
+
+/// How the enforcer runs in this process, from the environment (tests and operators).
+pub fn enforcer_config() -> anyhow::Result<EnforcerConfig> {
+    let mut config = EnforcerConfig::default();
+    if let Ok(text) = std::env::var("EBB_FAILOVER_GRACE_S") {
+        let seconds: f64 = text.trim().parse().map_err(|_| {
+            anyhow::anyhow!("EBB_FAILOVER_GRACE_S: `{text}` is not a number of seconds")
+        })?;
+        if !(0.0..=86_400.0).contains(&seconds) {
+            anyhow::bail!("EBB_FAILOVER_GRACE_S: {seconds} is not between 0 and 86400");
+        }
+        config.grace = Duration::from_secs_f64(seconds);
+    }
+    if let Ok(text) = std::env::var("EBB_RECONCILE_INTERVAL_MS") {
+        let ms: u64 = text.trim().parse().map_err(|_| {
+            anyhow::anyhow!("EBB_RECONCILE_INTERVAL_MS: `{text}` is not a number of milliseconds")
+        })?;
+        config.interval = Duration::from_millis(ms.clamp(10, 60_000));
+    }
+    Ok(config)
+}
+
+async fn open(data_dir: &Path, store: TokenStore, enforce: bool) -> anyhow::Result<Console> {
+    Ok(Console::open(ConsoleOptions {
+        token_store: store,
+        history_points: 1,
+        viewer_only: !enforce,
+        enforcer: enforcer_config()?,
+        ..ConsoleOptions::new(data_dir)
+    })
+    .await?)
+}
+
+pub async fn run(
+    command: PoolCommand,
+    data_dir: &Path,
+    store: TokenStore,
+    json: bool,
+) -> anyhow::Result<()> {
+    let enforce = matches!(command, PoolCommand::Scale { .. });
+    let console = open(data_dir, store, enforce).await?;
+    let result = run_with(&console, command, json).await;
+    console.shutdown().await;
+    result
+}
+
+async fn run_with(console: &Console, command: PoolCommand, json: bool) -> anyhow::Result<()> {
+    match command {
+        PoolCommand::Create {
+            name,
+            model,
+            regions,
+            min,
+            max,
+            base,
+            term,
+            overlay,
+            placement,
+            interruptible,
+            release_at_unit_end,
+        } => {
+            let input = PoolInput {
+                name,
+                model,
+                regions,
+                min,
+                max,
+                base_gpus: base,
+                term,
+                overlay,
+                placement,
+                interruptible,
+                release_at_unit_end,
+            };
+            let view = console.create_pool(&input).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&view)?);
+            } else {
+                println!(
+                    "created pool {} ({} in {}, {} to {} GPUs, at {})",
+                    view.name,
+                    view.model,
+                    view.regions.join(", "),
+                    view.min,
+                    view.max,
+                    view.desired
+                );
+            }
+        }
+        PoolCommand::List => {
+            let views = console.list_pools().await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&views)?);
+            } else {
+                print!("{}", pool_table(&views));
+            }
+        }
+        PoolCommand::Show { name } => {
+            let view = console.show_pool(&name).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&view)?);
+            } else {
+                print!("{}", pool_detail(&view));
+            }
+        }
+        PoolCommand::Scale {
+            name,
+            count,
+            wait,
+            yes,
+            timeout,
+        } => {
+            let preview = console.preview_scale(&name, count).await?;
+            if preview.needs_confirmation && !yes {
+                anyhow::bail!(
+                    "{}: this change {}; pass --yes to go ahead",
+                    preview_words(&preview),
+                    preview.confirmation_reason.as_deref().unwrap_or("is large")
+                );
+            }
+            let since = ebb_core::pools::now_ms();
+            let entry = console
+                .scale_pool(&name, count, Actor::Operator, "ebb pool scale")
+                .await?;
+            if !json {
+                println!("{}", preview_words(&preview));
+            }
+            let enforcing = console.enforcing();
+            if !(wait || enforcing) {
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&entry)?);
+                } else {
+                    println!(
+                        "desired set to {count}; the Ebb process enforcing this data directory carries it out"
+                    );
+                }
+                return Ok(());
+            }
+            if enforcing && !json {
+                println!(
+                    "no other Ebb process enforces this data directory: enforcing here until done"
+                );
+            }
+            let view = console
+                .wait_converged(&name, since, Duration::from_secs(timeout))
+                .await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&view)?);
+            } else {
+                print!("{}", pool_detail(&view));
+            }
+            if view.phase != PoolPhase::Converged {
+                anyhow::bail!(
+                    "pool {name} holds {} of {count} after {timeout} s: {}",
+                    view.actual,
+                    view.message.as_deref().unwrap_or("still converging")
+                );
+            }
+        }
+        PoolCommand::Delete { name } => {
+            console.delete_pool(&name).await?;
+            if json {
+                println!("{}", serde_json::json!({ "deleted": name }));
+            } else {
+                println!("deleted pool {name}; its GPUs are released by the enforcer");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `ebb activity [--pool NAME]`.
+pub async fn activity(
+    data_dir: &Path,
+    store: TokenStore,
+    pool: Option<&str>,
+    limit: u32,
+    json: bool,
+) -> anyhow::Result<()> {
+    let console = open(data_dir, store, false).await?;
+    let result = console.activity(pool, limit).await;
+    console.shutdown().await;
+    let entries = result?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&entries)?);
+    } else {
+        print!("{}", activity_table(&entries));
+    }
+    Ok(())
+}
+
+fn moves(moves: &[HostMove]) -> String {
+    moves
+        .iter()
+        .map(|m| format!("{} on {}", m.count, m.host))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn money(fen: i64) -> String {
+    ebb_cost::Money::from_fen(fen).to_string()
+}
+
+/// "rent 12: 8 on host-a, 4 on host-c; +¥150.00/h (¥1,200.00/h after)".
+pub fn preview_words(preview: &ScalePreview) -> String {
+    let mut out = format!("{}: {} → {} GPUs", preview.pool, preview.from, preview.to);
+    let rent: u32 = preview.rent.iter().map(|m| m.count).sum();
+    let release: u32 = preview.release.iter().map(|m| m.count).sum();
+    if rent > 0 {
+        let _ = write!(out, "; rent {rent}: {}", moves(&preview.rent));
+    }
+    if release > 0 {
+        let _ = write!(out, "; release {release} from {}", moves(&preview.release));
+    }
+    if preview.held_to_unit_end > 0 {
+        let _ = write!(
+            out,
+            "; {} kept until their paid unit ends",
+            preview.held_to_unit_end
+        );
+    }
+    if preview.short > 0 {
+        let _ = write!(out, "; {} more than are free now", preview.short);
+    }
+    match &preview.cost_problem {
+        Some(problem) => {
+            let _ = write!(out, "; cost unknown: {problem}");
+        }
+        None => {
+            let sign = if preview.delta_per_hour_fen >= 0 {
+                "+"
+            } else {
+                "−"
+            };
+            let _ = write!(
+                out,
+                "; {sign}{}/h ({}/h, {}/month after)",
+                money(preview.delta_per_hour_fen.abs()),
+                money(preview.per_hour_after_fen),
+                money(preview.per_month_after_fen)
+            );
+        }
+    }
+    out
+}
+
+fn phase_word(phase: PoolPhase) -> &'static str {
+    match phase {
+        PoolPhase::Converged => "converged",
+        PoolPhase::ScalingOut => "scaling out",
+        PoolPhase::ScalingIn => "scaling in",
+        PoolPhase::Blocked => "blocked",
+        PoolPhase::NotEnforced => "not enforced",
+    }
+}
+
+fn pool_table(views: &[PoolView]) -> String {
+    if views.is_empty() {
+        return "no pools yet: ebb pool create NAME --model M --region R --min A --max B\n".into();
+    }
+    let mut out = format!(
+        "{:<16} {:<10} {:<22} {:>9} {:>7} {:>6}  {:<12} {:>14}\n",
+        "POOL", "MODEL", "REGIONS", "MIN-MAX", "DESIRED", "ACTUAL", "PHASE", "MONTH-TO-DATE"
+    );
+    for view in views {
+        let _ = writeln!(
+            out,
+            "{:<16} {:<10} {:<22} {:>9} {:>7} {:>6}  {:<12} {:>14}",
+            view.name,
+            view.model,
+            view.regions.join(","),
+            format!("{}-{}", view.min, view.max),
+            view.desired,
+            view.actual,
+            phase_word(view.phase),
+            view.spend
+                .as_ref()
+                .map_or_else(|| "—".into(), |s| money(s.month_to_date_fen))
+        );
+    }
+    out
+}
+
+fn pool_detail(view: &PoolView) -> String {
+    let mut out = format!(
+        "pool {} — {} in {}, {} to {} GPUs ({} base on {}, {} overlay, {:?} placement)\n",
+        view.name,
+        view.model,
+        view.regions.join(", "),
+        view.min,
+        view.max,
+        view.base_gpus,
+        view.term,
+        view.overlay,
+        view.placement
+    );
+    let _ = writeln!(
+        out,
+        "desired {}, actual {}, pending {}, releasing {}, lost {} — {}",
+        view.desired,
+        view.actual,
+        view.pending,
+        view.releasing,
+        view.lost,
+        phase_word(view.phase)
+    );
+    if let Some(message) = &view.message {
+        let _ = writeln!(out, "  {message}");
+    }
+    if let Some(spend) = &view.spend {
+        let _ = writeln!(
+            out,
+            "spend {}: {} to date, {} projected, {}/h now, {:.1} GPU-hours",
+            spend.month,
+            money(spend.month_to_date_fen),
+            money(spend.projected_month_fen),
+            money(spend.run_rate_per_hour_fen),
+            spend.gpu_hours
+        );
+    } else if let Some(problem) = &view.spend_problem {
+        let _ = writeln!(out, "spend unknown: {problem}");
+    }
+    for host in &view.hosts {
+        let _ = writeln!(
+            out,
+            "  {:<16} {:<10} leased {:>3}  pending {:>3}  releasing {:>3}  failed {:>3}{}",
+            host.host,
+            host.region,
+            host.leased,
+            host.pending,
+            host.releasing,
+            host.failed,
+            host.last_error
+                .as_ref()
+                .map_or(String::new(), |e| format!("  ({e})"))
+        );
+    }
+    out
+}
+
+fn activity_table(entries: &[ActivityEntry]) -> String {
+    if entries.is_empty() {
+        return "no activity yet\n".into();
+    }
+    let mut out = String::new();
+    for entry in entries {
+        let actor = match entry.actor {
+            Actor::Operator => "operator",
+            Actor::Failover => "failover",
+            Actor::Rule => "rule",
+            Actor::Enforcer => "enforcer",
+        };
+        let outcome = match entry.outcome {
+            Outcome::InProgress => "in progress",
+            Outcome::Done => "done",
+            Outcome::Partial => "partial",
+            Outcome::Superseded => "superseded",
+        };
+        let delta = entry.delta_per_hour_fen.map_or(String::new(), |d| {
+            format!(" ({}{}/h)", if d >= 0 { "+" } else { "−" }, money(d.abs()))
+        });
+        let _ = writeln!(
+            out,
+            "{} {:<14} {:<9} {:>3} → {:<3} {:<11} {}{delta}",
+            ebb_core::pools::utc_time(entry.at_ms),
+            entry.pool,
+            actor,
+            entry.from,
+            entry.to,
+            outcome,
+            entry.reason
+        );
+        for result in &entry.results {
+            let _ = writeln!(
+                out,
+                "    {:<16} granted {} released {} failed {}{}",
+                result.host,
+                result.granted,
+                result.released,
+                result.failed,
+                result
+                    .error
+                    .as_ref()
+                    .map_or(String::new(), |e| format!(" ({e})"))
+            );
+        }
+    }
+    out
+}
