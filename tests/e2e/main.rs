@@ -1615,3 +1615,368 @@ async fn a_hosts_detail_charts_four_metrics_over_a_chosen_range_and_exports_one(
         std::panic::resume_unwind(panic.into_panic());
     }
 }
+
+/// Presses `key` `times` times on whatever has the focus, as keyboard actions (real key
+/// events: a range input moves one step per press and fires `input` and `change`).
+async fn press(client: &Client, key: Key, times: usize) {
+    use fantoccini::actions::{InputSource, KeyAction, KeyActions};
+    let mut actions = KeyActions::new("keyboard".into());
+    for _ in 0..times {
+        actions = actions
+            .then(KeyAction::Down { value: key.into() })
+            .then(KeyAction::Up { value: key.into() });
+    }
+    client
+        .perform_actions(actions)
+        .await
+        .unwrap_or_else(|error| panic!("cannot press {key:?}: {error}"));
+}
+
+/// Focuses the element at `css` (as Tab would reach it).
+async fn focus(client: &Client, css: &str) {
+    let focused = client
+        .execute(
+            "const el = document.querySelector(arguments[0]); if (!el) return false; el.focus(); return document.activeElement === el;",
+            vec![serde_json::Value::String(css.to_string())],
+        )
+        .await
+        .unwrap();
+    assert_eq!(focused, serde_json::Value::Bool(true), "cannot focus {css}");
+}
+
+/// The `value` property of the form control at `css`.
+async fn value_of(client: &Client, css: &str) -> Option<String> {
+    client
+        .execute(
+            "const el = document.querySelector(arguments[0]); return el ? el.value : null;",
+            vec![serde_json::Value::String(css.to_string())],
+        )
+        .await
+        .ok()?
+        .as_str()
+        .map(str::to_string)
+}
+
+/// The text of `css` once it equals `want`.
+async fn wait_text(client: &Client, what: &str, css: &str, want: &str, timeout: Duration) {
+    let mut last = String::new();
+    let seen = eventually(what, timeout, || async {
+        let text = text_of(client, css).await?;
+        if text.trim() == want {
+            return Some(true);
+        }
+        last = text;
+        None
+    })
+    .await;
+    assert!(seen, "{what}: last saw {last:?}");
+}
+
+/// The preview once it answers for `to`: (cost text, per-hour fen after, plan text).
+async fn preview_for(client: &Client, to: u32) -> (String, i64, String) {
+    eventually(
+        &format!("the preview for {to}"),
+        Duration::from_secs(15),
+        || async {
+            let preview = "[data-testid=\"pool-preview\"]";
+            (attr_of(client, preview, "data-state").await? == "ready").then_some(())?;
+            (attr_of(client, preview, "data-to").await? == to.to_string()).then_some(())?;
+            let cost = text_of(client, "[data-testid=\"pool-preview-cost\"]").await?;
+            let fen = attr_of(
+                client,
+                "[data-testid=\"pool-preview-cost\"]",
+                "data-per-hour-fen",
+            )
+            .await?
+            .parse()
+            .ok()?;
+            let plan = text_of(client, "[data-testid=\"pool-preview-plan\"]").await?;
+            Some((cost, fen, plan))
+        },
+    )
+    .await
+}
+
+async fn lease_rows(client: &Client) -> usize {
+    client
+        .find_all(Locator::Css("[data-testid=\"pool-lease-row\"]"))
+        .await
+        .map(|rows| rows.len())
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
+async fn the_pool_slider_previews_the_cost_then_rents_and_releases() {
+    let data_dir = std::env::temp_dir().join(format!("ebb-e2e-pool-{}", std::process::id()));
+    let driver = Driver::start();
+    let client = open_app(
+        &driver,
+        &[
+            "--demo".as_ref(),
+            "--data-dir".as_ref(),
+            data_dir.as_os_str(),
+        ],
+    )
+    .await;
+
+    let session = client.clone();
+    let outcome = async move {
+        let client = session;
+        let converge = Duration::from_secs(90);
+        click(&client, "#nav-pool").await;
+        eventually("the demo pool", Duration::from_secs(30), || async {
+            let names = attr_of(&client, "#pool-select", "data-names").await?;
+            names.lines().any(|name| name == "inference").then_some(())
+        })
+        .await;
+        select_value(&client, "#pool-select", "inference").await;
+        wait_text(
+            &client,
+            "the pool at 0",
+            "[data-testid=\"pool-desired\"]",
+            "0",
+            Duration::from_secs(10),
+        )
+        .await;
+        wait_text(
+            &client,
+            "no GPU held",
+            "[data-testid=\"pool-actual\"]",
+            "0",
+            converge,
+        )
+        .await;
+        assert_eq!(
+            attr_of(&client, "#pool-slider", "max").await.as_deref(),
+            Some("8")
+        );
+        shoot(&client, "pool-en-light-start").await;
+
+        // Four steps right with the keyboard: the preview says what 4 would cost and do,
+        // and nothing is rented yet.
+        focus(&client, "#pool-slider").await;
+        press(&client, Key::Right, 4).await;
+        let (cost, after_fen, plan) = preview_for(&client, 4).await;
+        let before_fen: i64 = attr_of(
+            &client,
+            "[data-testid=\"pool-preview-cost\"]",
+            "data-per-hour-before-fen",
+        )
+        .await
+        .and_then(|fen| fen.parse().ok())
+        .expect("the cost at 0");
+        assert!(
+            after_fen > before_fen,
+            "{cost}: {after_fen} vs {before_fen} fen at 0"
+        );
+        let delta = text_of(&client, "[data-testid=\"pool-preview-delta\"]")
+            .await
+            .unwrap();
+        assert!(delta.starts_with('+'), "the cost goes up: {delta}");
+        assert!(plan.starts_with("Rent 4"), "{plan}");
+        assert!(cost.contains("¥") && cost.contains("/h"), "{cost}");
+        assert_eq!(value_of(&client, "#pool-count").await.as_deref(), Some("4"));
+        assert_eq!(
+            text_of(&client, "[data-testid=\"pool-desired\"]")
+                .await
+                .as_deref(),
+            Some("0"),
+            "nothing is committed before letting go"
+        );
+        // One step back: the cost text changes before anything is committed.
+        press(&client, Key::Left, 1).await;
+        let (cost3, after3, plan3) = preview_for(&client, 3).await;
+        assert!(after3 < after_fen, "{cost3} vs {cost}");
+        assert_ne!(cost3, cost);
+        assert!(plan3.starts_with("Rent 3"), "{plan3}");
+        press(&client, Key::Right, 1).await;
+        preview_for(&client, 4).await;
+        shoot(&client, "pool-en-light-preview").await;
+
+        // Enter lets go: the pool rents 4, each host's part shows, the leases appear.
+        press(&client, Key::Enter, 1).await;
+        wait_text(
+            &client,
+            "desired 4",
+            "[data-testid=\"pool-desired\"]",
+            "4",
+            Duration::from_secs(10),
+        )
+        .await;
+        let committed = text_of(&client, "[data-testid=\"pool-commit\"]")
+            .await
+            .unwrap_or_default();
+        assert!(committed.contains("from 0 to 4"), "{committed}");
+        wait_text(
+            &client,
+            "4 GPUs held",
+            "[data-testid=\"pool-actual\"]",
+            "4",
+            converge,
+        )
+        .await;
+        let rows = eventually("four lease rows", Duration::from_secs(10), || async {
+            let rows = lease_rows(&client).await;
+            (rows == 4).then_some(rows)
+        })
+        .await;
+        assert_eq!(rows, 4);
+        assert!(exists(&client, "[data-testid=\"pool-host-row\"]").await);
+        scroll_to(&client, "[data-testid=\"pool-status\"]").await;
+        shoot(&client, "pool-en-light-rented").await;
+
+        // Back to 0 with the number field: the preview says what is released, Enter commits.
+        type_into(&client, "#pool-count", "0").await;
+        let (_, zero_fen, release) = preview_for(&client, 0).await;
+        assert!(zero_fen < after_fen);
+        assert!(release.starts_with("Release 4"), "{release}");
+        assert_eq!(
+            value_of(&client, "#pool-slider").await.as_deref(),
+            Some("0")
+        );
+        press(&client, Key::Enter, 1).await;
+        wait_text(
+            &client,
+            "desired 0",
+            "[data-testid=\"pool-desired\"]",
+            "0",
+            Duration::from_secs(10),
+        )
+        .await;
+        wait_text(
+            &client,
+            "all released",
+            "[data-testid=\"pool-actual\"]",
+            "0",
+            converge,
+        )
+        .await;
+        eventually("no lease rows", Duration::from_secs(20), || async {
+            (lease_rows(&client).await == 0).then_some(())
+        })
+        .await;
+
+        // A change above the confirmation limit asks first; Cancel puts the slider back.
+        type_into(&client, "#pool-policy-gpus", "2").await;
+        click(&client, "#pool-policy-save").await;
+        eventually("the limit saved", Duration::from_secs(10), || async {
+            let status = text_of(&client, "[data-testid=\"pool-policy-status\"]").await?;
+            status.contains("more than 2 GPUs").then_some(())
+        })
+        .await;
+        focus(&client, "#pool-slider").await;
+        press(&client, Key::Right, 3).await;
+        let (_, _, asks) = preview_for(&client, 3).await;
+        assert!(asks.contains("confirmation"), "{asks}");
+        press(&client, Key::Enter, 1).await;
+        let question = eventually("the confirmation", Duration::from_secs(10), || {
+            text_of(&client, "[data-testid=\"pool-confirm\"]")
+        })
+        .await;
+        assert!(question.contains("more than 2"), "{question}");
+        scroll_to(&client, ".pool-slider-card").await;
+        shoot(&client, "pool-en-light-confirm").await;
+        click(&client, "[data-testid=\"cancel-scale\"]").await;
+        assert!(!exists(&client, "[data-testid=\"pool-confirm\"]").await);
+        assert_eq!(
+            value_of(&client, "#pool-slider").await.as_deref(),
+            Some("0")
+        );
+        assert_eq!(
+            text_of(&client, "[data-testid=\"pool-desired\"]")
+                .await
+                .as_deref(),
+            Some("0")
+        );
+        // Asked again and confirmed: it goes through.
+        focus(&client, "#pool-slider").await;
+        press(&client, Key::Right, 3).await;
+        preview_for(&client, 3).await;
+        press(&client, Key::Enter, 1).await;
+        eventually(
+            "the confirmation again",
+            Duration::from_secs(10),
+            || async {
+                exists(&client, "[data-testid=\"confirm-scale\"]")
+                    .await
+                    .then_some(())
+            },
+        )
+        .await;
+        click(&client, "[data-testid=\"confirm-scale\"]").await;
+        wait_text(
+            &client,
+            "desired 3",
+            "[data-testid=\"pool-desired\"]",
+            "3",
+            Duration::from_secs(10),
+        )
+        .await;
+
+        // The Activity view lists the changes, newest first.
+        click(&client, "#nav-activity").await;
+        let changes = eventually("three slider changes", Duration::from_secs(15), || async {
+            let rows = client
+                .find_all(Locator::Css(
+                    "[data-testid=\"activity-row\"][data-pool=\"inference\"][data-actor=\"operator\"]",
+                ))
+                .await
+                .ok()?;
+            let mut seen = Vec::new();
+            for row in rows {
+                let from = row.attr("data-from").await.ok()??;
+                let to = row.attr("data-to").await.ok()??;
+                seen.push(format!("{from}>{to}"));
+            }
+            seen.starts_with(&["0>3".into(), "4>0".into(), "0>4".into()])
+                .then_some(seen)
+        })
+        .await;
+        assert!(changes.len() >= 3, "{changes:?}");
+        shoot(&client, "activity-en-light").await;
+
+        // The same screens in Chinese and dark, for a person to look at.
+        if std::env::var_os("EBB_E2E_SHOTS").is_some() {
+            open_settings_hosts(&client).await;
+            click(&client, "#setting-theme-dark").await;
+            click(&client, "#setting-language-zh-CN").await;
+            click(&client, "#nav-pool").await;
+            wait_text(
+                &client,
+                "3 GPUs held",
+                "[data-testid=\"pool-actual\"]",
+                "3",
+                converge,
+            )
+            .await;
+            focus(&client, "#pool-slider").await;
+            press(&client, Key::Right, 2).await;
+            preview_for(&client, 5).await;
+            shoot(&client, "pool-zh-dark").await;
+            scroll_to(&client, "[data-testid=\"pool-hosts\"]").await;
+            shoot(&client, "pool-zh-dark-tables").await;
+            click(&client, "#pool-edit").await;
+            scroll_to(&client, "#pool-form").await;
+            shoot(&client, "pool-zh-dark-form").await;
+            click(&client, "#nav-activity").await;
+            eventually("the activity rows", Duration::from_secs(10), || async {
+                exists(&client, "[data-testid=\"activity-row\"]")
+                    .await
+                    .then_some(())
+            })
+            .await;
+            shoot(&client, "activity-zh-dark").await;
+            open_settings_hosts(&client).await;
+            click(&client, "#setting-language-en").await;
+            click(&client, "#setting-theme-light").await;
+        }
+    };
+    let result = tokio::spawn(outcome).await;
+    let _ = client.close().await;
+    drop(driver);
+    let _ = std::fs::remove_dir_all(&data_dir);
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic.into_panic());
+    }
+}

@@ -4,6 +4,8 @@ use ebb_core::client::AgentAccess;
 use ebb_core::client::{AgentClient, ClientConfig};
 use ebb_core::collect::{Collector, CollectorConfig, Target, Tick};
 use ebb_tests::workspace_bin;
+
+mod pools;
 use ebb_wire::agent::{Lease, LeaseList};
 use ebb_wire::ipc::Health;
 use std::io::{BufRead, BufReader};
