@@ -5,9 +5,11 @@ import { appInfoState, onAppInfo } from "./app-info";
 import { h, replaceChildren } from "./dom";
 import { nextIndex } from "./format";
 import { onLocaleChange, t, type MessageKey } from "./i18n";
+import { activityView } from "./views/activity";
 import { costsView } from "./views/costs";
 import { fleetView } from "./views/fleet";
 import { placeholderView } from "./views/placeholder";
+import { poolView } from "./views/pool";
 import { settingsView } from "./views/settings";
 import { isViewId, VIEW_IDS, type View, type ViewId } from "./views/view";
 
@@ -25,13 +27,13 @@ function createView(id: ViewId): View {
     case "fleet":
       return fleetView();
     case "pool":
-      return placeholderView("pool", "pool.title", "pool.empty");
+      return poolView();
     case "rules":
       return placeholderView("rules", "rules.title", "rules.empty");
     case "costs":
       return costsView();
     case "activity":
-      return placeholderView("activity", "activity.title", "activity.empty");
+      return activityView();
     case "settings":
       return settingsView();
   }

@@ -1,0 +1,333 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { ScalePreview } from "./bindings";
+import { setLocale } from "./i18n";
+import {
+  actorText,
+  checkPoolForm,
+  formatGpuHours,
+  formatWhen,
+  freeText,
+  hostResultText,
+  indexesText,
+  LatestOnly,
+  outcomeText,
+  parseCount,
+  parseYuan,
+  phaseText,
+  planWords,
+  poolFieldOfError,
+  releaseText,
+  rentText,
+  signedMoney,
+  signedPerHour,
+  yuanInput,
+  type PoolFormValues,
+} from "./pool";
+
+afterEach(() => setLocale("en"));
+
+function preview(over: Partial<ScalePreview> = {}): ScalePreview {
+  return {
+    pool: "inference",
+    from: 0,
+    to: 0,
+    per_hour_before_fen: 0,
+    per_hour_after_fen: 0,
+    per_month_before_fen: 0,
+    per_month_after_fen: 0,
+    delta_per_hour_fen: 0,
+    delta_per_month_fen: 0,
+    free_now: 0,
+    free_by_host: [],
+    rent: [],
+    release: [],
+    held_to_unit_end: 0,
+    short: 0,
+    needs_confirmation: false,
+    confirmation_reason: null,
+    cost_problem: null,
+    ...over,
+  };
+}
+
+describe("words for states", () => {
+  it("names every phase, actor and outcome, and passes unknown ones through", () => {
+    expect(phaseText("converged")).toBe("Holding what you asked for");
+    expect(phaseText("scaling_out")).toBe("Renting GPUs");
+    expect(phaseText("not_enforced")).toMatch(/^Not enforced/);
+    expect(phaseText("warp")).toBe("warp");
+    expect(actorText("failover")).toBe("Failover");
+    expect(actorText("robot")).toBe("robot");
+    expect(outcomeText("in_progress")).toBe("In progress");
+    expect(outcomeText("partial")).toMatch(/^Partial/);
+    setLocale("zh-CN");
+    expect(phaseText("scaling_in")).toBe("正在释放 GPU");
+    expect(outcomeText("done")).toBe("已完成");
+  });
+});
+
+describe("signed money", () => {
+  it.each([
+    [2500, "+¥25.00"],
+    [-500, "−¥5.00"],
+    [0, "¥0.00"],
+    [null, "—"],
+  ] as const)("%s -> %s", (fen, text) => {
+    expect(signedMoney(fen)).toBe(text);
+  });
+
+  it("writes the period in the current language", () => {
+    expect(signedPerHour(2500)).toBe("+¥25.00/h");
+    setLocale("zh-CN");
+    expect(signedPerHour(-2500)).toBe("−¥25.00/小时");
+  });
+});
+
+describe("the plan in words", () => {
+  it("rents over several hosts, with each host's share", () => {
+    expect(
+      rentText([
+        { host: "cn-east-001", region: "cn-east", count: 4 },
+        { host: "cn-south-002", region: "cn-south", count: 2 },
+      ]),
+    ).toBe("Rent 6: 4 on cn-east-001, 2 on cn-south-002");
+  });
+
+  it("rents on one host without a list, and skips empty moves", () => {
+    expect(
+      rentText([
+        { host: "cn-east-001", region: "cn-east", count: 2 },
+        { host: "cn-south-002", region: "cn-south", count: 0 },
+      ]),
+    ).toBe("Rent 2 on cn-east-001");
+    expect(rentText([])).toBeNull();
+  });
+
+  it("releases from one host or several", () => {
+    expect(releaseText([{ host: "cn-east-001", region: "cn-east", count: 3 }])).toBe("Release 3 from cn-east-001");
+    expect(
+      releaseText([
+        { host: "a", region: "r", count: 2 },
+        { host: "b", region: "r", count: 1 },
+      ]),
+    ).toBe("Release 3: 2 from a, 1 from b");
+  });
+
+  it("says no change, and adds the notes the preview carries", () => {
+    expect(planWords(preview({ from: 2, to: 2 }))).toEqual({ headline: "No change: the pool already wants 2.", notes: [] });
+    const words = planWords(
+      preview({
+        from: 4,
+        to: 1,
+        release: [{ host: "cn-east-001", region: "cn-east", count: 3 }],
+        held_to_unit_end: 2,
+        short: 1,
+        cost_problem: "no price for H100 in cn-west",
+      }),
+    );
+    expect(words.headline).toBe("Release 3 from cn-east-001");
+    expect(words.notes).toEqual([
+      "2 of them kept until their paid unit ends.",
+      "1 more than are free now: the pool will wait for them.",
+      "The cost is unknown: no price for H100 in cn-west",
+    ]);
+  });
+
+  it("says when GPUs are wanted and no host has them", () => {
+    expect(planWords(preview({ from: 0, to: 3, short: 3 })).headline).toMatch(/^Rent 3: no host/);
+  });
+
+  it("is written in Chinese too", () => {
+    setLocale("zh-CN");
+    expect(rentText([{ host: "cn-east-001", region: "cn-east", count: 4 }])).toBe("在 cn-east-001 上租用 4 块");
+    expect(
+      rentText([
+        { host: "a", region: "r", count: 1 },
+        { host: "b", region: "r", count: 1 },
+      ]),
+    ).toBe("租用 2 块：a 上 1 块、b 上 1 块");
+  });
+});
+
+describe("free GPUs", () => {
+  it("lists the hosts with free GPUs", () => {
+    expect(
+      freeText(6, [
+        { host: "cn-east-001", region: "cn-east", free: 4 },
+        { host: "cn-south-002", region: "cn-south", free: 2 },
+        { host: "cn-south-003", region: "cn-south", free: 0 },
+      ]),
+    ).toBe("Free now: 6 (4 on cn-east-001, 2 on cn-south-002)");
+    expect(freeText(0, [])).toBe("No matching GPU is free now.");
+  });
+});
+
+describe("host results", () => {
+  it("says what each host did, with its error", () => {
+    expect(hostResultText({ host: "h1", granted: 2, released: 0, failed: 1, error: "409 not free" })).toBe(
+      "h1: 2 granted, 1 failed (409 not free)",
+    );
+    expect(hostResultText({ host: "h2", granted: 0, released: 0, failed: 0, error: null })).toBe("h2: nothing yet");
+  });
+});
+
+describe("small formats", () => {
+  it("joins GPU indexes", () => {
+    expect(indexesText([0, 3])).toBe("0, 3");
+    expect(indexesText([])).toBe("—");
+  });
+
+  it("writes times of today as a clock, older ones with their date", () => {
+    const now = new Date(2026, 11, 5, 15, 0, 0).getTime();
+    expect(formatWhen(new Date(2026, 11, 5, 9, 4, 7).getTime(), now)).toBe("09:04:07");
+    expect(formatWhen(new Date(2026, 11, 1, 23, 59, 0).getTime(), now)).toBe("2026-12-01 23:59");
+    expect(formatWhen(null, now)).toBe("—");
+  });
+
+  it("rounds GPU-hours", () => {
+    expect(formatGpuHours(3.25)).toBe("3.3");
+    expect(formatGpuHours(0)).toBe("0.0");
+    expect(formatGpuHours(1234.4)).toBe("1,234");
+  });
+
+  it("reads a count into the pool's range", () => {
+    expect(parseCount("4", 0, 8)).toBe(4);
+    expect(parseCount(" 12 ", 0, 8)).toBe(8);
+    expect(parseCount("0", 2, 8)).toBe(2);
+    expect(parseCount("", 0, 8)).toBeNull();
+    expect(parseCount("2.5", 0, 8)).toBeNull();
+    expect(parseCount("-1", 0, 8)).toBeNull();
+  });
+
+  it("reads yuan into fen and back", () => {
+    expect(parseYuan("500")).toBe(50_000);
+    expect(parseYuan("¥12.5")).toBe(1250);
+    expect(parseYuan("1,000.05")).toBe(100_005);
+    expect(parseYuan("12.345")).toBeNull();
+    expect(parseYuan("-1")).toBeNull();
+    expect(parseYuan("")).toBeNull();
+    expect(yuanInput(50_000)).toBe("500");
+    expect(yuanInput(1250)).toBe("12.50");
+  });
+});
+
+describe("checkPoolForm", () => {
+  const good: PoolFormValues = {
+    name: " inference ",
+    model: "A100",
+    regions: ["cn-east", "cn-south", "cn-east", " "],
+    min: "0",
+    max: "8",
+    base_gpus: "2",
+    term: "month",
+    overlay: "hour",
+    placement: "pack",
+    interruptible: false,
+    release_at_unit_end: true,
+  };
+
+  it("turns good values into a PoolInput", () => {
+    expect(checkPoolForm(good)).toEqual({
+      ok: true,
+      input: {
+        name: "inference",
+        model: "A100",
+        regions: ["cn-east", "cn-south"],
+        min: 0,
+        max: 8,
+        base_gpus: 2,
+        term: "month",
+        overlay: "hour",
+        placement: "pack",
+        interruptible: false,
+        release_at_unit_end: true,
+      },
+    });
+  });
+
+  it("names every field with a problem", () => {
+    const res = checkPoolForm({ ...good, name: "a b", model: " ", regions: [], min: "9", base_gpus: "x", overlay: "spot" });
+    expect(res.ok).toBe(false);
+    if (res.ok) return;
+    expect(Object.keys(res.problems).sort()).toEqual(["base_gpus", "min", "model", "name", "overlay", "regions"]);
+    expect(res.problems.min).toEqual({ key: "pool.check.minAboveMax", params: { min: 9, max: 8 } });
+    expect(res.problems.overlay?.key).toBe("pool.check.spotNeedsInterruptible");
+  });
+
+  it("accepts spot on an interruptible pool, and refuses a base above max", () => {
+    expect(checkPoolForm({ ...good, overlay: "spot", interruptible: true }).ok).toBe(true);
+    const res = checkPoolForm({ ...good, base_gpus: "9" });
+    expect(res.ok ? null : res.problems.base_gpus?.key).toBe("pool.check.baseAboveMax");
+  });
+
+  it("finds the field a server error names", () => {
+    expect(poolFieldOfError("regions: no host in `cn-west` offers A100 (they have: H100)")).toEqual({
+      field: "regions",
+      detail: "no host in `cn-west` offers A100 (they have: H100)",
+    });
+    expect(poolFieldOfError("base_gpus: 9 subscribed is more than max (8)")?.field).toBe("base_gpus");
+    expect(poolFieldOfError("to: 9 is outside the pool's range 0 to 8")).toBeNull();
+    expect(poolFieldOfError("no pool named `x`")).toBeNull();
+  });
+});
+
+describe("LatestOnly", () => {
+  function deferred<T>() {
+    let resolve!: (v: T) => void;
+    const promise = new Promise<T>((r) => (resolve = r));
+    return { promise, resolve };
+  }
+
+  it("keeps one request in flight and hands on only the latest answer", async () => {
+    const asked: number[] = [];
+    const pending = new Map<number, { resolve: (v: string) => void }>();
+    const shown: string[] = [];
+    const gate = new LatestOnly<number, string>(
+      (v) => {
+        asked.push(v);
+        const d = deferred<string>();
+        pending.set(v, d);
+        return d.promise;
+      },
+      (v, r) => shown.push(`${v}:${r}`),
+    );
+    const first = gate.ask(1);
+    void gate.ask(2);
+    void gate.ask(3);
+    expect(asked).toEqual([1]);
+    pending.get(1)?.resolve("one");
+    await Promise.resolve();
+    await Promise.resolve();
+    // 1's answer is stale (3 was asked since); 2 was never sent; 3 is in flight.
+    expect(shown).toEqual([]);
+    expect(asked).toEqual([1, 3]);
+    pending.get(3)?.resolve("three");
+    await first;
+    expect(shown).toEqual(["3:three"]);
+    expect(gate.busy).toBe(false);
+  });
+
+  it("drops a late answer after reset or close", async () => {
+    const shown: number[] = [];
+    const d = deferred<number>();
+    const gate = new LatestOnly<number, number>(
+      () => d.promise,
+      (_, r) => shown.push(r),
+    );
+    const run = gate.ask(5);
+    gate.reset();
+    d.resolve(5);
+    await run;
+    expect(shown).toEqual([]);
+    const e = deferred<number>();
+    const gate2 = new LatestOnly<number, number>(
+      () => e.promise,
+      (_, r) => shown.push(r),
+    );
+    const run2 = gate2.ask(6);
+    gate2.close();
+    e.resolve(6);
+    await run2;
+    expect(shown).toEqual([]);
+  });
+});

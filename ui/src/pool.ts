@@ -1,0 +1,398 @@
+// Pure helpers for the Pool and Activity views: phases, actors and outcomes in words,
+// signed money, what the slider's preview plans in words, the pool form's client-side
+// checks (a mirror of the store's; the server stays the judge), and the "latest answer
+// only" request gate the slider uses. No DOM, so they are unit-tested in node.
+
+import type { Actor, HostFree, HostMove, HostResult, Outcome, PlacementPolicy, PoolInput, PoolPhase, ScalePreview } from "./bindings";
+import { formatCount, formatMoney } from "./costs";
+import { t, type MessageKey, type Params } from "./i18n";
+
+/** A message from the catalog, not yet translated (the view translates it). */
+export type Phrase = { key: MessageKey; params?: Params };
+
+const PHASE_KEYS: Record<PoolPhase, MessageKey> = {
+  converged: "pool.phase.converged",
+  scaling_out: "pool.phase.scaling_out",
+  scaling_in: "pool.phase.scaling_in",
+  blocked: "pool.phase.blocked",
+  not_enforced: "pool.phase.not_enforced",
+};
+
+/** The phase in words; a phase this UI does not know is shown as it came. */
+export function phaseText(phase: string): string {
+  const key = (PHASE_KEYS as Record<string, MessageKey | undefined>)[phase];
+  return key ? t(key) : phase;
+}
+
+const ACTOR_KEYS: Record<Actor, MessageKey> = {
+  operator: "activity.actor.operator",
+  failover: "activity.actor.failover",
+  rule: "activity.actor.rule",
+  enforcer: "activity.actor.enforcer",
+};
+
+export function actorText(actor: string): string {
+  const key = (ACTOR_KEYS as Record<string, MessageKey | undefined>)[actor];
+  return key ? t(key) : actor;
+}
+
+const OUTCOME_KEYS: Record<Outcome, MessageKey> = {
+  in_progress: "activity.outcome.in_progress",
+  done: "activity.outcome.done",
+  partial: "activity.outcome.partial",
+  superseded: "activity.outcome.superseded",
+};
+
+export function outcomeText(outcome: string): string {
+  const key = (OUTCOME_KEYS as Record<string, MessageKey | undefined>)[outcome];
+  return key ? t(key) : outcome;
+}
+
+const LEASE_STATE_KEYS: Readonly<Record<string, MessageKey | undefined>> = {
+  active: "pool.lease.active",
+  releasing: "pool.lease.releasing",
+  lost: "pool.lease.lost",
+};
+
+export function leaseStateText(state: string): string {
+  const key = LEASE_STATE_KEYS[state];
+  return key ? t(key) : state;
+}
+
+/** Money with its sign always written: "+¥25.00", "−¥5.00", "¥0.00"; null -> "—". */
+export function signedMoney(fen: number | null | undefined, currency = "CNY"): string {
+  if (fen === null || fen === undefined || !Number.isFinite(fen)) return t("common.empty");
+  const text = formatMoney(fen, currency);
+  return fen > 0 ? `+${text}` : text;
+}
+
+/** "{cost}/h" in the current language. */
+export function perHour(fen: number | null | undefined): string {
+  return t("pool.perHour", { cost: formatMoney(fen) });
+}
+
+/** "{cost}/month" in the current language. */
+export function perMonth(fen: number | null | undefined): string {
+  return t("pool.perMonth", { cost: formatMoney(fen) });
+}
+
+/** "+¥25.00/h" (signed). */
+export function signedPerHour(fen: number | null | undefined): string {
+  return t("pool.perHour", { cost: signedMoney(fen) });
+}
+
+/** "+¥18,250.00/month" (signed). */
+export function signedPerMonth(fen: number | null | undefined): string {
+  return t("pool.perMonth", { cost: signedMoney(fen) });
+}
+
+function joinList(items: readonly string[]): string {
+  return items.join(t("common.listSeparator"));
+}
+
+function total(moves: readonly { count: number }[]): number {
+  return moves.reduce((sum, m) => sum + m.count, 0);
+}
+
+/** "Rent 6: 4 on cn-east-001, 2 on cn-south-002" / "Rent 2 on cn-east-001"; null when nothing is rented. */
+export function rentText(moves: readonly HostMove[]): string | null {
+  const used = moves.filter((m) => m.count > 0);
+  if (used.length === 0) return null;
+  const n = formatCount(total(used));
+  const only = used.length === 1 ? used[0] : undefined;
+  if (only) return t("pool.plan.rentOne", { n, host: only.host });
+  return t("pool.plan.rent", {
+    n,
+    where: joinList(used.map((m) => t("pool.plan.on", { n: formatCount(m.count), host: m.host }))),
+  });
+}
+
+/** "Release 3 from cn-east-001" / "Release 3: 2 from a, 1 from b"; null when nothing is released. */
+export function releaseText(moves: readonly HostMove[]): string | null {
+  const used = moves.filter((m) => m.count > 0);
+  if (used.length === 0) return null;
+  const n = formatCount(total(used));
+  const only = used.length === 1 ? used[0] : undefined;
+  if (only) return t("pool.plan.releaseOne", { n, host: only.host });
+  return t("pool.plan.release", {
+    n,
+    where: joinList(used.map((m) => t("pool.plan.from", { n: formatCount(m.count), host: m.host }))),
+  });
+}
+
+/**
+ * What letting go would do, in words: the headline (rent, release or no change) and the
+ * notes under it (held to unit end, short, cost problem).
+ */
+export function planWords(preview: ScalePreview): { headline: string; notes: string[] } {
+  const parts = [rentText(preview.rent), releaseText(preview.release)].filter((x): x is string => x !== null);
+  let headline: string;
+  if (parts.length > 0) headline = parts.join(t("pool.plan.then"));
+  else if (preview.to === preview.from) headline = t("pool.plan.none", { n: formatCount(preview.to) });
+  else if (preview.to > preview.from) headline = t("pool.plan.rentNowhere", { n: formatCount(preview.to - preview.from) });
+  else headline = t("pool.plan.releaseHeld", { n: formatCount(preview.from - preview.to) });
+  const notes: string[] = [];
+  if (preview.held_to_unit_end > 0) notes.push(t("pool.plan.held", { n: formatCount(preview.held_to_unit_end) }));
+  if (preview.short > 0) notes.push(t("pool.plan.short", { n: formatCount(preview.short) }));
+  if (preview.cost_problem) notes.push(t("pool.plan.costProblem", { message: preview.cost_problem }));
+  return { headline, notes };
+}
+
+/** "6 free: 4 on cn-east-001, 2 on cn-south-002" / "None free now". */
+export function freeText(freeNow: number, byHost: readonly HostFree[]): string {
+  const hosts = byHost.filter((f) => f.free > 0);
+  if (freeNow <= 0 || hosts.length === 0) return t("pool.free.none");
+  return t("pool.free.some", {
+    n: formatCount(freeNow),
+    where: joinList(hosts.map((f) => t("pool.plan.on", { n: formatCount(f.free), host: f.host }))),
+  });
+}
+
+/** One host's part in a change: "cn-east-001: 2 granted, 1 failed (no free GPU)". */
+export function hostResultText(result: HostResult): string {
+  const parts: string[] = [];
+  if (result.granted > 0) parts.push(t("activity.result.granted", { n: formatCount(result.granted) }));
+  if (result.released > 0) parts.push(t("activity.result.released", { n: formatCount(result.released) }));
+  if (result.failed > 0) parts.push(t("activity.result.failed", { n: formatCount(result.failed) }));
+  if (parts.length === 0) parts.push(t("activity.result.nothing"));
+  const text = t("activity.result.line", { host: result.host, parts: joinList(parts) });
+  return result.error ? t("activity.result.error", { text, error: result.error }) : text;
+}
+
+/** GPU indexes of a lease: [0, 1] -> "0, 1". */
+export function indexesText(indexes: readonly number[]): string {
+  return indexes.length === 0 ? t("common.empty") : indexes.map(String).join(", ");
+}
+
+function pad(n: number): string {
+  return String(n).padStart(2, "0");
+}
+
+/** Local time: "14:03:09" on the day of `nowMs`, else "2026-12-01 14:03". */
+export function formatWhen(ms: number | null | undefined, nowMs: number): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return t("common.empty");
+  const at = new Date(ms);
+  const now = new Date(nowMs);
+  const clock = `${pad(at.getHours())}:${pad(at.getMinutes())}`;
+  const sameDay = at.getFullYear() === now.getFullYear() && at.getMonth() === now.getMonth() && at.getDate() === now.getDate();
+  if (sameDay) return `${clock}:${pad(at.getSeconds())}`;
+  return `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())} ${clock}`;
+}
+
+/** GPU-hours with one decimal below 100, whole above: 3.25 -> "3.3", 1234.4 -> "1,234". */
+export function formatGpuHours(hours: number): string {
+  if (!Number.isFinite(hours)) return t("common.empty");
+  if (Math.abs(hours) >= 100) return formatCount(hours);
+  return (Math.round(hours * 10) / 10).toFixed(1);
+}
+
+/**
+ * The count a number field means, or null: whole numbers only, clamped into [min, max]
+ * (the slider cannot leave the pool's range either).
+ */
+export function parseCount(text: string, min: number, max: number): number | null {
+  const trimmed = text.trim();
+  if (!/^\d+$/.test(trimmed)) return null;
+  const n = Number(trimmed);
+  if (!Number.isSafeInteger(n)) return null;
+  return Math.max(min, Math.min(max, n));
+}
+
+// ---------- the form ----------
+
+export type PoolField =
+  | "name"
+  | "model"
+  | "regions"
+  | "min"
+  | "max"
+  | "base_gpus"
+  | "term"
+  | "overlay"
+  | "placement"
+  | "interruptible"
+  | "release_at_unit_end";
+
+export const POOL_FIELDS: readonly PoolField[] = [
+  "name",
+  "model",
+  "regions",
+  "min",
+  "max",
+  "base_gpus",
+  "term",
+  "overlay",
+  "placement",
+  "interruptible",
+  "release_at_unit_end",
+];
+
+export const TERMS = ["month", "year"] as const;
+export const OVERLAYS = ["hour", "day", "week", "spot"] as const;
+export const PLACEMENTS: readonly PlacementPolicy[] = ["pack", "spread"];
+
+/** The store's limits (crates/ebb-core/src/pools.rs `validate`). */
+export const POOL_NAME_MAX = 63;
+
+/** What the operator typed, as strings and booleans. */
+export type PoolFormValues = {
+  name: string;
+  model: string;
+  regions: readonly string[];
+  min: string;
+  max: string;
+  base_gpus: string;
+  term: string;
+  overlay: string;
+  placement: string;
+  interruptible: boolean;
+  release_at_unit_end: boolean;
+};
+
+export type PoolFieldProblems = Partial<Record<PoolField, Phrase>>;
+
+const POOL_NAME_PATTERN = /^[\p{L}\p{N}._-]+$/u;
+
+function wholeNumber(text: string): number | null {
+  const trimmed = text.trim();
+  if (!/^\d+$/.test(trimmed)) return null;
+  const n = Number(trimmed);
+  return Number.isSafeInteger(n) && n <= 0xffff_ffff ? n : null;
+}
+
+/** The client-side checks; every field gets at most one problem. */
+export function checkPoolForm(values: PoolFormValues): { ok: true; input: PoolInput } | { ok: false; problems: PoolFieldProblems } {
+  const problems: PoolFieldProblems = {};
+  const name = values.name.trim();
+  if (name === "") problems.name = { key: "pool.check.nameRequired" };
+  else if ([...name].length > POOL_NAME_MAX) problems.name = { key: "pool.check.nameLength", params: { max: POOL_NAME_MAX } };
+  else if (!POOL_NAME_PATTERN.test(name)) problems.name = { key: "pool.check.namePattern" };
+
+  const model = values.model.trim();
+  if (model === "") problems.model = { key: "pool.check.modelRequired" };
+
+  const regions = [...new Set(values.regions.map((r) => r.trim()).filter((r) => r !== ""))];
+  if (regions.length === 0) problems.regions = { key: "pool.check.regionsRequired" };
+
+  const min = wholeNumber(values.min);
+  const max = wholeNumber(values.max);
+  const base = wholeNumber(values.base_gpus);
+  if (min === null) problems.min = { key: "pool.check.whole" };
+  if (max === null) problems.max = { key: "pool.check.whole" };
+  if (base === null) problems.base_gpus = { key: "pool.check.whole" };
+  if (min !== null && max !== null && min > max) problems.min = { key: "pool.check.minAboveMax", params: { min, max } };
+  if (base !== null && max !== null && base > max) problems.base_gpus = { key: "pool.check.baseAboveMax", params: { base, max } };
+
+  const term = values.term.trim();
+  if (!(TERMS as readonly string[]).includes(term)) problems.term = { key: "pool.check.choose" };
+  const overlay = values.overlay.trim();
+  if (!(OVERLAYS as readonly string[]).includes(overlay)) problems.overlay = { key: "pool.check.choose" };
+  else if (overlay === "spot" && !values.interruptible) problems.overlay = { key: "pool.check.spotNeedsInterruptible" };
+  const placement = values.placement.trim();
+  if (!(PLACEMENTS as readonly string[]).includes(placement)) problems.placement = { key: "pool.check.choose" };
+
+  if (Object.keys(problems).length > 0 || min === null || max === null || base === null) return { ok: false, problems };
+  return {
+    ok: true,
+    input: {
+      name,
+      model,
+      regions,
+      min,
+      max,
+      base_gpus: base,
+      term,
+      overlay,
+      placement: placement as PlacementPolicy,
+      interruptible: values.interruptible,
+      release_at_unit_end: values.release_at_unit_end,
+    },
+  };
+}
+
+/**
+ * The field a server error names, from its `field: problem` message (the store's
+ * `invalid_input` errors); null when it names none of the form's fields.
+ */
+export function poolFieldOfError(message: string): { field: PoolField; detail: string } | null {
+  const match = /^\s*([a-z_]+):\s*([\s\S]*)$/.exec(message);
+  if (!match) return null;
+  const field = match[1] as PoolField;
+  if (!POOL_FIELDS.includes(field)) return null;
+  return { field, detail: (match[2] ?? "").trim() || message.trim() };
+}
+
+/** ¥ amount typed by the operator ("500", "12.5", "1,000.00") as fen, or null. */
+export function parseYuan(text: string): number | null {
+  const trimmed = text.trim().replace(/^¥\s*/, "").replace(/,/g, "");
+  const match = /^(\d+)(?:\.(\d{1,2}))?$/.exec(trimmed);
+  if (!match) return null;
+  const units = Number(match[1]);
+  const cents = Number((match[2] ?? "").padEnd(2, "0"));
+  const fen = units * 100 + cents;
+  return Number.isSafeInteger(fen) ? fen : null;
+}
+
+/** Fen as a plain yuan figure for an input: 50000 -> "500", 1250 -> "12.50". */
+export function yuanInput(fen: number): string {
+  const units = Math.trunc(fen / 100);
+  const cents = Math.abs(fen % 100);
+  return cents === 0 ? String(units) : `${units}.${String(cents).padStart(2, "0")}`;
+}
+
+// ---------- the slider's request gate ----------
+
+/**
+ * One request in flight at a time; while one runs, only the latest value asked for waits
+ * (older ones are dropped), and an answer is handed on only when it is for the latest
+ * value asked for. `fetch` never rejects (fold errors into its result).
+ */
+export class LatestOnly<V, R> {
+  private running = false;
+  private waiting: { value: V } | null = null;
+  private latest: { value: V } | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly fetch: (value: V) => Promise<R>,
+    private readonly deliver: (value: V, result: R) => void,
+  ) {}
+
+  /** Ask for `value`; returns when this call's work (and any it queued) is done. */
+  async ask(value: V): Promise<void> {
+    this.latest = { value };
+    if (this.running) {
+      this.waiting = { value };
+      return;
+    }
+    this.running = true;
+    try {
+      let next: { value: V } | null = { value };
+      while (next && !this.closed) {
+        this.waiting = null;
+        const asked = next.value;
+        const result = await this.fetch(asked);
+        if (!this.closed && this.latest && Object.is(this.latest.value, asked)) this.deliver(asked, result);
+        next = this.waiting;
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** Forget what was asked: a late answer is not handed on. */
+  reset(): void {
+    this.latest = null;
+    this.waiting = null;
+  }
+
+  /** Nothing more is handed on. */
+  close(): void {
+    this.closed = true;
+    this.reset();
+  }
+
+  get busy(): boolean {
+    return this.running;
+  }
+}
