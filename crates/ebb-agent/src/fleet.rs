@@ -29,6 +29,8 @@ pub struct FleetConfig {
     /// Where the fleet keeps its leases; `None` keeps them in memory.
     pub state_dir: Option<PathBuf>,
     pub release_grace: Duration,
+    /// Every host carries this model; `None` cycles through the simulator's models.
+    pub model: Option<GpuModel>,
 }
 
 impl Default for FleetConfig {
@@ -43,6 +45,7 @@ impl Default for FleetConfig {
             sample_interval: Duration::from_secs(1),
             state_dir: None,
             release_grace: Duration::from_secs(5),
+            model: None,
         }
     }
 }
@@ -95,7 +98,9 @@ impl Fleet {
             };
             let listener = TcpListener::bind(SocketAddr::new(config.listen_ip, port)).await?;
             let region = REGIONS[i as usize % REGIONS.len()];
-            let model = GpuModel::ALL[i as usize % GpuModel::ALL.len()];
+            let model = config
+                .model
+                .unwrap_or(GpuModel::ALL[i as usize % GpuModel::ALL.len()]);
             let name = format!("{region}-{:03}", i / REGIONS.len() as u32 + 1);
             let simulator = Simulator::new(SimConfig {
                 host: name.clone(),
