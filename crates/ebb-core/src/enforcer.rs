@@ -264,8 +264,22 @@ impl Loop {
             .map(|active| active.catalog)
             .unwrap_or_else(|_| ebb_cost::Catalog::demo());
 
-        // Observe every host at once.
-        let mut hosts = self.clients.observe(&specs, self.config.concurrency).await;
+        // Observe, all at once, every host a pool may use or where we hold or asked for
+        // something; the rest of the fleet is none of the enforcer's business.
+        let intents = self.store.intents().await?;
+        let fences = self.store.fences().await?;
+        let recorded = self.store.known_leases().await?;
+        let scoped: Vec<HostSpec> = specs
+            .iter()
+            .filter(|spec| {
+                pools.iter().any(|pool| pool.regions.contains(&spec.region))
+                    || recorded.iter().any(|lease| lease.host == spec.name)
+                    || intents.iter().any(|intent| intent.host == spec.name)
+                    || fences.contains_key(&spec.name)
+            })
+            .cloned()
+            .collect();
+        let mut hosts = self.clients.observe(&scoped, self.config.concurrency).await;
         for host in &mut hosts {
             if host.seen.is_some() {
                 self.down_since.remove(&host.name);
@@ -277,7 +291,6 @@ impl Loop {
 
         // Requests whose answer never came: the same key again.
         let mut tally: Tally = BTreeMap::new();
-        let intents = self.store.intents().await?;
         let reachable: HashMap<&str, usize> = hosts
             .iter()
             .enumerate()
@@ -303,7 +316,6 @@ impl Loop {
                 self.store.sync_host(&host.name, &ours, now).await?;
             }
         }
-        let fences = self.store.fences().await?;
         for host in &mut hosts {
             host.lost_fence = fences.get(&host.name).copied();
         }
