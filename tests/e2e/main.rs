@@ -200,7 +200,7 @@ async fn the_demo_window_shows_a_live_chart_and_switches_language() {
             .find_all(Locator::Css("tr[data-host] [data-health=\"online\"]"))
             .await
             .unwrap();
-        assert_eq!(health.len(), 4, "four demo hosts online");
+        assert_eq!(health.len(), 8, "eight demo hosts online");
 
         // Settings: switch to Simplified Chinese and back.
         client
@@ -1632,6 +1632,21 @@ async fn press(client: &Client, key: Key, times: usize) {
         .unwrap_or_else(|error| panic!("cannot press {key:?}: {error}"));
 }
 
+/// Types `text` on whatever has the focus, as keyboard actions.
+async fn press_chars(client: &Client, text: &str) {
+    use fantoccini::actions::{InputSource, KeyAction, KeyActions};
+    let mut actions = KeyActions::new("keyboard".into());
+    for c in text.chars() {
+        actions = actions
+            .then(KeyAction::Down { value: c })
+            .then(KeyAction::Up { value: c });
+    }
+    client
+        .perform_actions(actions)
+        .await
+        .unwrap_or_else(|error| panic!("cannot type {text:?}: {error}"));
+}
+
 /// Focuses the element at `css` (as Tab would reach it).
 async fn focus(client: &Client, css: &str) {
     let focused = client
@@ -1645,56 +1660,78 @@ async fn focus(client: &Client, css: &str) {
 }
 
 /// The `value` property of the form control at `css`.
-async fn value_of(client: &Client, css: &str) -> Option<String> {
+async fn value_of(client: &Client, css: &str) -> Result<Option<String>, String> {
     client
         .execute(
             "const el = document.querySelector(arguments[0]); return el ? el.value : null;",
             vec![serde_json::Value::String(css.to_string())],
         )
         .await
-        .ok()?
-        .as_str()
-        .map(str::to_string)
+        .map(|value| value.as_str().map(str::to_string))
+        .map_err(|error| error.to_string())
 }
 
-/// The text of `css` once it equals `want`.
-async fn wait_text(client: &Client, what: &str, css: &str, want: &str, timeout: Duration) {
-    let mut last = String::new();
-    let seen = eventually(what, timeout, || async {
-        let text = text_of(client, css).await?;
-        if text.trim() == want {
-            return Some(true);
+/// Waits until the form control at `css` holds `want`; a timeout names what it held.
+async fn wait_value(client: &Client, css: &str, want: &str) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let value = value_of(client, css).await;
+        if value.as_ref().is_ok_and(|v| v.as_deref() == Some(want)) {
+            return;
         }
-        last = text;
-        None
-    })
-    .await;
-    assert!(seen, "{what}: last saw {last:?}");
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {css} to hold {want:?}: {value:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Waits until the text of `css` is `want`; a timeout names what it saw last.
+async fn wait_text(client: &Client, what: &str, css: &str, want: &str, timeout: Duration) {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let text = text_of(client, css).await;
+        if text.as_deref().map(str::trim) == Some(want) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {timeout:?} waiting for {what}: {css} shows {text:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// The preview once it answers for `to`: (cost text, per-hour fen after, plan text).
 async fn preview_for(client: &Client, to: u32) -> (String, i64, String) {
-    eventually(
-        &format!("the preview for {to}"),
-        Duration::from_secs(15),
-        || async {
-            let preview = "[data-testid=\"pool-preview\"]";
-            (attr_of(client, preview, "data-state").await? == "ready").then_some(())?;
-            (attr_of(client, preview, "data-to").await? == to.to_string()).then_some(())?;
-            let cost = text_of(client, "[data-testid=\"pool-preview-cost\"]").await?;
-            let fen = attr_of(
-                client,
-                "[data-testid=\"pool-preview-cost\"]",
-                "data-per-hour-fen",
-            )
-            .await?
-            .parse()
-            .ok()?;
-            let plan = text_of(client, "[data-testid=\"pool-preview-plan\"]").await?;
-            Some((cost, fen, plan))
-        },
-    )
-    .await
+    let preview = "[data-testid=\"pool-preview\"]";
+    let cost_css = "[data-testid=\"pool-preview-cost\"]";
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let state = attr_of(client, preview, "data-state").await;
+        let shown = attr_of(client, preview, "data-to").await;
+        if state.as_deref() == Some("ready") && shown == Some(to.to_string()) {
+            let cost = text_of(client, cost_css).await;
+            let fen = attr_of(client, cost_css, "data-per-hour-fen")
+                .await
+                .and_then(|fen| fen.parse().ok());
+            let plan = text_of(client, "[data-testid=\"pool-preview-plan\"]").await;
+            if let (Some(cost), Some(fen), Some(plan)) = (cost, fen, plan) {
+                return (cost, fen, plan);
+            }
+        }
+        if Instant::now() >= deadline {
+            let count = value_of(client, "#pool-count").await;
+            let slider = value_of(client, "#pool-slider").await;
+            let text = text_of(client, preview).await;
+            panic!(
+                "timed out waiting for the preview for {to}: state {state:?}, for {shown:?}, \
+                 number field {count:?}, slider {slider:?}, text {text:?}"
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 async fn lease_rows(client: &Client) -> usize {
@@ -1776,7 +1813,7 @@ async fn the_pool_slider_previews_the_cost_then_rents_and_releases() {
         assert!(delta.starts_with('+'), "the cost goes up: {delta}");
         assert!(plan.starts_with("Rent 4"), "{plan}");
         assert!(cost.contains("¥") && cost.contains("/h"), "{cost}");
-        assert_eq!(value_of(&client, "#pool-count").await.as_deref(), Some("4"));
+        wait_value(&client, "#pool-count", "4").await;
         assert_eq!(
             text_of(&client, "[data-testid=\"pool-desired\"]")
                 .await
@@ -1827,14 +1864,16 @@ async fn the_pool_slider_previews_the_cost_then_rents_and_releases() {
         shoot(&client, "pool-en-light-rented").await;
 
         // Back to 0 with the number field: the preview says what is released, Enter commits.
-        type_into(&client, "#pool-count", "0").await;
+        // Typed as a person would: into the field, the old digits erased, the new one typed
+        // (a WebDriver clear blurs the field, and a refresh may put the pool's count back).
+        focus(&client, "#pool-count").await;
+        press(&client, Key::End, 1).await;
+        press(&client, Key::Backspace, 3).await;
+        press_chars(&client, "0").await;
         let (_, zero_fen, release) = preview_for(&client, 0).await;
         assert!(zero_fen < after_fen);
         assert!(release.starts_with("Release 4"), "{release}");
-        assert_eq!(
-            value_of(&client, "#pool-slider").await.as_deref(),
-            Some("0")
-        );
+        wait_value(&client, "#pool-slider", "0").await;
         press(&client, Key::Enter, 1).await;
         wait_text(
             &client,
@@ -1879,10 +1918,7 @@ async fn the_pool_slider_previews_the_cost_then_rents_and_releases() {
         shoot(&client, "pool-en-light-confirm").await;
         click(&client, "[data-testid=\"cancel-scale\"]").await;
         assert!(!exists(&client, "[data-testid=\"pool-confirm\"]").await);
-        assert_eq!(
-            value_of(&client, "#pool-slider").await.as_deref(),
-            Some("0")
-        );
+        wait_value(&client, "#pool-slider", "0").await;
         assert_eq!(
             text_of(&client, "[data-testid=\"pool-desired\"]")
                 .await
