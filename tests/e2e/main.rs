@@ -681,6 +681,23 @@ async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
         assert_ne!(moved, first);
         shoot(&client, "en-light-fleet").await;
 
+        // The pool form: the console's refusal shows at the field it names.
+        click(&client, "#nav-pool").await;
+        click(&client, "#pool-new").await;
+        type_into(&client, "#pool-f-name", "batch").await;
+        type_into(&client, "#pool-f-model", "Z999").await;
+        click(&client, "#pool-f-regions input[value=\"cn-east\"]").await;
+        click(&client, "#pool-f-save").await;
+        let refusal = eventually("the model refused", Duration::from_secs(10), || {
+            text_of(&client, "#pool-f-model-error")
+        })
+        .await;
+        assert!(refusal.contains("unknown GPU model `Z999`"), "{refusal}");
+        scroll_to(&client, "#pool-form").await;
+        shoot(&client, "pool-en-light-form-error").await;
+        click(&client, "#pool-f-cancel").await;
+        assert!(!exists(&client, "#pool-form").await);
+
         // The same screens in Chinese and dark, for a person to look at.
         if std::env::var_os("EBB_E2E_SHOTS").is_some() {
             open_settings_hosts(&client).await;
@@ -1971,6 +1988,23 @@ async fn the_pool_slider_previews_the_cost_then_rents_and_releases() {
         .await;
         assert!(changes.len() >= 3, "{changes:?}");
         shoot(&client, "activity-en-light").await;
+
+        // The pool form: the console's refusal shows at the field it names.
+        click(&client, "#nav-pool").await;
+        click(&client, "#pool-new").await;
+        type_into(&client, "#pool-f-name", "batch").await;
+        type_into(&client, "#pool-f-model", "Z999").await;
+        click(&client, "#pool-f-regions input[value=\"cn-east\"]").await;
+        click(&client, "#pool-f-save").await;
+        let refusal = eventually("the model refused", Duration::from_secs(10), || {
+            text_of(&client, "#pool-f-model-error")
+        })
+        .await;
+        assert!(refusal.contains("unknown GPU model `Z999`"), "{refusal}");
+        scroll_to(&client, "#pool-form").await;
+        shoot(&client, "pool-en-light-form-error").await;
+        click(&client, "#pool-f-cancel").await;
+        assert!(!exists(&client, "#pool-form").await);
 
         // The same screens in Chinese and dark, for a person to look at.
         if std::env::var_os("EBB_E2E_SHOTS").is_some() {
