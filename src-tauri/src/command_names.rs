@@ -1,6 +1,6 @@
 /// The app's own commands: `build.rs` makes a permission for each and
 /// `capabilities/main.json` grants exactly these (a test checks it).
-pub const COMMANDS: [&str; 23] = [
+pub const COMMANDS: [&str; 24] = [
     "add_host",
     "app_info",
     "catalog_import",
@@ -17,6 +17,7 @@ pub const COMMANDS: [&str; 23] = [
     "list_pools",
     "pool_options",
     "preview_scale",
+    "release_now",
     "remove_host",
     "scale_pool",
     "set_confirm_policy",

@@ -540,6 +540,13 @@ pub async fn scale_pool(
         .map_err(pool_error)
 }
 
+/// Releases at once what the pool keeps until its paid units end.
+#[tauri::command]
+#[specta::specta]
+pub async fn release_now(state: State<'_, AppState>, name: String) -> Result<(), IpcError> {
+    state.console.force_release(&name).await.map_err(pool_error)
+}
+
 /// The activity log, newest first; `pool` filters to one pool.
 #[tauri::command]
 #[specta::specta]

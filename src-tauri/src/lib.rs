@@ -38,6 +38,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::delete_pool,
             commands::preview_scale,
             commands::scale_pool,
+            commands::release_now,
             commands::list_activity,
             commands::set_confirm_policy,
         ])

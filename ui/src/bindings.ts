@@ -207,6 +207,17 @@ async scalePool(name: string, to: number) : Promise<Result<ActivityEntry, IpcErr
 }
 },
 /**
+ * Releases at once what the pool keeps until its paid units end.
+ */
+async releaseNow(name: string) : Promise<Result<null, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("release_now", { name }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
  * The activity log, newest first; `pool` filters to one pool.
  */
 async listActivity(pool: string | null, limit: number) : Promise<Result<ActivityEntry[], IpcError>> {

@@ -60,6 +60,9 @@ pub enum PoolCommand {
         /// Go ahead even when the change is above the confirmation threshold.
         #[arg(long)]
         yes: bool,
+        /// Release at once, even GPUs the pool keeps until their paid unit ends.
+        #[arg(long)]
+        force: bool,
         /// Give up waiting after this many seconds.
         #[arg(long, default_value_t = 120)]
         timeout: u64,
@@ -187,6 +190,7 @@ async fn run_with(console: &Console, command: PoolCommand, json: bool) -> anyhow
             count,
             wait,
             yes,
+            force,
             timeout,
         } => {
             let preview = console.preview_scale(&name, count).await?;
@@ -201,6 +205,9 @@ async fn run_with(console: &Console, command: PoolCommand, json: bool) -> anyhow
             let entry = console
                 .scale_pool(&name, count, Actor::Operator, "ebb pool scale")
                 .await?;
+            if force {
+                console.force_release(&name).await?;
+            }
             if !json {
                 println!("{}", preview_words(&preview));
             }

@@ -240,6 +240,13 @@ impl Console {
         Ok(entry)
     }
 
+    /// Releases now what the pool keeps until its paid units end.
+    pub async fn force_release(&self, name: &str) -> Result<(), PoolError> {
+        self.pools.force_release(name).await?;
+        self.wake_enforcer();
+        Ok(())
+    }
+
     pub async fn activity(
         &self,
         pool: Option<&str>,

@@ -399,6 +399,20 @@ impl Loop {
             })
             .collect();
         self.store.add_intents(&new).await?;
+        if !plan.creates.is_empty() || !plan.releases.is_empty() {
+            // Shown while the requests are out: what each host is being asked for.
+            let asked: Vec<(String, StoredStatus)> = plan
+                .pools
+                .iter()
+                .zip(&pools)
+                .map(|(status, pool)| {
+                    let mut stored = stored_status(status);
+                    stored.message = message(pool, &stored);
+                    (pool.id.clone(), stored)
+                })
+                .collect();
+            self.store.write_status(&asked, now_ms()).await?;
+        }
         let (sent, released) = tokio::join!(
             self.send_creates(&holder, new),
             self.send_releases(&plan.releases)
@@ -637,7 +651,7 @@ pub(crate) fn target(pool: &Pool, catalog: &ebb_cost::Catalog) -> PoolTarget {
         regions: pool.regions.clone(),
         desired: pool.desired,
         policy: pool.placement,
-        at_unit_end: pool.release_at_unit_end,
+        at_unit_end: pool.release_at_unit_end && !pool.force_release,
         unit_ms: pool.unit_ms(),
         prices: pool.hourly_prices(catalog),
     }

@@ -61,6 +61,8 @@ pub struct Pool {
     pub placement: PlacementPolicy,
     pub interruptible: bool,
     pub release_at_unit_end: bool,
+    /// The operator forced the current scale-in past the paid units.
+    pub force_release: bool,
 }
 
 impl Pool {
@@ -270,6 +272,7 @@ pub fn validate(
         placement: input.placement,
         interruptible: input.interruptible,
         release_at_unit_end: input.release_at_unit_end,
+        force_release: false,
     }))
 }
 
@@ -331,7 +334,7 @@ fn random_id(prefix: &str) -> String {
     format!("{prefix}{hex}")
 }
 
-const POOL_COLUMNS: &str = "id, name, model, regions, min_gpus, max_gpus, desired, base_gpus, term, overlay, placement, interruptible, release_at_unit_end";
+const POOL_COLUMNS: &str = "id, name, model, regions, min_gpus, max_gpus, desired, base_gpus, term, overlay, placement, interruptible, release_at_unit_end, force_release";
 
 fn pool_row(row: &sqlx::sqlite::SqliteRow) -> Pool {
     let regions: String = row.get("regions");
@@ -354,6 +357,7 @@ fn pool_row(row: &sqlx::sqlite::SqliteRow) -> Pool {
         },
         interruptible: row.get::<i64, _>("interruptible") != 0,
         release_at_unit_end: row.get::<i64, _>("release_at_unit_end") != 0,
+        force_release: row.get::<i64, _>("force_release") != 0,
     }
 }
 
@@ -564,12 +568,14 @@ impl PoolStore {
         }
         let now = now_ms();
         let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
-        sqlx::query("UPDATE pools SET desired = ?, updated_at_ms = ? WHERE id = ?")
-            .bind(i64::from(to))
-            .bind(now)
-            .bind(&pool.id)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(
+            "UPDATE pools SET desired = ?, force_release = 0, updated_at_ms = ? WHERE id = ?",
+        )
+        .bind(i64::from(to))
+        .bind(now)
+        .bind(&pool.id)
+        .execute(&mut *tx)
+        .await?;
         sqlx::query(
             "UPDATE activity SET outcome = 'superseded', finished_at_ms = ? WHERE pool_id = ? AND outcome IN ('in_progress', 'partial')",
         )
@@ -581,6 +587,31 @@ impl PoolStore {
         tx.commit().await?;
         pool.desired = to;
         Ok((pool, self.activity_entry(id).await?))
+    }
+
+    /// Releases what the current scale-in keeps for its paid units, now (until the next
+    /// change), and logs it.
+    pub async fn force_release(&self, name: &str) -> Result<Pool, PoolError> {
+        let mut pool = self.get(name).await?;
+        let now = now_ms();
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        sqlx::query("UPDATE pools SET force_release = 1, updated_at_ms = ? WHERE id = ?")
+            .bind(now)
+            .bind(&pool.id)
+            .execute(&mut *tx)
+            .await?;
+        let change = NewActivity {
+            actor: Actor::Operator,
+            from: pool.desired,
+            to: pool.desired,
+            reason: "release now: GPUs kept for their paid unit are released at once".into(),
+            delta_per_hour_fen: None,
+            delta_per_month_fen: None,
+        };
+        insert_activity(&mut tx, &pool, &change, now).await?;
+        tx.commit().await?;
+        pool.force_release = true;
+        Ok(pool)
     }
 
     /// Logs a change the enforcer made on its own (failover, stale or orphan releases).
@@ -1198,7 +1229,7 @@ pub fn scale_preview(
             (have - to).min(status.actual),
             &held,
             now,
-            pool.release_at_unit_end,
+            pool.release_at_unit_end && !pool.force_release,
         );
         held_to_unit_end = chosen.deferred;
         let mut by_host: BTreeMap<(String, String), u32> = BTreeMap::new();

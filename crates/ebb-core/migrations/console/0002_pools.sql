@@ -21,6 +21,8 @@ CREATE TABLE pools (
     placement TEXT NOT NULL,
     interruptible INTEGER NOT NULL,
     release_at_unit_end INTEGER NOT NULL,
+    -- The operator asked to release now, paid unit or not (until the next change).
+    force_release INTEGER NOT NULL DEFAULT 0,
     created_at_ms INTEGER NOT NULL,
     updated_at_ms INTEGER NOT NULL
 );
