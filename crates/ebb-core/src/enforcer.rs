@@ -226,7 +226,7 @@ struct Loop {
 
 /// The outcome of one lease request or release.
 enum Sent {
-    Granted(Lease),
+    Granted(Box<Lease>),
     /// Certainly not granted (not free, invalid): the intent is done.
     Refused(String),
     /// No certain answer (timeout, connection): the intent stays and is sent again.
@@ -535,7 +535,7 @@ impl Loop {
             tasks.spawn(async move {
                 let _permit = limit.acquire_owned().await;
                 let outcome = match client.create_lease(&intent.key, &request).await {
-                    Ok((_, lease)) => Sent::Granted(lease),
+                    Ok((_, lease)) => Sent::Granted(Box::new(lease)),
                     Err(error @ AgentError::Api { status, .. }) if (400..500).contains(&status) => {
                         Sent::Refused(error.to_string())
                     }
@@ -605,9 +605,9 @@ impl Loop {
                         && let Some(seen) = &mut host.seen
                         && !seen.leases.iter().any(|l| l.id == lease.id)
                     {
-                        seen.leases.push(lease.clone());
+                        seen.leases.push((*lease).clone());
                     }
-                    settled.push((intent.key, Some((intent.host, lease))));
+                    settled.push((intent.key, Some((intent.host, *lease))));
                 }
                 Sent::Refused(error) => {
                     entry.2 += 1;

@@ -393,6 +393,24 @@ export function poolView(): View {
         stat("pool.stat.lost", pool.lost, "pool-lost"),
         pool.held_to_unit_end > 0 ? stat("pool.stat.held", pool.held_to_unit_end, "pool-held") : null,
       ),
+      pool.held_to_unit_end > 0
+        ? h(
+            "p",
+            { class: "pool-release-now" },
+            h(
+              "button",
+              {
+                type: "button",
+                class: "btn btn-small",
+                id: "pool-release-now",
+                "data-testid": "pool-release-now",
+                title: t("pool.releaseNowHint"),
+                on: { click: () => void releaseNow(pool.name) },
+              },
+              t("pool.releaseNow"),
+            ),
+          )
+        : null,
       h(
         "div",
         { class: "pool-spend", "data-testid": "pool-spend" },
@@ -454,6 +472,18 @@ export function poolView(): View {
         h("button", { type: "button", id: "pool-delete-no", class: "btn btn-small", disabled: deleting, on: { click: cancel } }, t("pool.deleteNo")),
       ),
     );
+  }
+
+  async function releaseNow(name: string): Promise<void> {
+    const res = await call(() => commands.releaseNow(name));
+    if (disposed) return;
+    if (res.status === "ok") {
+      announce(t("pool.releasedNow", { name }));
+      await refresh();
+    } else {
+      replaceChildren(errorBox, errorAlert(t("pool.releaseNowError", { name }), res.error, "pool-error"));
+      render();
+    }
   }
 
   async function deletePool(name: string): Promise<void> {
