@@ -15,9 +15,9 @@ use std::cmp::Reverse;
 
 /// A host as a placement candidate for one pool.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Candidate {
-    pub host: String,
-    pub region: String,
+pub struct Candidate<'a> {
+    pub host: &'a str,
+    pub region: &'a str,
     /// Free GPUs of the pool's model there.
     pub free: u32,
     /// GPUs the pool already holds there.
@@ -35,10 +35,10 @@ pub struct Placement {
 
 /// Places `count` GPUs over `candidates` under `policy`. Never takes more than a host has
 /// free; hands out as many as there are free, and says how many are short.
-pub fn place(count: u32, candidates: &[Candidate], policy: PlacementPolicy) -> Placement {
+pub fn place(count: u32, candidates: &[Candidate<'_>], policy: PlacementPolicy) -> Placement {
     let mut regions: Vec<(Option<i64>, &str)> = candidates
         .iter()
-        .map(|candidate| (candidate.price_fen, candidate.region.as_str()))
+        .map(|candidate| (candidate.price_fen, candidate.region))
         .collect();
     // Cheapest first; unpriced regions last; ties by name so the choice is stable.
     regions.sort_by_key(|(price, region)| (price.is_none(), *price, *region));
@@ -57,7 +57,7 @@ pub fn place(count: u32, candidates: &[Candidate], policy: PlacementPolicy) -> P
                 let mut order = hosts;
                 order.sort_by_key(|&i| {
                     let c = &candidates[i];
-                    (Reverse(c.held), c.free, c.host.as_str())
+                    (Reverse(c.held), c.free, c.host)
                 });
                 for i in order {
                     let take = left.min(candidates[i].free);
@@ -80,7 +80,7 @@ pub fn place(count: u32, candidates: &[Candidate], policy: PlacementPolicy) -> P
                     .iter()
                     .map(|&i| {
                         let c = &candidates[i];
-                        (Reverse(c.held), c.free, Reverse(c.host.as_str()), i)
+                        (Reverse(c.held), c.free, Reverse(c.host), i)
                     })
                     .collect();
                 while left > 0 {
@@ -219,21 +219,27 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn host(host: &str, region: &str, free: u32, held: u32, price: Option<i64>) -> Candidate {
+    fn host<'a>(
+        host: &'a str,
+        region: &'a str,
+        free: u32,
+        held: u32,
+        price: Option<i64>,
+    ) -> Candidate<'a> {
         Candidate {
-            host: host.into(),
-            region: region.into(),
+            host,
+            region,
             free,
             held,
             price_fen: price,
         }
     }
 
-    fn named(placement: &Placement, candidates: &[Candidate]) -> Vec<(String, u32)> {
+    fn named(placement: &Placement, candidates: &[Candidate<'_>]) -> Vec<(String, u32)> {
         placement
             .takes
             .iter()
-            .map(|&(i, n)| (candidates[i].host.clone(), n))
+            .map(|&(i, n)| (candidates[i].host.to_string(), n))
             .collect()
     }
 
@@ -363,17 +369,34 @@ mod tests {
         assert!(!model_matches("", "NVIDIA H800"));
     }
 
-    fn candidates() -> impl Strategy<Value = Vec<Candidate>> {
+    /// (host, region, free, held, price) rows; borrowed as candidates in the test.
+    type Row = (String, String, u32, u32, Option<i64>);
+
+    fn as_candidates(rows: &[Row]) -> Vec<Candidate<'_>> {
+        rows.iter()
+            .map(|(host, region, free, held, price)| Candidate {
+                host,
+                region,
+                free: *free,
+                held: *held,
+                price_fen: *price,
+            })
+            .collect()
+    }
+
+    fn candidates() -> impl Strategy<Value = Vec<Row>> {
         prop::collection::vec((0u32..4, 0u32..12, 0u32..6), 0..12).prop_map(|rows| {
             rows.into_iter()
                 .enumerate()
-                .map(|(i, (region, free, held))| Candidate {
-                    host: format!("h{i}"),
-                    region: format!("r{region}"),
-                    free,
-                    held,
-                    // One price per region; region 3 is unpriced.
-                    price_fen: (region < 3).then(|| 1000 + i64::from(region) * 100),
+                .map(|(i, (region, free, held))| {
+                    (
+                        format!("h{i}"),
+                        format!("r{region}"),
+                        free,
+                        held,
+                        // One price per region; region 3 is unpriced.
+                        (region < 3).then(|| 1000 + i64::from(region) * 100),
+                    )
                 })
                 .collect()
         })
@@ -382,10 +405,11 @@ mod tests {
     proptest! {
         #[test]
         fn never_more_than_free_and_all_that_is_asked_when_it_fits(
-            fleet in candidates(),
+            rows in candidates(),
             count in 0u32..80,
             spread in any::<bool>(),
         ) {
+            let fleet = as_candidates(&rows);
             let policy = if spread { PlacementPolicy::Spread } else { PlacementPolicy::Pack };
             let placement = place(count, &fleet, policy);
             let total_free: u32 = fleet.iter().map(|c| c.free).sum();

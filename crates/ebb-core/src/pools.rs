@@ -1185,8 +1185,8 @@ pub fn scale_preview(
             .free
             .iter()
             .map(|free| placement::Candidate {
-                host: free.host.clone(),
-                region: free.region.clone(),
+                host: &free.host,
+                region: &free.region,
                 free: free.free,
                 held: status
                     .hosts
@@ -1202,8 +1202,8 @@ pub fn scale_preview(
             .takes
             .iter()
             .map(|&(i, count)| HostMove {
-                host: candidates[i].host.clone(),
-                region: candidates[i].region.clone(),
+                host: candidates[i].host.to_string(),
+                region: candidates[i].region.to_string(),
                 count,
             })
             .collect();

@@ -158,7 +158,7 @@ pub fn plan(input: &Input<'_>) -> Plan {
         .collect();
     // Per pool: (host index, counts) and the releasable leases.
     let mut per_host: Vec<BTreeMap<usize, PoolHostView>> = vec![BTreeMap::new(); input.pools.len()];
-    let mut held: Vec<Vec<(Held, usize)>> = vec![Vec::new(); input.pools.len()];
+    let mut held: Vec<Vec<(&Lease, usize)>> = vec![Vec::new(); input.pools.len()];
     let mut taken_by_pending: HashMap<&str, HashSet<&str>> = HashMap::new();
     for pending in input.pending {
         taken_by_pending
@@ -296,26 +296,7 @@ pub fn plan(input: &Input<'_>) -> Plan {
             status[p]
                 .leases
                 .push(lease_view(lease, host, &util, "active"));
-            let target = &input.pools[p];
-            let granted = i64::try_from(lease.created_at_ms).unwrap_or(i64::MAX);
-            let utils: Vec<f32> = lease
-                .gpu_uuids
-                .iter()
-                .filter_map(|uuid| util.get(uuid.as_str()).copied())
-                .collect();
-            held[p].push((
-                Held {
-                    lease_id: lease.id.clone(),
-                    host: host.name.clone(),
-                    region: host.region.clone(),
-                    util_pct: (!utils.is_empty())
-                        .then(|| utils.iter().sum::<f32>() / utils.len() as f32),
-                    price_fen: region_price(target, &host.region),
-                    granted_at_ms: granted,
-                    paid_until_ms: placement::paid_until(granted, target.unit_ms, input.now_ms),
-                },
-                h,
-            ));
+            held[p].push((lease, h));
         }
         if host.lost_fence.is_some() && !stale_left {
             out.clear_fence.push(host.name.clone());
@@ -332,11 +313,32 @@ pub fn plan(input: &Input<'_>) -> Plan {
                 .push(h);
         }
     }
-    let mut matches: HashMap<(&str, &str), bool> = HashMap::new();
-    let mut claimed: Vec<usize> = vec![0; input.hosts.len()];
+    // Distinct GPU model names (few), so matching is decided once per pool and model.
+    let mut model_ids: HashMap<&str, usize> = HashMap::new();
+    let free_models: Vec<Vec<usize>> = free
+        .iter()
+        .map(|gpus| {
+            gpus.iter()
+                .map(|gpu| {
+                    let next = model_ids.len();
+                    *model_ids.entry(gpu.model.as_str()).or_insert(next)
+                })
+                .collect()
+        })
+        .collect();
+    let mut models: Vec<&str> = vec![""; model_ids.len()];
+    for (&name, &id) in &model_ids {
+        models[id] = name;
+    }
+    // Per pool, the creates planned (index range into `out.creates`) and per host counts.
+    let mut created: Vec<BTreeMap<usize, u32>> = vec![BTreeMap::new(); input.pools.len()];
 
     for (p, pool) in input.pools.iter().enumerate() {
         let have = status[p].actual + status[p].pending;
+        let matching: Vec<bool> = models
+            .iter()
+            .map(|model| placement::model_matches(&pool.model, model))
+            .collect();
         let regions: Vec<usize> = pool
             .regions
             .iter()
@@ -347,74 +349,79 @@ pub fn plan(input: &Input<'_>) -> Plan {
             })
             .copied()
             .collect();
-        // Matching free GPUs per candidate host, in the host's GPU order.
-        let mut candidates = Vec::with_capacity(regions.len());
-        let mut free_gpus: Vec<Vec<&Gpu>> = Vec::with_capacity(regions.len());
+        // Hosts with matching free GPUs, and how many.
+        let mut hosts_here: Vec<usize> = Vec::with_capacity(regions.len());
+        let mut candidates: Vec<Candidate<'_>> = Vec::with_capacity(regions.len());
         for &h in &regions {
-            let gpus: Vec<&Gpu> = free[h]
+            let count = free_models[h]
                 .iter()
-                .filter(|gpu| {
-                    *matches
-                        .entry((pool.model.as_str(), gpu.model.as_str()))
-                        .or_insert_with(|| placement::model_matches(&pool.model, &gpu.model))
-                })
-                .copied()
-                .collect();
+                .zip(&free[h])
+                .filter(|(model, gpu)| matching[**model] && !gpu.uuid.is_empty())
+                .count();
+            if count == 0 {
+                continue;
+            }
+            hosts_here.push(h);
             candidates.push(Candidate {
-                host: input.hosts[h].name.clone(),
-                region: input.hosts[h].region.clone(),
-                free: u32::try_from(gpus.len()).unwrap_or(u32::MAX),
+                host: &input.hosts[h].name,
+                region: &input.hosts[h].region,
+                free: u32::try_from(count).unwrap_or(u32::MAX),
                 held: per_host[p].get(&h).map_or(0, |v| v.leased + v.pending),
                 price_fen: region_price(pool, &input.hosts[h].region),
             });
-            free_gpus.push(gpus);
         }
         if pool.desired > have {
             let placed = placement::place(pool.desired - have, &candidates, pool.policy);
             status[p].short = placed.short;
             for (c, count) in placed.takes {
-                let h = regions[c];
-                for gpu in free_gpus[c].iter().take(count as usize) {
-                    out.creates.push(Create {
-                        pool_id: pool.id.clone(),
-                        host: input.hosts[h].name.clone(),
-                        gpu_uuid: gpu.uuid.clone(),
-                    });
+                let h = hosts_here[c];
+                let mut left = count;
+                // Take the host's first matching free GPUs; mark them taken for later pools.
+                for (i, gpu) in free[h].iter_mut().enumerate() {
+                    if left == 0 {
+                        break;
+                    }
+                    if matching[free_models[h][i]] && !gpu.uuid.is_empty() {
+                        out.creates.push(Create {
+                            pool_id: pool.id.clone(),
+                            host: input.hosts[h].name.clone(),
+                            gpu_uuid: gpu.uuid.clone(),
+                        });
+                        *gpu = &TAKEN;
+                        left -= 1;
+                    }
                 }
                 candidates[c].free -= count;
-                claimed[h] += count as usize;
-                // Take them out of the host's free list for the pools after this one.
-                let taken: HashSet<&str> = free_gpus[c]
-                    .iter()
-                    .take(count as usize)
-                    .map(|gpu| gpu.uuid.as_str())
-                    .collect();
-                free[h].retain(|gpu| !taken.contains(gpu.uuid.as_str()));
+                *created[p].entry(h).or_default() += count;
             }
         } else if pool.desired < have {
             let excess = (have - pool.desired).min(status[p].actual);
-            let leases: Vec<Held> = held[p].iter().map(|(lease, _)| lease.clone()).collect();
+            let target = &input.pools[p];
+            let leases: Vec<Held> = held[p]
+                .iter()
+                .map(|(lease, h)| held_lease(lease, &input.hosts[*h], target, input.now_ms))
+                .collect();
             let release =
                 placement::choose_release(excess, &leases, input.now_ms, pool.at_unit_end);
             status[p].held_to_unit_end = release.deferred;
             status[p].next_due_ms = release.next_due_ms;
             for i in release.now {
-                let (lease, h) = &held[p][i];
+                let (lease, h) = held[p][i];
                 out.releases.push(ReleaseOrder {
-                    host: lease.host.clone(),
-                    lease_id: lease.lease_id.clone(),
+                    host: input.hosts[h].name.clone(),
+                    lease_id: lease.id.clone(),
                     pool_id: pool.id.clone(),
                     why: Why::ScaleIn,
                 });
                 status[p].actual -= 1;
                 status[p].releasing += 1;
-                let view = host_view(&mut per_host[p], *h, input.hosts);
+                let view = host_view(&mut per_host[p], h, input.hosts);
                 view.leased -= 1;
                 view.releasing += 1;
                 if let Some(shown) = status[p]
                     .leases
                     .iter_mut()
-                    .find(|shown| shown.lease_id == lease.lease_id)
+                    .find(|shown| shown.lease_id == lease.id)
                 {
                     shown.state = "releasing".into();
                 }
@@ -424,36 +431,18 @@ pub fn plan(input: &Input<'_>) -> Plan {
             .iter()
             .filter(|candidate| candidate.free > 0)
             .map(|candidate| HostFree {
-                host: candidate.host.clone(),
-                region: candidate.region.clone(),
+                host: candidate.host.to_string(),
+                region: candidate.region.to_string(),
                 free: candidate.free,
             })
             .collect();
     }
-    // Creates for the same host one after another in GPU order; hosts interleaved so a
-    // slow host does not hold up the rest.
     for (p, views) in per_host.into_iter().enumerate() {
-        let creates: HashMap<&str, u32> = out
-            .creates
-            .iter()
-            .filter(|create| create.pool_id == status[p].pool_id)
-            .fold(HashMap::new(), |mut acc, create| {
-                *acc.entry(create.host.as_str()).or_default() += 1;
-                acc
-            });
         let mut views = views;
-        for (host, count) in creates {
-            if let Some(h) = input.hosts.iter().position(|x| x.name == host) {
-                host_view(&mut views, h, input.hosts).pending += count;
-            }
+        for (&h, &count) in &created[p] {
+            host_view(&mut views, h, input.hosts).pending += count;
+            status[p].pending += count;
         }
-        status[p].pending += u32::try_from(
-            out.creates
-                .iter()
-                .filter(|create| create.pool_id == status[p].pool_id)
-                .count(),
-        )
-        .unwrap_or(u32::MAX);
         status[p].hosts = views.into_values().collect();
         status[p].leases.sort_by(|a, b| {
             (a.host.as_str(), a.fencing_token).cmp(&(b.host.as_str(), b.fencing_token))
@@ -461,6 +450,55 @@ pub fn plan(input: &Input<'_>) -> Plan {
     }
     out.pools = status;
     out
+}
+
+/// A placeholder for a GPU taken earlier in the pass (an empty uuid never matches).
+static TAKEN: Gpu = Gpu {
+    index: 0,
+    uuid: String::new(),
+    model: String::new(),
+    memory_total_mib: 0,
+    healthy: false,
+    health_reason: None,
+    lease_id: None,
+    memory_used_mib: None,
+    gpu_util_pct: None,
+    memory_util_pct: None,
+    temperature_c: None,
+    power_draw_w: None,
+    power_limit_w: None,
+    sm_clock_mhz: None,
+    memory_clock_mhz: None,
+    processes: None,
+    ecc_corrected: None,
+    ecc_uncorrected: None,
+    retired_pages: None,
+    xid_errors: None,
+};
+
+/// A lease as a release candidate: its mean utilization, its region's price, its paid unit.
+fn held_lease(lease: &Lease, host: &HostObs, pool: &PoolTarget, now_ms: i64) -> Held {
+    let granted = i64::try_from(lease.created_at_ms).unwrap_or(i64::MAX);
+    let utils: Vec<f32> = host
+        .seen
+        .as_ref()
+        .map(|seen| {
+            seen.gpus
+                .iter()
+                .filter(|gpu| lease.gpu_uuids.contains(&gpu.uuid))
+                .filter_map(|gpu| gpu.gpu_util_pct)
+                .collect()
+        })
+        .unwrap_or_default();
+    Held {
+        lease_id: lease.id.clone(),
+        host: host.name.clone(),
+        region: host.region.clone(),
+        util_pct: (!utils.is_empty()).then(|| utils.iter().sum::<f32>() / utils.len() as f32),
+        price_fen: region_price(pool, &host.region),
+        granted_at_ms: granted,
+        paid_until_ms: placement::paid_until(granted, pool.unit_ms, now_ms),
+    }
 }
 
 fn host_view<'v>(
