@@ -305,7 +305,8 @@ impl Loop {
         self.settle_creates(retried, &mut hosts, &mut pending, &mut tally)
             .await?;
 
-        // The lease history follows what the agents report.
+        // The lease history follows what the agents report (written only where it moved).
+        let mut changed: Vec<(&str, Vec<&Lease>)> = Vec::new();
         for host in &hosts {
             if let Some(seen) = &host.seen {
                 let ours: Vec<&Lease> = seen
@@ -313,9 +314,24 @@ impl Loop {
                     .iter()
                     .filter(|lease| lease.holder_id == holder)
                     .collect();
-                self.store.sync_host(&host.name, &ours, now).await?;
+                let mut live: Vec<&str> = ours
+                    .iter()
+                    .filter(|lease| lease.released_at_ms.is_none())
+                    .map(|lease| lease.id.as_str())
+                    .collect();
+                let mut open: Vec<&str> = recorded
+                    .iter()
+                    .filter(|lease| lease.host == host.name)
+                    .map(|lease| lease.lease_id.as_str())
+                    .collect();
+                live.sort_unstable();
+                open.sort_unstable();
+                if live != open {
+                    changed.push((host.name.as_str(), ours));
+                }
             }
         }
+        self.store.sync_hosts(&changed, now).await?;
         for host in &mut hosts {
             host.lost_fence = fences.get(&host.name).copied();
         }

@@ -762,29 +762,39 @@ impl PoolStore {
         Ok(())
     }
 
-    /// Brings the lease history of `host` in line with what its agent reported: our leases
-    /// there are recorded, and a recorded one it no longer holds is ended.
-    pub async fn sync_host(&self, host: &str, ours: &[&Lease], now: i64) -> Result<(), PoolError> {
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
-        for lease in ours {
-            upsert_lease(&mut tx, host, lease).await?;
+    /// Brings the lease history of these hosts in line with what their agents reported
+    /// (one transaction): our leases there are recorded, and a recorded one an agent no
+    /// longer holds is ended.
+    pub async fn sync_hosts(
+        &self,
+        hosts: &[(&str, Vec<&Lease>)],
+        now: i64,
+    ) -> Result<(), PoolError> {
+        if hosts.is_empty() {
+            return Ok(());
         }
-        let open: Vec<String> = sqlx::query_scalar(
-            "SELECT lease_id FROM pool_leases WHERE host = ? AND ended_at_ms IS NULL",
-        )
-        .bind(host)
-        .fetch_all(&mut *tx)
-        .await?;
-        for id in open {
-            if !ours.iter().any(|lease| lease.id == id) {
-                sqlx::query(
-                    "UPDATE pool_leases SET ended_at_ms = ? WHERE host = ? AND lease_id = ?",
-                )
-                .bind(now)
-                .bind(host)
-                .bind(&id)
-                .execute(&mut *tx)
-                .await?;
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        for (host, ours) in hosts {
+            for lease in ours {
+                upsert_lease(&mut tx, host, lease).await?;
+            }
+            let open: Vec<String> = sqlx::query_scalar(
+                "SELECT lease_id FROM pool_leases WHERE host = ? AND ended_at_ms IS NULL",
+            )
+            .bind(host)
+            .fetch_all(&mut *tx)
+            .await?;
+            for id in open {
+                if !ours.iter().any(|lease| lease.id == id) {
+                    sqlx::query(
+                        "UPDATE pool_leases SET ended_at_ms = ? WHERE host = ? AND lease_id = ?",
+                    )
+                    .bind(now)
+                    .bind(host)
+                    .bind(&id)
+                    .execute(&mut *tx)
+                    .await?;
+                }
             }
         }
         tx.commit().await?;

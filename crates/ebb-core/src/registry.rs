@@ -198,6 +198,9 @@ impl ConsoleDb {
             .filename(&path)
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
+            // WAL + NORMAL survives a killed process; a power cut may lose the last
+            // commits, which the enforcer recovers from what the agents report.
+            .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(5));
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
