@@ -1,8 +1,8 @@
 //! Pools, measured.
 //!
-//! - Slider release → 100 GPUs leased: a virtual fleet of 13 A100 hosts × 8 GPUs on
-//!   loopback (real HTTP, SQLite lease stores on disk), the console's enforcer as the app
-//!   runs it. Each round sets a pool from 0 to 100 (`scale_pool`, what letting the slider
+//! - Slider release → 100 GPUs leased: 13 A100 agents × 8 GPUs on loopback (real HTTP,
+//!   each agent with its own SQLite lease store on disk, as on its own machine), the
+//!   console's enforcer as the app runs it. Each round sets a pool from 0 to 100 (`scale_pool`, what letting the slider
 //!   go calls) and times until the agents hold all 100 leases and the console recorded
 //!   them; then back to 0. Goal: p99 ≤ 200 ms.
 //! - One reconcile pass (the pure planner) over 1,250 hosts × 8 GPUs = 10,000 GPUs and 50
@@ -31,25 +31,33 @@ fn ms(duration: Duration) -> f64 {
 async fn slider_release(rounds: usize) {
     let state = std::env::temp_dir().join(format!("ebb-bench-pools-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&state);
-    let fleet = Fleet::start(&FleetConfig {
-        hosts: 13,
-        gpus_per_host: 8,
-        model: Some(GpuModel::A100),
-        state_dir: Some(state.join("agents")),
-        release_grace: Duration::from_millis(0),
-        ..FleetConfig::default()
-    })
-    .await
-    .expect("fleet starts");
+    // Thirteen agents, each with its own lease store on disk, as on thirteen machines.
+    let mut fleets = Vec::new();
+    for i in 0..13 {
+        fleets.push(
+            Fleet::start(&FleetConfig {
+                hosts: 1,
+                gpus_per_host: 8,
+                model: Some(GpuModel::A100),
+                state_dir: Some(state.join(format!("agent-{i}"))),
+                release_grace: Duration::from_millis(0),
+                seed: i,
+                ..FleetConfig::default()
+            })
+            .await
+            .expect("agent starts"),
+        );
+    }
     let console = Console::open(ConsoleOptions {
         token_store: TokenStore::Memory,
         ..ConsoleOptions::new(&state.join("console"))
     })
     .await
     .expect("console opens");
-    for host in fleet.hosts() {
+    for (i, fleet) in fleets.iter().enumerate() {
+        let host = &fleet.hosts()[0];
         let spec = HostSpec {
-            name: host.name.clone(),
+            name: format!("gpu-{i:02}"),
             url: host.url.clone(),
             region: host.region.clone(),
             labels: Default::default(),
@@ -62,7 +70,7 @@ async fn slider_release(rounds: usize) {
         .create_pool(&PoolInput {
             name: "bench".into(),
             model: "A100".into(),
-            regions: vec!["cn-north".into(), "cn-east".into(), "cn-south".into()],
+            regions: vec!["cn-north".into()],
             min: 0,
             max: 104,
             base_gpus: 0,
@@ -120,7 +128,9 @@ async fn slider_release(rounds: usize) {
         ms(*times.last().expect("rounds > 0")),
     );
     console.shutdown().await;
-    fleet.stop().await;
+    for fleet in fleets {
+        fleet.stop().await;
+    }
     let _ = std::fs::remove_dir_all(&state);
 }
 
