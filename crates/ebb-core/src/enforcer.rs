@@ -254,6 +254,17 @@ impl Loop {
         // so a pass never calls a change done on the strength of an older desired count.
         let open = self.store.open_changes().await?;
         let pools = self.store.list().await?;
+        let intents = self.store.intents().await?;
+        let fences = self.store.fences().await?;
+        let recorded = self.store.known_leases().await?;
+        if pools.is_empty() && intents.is_empty() && fences.is_empty() && recorded.is_empty() {
+            // Nothing held, asked for or wanted: no agent needs asking.
+            return Ok(PassReport {
+                number: self.passes,
+                converged: true,
+                ..PassReport::default()
+            });
+        }
         let specs = self
             .registry
             .list()
@@ -266,9 +277,6 @@ impl Loop {
 
         // Observe, all at once, every host a pool may use or where we hold or asked for
         // something; the rest of the fleet is none of the enforcer's business.
-        let intents = self.store.intents().await?;
-        let fences = self.store.fences().await?;
-        let recorded = self.store.known_leases().await?;
         let scoped: Vec<HostSpec> = specs
             .iter()
             .filter(|spec| {

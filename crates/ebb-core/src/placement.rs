@@ -251,7 +251,9 @@ mod tests {
             host("c", "cn-east", 6, 2, Some(1100)),
             host("d", "cn-south", 8, 0, None),
         ];
-        let cases: Vec<(u32, PlacementPolicy, Vec<(&str, u32)>, u32)> = vec![
+        // (count, policy, GPUs taken per host, short)
+        type Case = (u32, PlacementPolicy, Vec<(&'static str, u32)>, u32);
+        let cases: Vec<Case> = vec![
             // Cheapest region (cn-east) first; pack fills the host the pool uses.
             (5, PlacementPolicy::Pack, vec![("b", 0), ("c", 5)], 0),
             (10, PlacementPolicy::Pack, vec![("b", 4), ("c", 6)], 0),
