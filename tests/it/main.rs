@@ -21,11 +21,16 @@ struct AgentProcess {
 }
 
 impl AgentProcess {
+    fn spawn(state_dir: &Path, args: &[&str]) -> Self {
+        Self::try_spawn(state_dir, args).unwrap_or_else(|why| panic!("{why}"))
+    }
+
+    /// Like `spawn`, but an agent that exits before listening (its port taken) is an `Err`.
     #[expect(
         clippy::zombie_processes,
         reason = "Drop kills and waits for the child"
     )]
-    fn spawn(state_dir: &Path, args: &[&str]) -> Self {
+    fn try_spawn(state_dir: &Path, args: &[&str]) -> Result<Self, String> {
         let listen: &[&str] = if args.contains(&"--listen") {
             &[]
         } else {
@@ -47,14 +52,16 @@ impl AgentProcess {
             let mut line = String::new();
             if reader.read_line(&mut line).unwrap() == 0 {
                 let status = child.wait().unwrap();
-                panic!("ebb-agent exited ({status}) after printing {lines:?}");
+                return Err(format!(
+                    "ebb-agent exited ({status}) after printing {lines:?}"
+                ));
             }
             if let Some(url) = line.trim().strip_prefix("listening on ") {
-                return Self {
+                return Ok(Self {
                     child,
                     url: url.to_string(),
                     lines,
-                };
+                });
             }
             lines.push(line.trim().to_string());
         }

@@ -20,9 +20,8 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// An A100 agent on a fixed port, so it can be restarted where the console looks for it.
-fn a100_agent(dir: &Path, port: u16, gpus: u32) -> AgentProcess {
-    AgentProcess::spawn(
+fn try_a100_agent(dir: &Path, port: u16, gpus: u32) -> Result<AgentProcess, String> {
+    AgentProcess::try_spawn(
         dir,
         &[
             "--sim",
@@ -33,6 +32,33 @@ fn a100_agent(dir: &Path, port: u16, gpus: u32) -> AgentProcess {
             "200",
         ],
     )
+}
+
+/// An A100 agent on a fixed port, so it can be restarted where the console looks for it.
+/// Other tests take ports too: a port taken in between is waited for a little.
+fn a100_agent(dir: &Path, port: u16, gpus: u32) -> AgentProcess {
+    let mut tries = 0;
+    loop {
+        match try_a100_agent(dir, port, gpus) {
+            Ok(agent) => return agent,
+            Err(why) if tries >= 30 => panic!("port {port}: {why}"),
+            Err(_) => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+}
+
+/// An A100 agent on a fresh port: (agent, port).
+fn new_a100_agent(dir: &Path, gpus: u32) -> (AgentProcess, u16) {
+    for _ in 0..10 {
+        let port = free_port();
+        if let Ok(agent) = try_a100_agent(dir, port, gpus) {
+            return (agent, port);
+        }
+    }
+    panic!("no free port for an agent after 10 tries");
 }
 
 /// Every lease an agent keeps, released ones included.
@@ -114,7 +140,7 @@ async fn a_pool_scales_0_20_5_0_over_three_agent_processes() {
         .map(|i| {
             let state = dir.join(format!("agent-{i}"));
             std::fs::create_dir_all(&state).unwrap();
-            a100_agent(&state, free_port(), 8)
+            new_a100_agent(&state, 8).0
         })
         .collect();
     let data = dir.join("console");
@@ -236,16 +262,13 @@ where
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_console_killed_mid_scale_out_converges_after_restart_with_nothing_doubled_or_leaked() {
     let dir = temp_dir("pool-kill-console");
-    let ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
-    let agents: Vec<AgentProcess> = ports
-        .iter()
-        .enumerate()
-        .map(|(i, &port)| {
+    let (agents, ports): (Vec<AgentProcess>, Vec<u16>) = (0..3)
+        .map(|i| {
             let state = dir.join(format!("agent-{i}"));
             std::fs::create_dir_all(&state).unwrap();
-            a100_agent(&state, port, 4)
+            new_a100_agent(&state, 4)
         })
-        .collect();
+        .unzip();
     // The last agent answers lease requests 2 s late: grants made, answers not yet heard.
     let proxy = SlowProxy::start(ports[2], Duration::from_secs(2)).await;
     let data = dir.join("console");
@@ -297,10 +320,9 @@ async fn a_console_killed_mid_scale_out_converges_after_restart_with_nothing_dou
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_killed_mid_request_grants_once_when_the_key_is_retried() {
     let dir = temp_dir("pool-kill-agent");
-    let port = free_port();
     let state = dir.join("agent");
     std::fs::create_dir_all(&state).unwrap();
-    let agent = a100_agent(&state, port, 4);
+    let (agent, port) = new_a100_agent(&state, 4);
     let proxy = SlowProxy::start(port, Duration::from_secs(2)).await;
     let data = dir.join("console");
     add_host(&data, "gpu-0", &proxy.url(), "cn-north");
@@ -371,7 +393,6 @@ impl Drop for Daemon {
 async fn a_stopped_host_is_replaced_after_the_grace_period_and_its_stale_leases_released_on_return()
 {
     let dir = temp_dir("pool-failover");
-    let ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
     let states: Vec<_> = (0..3)
         .map(|i| {
             let state = dir.join(format!("agent-{i}"));
@@ -379,9 +400,13 @@ async fn a_stopped_host_is_replaced_after_the_grace_period_and_its_stale_leases_
             state
         })
         .collect();
-    let mut agents: Vec<Option<AgentProcess>> = (0..3)
-        .map(|i| Some(a100_agent(&states[i], ports[i], 4)))
-        .collect();
+    let (mut agents, ports): (Vec<Option<AgentProcess>>, Vec<u16>) = states
+        .iter()
+        .map(|state| {
+            let (agent, port) = new_a100_agent(state, 4);
+            (Some(agent), port)
+        })
+        .unzip();
     let urls: Vec<String> = agents
         .iter()
         .map(|a| a.as_ref().unwrap().url.clone())
