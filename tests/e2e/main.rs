@@ -683,10 +683,21 @@ async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
 
         // The pool form: the console's refusal shows at the field it names.
         click(&client, "#nav-pool").await;
-        click(&client, "#pool-new").await;
+        // No pool yet here: the empty state offers the form.
+        let new_pool = eventually("the pool view", Duration::from_secs(10), || async {
+            if exists(&client, "#pool-create-first").await {
+                Some("#pool-create-first")
+            } else if exists(&client, "#pool-select option").await {
+                Some("#pool-new")
+            } else {
+                None
+            }
+        })
+        .await;
+        click(&client, new_pool).await;
         type_into(&client, "#pool-f-name", "batch").await;
         type_into(&client, "#pool-f-model", "Z999").await;
-        click(&client, "#pool-f-regions input[value=\"cn-east\"]").await;
+        click(&client, "#pool-f-regions input[value=\"e2e-region\"]").await;
         click(&client, "#pool-f-save").await;
         let refusal = eventually("the model refused", Duration::from_secs(10), || {
             text_of(&client, "#pool-f-model-error")
