@@ -1762,6 +1762,60 @@ async fn preview_for(client: &Client, to: u32) -> (String, i64, String) {
     }
 }
 
+/// Presses the pointer on the Pool slider's thumb at `from` and moves it to `to`, the button
+/// still held (the slider spans the pool's 0 to 8).
+async fn drag_slider_holding(client: &Client, from: u32, to: u32) {
+    use fantoccini::actions::{InputSource, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
+    let width = client
+        .execute(
+            "return document.querySelector('#pool-slider').getBoundingClientRect().width",
+            vec![],
+        )
+        .await
+        .ok()
+        .and_then(|value| value.as_f64())
+        .expect("the slider's width");
+    let slider = client
+        .find(Locator::Css("#pool-slider"))
+        .await
+        .expect("the slider");
+    // Offsets from the element's centre; the thumb's own width is left at the ends.
+    let thumb = 16.0;
+    let at = |value: u32| -width / 2.0 + thumb / 2.0 + (width - thumb) * f64::from(value) / 8.0;
+    let actions = MouseActions::new("mouse".into())
+        .then(PointerAction::MoveToElement {
+            element: slider.clone(),
+            duration: None,
+            x: at(from),
+            y: 0.0,
+        })
+        .then(PointerAction::Down {
+            button: MOUSE_BUTTON_LEFT,
+        })
+        .then(PointerAction::MoveToElement {
+            element: slider,
+            duration: Some(Duration::from_millis(300)),
+            x: at(to),
+            y: 0.0,
+        });
+    client
+        .perform_actions(actions)
+        .await
+        .expect("the pointer drags the slider");
+}
+
+/// Lets the pointer's button go.
+async fn release_pointer(client: &Client) {
+    use fantoccini::actions::{InputSource, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
+    let actions = MouseActions::new("mouse".into()).then(PointerAction::Up {
+        button: MOUSE_BUTTON_LEFT,
+    });
+    client
+        .perform_actions(actions)
+        .await
+        .expect("the pointer lets go");
+}
+
 async fn lease_rows(client: &Client) -> usize {
     client
         .find_all(Locator::Css("[data-testid=\"pool-lease-row\"]"))
@@ -1924,6 +1978,52 @@ async fn the_pool_slider_previews_the_cost_then_rents_and_releases() {
         })
         .await;
 
+        // Dragged with the pointer: while the button is held the preview follows and nothing
+        // is rented; letting go rents.
+        scroll_to(&client, ".pool-slider-card").await;
+        drag_slider_holding(&client, 0, 3).await;
+        let (_, dragged_fen, dragged_plan) = preview_for(&client, 3).await;
+        assert!(dragged_fen > before_fen, "{dragged_fen} vs {before_fen}");
+        assert!(dragged_plan.starts_with("Rent 3"), "{dragged_plan}");
+        assert_eq!(
+            text_of(&client, "[data-testid=\"pool-desired\"]")
+                .await
+                .as_deref(),
+            Some("0"),
+            "nothing committed while the pointer is down"
+        );
+        release_pointer(&client).await;
+        wait_text(
+            &client,
+            "desired 3 after the drag",
+            "[data-testid=\"pool-desired\"]",
+            "3",
+            Duration::from_secs(10),
+        )
+        .await;
+        wait_text(
+            &client,
+            "3 GPUs held after the drag",
+            "[data-testid=\"pool-actual\"]",
+            "3",
+            converge,
+        )
+        .await;
+        focus(&client, "#pool-count").await;
+        press(&client, Key::End, 1).await;
+        press(&client, Key::Backspace, 3).await;
+        press_chars(&client, "0").await;
+        preview_for(&client, 0).await;
+        press(&client, Key::Enter, 1).await;
+        wait_text(
+            &client,
+            "all released again",
+            "[data-testid=\"pool-actual\"]",
+            "0",
+            converge,
+        )
+        .await;
+
         // A change above the confirmation limit asks first; Cancel puts the slider back.
         type_into(&client, "#pool-policy-gpus", "2").await;
         click(&client, "#pool-policy-save").await;
@@ -1993,7 +2093,13 @@ async fn the_pool_slider_previews_the_cost_then_rents_and_releases() {
                 let to = row.attr("data-to").await.ok()??;
                 seen.push(format!("{from}>{to}"));
             }
-            seen.starts_with(&["0>3".into(), "4>0".into(), "0>4".into()])
+            seen.starts_with(&[
+                "0>3".into(),
+                "3>0".into(),
+                "0>3".into(),
+                "4>0".into(),
+                "0>4".into(),
+            ])
                 .then_some(seen)
         })
         .await;
