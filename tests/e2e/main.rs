@@ -699,8 +699,11 @@ async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
         type_into(&client, "#pool-f-model", "Z999").await;
         click(&client, "#pool-f-regions input[value=\"e2e-region\"]").await;
         click(&client, "#pool-f-save").await;
-        let refusal = eventually("the model refused", Duration::from_secs(10), || {
+        // The error box is there before the answer: wait for its words.
+        let refusal = eventually("the model refused", Duration::from_secs(10), || async {
             text_of(&client, "#pool-f-model-error")
+                .await
+                .filter(|text| !text.trim().is_empty())
         })
         .await;
         assert!(refusal.contains("unknown GPU model `Z999`"), "{refusal}");
@@ -2113,8 +2116,11 @@ async fn the_pool_slider_previews_the_cost_then_rents_and_releases() {
         type_into(&client, "#pool-f-model", "Z999").await;
         click(&client, "#pool-f-regions input[value=\"cn-east\"]").await;
         click(&client, "#pool-f-save").await;
-        let refusal = eventually("the model refused", Duration::from_secs(10), || {
+        // The error box is there before the answer: wait for its words.
+        let refusal = eventually("the model refused", Duration::from_secs(10), || async {
             text_of(&client, "#pool-f-model-error")
+                .await
+                .filter(|text| !text.trim().is_empty())
         })
         .await;
         assert!(refusal.contains("unknown GPU model `Z999`"), "{refusal}");
