@@ -188,7 +188,18 @@ async fn create_lease(
             );
         }
     };
-    match state.leases.create(&key, &request).await {
+    // Run to the end even when the client goes away: a grant stored but never taken into
+    // the ledger would turn every retry of its key into an error.
+    let leases = state.leases.clone();
+    let done = tokio::spawn(async move { leases.create(&key, &request).await }).await;
+    let Ok(result) = done else {
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "the agent failed while granting; nothing was answered, try again with the same key",
+        );
+    };
+    match result {
         Ok(created) => {
             let status = if created.new {
                 StatusCode::CREATED
@@ -202,7 +213,17 @@ async fn create_lease(
 }
 
 async fn release_lease(State(state): State<AgentState>, Path(id): Path<String>) -> Response {
-    match state.leases.release(&id).await {
+    // Like a grant, a release runs to the end whether or not the client waits for it.
+    let leases = state.leases.clone();
+    let done = tokio::spawn(async move { leases.release(&id).await }).await;
+    let Ok(result) = done else {
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "the agent failed while releasing; try again",
+        );
+    };
+    match result {
         Ok(lease) => {
             let status = if lease.state == ebb_wire::agent::LeaseState::Released {
                 StatusCode::OK

@@ -507,3 +507,64 @@ async fn leases_keys_and_fences_survive_a_restart() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Polls the inner future at most `polls` times, then drops it: a client that went away.
+struct Abandon<F> {
+    future: std::pin::Pin<Box<F>>,
+    polls: usize,
+}
+
+impl<F: std::future::Future> std::future::Future for Abandon<F> {
+    type Output = Option<F::Output>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        if self.polls == 0 {
+            return std::task::Poll::Ready(None);
+        }
+        self.polls -= 1;
+        self.future.as_mut().poll(cx).map(Some)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_abandoned_at_any_point_grants_at_most_once_and_its_retry_answers() {
+    use tower::ServiceExt;
+    let agent = TestAgent::new(2).await;
+    let body = r#"{"pool_id":"p","holder_id":"c","count":1}"#;
+    for polls in 0..80 {
+        let key = format!("abandoned-{polls}");
+        let request = axum::http::Request::post("/v1/leases")
+            .header("content-type", "application/json")
+            .header("idempotency-key", &key)
+            .body(axum::body::Body::from(body))
+            .unwrap();
+        let call = ebb_agent::app(agent.state.clone()).oneshot(request);
+        let _ = Abandon {
+            future: Box::pin(call),
+            polls,
+        }
+        .await;
+        // Whatever the abandoned request started has finished.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let (status, answer) = agent.post_lease(&key, body).await;
+        assert!(
+            status == StatusCode::OK || status == StatusCode::CREATED,
+            "abandoned after {polls} polls, the retry got {status}: {}",
+            String::from_utf8_lossy(&answer)
+        );
+        let lease: Lease = json(&answer);
+        let (status, _) = agent.delete(&format!("/v1/leases/{}", lease.id)).await;
+        assert!(status.is_success());
+        let (_, list) = agent.get("/v1/leases").await;
+        let list: LeaseList = json(&list);
+        let live = list
+            .leases
+            .iter()
+            .filter(|l| l.state != ebb_wire::agent::LeaseState::Released)
+            .count();
+        assert_eq!(live, 0, "after {polls} polls a grant was left behind");
+    }
+}
