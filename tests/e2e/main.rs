@@ -1819,6 +1819,12 @@ async fn release_pointer(client: &Client) {
         .expect("the pointer lets go");
 }
 
+/// The text of `css` now; the live views re-render each second, so a read that finds the
+/// node between two renders is made again.
+async fn text_now(client: &Client, css: &str) -> String {
+    eventually(css, Duration::from_secs(5), || text_of(client, css)).await
+}
+
 async fn lease_rows(client: &Client) -> usize {
     client
         .find_all(Locator::Css("[data-testid=\"pool-lease-row\"]"))
@@ -1892,18 +1898,14 @@ async fn the_pool_slider_previews_the_cost_then_rents_and_releases() {
             after_fen > before_fen,
             "{cost}: {after_fen} vs {before_fen} fen at 0"
         );
-        let delta = text_of(&client, "[data-testid=\"pool-preview-delta\"]")
-            .await
-            .unwrap();
+        let delta = text_now(&client, "[data-testid=\"pool-preview-delta\"]").await;
         assert!(delta.starts_with('+'), "the cost goes up: {delta}");
         assert!(plan.starts_with("Rent 4"), "{plan}");
         assert!(cost.contains("¥") && cost.contains("/h"), "{cost}");
         wait_value(&client, "#pool-count", "4").await;
         assert_eq!(
-            text_of(&client, "[data-testid=\"pool-desired\"]")
-                .await
-                .as_deref(),
-            Some("0"),
+            text_now(&client, "[data-testid=\"pool-desired\"]").await,
+            "0",
             "nothing is committed before letting go"
         );
         // One step back: the cost text changes before anything is committed.
@@ -1926,9 +1928,7 @@ async fn the_pool_slider_previews_the_cost_then_rents_and_releases() {
             Duration::from_secs(10),
         )
         .await;
-        let committed = text_of(&client, "[data-testid=\"pool-commit\"]")
-            .await
-            .unwrap_or_default();
+        let committed = text_now(&client, "[data-testid=\"pool-commit\"]").await;
         assert!(committed.contains("from 0 to 4"), "{committed}");
         wait_text(
             &client,
@@ -1989,10 +1989,8 @@ async fn the_pool_slider_previews_the_cost_then_rents_and_releases() {
         assert!(dragged_fen > before_fen, "{dragged_fen} vs {before_fen}");
         assert!(dragged_plan.starts_with("Rent 3"), "{dragged_plan}");
         assert_eq!(
-            text_of(&client, "[data-testid=\"pool-desired\"]")
-                .await
-                .as_deref(),
-            Some("0"),
+            text_now(&client, "[data-testid=\"pool-desired\"]").await,
+            "0",
             "nothing committed while the pointer is down"
         );
         release_pointer(&client).await;
@@ -2051,10 +2049,8 @@ async fn the_pool_slider_previews_the_cost_then_rents_and_releases() {
         assert!(!exists(&client, "[data-testid=\"pool-confirm\"]").await);
         wait_value(&client, "#pool-slider", "0").await;
         assert_eq!(
-            text_of(&client, "[data-testid=\"pool-desired\"]")
-                .await
-                .as_deref(),
-            Some("0")
+            text_now(&client, "[data-testid=\"pool-desired\"]").await,
+            "0"
         );
         // Asked again and confirmed: it goes through.
         focus(&client, "#pool-slider").await;
