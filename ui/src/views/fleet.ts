@@ -351,7 +351,18 @@ export function fleetView(): View {
     const key = JSON.stringify(groups);
     if (key !== hostsKey) {
       hostsKey = key;
+      // The tables are rebuilt as the figures move: a focused host link keeps the focus.
+      const active = document.activeElement;
+      const focusedHost =
+        active instanceof HTMLAnchorElement && hostsBox.contains(active) && active.dataset.testid === "host-link"
+          ? active.textContent
+          : null;
       replaceChildren(hostsBox, groups.map((g, i) => regionTable(g.region, g.hosts, i)));
+      if (focusedHost !== null) {
+        [...hostsBox.querySelectorAll<HTMLAnchorElement>('a[data-testid="host-link"]')]
+          .find((a) => a.textContent === focusedHost)
+          ?.focus({ preventScroll: true });
+      }
     }
     chartsSection.hidden = false;
     if (heatmap.el.hidden) {
