@@ -96,6 +96,27 @@ function hostRow(host: HostStatus): HTMLTableRowElement {
   );
 }
 
+// Brings a host's row up to date without replacing its link.
+function patchRow(row: HTMLTableRowElement, host: HostStatus): void {
+  const fresh = hostRow(host);
+  const [head, ...cells] = [...row.children];
+  const [freshHead, ...freshCells] = [...fresh.children];
+  if (!head || !freshHead || cells.length !== freshCells.length) {
+    row.replaceWith(fresh);
+    return;
+  }
+  for (const child of [...head.children]) {
+    if (!(child instanceof HTMLAnchorElement)) child.remove();
+  }
+  for (const child of [...freshHead.children]) {
+    if (!(child instanceof HTMLAnchorElement)) head.append(child);
+  }
+  cells.forEach((cell, i) => {
+    const next = freshCells[i];
+    if (next) cell.replaceWith(next);
+  });
+}
+
 function utilBar(pct: number): HTMLElement {
   return h("meter", {
     class: "util-bar",
@@ -220,6 +241,7 @@ export function fleetView(): View {
 
   const figures = new Map<string, FigureParts>();
   let hostsKey = "";
+  let hostsShape = "";
 
   function makeFigure(host: HostStatus): FigureParts {
     const caption = h("figcaption", null);
@@ -331,6 +353,7 @@ export function fleetView(): View {
 
     if (snap.hosts.length === 0) {
       hostsKey = "";
+      hostsShape = "";
       replaceChildren(
         hostsBox,
         h(
@@ -351,17 +374,19 @@ export function fleetView(): View {
     const key = JSON.stringify(groups);
     if (key !== hostsKey) {
       hostsKey = key;
-      // The tables are rebuilt as the figures move: a focused host link keeps the focus.
-      const active = document.activeElement;
-      const focusedHost =
-        active instanceof HTMLAnchorElement && hostsBox.contains(active) && active.dataset.testid === "host-link"
-          ? active.textContent
-          : null;
-      replaceChildren(hostsBox, groups.map((g, i) => regionTable(g.region, g.hosts, i)));
-      if (focusedHost !== null) {
-        [...hostsBox.querySelectorAll<HTMLAnchorElement>('a[data-testid="host-link"]')]
-          .find((a) => a.textContent === focusedHost)
-          ?.focus({ preventScroll: true });
+      // Same hosts in the same places: the rows are patched in place, so a link being
+      // clicked or holding the focus stays the same element. Otherwise rebuilt.
+      const shape = JSON.stringify(groups.map((g) => [g.region, g.hosts.map((x) => x.name)]));
+      if (shape === hostsShape) {
+        for (const host of snap.hosts) {
+          const row = [...hostsBox.querySelectorAll<HTMLTableRowElement>("tr[data-host]")].find(
+            (r) => r.dataset.host === host.name,
+          );
+          if (row) patchRow(row, host);
+        }
+      } else {
+        hostsShape = shape;
+        replaceChildren(hostsBox, groups.map((g, i) => regionTable(g.region, g.hosts, i)));
       }
     }
     chartsSection.hidden = false;
