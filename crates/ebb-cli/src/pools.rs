@@ -20,8 +20,9 @@ pub enum PoolCommand {
         /// GPU model as the price catalog names it, e.g. A100.
         #[arg(long)]
         model: String,
-        /// A region the pool may rent in; repeat for more.
-        #[arg(long = "region", required = true)]
+        /// A region the pool may rent in; repeat for more. None: every region where a
+        /// host has the model.
+        #[arg(long = "region")]
         regions: Vec<String>,
         #[arg(long)]
         min: u32,

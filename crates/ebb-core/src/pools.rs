@@ -147,8 +147,27 @@ pub fn validate(
             ),
         ));
     }
+    // No region named: every region where a host reported the model.
+    let named: Vec<String> = if input.regions.iter().all(|r| r.trim().is_empty()) {
+        let mut found: Vec<String> = hosts
+            .iter()
+            .filter(|h| h.models.iter().any(|m| placement::model_matches(model, m)))
+            .map(|h| h.region.clone())
+            .collect();
+        found.sort();
+        found.dedup();
+        if found.is_empty() {
+            return Err(invalid(
+                "regions",
+                format!("no registered host reports a {model}: name the regions to rent in"),
+            ));
+        }
+        found
+    } else {
+        input.regions.clone()
+    };
     let mut regions: Vec<String> = Vec::new();
-    for region in &input.regions {
+    for region in &named {
         let region = region.trim();
         if region.is_empty() || regions.iter().any(|r| r == region) {
             continue;

@@ -60,8 +60,8 @@ fn validation_names_the_field() {
             "model: unknown GPU model `B200`",
         ),
         (
-            input("web", "A100", &[], 0, 1),
-            "regions: name at least one region",
+            input("web", "H800", &[], 0, 1),
+            "regions: no registered host reports a H800",
         ),
         (
             input("web", "A100", &["eu-west"], 0, 1),
@@ -117,6 +117,9 @@ fn validation_names_the_field() {
             "{error:?} should start with {want:?}"
         );
     }
+    // No region named: the regions whose hosts have the model.
+    let all = validate(&input("web", "A100", &[], 0, 1), &hosts(), &catalog).unwrap();
+    assert_eq!(all.0.regions, vec!["cn-north".to_string()]);
     // A region whose hosts were never polled is taken on trust.
     assert!(
         validate(
