@@ -50,6 +50,14 @@ pub struct ActiveCatalog {
 }
 
 impl ActiveCatalog {
+    /// The prices in use: the data directory's catalog, or the demo one when none was
+    /// imported or it cannot be read (pools are still shown and enforced).
+    pub fn prices(data_dir: &Path) -> Catalog {
+        ActiveCatalog::load(data_dir, None)
+            .map(|active| active.catalog)
+            .unwrap_or_else(|_| Catalog::demo())
+    }
+
     /// `file` if given, else the data directory's catalog, else the demo one.
     pub fn load(data_dir: &Path, file: Option<&Path>) -> Result<ActiveCatalog, CatalogStoreError> {
         if let Some(file) = file {

@@ -6,9 +6,7 @@ use crate::catalog_store::ActiveCatalog;
 use crate::client::ClientConfig;
 use crate::console::{Console, Role, read_snapshot};
 use crate::enforcer::{Clients, PassReport};
-use crate::pools::{
-    self, HostFacts, NewActivity, Pool, PoolError, PoolStore, StoredStatus, now_ms,
-};
+use crate::pools::{self, HostFacts, NewActivity, Pool, PoolError, PoolStore, now_ms};
 use crate::reconcile::{self, HostObs};
 use ebb_cost::Catalog;
 use ebb_wire::pools::{
@@ -40,9 +38,7 @@ impl Console {
 
     /// The price catalog in use (the demo one when none was imported or it cannot be read).
     pub fn catalog(&self) -> Catalog {
-        ActiveCatalog::load(&self.data_dir, None)
-            .map(|active| active.catalog)
-            .unwrap_or_else(|_| Catalog::demo())
+        ActiveCatalog::prices(&self.data_dir)
     }
 
     /// Hosts with the GPU models they reported; a host never polled is asked now.
@@ -99,7 +95,11 @@ impl Console {
     }
 
     /// The pool as its agents show it right now, planned as the enforcer would.
-    async fn live_status(&self, pool: &Pool) -> Result<StoredStatus, PoolError> {
+    async fn live_status(
+        &self,
+        pool: &Pool,
+        catalog: &Catalog,
+    ) -> Result<reconcile::PoolStatus, PoolError> {
         let specs = self.registry_specs().await?;
         let mut hosts = self.observe_now(&specs).await;
         let fences = self.pools.fences().await?;
@@ -109,7 +109,7 @@ impl Console {
         let known = self.pools.known_leases().await?;
         let pending = self.pools.intents().await?;
         let holder = self.pools.console_id().await?;
-        let targets = [crate::enforcer::target(pool, &self.catalog())];
+        let targets = [crate::enforcer::target(pool, catalog)];
         let plan = reconcile::plan(&reconcile::Input {
             now_ms: now_ms(),
             holder: &holder,
@@ -120,15 +120,12 @@ impl Console {
             known: &known,
             pending: &pending,
         });
-        Ok(plan
-            .pools
-            .first()
-            .map(crate::enforcer::stored_status)
-            .unwrap_or_default())
+        Ok(plan.pools.into_iter().next().unwrap_or_default())
     }
 
     pub async fn create_pool(&self, input: &PoolInput) -> Result<PoolView, PoolError> {
-        let valid = pools::validate(input, &self.host_facts().await?, &self.catalog())?;
+        let catalog = self.catalog();
+        let valid = pools::validate(input, &self.host_facts().await?, &catalog)?;
         let pool = self.pools.create(valid).await?;
         let change = NewActivity {
             actor: Actor::Operator,
@@ -146,11 +143,12 @@ impl Console {
         };
         self.pools.log(&pool, &change).await?;
         self.wake_enforcer();
-        self.pool_view(&pool).await
+        self.pool_view(&pool, &catalog).await
     }
 
     pub async fn update_pool(&self, name: &str, input: &PoolInput) -> Result<PoolView, PoolError> {
-        let valid = pools::validate(input, &self.host_facts().await?, &self.catalog())?;
+        let catalog = self.catalog();
+        let valid = pools::validate(input, &self.host_facts().await?, &catalog)?;
         let (before, after) = self.pools.update(name, valid).await?;
         let change = NewActivity {
             actor: Actor::Operator,
@@ -166,7 +164,7 @@ impl Console {
         };
         self.pools.log(&after, &change).await?;
         self.wake_enforcer();
-        self.pool_view(&after).await
+        self.pool_view(&after, &catalog).await
     }
 
     /// Deletes the pool; the enforcer releases every GPU it held.
@@ -177,41 +175,43 @@ impl Console {
     }
 
     pub async fn list_pools(&self) -> Result<Vec<PoolView>, PoolError> {
+        let catalog = self.catalog();
         let mut views = Vec::new();
         for pool in self.pools.list().await? {
-            views.push(self.pool_view(&pool).await?);
+            views.push(self.pool_view(&pool, &catalog).await?);
         }
         Ok(views)
     }
 
     pub async fn show_pool(&self, name: &str) -> Result<PoolView, PoolError> {
         let pool = self.pools.get(name).await?;
-        self.pool_view(&pool).await
+        self.pool_view(&pool, &self.catalog()).await
     }
 
-    async fn pool_view(&self, pool: &Pool) -> Result<PoolView, PoolError> {
+    async fn pool_view(&self, pool: &Pool, catalog: &Catalog) -> Result<PoolView, PoolError> {
         let now = now_ms();
         let status = self.pools.read_status(&pool.id).await?;
         let (_, month_start, _) = pools::utc_month(now);
         let spans = self.pools.spans(&pool.id, month_start).await?;
-        Ok(pools::pool_view(pool, status, &spans, &self.catalog(), now))
+        Ok(pools::pool_view(pool, status, &spans, catalog, now))
     }
 
     /// What moving the pool to `to` would do, before letting go.
     pub async fn preview_scale(&self, name: &str, to: u32) -> Result<ScalePreview, PoolError> {
         let pool = self.pools.get(name).await?;
-        check_range(&pool, to)?;
+        pool.check_count("to", to)?;
+        let catalog = self.catalog();
         // The enforcer's last look when it is recent, else the agents asked now.
         let status = match self.pools.read_status(&pool.id).await? {
             Some((status, at)) if now_ms() - at <= PREVIEW_FRESH_MS => status,
-            _ => self.live_status(&pool).await?,
+            _ => self.live_status(&pool, &catalog).await?,
         };
         let confirm = self.pools.confirm_policy().await?;
         Ok(pools::scale_preview(
             &pool,
             &status,
             to,
-            &self.catalog(),
+            &catalog,
             confirm,
             now_ms(),
         ))
@@ -339,19 +339,6 @@ impl Console {
     pub fn enforcing(&self) -> bool {
         self.role() == Role::Collector
     }
-}
-
-fn check_range(pool: &Pool, to: u32) -> Result<(), PoolError> {
-    if to < pool.min || to > pool.max {
-        return Err(PoolError::Invalid {
-            field: "to",
-            problem: format!(
-                "{to} is outside the pool's range {} to {}",
-                pool.min, pool.max
-            ),
-        });
-    }
-    Ok(())
 }
 
 /// A preview uses the enforcer's last look when it is at most this old.

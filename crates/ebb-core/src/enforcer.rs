@@ -7,7 +7,7 @@
 
 use crate::catalog_store::ActiveCatalog;
 use crate::client::{AgentAccess, AgentClient, AgentError, ClientConfig};
-use crate::pools::{NewActivity, Pool, PoolError, PoolStore, StoredStatus, now_ms};
+use crate::pools::{NewActivity, Pool, PoolError, PoolStore, now_ms};
 use crate::reconcile::{self, HostObs, Input, Pending, PoolTarget, Seen, Why};
 use crate::registry::{HostSpec, Registry};
 use ebb_wire::agent::{Lease, LeaseRequest};
@@ -271,9 +271,7 @@ impl Loop {
             .await
             .map_err(|error| PoolError::Registry(error.to_string()))?;
         self.clients.refresh(&self.registry, &specs).await;
-        let catalog = ActiveCatalog::load(&self.data_dir, None)
-            .map(|active| active.catalog)
-            .unwrap_or_else(|_| ebb_cost::Catalog::demo());
+        let catalog = ActiveCatalog::prices(&self.data_dir);
 
         // Observe, all at once, every host a pool may use or where we hold or asked for
         // something; the rest of the fleet is none of the enforcer's business.
@@ -416,7 +414,7 @@ impl Loop {
             .creates
             .iter()
             .map(|create| Pending {
-                key: new_key(),
+                key: crate::pools::random_hex(16),
                 pool_id: create.pool_id.clone(),
                 host: create.host.clone(),
                 gpu_uuid: create.gpu_uuid.clone(),
@@ -425,14 +423,13 @@ impl Loop {
         self.store.add_intents(&new).await?;
         if !plan.creates.is_empty() || !plan.releases.is_empty() {
             // Shown while the requests are out: what each host is being asked for.
-            let asked: Vec<(String, StoredStatus)> = plan
+            let asked: Vec<reconcile::PoolStatus> = plan
                 .pools
                 .iter()
                 .zip(&pools)
-                .map(|(status, pool)| {
-                    let mut stored = stored_status(status);
-                    stored.message = message(pool, &stored);
-                    (pool.id.clone(), stored)
+                .map(|(status, pool)| reconcile::PoolStatus {
+                    message: message(pool, status),
+                    ..status.clone()
                 })
                 .collect();
             self.store.write_status(&asked, now_ms()).await?;
@@ -461,8 +458,7 @@ impl Loop {
         // What each pool looks like now, and how its change stands.
         let mut statuses = Vec::with_capacity(plan.pools.len());
         let mut all_converged = true;
-        for (status, pool) in plan.pools.iter().zip(&pools) {
-            let mut stored = stored_status(status);
+        for (mut stored, pool) in plan.pools.into_iter().zip(&pools) {
             let mut results: Vec<HostResult> = Vec::new();
             for ((pool_id, host), (granted, released, failed, error)) in &tally {
                 if pool_id != &pool.id {
@@ -527,7 +523,7 @@ impl Loop {
                     }
                 }
             }
-            statuses.push((pool.id.clone(), stored));
+            statuses.push(stored);
         }
         self.store.write_status(&statuses, now_ms()).await?;
         Ok(PassReport {
@@ -650,23 +646,6 @@ impl Loop {
     }
 }
 
-/// What the planner found of one pool, as kept for every process.
-pub(crate) fn stored_status(status: &reconcile::PoolStatus) -> StoredStatus {
-    StoredStatus {
-        actual: status.actual,
-        pending: status.pending,
-        releasing: status.releasing,
-        lost: status.lost,
-        held_to_unit_end: status.held_to_unit_end,
-        next_due_ms: status.next_due_ms,
-        short: status.short,
-        free: status.free.clone(),
-        hosts: status.hosts.clone(),
-        leases: status.leases.clone(),
-        message: None,
-    }
-}
-
 /// The planner's view of a pool.
 pub(crate) fn target(pool: &Pool, catalog: &ebb_cost::Catalog) -> PoolTarget {
     PoolTarget {
@@ -701,7 +680,7 @@ fn merge(before: &[HostResult], now: &[HostResult]) -> Vec<HostResult> {
 }
 
 /// Why a pool is not where it should be, in words.
-fn message(pool: &Pool, status: &StoredStatus) -> Option<String> {
+fn message(pool: &Pool, status: &reconcile::PoolStatus) -> Option<String> {
     let mut parts = Vec::new();
     if status.short > 0 {
         parts.push(format!(
@@ -729,12 +708,4 @@ fn message(pool: &Pool, status: &StoredStatus) -> Option<String> {
         ));
     }
     (!parts.is_empty()).then(|| parts.join("; "))
-}
-
-fn new_key() -> String {
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        bytes[..8].copy_from_slice(&now_ms().to_le_bytes());
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

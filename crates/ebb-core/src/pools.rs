@@ -3,13 +3,13 @@
 //! the views built from them (a pool with its spend, the slider's preview).
 
 use crate::placement;
-use crate::reconcile::{KnownLease, Pending};
+use crate::reconcile::{KnownLease, Pending, PoolStatus};
 use crate::registry::ConsoleDb;
 use ebb_cost::{Catalog, LeaseSpan, OverlayMode, PoolPlan, Term};
 use ebb_wire::agent::Lease;
 use ebb_wire::pools::{
-    ActivityEntry, Actor, HostFree, HostMove, HostResult, Outcome, PlacementPolicy, PoolHostView,
-    PoolInput, PoolLeaseView, PoolPhase, PoolView, ScalePreview, SpendView,
+    ActivityEntry, Actor, HostMove, HostResult, Outcome, PlacementPolicy, PoolInput, PoolLeaseView,
+    PoolPhase, PoolView, ScalePreview, SpendView,
 };
 use serde::{Deserialize, Serialize};
 use sqlx::{AssertSqlSafe, Row};
@@ -72,6 +72,20 @@ impl Pool {
             term: self.term,
             overlay: self.overlay,
         }
+    }
+
+    /// Refuses a GPU count outside `[min, max]`, naming `field`.
+    pub fn check_count(&self, field: &'static str, count: u32) -> Result<(), PoolError> {
+        if count < self.min || count > self.max {
+            return Err(invalid(
+                field,
+                format!(
+                    "{count} is outside the pool's range {} to {}",
+                    self.min, self.max
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The overlay's paid unit in ms.
@@ -295,23 +309,6 @@ pub fn validate(
     }))
 }
 
-/// What the enforcer last saw of one pool, kept in `pool_status` for every process.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct StoredStatus {
-    pub actual: u32,
-    pub pending: u32,
-    pub releasing: u32,
-    pub lost: u32,
-    pub held_to_unit_end: u32,
-    pub next_due_ms: Option<i64>,
-    pub short: u32,
-    pub free: Vec<HostFree>,
-    pub hosts: Vec<PoolHostView>,
-    pub leases: Vec<PoolLeaseView>,
-    /// Why the pool is not converging, in words.
-    pub message: Option<String>,
-}
-
 /// When to ask before letting a change go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConfirmPolicy {
@@ -344,13 +341,17 @@ pub fn now_ms() -> i64 {
 }
 
 fn random_id(prefix: &str) -> String {
-    let mut bytes = [0u8; 8];
-    // The clock is a fallback so an id is never refused for want of randomness.
-    if getrandom::fill(&mut bytes).is_err() {
-        bytes = now_ms().to_le_bytes();
+    format!("{prefix}{}", random_hex(8))
+}
+
+/// `bytes` random bytes in hex; the clock fills in so an id is never refused for want of
+/// randomness.
+pub(crate) fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes.max(8)];
+    if getrandom::fill(&mut buf).is_err() {
+        buf[..8].copy_from_slice(&now_ms().to_le_bytes());
     }
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!("{prefix}{hex}")
+    buf.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 const POOL_COLUMNS: &str = "id, name, model, regions, min_gpus, max_gpus, desired, base_gpus, term, overlay, placement, interruptible, release_at_unit_end, force_release";
@@ -463,36 +464,12 @@ impl PoolStore {
     pub async fn create(&self, valid: Valid) -> Result<Pool, PoolError> {
         let mut pool = valid.0;
         pool.id = random_id("pool-");
-        let now = now_ms();
-        let result = sqlx::query(
-            "INSERT INTO pools (id, name, model, regions, min_gpus, max_gpus, desired, base_gpus, term, overlay, placement, interruptible, release_at_unit_end, created_at_ms, updated_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        self.save(
+            "INSERT INTO pools (name, model, regions, min_gpus, max_gpus, desired, base_gpus, term, overlay, placement, interruptible, release_at_unit_end, updated_at_ms, id, created_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?13)",
+            &pool,
         )
-        .bind(&pool.id)
-        .bind(&pool.name)
-        .bind(&pool.model)
-        .bind(serde_json::to_string(&pool.regions).unwrap_or_default())
-        .bind(i64::from(pool.min))
-        .bind(i64::from(pool.max))
-        .bind(i64::from(pool.desired))
-        .bind(i64::from(pool.base_gpus))
-        .bind(pool.term.to_string())
-        .bind(pool.overlay.to_string())
-        .bind(placement_word(pool.placement))
-        .bind(i64::from(pool.interruptible))
-        .bind(i64::from(pool.release_at_unit_end))
-        .bind(now)
-        .bind(now)
-        .execute(self.pool())
-        .await;
-        match result {
-            Err(sqlx::Error::Database(error)) if error.is_unique_violation() => {
-                Err(PoolError::Exists(pool.name))
-            }
-            other => {
-                other?;
-                Ok(pool)
-            }
-        }
+        .await?;
+        Ok(pool)
     }
 
     /// Changes a pool's settings; `desired` is kept, moved into `[min, max]` when it left it.
@@ -501,33 +478,39 @@ impl PoolStore {
         let mut pool = valid.0;
         pool.id = before.id.clone();
         pool.desired = before.desired.clamp(pool.min, pool.max);
-        let result = sqlx::query(
-            "UPDATE pools SET name = ?, model = ?, regions = ?, min_gpus = ?, max_gpus = ?, desired = ?, base_gpus = ?, term = ?, overlay = ?, placement = ?, interruptible = ?, release_at_unit_end = ?, updated_at_ms = ? WHERE id = ?",
+        self.save(
+            "UPDATE pools SET name = ?1, model = ?2, regions = ?3, min_gpus = ?4, max_gpus = ?5, desired = ?6, base_gpus = ?7, term = ?8, overlay = ?9, placement = ?10, interruptible = ?11, release_at_unit_end = ?12, updated_at_ms = ?13 WHERE id = ?14",
+            &pool,
         )
-        .bind(&pool.name)
-        .bind(&pool.model)
-        .bind(serde_json::to_string(&pool.regions).unwrap_or_default())
-        .bind(i64::from(pool.min))
-        .bind(i64::from(pool.max))
-        .bind(i64::from(pool.desired))
-        .bind(i64::from(pool.base_gpus))
-        .bind(pool.term.to_string())
-        .bind(pool.overlay.to_string())
-        .bind(placement_word(pool.placement))
-        .bind(i64::from(pool.interruptible))
-        .bind(i64::from(pool.release_at_unit_end))
-        .bind(now_ms())
-        .bind(&pool.id)
-        .execute(self.pool())
-        .await;
+        .await?;
+        Ok((before, pool))
+    }
+
+    /// Writes a pool's settings with `sql`, whose parameters are the settings (1 to 12),
+    /// the time (13) and the id (14); a name taken by another pool is refused.
+    async fn save(&self, sql: &'static str, pool: &Pool) -> Result<(), PoolError> {
+        let result = sqlx::query(sql)
+            .bind(&pool.name)
+            .bind(&pool.model)
+            .bind(serde_json::to_string(&pool.regions).unwrap_or_default())
+            .bind(i64::from(pool.min))
+            .bind(i64::from(pool.max))
+            .bind(i64::from(pool.desired))
+            .bind(i64::from(pool.base_gpus))
+            .bind(pool.term.to_string())
+            .bind(pool.overlay.to_string())
+            .bind(placement_word(pool.placement))
+            .bind(i64::from(pool.interruptible))
+            .bind(i64::from(pool.release_at_unit_end))
+            .bind(now_ms())
+            .bind(&pool.id)
+            .execute(self.pool())
+            .await;
         match result {
             Err(sqlx::Error::Database(error)) if error.is_unique_violation() => {
-                Err(PoolError::Exists(pool.name))
+                Err(PoolError::Exists(pool.name.clone()))
             }
-            other => {
-                other?;
-                Ok((before, pool))
-            }
+            other => other.map(|_| ()).map_err(PoolError::from),
         }
     }
 
@@ -543,13 +526,7 @@ impl PoolStore {
             .bind(&pool.id)
             .execute(&mut *tx)
             .await?;
-        sqlx::query(
-            "UPDATE activity SET outcome = 'superseded', finished_at_ms = ? WHERE pool_id = ? AND outcome IN ('in_progress', 'partial')",
-        )
-        .bind(now_ms())
-        .bind(&pool.id)
-        .execute(&mut *tx)
-        .await?;
+        supersede_open(&mut tx, &pool.id, now_ms()).await?;
         let change = NewActivity {
             actor: Actor::Operator,
             from: pool.desired,
@@ -576,15 +553,7 @@ impl PoolStore {
         change: &NewActivity,
     ) -> Result<(Pool, ActivityEntry), PoolError> {
         let mut pool = self.get(name).await?;
-        if to < pool.min || to > pool.max {
-            return Err(invalid(
-                "desired",
-                format!(
-                    "{to} is outside the pool's range {} to {}",
-                    pool.min, pool.max
-                ),
-            ));
-        }
+        pool.check_count("desired", to)?;
         let now = now_ms();
         let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
         sqlx::query(
@@ -595,13 +564,7 @@ impl PoolStore {
         .bind(&pool.id)
         .execute(&mut *tx)
         .await?;
-        sqlx::query(
-            "UPDATE activity SET outcome = 'superseded', finished_at_ms = ? WHERE pool_id = ? AND outcome IN ('in_progress', 'partial')",
-        )
-        .bind(now)
-        .bind(&pool.id)
-        .execute(&mut *tx)
-        .await?;
+        supersede_open(&mut tx, &pool.id, now).await?;
         let id = insert_activity(&mut tx, &pool, change, now).await?;
         tx.commit().await?;
         pool.desired = to;
@@ -897,15 +860,11 @@ impl PoolStore {
     }
 
     /// What the enforcer saw of every pool this pass (one transaction).
-    pub async fn write_status(
-        &self,
-        statuses: &[(String, StoredStatus)],
-        now: i64,
-    ) -> Result<(), PoolError> {
+    pub async fn write_status(&self, statuses: &[PoolStatus], now: i64) -> Result<(), PoolError> {
         let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
-        for (pool_id, status) in statuses {
+        for status in statuses {
             sqlx::query("INSERT INTO pool_status (pool_id, status, checked_at_ms) VALUES (?, ?, ?) ON CONFLICT (pool_id) DO UPDATE SET status = excluded.status, checked_at_ms = excluded.checked_at_ms")
-                .bind(pool_id)
+                .bind(&status.pool_id)
                 .bind(serde_json::to_string(status).unwrap_or_default())
                 .bind(now)
                 .execute(&mut *tx)
@@ -915,10 +874,7 @@ impl PoolStore {
         Ok(())
     }
 
-    pub async fn read_status(
-        &self,
-        pool_id: &str,
-    ) -> Result<Option<(StoredStatus, i64)>, PoolError> {
+    pub async fn read_status(&self, pool_id: &str) -> Result<Option<(PoolStatus, i64)>, PoolError> {
         let row = sqlx::query("SELECT status, checked_at_ms FROM pool_status WHERE pool_id = ?")
             .bind(pool_id)
             .fetch_optional(self.pool())
@@ -978,6 +934,22 @@ fn activity_row(row: &sqlx::sqlite::SqliteRow) -> ActivityEntry {
         },
         finished_at_ms: row.get("finished_at_ms"),
     }
+}
+
+/// Marks a pool's unfinished changes superseded.
+async fn supersede_open(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    pool_id: &str,
+    now: i64,
+) -> Result<(), PoolError> {
+    sqlx::query(
+        "UPDATE activity SET outcome = 'superseded', finished_at_ms = ? WHERE pool_id = ? AND outcome IN ('in_progress', 'partial')",
+    )
+    .bind(now)
+    .bind(pool_id)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
 }
 
 async fn insert_activity(
@@ -1082,7 +1054,7 @@ fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
 /// A pool with what the enforcer last saw and its spend.
 pub fn pool_view(
     pool: &Pool,
-    status: Option<(StoredStatus, i64)>,
+    status: Option<(PoolStatus, i64)>,
     spans: &[LeaseSpan],
     catalog: &Catalog,
     now: i64,
@@ -1196,7 +1168,7 @@ fn spend_view(
 /// rented or released, what is free now, and whether to ask first.
 pub fn scale_preview(
     pool: &Pool,
-    status: &StoredStatus,
+    status: &PoolStatus,
     to: u32,
     catalog: &Catalog,
     confirm: ConfirmPolicy,

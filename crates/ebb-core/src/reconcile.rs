@@ -108,8 +108,10 @@ pub struct ReleaseOrder {
     pub why: Why,
 }
 
-/// One pool after the pass's plan.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// One pool after the pass's plan; also what the enforcer keeps in `pool_status` for every
+/// process on the data directory.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct PoolStatus {
     pub pool_id: String,
     pub actual: u32,
@@ -125,6 +127,8 @@ pub struct PoolStatus {
     pub free: Vec<HostFree>,
     pub hosts: Vec<PoolHostView>,
     pub leases: Vec<PoolLeaseView>,
+    /// Why the pool is not converging, in words (the enforcer's, after the pass).
+    pub message: Option<String>,
 }
 
 /// What to do this pass.
@@ -158,7 +162,14 @@ pub fn plan(input: &Input<'_>) -> Plan {
         .collect();
     // Per pool: (host index, counts) and the releasable leases.
     let mut per_host: Vec<BTreeMap<usize, PoolHostView>> = vec![BTreeMap::new(); input.pools.len()];
-    let mut held: Vec<Vec<(&Lease, usize)>> = vec![Vec::new(); input.pools.len()];
+    // Per pool: its active leases with their host and mean utilization.
+    let mut held: Vec<Vec<(&Lease, usize, Option<f32>)>> = vec![Vec::new(); input.pools.len()];
+    let host_index: HashMap<&str, usize> = input
+        .hosts
+        .iter()
+        .enumerate()
+        .map(|(h, host)| (host.name.as_str(), h))
+        .collect();
     let mut taken_by_pending: HashMap<&str, HashSet<&str>> = HashMap::new();
     for pending in input.pending {
         taken_by_pending
@@ -166,10 +177,7 @@ pub fn plan(input: &Input<'_>) -> Plan {
             .or_default()
             .insert(pending.gpu_uuid.as_str());
         if let Some(&p) = pool_index.get(pending.pool_id.as_str())
-            && let Some(h) = input
-                .hosts
-                .iter()
-                .position(|host| host.name == pending.host)
+            && let Some(&h) = host_index.get(pending.host.as_str())
         {
             status[p].pending += 1;
             host_view(&mut per_host[p], h, input.hosts).pending += 1;
@@ -296,7 +304,7 @@ pub fn plan(input: &Input<'_>) -> Plan {
             status[p]
                 .leases
                 .push(lease_view(lease, host, &util, "active"));
-            held[p].push((lease, h));
+            held[p].push((lease, h, mean_util(lease, &util)));
         }
         if host.lost_fence.is_some() && !stale_left {
             out.clear_fence.push(host.name.clone());
@@ -399,14 +407,16 @@ pub fn plan(input: &Input<'_>) -> Plan {
             let target = &input.pools[p];
             let leases: Vec<Held> = held[p]
                 .iter()
-                .map(|(lease, h)| held_lease(lease, &input.hosts[*h], target, input.now_ms))
+                .map(|(lease, h, util)| {
+                    held_lease(lease, &input.hosts[*h], *util, target, input.now_ms)
+                })
                 .collect();
             let release =
                 placement::choose_release(excess, &leases, input.now_ms, pool.at_unit_end);
             status[p].held_to_unit_end = release.deferred;
             status[p].next_due_ms = release.next_due_ms;
             for i in release.now {
-                let (lease, h) = held[p][i];
+                let (lease, h, _) = held[p][i];
                 out.releases.push(ReleaseOrder {
                     host: input.hosts[h].name.clone(),
                     lease_id: lease.id.clone(),
@@ -477,28 +487,33 @@ static TAKEN: Gpu = Gpu {
 };
 
 /// A lease as a release candidate: its mean utilization, its region's price, its paid unit.
-fn held_lease(lease: &Lease, host: &HostObs, pool: &PoolTarget, now_ms: i64) -> Held {
+fn held_lease(
+    lease: &Lease,
+    host: &HostObs,
+    util_pct: Option<f32>,
+    pool: &PoolTarget,
+    now_ms: i64,
+) -> Held {
     let granted = i64::try_from(lease.created_at_ms).unwrap_or(i64::MAX);
-    let utils: Vec<f32> = host
-        .seen
-        .as_ref()
-        .map(|seen| {
-            seen.gpus
-                .iter()
-                .filter(|gpu| lease.gpu_uuids.contains(&gpu.uuid))
-                .filter_map(|gpu| gpu.gpu_util_pct)
-                .collect()
-        })
-        .unwrap_or_default();
     Held {
         lease_id: lease.id.clone(),
         host: host.name.clone(),
         region: host.region.clone(),
-        util_pct: (!utils.is_empty()).then(|| utils.iter().sum::<f32>() / utils.len() as f32),
+        util_pct,
         price_fen: region_price(pool, &host.region),
         granted_at_ms: granted,
         paid_until_ms: placement::paid_until(granted, pool.unit_ms, now_ms),
     }
+}
+
+/// The mean utilization of a lease's GPUs; `None` when none was read.
+fn mean_util(lease: &Lease, util: &HashMap<&str, f32>) -> Option<f32> {
+    let utils: Vec<f32> = lease
+        .gpu_uuids
+        .iter()
+        .filter_map(|uuid| util.get(uuid.as_str()).copied())
+        .collect();
+    (!utils.is_empty()).then(|| utils.iter().sum::<f32>() / utils.len() as f32)
 }
 
 fn host_view<'v>(
@@ -523,11 +538,6 @@ pub(crate) fn lease_view(
     util: &HashMap<&str, f32>,
     state: &str,
 ) -> PoolLeaseView {
-    let utils: Vec<f32> = lease
-        .gpu_uuids
-        .iter()
-        .filter_map(|uuid| util.get(uuid.as_str()).copied())
-        .collect();
     PoolLeaseView {
         lease_id: lease.id.clone(),
         host: host.name.clone(),
@@ -537,7 +547,7 @@ pub(crate) fn lease_view(
         fencing_token: lease.fencing_token,
         granted_at_ms: i64::try_from(lease.created_at_ms).unwrap_or(i64::MAX),
         state: state.into(),
-        util_pct: (!utils.is_empty()).then(|| utils.iter().sum::<f32>() / utils.len() as f32),
+        util_pct: mean_util(lease, util),
     }
 }
 

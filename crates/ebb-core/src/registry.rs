@@ -1,6 +1,7 @@
 //! The host registry: which agents this console collects from. Rows in SQLite
 //! (`console.db` in the data directory); tokens in a [`TokenVault`], never in the rows.
 
+use crate::pools::now_ms;
 use crate::vault::{TokenVault, VaultError};
 use serde::{Deserialize, Serialize};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
@@ -9,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// A host as the operator describes it (the token travels beside it, never inside).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -230,13 +231,6 @@ impl ConsoleDb {
 pub struct Registry {
     db: ConsoleDb,
     vault: Arc<dyn TokenVault>,
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|elapsed| elapsed.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 impl Registry {

@@ -378,10 +378,11 @@ export function fleetView(): View {
       // clicked or holding the focus stays the same element. Otherwise rebuilt.
       const shape = JSON.stringify(groups.map((g) => [g.region, g.hosts.map((x) => x.name)]));
       if (shape === hostsShape) {
+        const rows = new Map(
+          [...hostsBox.querySelectorAll<HTMLTableRowElement>("tr[data-host]")].map((r) => [r.dataset.host, r]),
+        );
         for (const host of snap.hosts) {
-          const row = [...hostsBox.querySelectorAll<HTMLTableRowElement>("tr[data-host]")].find(
-            (r) => r.dataset.host === host.name,
-          );
+          const row = rows.get(host.name);
           if (row) patchRow(row, host);
         }
       } else {
