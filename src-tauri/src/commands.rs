@@ -12,9 +12,10 @@ use ebb_core::pools::{ConfirmPolicy, PoolError};
 use ebb_core::registry::{HostSpec, RegistryError};
 use ebb_wire::ipc::{
     AppInfo, CatalogImport, CatalogView, ChartMetric, ChartTheme, ConnectionOk, ExportFormat,
-    FleetSnapshot, HostEntry, HostInput, IpcError, PlanComparisonView,
+    FleetSnapshot, HostEntry, HostInput, IpcError, IpcErrorKind, PlanComparisonView,
 };
 use ebb_wire::pools::{ActivityEntry, Actor, PoolInput, PoolOptions, PoolView, ScalePreview};
+use ebb_wire::reasons::ChangeReason;
 use serde::{Deserialize, Serialize};
 use tauri::State;
 
@@ -54,10 +55,13 @@ pub fn utilization_chart(
         .iter()
         .any(|known| known.name == host)
     {
-        return Err(ipc_error(
-            "not_found",
-            format!("host: no host named `{host}` is registered"),
-        ));
+        return Err(IpcError {
+            field: Some("host".into()),
+            ..ipc_error(
+                IpcErrorKind::NotFound,
+                format!("host: no host named `{host}` is registered"),
+            )
+        });
     }
     let spec = ChartSpec {
         title: &host,
@@ -68,7 +72,7 @@ pub fn utilization_chart(
         window_s: LIVE_WINDOW_S,
     };
     utilization_svg(&spec, &state.console.host_series(&host))
-        .map_err(|error| ipc_error("invalid_input", error.to_string()))
+        .map_err(|error| ipc_error(IpcErrorKind::InvalidInput, error.to_string()))
 }
 
 /// Longest range a history chart may cover (the hour rollups keep 400 days).
@@ -76,8 +80,8 @@ const MAX_RANGE_S: u32 = 400 * 86_400;
 
 fn range_ms(range_s: u32) -> Result<(i64, i64), IpcError> {
     if range_s == 0 || range_s > MAX_RANGE_S {
-        return Err(ipc_error(
-            "invalid_input",
+        return Err(IpcError::invalid(
+            "range_s",
             format!("range_s: must be from 1 to {MAX_RANGE_S} seconds, got {range_s}"),
         ));
     }
@@ -138,7 +142,7 @@ pub async fn host_history_chart(
         utc_offset_minutes,
     };
     gpu_lines_svg(&spec, metric(chart_metric), &series)
-        .map_err(|error| ipc_error("invalid_input", error.to_string()))
+        .map_err(|error| ipc_error(IpcErrorKind::InvalidInput, error.to_string()))
 }
 
 /// Every GPU of the fleet × time, mean utilization per cell, as SVG.
@@ -174,7 +178,8 @@ pub async fn fleet_heatmap_chart(
         to_ms,
         utc_offset_minutes,
     };
-    heatmap_svg(&spec, &heatmap).map_err(|error| ipc_error("invalid_input", error.to_string()))
+    heatmap_svg(&spec, &heatmap)
+        .map_err(|error| ipc_error(IpcErrorKind::InvalidInput, error.to_string()))
 }
 
 /// Saves a chart the UI shows (an SVG from one of the chart commands) as SVG or PNG in the
@@ -188,7 +193,10 @@ pub async fn export_chart(
     name: String,
 ) -> Result<String, IpcError> {
     if !svg.trim_start().starts_with("<svg") {
-        return Err(ipc_error("invalid_input", "svg: not an SVG document"));
+        return Err(ipc_error(
+            IpcErrorKind::InvalidInput,
+            "svg: not an SVG document",
+        ));
     }
     let stem: String = name
         .chars()
@@ -203,7 +211,7 @@ pub async fn export_chart(
         .collect();
     if stem.trim_matches('-').is_empty() {
         return Err(ipc_error(
-            "invalid_input",
+            IpcErrorKind::InvalidInput,
             "name: must contain letters or digits",
         ));
     }
@@ -216,7 +224,10 @@ pub async fn export_chart(
                 let png = ebb_core::raster::Rasterizer::with_system_fonts()
                     .png(&svg, 2.0)
                     .map_err(|error| {
-                        ipc_error("internal", format!("cannot draw the PNG: {error}"))
+                        ipc_error(
+                            IpcErrorKind::Internal,
+                            format!("cannot draw the PNG: {error}"),
+                        )
                     })?;
                 (png, "png")
             }
@@ -227,24 +238,33 @@ pub async fn export_chart(
             data_dir.join("exports")
         };
         std::fs::create_dir_all(&dir).map_err(|error| {
-            ipc_error("io", format!("cannot create {}: {error}", dir.display()))
+            ipc_error(
+                IpcErrorKind::Io,
+                format!("cannot create {}: {error}", dir.display()),
+            )
         })?;
         let path = dir.join(format!("{stem}.{extension}"));
         std::fs::write(&path, bytes).map_err(|error| {
-            ipc_error("io", format!("cannot write {}: {error}", path.display()))
+            ipc_error(
+                IpcErrorKind::Io,
+                format!("cannot write {}: {error}", path.display()),
+            )
         })?;
         Ok(path.display().to_string())
     })
     .await
-    .map_err(|error| ipc_error("internal", error.to_string()))?
+    .map_err(|error| ipc_error(IpcErrorKind::Internal, error.to_string()))?
 }
 
 fn metrics_error(error: MetricsError) -> IpcError {
     match error {
-        MetricsError::Invalid { .. } => ipc_error("invalid_input", error.to_string()),
+        MetricsError::Invalid { field, .. } => IpcError::invalid(field, error.to_string()),
         other => {
             tracing::error!(error = %other, "metrics store failure");
-            ipc_error("internal", format!("the metrics store failed: {other}"))
+            ipc_error(
+                IpcErrorKind::Internal,
+                format!("the metrics store failed: {other}"),
+            )
         }
     }
 }
@@ -382,15 +402,16 @@ pub fn cost_plan(
     let entry = active
         .catalog
         .find(&model, &region)
-        .map_err(|error| ipc_error("invalid_input", format!("model/region: {error}")))?;
-    let demand = ebb_cost::DemandSeries::from_csv(&demand_csv)
-        .map_err(|error| ipc_error("invalid_input", format!("demand: {error}")))?;
+        .map_err(|error| IpcError::invalid("model", format!("model/region: {error}")))?;
+    let demand = ebb_cost::DemandSeries::from_csv(&demand_csv).map_err(|error| {
+        IpcError::invalid("demand", format!("demand: {error}")).at_line(error.line)
+    })?;
     let options = ebb_cost::PlanOptions {
         interruptible,
         ..ebb_cost::PlanOptions::default()
     };
     let comparison = ebb_cost::compare_plans(entry, &demand, &options)
-        .map_err(|error| ipc_error("invalid_input", error.to_string()))?;
+        .map_err(|error| ipc_error(IpcErrorKind::InvalidInput, error.to_string()))?;
     cost_view::comparison_view(
         &entry.model,
         &entry.region,
@@ -399,13 +420,13 @@ pub fn cost_plan(
         theme,
         width_px,
     )
-    .map_err(|error| ipc_error("invalid_input", error.to_string()))
+    .map_err(|error| ipc_error(IpcErrorKind::InvalidInput, error.to_string()))
 }
 
 fn catalog_error(error: CatalogStoreError) -> IpcError {
     let kind = match error {
-        CatalogStoreError::Invalid { .. } => "invalid_catalog",
-        CatalogStoreError::Read { .. } | CatalogStoreError::Write { .. } => "io",
+        CatalogStoreError::Invalid { .. } => IpcErrorKind::InvalidCatalog,
+        CatalogStoreError::Read { .. } | CatalogStoreError::Write { .. } => IpcErrorKind::Io,
     };
     ipc_error(kind, error.to_string())
 }
@@ -432,28 +453,25 @@ fn entry(spec: HostSpec) -> HostEntry {
     }
 }
 
-fn ipc_error(kind: &str, message: impl Into<String>) -> IpcError {
-    IpcError {
-        kind: kind.into(),
-        message: message.into(),
-    }
+fn ipc_error(kind: IpcErrorKind, message: impl Into<String>) -> IpcError {
+    IpcError::new(kind, message)
 }
 
 fn registry_error(error: RegistryError) -> IpcError {
     let kind = match &error {
-        RegistryError::Invalid { .. } => "invalid_input",
-        RegistryError::NotFound(_) => "not_found",
-        RegistryError::Vault(_) => "token_store",
+        RegistryError::Invalid { field, .. } => return IpcError::invalid(field, error.to_string()),
+        RegistryError::NotFound(_) => IpcErrorKind::NotFound,
+        RegistryError::Vault(_) => IpcErrorKind::TokenStore,
         RegistryError::Open { .. } | RegistryError::Sql(_) => {
             tracing::error!(%error, "registry failure");
-            "internal"
+            IpcErrorKind::Internal
         }
     };
     ipc_error(kind, error.to_string())
 }
 
 fn agent_error(error: AgentError) -> IpcError {
-    ipc_error(error.kind(), error.to_string())
+    ipc_error(IpcErrorKind::of_host_problem(&error), error.to_string())
 }
 
 fn console_error(error: ConsoleError) -> IpcError {
@@ -462,7 +480,7 @@ fn console_error(error: ConsoleError) -> IpcError {
         ConsoleError::Agent(error) => agent_error(error),
         other => {
             tracing::error!(error = %other, "console failure");
-            ipc_error("internal", other.to_string())
+            ipc_error(IpcErrorKind::Internal, other.to_string())
         }
     }
 }
@@ -535,7 +553,7 @@ pub async fn scale_pool(
 ) -> Result<ActivityEntry, IpcError> {
     state
         .console
-        .scale_pool(&name, to, Actor::Operator, "slider in the Pool view")
+        .scale_pool(&name, to, Actor::Operator, ChangeReason::Slider)
         .await
         .map_err(pool_error)
 }
@@ -585,11 +603,12 @@ pub async fn set_confirm_policy(
 
 fn pool_error(error: PoolError) -> IpcError {
     let kind = match &error {
-        PoolError::Invalid { .. } | PoolError::Exists(_) => "invalid_input",
-        PoolError::NotFound(_) => "not_found",
+        PoolError::Invalid { field, .. } => return IpcError::invalid(field, error.to_string()),
+        PoolError::Exists(_) => return IpcError::invalid("name", error.to_string()),
+        PoolError::NotFound(_) => IpcErrorKind::NotFound,
         PoolError::Db(_) | PoolError::Registry(_) => {
             tracing::error!(%error, "pool store failure");
-            "internal"
+            IpcErrorKind::Internal
         }
     };
     ipc_error(kind, error.to_string())

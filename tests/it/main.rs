@@ -153,7 +153,14 @@ async fn the_core_polls_a_real_agent_process_and_sees_it_go() {
     .await
     .expect("the killed agent is offline within 15 s");
     let reason = offline.snapshot.hosts[0].last_error.clone().unwrap();
-    assert!(reason.contains("refused the connection"), "{reason}");
+    assert!(
+        matches!(reason, ebb_wire::reasons::HostProblem::Refused { .. }),
+        "{reason:?}"
+    );
+    assert!(
+        reason.to_string().contains("refused the connection"),
+        "{reason}"
+    );
     collector.stop().await;
 }
 

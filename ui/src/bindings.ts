@@ -259,11 +259,7 @@ fleetTick: "fleet-tick"
 /**
  * One line of the activity log.
  */
-export type ActivityEntry = { id: number; at_ms: number; pool: string; actor: Actor; from: number; to: number; 
-/**
- * Why, in words.
- */
-reason: string; delta_per_hour_fen: number | null; delta_per_month_fen: number | null; results: HostResult[]; outcome: Outcome; finished_at_ms: number | null }
+export type ActivityEntry = { id: number; at_ms: number; pool: string; actor: Actor; from: number; to: number; reason: ChangeReason; delta_per_hour_fen: number | null; delta_per_month_fen: number | null; results: HostResult[]; outcome: Outcome; finished_at_ms: number | null }
 /**
  * Who made a change.
  */
@@ -282,9 +278,9 @@ demo: boolean;
  */
 collecting: boolean; 
 /**
- * Where host tokens are kept, in words (e.g. "the OS keychain").
+ * Where host tokens are kept.
  */
-token_store: string; 
+token_store: TokenStoreKind; 
 /**
  * The operating system's locale as a BCP 47 tag (e.g. `zh-CN`), when it can be read;
  * the UI's default language follows it.
@@ -298,6 +294,18 @@ export type CatalogImport = { accepted: boolean;
  * The active catalog after the import (unchanged when refused).
  */
 catalog: CatalogView; problems: CatalogProblem[]; warnings: CatalogProblem[] }
+/**
+ * Where the prices in use came from.
+ */
+export type CatalogOrigin = 
+/**
+ * The embedded demo catalog (none imported).
+ */
+"demo" | 
+/**
+ * A catalog the operator imported.
+ */
+"imported"
 /**
  * One problem (or warning) in a price catalog, naming the entry and field.
  */
@@ -313,11 +321,47 @@ export type CatalogRow = { model: string; region: string; hour_fen: number; day_
 /**
  * The price catalog in use.
  */
-export type CatalogView = { 
+export type CatalogView = { source: CatalogOrigin; name: string | null; currency: string; rows: CatalogRow[]; warnings: CatalogProblem[] }
 /**
- * `demo` or `imported`.
+ * Why a pool's desired count (or its settings) changed: one line of the activity log.
  */
-source: string; name: string | null; currency: string; rows: CatalogRow[]; warnings: CatalogProblem[] }
+export type ChangeReason = 
+/**
+ * The pool was made.
+ */
+{ kind: "created"; model: string; regions: string[]; min: number; max: number } | 
+/**
+ * Its settings were edited; `min`/`max` are the range after the edit.
+ */
+{ kind: "settings_changed"; min: number; max: number; range_moved: boolean } | 
+/**
+ * Deleted: every GPU it held is released.
+ */
+{ kind: "deleted" } | 
+/**
+ * "Release now": GPUs kept for their paid unit are released at once.
+ */
+{ kind: "release_now" } | 
+/**
+ * The operator moved the slider in the Pool view.
+ */
+{ kind: "slider" } | 
+/**
+ * `ebb pool scale` on the command line.
+ */
+{ kind: "cli" } | 
+/**
+ * A host has not answered for `grace_s`: its GPUs are written off and replaced.
+ */
+{ kind: "failover"; host: string; gpus: number; grace_s: number } | 
+/**
+ * A host that was written off answers again: its stale leases are released.
+ */
+{ kind: "host_back"; host: string; leases: number } | 
+/**
+ * Words with no kind: log lines written before reasons had one.
+ */
+{ kind: "note"; text: string }
 /**
  * What a stored-history chart shows.
  */
@@ -326,6 +370,18 @@ export type ChartMetric = "util" | "memory_used" | "memory_pct" | "temperature" 
  * Colours for a chart drawn on the Rust side.
  */
 export type ChartTheme = "light" | "dark"
+/**
+ * Why a slider move asks for confirmation before it is made.
+ */
+export type ConfirmationReason = 
+/**
+ * It changes the pool by more GPUs than the limit.
+ */
+{ kind: "gpus"; change: number; limit: number } | 
+/**
+ * It moves the cost per hour by more than the limit (both in fen).
+ */
+{ kind: "cost_per_hour"; delta_fen: number; limit_fen: number }
 /**
  * What "Test connection" found when it worked.
  */
@@ -384,9 +440,69 @@ token: string | null }
  */
 export type HostMove = { host: string; region: string; count: number }
 /**
+ * Why a host could not be used, or a call to it failed.
+ */
+export type HostProblem = 
+/**
+ * The registered URL is not one an agent can have.
+ */
+{ kind: "bad_url"; url: string; reason: string } | 
+/**
+ * The host name does not resolve.
+ */
+{ kind: "dns"; url: string } | 
+/**
+ * Nothing listens there.
+ */
+{ kind: "refused"; url: string } | 
+/**
+ * No answer within the client's timeout.
+ */
+{ kind: "timeout"; url: string; timeout_ms: number } | 
+/**
+ * The TLS handshake or the pinned certificate failed.
+ */
+{ kind: "tls"; url: string; reason: string } | 
+/**
+ * Any other failure to connect.
+ */
+{ kind: "connect"; url: string; reason: string } | 
+/**
+ * HTTP 401: the token was refused.
+ */
+{ kind: "unauthorized"; url: string } | 
+/**
+ * HTTP 403: the token lacks the scope.
+ */
+{ kind: "forbidden"; url: string } | 
+/**
+ * An unexpected HTTP status.
+ */
+{ kind: "status"; url: string; status: number } | 
+/**
+ * The agent refused the request (4xx with its own `{kind, message}`).
+ */
+{ kind: "refused_request"; url: string; status: number; agent_kind: string; message: string } | 
+/**
+ * The answer is not an Ebb agent's JSON.
+ */
+{ kind: "decode"; url: string; reason: string } | 
+/**
+ * The agent speaks another API version.
+ */
+{ kind: "incompatible"; url: string; found: number; expected: number } | 
+/**
+ * The host answered, but some of its GPUs did not.
+ */
+{ kind: "gpus_not_answering"; gpus: number } | 
+/**
+ * The host answered, slowly.
+ */
+{ kind: "slow"; latency_ms: number }
+/**
  * One host's part in a change.
  */
-export type HostResult = { host: string; granted: number; released: number; failed: number; error: string | null }
+export type HostResult = { host: string; granted: number; released: number; failed: number; error: HostProblem | null }
 /**
  * One registered host as the console sees it.
  */
@@ -400,21 +516,101 @@ models: string[];
  */
 mean_util_pct: number | null; 
 /**
- * Why the last poll failed, in words; `None` when it answered.
+ * Why the last poll failed or the host is degraded; `None` when it answered well.
  */
-last_error: string | null }
+last_error: HostProblem | null }
 /**
- * An error crossing the IPC boundary: a stable kind and words for the operator.
+ * An error crossing the IPC boundary: a stable kind, the field it is about, and words.
  */
-export type IpcError = { 
+export type IpcError = { kind: IpcErrorKind; 
 /**
- * e.g. `"not_found"`, `"invalid_input"`, `"refused"`, `"unauthorized"`, `"internal"`.
+ * The input field the error is about (`name`, `url`, `demand`, `model`...), when one is.
  */
-kind: string; 
+field: string | null; 
 /**
- * Names the field and the problem.
+ * The 1-based line of the input the error is about (a demand CSV's), when one is.
+ */
+line: number | null; 
+/**
+ * The problem in English, for the detail line and logs.
  */
 message: string }
+/**
+ * What kind of failure an IPC command met: the UI words each one.
+ */
+export type IpcErrorKind = 
+/**
+ * A field of the input is wrong; `field` names it.
+ */
+"invalid_input" | 
+/**
+ * The price catalog is not valid.
+ */
+"invalid_catalog" | 
+/**
+ * No such host or pool.
+ */
+"not_found" | 
+/**
+ * A file could not be read or written.
+ */
+"io" | 
+/**
+ * The token store (keychain) failed.
+ */
+"token_store" | 
+/**
+ * The agent URL is not valid.
+ */
+"bad_url" | 
+/**
+ * The host name does not resolve.
+ */
+"dns" | 
+/**
+ * Nothing listens at the agent's address.
+ */
+"refused" | 
+/**
+ * The agent did not answer in time.
+ */
+"timeout" | 
+/**
+ * TLS or the pinned certificate failed.
+ */
+"tls" | 
+/**
+ * Any other connection failure.
+ */
+"connect" | 
+/**
+ * The agent refused the token.
+ */
+"unauthorized" | 
+/**
+ * The token lacks the scope.
+ */
+"forbidden" | 
+/**
+ * The agent answered an unexpected HTTP status.
+ */
+"status" | 
+/**
+ * The agent refused the request.
+ */
+"refused_request" | 
+/**
+ * The answer was not an agent's JSON.
+ */
+"decode" | 
+/**
+ * The agent speaks another API version.
+ */
+"incompatible" | 
+/**
+ * A bug or a broken database: the message says what failed.
+ */
+"internal"
 /**
  * How a change ended.
  */
@@ -427,6 +623,26 @@ export type Outcome = "in_progress" | "done" |
  * Superseded by a later change before it finished.
  */
 "superseded"
+/**
+ * How the GPUs above the base are paid.
+ */
+export type OverlayMode = 
+/**
+ * On demand, per started hour.
+ */
+"hour" | 
+/**
+ * On demand, per started day.
+ */
+"day" | 
+/**
+ * On demand, per started week.
+ */
+"week" | 
+/**
+ * Spot, per started hour at the price in force; interruptible.
+ */
+"spot"
 /**
  * How new leases are spread over hosts.
  */
@@ -448,13 +664,47 @@ export type PlanComparisonView = { model: string; region: string; currency: stri
  */
 chart_svg: string }
 /**
+ * The plans compared, in the order they are shown.
+ */
+export type PlanKind = 
+/**
+ * Every GPU up to the peak on subscription.
+ */
+"all_subscribed" | 
+/**
+ * Every GPU-hour on demand by the hour.
+ */
+"all_hourly" | 
+/**
+ * Every GPU on demand, each GPU's busy hours paid in the cheapest mix of hour, day and
+ * week units.
+ */
+"all_on_demand_best_unit" | 
+/**
+ * The optimal base on subscription, the rest by the hour.
+ */
+"base_hourly" | 
+/**
+ * The best base for a day overlay, the rest by the day.
+ */
+"base_daily" | 
+/**
+ * The best base for a week overlay, the rest by the week.
+ */
+"base_weekly" | 
+/**
+ * The hourly optimum's base, and the rest reserved for the window in which demand
+ * exceeds it.
+ */
+"base_reserved" | 
+/**
+ * The best base for a spot overlay, the rest at spot prices (interruptible pools).
+ */
+"base_spot"
+/**
  * One billing plan priced over a demand series.
  */
-export type PlanRow = { 
-/**
- * e.g. `all_subscribed`, `base_hourly`, `base_daily`, `base_spot`.
- */
-kind: string; base_gpus: number; base_fen: number; overlay_fen: number; total_fen: number; 
+export type PlanRow = { kind: PlanKind; base_gpus: number; base_fen: number; overlay_fen: number; total_fen: number; 
 /**
  * Against all subscribed at the peak; negative when dearer.
  */
@@ -480,9 +730,9 @@ releasing: number;
  */
 failed: number; 
 /**
- * The last failure, in words.
+ * The last failure.
  */
-last_error: string | null }
+last_error: HostProblem | null }
 /**
  * A pool as the operator writes it (create or edit).
  */
@@ -500,13 +750,13 @@ regions: string[]; min: number; max: number;
  */
 base_gpus: number; 
 /**
- * The base's term: `month` or `year`.
+ * The base's term.
  */
-term: string; 
+term: Term; 
 /**
- * How GPUs above the base are paid: `hour`, `day`, `week` or `spot`.
+ * How GPUs above the base are paid.
  */
-overlay: string; placement: PlacementPolicy; 
+overlay: OverlayMode; placement: PlacementPolicy; 
 /**
  * The pool accepts interruptible (spot) GPUs.
  */
@@ -516,21 +766,73 @@ interruptible: boolean;
  */
 release_at_unit_end: boolean }
 /**
+ * Where one of a pool's leases stands.
+ */
+export type PoolLeaseState = 
+/**
+ * Held and counted.
+ */
+"active" | 
+/**
+ * Being released.
+ */
+"releasing" | 
+/**
+ * On a host that does not answer now, still within the grace period.
+ */
+"unreachable" | 
+/**
+ * On a host offline past the grace period: written off, being replaced.
+ */
+"lost"
+/**
  * One GPU the pool holds.
  */
-export type PoolLeaseView = { lease_id: string; host: string; region: string; gpu_uuids: string[]; gpu_indexes: number[]; fencing_token: number; granted_at_ms: number; 
-/**
- * `active`, `releasing`, `lost` (host offline past the grace period).
- */
-state: string; 
+export type PoolLeaseView = { lease_id: string; host: string; region: string; gpu_uuids: string[]; gpu_indexes: number[]; fencing_token: number; granted_at_ms: number; state: PoolLeaseState; 
 /**
  * GPU utilization at the last look.
  */
 util_pct: number | null }
 /**
+ * One reason a pool is not where it should be.
+ */
+export type PoolNote = 
+/**
+ * No process enforces this data directory.
+ */
+{ kind: "not_enforced" } | 
+/**
+ * More GPUs wanted than are free.
+ */
+{ kind: "short"; gpus: number; model: string; regions: string[] } | 
+/**
+ * Requests to a host failed.
+ */
+{ kind: "host_failing"; host: string; problem: HostProblem } | 
+/**
+ * GPUs on unreachable hosts written off and being replaced.
+ */
+{ kind: "lost"; gpus: number } | 
+/**
+ * GPUs kept until their paid unit ends.
+ */
+{ kind: "held_to_unit_end"; gpus: number }
+/**
  * What the pool form offers, and when a slider move asks first.
  */
 export type PoolOptions = { regions: RegionOffer[]; 
+/**
+ * The base terms, in the order the form offers them.
+ */
+terms: Term[]; 
+/**
+ * The overlay modes, in the order the form offers them.
+ */
+overlays: OverlayMode[]; 
+/**
+ * The placement policies, in the order the form offers them.
+ */
+placements: PlacementPolicy[]; 
 /**
  * Models the price catalog prices.
  */
@@ -574,7 +876,7 @@ export type PoolView = { id: string; name: string; model: string; regions: strin
 /**
  * What the operator (or failover, or a rule) chose.
  */
-desired: number; base_gpus: number; term: string; overlay: string; placement: PlacementPolicy; interruptible: boolean; release_at_unit_end: boolean; 
+desired: number; base_gpus: number; term: Term; overlay: OverlayMode; placement: PlacementPolicy; interruptible: boolean; release_at_unit_end: boolean; 
 /**
  * Active leases the agents report.
  */
@@ -588,9 +890,9 @@ lost: number;
  */
 held_to_unit_end: number; phase: PoolPhase; 
 /**
- * Why the pool is not converged, in words.
+ * Why the pool is not converged (empty when it is).
  */
-message: string | null; 
+notes: PoolNote[]; 
 /**
  * When the enforcer last looked, Unix ms; `None` when none has.
  */
@@ -602,7 +904,7 @@ spend: SpendView | null; spend_problem: string | null }
 /**
  * The cheapest plan found, and the exact base for "base + hourly".
  */
-export type RecommendationView = { kind: string; base_gpus: number; cost_fen: number; saving_fen: number; saving_pct: number; 
+export type RecommendationView = { kind: PlanKind; base_gpus: number; cost_fen: number; saving_fen: number; saving_pct: number; 
 /**
  * The optimal base for "base subscribed + hourly overlay".
  */
@@ -614,7 +916,7 @@ break_even_hours: number;
 /**
  * `day` or `week` when that overlay beats the hourly one.
  */
-cheaper_overlay: string | null }
+cheaper_overlay: OverlayMode | null }
 /**
  * A region's hosts and the GPU models they reported, for the pool form.
  */
@@ -654,15 +956,31 @@ short: number;
 /**
  * The change is above the confirmation threshold: ask first.
  */
-needs_confirmation: boolean; confirmation_reason: string | null; 
+needs_confirmation: boolean; confirmation_reason: ConfirmationReason | null; 
 /**
  * Why the prices could not be had, when they could not.
  */
 cost_problem: string | null }
 /**
+ * Why the comparison could not price a plan.
+ */
+export type SkipReason = 
+/**
+ * Spot GPUs can be taken back, and the pool is not marked interruptible.
+ */
+{ kind: "not_interruptible" } | 
+/**
+ * The catalog entry has no price for the mode (`field` names the price it lacks).
+ */
+{ kind: "not_offered"; model: string; region: string; field: string }
+/**
  * A plan the comparison could not price, and why.
  */
-export type SkippedPlanRow = { kind: string; reason: string }
+export type SkippedPlanRow = { kind: PlanKind; 
+/**
+ * Why, with the catalog entry and the price it lacks.
+ */
+reason: SkipReason }
 /**
  * What a pool has cost this month, and where the month is heading.
  */
@@ -683,6 +1001,34 @@ run_rate_per_hour_fen: number;
  * GPU-hours held this month.
  */
 gpu_hours: number }
+/**
+ * The subscription term of a pool's base.
+ */
+export type Term = 
+/**
+ * 730 hours at the `month` price.
+ */
+"month" | 
+/**
+ * 8,760 hours at the `year` price.
+ */
+"year"
+/**
+ * Where host tokens are kept.
+ */
+export type TokenStoreKind = 
+/**
+ * The OS keychain (macOS Keychain, Windows Credential Manager, Secret Service).
+ */
+{ kind: "keychain" } | 
+/**
+ * A file readable only by the operator (`--token-store file`).
+ */
+{ kind: "file"; path: string } | 
+/**
+ * Memory only: tokens are lost when the app closes (the demo).
+ */
+{ kind: "memory" }
 
 /** tauri-specta globals **/
 

@@ -2,7 +2,7 @@
 // demand, the recommendation in words, and reading what the cost engine says back.
 // No DOM, so they are unit-tested in node.
 
-import type { CatalogProblem, CatalogRow, PlanComparisonView, PlanRow } from "./bindings";
+import type { CatalogProblem, CatalogRow, PlanComparisonView, PlanKind, PlanRow } from "./bindings";
 import { t, type MessageKey, type Params } from "./i18n";
 
 /** A message from the catalog, not yet translated. */
@@ -51,23 +51,6 @@ export function gpus(n: number): string {
   return t(n === 1 ? "costs.gpus.one" : "costs.gpus.other", { n: formatCount(n) });
 }
 
-export const PLAN_KINDS = [
-  "all_subscribed",
-  "all_hourly",
-  "all_on_demand_best_unit",
-  "base_hourly",
-  "base_daily",
-  "base_weekly",
-  "base_reserved",
-  "base_spot",
-] as const;
-
-export type PlanKind = (typeof PLAN_KINDS)[number];
-
-export function isPlanKind(kind: string): kind is PlanKind {
-  return (PLAN_KINDS as readonly string[]).includes(kind);
-}
-
 const PLAN_NAMES: Record<PlanKind, MessageKey> = {
   all_subscribed: "costs.plan.all_subscribed",
   all_hourly: "costs.plan.all_hourly",
@@ -79,9 +62,9 @@ const PLAN_NAMES: Record<PlanKind, MessageKey> = {
   base_spot: "costs.plan.base_spot",
 };
 
-/** The plan's name in the current language; a kind this UI does not know is shown as it came. */
-export function planName(kind: string): string {
-  return isPlanKind(kind) ? t(PLAN_NAMES[kind]) : kind;
+/** The plan's name in the current language. */
+export function planName(kind: PlanKind): string {
+  return t(PLAN_NAMES[kind]);
 }
 
 /** The shape of a demand series to generate: `base` GPUs all along, `peak` in a daily window. */
@@ -174,7 +157,7 @@ const ALL_KEYS: Record<Overlay, MessageKey> = {
   best_unit: "costs.all.best_unit",
 };
 
-function planOf(view: PlanComparisonView, kind: string): PlanRow | undefined {
+function planOf(view: PlanComparisonView, kind: PlanKind): PlanRow | undefined {
   return view.plans.find((plan) => plan.kind === kind);
 }
 
@@ -183,8 +166,7 @@ export function recommendationText(view: PlanComparisonView): { headline: string
   const rec = view.recommendation;
   const cur = view.currency;
   const period = (fen: number) => costForPeriod(fen, cur, view.hours);
-  const kind = isPlanKind(rec.kind) ? rec.kind : null;
-  const overlay = kind ? OVERLAY_OF[kind] : null;
+  const overlay = OVERLAY_OF[rec.kind];
   const common = {
     cost: period(rec.cost_fen),
     pct: formatPct(rec.saving_pct),
@@ -192,9 +174,7 @@ export function recommendationText(view: PlanComparisonView): { headline: string
   };
 
   let headline: string;
-  if (kind === null) {
-    headline = t("costs.rec.other", { ...common, plan: rec.kind, base: gpus(rec.base_gpus) });
-  } else if (overlay === null || rec.base_gpus >= view.peak_gpus) {
+  if (overlay === null || rec.base_gpus >= view.peak_gpus) {
     headline = t("costs.rec.subscribeAll", { cost: period(rec.cost_fen), peak: gpus(view.peak_gpus) });
   } else if (rec.base_gpus === 0) {
     headline = t("costs.rec.none", { ...common, all: t(ALL_KEYS[overlay]) });
@@ -223,20 +203,6 @@ export function recommendationText(view: PlanComparisonView): { headline: string
   }
   details.push(t("costs.rec.breakEven", { hours: formatCount(rec.break_even_hours), total: formatCount(view.hours) }));
   return { headline, details };
-}
-
-/**
- * The cost engine's reasons for skipping a plan are English; the forms it gives today are
- * recognized and translated, anything else is shown as it came (null here).
- */
-export function skippedReason(reason: string): Phrase | null {
-  const text = reason.trim();
-  if (text.startsWith("the pool is not marked interruptible")) return { key: "costs.skip.notInterruptible" };
-  const missing = /^(.+) in (.+) has no `([a-z_]+)` price/.exec(text);
-  if (missing) {
-    return { key: "costs.skip.notOffered", params: { model: missing[1] ?? "", region: missing[2] ?? "", field: missing[3] ?? "" } };
-  }
-  return null;
 }
 
 /** Where a catalog problem is: "[[price]] #2 (A100 in cn-north) · hour", or the file as a whole. */
@@ -270,14 +236,6 @@ export function pickPool(
   const regions = catalogRegions(rows, model);
   const region = wanted.region !== null && regions.includes(wanted.region) ? wanted.region : regions[0];
   return region === undefined ? null : { model, region };
-}
-
-/** The line a demand error names (`demand: line 3, column 2 …`), if any. */
-export function demandErrorLine(message: string): number | null {
-  const match = /^\s*demand:\s*line (\d+)\b/.exec(message);
-  if (!match) return null;
-  const line = Number(match[1]);
-  return Number.isInteger(line) && line > 0 ? line : null;
 }
 
 /** Start and end offsets of 1-based `line` in `text`, to select it; null past the end. */

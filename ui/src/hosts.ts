@@ -3,7 +3,7 @@
 // server stays the judge and its answer is always shown), and words for IPC errors.
 // No DOM, so they are unit-tested in node.
 
-import type { HostInput } from "./bindings";
+import type { HostInput, IpcError, IpcErrorKind } from "./bindings";
 import type { MessageKey, Params } from "./i18n";
 
 /** The form's fields, named as the server names them in `invalid_input` messages. */
@@ -136,19 +136,13 @@ export function tokenToSend(typed: string, removeStored: boolean): string | null
   return removeStored ? "" : null;
 }
 
-/**
- * The field a server error names, from its `field: problem` message (the registry's
- * `invalid_input` errors); null when the message names none of the form's fields.
- */
-export function fieldOfError(message: string): { field: HostField; detail: string } | null {
-  const match = /^\s*([a-z_]+):\s*([\s\S]*)$/.exec(message);
-  if (!match) return null;
-  const field = match[1] as HostField;
-  if (!HOST_FIELDS.includes(field)) return null;
-  return { field, detail: (match[2] ?? "").trim() || message.trim() };
+/** The form field a server error names (its `field`), or null when it names none of them. */
+export function hostFieldOf(err: IpcError | null): HostField | null {
+  const field = err?.field;
+  return field ? (HOST_FIELDS.find((f) => f === field) ?? null) : null;
 }
 
-const ERROR_KINDS: Readonly<Record<string, MessageKey | undefined>> = {
+const ERROR_KINDS: Readonly<Record<IpcErrorKind, MessageKey>> = {
   bad_url: "hosts.error.bad_url",
   dns: "hosts.error.dns",
   refused: "hosts.error.refused",
@@ -161,18 +155,21 @@ const ERROR_KINDS: Readonly<Record<string, MessageKey | undefined>> = {
   decode: "hosts.error.decode",
   incompatible: "hosts.error.incompatible",
   invalid_input: "hosts.error.invalid_input",
+  invalid_catalog: "hosts.error.invalid_catalog",
+  io: "hosts.error.io",
+  refused_request: "hosts.error.refused_request",
   token_store: "hosts.error.token_store",
   not_found: "hosts.error.not_found",
   internal: "hosts.error.internal",
 };
 
 /** The translated, actionable sentence for an IpcError kind; unknown kinds get a general one. */
-export function errorKindKey(kind: string): MessageKey {
+export function errorKindKey(kind: IpcErrorKind): MessageKey {
   return ERROR_KINDS[kind] ?? "hosts.error.other";
 }
 
 /** The field each connection failure is most likely about (for aria-invalid and focus). */
-export function fieldOfKind(kind: string): HostField | null {
+export function fieldOfKind(kind: IpcErrorKind): HostField | null {
   switch (kind) {
     case "bad_url":
     case "dns":
@@ -188,27 +185,4 @@ export function fieldOfKind(kind: string): HostField | null {
     default:
       return null;
   }
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null;
-}
-
-/** An IpcError `{kind, message}` as it crossed the boundary, or null for anything else. */
-export function asIpcError(err: unknown): { kind: string; message: string } | null {
-  if (!isRecord(err) || typeof err.kind !== "string") return null;
-  return { kind: err.kind, message: typeof err.message === "string" ? err.message : "" };
-}
-
-/**
- * `AppInfo.token_store` is English words from the Rust side; the forms it takes today
- * are recognized and translated, anything else is shown as it came.
- */
-export function tokenStoreProblem(words: string): Problem | null {
-  const text = words.trim();
-  if (text === "the OS keychain") return { key: "hosts.tokenStore.keychain" };
-  if (text === "memory") return { key: "hosts.tokenStore.memory" };
-  const file = /^the file (.+) \(readable only by you\)$/.exec(text);
-  if (file) return { key: "hosts.tokenStore.file", params: { path: file[1] ?? "" } };
-  return null;
 }

@@ -34,6 +34,7 @@ describe("message catalog", () => {
       "app.name",
       "common.empty",
       "common.listSeparator",
+      "reason.notesSeparator",
       "fleet.chartCaption",
       "settings.language.en",
       "settings.language.zh-CN",

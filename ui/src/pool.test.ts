@@ -15,7 +15,8 @@ import {
   parseYuan,
   phaseText,
   planWords,
-  poolFieldOfError,
+  poolFieldOf,
+  type PoolChoices,
   releaseText,
   rentText,
   signedMoney,
@@ -164,8 +165,15 @@ describe("free GPUs", () => {
 
 describe("host results", () => {
   it("says what each host did, with its error", () => {
-    expect(hostResultText({ host: "h1", granted: 2, released: 0, failed: 1, error: "409 not free" })).toBe(
-      "h1: 2 granted, 1 failed (409 not free)",
+    const refused = {
+      kind: "refused_request",
+      url: "http://h1:7070",
+      status: 409,
+      agent_kind: "not_enough_free",
+      message: "only 0 GPUs are free",
+    } as const;
+    expect(hostResultText({ host: "h1", granted: 2, released: 0, failed: 1, error: refused })).toBe(
+      "h1: 2 granted, 1 failed (http://h1:7070 refused (HTTP 409): not enough free GPUs)",
     );
     expect(hostResultText({ host: "h2", granted: 0, released: 0, failed: 0, error: null })).toBe("h2: nothing yet");
   });
@@ -226,8 +234,10 @@ describe("checkPoolForm", () => {
     release_at_unit_end: true,
   };
 
+  const choices: PoolChoices = { terms: ["month", "year"], overlays: ["hour", "day", "week", "spot"], placements: ["pack", "spread"] };
+
   it("turns good values into a PoolInput", () => {
-    expect(checkPoolForm(good)).toEqual({
+    expect(checkPoolForm(good, choices)).toEqual({
       ok: true,
       input: {
         name: "inference",
@@ -246,7 +256,7 @@ describe("checkPoolForm", () => {
   });
 
   it("names every field with a problem", () => {
-    const res = checkPoolForm({ ...good, name: "a b", model: " ", regions: [], min: "9", base_gpus: "x", overlay: "spot" });
+    const res = checkPoolForm({ ...good, name: "a b", model: " ", regions: [], min: "9", base_gpus: "x", overlay: "spot" }, choices);
     expect(res.ok).toBe(false);
     if (res.ok) return;
     expect(Object.keys(res.problems).sort()).toEqual(["base_gpus", "min", "model", "name", "overlay", "regions"]);
@@ -255,19 +265,22 @@ describe("checkPoolForm", () => {
   });
 
   it("accepts spot on an interruptible pool, and refuses a base above max", () => {
-    expect(checkPoolForm({ ...good, overlay: "spot", interruptible: true }).ok).toBe(true);
-    const res = checkPoolForm({ ...good, base_gpus: "9" });
+    expect(checkPoolForm({ ...good, overlay: "spot", interruptible: true }, choices).ok).toBe(true);
+    const res = checkPoolForm({ ...good, base_gpus: "9" }, choices);
     expect(res.ok ? null : res.problems.base_gpus?.key).toBe("pool.check.baseAboveMax");
   });
 
+  it("refuses a choice the shell does not offer", () => {
+    const res = checkPoolForm(good, { ...choices, terms: ["year"] });
+    expect(res.ok ? null : res.problems.term?.key).toBe("pool.check.choose");
+  });
+
   it("finds the field a server error names", () => {
-    expect(poolFieldOfError("regions: no host in `cn-west` offers A100 (they have: H100)")).toEqual({
-      field: "regions",
-      detail: "no host in `cn-west` offers A100 (they have: H100)",
-    });
-    expect(poolFieldOfError("base_gpus: 9 subscribed is more than max (8)")?.field).toBe("base_gpus");
-    expect(poolFieldOfError("to: 9 is outside the pool's range 0 to 8")).toBeNull();
-    expect(poolFieldOfError("no pool named `x`")).toBeNull();
+    const invalid = (field: string | null) => ({ kind: "invalid_input" as const, field, line: null, message: "m" });
+    expect(poolFieldOf(invalid("regions"))).toBe("regions");
+    expect(poolFieldOf(invalid("base_gpus"))).toBe("base_gpus");
+    expect(poolFieldOf(invalid("to"))).toBeNull();
+    expect(poolFieldOf(invalid(null))).toBeNull();
   });
 });
 

@@ -3,9 +3,24 @@
 // checks (a mirror of the store's; the server stays the judge), and the "latest answer
 // only" request gate the slider uses. No DOM, so they are unit-tested in node.
 
-import type { Actor, HostFree, HostMove, HostResult, Outcome, PlacementPolicy, PoolInput, PoolPhase, ScalePreview } from "./bindings";
+import type {
+  Actor,
+  HostFree,
+  HostMove,
+  HostResult,
+  IpcError,
+  Outcome,
+  OverlayMode,
+  PlacementPolicy,
+  PoolInput,
+  PoolLeaseState,
+  PoolPhase,
+  ScalePreview,
+  Term,
+} from "./bindings";
 import { formatCount, formatMoney } from "./costs";
 import { t, type MessageKey, type Params } from "./i18n";
+import { hostProblemText } from "./reasons";
 
 /** A message from the catalog, not yet translated (the view translates it). */
 export type Phrase = { key: MessageKey; params?: Params };
@@ -48,15 +63,15 @@ export function outcomeText(outcome: string): string {
   return key ? t(key) : outcome;
 }
 
-const LEASE_STATE_KEYS: Readonly<Record<string, MessageKey | undefined>> = {
+const LEASE_STATE_KEYS: Readonly<Record<PoolLeaseState, MessageKey>> = {
   active: "pool.lease.active",
   releasing: "pool.lease.releasing",
+  unreachable: "pool.lease.unreachable",
   lost: "pool.lease.lost",
 };
 
-export function leaseStateText(state: string): string {
-  const key = LEASE_STATE_KEYS[state];
-  return key ? t(key) : state;
+export function leaseStateText(state: PoolLeaseState): string {
+  return t(LEASE_STATE_KEYS[state]);
 }
 
 /** Money with its sign always written: "+¥25.00", "−¥5.00", "¥0.00"; null -> "—". */
@@ -156,7 +171,7 @@ export function hostResultText(result: HostResult): string {
   if (result.failed > 0) parts.push(t("activity.result.failed", { n: formatCount(result.failed) }));
   if (parts.length === 0) parts.push(t("activity.result.nothing"));
   const text = t("activity.result.line", { host: result.host, parts: joinList(parts) });
-  return result.error ? t("activity.result.error", { text, error: result.error }) : text;
+  return result.error ? t("activity.result.error", { text, error: hostProblemText(result.error) }) : text;
 }
 
 /** GPU indexes of a lease: [0, 1] -> "0, 1". */
@@ -227,9 +242,12 @@ export const POOL_FIELDS: readonly PoolField[] = [
   "release_at_unit_end",
 ];
 
-export const TERMS = ["month", "year"] as const;
-export const OVERLAYS = ["hour", "day", "week", "spot"] as const;
-export const PLACEMENTS: readonly PlacementPolicy[] = ["pack", "spread"];
+/** The choices the form offers, as the shell's `PoolOptions` lists them. */
+export type PoolChoices = {
+  terms: readonly Term[];
+  overlays: readonly OverlayMode[];
+  placements: readonly PlacementPolicy[];
+};
 
 /** The store's limits (crates/ebb-core/src/pools.rs `validate`). */
 export const POOL_NAME_MAX = 63;
@@ -261,7 +279,10 @@ function wholeNumber(text: string): number | null {
 }
 
 /** The client-side checks; every field gets at most one problem. */
-export function checkPoolForm(values: PoolFormValues): { ok: true; input: PoolInput } | { ok: false; problems: PoolFieldProblems } {
+export function checkPoolForm(
+  values: PoolFormValues,
+  choices: PoolChoices,
+): { ok: true; input: PoolInput } | { ok: false; problems: PoolFieldProblems } {
   const problems: PoolFieldProblems = {};
   const name = values.name.trim();
   if (name === "") problems.name = { key: "pool.check.nameRequired" };
@@ -283,15 +304,25 @@ export function checkPoolForm(values: PoolFormValues): { ok: true; input: PoolIn
   if (min !== null && max !== null && min > max) problems.min = { key: "pool.check.minAboveMax", params: { min, max } };
   if (base !== null && max !== null && base > max) problems.base_gpus = { key: "pool.check.baseAboveMax", params: { base, max } };
 
-  const term = values.term.trim();
-  if (!(TERMS as readonly string[]).includes(term)) problems.term = { key: "pool.check.choose" };
-  const overlay = values.overlay.trim();
-  if (!(OVERLAYS as readonly string[]).includes(overlay)) problems.overlay = { key: "pool.check.choose" };
+  const term = choices.terms.find((c) => c === values.term.trim());
+  if (term === undefined) problems.term = { key: "pool.check.choose" };
+  const overlay = choices.overlays.find((c) => c === values.overlay.trim());
+  if (overlay === undefined) problems.overlay = { key: "pool.check.choose" };
   else if (overlay === "spot" && !values.interruptible) problems.overlay = { key: "pool.check.spotNeedsInterruptible" };
-  const placement = values.placement.trim();
-  if (!(PLACEMENTS as readonly string[]).includes(placement)) problems.placement = { key: "pool.check.choose" };
+  const placement = choices.placements.find((c) => c === values.placement.trim());
+  if (placement === undefined) problems.placement = { key: "pool.check.choose" };
 
-  if (Object.keys(problems).length > 0 || min === null || max === null || base === null) return { ok: false, problems };
+  if (
+    Object.keys(problems).length > 0 ||
+    min === null ||
+    max === null ||
+    base === null ||
+    term === undefined ||
+    overlay === undefined ||
+    placement === undefined
+  ) {
+    return { ok: false, problems };
+  }
   return {
     ok: true,
     input: {
@@ -303,23 +334,17 @@ export function checkPoolForm(values: PoolFormValues): { ok: true; input: PoolIn
       base_gpus: base,
       term,
       overlay,
-      placement: placement as PlacementPolicy,
+      placement,
       interruptible: values.interruptible,
       release_at_unit_end: values.release_at_unit_end,
     },
   };
 }
 
-/**
- * The field a server error names, from its `field: problem` message (the store's
- * `invalid_input` errors); null when it names none of the form's fields.
- */
-export function poolFieldOfError(message: string): { field: PoolField; detail: string } | null {
-  const match = /^\s*([a-z_]+):\s*([\s\S]*)$/.exec(message);
-  if (!match) return null;
-  const field = match[1] as PoolField;
-  if (!POOL_FIELDS.includes(field)) return null;
-  return { field, detail: (match[2] ?? "").trim() || message.trim() };
+/** The form field a server error names (its `field`), or null when it names none of them. */
+export function poolFieldOf(err: IpcError | null): PoolField | null {
+  const field = err?.field;
+  return field ? (POOL_FIELDS.find((f) => f === field) ?? null) : null;
 }
 
 /** ¥ amount typed by the operator ("500", "12.5", "1,000.00") as fen, or null. */

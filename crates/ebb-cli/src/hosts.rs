@@ -213,7 +213,10 @@ fn host_table(statuses: &[HostStatus]) -> String {
         let util = host
             .mean_util_pct
             .map_or_else(|| "—".to_string(), |pct| format!("{pct:.0}%"));
-        let detail = host.last_error.clone().unwrap_or_else(|| host.url.clone());
+        let detail = host
+            .last_error
+            .as_ref()
+            .map_or_else(|| host.url.clone(), ToString::to_string);
         let _ = writeln!(
             out,
             "{:<20} {:<12} {:<9} {:>5} {:>6}  {}",

@@ -4,10 +4,12 @@
 use clap::Subcommand;
 use ebb_core::console::{Console, ConsoleOptions, TokenStore};
 use ebb_core::enforcer::EnforcerConfig;
+use ebb_wire::plan::{OverlayMode, Term};
 use ebb_wire::pools::{
     ActivityEntry, Actor, HostMove, Outcome, PlacementPolicy, PoolInput, PoolPhase, PoolView,
     ScalePreview,
 };
+use ebb_wire::reasons::{ChangeReason, notes_in_words};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
@@ -33,10 +35,10 @@ pub enum PoolCommand {
         base: u32,
         /// The base's term: month or year.
         #[arg(long, default_value = "month")]
-        term: String,
+        term: Term,
         /// How GPUs above the base are paid: hour, day, week or spot.
         #[arg(long, default_value = "hour")]
-        overlay: String,
+        overlay: OverlayMode,
         /// pack (fill hosts the pool uses) or spread (even over hosts).
         #[arg(long, default_value = "pack", value_parser = parse_placement)]
         placement: PlacementPolicy,
@@ -199,12 +201,15 @@ async fn run_with(console: &Console, command: PoolCommand, json: bool) -> anyhow
                 anyhow::bail!(
                     "{}: this change {}; pass --yes to go ahead",
                     preview_words(&preview),
-                    preview.confirmation_reason.as_deref().unwrap_or("is large")
+                    preview
+                        .confirmation_reason
+                        .as_ref()
+                        .map_or_else(|| "is large".to_string(), ToString::to_string)
                 );
             }
             let since = ebb_core::pools::now_ms();
             let entry = console
-                .scale_pool(&name, count, Actor::Operator, "ebb pool scale")
+                .scale_pool(&name, count, Actor::Operator, ChangeReason::Cli)
                 .await?;
             if force {
                 console.force_release(&name).await?;
@@ -240,7 +245,7 @@ async fn run_with(console: &Console, command: PoolCommand, json: bool) -> anyhow
                 anyhow::bail!(
                     "pool {name} holds {} of {count} after {timeout} s: {}",
                     view.actual,
-                    view.message.as_deref().unwrap_or("still converging")
+                    notes_in_words(&view.notes).unwrap_or_else(|| "still converging".into())
                 );
             }
         }
@@ -391,8 +396,8 @@ fn pool_detail(view: &PoolView) -> String {
         view.lost,
         phase_word(view.phase)
     );
-    if let Some(message) = &view.message {
-        let _ = writeln!(out, "  {message}");
+    if let Some(notes) = notes_in_words(&view.notes) {
+        let _ = writeln!(out, "  {notes}");
     }
     if let Some(spend) = &view.spend {
         let _ = writeln!(

@@ -16,7 +16,9 @@ use ebb_core::console::{Console, ConsoleOptions, TokenStore};
 use ebb_core::reconcile::{HostObs, Input, PoolTarget, Seen, plan};
 use ebb_core::registry::HostSpec;
 use ebb_wire::agent::{Gpu, Lease, LeaseState};
+use ebb_wire::plan::{OverlayMode, Term};
 use ebb_wire::pools::{Actor, PlacementPolicy, PoolInput};
+use ebb_wire::reasons::ChangeReason;
 use std::time::{Duration, Instant};
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -74,8 +76,8 @@ async fn slider_release(rounds: usize) {
             min: 0,
             max: 104,
             base_gpus: 0,
-            term: "month".into(),
-            overlay: "hour".into(),
+            term: Term::Month,
+            overlay: OverlayMode::Hour,
             placement: PlacementPolicy::Spread,
             interruptible: false,
             release_at_unit_end: false,
@@ -89,7 +91,7 @@ async fn slider_release(rounds: usize) {
     for _ in 0..rounds {
         let started = Instant::now();
         console
-            .scale_pool("bench", 100, Actor::Operator, "bench")
+            .scale_pool("bench", 100, Actor::Operator, ChangeReason::Cli)
             .await
             .expect("scaled");
         loop {
@@ -101,7 +103,7 @@ async fn slider_release(rounds: usize) {
         }
         times.push(started.elapsed());
         console
-            .scale_pool("bench", 0, Actor::Operator, "bench")
+            .scale_pool("bench", 0, Actor::Operator, ChangeReason::Cli)
             .await
             .expect("scaled");
         // Until the agents freed every GPU again.

@@ -3,6 +3,7 @@
 //! words an operator can act on.
 
 use ebb_wire::agent::{API_VERSION, ApiError, GpuList, Health, Lease, LeaseList, LeaseRequest};
+use ebb_wire::reasons::HostProblem;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
@@ -46,61 +47,9 @@ impl AgentAccess {
     }
 }
 
-/// Why a call to an agent failed, in words an operator can act on.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AgentError {
-    #[error("`{url}` is not a valid agent URL: {reason}")]
-    BadUrl { url: String, reason: String },
-    #[error("cannot resolve the host name of {url}: check the address")]
-    Dns { url: String },
-    #[error("{url} refused the connection: is ebb-agent running and listening there?")]
-    Refused { url: String },
-    #[error("no answer from {url} within {timeout_ms} ms")]
-    Timeout { url: String, timeout_ms: u128 },
-    #[error("TLS with {url} failed: {reason}")]
-    Tls { url: String, reason: String },
-    #[error("cannot connect to {url}: {reason}")]
-    Connect { url: String, reason: String },
-    #[error("{url} refused the token (HTTP 401): check the host's token")]
-    Unauthorized { url: String },
-    #[error(
-        "{url} accepted the token but not for this (HTTP 403): it needs a token with the right scope"
-    )]
-    Forbidden { url: String },
-    #[error("{url} answered HTTP {status}")]
-    Status { url: String, status: u16 },
-    #[error("{url} refused (HTTP {status}): {message}")]
-    Api {
-        url: String,
-        status: u16,
-        kind: String,
-        message: String,
-    },
-    #[error("{url} answered something that is not an Ebb agent's JSON: {reason}")]
-    Decode { url: String, reason: String },
-    #[error("{url} speaks agent API v{found}; this console speaks v{API_VERSION}")]
-    Version { url: String, found: u32 },
-}
-
-impl AgentError {
-    /// A stable word for the kind of failure.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            AgentError::BadUrl { .. } => "bad_url",
-            AgentError::Dns { .. } => "dns",
-            AgentError::Refused { .. } => "refused",
-            AgentError::Timeout { .. } => "timeout",
-            AgentError::Tls { .. } => "tls",
-            AgentError::Connect { .. } => "connect",
-            AgentError::Unauthorized { .. } => "unauthorized",
-            AgentError::Forbidden { .. } => "forbidden",
-            AgentError::Status { .. } => "status",
-            AgentError::Api { .. } => "refused_request",
-            AgentError::Decode { .. } => "decode",
-            AgentError::Version { .. } => "incompatible",
-        }
-    }
-}
+/// Why a call to an agent failed: the wire's [`HostProblem`] (its `Display` is the English
+/// an operator can act on; the UI words its kind).
+pub type AgentError = HostProblem;
 
 /// A client for one agent's `/v1` API.
 #[derive(Debug, Clone)]
@@ -158,9 +107,10 @@ impl AgentClient {
     pub async fn health(&self) -> Result<Health, AgentError> {
         let health: Health = self.get("/v1/health").await?;
         if health.api_version != API_VERSION {
-            return Err(AgentError::Version {
+            return Err(AgentError::Incompatible {
                 url: self.base_url.clone(),
                 found: health.api_version,
+                expected: API_VERSION,
             });
         }
         Ok(health)
@@ -233,10 +183,10 @@ impl AgentClient {
                 // The agent explains itself in `{kind, message}`; anything else is a status.
                 let bytes = response.bytes().await.unwrap_or_default();
                 return Err(match serde_json::from_slice::<ApiError>(&bytes) {
-                    Ok(body) => AgentError::Api {
+                    Ok(body) => AgentError::RefusedRequest {
                         url: base,
                         status: code,
-                        kind: body.kind,
+                        agent_kind: body.kind,
                         message: body.message,
                     },
                     Err(_) => AgentError::Status {
@@ -262,7 +212,7 @@ impl AgentClient {
         if error.is_timeout() {
             return AgentError::Timeout {
                 url,
-                timeout_ms: self.config.request_timeout.as_millis(),
+                timeout_ms: millis(self.config.request_timeout),
             };
         }
         let mut chain = Vec::new();
@@ -275,7 +225,7 @@ impl AgentClient {
                 if io.kind() == std::io::ErrorKind::TimedOut {
                     return AgentError::Timeout {
                         url,
-                        timeout_ms: self.config.connect_timeout.as_millis(),
+                        timeout_ms: millis(self.config.connect_timeout),
                     };
                 }
             }
@@ -306,6 +256,10 @@ impl AgentClient {
             reason: chain.last().cloned().unwrap_or_default(),
         }
     }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 fn tls_reason(error: &rustls::Error) -> String {

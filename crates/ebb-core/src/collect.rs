@@ -6,6 +6,7 @@
 use crate::client::{AgentAccess, AgentClient, AgentError, ClientConfig};
 use ebb_wire::agent::GpuList;
 use ebb_wire::ipc::{FleetSnapshot, Health, HostStatus};
+use ebb_wire::reasons::HostProblem;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -384,12 +385,14 @@ pub fn apply_poll(
             (status.health, status.last_error) = if lost > 0 {
                 (
                     Health::Degraded,
-                    Some(format!("{lost} GPU(s) not answering on the host")),
+                    Some(HostProblem::GpusNotAnswering { gpus: lost as u32 }),
                 )
             } else if slow {
                 (
                     Health::Degraded,
-                    Some(format!("answering slowly ({} ms)", latency.as_millis())),
+                    Some(HostProblem::Slow {
+                        latency_ms: u64::try_from(latency.as_millis()).unwrap_or(u64::MAX),
+                    }),
                 )
             } else {
                 (Health::Online, None)
@@ -407,7 +410,7 @@ pub fn apply_poll(
                 Health::Degraded
             };
             status.mean_util_pct = None;
-            status.last_error = Some(error.to_string());
+            status.last_error = Some(error.clone());
         }
     }
 }
@@ -491,7 +494,11 @@ mod tests {
             vec![Health::Degraded, Health::Degraded, Health::Offline]
         );
         assert_eq!(
-            status.last_error.as_deref(),
+            status
+                .last_error
+                .as_ref()
+                .map(ToString::to_string)
+                .as_deref(),
             Some("no answer from http://a within 900 ms")
         );
         let back = Ok(GpuList {
@@ -507,7 +514,7 @@ mod tests {
             &config,
         );
         assert_eq!(status.health, Health::Degraded, "slow answers are degraded");
-        assert!(status.last_error.as_deref().unwrap().contains("slowly"));
+        assert!(matches!(status.last_error, Some(HostProblem::Slow { .. })));
         apply_poll(
             &mut status,
             &mut failures,

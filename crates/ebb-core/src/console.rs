@@ -465,7 +465,9 @@ async fn write_health(db: &ConsoleDb, hosts: &[HostStatus]) -> Result<(), sqlx::
         )
         .bind(&host.name)
         .bind(health_word(host.health))
-        .bind(&host.last_error)
+        .bind(host.last_error.as_ref().map(|problem| {
+            serde_json::to_string(problem).expect("a host problem always serializes")
+        }))
         .bind(host.gpu_count)
         .bind(serde_json::to_string(&host.models).unwrap_or_default())
         .bind(host.mean_util_pct)
@@ -523,7 +525,10 @@ pub async fn read_snapshot(db: &ConsoleDb) -> Result<Vec<HostStatus>, sqlx::Erro
                 Some("offline") => Health::Offline,
                 _ => Health::Unknown,
             };
-            status.last_error = row.get("reason");
+            // JSON; a record from before problems had a kind reads as none until the next poll.
+            status.last_error = row
+                .get::<Option<&str>, _>("reason")
+                .and_then(|text| serde_json::from_str(text).ok());
             status.gpu_count = row.get::<Option<i64>, _>("gpu_count").unwrap_or(0) as u32;
             status.models = row
                 .get::<Option<&str>, _>("models")

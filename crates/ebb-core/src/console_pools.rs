@@ -8,10 +8,12 @@ use crate::console::{Console, Role, read_snapshot};
 use crate::enforcer::{Clients, PassReport};
 use crate::pools::{self, HostFacts, NewActivity, Pool, PoolError, PoolStore, now_ms};
 use crate::reconcile::{self, HostObs};
-use ebb_cost::Catalog;
+use ebb_cost::{Catalog, OverlayMode, Term};
 use ebb_wire::pools::{
-    ActivityEntry, Actor, PoolInput, PoolOptions, PoolPhase, PoolView, RegionOffer, ScalePreview,
+    ActivityEntry, Actor, PlacementPolicy, PoolInput, PoolOptions, PoolPhase, PoolView,
+    RegionOffer, ScalePreview,
 };
+use ebb_wire::reasons::ChangeReason;
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -131,13 +133,12 @@ impl Console {
             actor: Actor::Operator,
             from: 0,
             to: pool.desired,
-            reason: format!(
-                "created: {} in {}, {} to {} GPUs",
-                pool.model,
-                pool.regions.join(", "),
-                pool.min,
-                pool.max
-            ),
+            reason: ChangeReason::Created {
+                model: pool.model.clone(),
+                regions: pool.regions.clone(),
+                min: pool.min,
+                max: pool.max,
+            },
             delta_per_hour_fen: None,
             delta_per_month_fen: None,
         };
@@ -154,10 +155,10 @@ impl Console {
             actor: Actor::Operator,
             from: before.desired,
             to: after.desired,
-            reason: if before.desired == after.desired {
-                "settings changed".into()
-            } else {
-                format!("settings changed: range now {} to {}", after.min, after.max)
+            reason: ChangeReason::SettingsChanged {
+                min: after.min,
+                max: after.max,
+                range_moved: before.desired != after.desired,
             },
             delta_per_hour_fen: None,
             delta_per_month_fen: None,
@@ -223,7 +224,7 @@ impl Console {
         name: &str,
         to: u32,
         actor: Actor,
-        reason: &str,
+        reason: ChangeReason,
     ) -> Result<ActivityEntry, PoolError> {
         let preview = self.preview_scale(name, to).await?;
         let priced = preview.cost_problem.is_none();
@@ -231,7 +232,7 @@ impl Console {
             actor,
             from: preview.from,
             to,
-            reason: reason.to_string(),
+            reason,
             delta_per_hour_fen: priced.then_some(preview.delta_per_hour_fen),
             delta_per_month_fen: priced.then_some(preview.delta_per_month_fen),
         };
@@ -318,6 +319,9 @@ impl Console {
         let confirm = self.pools.confirm_policy().await?;
         Ok(PoolOptions {
             regions,
+            terms: Term::ALL.to_vec(),
+            overlays: OverlayMode::ALL.to_vec(),
+            placements: PlacementPolicy::ALL.to_vec(),
             catalog_models,
             confirm_above_gpus: confirm.above_gpus,
             confirm_above_per_hour_fen: confirm.above_per_hour_fen,

@@ -2,25 +2,12 @@
 //! plotters bar chart. Pure: values in, values out.
 
 use crate::catalog_store::{ActiveCatalog, CatalogSource};
-use ebb_cost::{Comparison, Money, OverlayMode, PlanKind, Problem};
+use ebb_cost::{Comparison, Money, PlanKind, Problem};
 use ebb_wire::ipc::{
-    CatalogProblem, CatalogRow, CatalogView, ChartTheme, PlanComparisonView, PlanRow,
-    RecommendationView, SkippedPlanRow,
+    CatalogOrigin, CatalogProblem, CatalogRow, CatalogView, ChartTheme, PlanComparisonView,
+    PlanRow, RecommendationView, SkippedPlanRow,
 };
 use plotters::prelude::*;
-
-pub fn kind_name(kind: PlanKind) -> &'static str {
-    match kind {
-        PlanKind::AllSubscribed => "all_subscribed",
-        PlanKind::AllHourly => "all_hourly",
-        PlanKind::AllOnDemandBestUnit => "all_on_demand_best_unit",
-        PlanKind::BaseHourly => "base_hourly",
-        PlanKind::BaseDaily => "base_daily",
-        PlanKind::BaseWeekly => "base_weekly",
-        PlanKind::BaseReserved => "base_reserved",
-        PlanKind::BaseSpot => "base_spot",
-    }
-}
 
 /// Short English labels for the chart's axis (the table around it is translated).
 fn kind_label(kind: PlanKind) -> &'static str {
@@ -48,10 +35,9 @@ pub fn catalog_view(active: &ActiveCatalog) -> CatalogView {
     let fen = |money: Option<Money>| money.map(Money::fen);
     CatalogView {
         source: match active.source {
-            CatalogSource::Demo => "demo",
-            CatalogSource::DataDir { .. } | CatalogSource::File { .. } => "imported",
-        }
-        .into(),
+            CatalogSource::Demo => CatalogOrigin::Demo,
+            CatalogSource::DataDir { .. } | CatalogSource::File { .. } => CatalogOrigin::Imported,
+        },
         name: active.catalog.name.clone(),
         currency: active.catalog.currency.clone(),
         rows: active
@@ -88,7 +74,7 @@ pub fn comparison_view(
         .plans
         .iter()
         .map(|plan| PlanRow {
-            kind: kind_name(plan.kind).into(),
+            kind: plan.kind,
             base_gpus: plan.base_gpus,
             base_fen: plan.base_cost.fen(),
             overlay_fen: plan.overlay_cost.fen(),
@@ -113,27 +99,21 @@ pub fn comparison_view(
             .skipped
             .iter()
             .map(|skipped| SkippedPlanRow {
-                kind: kind_name(skipped.kind).into(),
+                kind: skipped.kind,
                 reason: skipped.reason.clone(),
             })
             .collect(),
         recommendation: RecommendationView {
-            kind: kind_name(recommendation.best).into(),
+            kind: recommendation.best,
             base_gpus: recommendation.best_base_gpus,
             cost_fen: recommendation.best_cost.fen(),
             saving_fen: recommendation.saving_vs_all_subscribed.fen(),
             saving_pct: recommendation.saving_pct,
             hourly_base_gpus: recommendation.base.base_gpus,
             break_even_hours: recommendation.base.break_even_hours,
-            cheaper_overlay: recommendation.cheaper_overlay.map(|cheaper| {
-                match cheaper.overlay {
-                    OverlayMode::Day => "day",
-                    OverlayMode::Week => "week",
-                    OverlayMode::Spot => "spot",
-                    OverlayMode::Hour => "hour",
-                }
-                .to_string()
-            }),
+            cheaper_overlay: recommendation
+                .cheaper_overlay
+                .map(|cheaper| cheaper.overlay),
         },
         chart_svg,
     })
@@ -267,7 +247,7 @@ mod tests {
         let subscribed = view
             .plans
             .iter()
-            .find(|plan| plan.kind == "all_subscribed")
+            .find(|plan| plan.kind == PlanKind::AllSubscribed)
             .unwrap();
         assert_eq!(subscribed.total_fen, 25_000_000);
         assert_eq!(view.plans.iter().filter(|plan| plan.recommended).count(), 1);

@@ -11,7 +11,8 @@ use crate::pools::{NewActivity, Pool, PoolError, PoolStore, now_ms};
 use crate::reconcile::{self, HostObs, Input, Pending, PoolTarget, Seen, Why};
 use crate::registry::{HostSpec, Registry};
 use ebb_wire::agent::{Lease, LeaseRequest};
-use ebb_wire::pools::{Actor, HostResult, Outcome};
+use ebb_wire::pools::{Actor, HostResult, Outcome, PoolLeaseState};
+use ebb_wire::reasons::{ChangeReason, PoolNote};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -228,15 +229,15 @@ struct Loop {
 enum Sent {
     Granted(Box<Lease>),
     /// Certainly not granted (not free, invalid): the intent is done.
-    Refused(String),
+    Refused(AgentError),
     /// No certain answer (timeout, connection): the intent stays and is sent again.
-    Unknown(String),
+    Unknown(AgentError),
     Released,
-    ReleaseFailed(String),
+    ReleaseFailed(AgentError),
 }
 
 /// Per pool and host: granted, released, failed, last error.
-type Tally = BTreeMap<(String, String), (u32, u32, u32, Option<String>)>;
+type Tally = BTreeMap<(String, String), (u32, u32, u32, Option<AgentError>)>;
 
 impl Loop {
     async fn pass(&mut self) -> Result<PassReport, PoolError> {
@@ -367,10 +368,11 @@ impl Loop {
                         actor: Actor::Failover,
                         from: pool.desired,
                         to: pool.desired,
-                        reason: format!(
-                            "{host} has not answered for {} s: its {count} GPU(s) are written off and replaced elsewhere",
-                            self.config.grace.as_secs()
-                        ),
+                        reason: ChangeReason::Failover {
+                            host: host.clone(),
+                            gpus: count as u32,
+                            grace_s: self.config.grace.as_secs(),
+                        },
                         delta_per_hour_fen: None,
                         delta_per_month_fen: None,
                     };
@@ -397,11 +399,10 @@ impl Loop {
                     actor: Actor::Failover,
                     from: pool.desired,
                     to: pool.desired,
-                    reason: format!(
-                        "{} is back: releasing its {} stale lease(s), already replaced",
-                        on[0],
-                        on.len()
-                    ),
+                    reason: ChangeReason::HostBack {
+                        host: on[0].to_string(),
+                        leases: on.len() as u32,
+                    },
                     delta_per_hour_fen: None,
                     delta_per_month_fen: None,
                 };
@@ -428,7 +429,7 @@ impl Loop {
                 .iter()
                 .zip(&pools)
                 .map(|(status, pool)| reconcile::PoolStatus {
-                    message: message(pool, status),
+                    notes: notes(pool, status),
                     ..status.clone()
                 })
                 .collect();
@@ -493,12 +494,12 @@ impl Loop {
                             lease,
                             host,
                             &HashMap::new(),
-                            "active",
+                            PoolLeaseState::Active,
                         ));
                     }
                 }
             }
-            stored.message = message(pool, &stored);
+            stored.notes = notes(pool, &stored);
             let converged = stored.actual == pool.desired
                 && stored.pending == 0
                 && stored.held_to_unit_end == 0;
@@ -556,10 +557,12 @@ impl Loop {
                 let _permit = limit.acquire_owned().await;
                 let outcome = match client.create_lease(&intent.key, &request).await {
                     Ok((_, lease)) => Sent::Granted(Box::new(lease)),
-                    Err(error @ AgentError::Api { status, .. }) if (400..500).contains(&status) => {
-                        Sent::Refused(error.to_string())
+                    Err(error @ AgentError::RefusedRequest { status, .. })
+                        if (400..500).contains(&status) =>
+                    {
+                        Sent::Refused(error)
                     }
-                    Err(error) => Sent::Unknown(error.to_string()),
+                    Err(error) => Sent::Unknown(error),
                 };
                 (intent, outcome)
             });
@@ -590,7 +593,7 @@ impl Loop {
                 let _permit = limit.acquire_owned().await;
                 let outcome = match client.release_lease(&order.lease_id).await {
                     Ok(_) => Sent::Released,
-                    Err(error) => Sent::ReleaseFailed(error.to_string()),
+                    Err(error) => Sent::ReleaseFailed(error),
                 };
                 (order, outcome)
             });
@@ -679,33 +682,31 @@ fn merge(before: &[HostResult], now: &[HostResult]) -> Vec<HostResult> {
     merged
 }
 
-/// Why a pool is not where it should be, in words.
-fn message(pool: &Pool, status: &reconcile::PoolStatus) -> Option<String> {
-    let mut parts = Vec::new();
+/// Why a pool is not where it should be.
+fn notes(pool: &Pool, status: &reconcile::PoolStatus) -> Vec<PoolNote> {
+    let mut notes = Vec::new();
     if status.short > 0 {
-        parts.push(format!(
-            "{} more {} wanted than are free in {}",
-            status.short,
-            pool.model,
-            pool.regions.join(", ")
-        ));
+        notes.push(PoolNote::Short {
+            gpus: status.short,
+            model: pool.model.clone(),
+            regions: pool.regions.clone(),
+        });
     }
     for host in status.hosts.iter().filter(|h| h.failed > 0) {
-        if let Some(error) = &host.last_error {
-            parts.push(format!("{}: {error}", host.host));
+        if let Some(problem) = &host.last_error {
+            notes.push(PoolNote::HostFailing {
+                host: host.host.clone(),
+                problem: problem.clone(),
+            });
         }
     }
     if status.lost > 0 {
-        parts.push(format!(
-            "{} GPU(s) on unreachable hosts written off and being replaced",
-            status.lost
-        ));
+        notes.push(PoolNote::Lost { gpus: status.lost });
     }
     if status.held_to_unit_end > 0 {
-        parts.push(format!(
-            "{} GPU(s) kept until their paid unit ends",
-            status.held_to_unit_end
-        ));
+        notes.push(PoolNote::HeldToUnitEnd {
+            gpus: status.held_to_unit_end,
+        });
     }
-    (!parts.is_empty()).then(|| parts.join("; "))
+    notes
 }

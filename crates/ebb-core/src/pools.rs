@@ -5,12 +5,13 @@
 use crate::placement;
 use crate::reconcile::{KnownLease, Pending, PoolStatus};
 use crate::registry::ConsoleDb;
-use ebb_cost::{Catalog, LeaseSpan, OverlayMode, PoolPlan, Term};
+use ebb_cost::{Catalog, LeaseSpan, OverlayMode, PoolPlan, Priced, Term};
 use ebb_wire::agent::Lease;
 use ebb_wire::pools::{
-    ActivityEntry, Actor, HostMove, HostResult, Outcome, PlacementPolicy, PoolInput, PoolLeaseView,
-    PoolPhase, PoolView, ScalePreview, SpendView,
+    ActivityEntry, Actor, HostMove, HostResult, Outcome, PlacementPolicy, PoolInput,
+    PoolLeaseState, PoolLeaseView, PoolPhase, PoolView, ScalePreview, SpendView,
 };
+use ebb_wire::reasons::{ChangeReason, ConfirmationReason, PoolNote};
 use serde::{Deserialize, Serialize};
 use sqlx::{AssertSqlSafe, Row};
 use std::collections::{BTreeMap, HashMap};
@@ -264,16 +265,7 @@ pub fn validate(
             ),
         ));
     }
-    let term: Term = input
-        .term
-        .trim()
-        .parse()
-        .map_err(|error: ebb_cost::UnknownMode| invalid("term", error.to_string()))?;
-    let overlay: OverlayMode = input
-        .overlay
-        .trim()
-        .parse()
-        .map_err(|error: ebb_cost::UnknownMode| invalid("overlay", error.to_string()))?;
+    let (term, overlay) = (input.term, input.overlay);
     if overlay == OverlayMode::Spot && !input.interruptible {
         return Err(invalid(
             "overlay",
@@ -412,7 +404,7 @@ pub struct NewActivity {
     pub actor: Actor,
     pub from: u32,
     pub to: u32,
-    pub reason: String,
+    pub reason: ChangeReason,
     pub delta_per_hour_fen: Option<i64>,
     pub delta_per_month_fen: Option<i64>,
 }
@@ -531,7 +523,7 @@ impl PoolStore {
             actor: Actor::Operator,
             from: pool.desired,
             to: 0,
-            reason: "deleted: every GPU it held is released".into(),
+            reason: ChangeReason::Deleted,
             delta_per_hour_fen: None,
             delta_per_month_fen: None,
         };
@@ -586,7 +578,7 @@ impl PoolStore {
             actor: Actor::Operator,
             from: pool.desired,
             to: pool.desired,
-            reason: "release now: GPUs kept for their paid unit are released at once".into(),
+            reason: ChangeReason::ReleaseNow,
             delta_per_hour_fen: None,
             delta_per_month_fen: None,
         };
@@ -922,7 +914,7 @@ fn activity_row(row: &sqlx::sqlite::SqliteRow) -> ActivityEntry {
         },
         from: count("from_gpus"),
         to: count("to_gpus"),
-        reason: row.get("reason"),
+        reason: ChangeReason::from_stored(row.get("reason")),
         delta_per_hour_fen: row.get("delta_per_hour_fen"),
         delta_per_month_fen: row.get("delta_per_month_fen"),
         results: serde_json::from_str(&row.get::<String, _>("results")).unwrap_or_default(),
@@ -968,7 +960,7 @@ async fn insert_activity(
     .bind(actor_word(change.actor))
     .bind(i64::from(change.from))
     .bind(i64::from(change.to))
-    .bind(&change.reason)
+    .bind(change.reason.to_stored())
     .bind(change.delta_per_hour_fen)
     .bind(change.delta_per_month_fen)
     .bind(if done { "done" } else { "in_progress" })
@@ -1063,24 +1055,18 @@ pub fn pool_view(
     let status = status.map(|(status, _)| status).unwrap_or_default();
     let enforced = checked_at_ms.is_some_and(|at| now - at <= ENFORCER_STALE_MS);
     let converged = status.actual == pool.desired && status.pending == 0;
-    let (phase, message) = if !enforced {
-        (
-            PoolPhase::NotEnforced,
-            Some(
-                "no Ebb process is enforcing this data directory: start the app or `ebb daemon`"
-                    .to_string(),
-            ),
-        )
+    let (phase, notes) = if !enforced {
+        (PoolPhase::NotEnforced, vec![PoolNote::NotEnforced])
     } else if converged && status.held_to_unit_end == 0 {
-        (PoolPhase::Converged, None)
+        (PoolPhase::Converged, Vec::new())
     } else if status.actual + status.pending < pool.desired
         && (status.short > 0 || status.hosts.iter().any(|h| h.failed > 0))
     {
-        (PoolPhase::Blocked, status.message.clone())
+        (PoolPhase::Blocked, status.notes.clone())
     } else if status.actual + status.pending < pool.desired {
-        (PoolPhase::ScalingOut, status.message.clone())
+        (PoolPhase::ScalingOut, status.notes.clone())
     } else {
-        (PoolPhase::ScalingIn, status.message.clone())
+        (PoolPhase::ScalingIn, status.notes.clone())
     };
     let (spend, spend_problem) = spend_view(pool, spans, catalog, now, status.actual);
     PoolView {
@@ -1092,8 +1078,8 @@ pub fn pool_view(
         max: pool.max,
         desired: pool.desired,
         base_gpus: pool.base_gpus,
-        term: pool.term.to_string(),
-        overlay: pool.overlay.to_string(),
+        term: pool.term,
+        overlay: pool.overlay,
         placement: pool.placement,
         interruptible: pool.interruptible,
         release_at_unit_end: pool.release_at_unit_end,
@@ -1103,7 +1089,7 @@ pub fn pool_view(
         lost: status.lost,
         held_to_unit_end: status.held_to_unit_end,
         phase,
-        message,
+        notes,
         checked_at_ms,
         hosts: status.hosts,
         leases: status.leases,
@@ -1212,7 +1198,7 @@ pub fn scale_preview(
         let active: Vec<&PoolLeaseView> = status
             .leases
             .iter()
-            .filter(|l| l.state == "active")
+            .filter(|l| l.state == PoolLeaseState::Active)
             .collect();
         let held: Vec<placement::Held> = active
             .iter()
@@ -1267,16 +1253,15 @@ pub fn scale_preview(
     let delta_hour = after.0 - before.0;
     let change = to.abs_diff(from);
     let confirmation_reason = if change > confirm.above_gpus {
-        Some(format!(
-            "changes the pool by {change} GPUs (more than {})",
-            confirm.above_gpus
-        ))
+        Some(ConfirmationReason::Gpus {
+            change,
+            limit: confirm.above_gpus,
+        })
     } else if delta_hour.abs() > confirm.above_per_hour_fen {
-        Some(format!(
-            "moves the cost by {} per hour (more than {})",
-            ebb_cost::Money::from_fen(delta_hour.abs()),
-            ebb_cost::Money::from_fen(confirm.above_per_hour_fen)
-        ))
+        Some(ConfirmationReason::CostPerHour {
+            delta_fen: delta_hour.abs(),
+            limit_fen: confirm.above_per_hour_fen,
+        })
     } else {
         None
     };

@@ -11,7 +11,8 @@
 
 use crate::placement::{self, Candidate, Held};
 use ebb_wire::agent::{Gpu, Lease, LeaseState};
-use ebb_wire::pools::{HostFree, PlacementPolicy, PoolHostView, PoolLeaseView};
+use ebb_wire::pools::{HostFree, PlacementPolicy, PoolHostView, PoolLeaseState, PoolLeaseView};
+use ebb_wire::reasons::PoolNote;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// A pool as the planner needs it.
@@ -127,8 +128,9 @@ pub struct PoolStatus {
     pub free: Vec<HostFree>,
     pub hosts: Vec<PoolHostView>,
     pub leases: Vec<PoolLeaseView>,
-    /// Why the pool is not converging, in words (the enforcer's, after the pass).
-    pub message: Option<String>,
+    /// Why the pool is not converging (the enforcer's, after the pass).
+    #[serde(default)]
+    pub notes: Vec<PoolNote>,
 }
 
 /// What to do this pass.
@@ -229,7 +231,11 @@ pub fn plan(input: &Input<'_>) -> Plan {
                     gpu_indexes: lease.gpu_indexes.clone(),
                     fencing_token: lease.fencing_token,
                     granted_at_ms: lease.granted_at_ms,
-                    state: if lost { "lost" } else { "unreachable" }.into(),
+                    state: if lost {
+                        PoolLeaseState::Lost
+                    } else {
+                        PoolLeaseState::Unreachable
+                    },
                     util_pct: None,
                 });
             }
@@ -269,9 +275,12 @@ pub fn plan(input: &Input<'_>) -> Plan {
                 if let Some(p) = pool {
                     status[p].releasing += 1;
                     host_view(&mut per_host[p], h, input.hosts).releasing += 1;
-                    status[p]
-                        .leases
-                        .push(lease_view(lease, host, &util, "releasing"));
+                    status[p].leases.push(lease_view(
+                        lease,
+                        host,
+                        &util,
+                        PoolLeaseState::Releasing,
+                    ));
                 }
                 stale_left |= stale;
                 continue;
@@ -292,9 +301,12 @@ pub fn plan(input: &Input<'_>) -> Plan {
                 if let Some(p) = pool {
                     status[p].releasing += 1;
                     host_view(&mut per_host[p], h, input.hosts).releasing += 1;
-                    status[p]
-                        .leases
-                        .push(lease_view(lease, host, &util, "releasing"));
+                    status[p].leases.push(lease_view(
+                        lease,
+                        host,
+                        &util,
+                        PoolLeaseState::Releasing,
+                    ));
                 }
                 continue;
             }
@@ -303,7 +315,7 @@ pub fn plan(input: &Input<'_>) -> Plan {
             host_view(&mut per_host[p], h, input.hosts).leased += 1;
             status[p]
                 .leases
-                .push(lease_view(lease, host, &util, "active"));
+                .push(lease_view(lease, host, &util, PoolLeaseState::Active));
             held[p].push((lease, h, mean_util(lease, &util)));
         }
         if host.lost_fence.is_some() && !stale_left {
@@ -433,7 +445,7 @@ pub fn plan(input: &Input<'_>) -> Plan {
                     .iter_mut()
                     .find(|shown| shown.lease_id == lease.id)
                 {
-                    shown.state = "releasing".into();
+                    shown.state = PoolLeaseState::Releasing;
                 }
             }
         }
@@ -536,7 +548,7 @@ pub(crate) fn lease_view(
     lease: &Lease,
     host: &HostObs,
     util: &HashMap<&str, f32>,
-    state: &str,
+    state: PoolLeaseState,
 ) -> PoolLeaseView {
     PoolLeaseView {
         lease_id: lease.id.clone(),
@@ -546,7 +558,7 @@ pub(crate) fn lease_view(
         gpu_indexes: lease.gpu_indexes.clone(),
         fencing_token: lease.fencing_token,
         granted_at_ms: i64::try_from(lease.created_at_ms).unwrap_or(i64::MAX),
-        state: state.into(),
+        state,
         util_pct: mean_util(lease, util),
     }
 }

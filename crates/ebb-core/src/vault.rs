@@ -1,6 +1,7 @@
 //! Where agent tokens live: the OS keychain, or — only when the operator opts in — a file
 //! readable by the owner alone. Never the database, logs, IPC or the UI.
 
+use ebb_wire::ipc::TokenStoreKind;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -21,7 +22,7 @@ pub enum VaultError {
 /// A place for tokens, by host name.
 pub trait TokenVault: Send + Sync + std::fmt::Debug {
     /// Where tokens go, in words for the operator (e.g. "the OS keychain").
-    fn describe(&self) -> String;
+    fn describe(&self) -> TokenStoreKind;
     fn get(&self, host: &str) -> Result<Option<String>, VaultError>;
     fn set(&self, host: &str, token: &str) -> Result<(), VaultError>;
     fn delete(&self, host: &str) -> Result<(), VaultError>;
@@ -55,8 +56,8 @@ fn classify(error: keyring::Error) -> VaultError {
 }
 
 impl TokenVault for KeychainVault {
-    fn describe(&self) -> String {
-        "the OS keychain".into()
+    fn describe(&self) -> TokenStoreKind {
+        TokenStoreKind::Keychain
     }
 
     fn get(&self, host: &str) -> Result<Option<String>, VaultError> {
@@ -129,8 +130,10 @@ impl FileVault {
 }
 
 impl TokenVault for FileVault {
-    fn describe(&self) -> String {
-        format!("the file {} (readable only by you)", self.path.display())
+    fn describe(&self) -> TokenStoreKind {
+        TokenStoreKind::File {
+            path: self.path.display().to_string(),
+        }
     }
 
     fn get(&self, host: &str) -> Result<Option<String>, VaultError> {
@@ -173,8 +176,8 @@ pub struct MemoryVault {
 }
 
 impl TokenVault for MemoryVault {
-    fn describe(&self) -> String {
-        "memory".into()
+    fn describe(&self) -> TokenStoreKind {
+        TokenStoreKind::Memory
     }
 
     fn get(&self, host: &str) -> Result<Option<String>, VaultError> {

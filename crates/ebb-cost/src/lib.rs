@@ -24,20 +24,17 @@ pub use catalog::{
     Validated, parse_catalog,
 };
 pub use demand::{DemandError, DemandSeries, MAX_GPUS, MAX_HOURS, Resolution};
-pub use modes::{OverlayMode, PoolPlan, Term, UnknownMode};
+pub use modes::{OverlayMode, PoolPlan, Priced, Term, UnknownMode, subscription_for};
 pub use money::Money;
 pub use plan::{
     BaseOptimum, BreakEven, CheaperOverlay, Comparison, PaidGpuHours, PlanCost, PlanKind,
-    PlanOptions, Recommendation, ReservedWindow, SkippedPlan, compare_plans, optimal_base,
-    plan_cost,
+    PlanOptions, Recommendation, ReservedWindow, SkipReason, SkippedPlan, compare_plans,
+    optimal_base, plan_cost,
 };
 pub use preview::{Preview, Rates, RunRate, preview, run_rate};
 pub use spend::{LeaseSpan, Spend, month_spend};
 
-/// Hours in a billing month.
-pub const HOURS_PER_MONTH: u32 = 730;
-/// Hours in a billing year.
-pub const HOURS_PER_YEAR: u32 = 8_760;
+pub use ebb_wire::plan::{HOURS_PER_MONTH, HOURS_PER_YEAR};
 
 /// Why a figure could not be computed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

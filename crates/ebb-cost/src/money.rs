@@ -100,18 +100,7 @@ pub(crate) fn div_round(numerator: i128, denominator: i128) -> i128 {
 /// `¥1,234.56`, `-¥0.05`.
 impl fmt::Display for Money {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let sign = if self.0 < 0 { "-" } else { "" };
-        let fen = self.0.unsigned_abs();
-        let yuan = (fen / 100).to_string();
-        let mut grouped = String::with_capacity(yuan.len() + yuan.len() / 3);
-        for (i, digit) in yuan.chars().enumerate() {
-            if i > 0 && (yuan.len() - i).is_multiple_of(3) {
-                grouped.push(',');
-            }
-            grouped.push(digit);
-        }
-        let text = format!("{sign}¥{grouped}.{:02}", fen % 100);
-        f.pad(&text)
+        f.pad(&ebb_wire::plan::yuan(self.0))
     }
 }
 

@@ -10,8 +10,9 @@
 use crate::CostError;
 use crate::catalog::PriceEntry;
 use crate::demand::DemandSeries;
-use crate::modes::{OverlayMode, Term, not_offered};
+use crate::modes::{OverlayMode, Priced, Term, not_offered, subscription_for};
 use crate::money::Money;
+pub use ebb_wire::plan::{PlanKind, SkipReason};
 use serde::Serialize;
 
 /// What to compare.
@@ -23,55 +24,17 @@ pub struct PlanOptions {
     pub interruptible: bool,
 }
 
-/// The plans compared, in the order they are shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PlanKind {
-    /// Every GPU up to the peak on subscription.
-    AllSubscribed,
-    /// Every GPU-hour on demand by the hour.
-    AllHourly,
-    /// Every GPU on demand, each GPU's busy hours paid in the cheapest mix of hour, day and
-    /// week units.
-    AllOnDemandBestUnit,
-    /// The optimal base on subscription, the rest by the hour.
-    BaseHourly,
-    /// The best base for a day overlay, the rest by the day.
-    BaseDaily,
-    /// The best base for a week overlay, the rest by the week.
-    BaseWeekly,
-    /// The hourly optimum's base, and the rest reserved for the window in which demand
-    /// exceeds it.
-    BaseReserved,
-    /// The best base for a spot overlay, the rest at spot prices (interruptible pools).
-    BaseSpot,
-}
-
-impl PlanKind {
-    /// Shown in this order.
-    pub const ALL: [PlanKind; 8] = [
-        PlanKind::AllSubscribed,
-        PlanKind::AllHourly,
-        PlanKind::AllOnDemandBestUnit,
-        PlanKind::BaseHourly,
-        PlanKind::BaseDaily,
-        PlanKind::BaseWeekly,
-        PlanKind::BaseReserved,
-        PlanKind::BaseSpot,
-    ];
-
-    /// Which plan wins a tie: the simplest commitment first.
-    fn preference(self) -> u8 {
-        match self {
-            PlanKind::BaseHourly => 0,
-            PlanKind::BaseDaily => 1,
-            PlanKind::BaseWeekly => 2,
-            PlanKind::AllOnDemandBestUnit => 3,
-            PlanKind::BaseReserved => 4,
-            PlanKind::BaseSpot => 5,
-            PlanKind::AllSubscribed => 6,
-            PlanKind::AllHourly => 7,
-        }
+/// Which plan wins a tie: the simplest commitment first.
+fn preference(kind: PlanKind) -> u8 {
+    match kind {
+        PlanKind::BaseHourly => 0,
+        PlanKind::BaseDaily => 1,
+        PlanKind::BaseWeekly => 2,
+        PlanKind::AllOnDemandBestUnit => 3,
+        PlanKind::BaseReserved => 4,
+        PlanKind::BaseSpot => 5,
+        PlanKind::AllSubscribed => 6,
+        PlanKind::AllHourly => 7,
     }
 }
 
@@ -160,8 +123,8 @@ pub struct PlanCost {
 pub struct SkippedPlan {
     /// Which plan.
     pub kind: PlanKind,
-    /// Why, in words.
-    pub reason: String,
+    /// Why (`Display` gives the English).
+    pub reason: SkipReason,
 }
 
 /// The base optimum: `B` subscribed plus the rest by the hour, `B` minimizing
@@ -263,7 +226,7 @@ pub fn optimal_base(
     demand: &DemandSeries,
     term: Term,
 ) -> Result<BaseOptimum, CostError> {
-    let sub = term.subscription_for(entry, demand.hours())?;
+    let sub = subscription_for(term, entry, demand.hours())?;
     let hour = entry.hour.fen();
     let break_even_hours = u64::try_from(sub.fen() / hour + 1).map_err(|_| CostError::Overflow)?;
     let gpus = demand.gpus();
@@ -331,9 +294,12 @@ pub fn compare_plans(
 
     let mut plans = Vec::new();
     let mut skipped = Vec::new();
-    let mut skip = |kind, reason: String| skipped.push(SkippedPlan { kind, reason });
-    let not_offered_reason =
-        |field: &str| format!("{} in {} has no `{field}` price", entry.model, entry.region);
+    let mut skip = |kind, reason: SkipReason| skipped.push(SkippedPlan { kind, reason });
+    let not_offered_reason = |field: &str| SkipReason::NotOffered {
+        model: entry.model.clone(),
+        region: entry.region.clone(),
+        field: field.to_string(),
+    };
 
     plans.push(profile.cost(
         PlanKind::AllSubscribed,
@@ -375,10 +341,7 @@ pub fn compare_plans(
         None => skip(PlanKind::BaseReserved, not_offered_reason("reserved_hour")),
     }
     if !options.interruptible {
-        skip(
-            PlanKind::BaseSpot,
-            "the pool is not marked interruptible: spot GPUs can be taken back".to_string(),
-        );
+        skip(PlanKind::BaseSpot, SkipReason::NotInterruptible);
     } else if profile.offers(Overlay::Spot) {
         let best_base = profile.best_base(Overlay::Spot)?;
         plans.push(profile.cost(PlanKind::BaseSpot, best_base, Overlay::Spot, all_subscribed)?);
@@ -391,7 +354,7 @@ pub fn compare_plans(
         .iter()
         .filter(|plan| matches!(plan.kind, PlanKind::BaseDaily | PlanKind::BaseWeekly))
         .filter(|plan| plan.total_cost < hourly_cost)
-        .min_by_key(|plan| (plan.total_cost, plan.kind.preference()))
+        .min_by_key(|plan| (plan.total_cost, preference(plan.kind)))
         .map(|plan| CheaperOverlay {
             overlay: if plan.kind == PlanKind::BaseDaily {
                 OverlayMode::Day
@@ -404,7 +367,7 @@ pub fn compare_plans(
         });
     let best = plans
         .iter()
-        .min_by_key(|plan| (plan.total_cost, plan.kind.preference()))
+        .min_by_key(|plan| (plan.total_cost, preference(plan.kind)))
         .expect("the hourly plans are always evaluated");
     let recommendation = Recommendation {
         base,
@@ -482,7 +445,7 @@ impl<'a> Profile<'a> {
         term: Term,
         with_spot: bool,
     ) -> Result<Profile<'a>, CostError> {
-        let sub = term.subscription_for(entry, demand.hours())?;
+        let sub = subscription_for(term, entry, demand.hours())?;
         let gpus = demand.gpus();
         let mut levels: Vec<u32> = gpus.iter().copied().filter(|&needed| needed > 0).collect();
         levels.sort_unstable();

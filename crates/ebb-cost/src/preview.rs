@@ -7,7 +7,7 @@
 //! the total is their sum (so the split always adds up).
 
 use crate::catalog::PriceEntry;
-use crate::modes::PoolPlan;
+use crate::modes::{PoolPlan, Priced};
 use crate::money::Money;
 use crate::{CostError, HOURS_PER_MONTH};
 use serde::Serialize;

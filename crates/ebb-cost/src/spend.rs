@@ -12,7 +12,7 @@
 
 use crate::CostError;
 use crate::catalog::PriceEntry;
-use crate::modes::PoolPlan;
+use crate::modes::{PoolPlan, Priced};
 use crate::money::Money;
 use crate::preview::run_rate;
 use std::cmp::Reverse;

@@ -1,5 +1,7 @@
 //! Types that cross the Tauri IPC boundary between the desktop shell and the webview.
 
+use crate::plan::{OverlayMode, PlanKind};
+use crate::reasons::HostProblem;
 use serde::{Deserialize, Serialize};
 use specta::Type;
 
@@ -13,11 +15,33 @@ pub struct AppInfo {
     /// `false` when another Ebb process already collects from this data directory and
     /// this window only shows what it records.
     pub collecting: bool,
-    /// Where host tokens are kept, in words (e.g. "the OS keychain").
-    pub token_store: String,
+    /// Where host tokens are kept.
+    pub token_store: TokenStoreKind,
     /// The operating system's locale as a BCP 47 tag (e.g. `zh-CN`), when it can be read;
     /// the UI's default language follows it.
     pub os_locale: Option<String>,
+}
+
+/// Where host tokens are kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TokenStoreKind {
+    /// The OS keychain (macOS Keychain, Windows Credential Manager, Secret Service).
+    Keychain,
+    /// A file readable only by the operator (`--token-store file`).
+    File { path: String },
+    /// Memory only: tokens are lost when the app closes (the demo).
+    Memory,
+}
+
+impl std::fmt::Display for TokenStoreKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TokenStoreKind::Keychain => f.write_str("the OS keychain"),
+            TokenStoreKind::File { path } => write!(f, "the file {path} (readable only by you)"),
+            TokenStoreKind::Memory => f.write_str("memory"),
+        }
+    }
 }
 
 /// Colours for a chart drawn on the Rust side.
@@ -73,8 +97,8 @@ pub struct HostStatus {
     pub models: Vec<String>,
     /// Mean GPU utilization over the host's GPUs in the latest sample.
     pub mean_util_pct: Option<f32>,
-    /// Why the last poll failed, in words; `None` when it answered.
-    pub last_error: Option<String>,
+    /// Why the last poll failed or the host is degraded; `None` when it answered well.
+    pub last_error: Option<HostProblem>,
 }
 
 /// The whole fleet as the console sees it; `tick` grows by one with every collection round.
@@ -139,11 +163,20 @@ pub struct CatalogRow {
     pub reserved_hour_fen: Option<i64>,
 }
 
+/// Where the prices in use came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum CatalogOrigin {
+    /// The embedded demo catalog (none imported).
+    Demo,
+    /// A catalog the operator imported.
+    Imported,
+}
+
 /// The price catalog in use.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
 pub struct CatalogView {
-    /// `demo` or `imported`.
-    pub source: String,
+    pub source: CatalogOrigin,
     pub name: Option<String>,
     pub currency: String,
     pub rows: Vec<CatalogRow>,
@@ -163,8 +196,7 @@ pub struct CatalogImport {
 /// One billing plan priced over a demand series.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 pub struct PlanRow {
-    /// e.g. `all_subscribed`, `base_hourly`, `base_daily`, `base_spot`.
-    pub kind: String,
+    pub kind: PlanKind,
     pub base_gpus: u32,
     pub base_fen: i64,
     pub overlay_fen: i64,
@@ -180,14 +212,15 @@ pub struct PlanRow {
 /// A plan the comparison could not price, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
 pub struct SkippedPlanRow {
-    pub kind: String,
-    pub reason: String,
+    pub kind: PlanKind,
+    /// Why, with the catalog entry and the price it lacks.
+    pub reason: crate::plan::SkipReason,
 }
 
 /// The cheapest plan found, and the exact base for "base + hourly".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 pub struct RecommendationView {
-    pub kind: String,
+    pub kind: PlanKind,
     pub base_gpus: u32,
     pub cost_fen: i64,
     pub saving_fen: i64,
@@ -197,7 +230,7 @@ pub struct RecommendationView {
     /// A level is worth subscribing when demand reaches it at least this many hours.
     pub break_even_hours: u64,
     /// `day` or `week` when that overlay beats the hourly one.
-    pub cheaper_overlay: Option<String>,
+    pub cheaper_overlay: Option<OverlayMode>,
 }
 
 /// The Costs view's comparison of plans for one demand series.
@@ -216,13 +249,107 @@ pub struct PlanComparisonView {
     pub chart_svg: String,
 }
 
-/// An error crossing the IPC boundary: a stable kind and words for the operator.
+/// What kind of failure an IPC command met: the UI words each one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum IpcErrorKind {
+    /// A field of the input is wrong; `field` names it.
+    InvalidInput,
+    /// The price catalog is not valid.
+    InvalidCatalog,
+    /// No such host or pool.
+    NotFound,
+    /// A file could not be read or written.
+    Io,
+    /// The token store (keychain) failed.
+    TokenStore,
+    /// The agent URL is not valid.
+    BadUrl,
+    /// The host name does not resolve.
+    Dns,
+    /// Nothing listens at the agent's address.
+    Refused,
+    /// The agent did not answer in time.
+    Timeout,
+    /// TLS or the pinned certificate failed.
+    Tls,
+    /// Any other connection failure.
+    Connect,
+    /// The agent refused the token.
+    Unauthorized,
+    /// The token lacks the scope.
+    Forbidden,
+    /// The agent answered an unexpected HTTP status.
+    Status,
+    /// The agent refused the request.
+    RefusedRequest,
+    /// The answer was not an agent's JSON.
+    Decode,
+    /// The agent speaks another API version.
+    Incompatible,
+    /// A bug or a broken database: the message says what failed.
+    Internal,
+}
+
+impl IpcErrorKind {
+    /// The kind of an agent failure.
+    pub fn of_host_problem(problem: &HostProblem) -> IpcErrorKind {
+        match problem {
+            HostProblem::BadUrl { .. } => IpcErrorKind::BadUrl,
+            HostProblem::Dns { .. } => IpcErrorKind::Dns,
+            HostProblem::Refused { .. } => IpcErrorKind::Refused,
+            HostProblem::Timeout { .. } | HostProblem::Slow { .. } => IpcErrorKind::Timeout,
+            HostProblem::Tls { .. } => IpcErrorKind::Tls,
+            HostProblem::Connect { .. } => IpcErrorKind::Connect,
+            HostProblem::Unauthorized { .. } => IpcErrorKind::Unauthorized,
+            HostProblem::Forbidden { .. } => IpcErrorKind::Forbidden,
+            HostProblem::Status { .. } => IpcErrorKind::Status,
+            HostProblem::RefusedRequest { .. } | HostProblem::GpusNotAnswering { .. } => {
+                IpcErrorKind::RefusedRequest
+            }
+            HostProblem::Decode { .. } => IpcErrorKind::Decode,
+            HostProblem::Incompatible { .. } => IpcErrorKind::Incompatible,
+        }
+    }
+}
+
+/// An error crossing the IPC boundary: a stable kind, the field it is about, and words.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 pub struct IpcError {
-    /// e.g. `"not_found"`, `"invalid_input"`, `"refused"`, `"unauthorized"`, `"internal"`.
-    pub kind: String,
-    /// Names the field and the problem.
+    pub kind: IpcErrorKind,
+    /// The input field the error is about (`name`, `url`, `demand`, `model`...), when one is.
+    pub field: Option<String>,
+    /// The 1-based line of the input the error is about (a demand CSV's), when one is.
+    pub line: Option<u32>,
+    /// The problem in English, for the detail line and logs.
     pub message: String,
+}
+
+impl IpcError {
+    pub fn new(kind: IpcErrorKind, message: impl Into<String>) -> IpcError {
+        IpcError {
+            kind,
+            field: None,
+            line: None,
+            message: message.into(),
+        }
+    }
+
+    /// An invalid input naming its field.
+    pub fn invalid(field: &str, message: impl Into<String>) -> IpcError {
+        IpcError {
+            kind: IpcErrorKind::InvalidInput,
+            field: Some(field.to_string()),
+            line: None,
+            message: message.into(),
+        }
+    }
+
+    /// The same error, about 1-based `line` of the input (0 means the input as a whole).
+    pub fn at_line(mut self, line: usize) -> IpcError {
+        self.line = u32::try_from(line).ok().filter(|&line| line > 0);
+        self
+    }
 }
 
 #[cfg(test)]

@@ -10,4 +10,6 @@
 
 pub mod agent;
 pub mod ipc;
+pub mod plan;
 pub mod pools;
+pub mod reasons;

@@ -1,6 +1,8 @@
 //! Pools, the slider's preview, and the activity log: the same shapes cross the Tauri IPC
 //! boundary and come out of `ebb --json`. Money is integer fen; times are Unix ms.
 
+use crate::plan::{OverlayMode, Term};
+use crate::reasons::{ChangeReason, ConfirmationReason, HostProblem, PoolNote};
 use serde::{Deserialize, Serialize};
 use specta::Type;
 
@@ -15,6 +17,11 @@ pub enum PlacementPolicy {
     Spread,
 }
 
+impl PlacementPolicy {
+    /// Every policy, in the order a form offers them.
+    pub const ALL: [PlacementPolicy; 2] = [PlacementPolicy::Pack, PlacementPolicy::Spread];
+}
+
 /// A pool as the operator writes it (create or edit).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
 pub struct PoolInput {
@@ -27,10 +34,10 @@ pub struct PoolInput {
     pub max: u32,
     /// GPUs on subscription (paid whether held or not).
     pub base_gpus: u32,
-    /// The base's term: `month` or `year`.
-    pub term: String,
-    /// How GPUs above the base are paid: `hour`, `day`, `week` or `spot`.
-    pub overlay: String,
+    /// The base's term.
+    pub term: Term,
+    /// How GPUs above the base are paid.
+    pub overlay: OverlayMode,
     pub placement: PlacementPolicy,
     /// The pool accepts interruptible (spot) GPUs.
     pub interruptible: bool,
@@ -67,8 +74,22 @@ pub struct PoolHostView {
     pub releasing: u32,
     /// Failed requests in the last pass.
     pub failed: u32,
-    /// The last failure, in words.
-    pub last_error: Option<String>,
+    /// The last failure.
+    pub last_error: Option<HostProblem>,
+}
+
+/// Where one of a pool's leases stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum PoolLeaseState {
+    /// Held and counted.
+    Active,
+    /// Being released.
+    Releasing,
+    /// On a host that does not answer now, still within the grace period.
+    Unreachable,
+    /// On a host offline past the grace period: written off, being replaced.
+    Lost,
 }
 
 /// One GPU the pool holds.
@@ -81,8 +102,7 @@ pub struct PoolLeaseView {
     pub gpu_indexes: Vec<u32>,
     pub fencing_token: u64,
     pub granted_at_ms: i64,
-    /// `active`, `releasing`, `lost` (host offline past the grace period).
-    pub state: String,
+    pub state: PoolLeaseState,
     /// GPU utilization at the last look.
     pub util_pct: Option<f32>,
 }
@@ -113,8 +133,8 @@ pub struct PoolView {
     /// What the operator (or failover, or a rule) chose.
     pub desired: u32,
     pub base_gpus: u32,
-    pub term: String,
-    pub overlay: String,
+    pub term: Term,
+    pub overlay: OverlayMode,
     pub placement: PlacementPolicy,
     pub interruptible: bool,
     pub release_at_unit_end: bool,
@@ -127,8 +147,8 @@ pub struct PoolView {
     /// Kept until their paid unit ends (release at unit end).
     pub held_to_unit_end: u32,
     pub phase: PoolPhase,
-    /// Why the pool is not converged, in words.
-    pub message: Option<String>,
+    /// Why the pool is not converged (empty when it is).
+    pub notes: Vec<PoolNote>,
     /// When the enforcer last looked, Unix ms; `None` when none has.
     pub checked_at_ms: Option<i64>,
     pub hosts: Vec<PoolHostView>,
@@ -180,7 +200,7 @@ pub struct ScalePreview {
     pub short: u32,
     /// The change is above the confirmation threshold: ask first.
     pub needs_confirmation: bool,
-    pub confirmation_reason: Option<String>,
+    pub confirmation_reason: Option<ConfirmationReason>,
     /// Why the prices could not be had, when they could not.
     pub cost_problem: Option<String>,
 }
@@ -214,7 +234,7 @@ pub struct HostResult {
     pub granted: u32,
     pub released: u32,
     pub failed: u32,
-    pub error: Option<String>,
+    pub error: Option<HostProblem>,
 }
 
 /// One line of the activity log.
@@ -226,8 +246,7 @@ pub struct ActivityEntry {
     pub actor: Actor,
     pub from: u32,
     pub to: u32,
-    /// Why, in words.
-    pub reason: String,
+    pub reason: ChangeReason,
     pub delta_per_hour_fen: Option<i64>,
     pub delta_per_month_fen: Option<i64>,
     pub results: Vec<HostResult>,
@@ -248,6 +267,12 @@ pub struct RegionOffer {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
 pub struct PoolOptions {
     pub regions: Vec<RegionOffer>,
+    /// The base terms, in the order the form offers them.
+    pub terms: Vec<Term>,
+    /// The overlay modes, in the order the form offers them.
+    pub overlays: Vec<OverlayMode>,
+    /// The placement policies, in the order the form offers them.
+    pub placements: Vec<PlacementPolicy>,
     /// Models the price catalog prices.
     pub catalog_models: Vec<String>,
     /// Changes of more GPUs than this ask for confirmation.

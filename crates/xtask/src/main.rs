@@ -85,6 +85,10 @@ fn test(root: &Path) -> Result<()> {
     step("checking formatting (cargo fmt --check)", || {
         cargo(&["fmt", "--all", "--check"])
     })?;
+    step(
+        "checking that the pure crates depend on no IO (cargo tree)",
+        || check_pure_crates(root),
+    )?;
     build_ui(root, true)?;
     step("linting (cargo clippy -D warnings)", || {
         cargo(&[
@@ -268,6 +272,95 @@ fn find_program(name: &str) -> Option<PathBuf> {
         .find(|path| path.is_file())
 }
 
+/// Crates a pure crate must never pull in, directly or not: runtimes, IO, the window.
+const IMPURE: &[&str] = &[
+    "tokio",
+    "sqlx",
+    "reqwest",
+    "hyper",
+    "axum",
+    "tauri",
+    "mio",
+    "nvml-wrapper",
+    "keyring",
+];
+
+/// Every workspace crate whose `description` begins with "Pure:", by package name.
+fn pure_crates(root: &Path) -> Result<Vec<String>> {
+    let mut pure = Vec::new();
+    for dir in std::fs::read_dir(root.join("crates"))? {
+        let manifest = dir?.path().join("Cargo.toml");
+        let Ok(text) = std::fs::read_to_string(&manifest) else {
+            continue;
+        };
+        let field = |key: &str| {
+            text.lines().find_map(|line| {
+                let rest = line
+                    .trim()
+                    .strip_prefix(key)?
+                    .trim_start()
+                    .strip_prefix('=')?;
+                Some(rest.trim().trim_matches('"').to_string())
+            })
+        };
+        if let (Some(name), Some(description)) = (field("name"), field("description"))
+            && description.starts_with("Pure:")
+        {
+            pure.push(name);
+        }
+    }
+    pure.sort();
+    Ok(pure)
+}
+
+/// The impure crates in a `cargo tree --prefix none --format {p}` listing.
+fn impure_in(tree: &str) -> Vec<String> {
+    let mut found: Vec<String> = tree
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| {
+            IMPURE
+                .iter()
+                .any(|bad| *name == *bad || name.starts_with(&format!("{bad}-")))
+        })
+        .map(str::to_string)
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+fn check_pure_crates(root: &Path) -> Result<()> {
+    let pure = pure_crates(root)?;
+    if pure.is_empty() {
+        bail!("no crate's description begins with \"Pure:\"; the check would prove nothing");
+    }
+    for name in &pure {
+        let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args([
+                "tree", "-p", name, "-e", "normal", "--prefix", "none", "--format", "{p}",
+            ])
+            .current_dir(root)
+            .output()
+            .with_context(|| format!("cannot run cargo tree for {name}"))?;
+        if !output.status.success() {
+            bail!(
+                "cargo tree -p {name} failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        let found = impure_in(&String::from_utf8_lossy(&output.stdout));
+        if !found.is_empty() {
+            bail!(
+                "{name} says it is pure but depends on {}: move that code to a shell crate",
+                found.join(", ")
+            );
+        }
+        say(&format!("{name}: pure (no {})", IMPURE.join(", ")));
+    }
+    Ok(())
+}
+
 fn cargo(args: &[&str]) -> Result<()> {
     run(Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())).args(args))
 }
@@ -308,4 +401,24 @@ fn say(message: &str) {
 
 fn exe(name: &str) -> String {
     format!("{name}{}", std::env::consts::EXE_SUFFIX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pure_check_finds_an_impure_dependency() {
+        let tree = "ebb-cost v0.1.0 (/w/crates/ebb-cost)\nserde v1.0.0\ntokio v1.40.0\ntokio-util v0.7.0\nhyper-util v0.1.0\ntokio v1.40.0\n";
+        assert_eq!(impure_in(tree), ["hyper-util", "tokio", "tokio-util"]);
+        assert!(impure_in("ebb-wire v0.1.0\nserde v1.0.0\nspecta v2.0.0\n").is_empty());
+    }
+
+    #[test]
+    fn the_workspace_has_pure_crates() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let pure = pure_crates(&root).unwrap();
+        assert!(pure.iter().any(|name| name == "ebb-cost"), "{pure:?}");
+        assert!(pure.iter().any(|name| name == "ebb-wire"), "{pure:?}");
+    }
 }

@@ -10,11 +10,12 @@
 //   [data-testid="activity-table"]              the log: tr[data-testid="activity-row"][data-id][data-pool]
 //     [data-actor] [data-outcome]               on the row; cells td[data-col="time|pool|actor|change|reason|cost|hosts|outcome"]
 
-import { commands, type ActivityEntry, type IpcError, type Result } from "../bindings";
+import { commands, type ActivityEntry } from "../bindings";
 import { formatCount } from "../costs";
 import { h, replaceChildren } from "../dom";
 import { describeError } from "../format";
-import { asIpcError } from "../hosts";
+import { call, ipcError } from "../ipc";
+import { changeReasonText } from "../reasons";
 import { t } from "../i18n";
 import { actorText, formatWhen, hostResultText, outcomeText, signedPerHour, signedPerMonth } from "../pool";
 import type { View } from "./view";
@@ -24,14 +25,6 @@ const LIMIT = 200;
 
 /** The filter outlives one view instance (a language change rebuilds the view). */
 const memory: { pool: string } = { pool: "" };
-
-async function call<T>(run: () => Promise<Result<T, IpcError>>): Promise<Result<T, unknown>> {
-  try {
-    return await run();
-  } catch (err) {
-    return { status: "error", error: err };
-  }
-}
 
 export function activityView(): View {
   let entries: ActivityEntry[] | null = null;
@@ -101,7 +94,7 @@ export function activityView(): View {
     } else {
       loadError = log.error;
       // A deleted pool whose log is gone: back to all pools.
-      if (asIpcError(log.error)?.kind === "not_found" && memory.pool !== "") {
+      if (ipcError(log.error)?.kind === "not_found" && memory.pool !== "") {
         memory.pool = "";
         entries = null;
       }
@@ -141,7 +134,7 @@ export function activityView(): View {
         { "data-col": "change", class: "nowrap" },
         t("activity.change", { from: formatCount(entry.from), to: formatCount(entry.to) }),
       ),
-      h("td", { "data-col": "reason", lang: "en" }, entry.reason),
+      h("td", { "data-col": "reason", "data-reason": entry.reason.kind }, changeReasonText(entry.reason)),
       h("td", { "data-col": "cost", class: `num ${delta > 0 ? "dearer" : delta < 0 ? "cheaper" : ""}` }, cost),
       h(
         "td",

@@ -46,16 +46,13 @@ import {
   type CatalogProblem,
   type CatalogView,
   type ChartTheme,
-  type IpcError,
   type PlanComparisonView,
   type PlanRow,
-  type Result,
 } from "../bindings";
 import {
   catalogModels,
   catalogRegions,
   chartWidth,
-  demandErrorLine,
   demandRowCount,
   fileRole,
   formatCount,
@@ -68,13 +65,13 @@ import {
   problemPlace,
   recommendationText,
   sampleDemandCsv,
-  skippedReason,
   type Phrase,
 } from "../costs";
 import { h, replaceChildren } from "../dom";
 import { describeError, svgDataUrl } from "../format";
-import { asIpcError } from "../hosts";
 import { t, type MessageKey } from "../i18n";
+import { call, ipcError } from "../ipc";
+import { skipReasonText } from "../reasons";
 import { getEffectiveTheme, onThemeChange } from "../theme";
 import type { View } from "./view";
 
@@ -117,26 +114,17 @@ const memory: {
   catalogOutcome: null,
 };
 
-/** Calls an IPC command; a thrown error (no shell, a bug) is folded into the same shape. */
-async function call<T>(run: () => Promise<Result<T, IpcError>>): Promise<Result<T, unknown>> {
-  try {
-    return await run();
-  } catch (err) {
-    return { status: "error", error: err };
-  }
-}
-
 /**
  * A failure in words: what the operator can do about it (translated, when the kind says
  * more than `lead` does), and the English detail beneath it.
  */
 function explain(err: unknown): { sentence: string | null; detail: string | null; kind: string | null } {
-  const ipc = asIpcError(err);
+  const ipc = ipcError(err);
   if (!ipc) return { sentence: describeError(err), detail: null, kind: null };
   const message = ipc.message.trim();
   let key: MessageKey | null = null;
-  if (ipc.kind === "invalid_input" && message.startsWith("demand:")) key = "costs.error.demand";
-  else if (ipc.kind === "invalid_input" && message.startsWith("model/region:")) key = "costs.error.pool";
+  if (ipc.kind === "invalid_input" && ipc.field === "demand") key = "costs.error.demand";
+  else if (ipc.kind === "invalid_input" && ipc.field === "model") key = "costs.error.pool";
   else if (ipc.kind === "invalid_catalog") key = "costs.error.catalog";
   else if (ipc.kind === "io") key = "costs.error.io";
   return { sentence: key ? t(key) : null, detail: message === "" ? null : message, kind: ipc.kind };
@@ -527,8 +515,8 @@ export function costsView(): View {
   }
 
   function showCompareError(err: unknown): void {
-    const detail = explain(err).detail;
-    const line = detail ? demandErrorLine(detail) : null;
+    const ipc = ipcError(err);
+    const line = ipc?.field === "demand" ? ipc.line : null;
     replaceChildren(
       compareError,
       failureAlert(
@@ -742,12 +730,11 @@ export function costsView(): View {
               "ul",
               { "data-testid": "costs-skipped", "aria-labelledby": "costs-skipped-title" },
               view.skipped.map((skip) => {
-                const known = skippedReason(skip.reason);
                 return h(
                   "li",
-                  { "data-plan": skip.kind },
+                  { "data-plan": skip.kind, "data-reason": skip.reason.kind },
                   h("span", { class: "plan-name" }, planName(skip.kind)),
-                  h("span", { class: "skip-reason", lang: known ? null : "en" }, known ? phrase(known) : skip.reason),
+                  h("span", { class: "skip-reason" }, skipReasonText(skip.reason)),
                 );
               }),
             ),

@@ -47,6 +47,7 @@ import {
 } from "../history";
 import { svgDataUrl } from "../format";
 import { t, type MessageKey } from "../i18n";
+import { hostProblemText } from "../reasons";
 import { getEffectiveTheme, onThemeChange } from "../theme";
 
 export const DETAIL_CHART_HEIGHT = 260;
@@ -403,7 +404,7 @@ export function hostDetail(host: string, back: () => void): HostDetail {
             ),
             h("span", { class: "detail-meta" }, t("fleet.detail.meta", { region: status.region.trim() || t("fleet.regionNone"), gpus: status.gpu_count })),
             status.last_error && status.health !== "online"
-              ? h("span", { class: "host-error" }, t("fleet.lastError", { message: status.last_error }))
+              ? h("span", { class: "host-error" }, t("fleet.lastError", { message: hostProblemText(status.last_error) }))
               : null,
           ]
         : null,

@@ -30,6 +30,7 @@ import {
   summarize,
 } from "../format";
 import { t } from "../i18n";
+import { hostProblemText } from "../reasons";
 import { getEffectiveTheme, onThemeChange } from "../theme";
 import { heatmapCard, hostDetail, type HostDetail } from "./fleet-history";
 import type { View } from "./view";
@@ -79,7 +80,7 @@ function hostRow(host: HostStatus): HTMLTableRowElement {
         ? h(
             "span",
             { class: host.health === "degraded" ? "host-error host-error-degraded" : "host-error", "data-testid": "host-reason" },
-            t(host.health === "degraded" ? "fleet.degradedReason" : "fleet.lastError", { message: host.last_error }),
+            t(host.health === "degraded" ? "fleet.degradedReason" : "fleet.lastError", { message: hostProblemText(host.last_error) }),
           )
         : null,
     ),

@@ -28,25 +28,25 @@
 //   [data-testid="host-form-error"]          role=alert: a save failure no field explains
 
 import { appInfoState, onAppInfo } from "../app-info";
-import { commands, type HostEntry, type HostInput, type HostStatus, type IpcError, type Result } from "../bindings";
+import { commands, type HostEntry, type HostInput, type HostStatus, type IpcError } from "../bindings";
 import { h, replaceChildren } from "../dom";
 import { fleetState, onFleetChange } from "../fleet-store";
 import { describeError, healthClass, healthKey } from "../format";
 import {
-  asIpcError,
   checkHostForm,
   errorKindKey,
-  fieldOfError,
+  hostFieldOf,
   fieldOfKind,
   formatLabels,
   HOST_FIELDS,
   shortFingerprint,
-  tokenStoreProblem,
   tokenToSend,
   type HostField,
   type Problem,
 } from "../hosts";
 import { t, type MessageKey } from "../i18n";
+import { call, ipcError } from "../ipc";
+import { hostProblemText, tokenStoreText } from "../reasons";
 
 type Section = { el: HTMLElement; destroy(): void };
 
@@ -70,20 +70,18 @@ function tr(problem: Problem): string {
 
 /** Where tokens go, in the current language. */
 function tokenStoreWords(): string {
-  const words = appInfoState().info?.token_store ?? "";
-  const known = tokenStoreProblem(words);
-  if (known) return tr(known);
-  return words.trim() || t("hosts.tokenStore.unknown");
+  const store = appInfoState().info?.token_store;
+  return store ? tokenStoreText(store) : t("hosts.tokenStore.unknown");
 }
 
 /** A translated sentence for any failure, and the English detail to show beneath it. */
-function explain(err: unknown): { sentence: string; detail: string | null; kind: string | null } {
-  const ipc = asIpcError(err);
+function explain(err: unknown): { sentence: string; detail: string | null; error: IpcError | null } {
+  const ipc = ipcError(err);
   if (ipc) {
     const detail = ipc.message.trim();
-    return { sentence: t(errorKindKey(ipc.kind)), detail: detail === "" ? null : detail, kind: ipc.kind };
+    return { sentence: t(errorKindKey(ipc.kind)), detail: detail === "" ? null : detail, error: ipc };
   }
-  return { sentence: describeError(err), detail: null, kind: null };
+  return { sentence: describeError(err), detail: null, error: null };
 }
 
 function explanation(err: unknown, lead?: string): HTMLElement[] {
@@ -92,15 +90,6 @@ function explanation(err: unknown, lead?: string): HTMLElement[] {
     h("span", { class: "alert-line" }, lead ? `${lead} ${sentence}` : sentence),
     detail ? h("span", { class: "alert-detail", lang: "en" }, `${t("hosts.detail")} ${detail}`) : null,
   ].filter((x): x is HTMLElement => x !== null);
-}
-
-/** Calls an IPC command; a thrown error (no shell, a bug) is folded into the same shape. */
-async function call<T>(run: () => Promise<Result<T, IpcError>>): Promise<Result<T, unknown>> {
-  try {
-    return await run();
-  } catch (err) {
-    return { status: "error", error: err };
-  }
 }
 
 function healthOf(name: string): HostStatus | null {
@@ -121,7 +110,7 @@ function healthContent(status: HostStatus | null): HTMLElement {
 
 /** Why a host is not online, or null. Shown in its own row so it never widens the table. */
 function healthReason(status: HostStatus | null): string | null {
-  return status && status.health !== "online" && status.last_error ? status.last_error : null;
+  return status && status.health !== "online" && status.last_error ? hostProblemText(status.last_error) : null;
 }
 
 /** The health cell, and the row under the host that says why it is not online. */
@@ -268,7 +257,7 @@ export function hostsSection(): Section {
       health,
       h("td", { class: "row-actions" }, rowButtons(host, confirming === host.name)),
     );
-    const reason = h("p", { lang: "en" });
+    const reason = h("p");
     const reasonRow = h("tr", { class: "reason-row", "data-reason-for": host.name }, h("td", { colspan: COLUMNS }, reason));
     const parts: HealthParts = { row, cell: health, reasonRow, reason };
     healthCells.set(host.name, parts);
@@ -379,7 +368,7 @@ export function hostsSection(): Section {
       addButton.focus();
     } else {
       showError(explanation(res.error, t("hosts.removeError", { name })));
-      if (asIpcError(res.error)?.kind === "not_found") await reload();
+      if (ipcError(res.error)?.kind === "not_found") await reload();
       else renderTable();
       rowButton(name, "remove")?.focus();
     }
@@ -682,28 +671,29 @@ class HostForm {
   /** Shows a server error at the field it names (or the likeliest one), else above the buttons. */
   private showServerError(err: unknown, where: HTMLElement): void {
     const explained = explain(err);
-    const named = explained.detail !== null && explained.kind === "invalid_input" ? fieldOfError(explained.detail) : null;
+    const kind = explained.error?.kind ?? null;
+    const named = kind === "invalid_input" ? hostFieldOf(explained.error) : null;
     if (named) {
-      this.setFieldError(named.field, {
-        sentence: t(SERVER_FIELD_KEYS[named.field]),
-        detail: named.detail,
+      this.setFieldError(named, {
+        sentence: t(SERVER_FIELD_KEYS[named]),
+        detail: explained.detail,
         source: "server",
       });
-      this.input(named.field).focus();
+      this.input(named).focus();
       return;
     }
     replaceChildren(
       where,
       h(
         "div",
-        { class: "alert alert-error", role: "alert", "data-testid": where === this.formError ? "host-form-error" : null, "data-kind": explained.kind ?? "" },
+        { class: "alert alert-error", role: "alert", "data-testid": where === this.formError ? "host-form-error" : null, "data-kind": kind ?? "" },
         explanation(err),
       ),
     );
     if (where === this.testResult) this.testResult.dataset.state = "error";
-    const likely = explained.kind ? fieldOfKind(explained.kind) : null;
+    const likely = kind ? fieldOfKind(kind) : null;
     if (likely) this.input(likely).setAttribute("aria-invalid", "true");
-    if (explained.kind === "not_found") this.callbacks.onNotFound();
+    if (kind === "not_found") this.callbacks.onNotFound();
   }
 
   private setBusy(busy: boolean, which: "test" | "save"): void {

@@ -49,17 +49,19 @@
 import {
   commands,
   type ActivityEntry,
-  type IpcError,
+  type OverlayMode,
+  type PlacementPolicy,
   type PoolOptions,
   type PoolView,
-  type Result,
   type ScalePreview,
+  type Term,
 } from "../bindings";
 import { formatCount, formatMoney, gpus } from "../costs";
 import { h, replaceChildren } from "../dom";
 import { describeError, formatPercent } from "../format";
-import { asIpcError } from "../hosts";
 import { t, type MessageKey } from "../i18n";
+import { call, ipcError } from "../ipc";
+import { confirmationText, hostProblemText, poolNotesText } from "../reasons";
 import {
   checkPoolForm,
   formatGpuHours,
@@ -68,20 +70,18 @@ import {
   hostResultText,
   indexesText,
   leaseStateText,
-  OVERLAYS,
   outcomeText,
   parseCount,
   parseYuan,
   perHour,
   perMonth,
   phaseText,
-  PLACEMENTS,
   planWords,
   POOL_FIELDS,
-  poolFieldOfError,
+  poolFieldOf,
+  type PoolChoices,
   signedPerHour,
   signedPerMonth,
-  TERMS,
   yuanInput,
   LatestOnly,
   type PoolField,
@@ -94,22 +94,13 @@ const REFRESH_MS = 1000;
 /** The selected pool outlives one view instance (a language change rebuilds the view). */
 const memory: { selected: string | null } = { selected: null };
 
-/** Calls an IPC command; a thrown error (no shell, a bug) is folded into the same shape. */
-async function call<T>(run: () => Promise<Result<T, IpcError>>): Promise<Result<T, unknown>> {
-  try {
-    return await run();
-  } catch (err) {
-    return { status: "error", error: err };
-  }
-}
-
 function tr(p: Phrase): string {
   return t(p.key, p.params);
 }
 
 /** An alert: the lead in the current language, the backend's message (which names the field) under it. */
 function errorAlert(lead: string, err: unknown, testid: string): HTMLElement {
-  const ipc = asIpcError(err);
+  const ipc = ipcError(err);
   const message = ipc ? ipc.message.trim() || ipc.kind : describeError(err);
   return h(
     "div",
@@ -119,14 +110,14 @@ function errorAlert(lead: string, err: unknown, testid: string): HTMLElement {
   );
 }
 
-const TERM_KEYS: Record<string, MessageKey> = { month: "pool.term.month", year: "pool.term.year" };
-const OVERLAY_KEYS: Record<string, MessageKey> = {
+const TERM_KEYS: Record<Term, MessageKey> = { month: "pool.term.month", year: "pool.term.year" };
+const OVERLAY_KEYS: Record<OverlayMode, MessageKey> = {
   hour: "pool.overlay.hour",
   day: "pool.overlay.day",
   week: "pool.overlay.week",
   spot: "pool.overlay.spot",
 };
-const PLACEMENT_KEYS: Record<string, MessageKey> = { pack: "pool.placement.pack", spread: "pool.placement.spread" };
+const PLACEMENT_KEYS: Record<PlacementPolicy, MessageKey> = { pack: "pool.placement.pack", spread: "pool.placement.spread" };
 
 function stat(label: MessageKey, value: string | number, testid: string, extra?: string): HTMLElement {
   return h(
@@ -370,9 +361,9 @@ export function poolView(): View {
         { class: "pool-terms" },
         t("pool.terms", {
           base: gpus(pool.base_gpus),
-          term: t(TERM_KEYS[pool.term] ?? "pool.term.month"),
-          overlay: OVERLAY_KEYS[pool.overlay] ? t(OVERLAY_KEYS[pool.overlay] as MessageKey) : pool.overlay,
-          placement: t(PLACEMENT_KEYS[pool.placement] ?? "pool.placement.pack"),
+          term: t(TERM_KEYS[pool.term]),
+          overlay: t(OVERLAY_KEYS[pool.overlay]),
+          placement: t(PLACEMENT_KEYS[pool.placement]),
         }),
       ),
       askingDelete ? deleteConfirm(pool) : null,
@@ -382,7 +373,9 @@ export function poolView(): View {
         h("span", { class: "dot", "aria-hidden": "true" }),
         phaseText(pool.phase),
       ),
-      pool.message ? h("p", { class: "pool-message", "data-testid": "pool-message", lang: "en" }, pool.message) : null,
+      pool.notes.length > 0
+        ? h("p", { class: "pool-message", "data-testid": "pool-message", "data-notes": pool.notes.map((n) => n.kind).join(" ") }, poolNotesText(pool.notes))
+        : null,
       h(
         "dl",
         { class: "pool-stats" },
@@ -576,8 +569,8 @@ export function poolView(): View {
                     h("td", { class: host.failed > 0 ? "num bad" : "num", "data-col": "failed" }, formatCount(host.failed)),
                     h(
                       "td",
-                      { "data-col": "error", class: "error-cell", lang: host.last_error ? "en" : null },
-                      host.last_error ?? t("common.empty"),
+                      { "data-col": "error", class: "error-cell", "data-kind": host.last_error?.kind ?? null },
+                      host.last_error ? hostProblemText(host.last_error) : t("common.empty"),
                     ),
                   );
                 }),
@@ -769,7 +762,7 @@ export function poolView(): View {
 
 // ---------- the slider ----------
 
-type PreviewAnswer = Result<ScalePreview, unknown>;
+type PreviewAnswer = Awaited<ReturnType<typeof call<ScalePreview>>>;
 
 /** The slider, the number field, the live preview, the confirmation and the commit's outcome. */
 class SliderSection {
@@ -1113,7 +1106,7 @@ class SliderSection {
         h("p", { class: "plan-headline" }, plan.headline),
         plan.notes.length > 0 ? h("ul", { class: "plan-notes" }, plan.notes.map((n) => h("li", null, n))) : null,
         p.needs_confirmation
-          ? h("p", { class: "plan-confirm hint" }, t("pool.preview.asks", { reason: p.confirmation_reason ?? "" }))
+          ? h("p", { class: "plan-confirm hint" }, t("pool.preview.asks", { reason: p.confirmation_reason ? confirmationText(p.confirmation_reason) : "" }))
           : null,
       ),
     );
@@ -1181,7 +1174,7 @@ class SliderSection {
           t("pool.confirm.text", {
             from: formatCount(preview.from),
             to: formatCount(preview.to),
-            reason: preview.confirmation_reason ?? "",
+            reason: preview.confirmation_reason ? confirmationText(preview.confirmation_reason) : "",
           }),
         ),
         h("span", { class: "btn-row" }, yes, no),
@@ -1259,6 +1252,7 @@ class PoolForm {
   private readonly cancelButton: HTMLButtonElement;
   private chosenRegions: Set<string>;
   private busy = false;
+  private choices: PoolChoices = { terms: [], overlays: [], placements: [] };
 
   constructor(
     pool: PoolView | null,
@@ -1287,12 +1281,10 @@ class PoolForm {
       this.controls.set(name, input);
       return input;
     };
-    const choice = (name: PoolField, values: readonly string[], keys: Record<string, MessageKey>, value: string): HTMLSelectElement => {
-      const select = h(
-        "select",
-        { id: `pool-f-${name}`, name, "aria-describedby": `pool-f-${name}-hint` },
-        values.map((v) => h("option", { value: v }, keys[v] ? t(keys[v] as MessageKey) : v)),
-      );
+    // The choices come from the shell's PoolOptions (setOptions fills them); until they
+    // arrive, the pool's own value is the one choice.
+    const choice = <V extends string>(name: "term" | "overlay" | "placement", keys: Record<V, MessageKey>, value: V): HTMLSelectElement => {
+      const select = h("select", { id: `pool-f-${name}`, name, "aria-describedby": `pool-f-${name}-hint` }, h("option", { value }, t(keys[value])));
       select.value = value;
       this.controls.set(name, select);
       return select;
@@ -1374,9 +1366,9 @@ class PoolForm {
           field("max", "pool.f.max", num("max", pool?.max ?? 8), "pool.h.max"),
           field("base_gpus", "pool.f.base", num("base_gpus", pool?.base_gpus ?? 0), "pool.h.base"),
         ),
-        field("term", "pool.f.term", choice("term", TERMS, TERM_KEYS, pool?.term ?? "month"), "pool.h.term"),
-        field("overlay", "pool.f.overlay", choice("overlay", OVERLAYS, OVERLAY_KEYS, pool?.overlay ?? "hour"), "pool.h.overlay"),
-        field("placement", "pool.f.placement", choice("placement", PLACEMENTS, PLACEMENT_KEYS, pool?.placement ?? "pack"), "pool.h.placement"),
+        field("term", "pool.f.term", choice("term", TERM_KEYS, pool?.term ?? "month"), "pool.h.term"),
+        field("overlay", "pool.f.overlay", choice("overlay", OVERLAY_KEYS, pool?.overlay ?? "hour"), "pool.h.overlay"),
+        field("placement", "pool.f.placement", choice("placement", PLACEMENT_KEYS, pool?.placement ?? "pack"), "pool.h.placement"),
         h(
           "div",
           { class: "field-checks" },
@@ -1394,6 +1386,12 @@ class PoolForm {
   }
 
   setOptions(options: PoolOptions | null): void {
+    if (options) {
+      this.choices = { terms: options.terms, overlays: options.overlays, placements: options.placements };
+      this.fillChoice("term", options.terms, TERM_KEYS);
+      this.fillChoice("overlay", options.overlays, OVERLAY_KEYS);
+      this.fillChoice("placement", options.placements, PLACEMENT_KEYS);
+    }
     replaceChildren(
       this.modelList,
       (options?.catalog_models ?? []).map((m) => h("option", { value: m })),
@@ -1481,6 +1479,17 @@ class PoolForm {
     control?.setAttribute("aria-invalid", "true");
   }
 
+  private fillChoice<V extends string>(name: "term" | "overlay" | "placement", values: readonly V[], keys: Record<V, MessageKey>): void {
+    const select = this.controls.get(name);
+    if (!(select instanceof HTMLSelectElement)) return;
+    const chosen = select.value;
+    replaceChildren(
+      select,
+      values.map((v) => h("option", { value: v }, t(keys[v]))),
+    );
+    if (values.some((v) => v === chosen)) select.value = chosen;
+  }
+
   private focusField(name: PoolField): void {
     if (name === "regions") this.regionsBox.querySelector<HTMLInputElement>("input")?.focus();
     else (this.controls.get(name) as HTMLElement | undefined)?.focus();
@@ -1502,7 +1511,7 @@ class PoolForm {
       placement: this.value("placement"),
       interruptible: this.checked("interruptible"),
       release_at_unit_end: this.checked("release_at_unit_end"),
-    });
+    }, this.choices);
     if (!checked.ok) {
       let first: PoolField | null = null;
       for (const name of POOL_FIELDS) {
@@ -1528,11 +1537,11 @@ class PoolForm {
       await this.callbacks.onDone(res.data, this.editing === null);
       return;
     }
-    const ipc = asIpcError(res.error);
-    const named = ipc && ipc.kind === "invalid_input" ? poolFieldOfError(ipc.message) : null;
+    const ipc = ipcError(res.error);
+    const named = ipc?.kind === "invalid_input" ? poolFieldOf(ipc) : null;
     if (named) {
-      this.setError(named.field, { sentence: t("pool.form.serverField"), detail: ipc?.message.trim() ?? named.detail, source: "server" });
-      this.focusField(named.field);
+      this.setError(named, { sentence: t("pool.form.serverField"), detail: ipc?.message.trim() ?? null, source: "server" });
+      this.focusField(named);
       return;
     }
     replaceChildren(this.formError, errorAlert(t(this.editing ? "pool.form.saveError" : "pool.form.createError"), res.error, "pool-form-error"));

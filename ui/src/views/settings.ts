@@ -5,7 +5,7 @@
 import { appInfoState, onAppInfo } from "../app-info";
 import { h, replaceChildren } from "../dom";
 import { describeError } from "../format";
-import { tokenStoreProblem } from "../hosts";
+import { tokenStoreText } from "../reasons";
 import { getLocale, LOCALES, setLocale, tIn, t, type Locale, type MessageKey } from "../i18n";
 import { saveLocale, saveThemePref } from "../prefs";
 import { getThemePref, setThemePref, THEME_PREFS, type ThemePref } from "../theme";
@@ -66,11 +66,6 @@ function pricesRow(): HTMLElement {
     h("p", null, t("settings.pricesWhere")),
     h("p", null, h("a", { class: "btn", href: "#/costs", "data-testid": "settings-prices-link" }, t("settings.pricesLink"))),
   );
-}
-
-function tokenStoreText(words: string): string {
-  const known = tokenStoreProblem(words);
-  return known ? t(known.key, known.params) : words;
 }
 
 export function settingsView(): View {

@@ -8,8 +8,8 @@ fn input(name: &str, model: &str, regions: &[&str], min: u32, max: u32) -> PoolI
         min,
         max,
         base_gpus: 0,
-        term: "month".into(),
-        overlay: "hour".into(),
+        term: Term::Month,
+        overlay: OverlayMode::Hour,
         placement: PlacementPolicy::Pack,
         interruptible: false,
         release_at_unit_end: false,
@@ -88,21 +88,7 @@ fn validation_names_the_field() {
         ),
         (
             PoolInput {
-                overlay: "minute".into(),
-                ..input("web", "A100", &["cn-north"], 0, 10)
-            },
-            "overlay: unknown overlay mode `minute`",
-        ),
-        (
-            PoolInput {
-                term: "decade".into(),
-                ..input("web", "A100", &["cn-north"], 0, 10)
-            },
-            "term: unknown subscription term",
-        ),
-        (
-            PoolInput {
-                overlay: "spot".into(),
+                overlay: OverlayMode::Spot,
                 ..input("web", "A100", &["cn-north"], 0, 10)
             },
             "overlay: spot GPUs can be interrupted",
@@ -170,7 +156,7 @@ async fn pools_round_trip_and_changes_are_logged() {
         actor: Actor::Operator,
         from: 2,
         to: 8,
-        reason: "slider".into(),
+        reason: ChangeReason::Slider,
         delta_per_hour_fen: Some(7500),
         delta_per_month_fen: Some(5_475_000),
     };

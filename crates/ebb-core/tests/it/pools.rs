@@ -6,7 +6,9 @@ use ebb_core::console::{Console, ConsoleOptions, TokenStore};
 use ebb_core::enforcer::EnforcerConfig;
 use ebb_core::registry::HostSpec;
 use ebb_wire::agent::LeaseState;
-use ebb_wire::pools::{Actor, Outcome, PlacementPolicy, PoolInput, PoolPhase};
+use ebb_wire::plan::{OverlayMode, Term};
+use ebb_wire::pools::{Actor, Outcome, PlacementPolicy, PoolInput, PoolLeaseState, PoolPhase};
+use ebb_wire::reasons::ChangeReason;
 use std::time::Duration;
 
 fn temp_dir(tag: &str) -> std::path::PathBuf {
@@ -56,8 +58,8 @@ fn input(name: &str, model: &str, regions: &[&str], max: u32) -> PoolInput {
         min: 0,
         max,
         base_gpus: 0,
-        term: "month".into(),
-        overlay: "hour".into(),
+        term: Term::Month,
+        overlay: OverlayMode::Hour,
         placement: PlacementPolicy::Pack,
         interruptible: false,
         release_at_unit_end: false,
@@ -114,7 +116,7 @@ async fn a_pool_scales_0_20_5_0_through_real_agents_and_logs_each_change() {
     for to in [20, 5, 0] {
         let since = ebb_core::pools::now_ms();
         console
-            .scale_pool("train", to, Actor::Operator, "test")
+            .scale_pool("train", to, Actor::Operator, ChangeReason::Cli)
             .await
             .unwrap();
         let view = console
@@ -130,7 +132,10 @@ async fn a_pool_scales_0_20_5_0_through_real_agents_and_logs_each_change() {
         uuids.dedup();
         assert_eq!(uuids.len(), to as usize, "no GPU twice");
         assert_eq!(
-            view.leases.iter().filter(|l| l.state == "active").count(),
+            view.leases
+                .iter()
+                .filter(|l| l.state == PoolLeaseState::Active)
+                .count(),
             to as usize
         );
     }

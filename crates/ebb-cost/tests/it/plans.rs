@@ -2,8 +2,8 @@
 
 use crate::{demo_entry, hourly};
 use ebb_cost::{
-    DemandSeries, Money, OverlayMode, PlanKind, PlanOptions, PoolPlan, Term, compare_plans,
-    plan_cost,
+    DemandSeries, Money, OverlayMode, PlanKind, PlanOptions, PoolPlan, SkipReason, Term,
+    compare_plans, plan_cost,
 };
 
 fn yuan(yuan: i64) -> Money {
@@ -19,9 +19,11 @@ fn every_plan_is_evaluated_or_skipped_with_a_reason() {
     assert_eq!(kinds, &PlanKind::ALL[..7]);
     assert_eq!(comparison.skipped.len(), 1);
     assert_eq!(comparison.skipped[0].kind, PlanKind::BaseSpot);
+    assert_eq!(comparison.skipped[0].reason, SkipReason::NotInterruptible);
     assert!(
         comparison.skipped[0]
             .reason
+            .to_string()
             .contains("not marked interruptible")
     );
 
@@ -33,18 +35,21 @@ fn every_plan_is_evaluated_or_skipped_with_a_reason() {
         ..PlanOptions::default()
     };
     let comparison = compare_plans(&entry, &demand, &options).unwrap();
-    let skipped: Vec<(PlanKind, &str)> = comparison
+    let skipped: Vec<(PlanKind, String)> = comparison
         .skipped
         .iter()
-        .map(|skipped| (skipped.kind, skipped.reason.as_str()))
+        .map(|skipped| (skipped.kind, skipped.reason.to_string()))
         .collect();
     assert_eq!(
         skipped,
         [
-            (PlanKind::BaseDaily, "A100 in cn-north has no `day` price"),
+            (
+                PlanKind::BaseDaily,
+                "A100 in cn-north has no `day` price".to_string()
+            ),
             (
                 PlanKind::BaseReserved,
-                "A100 in cn-north has no `reserved_hour` price"
+                "A100 in cn-north has no `reserved_hour` price".to_string()
             ),
         ]
     );

@@ -226,7 +226,7 @@ proptest! {
         let demand = series(vec![0; hours]);
         let plan = PoolPlan { base_gpus, term, overlay };
         let cost = plan_cost(&entry, &demand, &plan).unwrap();
-        let sub = term.subscription_for(&entry, hours).unwrap();
+        let sub = ebb_cost::subscription_for(term, &entry, hours).unwrap();
         prop_assert_eq!(cost.overlay_cost, Money::ZERO);
         prop_assert_eq!(cost.total_cost, sub.checked_mul(i64::from(base_gpus)).unwrap());
         let comparison = compare_plans(&entry, &demand, &PlanOptions { term, interruptible: true }).unwrap();

@@ -1,0 +1,383 @@
+//! Machine-readable reasons: why a change was made, why a host or a request failed, why
+//! a slider move asks first, why a pool is not where it should be. Each is a tagged enum
+//! with its numbers (`{"kind": "failover", "host": "gpu-a", "gpus": 2, ...}`), so the UI
+//! words it in the operator's language; `Display` gives the English for logs and the CLI.
+//!
+//! Free text inside a reason (`reason`, `message`) is what a library or a peer said,
+//! passed through as detail; the sentence around it is always the kind's.
+
+use crate::plan::yuan;
+use serde::{Deserialize, Serialize};
+use specta::Type;
+use std::fmt;
+
+/// Why a host could not be used, or a call to it failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum HostProblem {
+    /// The registered URL is not one an agent can have.
+    BadUrl { url: String, reason: String },
+    /// The host name does not resolve.
+    Dns { url: String },
+    /// Nothing listens there.
+    Refused { url: String },
+    /// No answer within the client's timeout.
+    Timeout { url: String, timeout_ms: u64 },
+    /// The TLS handshake or the pinned certificate failed.
+    Tls { url: String, reason: String },
+    /// Any other failure to connect.
+    Connect { url: String, reason: String },
+    /// HTTP 401: the token was refused.
+    Unauthorized { url: String },
+    /// HTTP 403: the token lacks the scope.
+    Forbidden { url: String },
+    /// An unexpected HTTP status.
+    Status { url: String, status: u16 },
+    /// The agent refused the request (4xx with its own `{kind, message}`).
+    RefusedRequest {
+        url: String,
+        status: u16,
+        agent_kind: String,
+        message: String,
+    },
+    /// The answer is not an Ebb agent's JSON.
+    Decode { url: String, reason: String },
+    /// The agent speaks another API version.
+    Incompatible {
+        url: String,
+        found: u32,
+        expected: u32,
+    },
+    /// The host answered, but some of its GPUs did not.
+    GpusNotAnswering { gpus: u32 },
+    /// The host answered, slowly.
+    Slow { latency_ms: u64 },
+}
+
+impl HostProblem {
+    /// A stable word for the kind (the serde tag).
+    pub const fn kind(&self) -> &'static str {
+        match self {
+            HostProblem::BadUrl { .. } => "bad_url",
+            HostProblem::Dns { .. } => "dns",
+            HostProblem::Refused { .. } => "refused",
+            HostProblem::Timeout { .. } => "timeout",
+            HostProblem::Tls { .. } => "tls",
+            HostProblem::Connect { .. } => "connect",
+            HostProblem::Unauthorized { .. } => "unauthorized",
+            HostProblem::Forbidden { .. } => "forbidden",
+            HostProblem::Status { .. } => "status",
+            HostProblem::RefusedRequest { .. } => "refused_request",
+            HostProblem::Decode { .. } => "decode",
+            HostProblem::Incompatible { .. } => "incompatible",
+            HostProblem::GpusNotAnswering { .. } => "gpus_not_answering",
+            HostProblem::Slow { .. } => "slow",
+        }
+    }
+}
+
+impl fmt::Display for HostProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HostProblem::BadUrl { url, reason } => {
+                write!(f, "`{url}` is not a valid agent URL: {reason}")
+            }
+            HostProblem::Dns { url } => {
+                write!(
+                    f,
+                    "cannot resolve the host name of {url}: check the address"
+                )
+            }
+            HostProblem::Refused { url } => write!(
+                f,
+                "{url} refused the connection: is ebb-agent running and listening there?"
+            ),
+            HostProblem::Timeout { url, timeout_ms } => {
+                write!(f, "no answer from {url} within {timeout_ms} ms")
+            }
+            HostProblem::Tls { url, reason } => write!(f, "TLS with {url} failed: {reason}"),
+            HostProblem::Connect { url, reason } => write!(f, "cannot connect to {url}: {reason}"),
+            HostProblem::Unauthorized { url } => write!(
+                f,
+                "{url} refused the token (HTTP 401): check the host's token"
+            ),
+            HostProblem::Forbidden { url } => write!(
+                f,
+                "{url} accepted the token but not for this (HTTP 403): it needs a token with the right scope"
+            ),
+            HostProblem::Status { url, status } => write!(f, "{url} answered HTTP {status}"),
+            HostProblem::RefusedRequest {
+                url,
+                status,
+                message,
+                ..
+            } => write!(f, "{url} refused (HTTP {status}): {message}"),
+            HostProblem::Decode { url, reason } => write!(
+                f,
+                "{url} answered something that is not an Ebb agent's JSON: {reason}"
+            ),
+            HostProblem::Incompatible {
+                url,
+                found,
+                expected,
+            } => write!(
+                f,
+                "{url} speaks agent API v{found}; this console speaks v{expected}"
+            ),
+            HostProblem::GpusNotAnswering { gpus } => {
+                write!(f, "{gpus} GPU(s) not answering on the host")
+            }
+            HostProblem::Slow { latency_ms } => write!(f, "answering slowly ({latency_ms} ms)"),
+        }
+    }
+}
+
+impl std::error::Error for HostProblem {}
+
+/// Why a pool's desired count (or its settings) changed: one line of the activity log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ChangeReason {
+    /// The pool was made.
+    Created {
+        model: String,
+        regions: Vec<String>,
+        min: u32,
+        max: u32,
+    },
+    /// Its settings were edited; `min`/`max` are the range after the edit.
+    SettingsChanged {
+        min: u32,
+        max: u32,
+        range_moved: bool,
+    },
+    /// Deleted: every GPU it held is released.
+    Deleted,
+    /// "Release now": GPUs kept for their paid unit are released at once.
+    ReleaseNow,
+    /// The operator moved the slider in the Pool view.
+    Slider,
+    /// `ebb pool scale` on the command line.
+    Cli,
+    /// A host has not answered for `grace_s`: its GPUs are written off and replaced.
+    Failover {
+        host: String,
+        gpus: u32,
+        grace_s: u64,
+    },
+    /// A host that was written off answers again: its stale leases are released.
+    HostBack { host: String, leases: u32 },
+    /// Words with no kind: log lines written before reasons had one.
+    Note { text: String },
+}
+
+impl fmt::Display for ChangeReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ChangeReason::Created {
+                model,
+                regions,
+                min,
+                max,
+            } => write!(
+                f,
+                "created: {model} in {}, {min} to {max} GPUs",
+                regions.join(", ")
+            ),
+            ChangeReason::SettingsChanged {
+                min,
+                max,
+                range_moved,
+            } => {
+                if *range_moved {
+                    write!(f, "settings changed: range now {min} to {max}")
+                } else {
+                    f.write_str("settings changed")
+                }
+            }
+            ChangeReason::Deleted => f.write_str("deleted: every GPU it held is released"),
+            ChangeReason::ReleaseNow => {
+                f.write_str("release now: GPUs kept for their paid unit are released at once")
+            }
+            ChangeReason::Slider => f.write_str("slider in the Pool view"),
+            ChangeReason::Cli => f.write_str("ebb pool scale"),
+            ChangeReason::Failover {
+                host,
+                gpus,
+                grace_s,
+            } => write!(
+                f,
+                "{host} has not answered for {grace_s} s: its {gpus} GPU(s) are written off and replaced elsewhere"
+            ),
+            ChangeReason::HostBack { host, leases } => write!(
+                f,
+                "{host} is back: releasing its {leases} stale lease(s), already replaced"
+            ),
+            ChangeReason::Note { text } => f.write_str(text),
+        }
+    }
+}
+
+impl ChangeReason {
+    /// Reads a reason as stored: JSON, or (rows from before reasons had a kind) plain words.
+    pub fn from_stored(text: &str) -> ChangeReason {
+        serde_json::from_str(text).unwrap_or_else(|_| ChangeReason::Note {
+            text: text.to_string(),
+        })
+    }
+
+    /// The form it is stored in.
+    pub fn to_stored(&self) -> String {
+        serde_json::to_string(self).expect("a reason always serializes")
+    }
+}
+
+/// Why a slider move asks for confirmation before it is made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ConfirmationReason {
+    /// It changes the pool by more GPUs than the limit.
+    Gpus { change: u32, limit: u32 },
+    /// It moves the cost per hour by more than the limit (both in fen).
+    CostPerHour { delta_fen: i64, limit_fen: i64 },
+}
+
+impl fmt::Display for ConfirmationReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfirmationReason::Gpus { change, limit } => {
+                write!(f, "changes the pool by {change} GPUs (more than {limit})")
+            }
+            ConfirmationReason::CostPerHour {
+                delta_fen,
+                limit_fen,
+            } => write!(
+                f,
+                "moves the cost by {} per hour (more than {})",
+                yuan(*delta_fen),
+                yuan(*limit_fen)
+            ),
+        }
+    }
+}
+
+/// One reason a pool is not where it should be.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PoolNote {
+    /// No process enforces this data directory.
+    NotEnforced,
+    /// More GPUs wanted than are free.
+    Short {
+        gpus: u32,
+        model: String,
+        regions: Vec<String>,
+    },
+    /// Requests to a host failed.
+    HostFailing { host: String, problem: HostProblem },
+    /// GPUs on unreachable hosts written off and being replaced.
+    Lost { gpus: u32 },
+    /// GPUs kept until their paid unit ends.
+    HeldToUnitEnd { gpus: u32 },
+}
+
+impl fmt::Display for PoolNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PoolNote::NotEnforced => f.write_str(
+                "no Ebb process is enforcing this data directory: start the app or `ebb daemon`",
+            ),
+            PoolNote::Short {
+                gpus,
+                model,
+                regions,
+            } => write!(
+                f,
+                "{gpus} more {model} wanted than are free in {}",
+                regions.join(", ")
+            ),
+            PoolNote::HostFailing { host, problem } => write!(f, "{host}: {problem}"),
+            PoolNote::Lost { gpus } => write!(
+                f,
+                "{gpus} GPU(s) on unreachable hosts written off and being replaced"
+            ),
+            PoolNote::HeldToUnitEnd { gpus } => {
+                write!(f, "{gpus} GPU(s) kept until their paid unit ends")
+            }
+        }
+    }
+}
+
+/// Notes in English, joined for one line of a log or a table.
+pub fn notes_in_words(notes: &[PoolNote]) -> Option<String> {
+    (!notes.is_empty()).then(|| {
+        notes
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_are_tagged_with_their_numbers() {
+        let reason = ChangeReason::Failover {
+            host: "gpu-a".into(),
+            gpus: 2,
+            grace_s: 30,
+        };
+        assert_eq!(
+            serde_json::to_value(&reason).unwrap(),
+            serde_json::json!({"kind": "failover", "host": "gpu-a", "gpus": 2, "grace_s": 30})
+        );
+        assert_eq!(ChangeReason::from_stored(&reason.to_stored()), reason);
+        assert_eq!(
+            reason.to_string(),
+            "gpu-a has not answered for 30 s: its 2 GPU(s) are written off and replaced elsewhere"
+        );
+    }
+
+    #[test]
+    fn words_stored_before_reasons_had_a_kind_read_as_a_note() {
+        assert_eq!(
+            ChangeReason::from_stored("slider in the Pool view"),
+            ChangeReason::Note {
+                text: "slider in the Pool view".into()
+            }
+        );
+    }
+
+    #[test]
+    fn english_words_for_logs_and_the_cli() {
+        let cost = ConfirmationReason::CostPerHour {
+            delta_fen: 123_456,
+            limit_fen: 10_000,
+        };
+        assert_eq!(
+            cost.to_string(),
+            "moves the cost by ¥1,234.56 per hour (more than ¥100.00)"
+        );
+        let problem = HostProblem::Timeout {
+            url: "http://h:1".into(),
+            timeout_ms: 2000,
+        };
+        assert_eq!(problem.kind(), "timeout");
+        assert_eq!(
+            serde_json::to_value(&problem).unwrap()["kind"],
+            serde_json::json!("timeout")
+        );
+        let notes = [
+            PoolNote::Lost { gpus: 2 },
+            PoolNote::HeldToUnitEnd { gpus: 1 },
+        ];
+        assert_eq!(
+            notes_in_words(&notes).unwrap(),
+            "2 GPU(s) on unreachable hosts written off and being replaced; 1 GPU(s) kept until their paid unit ends"
+        );
+        assert_eq!(notes_in_words(&[]), None);
+    }
+}
