@@ -7,8 +7,8 @@ use crate::client::ClientConfig;
 use crate::console::{Console, Role, read_snapshot};
 use crate::enforcer::{Clients, PassReport};
 use crate::pools::{self, HostFacts, NewActivity, Pool, PoolError, PoolStore, now_ms};
-use crate::reconcile::{self, HostObs};
 use ebb_cost::{Catalog, OverlayMode, Term};
+use ebb_plan::reconcile::{self, HostObs};
 use ebb_wire::pools::{
     ActivityEntry, Actor, PlacementPolicy, PoolInput, PoolOptions, PoolPhase, PoolView,
     RegionOffer, ScalePreview,

@@ -8,8 +8,8 @@
 use crate::catalog_store::ActiveCatalog;
 use crate::client::{AgentAccess, AgentClient, AgentError, ClientConfig};
 use crate::pools::{NewActivity, Pool, PoolError, PoolStore, now_ms};
-use crate::reconcile::{self, HostObs, Input, Pending, PoolTarget, Seen, Why};
 use crate::registry::{HostSpec, Registry};
+use ebb_plan::reconcile::{self, HostObs, Input, Pending, PoolTarget, Seen, Why};
 use ebb_wire::agent::{Lease, LeaseRequest};
 use ebb_wire::pools::{Actor, HostResult, Outcome, PoolLeaseState};
 use ebb_wire::reasons::{ChangeReason, PoolNote};

@@ -1,6 +1,7 @@
 //! Ebb's console core: everything the desktop shell and the CLI share. No Tauri here.
 //!
-//! Pure modules (no IO, no clock; time is a parameter): [`series`], [`chart`].
+//! Pure modules (no IO, no clock; time is a parameter): [`series`], [`chart`]; the pool
+//! planner (placement and reconcile) is its own pure crate, `ebb-plan`.
 //! IO modules: [`client`] (HTTP to agents), [`collect`] (the polling loop).
 
 pub mod catalog_store;
@@ -13,10 +14,8 @@ pub mod cost_view;
 pub mod downsample;
 pub mod enforcer;
 pub mod metrics_store;
-pub mod placement;
 pub mod pools;
 pub mod raster;
-pub mod reconcile;
 pub mod registry;
 pub mod series;
 pub mod vault;

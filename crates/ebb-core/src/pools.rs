@@ -2,10 +2,10 @@
 //! the lease history, failover fences, what the enforcer last saw, the activity log), and
 //! the views built from them (a pool with its spend, the slider's preview).
 
-use crate::placement;
-use crate::reconcile::{KnownLease, Pending, PoolStatus};
 use crate::registry::ConsoleDb;
 use ebb_cost::{Catalog, LeaseSpan, OverlayMode, PoolPlan, Priced, Term};
+use ebb_plan::placement;
+use ebb_plan::reconcile::{KnownLease, Pending, PoolStatus};
 use ebb_wire::agent::Lease;
 use ebb_wire::pools::{
     ActivityEntry, Actor, HostMove, HostResult, Outcome, PlacementPolicy, PoolInput,

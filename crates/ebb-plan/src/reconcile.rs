@@ -544,7 +544,7 @@ fn host_view<'v>(
     })
 }
 
-pub(crate) fn lease_view(
+pub fn lease_view(
     lease: &Lease,
     host: &HostObs,
     util: &HashMap<&str, f32>,

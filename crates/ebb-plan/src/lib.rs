@@ -1,0 +1,11 @@
+//! Ebb's pool planner, pure: no IO, no clock, no runtime (its `Cargo.toml` proves it, and
+//! `cargo xtask test` checks). Observations in, decisions out:
+//!
+//! - [`placement`]: which free GPUs a pool takes, and which of its leases it gives back first;
+//! - [`reconcile`]: from what the agents report, what to rent, release and write off so
+//!   every pool moves toward its desired count, and each pool's status.
+//!
+//! The enforcer in `ebb-core` observes, calls [`reconcile::plan`], and carries the plan out.
+
+pub mod placement;
+pub mod reconcile;
