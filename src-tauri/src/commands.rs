@@ -7,7 +7,7 @@ use ebb_core::client::AgentError;
 use ebb_core::collect::CollectorConfig;
 use ebb_core::console::{Console, ConsoleError};
 use ebb_core::cost_view;
-use ebb_core::metrics_store::{HeatmapQuery, Metric, MetricsError, SeriesQuery};
+use ebb_core::metrics_store::{HeatmapQuery, MetricsError, SeriesQuery};
 use ebb_core::pools::{ConfirmPolicy, PoolError};
 use ebb_core::registry::{HostSpec, RegistryError};
 use ebb_wire::ipc::{
@@ -92,16 +92,6 @@ fn range_ms(range_s: u32) -> Result<(i64, i64), IpcError> {
     Ok((now - i64::from(range_s) * 1000, now))
 }
 
-fn metric(metric: ChartMetric) -> Metric {
-    match metric {
-        ChartMetric::Util => Metric::Util,
-        ChartMetric::MemoryUsed => Metric::MemoryUsed,
-        ChartMetric::MemoryPct => Metric::MemoryPct,
-        ChartMetric::Temperature => Metric::Temperature,
-        ChartMetric::Power => Metric::Power,
-    }
-}
-
 /// One host's per-GPU lines of a metric over the last `range_s` seconds, from the metrics
 /// store (downsampled to the chart's width), as SVG.
 #[tauri::command]
@@ -121,7 +111,7 @@ pub async fn host_history_chart(
     let query = SeriesQuery {
         host: Some(host.clone()),
         gpu_index: None,
-        metric: metric(chart_metric),
+        metric: chart_metric,
         from_ms,
         to_ms,
         max_points: width_px,
@@ -141,7 +131,7 @@ pub async fn host_history_chart(
         to_ms,
         utc_offset_minutes,
     };
-    gpu_lines_svg(&spec, metric(chart_metric), &series)
+    gpu_lines_svg(&spec, chart_metric, &series)
         .map_err(|error| ipc_error(IpcErrorKind::InvalidInput, error.to_string()))
 }
 
@@ -158,7 +148,7 @@ pub async fn fleet_heatmap_chart(
 ) -> Result<String, IpcError> {
     let (from_ms, to_ms) = range_ms(range_s)?;
     let query = HeatmapQuery {
-        metric: Metric::Util,
+        metric: ChartMetric::Util,
         from_ms,
         to_ms,
         columns: (width_px / 8).clamp(10, 240),

@@ -363,9 +363,29 @@ export type ChangeReason =
  */
 { kind: "note"; text: string }
 /**
- * What a stored-history chart shows.
+ * What a series measures: the one metric type of the store, the charts and the IPC.
  */
-export type ChartMetric = "util" | "memory_used" | "memory_pct" | "temperature" | "power"
+export type ChartMetric = 
+/**
+ * GPU utilization, %.
+ */
+"util" | 
+/**
+ * Memory used, MiB.
+ */
+"memory_used" | 
+/**
+ * Memory used as a share of the card's memory, %.
+ */
+"memory_pct" | 
+/**
+ * Temperature, °C.
+ */
+"temperature" | 
+/**
+ * Power draw, W.
+ */
+"power"
 /**
  * Colours for a chart drawn on the Rust side.
  */

@@ -87,7 +87,7 @@ enum Command {
         since: std::time::Duration,
         /// util, memory, memory_pct, temperature or power.
         #[arg(long, default_value = "util", value_parser = metrics::parse_metric)]
-        metric: ebb_core::metrics_store::Metric,
+        metric: ebb_wire::ipc::ChartMetric,
         /// At most this many points per GPU (min/avg/max of each bucket).
         #[arg(long, default_value_t = 60)]
         points: u32,

@@ -1,6 +1,7 @@
 //! `ebb metrics NAME`: a host's stored readings over a past window.
 
-use ebb_core::metrics_store::{Metric, MetricsStore, RetentionConfig, SeriesQuery};
+use ebb_core::metrics_store::{MetricsStore, RetentionConfig, SeriesQuery};
+use ebb_wire::ipc::ChartMetric;
 use std::path::Path;
 use std::time::Duration;
 
@@ -27,13 +28,13 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(number * seconds))
 }
 
-pub fn parse_metric(text: &str) -> Result<Metric, String> {
+pub fn parse_metric(text: &str) -> Result<ChartMetric, String> {
     match text {
-        "util" => Ok(Metric::Util),
-        "memory" => Ok(Metric::MemoryUsed),
-        "memory_pct" => Ok(Metric::MemoryPct),
-        "temperature" => Ok(Metric::Temperature),
-        "power" => Ok(Metric::Power),
+        "util" => Ok(ChartMetric::Util),
+        "memory" => Ok(ChartMetric::MemoryUsed),
+        "memory_pct" => Ok(ChartMetric::MemoryPct),
+        "temperature" => Ok(ChartMetric::Temperature),
+        "power" => Ok(ChartMetric::Power),
         other => Err(format!(
             "unknown metric `{other}`: expected util, memory, memory_pct, temperature or power"
         )),
@@ -45,7 +46,7 @@ pub async fn run(
     host: &str,
     gpu: Option<u32>,
     since: Duration,
-    metric: Metric,
+    metric: ChartMetric,
     points: u32,
     json: bool,
 ) -> anyhow::Result<()> {
@@ -108,7 +109,7 @@ mod tests {
                 .unwrap_err()
                 .contains("longer than zero")
         );
-        assert_eq!(parse_metric("power").unwrap(), Metric::Power);
+        assert_eq!(parse_metric("power").unwrap(), ChartMetric::Power);
         assert!(
             parse_metric("fan")
                 .unwrap_err()

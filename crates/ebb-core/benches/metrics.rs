@@ -13,10 +13,10 @@
 
 use ebb_core::chart::{RangeChartSpec, gpu_lines_svg};
 use ebb_core::downsample::{Point, m4};
-use ebb_core::metrics_store::{
-    GpuSeries, Metric, MetricsStore, RetentionConfig, SampleRow, SeriesQuery,
-};
+use ebb_core::history::GpuSeries;
+use ebb_core::metrics_store::{MetricsStore, RetentionConfig, SampleRow, SeriesQuery};
 use ebb_core::raster::Rasterizer;
+use ebb_wire::ipc::ChartMetric;
 use ebb_wire::ipc::ChartTheme;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 use sqlx::{Connection, SqliteConnection};
@@ -192,7 +192,7 @@ async fn query_a_day(dir: &Path) -> (Timing, usize, Duration) {
     let q = SeriesQuery {
         host: Some("gpu-host-0000".into()),
         gpu_index: None,
-        metric: Metric::Util,
+        metric: ChartMetric::Util,
         from_ms: T0,
         to_ms: T0 + DAY_S * 1000 - 1,
         max_points: CHART_WIDTH_PX,
@@ -244,7 +244,7 @@ fn chart_a_day() -> (Timing, Duration, Duration, usize) {
         to_ms: T0 + DAY_S * 1000 - 1,
         utc_offset_minutes: 0,
     };
-    let draw = || gpu_lines_svg(&spec, Metric::Util, &series).unwrap();
+    let draw = || gpu_lines_svg(&spec, ChartMetric::Util, &series).unwrap();
     for _ in 0..3 {
         std::hint::black_box(draw());
     }

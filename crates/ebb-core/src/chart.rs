@@ -8,8 +8,9 @@
 //! into a PNG.
 
 use crate::downsample::{Point, m4};
-use crate::metrics_store::{AggregateSeries, GpuSeries, Heatmap, Metric};
+use crate::history::{AggregateSeries, GpuSeries, Heatmap};
 use crate::series;
+use ebb_wire::ipc::ChartMetric;
 use ebb_wire::ipc::ChartTheme;
 use plotters::chart::SeriesAnno;
 use plotters::coord::Shift;
@@ -315,16 +316,16 @@ fn nice_ceil(value: f64) -> f64 {
         .unwrap_or(10.0 * magnitude)
 }
 
-fn value_axis(metric: Metric, largest: Option<f32>) -> ValueAxis {
+fn value_axis(metric: ChartMetric, largest: Option<f32>) -> ValueAxis {
     let largest = largest.map(f64::from);
     match metric {
-        Metric::Util | Metric::MemoryPct => ValueAxis {
+        ChartMetric::Util | ChartMetric::MemoryPct => ValueAxis {
             scale: 1.0,
             upper: 100.0,
             unit: "%",
             decimals: 0,
         },
-        Metric::MemoryUsed => {
+        ChartMetric::MemoryUsed => {
             let gib = largest.unwrap_or(1024.0) / 1024.0;
             let upper = nice_ceil(gib.max(1.0));
             ValueAxis {
@@ -334,13 +335,13 @@ fn value_axis(metric: Metric, largest: Option<f32>) -> ValueAxis {
                 decimals: usize::from(upper < 5.0),
             }
         }
-        Metric::Temperature => ValueAxis {
+        ChartMetric::Temperature => ValueAxis {
             scale: 1.0,
             upper: nice_ceil(largest.unwrap_or(100.0).max(50.0)),
             unit: "°C",
             decimals: 0,
         },
-        Metric::Power => ValueAxis {
+        ChartMetric::Power => ValueAxis {
             scale: 1.0,
             upper: nice_ceil(largest.unwrap_or(100.0).max(10.0)),
             unit: " W",
@@ -541,12 +542,16 @@ pub fn utilization_svg(
         from_ms: to_ms - i64::from(spec.window_s) * 1000,
         to_ms,
         labels: TimeLabels::Relative,
-        axis: value_axis(Metric::Util, None),
+        axis: value_axis(ChartMetric::Util, None),
     };
     draw_lines(&frame, &lines)
 }
 
-fn range_frame<'a>(spec: &RangeChartSpec<'a>, metric: Metric, largest: Option<f32>) -> Frame<'a> {
+fn range_frame<'a>(
+    spec: &RangeChartSpec<'a>,
+    metric: ChartMetric,
+    largest: Option<f32>,
+) -> Frame<'a> {
     Frame {
         title: spec.title,
         theme: spec.theme,
@@ -573,7 +578,7 @@ fn largest<'a>(points: impl Iterator<Item = &'a Point>) -> Option<f32> {
 /// the series span several hosts.
 pub fn gpu_lines_svg(
     spec: &RangeChartSpec<'_>,
-    metric: Metric,
+    metric: ChartMetric,
     series: &[GpuSeries],
 ) -> Result<String, ChartError> {
     spec.validate()?;
@@ -596,7 +601,7 @@ pub fn gpu_lines_svg(
 /// Host or region aggregate lines (the mean of their GPUs, with the min-max band).
 pub fn aggregate_lines_svg(
     spec: &RangeChartSpec<'_>,
-    metric: Metric,
+    metric: ChartMetric,
     series: &[AggregateSeries],
 ) -> Result<String, ChartError> {
     spec.validate()?;

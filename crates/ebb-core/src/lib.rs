@@ -13,6 +13,7 @@ mod console_pools;
 pub mod cost_view;
 pub mod downsample;
 pub mod enforcer;
+pub mod history;
 pub mod metrics_store;
 pub mod pools;
 pub mod raster;

@@ -29,7 +29,9 @@
 //! is no point at all, a GPU without any is no series.
 
 use crate::downsample::Point;
-use serde::{Deserialize, Serialize};
+use crate::history::{AggregateSeries, GpuSeries, Heatmap, HeatmapRow};
+use ebb_wire::ipc::ChartMetric;
+use serde::Serialize;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
 };
@@ -114,56 +116,25 @@ impl RetentionConfig {
     }
 }
 
-/// What a series measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    /// GPU utilization, %.
-    Util,
-    /// Memory used, MiB.
-    MemoryUsed,
-    /// Memory used as a share of the card's memory, %.
-    MemoryPct,
-    /// Temperature, °C.
-    Temperature,
-    /// Power draw, W.
-    Power,
+/// The SQL for one metric: the value of one raw row (over `samples s`), and the prefix of
+/// its rollup columns. The metric itself is the wire's [`ChartMetric`], defined once.
+fn raw_sql(metric: ChartMetric) -> &'static str {
+    match metric {
+        ChartMetric::Util => "s.util_pct",
+        ChartMetric::MemoryUsed => "s.memory_used_mib",
+        ChartMetric::MemoryPct => "(100.0 * s.memory_used_mib / NULLIF(s.memory_total_mib, 0))",
+        ChartMetric::Temperature => "s.temperature_c",
+        ChartMetric::Power => "s.power_w",
+    }
 }
 
-impl Metric {
-    pub const ALL: [Metric; 5] = [
-        Metric::Util,
-        Metric::MemoryUsed,
-        Metric::MemoryPct,
-        Metric::Temperature,
-        Metric::Power,
-    ];
-
-    /// Whether the metric is a percentage (0-100).
-    pub fn is_percent(self) -> bool {
-        matches!(self, Metric::Util | Metric::MemoryPct)
-    }
-
-    /// The value of one raw row, in SQL over `samples s`.
-    fn raw_sql(self) -> &'static str {
-        match self {
-            Metric::Util => "s.util_pct",
-            Metric::MemoryUsed => "s.memory_used_mib",
-            Metric::MemoryPct => "(100.0 * s.memory_used_mib / NULLIF(s.memory_total_mib, 0))",
-            Metric::Temperature => "s.temperature_c",
-            Metric::Power => "s.power_w",
-        }
-    }
-
-    /// The rollup columns' prefix.
-    fn rollup_prefix(self) -> &'static str {
-        match self {
-            Metric::Util => "util",
-            Metric::MemoryUsed => "mem",
-            Metric::MemoryPct => "mem_pct",
-            Metric::Temperature => "temp",
-            Metric::Power => "power",
-        }
+fn rollup_prefix(metric: ChartMetric) -> &'static str {
+    match metric {
+        ChartMetric::Util => "util",
+        ChartMetric::MemoryUsed => "mem",
+        ChartMetric::MemoryPct => "mem_pct",
+        ChartMetric::Temperature => "temp",
+        ChartMetric::Power => "power",
     }
 }
 
@@ -202,7 +173,7 @@ pub struct SeriesQuery {
     pub host: Option<String>,
     /// One GPU index, or `None` for every GPU.
     pub gpu_index: Option<u32>,
-    pub metric: Metric,
+    pub metric: ChartMetric,
     pub from_ms: i64,
     pub to_ms: i64,
     pub max_points: u32,
@@ -240,49 +211,13 @@ fn validate_range(from_ms: i64, to_ms: i64) -> Result<(), MetricsError> {
     Ok(())
 }
 
-/// One GPU's points, oldest first: each the min, mean and max of one bucket.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct GpuSeries {
-    pub host: String,
-    pub gpu_index: u32,
-    pub points: Vec<Point>,
-}
-
-/// A host's or a region's points: per bucket, the min and max over its GPUs' readings and
-/// the mean of those readings (the mean of the GPUs when each reported alike).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AggregateSeries {
-    pub name: String,
-    pub points: Vec<Point>,
-}
-
 /// The fleet heatmap's question: every GPU, `columns` time buckets (at least a minute each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HeatmapQuery {
-    pub metric: Metric,
+    pub metric: ChartMetric,
     pub from_ms: i64,
     pub to_ms: i64,
     pub columns: u32,
-}
-
-/// GPU rows × time columns of mean values; `None` where a GPU gave no reading.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Heatmap {
-    pub metric: Metric,
-    /// The first column's start (the query's start, rounded down to the table's step).
-    pub from_ms: i64,
-    pub to_ms: i64,
-    pub bucket_ms: i64,
-    pub columns: u32,
-    /// By host name, then GPU index.
-    pub rows: Vec<HeatmapRow>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct HeatmapRow {
-    pub host: String,
-    pub gpu_index: u32,
-    pub cells: Vec<Option<f32>>,
 }
 
 /// What [`MetricsStore::insert_batch`] did.
@@ -405,11 +340,11 @@ enum Grouping {
 /// The grouping query: one row per series, `host, gpu_index, packed buckets`.
 /// Parameters: ?1 first bucket start, ?2 bucket width, ?3 host or NULL, ?4 to_ms,
 /// ?5 GPU index or NULL.
-fn bucket_sql(resolution: Resolution, metric: Metric, grouping: Grouping) -> String {
+fn bucket_sql(resolution: Resolution, metric: ChartMetric, grouping: Grouping) -> String {
     // min, max, sum and count of the metric's readings in a bucket, and the row filter.
     let (time, [min, max, sum, count], have) = match resolution {
         Resolution::Raw => {
-            let value = metric.raw_sql();
+            let value = raw_sql(metric);
             (
                 "s.t_ms",
                 [
@@ -422,7 +357,7 @@ fn bucket_sql(resolution: Resolution, metric: Metric, grouping: Grouping) -> Str
             )
         }
         Resolution::Minute | Resolution::Hour => {
-            let p = metric.rollup_prefix();
+            let p = rollup_prefix(metric);
             (
                 "s.bucket_ms",
                 [
@@ -534,15 +469,15 @@ const ROLLUP_COLUMNS: &str = "host_id, bucket_ms, gpu_index, \
 /// Recomputes every minute from ?1 on out of the raw rows.
 fn roll_minutes_sql() -> String {
     let columns: Vec<String> = [
-        Metric::Util,
-        Metric::MemoryUsed,
-        Metric::MemoryPct,
-        Metric::Temperature,
-        Metric::Power,
+        ChartMetric::Util,
+        ChartMetric::MemoryUsed,
+        ChartMetric::MemoryPct,
+        ChartMetric::Temperature,
+        ChartMetric::Power,
     ]
     .into_iter()
     .map(|metric| {
-        let value = metric.raw_sql();
+        let value = raw_sql(metric);
         format!("min({value}), max({value}), sum({value}), count({value})")
     })
     .collect();
@@ -1072,7 +1007,7 @@ impl MetricsStore {
         &self,
         host: Option<&str>,
         gpu_index: Option<u32>,
-        metric: Metric,
+        metric: ChartMetric,
         from_ms: i64,
         to_ms: i64,
         max_points: u32,

@@ -52,15 +52,37 @@ pub enum ChartTheme {
     Dark,
 }
 
-/// What a stored-history chart shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+/// What a series measures: the one metric type of the store, the charts and the IPC.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Type,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ChartMetric {
+    /// GPU utilization, %.
     Util,
+    /// Memory used, MiB.
     MemoryUsed,
+    /// Memory used as a share of the card's memory, %.
     MemoryPct,
+    /// Temperature, °C.
     Temperature,
+    /// Power draw, W.
     Power,
+}
+
+impl ChartMetric {
+    pub const ALL: [ChartMetric; 5] = [
+        ChartMetric::Util,
+        ChartMetric::MemoryUsed,
+        ChartMetric::MemoryPct,
+        ChartMetric::Temperature,
+        ChartMetric::Power,
+    ];
+
+    /// Whether the metric is a percentage (0-100).
+    pub fn is_percent(self) -> bool {
+        matches!(self, ChartMetric::Util | ChartMetric::MemoryPct)
+    }
 }
 
 /// The file format a chart is exported in.

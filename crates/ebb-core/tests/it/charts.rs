@@ -4,8 +4,9 @@ use ebb_core::chart::{
     ChartError, RangeChartSpec, aggregate_lines_svg, gpu_lines_svg, heatmap_svg,
 };
 use ebb_core::downsample::Point;
-use ebb_core::metrics_store::{AggregateSeries, GpuSeries, Heatmap, HeatmapRow, Metric};
+use ebb_core::history::{AggregateSeries, GpuSeries, Heatmap, HeatmapRow};
 use ebb_core::raster::{RasterError, Rasterizer};
+use ebb_wire::ipc::ChartMetric;
 use ebb_wire::ipc::ChartTheme;
 
 const T0: i64 = 1_699_999_200_000;
@@ -50,7 +51,7 @@ fn memory_lines_label_gpus_and_gib() {
         .collect();
     let svg = gpu_lines_svg(
         &spec(ChartTheme::Light, T0, T0 + 600_000),
-        Metric::MemoryUsed,
+        ChartMetric::MemoryUsed,
         &[gpu(0, points), gpu(3, Vec::new())],
     )
     .unwrap();
@@ -80,7 +81,7 @@ fn a_day_of_seconds_on_eight_gpus_is_cut_to_the_pixel_width() {
         .collect();
     let svg = gpu_lines_svg(
         &spec(ChartTheme::Dark, T0, T0 + DAY - 1),
-        Metric::Util,
+        ChartMetric::Util,
         &series,
     )
     .unwrap();
@@ -108,7 +109,7 @@ fn gaps_break_the_line_and_spikes_stay_in_the_band() {
     }));
     let svg = gpu_lines_svg(
         &spec(ChartTheme::Light, T0, T0 + 2 * 3_600_000),
-        Metric::Util,
+        ChartMetric::Util,
         &[gpu(0, points)],
     )
     .unwrap();
@@ -132,7 +133,7 @@ fn aggregates_are_labelled_by_name() {
     };
     let svg = aggregate_lines_svg(
         &spec(ChartTheme::Light, T0, T0 + 600_000),
-        Metric::Temperature,
+        ChartMetric::Temperature,
         &[line("cn-east", 60.0), line("cn-north", 70.0)],
     )
     .unwrap();
@@ -142,7 +143,8 @@ fn aggregates_are_labelled_by_name() {
 
 #[test]
 fn bad_ranges_are_refused_naming_the_problem() {
-    let error = gpu_lines_svg(&spec(ChartTheme::Light, T0, T0), Metric::Util, &[]).unwrap_err();
+    let error =
+        gpu_lines_svg(&spec(ChartTheme::Light, T0, T0), ChartMetric::Util, &[]).unwrap_err();
     assert!(matches!(error, ChartError::Range { .. }));
     assert!(error.to_string().contains("to_ms"));
     let mut bad = spec(ChartTheme::Light, T0, T0 + 1);
@@ -157,7 +159,7 @@ fn bad_ranges_are_refused_naming_the_problem() {
 /// with the last cell of row 0 missing.
 fn heatmap(rows: u32, columns: u32) -> Heatmap {
     Heatmap {
-        metric: Metric::Util,
+        metric: ChartMetric::Util,
         from_ms: T0,
         to_ms: T0 + i64::from(columns) * 60_000 - 1,
         bucket_ms: 60_000,
@@ -237,7 +239,7 @@ fn charts_export_as_png() {
                     title,
                     ..spec(ChartTheme::Light, T0, T0 + 60_000)
                 },
-                Metric::Util,
+                ChartMetric::Util,
                 &[],
             )
             .unwrap();

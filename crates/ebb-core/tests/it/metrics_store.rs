@@ -2,9 +2,9 @@
 
 use ebb_core::downsample::Point;
 use ebb_core::metrics_store::{
-    HeatmapQuery, Metric, MetricsError, MetricsStore, Resolution, RetentionConfig, SampleRow,
-    SeriesQuery,
+    HeatmapQuery, MetricsError, MetricsStore, Resolution, RetentionConfig, SampleRow, SeriesQuery,
 };
+use ebb_wire::ipc::ChartMetric;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use std::collections::HashMap;
@@ -27,7 +27,7 @@ fn sample(host: &str, gpu_index: u32, t_ms: i64, util_pct: Option<f32>) -> Sampl
     }
 }
 
-fn query(metric: Metric, from_ms: i64, to_ms: i64, max_points: u32) -> SeriesQuery {
+fn query(metric: ChartMetric, from_ms: i64, to_ms: i64, max_points: u32) -> SeriesQuery {
     SeriesQuery {
         host: Some("h".into()),
         gpu_index: None,
@@ -87,7 +87,7 @@ async fn known_store() -> MetricsStore {
 async fn minute_rollups_equal_hand_computed_values_ignoring_nulls() {
     let store = known_store().await;
     // Two hours at 120 points: one-minute buckets, from the minute rollups.
-    let q = query(Metric::Util, T0, T0 + 2 * HOUR - 1, 120);
+    let q = query(ChartMetric::Util, T0, T0 + 2 * HOUR - 1, 120);
     assert_eq!(store.resolution_for(&q).await.unwrap(), Resolution::Minute);
     let series = store.query(&q).await.unwrap();
     assert_eq!(
@@ -104,7 +104,7 @@ async fn minute_rollups_equal_hand_computed_values_ignoring_nulls() {
     assert_eq!(series[0].points[0].t_ms, T0 + 30_000);
 
     let temperature = store
-        .query(&query(Metric::Temperature, T0, T0 + 2 * HOUR - 1, 120))
+        .query(&query(ChartMetric::Temperature, T0, T0 + 2 * HOUR - 1, 120))
         .await
         .unwrap();
     close(
@@ -112,17 +112,17 @@ async fn minute_rollups_equal_hand_computed_values_ignoring_nulls() {
         &[(60.0, 184.0 / 3.0, 63.0)],
     );
     let memory = store
-        .query(&query(Metric::MemoryUsed, T0, T0 + 2 * HOUR - 1, 120))
+        .query(&query(ChartMetric::MemoryUsed, T0, T0 + 2 * HOUR - 1, 120))
         .await
         .unwrap();
     close(&triples(&memory[0].points), &[(1_000.0, 2_000.0, 3_000.0)]);
     let memory_pct = store
-        .query(&query(Metric::MemoryPct, T0, T0 + 2 * HOUR - 1, 120))
+        .query(&query(ChartMetric::MemoryPct, T0, T0 + 2 * HOUR - 1, 120))
         .await
         .unwrap();
     close(&triples(&memory_pct[0].points), &[(25.0, 50.0, 75.0)]);
     let power = store
-        .query(&query(Metric::Power, T0, T0 + 2 * HOUR - 1, 120))
+        .query(&query(ChartMetric::Power, T0, T0 + 2 * HOUR - 1, 120))
         .await
         .unwrap();
     assert!(power.is_empty(), "no power readings: {power:?}");
@@ -131,13 +131,13 @@ async fn minute_rollups_equal_hand_computed_values_ignoring_nulls() {
 #[tokio::test]
 async fn hour_rollups_average_readings_not_minutes() {
     let store = known_store().await;
-    let q = query(Metric::Util, T0, T0 + 48 * HOUR - 1, 48);
+    let q = query(ChartMetric::Util, T0, T0 + 48 * HOUR - 1, 48);
     assert_eq!(store.resolution_for(&q).await.unwrap(), Resolution::Hour);
     let series = store.query(&q).await.unwrap();
     // Readings 10, 30, 50, 90, 70: mean 50 (the mean of the minute means would be 55).
     close(&triples(&series[0].points), &[(10.0, 50.0, 90.0)]);
     let memory_pct = store
-        .query(&query(Metric::MemoryPct, T0, T0 + 48 * HOUR - 1, 48))
+        .query(&query(ChartMetric::MemoryPct, T0, T0 + 48 * HOUR - 1, 48))
         .await
         .unwrap();
     close(&triples(&memory_pct[0].points), &[(25.0, 50.0, 75.0)]);
@@ -146,7 +146,7 @@ async fn hour_rollups_average_readings_not_minutes() {
 #[tokio::test]
 async fn raw_queries_return_the_readings_themselves() {
     let store = known_store().await;
-    let q = query(Metric::Util, T0, T0 + 2 * MINUTE - 1, 1_000);
+    let q = query(ChartMetric::Util, T0, T0 + 2 * MINUTE - 1, 1_000);
     assert_eq!(store.resolution_for(&q).await.unwrap(), Resolution::Raw);
     let series = store.query(&q).await.unwrap();
     let points: Vec<(i64, f32)> = series[0]
@@ -178,7 +178,7 @@ async fn late_samples_are_folded_into_their_minute_and_hour() {
     let report = store.compact(T0 + 3 * MINUTE).await.unwrap();
     assert_eq!(report.rolled_from_ms, Some(T0));
     let minutes = store
-        .query(&query(Metric::Util, T0, T0 + 2 * HOUR - 1, 120))
+        .query(&query(ChartMetric::Util, T0, T0 + 2 * HOUR - 1, 120))
         .await
         .unwrap();
     close(
@@ -186,7 +186,7 @@ async fn late_samples_are_folded_into_their_minute_and_hour() {
         &[(10.0, 47.5, 100.0), (70.0, 80.0, 90.0)],
     );
     let hours = store
-        .query(&query(Metric::Util, T0, T0 + 48 * HOUR - 1, 48))
+        .query(&query(ChartMetric::Util, T0, T0 + 48 * HOUR - 1, 48))
         .await
         .unwrap();
     close(&triples(&hours[0].points), &[(10.0, 350.0 / 6.0, 100.0)]);
@@ -210,7 +210,7 @@ async fn insert_reports_duplicates_and_rejects_negative_times() {
         (2, 1, 1)
     );
     let series = store
-        .query(&query(Metric::Util, T0, T0 + 1_000, 100))
+        .query(&query(ChartMetric::Util, T0, T0 + 1_000, 100))
         .await
         .unwrap();
     assert_eq!(series.len(), 1, "a NaN reading is stored as missing");
@@ -222,9 +222,9 @@ async fn insert_reports_duplicates_and_rejects_negative_times() {
 async fn bad_queries_name_the_field() {
     let store = MetricsStore::in_memory().await.unwrap();
     for (q, field) in [
-        (query(Metric::Util, T0, T0 - 1, 10), "to_ms"),
-        (query(Metric::Util, -1, T0, 10), "from_ms"),
-        (query(Metric::Util, T0, T0 + 1, 0), "max_points"),
+        (query(ChartMetric::Util, T0, T0 - 1, 10), "to_ms"),
+        (query(ChartMetric::Util, -1, T0, 10), "from_ms"),
+        (query(ChartMetric::Util, T0, T0 + 1, 0), "max_points"),
     ] {
         match store.query(&q).await {
             Err(MetricsError::Invalid { field: named, .. }) => assert_eq!(named, field),
@@ -233,7 +233,7 @@ async fn bad_queries_name_the_field() {
     }
     let error = store
         .heatmap(&HeatmapQuery {
-            metric: Metric::Util,
+            metric: ChartMetric::Util,
             from_ms: T0,
             to_ms: T0 + HOUR,
             columns: 0,
@@ -285,7 +285,7 @@ async fn retention_deletes_what_is_older_than_each_window_and_nothing_else() {
     // Exactly the rows from the cutoff on are left: the first one is at the cutoff.
     let host_a = |from_ms, to_ms| SeriesQuery {
         host: Some("a".into()),
-        ..query(Metric::Util, from_ms, to_ms, 10_000)
+        ..query(ChartMetric::Util, from_ms, to_ms, 10_000)
     };
     let raw = store
         .query(&host_a(T0 + 20 * MINUTE, T0 + 30 * MINUTE))
@@ -390,7 +390,7 @@ async fn host_and_region_aggregates_average_their_gpus() {
     store.compact(T0 + MINUTE).await.unwrap();
     let one_host = SeriesQuery {
         host: Some("a".into()),
-        ..query(Metric::Util, T0, T0 + 1_999, 2)
+        ..query(ChartMetric::Util, T0, T0 + 1_999, 2)
     };
     let hosts = store.query_hosts(&one_host).await.unwrap();
     assert_eq!(hosts.len(), 1);
@@ -403,7 +403,7 @@ async fn host_and_region_aggregates_average_their_gpus() {
     // Fleet-wide aggregates read the minute rollups.
     let fleet = SeriesQuery {
         host: None,
-        ..query(Metric::Util, T0, T0 + MINUTE - 1, 10)
+        ..query(ChartMetric::Util, T0, T0 + MINUTE - 1, 10)
     };
     let hosts = store.query_hosts(&fleet).await.unwrap();
     let names: Vec<&str> = hosts.iter().map(|host| host.name.as_str()).collect();
@@ -448,7 +448,7 @@ async fn heatmap_has_a_row_per_gpu_and_gaps_for_missing_readings() {
     store.compact(T0 + 4 * MINUTE).await.unwrap();
     let heatmap = store
         .heatmap(&HeatmapQuery {
-            metric: Metric::Util,
+            metric: ChartMetric::Util,
             from_ms: T0,
             to_ms: T0 + 4 * MINUTE - 1,
             columns: 100,
@@ -493,7 +493,7 @@ async fn spikes_survive_at_every_resolution() {
         (T0 + 2 * HOUR - 1, 60, Resolution::Minute),
         (T0 + 24 * HOUR - 1, 12, Resolution::Hour),
     ] {
-        let q = query(Metric::Util, T0, to_ms, max_points);
+        let q = query(ChartMetric::Util, T0, to_ms, max_points);
         assert_eq!(store.resolution_for(&q).await.unwrap(), resolution);
         let points = &store.query(&q).await.unwrap()[0].points;
         assert!(points.len() <= max_points as usize);
@@ -528,7 +528,7 @@ fn queries_never_return_more_than_max_points() {
         0i64..4 * HOUR,
         1i64..72 * HOUR,
         1u32..5_000,
-        prop::sample::select(Metric::ALL.to_vec()),
+        prop::sample::select(ChartMetric::ALL.to_vec()),
         any::<bool>(),
     );
     let mut runner = TestRunner::new(Config {

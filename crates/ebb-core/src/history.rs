@@ -1,0 +1,43 @@
+//! Stored history as the charts draw it: one GPU's series, a host's or a region's
+//! aggregate, the fleet heatmap's grid. Pure data: the metrics store answers in these
+//! types and `chart` draws them, so drawing never depends on the store.
+
+use crate::downsample::Point;
+use ebb_wire::ipc::ChartMetric;
+use serde::Serialize;
+
+/// One GPU's points, oldest first: each the min, mean and max of one bucket.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GpuSeries {
+    pub host: String,
+    pub gpu_index: u32,
+    pub points: Vec<Point>,
+}
+
+/// A host's or a region's points: per bucket, the min and max over its GPUs' readings and
+/// the mean of those readings (the mean of the GPUs when each reported alike).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AggregateSeries {
+    pub name: String,
+    pub points: Vec<Point>,
+}
+
+/// GPU rows × time columns of mean values; `None` where a GPU gave no reading.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Heatmap {
+    pub metric: ChartMetric,
+    /// The first column's start (the query's start, rounded down to the table's step).
+    pub from_ms: i64,
+    pub to_ms: i64,
+    pub bucket_ms: i64,
+    pub columns: u32,
+    /// By host name, then GPU index.
+    pub rows: Vec<HeatmapRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HeatmapRow {
+    pub host: String,
+    pub gpu_index: u32,
+    pub cells: Vec<Option<f32>>,
+}
