@@ -9,7 +9,7 @@ use ebb_core::console::{Console, ConsoleError};
 use ebb_core::cost_view;
 use ebb_core::metrics_store::{HeatmapQuery, MetricsError, SeriesQuery};
 use ebb_core::pools::{ConfirmPolicy, PoolError};
-use ebb_core::registry::{HostSpec, RegistryError};
+use ebb_core::registry::RegistryError;
 use ebb_wire::ipc::{
     AppInfo, CatalogImport, CatalogView, ChartMetric, ChartTheme, ConnectionOk, ExportFormat,
     FleetSnapshot, HostEntry, HostInput, IpcError, IpcErrorKind, PlanComparisonView,
@@ -269,7 +269,7 @@ pub async fn list_hosts(state: State<'_, AppState>) -> Result<Vec<HostEntry>, Ip
         .list()
         .await
         .map_err(registry_error)?;
-    Ok(hosts.into_iter().map(entry).collect())
+    Ok(hosts.into_iter().collect())
 }
 
 #[tauri::command]
@@ -280,7 +280,7 @@ pub async fn add_host(state: State<'_, AppState>, input: HostInput) -> Result<Ho
         .add_host(&spec(&input), input.token.as_deref())
         .await
         .map_err(console_error)?;
-    Ok(entry(added))
+    Ok(added)
 }
 
 #[tauri::command]
@@ -295,7 +295,7 @@ pub async fn update_host(
         .update_host(&name, &spec(&input), input.token.as_deref())
         .await
         .map_err(console_error)?;
-    Ok(entry(updated))
+    Ok(updated)
 }
 
 #[tauri::command]
@@ -421,25 +421,14 @@ fn catalog_error(error: CatalogStoreError) -> IpcError {
     ipc_error(kind, error.to_string())
 }
 
-fn spec(input: &HostInput) -> HostSpec {
-    HostSpec {
+fn spec(input: &HostInput) -> HostEntry {
+    HostEntry {
         name: input.name.clone(),
         url: input.url.clone(),
         region: input.region.clone(),
         labels: input.labels.clone(),
         fingerprint: input.fingerprint.clone(),
         has_token: false,
-    }
-}
-
-fn entry(spec: HostSpec) -> HostEntry {
-    HostEntry {
-        name: spec.name,
-        url: spec.url,
-        region: spec.region,
-        labels: spec.labels,
-        fingerprint: spec.fingerprint,
-        has_token: spec.has_token,
     }
 }
 

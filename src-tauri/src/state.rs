@@ -2,7 +2,7 @@
 
 use ebb_agent::{Fleet, FleetConfig, LoadProfile};
 use ebb_core::console::{Console, ConsoleOptions, Role, TokenStore};
-use ebb_core::registry::HostSpec;
+use ebb_core::registry::HostEntry;
 use ebb_wire::ipc::AppInfo;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -54,7 +54,7 @@ impl AppState {
             let fleet = Fleet::start(&demo_fleet()).await?;
             // The demo fleet goes through the same registry as real hosts.
             for host in fleet.hosts() {
-                let spec = HostSpec {
+                let spec = HostEntry {
                     name: host.name.clone(),
                     url: host.url.clone(),
                     region: host.region.clone(),

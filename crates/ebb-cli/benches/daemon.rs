@@ -5,7 +5,7 @@
 //! registers every host, runs `ebb daemon` on them for `EBB_BENCH_SECONDS` (default 300)
 //! and reports the daemon's CPU (cores) and RSS, and how many polls answered.
 
-use ebb_core::registry::{ConsoleDb, HostSpec, Registry};
+use ebb_core::registry::{ConsoleDb, HostEntry, Registry};
 use ebb_core::vault::MemoryVault;
 use std::io::BufRead;
 use std::process::{Command, Stdio};
@@ -74,7 +74,7 @@ async fn main() {
         Arc::new(MemoryVault::default()),
     );
     for (name, region, url) in &urls {
-        let spec = HostSpec {
+        let spec = HostEntry {
             name: name.clone(),
             url: url.clone(),
             region: region.clone(),

@@ -1,7 +1,7 @@
 //! `ebb catalog …` and `ebb cost …`: the active price catalog in the data directory, and the
 //! words and tables around `ebb_cost`'s figures. The figures themselves come from `ebb_cost`.
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use ebb_cost::{
     Comparison, DemandSeries, Money, PlanCost, PlanKind, Preview, PriceEntry, Problem, RunRate,
     Validated,
@@ -272,34 +272,47 @@ fn paid_words(plan: &PlanCost) -> String {
     }
 }
 
-/// The comparison for `--json`.
-pub fn plan_json(
-    entry: &PriceEntry,
-    active: &ActiveCatalog,
-    demand_file: &Path,
+/// The comparison for `--json`: where the prices and the demand came from, then the
+/// engine's [`Comparison`] itself (flattened, so its fields are the document's).
+#[derive(serde::Serialize)]
+pub struct PlanJson<'a> {
+    currency: &'a str,
+    catalog: &'a ebb_core::catalog_store::CatalogSource,
+    model: &'a str,
+    region: &'a str,
+    prices: &'a PriceEntry,
+    demand: DemandJson<'a>,
+    warnings: &'a [Problem],
+    #[serde(flatten)]
+    comparison: &'a Comparison,
+}
+
+#[derive(serde::Serialize)]
+struct DemandJson<'a> {
+    file: &'a Path,
+    resolution: ebb_cost::Resolution,
+}
+
+pub fn plan_json<'a>(
+    entry: &'a PriceEntry,
+    active: &'a ActiveCatalog,
+    demand_file: &'a Path,
     demand: &DemandSeries,
-    comparison: &Comparison,
-) -> anyhow::Result<serde_json::Value> {
-    let mut value = serde_json::json!({
-        "currency": &active.catalog.currency,
-        "catalog": &active.source,
-        "model": &entry.model,
-        "region": &entry.region,
-        "prices": entry,
-        "demand": {
-            "file": demand_file,
-            "resolution": demand.resolution(),
+    comparison: &'a Comparison,
+) -> PlanJson<'a> {
+    PlanJson {
+        currency: &active.catalog.currency,
+        catalog: &active.source,
+        model: &entry.model,
+        region: &entry.region,
+        prices: entry,
+        demand: DemandJson {
+            file: demand_file,
+            resolution: demand.resolution(),
         },
-        "warnings": &active.warnings,
-    });
-    let serde_json::Value::Object(fields) = serde_json::to_value(comparison)? else {
-        bail!("a comparison serializes to an object");
-    };
-    value
-        .as_object_mut()
-        .expect("built as an object")
-        .extend(fields);
-    Ok(value)
+        warnings: &active.warnings,
+        comparison,
+    }
 }
 
 /// The slider preview as a small table.

@@ -4,7 +4,7 @@ use anyhow::Context;
 use clap::Subcommand;
 use ebb_core::collect::CollectorConfig;
 use ebb_core::console::{self, Console, ConsoleOptions, Role, TokenStore};
-use ebb_core::registry::{ConsoleDb, HostSpec, Registry};
+use ebb_core::registry::{ConsoleDb, HostEntry, Registry};
 use ebb_core::vault::{FileVault, KeychainVault, MemoryVault, TokenVault};
 use ebb_wire::ipc::{Health, HostStatus};
 use std::collections::BTreeMap;
@@ -81,7 +81,7 @@ pub async fn run(
                         .with_context(|| format!("--token-file: cannot read {}", path.display()))
                 })
                 .transpose()?;
-            let spec = HostSpec {
+            let spec = HostEntry {
                 name,
                 url,
                 region,

@@ -284,7 +284,7 @@ fn cost(command: &CostCommand, data_dir: &Path, json: bool) -> anyhow::Result<()
             };
             let comparison = ebb_cost::compare_plans(entry, &series, &options)?;
             if json {
-                let value = costs::plan_json(entry, &active, demand, &series, &comparison)?;
+                let value = costs::plan_json(entry, &active, demand, &series, &comparison);
                 println!("{}", serde_json::to_string_pretty(&value)?);
             } else {
                 print!("{}", costs::plan_text(entry, &active, &comparison));

@@ -13,7 +13,7 @@
 use ebb_agent::sim::GpuModel;
 use ebb_agent::{Fleet, FleetConfig};
 use ebb_core::console::{Console, ConsoleOptions, TokenStore};
-use ebb_core::registry::HostSpec;
+use ebb_core::registry::HostEntry;
 use ebb_plan::reconcile::{HostObs, Input, PoolTarget, Seen, plan};
 use ebb_wire::agent::{Gpu, Lease, LeaseState};
 use ebb_wire::plan::{OverlayMode, Term};
@@ -58,7 +58,7 @@ async fn slider_release(rounds: usize) {
     .expect("console opens");
     for (i, fleet) in fleets.iter().enumerate() {
         let host = &fleet.hosts()[0];
-        let spec = HostSpec {
+        let spec = HostEntry {
             name: format!("gpu-{i:02}"),
             url: host.url.clone(),
             region: host.region.clone(),

@@ -7,7 +7,7 @@ use crate::collect::{Collector, CollectorConfig, Target, Tick, unknown_status};
 use crate::enforcer::{Enforcer, EnforcerConfig};
 use crate::metrics_store::{MetricsError, MetricsStore, RetentionConfig, SampleRow};
 use crate::pools::PoolStore;
-use crate::registry::{ConsoleDb, HostSpec, Registry, RegistryError};
+use crate::registry::{ConsoleDb, HostEntry, Registry, RegistryError};
 use crate::series::{GpuSeries, UtilHistory};
 use crate::vault::{FileVault, KeychainVault, TokenVault};
 use ebb_wire::agent::Health as AgentHealth;
@@ -239,9 +239,9 @@ impl Console {
 
     pub async fn add_host(
         &self,
-        spec: &HostSpec,
+        spec: &HostEntry,
         token: Option<&str>,
-    ) -> Result<HostSpec, ConsoleError> {
+    ) -> Result<HostEntry, ConsoleError> {
         let added = self.registry.add(spec, token).await?;
         self.reload().await?;
         Ok(added)
@@ -250,9 +250,9 @@ impl Console {
     pub async fn update_host(
         &self,
         name: &str,
-        spec: &HostSpec,
+        spec: &HostEntry,
         token: Option<&str>,
-    ) -> Result<HostSpec, ConsoleError> {
+    ) -> Result<HostEntry, ConsoleError> {
         let updated = self.registry.update(name, spec, token).await?;
         self.reload().await?;
         Ok(updated)
@@ -268,9 +268,9 @@ impl Console {
     /// change on every start).
     pub async fn upsert_host(
         &self,
-        spec: &HostSpec,
+        spec: &HostEntry,
         token: Option<&str>,
-    ) -> Result<HostSpec, ConsoleError> {
+    ) -> Result<HostEntry, ConsoleError> {
         match self.registry.get(&spec.name).await {
             Ok(_) => self.update_host(&spec.name, spec, token).await,
             Err(RegistryError::NotFound(_)) => self.add_host(spec, token).await,
@@ -280,7 +280,7 @@ impl Console {
 
     /// "Test connection": the agent's health and GPUs, or exactly what failed.
     pub async fn test_host(
-        spec: &HostSpec,
+        spec: &HostEntry,
         token: Option<&str>,
         config: CollectorConfig,
     ) -> Result<AgentHealth, AgentError> {
@@ -320,7 +320,7 @@ impl Console {
 const REGISTRY_POLL: Duration = Duration::from_secs(3);
 
 /// The collector's targets for these hosts, tokens read from the vault.
-async fn targets_for(registry: &Registry, specs: &[HostSpec]) -> Vec<Target> {
+async fn targets_for(registry: &Registry, specs: &[HostEntry]) -> Vec<Target> {
     let mut targets = Vec::with_capacity(specs.len());
     for spec in specs {
         let token = match registry.token(spec).await {
@@ -342,7 +342,7 @@ async fn follow_registry(
     handle: crate::collect::TargetsHandle,
     every: Duration,
 ) {
-    let mut last: Option<Vec<HostSpec>> = None;
+    let mut last: Option<Vec<HostEntry>> = None;
     let mut ticks = tokio::time::interval(every);
     loop {
         ticks.tick().await;
@@ -356,7 +356,7 @@ async fn follow_registry(
     }
 }
 
-fn target(spec: &HostSpec, token: Option<String>) -> Target {
+fn target(spec: &HostEntry, token: Option<String>) -> Target {
     Target {
         name: spec.name.clone(),
         region: spec.region.clone(),

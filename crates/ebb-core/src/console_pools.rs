@@ -79,7 +79,7 @@ impl Console {
         Ok(facts)
     }
 
-    async fn registry_specs(&self) -> Result<Vec<crate::registry::HostSpec>, PoolError> {
+    async fn registry_specs(&self) -> Result<Vec<crate::registry::HostEntry>, PoolError> {
         self.registry()
             .list()
             .await
@@ -87,7 +87,7 @@ impl Console {
     }
 
     /// Asks these hosts for their GPUs and leases now (short timeouts, all at once).
-    async fn observe_now(&self, specs: &[crate::registry::HostSpec]) -> Vec<HostObs> {
+    async fn observe_now(&self, specs: &[crate::registry::HostEntry]) -> Vec<HostObs> {
         let mut clients = Clients::new(ClientConfig {
             connect_timeout: Duration::from_millis(500),
             request_timeout: Duration::from_millis(1500),

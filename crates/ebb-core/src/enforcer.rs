@@ -8,7 +8,7 @@
 use crate::catalog_store::ActiveCatalog;
 use crate::client::{AgentAccess, AgentClient, AgentError, ClientConfig};
 use crate::pools::{NewActivity, Pool, PoolError, PoolStore, now_ms};
-use crate::registry::{HostSpec, Registry};
+use crate::registry::{HostEntry, Registry};
 use ebb_plan::reconcile::{self, HostObs, Input, Pending, PoolTarget, Seen, Why};
 use ebb_wire::agent::{Lease, LeaseRequest};
 use ebb_wire::pools::{Actor, HostResult, Outcome, PoolLeaseState};
@@ -134,7 +134,7 @@ impl Drop for Enforcer {
 /// A client per registered host, remade when its spec changes.
 #[derive(Debug)]
 pub(crate) struct Clients {
-    map: HashMap<String, (HostSpec, AgentClient)>,
+    map: HashMap<String, (HostEntry, AgentClient)>,
     config: ClientConfig,
 }
 
@@ -150,7 +150,7 @@ impl Clients {
         self.map.get(host).map(|(_, client)| client)
     }
 
-    pub(crate) async fn refresh(&mut self, registry: &Registry, specs: &[HostSpec]) {
+    pub(crate) async fn refresh(&mut self, registry: &Registry, specs: &[HostEntry]) {
         self.map
             .retain(|name, _| specs.iter().any(|s| &s.name == name));
         for spec in specs {
@@ -173,7 +173,7 @@ impl Clients {
     }
 
     /// Every host's GPUs and leases at once; a host that fails either call is unseen.
-    pub(crate) async fn observe(&self, specs: &[HostSpec], concurrency: usize) -> Vec<HostObs> {
+    pub(crate) async fn observe(&self, specs: &[HostEntry], concurrency: usize) -> Vec<HostObs> {
         let limit = Arc::new(Semaphore::new(concurrency));
         let mut tasks = JoinSet::new();
         for (index, spec) in specs.iter().enumerate() {
@@ -276,7 +276,7 @@ impl Loop {
 
         // Observe, all at once, every host a pool may use or where we hold or asked for
         // something; the rest of the fleet is none of the enforcer's business.
-        let scoped: Vec<HostSpec> = specs
+        let scoped: Vec<HostEntry> = specs
             .iter()
             .filter(|spec| {
                 pools.iter().any(|pool| pool.regions.contains(&spec.region))

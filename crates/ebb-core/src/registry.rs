@@ -3,30 +3,16 @@
 
 use crate::pools::now_ms;
 use crate::vault::{TokenVault, VaultError};
-use serde::{Deserialize, Serialize};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 use sqlx::{Row, SqlitePool};
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A host as the operator describes it (the token travels beside it, never inside).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HostSpec {
-    pub name: String,
-    pub url: String,
-    pub region: String,
-    #[serde(default)]
-    pub labels: BTreeMap<String, String>,
-    /// SHA-256 of the agent's TLS certificate, `AB:CD:...`, to pin.
-    #[serde(default)]
-    pub fingerprint: Option<String>,
-    /// Whether a token is stored for the host (the token itself never is here).
-    #[serde(default)]
-    pub has_token: bool,
-}
+/// A host as the operator describes it (the token travels beside it, never inside): the
+/// wire's one host type, stored here as the Settings view and `ebb hosts` show it.
+pub use ebb_wire::ipc::HostEntry;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
@@ -53,7 +39,7 @@ fn invalid(field: &'static str, problem: impl Into<String>) -> RegistryError {
 }
 
 /// Checks and normalizes a host spec, naming the first field with a problem. Pure.
-pub fn validate(spec: &HostSpec) -> Result<HostSpec, RegistryError> {
+pub fn validate(spec: &HostEntry) -> Result<HostEntry, RegistryError> {
     let name = spec.name.trim();
     if name.is_empty() || name.len() > 63 {
         return Err(invalid("name", "must be 1 to 63 characters"));
@@ -98,7 +84,7 @@ pub fn validate(spec: &HostSpec) -> Result<HostSpec, RegistryError> {
             "a pinned certificate needs an https:// URL",
         ));
     }
-    Ok(HostSpec {
+    Ok(HostEntry {
         name: name.to_string(),
         url,
         region: region.to_string(),
@@ -246,14 +232,14 @@ impl Registry {
         &self.vault
     }
 
-    pub async fn list(&self) -> Result<Vec<HostSpec>, RegistryError> {
+    pub async fn list(&self) -> Result<Vec<HostEntry>, RegistryError> {
         let rows = sqlx::query("SELECT name, url, region, labels, fingerprint, has_token FROM hosts ORDER BY region, name")
             .fetch_all(self.db.pool())
             .await?;
         Ok(rows.iter().map(row_to_spec).collect())
     }
 
-    pub async fn get(&self, name: &str) -> Result<HostSpec, RegistryError> {
+    pub async fn get(&self, name: &str) -> Result<HostEntry, RegistryError> {
         let row = sqlx::query(
             "SELECT name, url, region, labels, fingerprint, has_token FROM hosts WHERE name = ?",
         )
@@ -265,7 +251,7 @@ impl Registry {
     }
 
     /// The token of a host, from the vault (not asked when the host has none).
-    pub async fn token(&self, spec: &HostSpec) -> Result<Option<String>, RegistryError> {
+    pub async fn token(&self, spec: &HostEntry) -> Result<Option<String>, RegistryError> {
         if !spec.has_token {
             return Ok(None);
         }
@@ -282,11 +268,11 @@ impl Registry {
     /// the row is not kept.
     pub async fn add(
         &self,
-        spec: &HostSpec,
+        spec: &HostEntry,
         token: Option<&str>,
-    ) -> Result<HostSpec, RegistryError> {
+    ) -> Result<HostEntry, RegistryError> {
         let token = token.map(str::trim).filter(|token| !token.is_empty());
-        let spec = validate(&HostSpec {
+        let spec = validate(&HostEntry {
             has_token: token.is_some(),
             ..spec.clone()
         })?;
@@ -328,12 +314,12 @@ impl Registry {
     pub async fn update(
         &self,
         name: &str,
-        spec: &HostSpec,
+        spec: &HostEntry,
         token: Option<&str>,
-    ) -> Result<HostSpec, RegistryError> {
+    ) -> Result<HostEntry, RegistryError> {
         let current = self.get(name).await?;
         let has_token = token.map_or(current.has_token, |token| !token.trim().is_empty());
-        let spec = validate(&HostSpec {
+        let spec = validate(&HostEntry {
             has_token,
             ..spec.clone()
         })?;
@@ -397,8 +383,8 @@ impl Registry {
     }
 }
 
-fn row_to_spec(row: &sqlx::sqlite::SqliteRow) -> HostSpec {
-    HostSpec {
+fn row_to_spec(row: &sqlx::sqlite::SqliteRow) -> HostEntry {
+    HostEntry {
         name: row.get("name"),
         url: row.get("url"),
         region: row.get("region"),
@@ -421,12 +407,12 @@ async fn blocking<T: Send + 'static>(
 mod tests {
     use super::*;
 
-    fn spec(name: &str, url: &str) -> HostSpec {
-        HostSpec {
+    fn spec(name: &str, url: &str) -> HostEntry {
+        HostEntry {
             name: name.into(),
             url: url.into(),
             region: "cn-east".into(),
-            labels: BTreeMap::new(),
+            labels: std::collections::BTreeMap::new(),
             fingerprint: None,
             has_token: false,
         }
@@ -471,21 +457,21 @@ mod tests {
             (spec("", "http://a"), "name: must be 1 to 63"),
             (spec("a b", "http://a"), "name: may hold only"),
             (
-                HostSpec {
+                HostEntry {
                     region: " ".into(),
                     ..spec("a", "http://a")
                 },
                 "region: must be 1 to 63",
             ),
             (
-                HostSpec {
+                HostEntry {
                     fingerprint: Some("abc".into()),
                     ..spec("a", "https://a")
                 },
                 "fingerprint: must be a SHA-256",
             ),
             (
-                HostSpec {
+                HostEntry {
                     fingerprint: Some("ab".repeat(32)),
                     ..spec("a", "http://a")
                 },
@@ -496,7 +482,7 @@ mod tests {
             let error = validate(&spec).unwrap_err().to_string();
             assert!(error.starts_with(expected), "{expected} vs {error}");
         }
-        let pinned = validate(&HostSpec {
+        let pinned = validate(&HostEntry {
             fingerprint: Some("ab".repeat(32)),
             ..spec("a", "https://a")
         })

@@ -4,7 +4,7 @@
 use ebb_agent::{Fleet, FleetConfig};
 use ebb_core::console::{Console, ConsoleOptions, TokenStore};
 use ebb_core::enforcer::EnforcerConfig;
-use ebb_core::registry::HostSpec;
+use ebb_core::registry::HostEntry;
 use ebb_wire::agent::LeaseState;
 use ebb_wire::plan::{OverlayMode, Term};
 use ebb_wire::pools::{Actor, Outcome, PlacementPolicy, PoolInput, PoolLeaseState, PoolPhase};
@@ -37,7 +37,7 @@ async fn console(dir: &std::path::Path, fleet: &Fleet) -> Console {
     .await
     .unwrap();
     for host in fleet.hosts() {
-        let spec = HostSpec {
+        let spec = HostEntry {
             name: host.name.clone(),
             url: host.url.clone(),
             region: host.region.clone(),

@@ -1,7 +1,7 @@
 //! The registry and the console service on a real SQLite file, with a mock keychain.
 
 use ebb_core::console::{Console, ConsoleOptions, Role, TokenStore};
-use ebb_core::registry::{ConsoleDb, HostSpec, Registry, RegistryError};
+use ebb_core::registry::{ConsoleDb, HostEntry, Registry, RegistryError};
 use ebb_core::vault::{MemoryVault, TokenVault};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -20,8 +20,8 @@ fn temp_dir(tag: &str) -> std::path::PathBuf {
     dir
 }
 
-fn spec(name: &str) -> HostSpec {
-    HostSpec {
+fn spec(name: &str) -> HostEntry {
+    HostEntry {
         name: name.into(),
         url: "http://127.0.0.1:7070".into(),
         region: "cn-east".into(),
@@ -107,7 +107,7 @@ async fn bad_specs_are_refused_naming_the_field() {
         ConsoleDb::open(&dir).await.unwrap(),
         Arc::new(MemoryVault::default()),
     );
-    let bad_url = HostSpec {
+    let bad_url = HostEntry {
         url: "gpu-03:7070".into(),
         ..spec("gpu-03")
     };
