@@ -5,7 +5,8 @@
 //! registers every host, runs `ebb daemon` on them for `EBB_BENCH_SECONDS` (default 300)
 //! and reports the daemon's CPU (cores) and RSS, and how many polls answered.
 
-use ebb_core::registry::{ConsoleDb, HostEntry, Registry};
+use ebb_core::db::ConsoleDb;
+use ebb_core::registry::{HostEntry, Registry};
 use ebb_core::vault::MemoryVault;
 use std::io::BufRead;
 use std::process::{Command, Stdio};

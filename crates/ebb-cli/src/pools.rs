@@ -207,7 +207,7 @@ async fn run_with(console: &Console, command: PoolCommand, json: bool) -> anyhow
                         .map_or_else(|| "is large".to_string(), ToString::to_string)
                 );
             }
-            let since = ebb_core::pools::now_ms();
+            let since = ebb_core::clock::now_ms();
             let entry = console
                 .scale_pool(&name, count, Actor::Operator, ChangeReason::Cli)
                 .await?;
@@ -454,7 +454,7 @@ fn activity_table(entries: &[ActivityEntry]) -> String {
         let _ = writeln!(
             out,
             "{} {:<14} {:<9} {:>3} → {:<3} {:<11} {}{delta}",
-            ebb_core::pools::utc_time(entry.at_ms),
+            ebb_core::calendar::utc_time(entry.at_ms),
             entry.pool,
             actor,
             entry.from,

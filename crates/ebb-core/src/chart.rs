@@ -7,6 +7,7 @@
 //! the data is a gap in the line, never a slope to zero. [`crate::raster`] turns an SVG
 //! into a PNG.
 
+use crate::calendar::civil_from_days;
 use crate::downsample::{Point, m4};
 use crate::history::{AggregateSeries, GpuSeries, Heatmap};
 use crate::series;
@@ -205,19 +206,6 @@ fn time_ticks(from_ms: i64, to_ms: i64, labels: TimeLabels, max_ticks: i64) -> (
         }
     }
     (ticks, step)
-}
-
-/// (year, month, day) of a count of days since 1970-01-01 (Hinnant's civil_from_days).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(month <= 2), month, day)
 }
 
 fn time_label(t_ms: f64, to_ms: i64, step_ms: i64, labels: TimeLabels) -> String {
@@ -939,14 +927,6 @@ mod tests {
         let (ticks, step) = time_ticks(from, from + 7 * 86_400_000, labels, 8);
         assert_eq!(step, 86_400_000);
         assert_eq!(time_label(ticks[0], 0, step, labels), "11-16");
-    }
-
-    #[test]
-    fn civil_dates_round_trip_known_days() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(19_675), (2023, 11, 14));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-        assert_eq!(civil_from_days(-1), (1969, 12, 31));
     }
 
     #[test]

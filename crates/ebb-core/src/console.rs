@@ -4,10 +4,11 @@
 
 use crate::client::{AgentAccess, AgentClient, AgentError};
 use crate::collect::{Collector, CollectorConfig, Target, Tick, unknown_status};
+use crate::db::ConsoleDb;
 use crate::enforcer::{Enforcer, EnforcerConfig};
 use crate::metrics_store::{MetricsError, MetricsStore, RetentionConfig, SampleRow};
 use crate::pools::PoolStore;
-use crate::registry::{ConsoleDb, HostEntry, Registry, RegistryError};
+use crate::registry::{HostEntry, Registry, RegistryError};
 use crate::series::{GpuSeries, UtilHistory};
 use crate::vault::{FileVault, KeychainVault, TokenVault};
 use ebb_wire::agent::Health as AgentHealth;

@@ -4,9 +4,10 @@
 
 use crate::catalog_store::ActiveCatalog;
 use crate::client::ClientConfig;
+use crate::clock::now_ms;
 use crate::console::{Console, Role, read_snapshot};
 use crate::enforcer::{Clients, PassReport};
-use crate::pools::{self, HostFacts, NewActivity, Pool, PoolError, PoolStore, now_ms};
+use crate::pools::{self, HostFacts, NewActivity, Pool, PoolError, PoolStore};
 use ebb_cost::{Catalog, OverlayMode, Term};
 use ebb_plan::reconcile::{self, HostObs};
 use ebb_wire::pools::{
@@ -192,7 +193,7 @@ impl Console {
     async fn pool_view(&self, pool: &Pool, catalog: &Catalog) -> Result<PoolView, PoolError> {
         let now = now_ms();
         let status = self.pools.read_status(&pool.id).await?;
-        let (_, month_start, _) = pools::utc_month(now);
+        let (_, month_start, _) = crate::calendar::utc_month(now);
         let spans = self.pools.spans(&pool.id, month_start).await?;
         Ok(pools::pool_view(pool, status, &spans, catalog, now))
     }

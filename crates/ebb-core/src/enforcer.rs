@@ -7,7 +7,8 @@
 
 use crate::catalog_store::ActiveCatalog;
 use crate::client::{AgentAccess, AgentClient, AgentError, ClientConfig};
-use crate::pools::{NewActivity, Pool, PoolError, PoolStore, now_ms};
+use crate::clock::now_ms;
+use crate::pools::{NewActivity, Pool, PoolError, PoolStore};
 use crate::registry::{HostEntry, Registry};
 use ebb_plan::reconcile::{self, HostObs, Input, Pending, PoolTarget, Seen, Why};
 use ebb_wire::agent::{Lease, LeaseRequest};

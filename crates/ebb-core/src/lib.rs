@@ -4,13 +4,16 @@
 //! planner (placement and reconcile) is its own pure crate, `ebb-plan`.
 //! IO modules: [`client`] (HTTP to agents), [`collect`] (the polling loop).
 
+pub mod calendar;
 pub mod catalog_store;
 pub mod chart;
 pub mod client;
+pub mod clock;
 pub mod collect;
 pub mod console;
 mod console_pools;
 pub mod cost_view;
+pub mod db;
 pub mod downsample;
 pub mod enforcer;
 pub mod history;

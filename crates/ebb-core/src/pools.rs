@@ -2,7 +2,9 @@
 //! the lease history, failover fences, what the enforcer last saw, the activity log), and
 //! the views built from them (a pool with its spend, the slider's preview).
 
-use crate::registry::ConsoleDb;
+use crate::calendar::utc_month;
+use crate::clock::now_ms;
+use crate::db::ConsoleDb;
 use ebb_cost::{Catalog, LeaseSpan, OverlayMode, PoolPlan, Priced, Term};
 use ebb_plan::placement;
 use ebb_plan::reconcile::{KnownLease, Pending, PoolStatus};
@@ -15,7 +17,6 @@ use ebb_wire::reasons::{ChangeReason, ConfirmationReason, PoolNote};
 use serde::{Deserialize, Serialize};
 use sqlx::{AssertSqlSafe, Row};
 use std::collections::{BTreeMap, HashMap};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The most GPUs one pool may hold.
 pub const MAX_POOL_GPUS: u32 = 10_000;
@@ -323,13 +324,6 @@ impl Default for ConfirmPolicy {
 #[derive(Debug, Clone)]
 pub struct PoolStore {
     db: ConsoleDb,
-}
-
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }
 
 fn random_id(prefix: &str) -> String {
@@ -990,57 +984,6 @@ async fn upsert_lease(
     .execute(&mut **tx)
     .await?;
     Ok(())
-}
-
-/// The UTC calendar month holding `now_ms`: its name and its bounds.
-pub fn utc_month(now_ms: i64) -> (String, i64, i64) {
-    let days = now_ms.div_euclid(86_400_000);
-    let (year, month, _) = civil_from_days(days);
-    let start = days_from_civil(year, month, 1) * 86_400_000;
-    let (next_year, next_month) = if month == 12 {
-        (year + 1, 1)
-    } else {
-        (year, month + 1)
-    };
-    let end = days_from_civil(next_year, next_month, 1) * 86_400_000;
-    (format!("{year:04}-{month:02}"), start, end)
-}
-
-/// `2026-12-03 06:40:12Z`.
-pub fn utc_time(ms: i64) -> String {
-    let days = ms.div_euclid(86_400_000);
-    let second = ms.rem_euclid(86_400_000) / 1000;
-    let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}Z",
-        second / 3600,
-        second / 60 % 60,
-        second % 60
-    )
-}
-
-// Howard Hinnant's civil-calendar conversions.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
-
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let yoe = year - era * 400;
-    let month = i64::from(month);
-    let doy = (153 * (if month > 2 { month - 3 } else { month + 9 }) + 2) / 5 + i64::from(day) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// A pool with what the enforcer last saw and its spend.

@@ -1,14 +1,11 @@
 //! The host registry: which agents this console collects from. Rows in SQLite
 //! (`console.db` in the data directory); tokens in a [`TokenVault`], never in the rows.
 
-use crate::pools::now_ms;
+use crate::clock::now_ms;
+use crate::db::ConsoleDb;
 use crate::vault::{TokenVault, VaultError};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
-use sqlx::{Row, SqlitePool};
-use std::path::Path;
-use std::str::FromStr;
+use sqlx::Row;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// A host as the operator describes it (the token travels beside it, never inside): the
 /// wire's one host type, stored here as the Settings view and `ebb hosts` show it.
@@ -166,50 +163,6 @@ pub fn normalize_fingerprint(text: &str) -> Result<String, RegistryError> {
         .map(|pair| String::from_utf8_lossy(pair).into_owned())
         .collect::<Vec<_>>()
         .join(":"))
-}
-
-/// The console database; cheap to clone.
-#[derive(Debug, Clone)]
-pub struct ConsoleDb {
-    pool: SqlitePool,
-}
-
-impl ConsoleDb {
-    pub async fn open(data_dir: &Path) -> Result<Self, RegistryError> {
-        std::fs::create_dir_all(data_dir).map_err(|error| RegistryError::Open {
-            path: data_dir.display().to_string(),
-            reason: error.to_string(),
-        })?;
-        let path = data_dir.join("console.db");
-        let options = SqliteConnectOptions::from_str("sqlite:")?
-            .filename(&path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            // WAL + NORMAL survives a killed process; a power cut may lose the last
-            // commits, which the enforcer recovers from what the agents report.
-            .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
-            .busy_timeout(Duration::from_secs(5));
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_with(options)
-            .await
-            .map_err(|error| RegistryError::Open {
-                path: path.display().to_string(),
-                reason: error.to_string(),
-            })?;
-        sqlx::migrate!("./migrations/console")
-            .run(&pool)
-            .await
-            .map_err(|error| RegistryError::Open {
-                path: path.display().to_string(),
-                reason: error.to_string(),
-            })?;
-        Ok(Self { pool })
-    }
-
-    pub fn pool(&self) -> &SqlitePool {
-        &self.pool
-    }
 }
 
 /// Registered hosts, with their tokens in the vault.

@@ -114,7 +114,7 @@ async fn a_pool_scales_0_20_5_0_through_real_agents_and_logs_each_change() {
         .await
         .unwrap();
     for to in [20, 5, 0] {
-        let since = ebb_core::pools::now_ms();
+        let since = ebb_core::clock::now_ms();
         console
             .scale_pool("train", to, Actor::Operator, ChangeReason::Cli)
             .await

@@ -1,7 +1,8 @@
 //! The registry and the console service on a real SQLite file, with a mock keychain.
 
 use ebb_core::console::{Console, ConsoleOptions, Role, TokenStore};
-use ebb_core::registry::{ConsoleDb, HostEntry, Registry, RegistryError};
+use ebb_core::db::ConsoleDb;
+use ebb_core::registry::{HostEntry, Registry, RegistryError};
 use ebb_core::vault::{MemoryVault, TokenVault};
 use std::collections::BTreeMap;
 use std::sync::Arc;
