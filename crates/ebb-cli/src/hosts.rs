@@ -150,11 +150,15 @@ async fn health_now(
         return Ok(console::read_snapshot(db).await?);
     }
     let specs = registry.list().await?;
-    let mut checks = tokio::task::JoinSet::new();
+    let mut calls = Vec::with_capacity(specs.len());
     for (position, spec) in specs.iter().enumerate() {
-        let spec = spec.clone();
-        let token = registry.token(&spec).await.unwrap_or(None);
-        checks.spawn(async move {
+        let token = registry.token(spec).await.unwrap_or(None);
+        calls.push((position, spec.clone(), token));
+    }
+    let answers = ebb_core::fanout::fan_out(
+        calls,
+        CollectorConfig::default().max_concurrent_polls,
+        |(position, spec, token)| async move {
             let result = ebb_core::client::AgentClient::with_access(
                 &ebb_core::client::AgentAccess {
                     url: spec.url.clone(),
@@ -168,8 +172,9 @@ async fn health_now(
                 Err(error) => Err(error),
             };
             (position, polled)
-        });
-    }
+        },
+    )
+    .await;
     let mut statuses: Vec<HostStatus> = specs
         .iter()
         .map(|spec| {
@@ -184,8 +189,7 @@ async fn health_now(
         offline_after_failures: 1,
         ..CollectorConfig::default()
     };
-    while let Some(joined) = checks.join_next().await {
-        let (position, polled) = joined?;
+    for (position, polled) in answers {
         let mut failures = 0;
         ebb_core::collect::apply_poll(
             &mut statuses[position],

@@ -8,6 +8,7 @@
 use crate::catalog_store::ActiveCatalog;
 use crate::client::{AgentAccess, AgentClient, AgentError, ClientConfig};
 use crate::clock::now_ms;
+use crate::fanout::fan_out;
 use crate::pools::{NewActivity, Pool, PoolError, PoolStore};
 use crate::registry::{HostEntry, Registry};
 use ebb_plan::reconcile::{self, HostObs, Input, Pending, PoolTarget, Seen, Why};
@@ -18,8 +19,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{Notify, Semaphore, watch};
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::sync::{Notify, watch};
+use tokio::task::JoinHandle;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EnforcerConfig {
@@ -175,32 +176,28 @@ impl Clients {
 
     /// Every host's GPUs and leases at once; a host that fails either call is unseen.
     pub(crate) async fn observe(&self, specs: &[HostEntry], concurrency: usize) -> Vec<HostObs> {
-        let limit = Arc::new(Semaphore::new(concurrency));
-        let mut tasks = JoinSet::new();
-        for (index, spec) in specs.iter().enumerate() {
-            let Some((_, client)) = self.map.get(&spec.name) else {
-                continue;
-            };
-            let client = client.clone();
-            let limit = limit.clone();
-            tasks.spawn(async move {
-                let _permit = limit.acquire_owned().await;
-                let (gpus, leases) = tokio::join!(client.gpus(), client.leases());
-                (index, gpus.and_then(|g| leases.map(|l| (g, l))))
-            });
-        }
-        let mut seen: HashMap<usize, Seen> = HashMap::new();
-        while let Some(joined) = tasks.join_next().await {
-            if let Ok((index, Ok((gpus, leases)))) = joined {
-                seen.insert(
+        let calls = specs.iter().enumerate().filter_map(|(index, spec)| {
+            let (_, client) = self.map.get(&spec.name)?;
+            Some((index, client.clone()))
+        });
+        let answers = fan_out(calls, concurrency, |(index, client)| async move {
+            let (gpus, leases) = tokio::join!(client.gpus(), client.leases());
+            (index, gpus.and_then(|g| leases.map(|l| (g, l))))
+        })
+        .await;
+        let mut seen: HashMap<usize, Seen> = answers
+            .into_iter()
+            .filter_map(|(index, answer)| {
+                let (gpus, leases) = answer.ok()?;
+                Some((
                     index,
                     Seen {
                         gpus: gpus.gpus,
                         leases: leases.leases,
                     },
-                );
-            }
-        }
+                ))
+            })
+            .collect();
         specs
             .iter()
             .enumerate()
@@ -538,14 +535,8 @@ impl Loop {
     }
 
     async fn send_creates(&self, holder: &str, intents: Vec<Pending>) -> Vec<(Pending, Sent)> {
-        let limit = Arc::new(Semaphore::new(self.config.concurrency));
-        let mut tasks = JoinSet::new();
-        for intent in intents {
-            let Some(client) = self.clients.get(&intent.host) else {
-                continue;
-            };
-            let client = client.clone();
-            let limit = limit.clone();
+        let calls = intents.into_iter().filter_map(|intent| {
+            let client = self.clients.get(&intent.host)?.clone();
             let request = LeaseRequest {
                 pool_id: intent.pool_id.clone(),
                 holder_id: holder.to_string(),
@@ -554,8 +545,12 @@ impl Loop {
                 command: None,
                 load_profile: None,
             };
-            tasks.spawn(async move {
-                let _permit = limit.acquire_owned().await;
+            Some((intent, client, request))
+        });
+        fan_out(
+            calls,
+            self.config.concurrency,
+            |(intent, client, request)| async move {
                 let outcome = match client.create_lease(&intent.key, &request).await {
                     Ok((_, lease)) => Sent::Granted(Box::new(lease)),
                     Err(error @ AgentError::RefusedRequest { status, .. })
@@ -566,46 +561,31 @@ impl Loop {
                     Err(error) => Sent::Unknown(error),
                 };
                 (intent, outcome)
-            });
-        }
-        let mut out = Vec::new();
-        while let Some(joined) = tasks.join_next().await {
-            if let Ok(done) = joined {
-                out.push(done);
-            }
-        }
-        out
+            },
+        )
+        .await
     }
 
     async fn send_releases(
         &self,
         orders: &[reconcile::ReleaseOrder],
     ) -> Vec<(reconcile::ReleaseOrder, Sent)> {
-        let limit = Arc::new(Semaphore::new(self.config.concurrency));
-        let mut tasks = JoinSet::new();
-        for order in orders {
-            let Some(client) = self.clients.get(&order.host) else {
-                continue;
-            };
-            let client = client.clone();
-            let limit = limit.clone();
-            let order = order.clone();
-            tasks.spawn(async move {
-                let _permit = limit.acquire_owned().await;
+        let calls = orders.iter().filter_map(|order| {
+            let client = self.clients.get(&order.host)?.clone();
+            Some((order.clone(), client))
+        });
+        fan_out(
+            calls,
+            self.config.concurrency,
+            |(order, client)| async move {
                 let outcome = match client.release_lease(&order.lease_id).await {
                     Ok(_) => Sent::Released,
                     Err(error) => Sent::ReleaseFailed(error),
                 };
                 (order, outcome)
-            });
-        }
-        let mut out = Vec::new();
-        while let Some(joined) = tasks.join_next().await {
-            if let Ok(done) = joined {
-                out.push(done);
-            }
-        }
-        out
+            },
+        )
+        .await
     }
 
     /// Records answers: a grant or a certain refusal ends its intent (one transaction for

@@ -16,6 +16,7 @@ pub mod cost_view;
 pub mod db;
 pub mod downsample;
 pub mod enforcer;
+pub mod fanout;
 pub mod history;
 pub mod metrics_store;
 pub mod pools;
