@@ -130,20 +130,6 @@ impl Console {
         let catalog = self.catalog();
         let valid = pools::validate(input, &self.host_facts().await?, &catalog)?;
         let pool = self.pools.create(valid).await?;
-        let change = NewActivity {
-            actor: Actor::Operator,
-            from: 0,
-            to: pool.desired,
-            reason: ChangeReason::Created {
-                model: pool.model.clone(),
-                regions: pool.regions.clone(),
-                min: pool.min,
-                max: pool.max,
-            },
-            delta_per_hour_fen: None,
-            delta_per_month_fen: None,
-        };
-        self.pools.log(&pool, &change).await?;
         self.wake_enforcer();
         self.pool_view(&pool, &catalog).await
     }
@@ -151,20 +137,7 @@ impl Console {
     pub async fn update_pool(&self, name: &str, input: &PoolInput) -> Result<PoolView, PoolError> {
         let catalog = self.catalog();
         let valid = pools::validate(input, &self.host_facts().await?, &catalog)?;
-        let (before, after) = self.pools.update(name, valid).await?;
-        let change = NewActivity {
-            actor: Actor::Operator,
-            from: before.desired,
-            to: after.desired,
-            reason: ChangeReason::SettingsChanged {
-                min: after.min,
-                max: after.max,
-                range_moved: before.desired != after.desired,
-            },
-            delta_per_hour_fen: None,
-            delta_per_month_fen: None,
-        };
-        self.pools.log(&after, &change).await?;
+        let (_, after) = self.pools.update(name, valid).await?;
         self.wake_enforcer();
         self.pool_view(&after, &catalog).await
     }

@@ -235,7 +235,18 @@ enum Sent {
 }
 
 /// Per pool and host: granted, released, failed, last error.
-type Tally = BTreeMap<(String, String), (u32, u32, u32, Option<AgentError>)>;
+/// What one pass did with one pool's requests to one host.
+#[derive(Debug, Default)]
+struct HostTally {
+    granted: u32,
+    released: u32,
+    failed: u32,
+    /// The last failure's reason.
+    last_error: Option<AgentError>,
+}
+
+/// Per (pool id, host): what the pass did there.
+type Tally = BTreeMap<(String, String), HostTally>;
 
 impl Loop {
     async fn pass(&mut self) -> Result<PassReport, PoolError> {
@@ -445,10 +456,10 @@ impl Loop {
                 .entry((order.pool_id.clone(), order.host.clone()))
                 .or_default();
             match outcome {
-                Sent::Released => entry.1 += 1,
+                Sent::Released => entry.released += 1,
                 Sent::ReleaseFailed(error) => {
-                    entry.2 += 1;
-                    entry.3 = Some(error);
+                    entry.failed += 1;
+                    entry.last_error = Some(error);
                 }
                 _ => {}
             }
@@ -459,7 +470,16 @@ impl Loop {
         let mut all_converged = true;
         for (mut stored, pool) in plan.pools.into_iter().zip(&pools) {
             let mut results: Vec<HostResult> = Vec::new();
-            for ((pool_id, host), (granted, released, failed, error)) in &tally {
+            for (
+                (pool_id, host),
+                HostTally {
+                    granted,
+                    released,
+                    failed,
+                    last_error: error,
+                },
+            ) in &tally
+            {
                 if pool_id != &pool.id {
                     continue;
                 }
@@ -527,9 +547,9 @@ impl Loop {
         self.store.write_status(&statuses, now_ms()).await?;
         Ok(PassReport {
             number: self.passes,
-            granted: tally.values().map(|t| t.0).sum(),
-            released: tally.values().map(|t| t.1).sum(),
-            failed: tally.values().map(|t| t.2).sum(),
+            granted: tally.values().map(|t| t.granted).sum(),
+            released: tally.values().map(|t| t.released).sum(),
+            failed: tally.values().map(|t| t.failed).sum(),
             converged: all_converged && still_pending.is_empty(),
         })
     }
@@ -604,7 +624,7 @@ impl Loop {
                 .or_default();
             match outcome {
                 Sent::Granted(lease) => {
-                    entry.0 += 1;
+                    entry.granted += 1;
                     if let Some(host) = hosts.iter_mut().find(|h| h.name == intent.host)
                         && let Some(seen) = &mut host.seen
                         && !seen.leases.iter().any(|l| l.id == lease.id)
@@ -614,13 +634,13 @@ impl Loop {
                     settled.push((intent.key, Some((intent.host, *lease))));
                 }
                 Sent::Refused(error) => {
-                    entry.2 += 1;
-                    entry.3 = Some(error);
+                    entry.failed += 1;
+                    entry.last_error = Some(error);
                     settled.push((intent.key, None));
                 }
                 Sent::Unknown(error) => {
-                    entry.2 += 1;
-                    entry.3 = Some(error);
+                    entry.failed += 1;
+                    entry.last_error = Some(error);
                     pending.push(intent);
                 }
                 Sent::Released | Sent::ReleaseFailed(_) => {}

@@ -446,58 +446,68 @@ impl PoolStore {
         .ok_or_else(|| PoolError::NotFound(name.trim().to_string()))
     }
 
-    /// Creates a pool at its `min`.
+    /// Creates a pool at its `min`, with its activity entry, in one transaction.
     pub async fn create(&self, valid: Valid) -> Result<Pool, PoolError> {
         let mut pool = valid.0;
         pool.id = random_id("pool-");
-        self.save(
+        let now = now_ms();
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        save(
+            &mut tx,
             "INSERT INTO pools (name, model, regions, min_gpus, max_gpus, desired, base_gpus, term, overlay, placement, interruptible, release_at_unit_end, updated_at_ms, id, created_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?13)",
             &pool,
+            now,
         )
         .await?;
+        let change = NewActivity {
+            actor: Actor::Operator,
+            from: 0,
+            to: pool.desired,
+            reason: ChangeReason::Created {
+                model: pool.model.clone(),
+                regions: pool.regions.clone(),
+                min: pool.min,
+                max: pool.max,
+            },
+            delta_per_hour_fen: None,
+            delta_per_month_fen: None,
+        };
+        insert_activity(&mut tx, &pool, &change, now).await?;
+        tx.commit().await?;
         Ok(pool)
     }
 
-    /// Changes a pool's settings; `desired` is kept, moved into `[min, max]` when it left it.
+    /// Changes a pool's settings; `desired` is kept, moved into `[min, max]` when it left
+    /// it. The settings and their activity entry are one transaction.
     pub async fn update(&self, name: &str, valid: Valid) -> Result<(Pool, Pool), PoolError> {
         let before = self.get(name).await?;
         let mut pool = valid.0;
         pool.id = before.id.clone();
         pool.desired = before.desired.clamp(pool.min, pool.max);
-        self.save(
+        let now = now_ms();
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        save(
+            &mut tx,
             "UPDATE pools SET name = ?1, model = ?2, regions = ?3, min_gpus = ?4, max_gpus = ?5, desired = ?6, base_gpus = ?7, term = ?8, overlay = ?9, placement = ?10, interruptible = ?11, release_at_unit_end = ?12, updated_at_ms = ?13 WHERE id = ?14",
             &pool,
+            now,
         )
         .await?;
+        let change = NewActivity {
+            actor: Actor::Operator,
+            from: before.desired,
+            to: pool.desired,
+            reason: ChangeReason::SettingsChanged {
+                min: pool.min,
+                max: pool.max,
+                range_moved: before.desired != pool.desired,
+            },
+            delta_per_hour_fen: None,
+            delta_per_month_fen: None,
+        };
+        insert_activity(&mut tx, &pool, &change, now).await?;
+        tx.commit().await?;
         Ok((before, pool))
-    }
-
-    /// Writes a pool's settings with `sql`, whose parameters are the settings (1 to 12),
-    /// the time (13) and the id (14); a name taken by another pool is refused.
-    async fn save(&self, sql: &'static str, pool: &Pool) -> Result<(), PoolError> {
-        let result = sqlx::query(sql)
-            .bind(&pool.name)
-            .bind(&pool.model)
-            .bind(serde_json::to_string(&pool.regions).unwrap_or_default())
-            .bind(i64::from(pool.min))
-            .bind(i64::from(pool.max))
-            .bind(i64::from(pool.desired))
-            .bind(i64::from(pool.base_gpus))
-            .bind(pool.term.to_string())
-            .bind(pool.overlay.to_string())
-            .bind(placement_word(pool.placement))
-            .bind(i64::from(pool.interruptible))
-            .bind(i64::from(pool.release_at_unit_end))
-            .bind(now_ms())
-            .bind(&pool.id)
-            .execute(self.pool())
-            .await;
-        match result {
-            Err(sqlx::Error::Database(error)) if error.is_unique_violation() => {
-                Err(PoolError::Exists(pool.name.clone()))
-            }
-            other => other.map(|_| ()).map_err(PoolError::from),
-        }
     }
 
     /// Deletes a pool; the enforcer releases what it still holds.
@@ -984,6 +994,39 @@ async fn upsert_lease(
     .execute(&mut **tx)
     .await?;
     Ok(())
+}
+
+/// Writes a pool's settings with `sql`, whose parameters are the settings (1 to 12),
+/// the time (13) and the id (14); a name taken by another pool is refused.
+async fn save(
+    tx: &mut sqlx::SqliteConnection,
+    sql: &'static str,
+    pool: &Pool,
+    now: i64,
+) -> Result<(), PoolError> {
+    let result = sqlx::query(sql)
+        .bind(&pool.name)
+        .bind(&pool.model)
+        .bind(serde_json::to_string(&pool.regions).unwrap_or_default())
+        .bind(i64::from(pool.min))
+        .bind(i64::from(pool.max))
+        .bind(i64::from(pool.desired))
+        .bind(i64::from(pool.base_gpus))
+        .bind(pool.term.to_string())
+        .bind(pool.overlay.to_string())
+        .bind(placement_word(pool.placement))
+        .bind(i64::from(pool.interruptible))
+        .bind(i64::from(pool.release_at_unit_end))
+        .bind(now)
+        .bind(&pool.id)
+        .execute(tx)
+        .await;
+    match result {
+        Err(sqlx::Error::Database(error)) if error.is_unique_violation() => {
+            Err(PoolError::Exists(pool.name.clone()))
+        }
+        other => other.map(|_| ()).map_err(PoolError::from),
+    }
 }
 
 /// A pool with what the enforcer last saw and its spend.

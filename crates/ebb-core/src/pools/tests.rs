@@ -176,9 +176,25 @@ async fn pools_round_trip_and_changes_are_logged() {
     // A second change supersedes the first.
     store.set_desired("web", 4, &change).await.unwrap();
     let log = store.activity(Some("web"), 10).await.unwrap();
-    assert_eq!(log.len(), 2);
+    assert_eq!(
+        log.len(),
+        3,
+        "made (once: the refused duplicate logged nothing), then two changes"
+    );
     assert_eq!(log[0].to, 8, "the second entry's `to` is what was passed");
     assert_eq!(log[1].outcome, Outcome::Superseded);
+    assert!(
+        matches!(
+            log[2].reason,
+            ChangeReason::Created {
+                min: 2,
+                max: 10,
+                ..
+            }
+        ),
+        "{:?}",
+        log[2].reason
+    );
     // Editing keeps desired inside the new range.
     let narrower = validate(
         &input("web", "A100", &["cn-north"], 0, 3),
@@ -188,6 +204,17 @@ async fn pools_round_trip_and_changes_are_logged() {
     .unwrap();
     let (_, after) = store.update("web", narrower).await.unwrap();
     assert_eq!(after.desired, 3);
+    let edited = &store.activity(Some("web"), 1).await.unwrap()[0];
+    assert_eq!(
+        edited.reason,
+        ChangeReason::SettingsChanged {
+            min: 0,
+            max: 3,
+            range_moved: true
+        },
+        "the edit and its entry are one transaction"
+    );
+    assert_eq!((edited.from, edited.to), (4, 3));
     let id = store.console_id().await.unwrap();
     assert_eq!(store.console_id().await.unwrap(), id, "made once");
     store.delete("web").await.unwrap();
