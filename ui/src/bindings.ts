@@ -442,15 +442,15 @@ export type Health =
  * A registered host as the Settings view shows it. The token is never sent back: only
  * whether one is stored.
  */
-export type HostEntry = { name: string; url: string; region: string; labels?: Partial<{ [key in string]: string }>; 
+export type HostEntry = { name: string; url: string; region: string; labels: Partial<{ [key in string]: string }>; 
 /**
  * SHA-256 of the agent's TLS certificate, `AB:CD:...`, to pin.
  */
-fingerprint?: string | null; 
+fingerprint: string | null; 
 /**
  * Whether a token is stored for the host (the token itself never is here).
  */
-has_token?: boolean }
+has_token: boolean }
 /**
  * Free GPUs of the pool's model in one of its regions.
  */

@@ -68,9 +68,9 @@ describe("health", () => {
     expect(healthKey("online")).toBe("health.online");
     expect(healthKey("offline")).toBe("health.offline");
     expect(healthKey("degraded")).toBe("health.degraded");
-    expect(healthKey("weird")).toBe("health.unknown");
+    expect(healthKey("unknown")).toBe("health.unknown");
     expect(healthClass("offline")).toBe("health-offline");
-    expect(healthClass("weird")).toBe("health-unknown");
+    expect(healthClass("unknown")).toBe("health-unknown");
   });
 });
 

@@ -1,6 +1,6 @@
 // Pure helpers for turning backend data into words. No DOM, so they are unit-tested in node.
 
-import type { FleetSnapshot, HostStatus } from "./bindings";
+import type { FleetSnapshot, Health, HostStatus } from "./bindings";
 import { t, type MessageKey } from "./i18n";
 
 /** 42.4 -> "42%", null / NaN -> "—". */
@@ -21,21 +21,21 @@ export function formatModels(models: readonly string[]): string {
   return unique.length === 0 ? t("common.empty") : unique.join(t("common.listSeparator"));
 }
 
-const HEALTH_KEYS: Readonly<Record<string, MessageKey | undefined>> = {
+const HEALTH_KEYS: Readonly<Record<Health, MessageKey>> = {
   online: "health.online",
   offline: "health.offline",
   degraded: "health.degraded",
   unknown: "health.unknown",
 };
 
-/** Catalog key for a health value; anything we do not know reads as "Unknown". */
-export function healthKey(health: string): MessageKey {
-  return HEALTH_KEYS[health] ?? "health.unknown";
+/** Catalog key for a health value. */
+export function healthKey(health: Health): MessageKey {
+  return HEALTH_KEYS[health];
 }
 
 /** CSS modifier for the health dot. */
-export function healthClass(health: string): string {
-  return HEALTH_KEYS[health] ? `health-${health}` : "health-unknown";
+export function healthClass(health: Health): string {
+  return `health-${health}`;
 }
 
 export type RegionGroup = { region: string; hosts: HostStatus[] };

@@ -137,13 +137,10 @@ pub struct HostEntry {
     pub name: String,
     pub url: String,
     pub region: String,
-    #[serde(default)]
     pub labels: std::collections::BTreeMap<String, String>,
     /// SHA-256 of the agent's TLS certificate, `AB:CD:...`, to pin.
-    #[serde(default)]
     pub fingerprint: Option<String>,
     /// Whether a token is stored for the host (the token itself never is here).
-    #[serde(default)]
     pub has_token: bool,
 }
 

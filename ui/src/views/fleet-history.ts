@@ -50,6 +50,9 @@ import { t, type MessageKey } from "../i18n";
 import { hostProblemText } from "../reasons";
 import { getEffectiveTheme, onThemeChange } from "../theme";
 
+/** The export formats the shell writes, as the buttons name them (typed over ExportFormat: none is missing). */
+const EXPORT_LABELS: Readonly<Record<ExportFormat, string>> = { svg: "SVG", png: "PNG" };
+
 export const DETAIL_CHART_HEIGHT = 260;
 const MINUTE_MS = 60_000;
 
@@ -133,14 +136,14 @@ function chartFigure(opts: {
   const exportError = h("div", { class: "chart-alert" });
   const exportStatus = h("p", { class: "export-status", role: "status", "data-testid": "export-status" });
   const loading = h("p", { class: "chart-loading" }, t("fleet.chartLoading"));
-  const buttons = (["svg", "png"] as const).map((format) =>
+  const buttons = (Object.keys(EXPORT_LABELS) as ExportFormat[]).map((format) =>
     h(
       "button",
       {
         type: "button",
         class: "btn btn-small btn-quiet",
         "data-action": `export-${format}`,
-        "aria-label": t("fleet.export.label", { chart: opts.caption, format: format.toUpperCase() }),
+        "aria-label": t("fleet.export.label", { chart: opts.caption, format: EXPORT_LABELS[format] }),
         disabled: true,
         on: { click: () => void exportAs(format) },
       },
