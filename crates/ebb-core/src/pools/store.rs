@@ -1,0 +1,713 @@
+//! The store: pools, lease intents, the lease history, failover fences, what the enforcer
+//! last saw and the activity log, in `console.db`.
+
+use super::*;
+
+/// The pools' tables in `console.db`; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct PoolStore {
+    db: ConsoleDb,
+}
+
+pub(super) fn random_id(prefix: &str) -> String {
+    format!("{prefix}{}", random_hex(8))
+}
+
+/// `bytes` random bytes in hex; the clock fills in so an id is never refused for want of
+/// randomness.
+pub(crate) fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes.max(8)];
+    if getrandom::fill(&mut buf).is_err() {
+        buf[..8].copy_from_slice(&now_ms().to_le_bytes());
+    }
+    buf.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub(super) const POOL_COLUMNS: &str = "id, name, model, regions, min_gpus, max_gpus, desired, base_gpus, term, overlay, placement, interruptible, release_at_unit_end, force_release";
+
+pub(super) fn pool_row(row: &sqlx::sqlite::SqliteRow) -> Pool {
+    let regions: String = row.get("regions");
+    let count = |column: &str| u32::try_from(row.get::<i64, _>(column)).unwrap_or(0);
+    Pool {
+        id: row.get("id"),
+        name: row.get("name"),
+        model: row.get("model"),
+        regions: serde_json::from_str(&regions).unwrap_or_default(),
+        min: count("min_gpus"),
+        max: count("max_gpus"),
+        desired: count("desired"),
+        base_gpus: count("base_gpus"),
+        term: row.get::<String, _>("term").parse().unwrap_or_default(),
+        overlay: row.get::<String, _>("overlay").parse().unwrap_or_default(),
+        placement: if row.get::<String, _>("placement") == "spread" {
+            PlacementPolicy::Spread
+        } else {
+            PlacementPolicy::Pack
+        },
+        interruptible: row.get::<i64, _>("interruptible") != 0,
+        release_at_unit_end: row.get::<i64, _>("release_at_unit_end") != 0,
+        force_release: row.get::<i64, _>("force_release") != 0,
+    }
+}
+
+pub(super) fn placement_word(policy: PlacementPolicy) -> &'static str {
+    match policy {
+        PlacementPolicy::Pack => "pack",
+        PlacementPolicy::Spread => "spread",
+    }
+}
+
+pub(super) fn actor_word(actor: Actor) -> &'static str {
+    match actor {
+        Actor::Operator => "operator",
+        Actor::Failover => "failover",
+        Actor::Rule => "rule",
+        Actor::Enforcer => "enforcer",
+    }
+}
+
+pub(super) fn outcome_word(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::InProgress => "in_progress",
+        Outcome::Done => "done",
+        Outcome::Partial => "partial",
+        Outcome::Superseded => "superseded",
+    }
+}
+
+/// A change to record in the activity log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewActivity {
+    pub actor: Actor,
+    pub from: u32,
+    pub to: u32,
+    pub reason: ChangeReason,
+    pub delta_per_hour_fen: Option<i64>,
+    pub delta_per_month_fen: Option<i64>,
+}
+
+impl PoolStore {
+    pub fn new(db: ConsoleDb) -> Self {
+        Self { db }
+    }
+
+    fn pool(&self) -> &sqlx::SqlitePool {
+        self.db.pool()
+    }
+
+    /// This console's holder id, made once per data directory.
+    pub async fn console_id(&self) -> Result<String, PoolError> {
+        let fresh = random_id("console-");
+        sqlx::query("INSERT OR IGNORE INTO meta (key, value) VALUES ('console_id', ?)")
+            .bind(&fresh)
+            .execute(self.pool())
+            .await?;
+        Ok(
+            sqlx::query_scalar("SELECT value FROM meta WHERE key = 'console_id'")
+                .fetch_one(self.pool())
+                .await?,
+        )
+    }
+
+    pub async fn list(&self) -> Result<Vec<Pool>, PoolError> {
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {POOL_COLUMNS} FROM pools ORDER BY name"
+        )))
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows.iter().map(pool_row).collect())
+    }
+
+    pub async fn get(&self, name: &str) -> Result<Pool, PoolError> {
+        sqlx::query(AssertSqlSafe(format!(
+            "SELECT {POOL_COLUMNS} FROM pools WHERE name = ?"
+        )))
+        .bind(name.trim())
+        .fetch_optional(self.pool())
+        .await?
+        .map(|row| pool_row(&row))
+        .ok_or_else(|| PoolError::NotFound(name.trim().to_string()))
+    }
+
+    /// Creates a pool at its `min`, with its activity entry, in one transaction.
+    pub async fn create(&self, valid: Valid) -> Result<Pool, PoolError> {
+        let mut pool = valid.0;
+        pool.id = random_id("pool-");
+        let now = now_ms();
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        save(
+            &mut tx,
+            "INSERT INTO pools (name, model, regions, min_gpus, max_gpus, desired, base_gpus, term, overlay, placement, interruptible, release_at_unit_end, updated_at_ms, id, created_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?13)",
+            &pool,
+            now,
+        )
+        .await?;
+        let change = NewActivity {
+            actor: Actor::Operator,
+            from: 0,
+            to: pool.desired,
+            reason: ChangeReason::Created {
+                model: pool.model.clone(),
+                regions: pool.regions.clone(),
+                min: pool.min,
+                max: pool.max,
+            },
+            delta_per_hour_fen: None,
+            delta_per_month_fen: None,
+        };
+        insert_activity(&mut tx, &pool, &change, now).await?;
+        tx.commit().await?;
+        Ok(pool)
+    }
+
+    /// Changes a pool's settings; `desired` is kept, moved into `[min, max]` when it left
+    /// it. The settings and their activity entry are one transaction.
+    pub async fn update(&self, name: &str, valid: Valid) -> Result<(Pool, Pool), PoolError> {
+        let before = self.get(name).await?;
+        let mut pool = valid.0;
+        pool.id = before.id.clone();
+        pool.desired = before.desired.clamp(pool.min, pool.max);
+        let now = now_ms();
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        save(
+            &mut tx,
+            "UPDATE pools SET name = ?1, model = ?2, regions = ?3, min_gpus = ?4, max_gpus = ?5, desired = ?6, base_gpus = ?7, term = ?8, overlay = ?9, placement = ?10, interruptible = ?11, release_at_unit_end = ?12, updated_at_ms = ?13 WHERE id = ?14",
+            &pool,
+            now,
+        )
+        .await?;
+        let change = NewActivity {
+            actor: Actor::Operator,
+            from: before.desired,
+            to: pool.desired,
+            reason: ChangeReason::SettingsChanged {
+                min: pool.min,
+                max: pool.max,
+                range_moved: before.desired != pool.desired,
+            },
+            delta_per_hour_fen: None,
+            delta_per_month_fen: None,
+        };
+        insert_activity(&mut tx, &pool, &change, now).await?;
+        tx.commit().await?;
+        Ok((before, pool))
+    }
+
+    /// Deletes a pool; the enforcer releases what it still holds.
+    pub async fn delete(&self, name: &str) -> Result<Pool, PoolError> {
+        let pool = self.get(name).await?;
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        sqlx::query("DELETE FROM pools WHERE id = ?")
+            .bind(&pool.id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM pool_status WHERE pool_id = ?")
+            .bind(&pool.id)
+            .execute(&mut *tx)
+            .await?;
+        supersede_open(&mut tx, &pool.id, now_ms()).await?;
+        let change = NewActivity {
+            actor: Actor::Operator,
+            from: pool.desired,
+            to: 0,
+            reason: ChangeReason::Deleted,
+            delta_per_hour_fen: None,
+            delta_per_month_fen: None,
+        };
+        let id = insert_activity(&mut tx, &pool, &change, now_ms()).await?;
+        sqlx::query("UPDATE activity SET outcome = 'done', finished_at_ms = at_ms WHERE id = ?")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(pool)
+    }
+
+    /// Sets a pool's desired count and logs the change, in one transaction; an unfinished
+    /// change of the same pool is marked superseded.
+    pub async fn set_desired(
+        &self,
+        name: &str,
+        to: u32,
+        change: &NewActivity,
+    ) -> Result<(Pool, ActivityEntry), PoolError> {
+        let mut pool = self.get(name).await?;
+        pool.check_count("desired", to)?;
+        let now = now_ms();
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        sqlx::query(
+            "UPDATE pools SET desired = ?, force_release = 0, updated_at_ms = ? WHERE id = ?",
+        )
+        .bind(i64::from(to))
+        .bind(now)
+        .bind(&pool.id)
+        .execute(&mut *tx)
+        .await?;
+        supersede_open(&mut tx, &pool.id, now).await?;
+        let id = insert_activity(&mut tx, &pool, change, now).await?;
+        tx.commit().await?;
+        pool.desired = to;
+        Ok((pool, self.activity_entry(id).await?))
+    }
+
+    /// Releases what the current scale-in keeps for its paid units, now (until the next
+    /// change), and logs it.
+    pub async fn force_release(&self, name: &str) -> Result<Pool, PoolError> {
+        let mut pool = self.get(name).await?;
+        let now = now_ms();
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        sqlx::query("UPDATE pools SET force_release = 1, updated_at_ms = ? WHERE id = ?")
+            .bind(now)
+            .bind(&pool.id)
+            .execute(&mut *tx)
+            .await?;
+        let change = NewActivity {
+            actor: Actor::Operator,
+            from: pool.desired,
+            to: pool.desired,
+            reason: ChangeReason::ReleaseNow,
+            delta_per_hour_fen: None,
+            delta_per_month_fen: None,
+        };
+        insert_activity(&mut tx, &pool, &change, now).await?;
+        tx.commit().await?;
+        pool.force_release = true;
+        Ok(pool)
+    }
+
+    /// Logs a change the enforcer made on its own (failover, stale or orphan releases).
+    pub async fn log(&self, pool: &Pool, change: &NewActivity) -> Result<i64, PoolError> {
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let id = insert_activity(&mut tx, pool, change, now_ms()).await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    async fn activity_entry(&self, id: i64) -> Result<ActivityEntry, PoolError> {
+        let row = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE id = ?"
+        )))
+        .bind(id)
+        .fetch_one(self.pool())
+        .await?;
+        Ok(activity_row(&row))
+    }
+
+    /// The activity log, newest first, of one pool or all.
+    pub async fn activity(
+        &self,
+        pool: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<ActivityEntry>, PoolError> {
+        let rows = match pool {
+            Some(name) => {
+                sqlx::query(AssertSqlSafe(format!(
+                    "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE pool_name = ? ORDER BY id DESC LIMIT ?"
+                )))
+                .bind(name.trim())
+                .bind(i64::from(limit))
+                .fetch_all(self.pool())
+                .await?
+            }
+            None => {
+                sqlx::query(AssertSqlSafe(format!(
+                    "SELECT {ACTIVITY_COLUMNS} FROM activity ORDER BY id DESC LIMIT ?"
+                )))
+                .bind(i64::from(limit))
+                .fetch_all(self.pool())
+                .await?
+            }
+        };
+        Ok(rows.iter().map(activity_row).collect())
+    }
+
+    /// The unfinished changes of each pool, oldest first: pool id → (activity id, results).
+    pub async fn open_changes(
+        &self,
+    ) -> Result<HashMap<String, Vec<(i64, Vec<HostResult>)>>, PoolError> {
+        let rows = sqlx::query(
+            "SELECT id, pool_id, results FROM activity WHERE outcome IN ('in_progress', 'partial') ORDER BY id",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        let mut open: HashMap<String, Vec<(i64, Vec<HostResult>)>> = HashMap::new();
+        for row in &rows {
+            let results: String = row.get("results");
+            open.entry(row.get::<String, _>("pool_id"))
+                .or_default()
+                .push((
+                    row.get::<i64, _>("id"),
+                    serde_json::from_str(&results).unwrap_or_default(),
+                ));
+        }
+        Ok(open)
+    }
+
+    /// Records a change's per-host results and how it stands.
+    pub async fn update_change(
+        &self,
+        id: i64,
+        results: &[HostResult],
+        outcome: Outcome,
+    ) -> Result<(), PoolError> {
+        let finished = matches!(outcome, Outcome::Done).then(now_ms);
+        sqlx::query(
+            "UPDATE activity SET results = ?, outcome = ?, finished_at_ms = ? WHERE id = ?",
+        )
+        .bind(serde_json::to_string(results).unwrap_or_default())
+        .bind(outcome_word(outcome))
+        .bind(finished)
+        .bind(id)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Writes lease requests before they are sent (one transaction).
+    pub async fn add_intents(&self, intents: &[Pending]) -> Result<(), PoolError> {
+        let now = now_ms();
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        for intent in intents {
+            sqlx::query(
+                "INSERT OR IGNORE INTO lease_intents (key, pool_id, host, gpu_uuid, created_at_ms) VALUES (?, ?, ?, ?, ?)",
+            )
+            .bind(&intent.key)
+            .bind(&intent.pool_id)
+            .bind(&intent.host)
+            .bind(&intent.gpu_uuid)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn intents(&self) -> Result<Vec<Pending>, PoolError> {
+        let rows = sqlx::query(
+            "SELECT key, pool_id, host, gpu_uuid FROM lease_intents ORDER BY created_at_ms, key",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|row| Pending {
+                key: row.get("key"),
+                pool_id: row.get("pool_id"),
+                host: row.get("host"),
+                gpu_uuid: row.get("gpu_uuid"),
+            })
+            .collect())
+    }
+
+    /// Intents whose answers are certain, in one transaction; each granted lease is
+    /// recorded with its intent's end.
+    pub async fn resolve_intents(
+        &self,
+        settled: &[(String, Option<(String, Lease)>)],
+    ) -> Result<(), PoolError> {
+        if settled.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        for (key, granted) in settled {
+            if let Some((host, lease)) = granted {
+                upsert_lease(&mut tx, host, lease).await?;
+            }
+            sqlx::query("DELETE FROM lease_intents WHERE key = ?")
+                .bind(key)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Brings the lease history of these hosts in line with what their agents reported
+    /// (one transaction): our leases there are recorded, and a recorded one an agent no
+    /// longer holds is ended.
+    pub async fn sync_hosts(
+        &self,
+        hosts: &[(&str, Vec<&Lease>)],
+        now: i64,
+    ) -> Result<(), PoolError> {
+        if hosts.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        for (host, ours) in hosts {
+            for lease in ours {
+                upsert_lease(&mut tx, host, lease).await?;
+            }
+            let open: Vec<String> = sqlx::query_scalar(
+                "SELECT lease_id FROM pool_leases WHERE host = ? AND ended_at_ms IS NULL",
+            )
+            .bind(host)
+            .fetch_all(&mut *tx)
+            .await?;
+            for id in open {
+                if !ours.iter().any(|lease| lease.id == id) {
+                    sqlx::query(
+                        "UPDATE pool_leases SET ended_at_ms = ? WHERE host = ? AND lease_id = ?",
+                    )
+                    .bind(now)
+                    .bind(host)
+                    .bind(&id)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+            }
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Our leases not known to have ended.
+    pub async fn known_leases(&self) -> Result<Vec<KnownLease>, PoolError> {
+        let rows = sqlx::query(
+            "SELECT host, lease_id, pool_id, fencing_token, gpu_uuids, gpu_indexes, granted_at_ms FROM pool_leases WHERE ended_at_ms IS NULL",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|row| KnownLease {
+                host: row.get("host"),
+                lease_id: row.get("lease_id"),
+                pool_id: row.get("pool_id"),
+                fencing_token: u64::try_from(row.get::<i64, _>("fencing_token")).unwrap_or(0),
+                gpu_uuids: serde_json::from_str(&row.get::<String, _>("gpu_uuids"))
+                    .unwrap_or_default(),
+                gpu_indexes: serde_json::from_str(&row.get::<String, _>("gpu_indexes"))
+                    .unwrap_or_default(),
+                granted_at_ms: row.get("granted_at_ms"),
+            })
+            .collect())
+    }
+
+    /// A pool's leases that were held at some time since `since_ms`.
+    pub async fn spans(&self, pool_id: &str, since_ms: i64) -> Result<Vec<LeaseSpan>, PoolError> {
+        let rows = sqlx::query(
+            "SELECT granted_at_ms, ended_at_ms, gpu_uuids FROM pool_leases WHERE pool_id = ? AND (ended_at_ms IS NULL OR ended_at_ms >= ?)",
+        )
+        .bind(pool_id)
+        .bind(since_ms)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|row| LeaseSpan {
+                start_ms: row.get("granted_at_ms"),
+                end_ms: row.get("ended_at_ms"),
+                gpus: serde_json::from_str::<Vec<String>>(&row.get::<String, _>("gpu_uuids"))
+                    .map_or(1, |uuids| u32::try_from(uuids.len()).unwrap_or(1)),
+            })
+            .collect())
+    }
+
+    pub async fn fences(&self) -> Result<HashMap<String, u64>, PoolError> {
+        let rows = sqlx::query("SELECT host, fence FROM host_fences")
+            .fetch_all(self.pool())
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|row| {
+                (
+                    row.get::<String, _>("host"),
+                    u64::try_from(row.get::<i64, _>("fence")).unwrap_or(0),
+                )
+            })
+            .collect())
+    }
+
+    pub async fn set_fence(&self, host: &str, fence: u64) -> Result<(), PoolError> {
+        sqlx::query("INSERT INTO host_fences (host, fence, at_ms) VALUES (?, ?, ?) ON CONFLICT (host) DO UPDATE SET fence = excluded.fence, at_ms = excluded.at_ms")
+            .bind(host)
+            .bind(i64::try_from(fence).unwrap_or(i64::MAX))
+            .bind(now_ms())
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    pub async fn clear_fence(&self, host: &str) -> Result<(), PoolError> {
+        sqlx::query("DELETE FROM host_fences WHERE host = ?")
+            .bind(host)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// What the enforcer saw of every pool this pass (one transaction).
+    pub async fn write_status(&self, statuses: &[PoolStatus], now: i64) -> Result<(), PoolError> {
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        for status in statuses {
+            sqlx::query("INSERT INTO pool_status (pool_id, status, checked_at_ms) VALUES (?, ?, ?) ON CONFLICT (pool_id) DO UPDATE SET status = excluded.status, checked_at_ms = excluded.checked_at_ms")
+                .bind(&status.pool_id)
+                .bind(serde_json::to_string(status).unwrap_or_default())
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn read_status(&self, pool_id: &str) -> Result<Option<(PoolStatus, i64)>, PoolError> {
+        let row = sqlx::query("SELECT status, checked_at_ms FROM pool_status WHERE pool_id = ?")
+            .bind(pool_id)
+            .fetch_optional(self.pool())
+            .await?;
+        Ok(row.map(|row| {
+            (
+                serde_json::from_str(&row.get::<String, _>("status")).unwrap_or_default(),
+                row.get::<i64, _>("checked_at_ms"),
+            )
+        }))
+    }
+
+    pub async fn confirm_policy(&self) -> Result<ConfirmPolicy, PoolError> {
+        let value: Option<String> =
+            sqlx::query_scalar("SELECT value FROM settings WHERE key = 'confirm_policy'")
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(value
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default())
+    }
+
+    pub async fn set_confirm_policy(&self, policy: ConfirmPolicy) -> Result<(), PoolError> {
+        sqlx::query("INSERT INTO settings (key, value) VALUES ('confirm_policy', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            .bind(serde_json::to_string(&policy).unwrap_or_default())
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+}
+
+pub(super) const ACTIVITY_COLUMNS: &str = "id, at_ms, pool_name, actor, from_gpus, to_gpus, reason, delta_per_hour_fen, delta_per_month_fen, results, outcome, finished_at_ms";
+
+pub(super) fn activity_row(row: &sqlx::sqlite::SqliteRow) -> ActivityEntry {
+    let count = |column: &str| u32::try_from(row.get::<i64, _>(column)).unwrap_or(0);
+    ActivityEntry {
+        id: row.get("id"),
+        at_ms: row.get("at_ms"),
+        pool: row.get("pool_name"),
+        actor: match row.get::<String, _>("actor").as_str() {
+            "failover" => Actor::Failover,
+            "rule" => Actor::Rule,
+            "enforcer" => Actor::Enforcer,
+            _ => Actor::Operator,
+        },
+        from: count("from_gpus"),
+        to: count("to_gpus"),
+        reason: ChangeReason::from_stored(row.get("reason")),
+        delta_per_hour_fen: row.get("delta_per_hour_fen"),
+        delta_per_month_fen: row.get("delta_per_month_fen"),
+        results: serde_json::from_str(&row.get::<String, _>("results")).unwrap_or_default(),
+        outcome: match row.get::<String, _>("outcome").as_str() {
+            "done" => Outcome::Done,
+            "partial" => Outcome::Partial,
+            "superseded" => Outcome::Superseded,
+            _ => Outcome::InProgress,
+        },
+        finished_at_ms: row.get("finished_at_ms"),
+    }
+}
+
+/// Marks a pool's unfinished changes superseded.
+pub(super) async fn supersede_open(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    pool_id: &str,
+    now: i64,
+) -> Result<(), PoolError> {
+    sqlx::query(
+        "UPDATE activity SET outcome = 'superseded', finished_at_ms = ? WHERE pool_id = ? AND outcome IN ('in_progress', 'partial')",
+    )
+    .bind(now)
+    .bind(pool_id)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+pub(super) async fn insert_activity(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    pool: &Pool,
+    change: &NewActivity,
+    now: i64,
+) -> Result<i64, PoolError> {
+    let done = change.from == change.to && change.actor == Actor::Operator;
+    Ok(sqlx::query(
+        "INSERT INTO activity (at_ms, pool_id, pool_name, actor, from_gpus, to_gpus, reason, delta_per_hour_fen, delta_per_month_fen, results, outcome, finished_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, '[]', ?, ?)",
+    )
+    .bind(now)
+    .bind(&pool.id)
+    .bind(&pool.name)
+    .bind(actor_word(change.actor))
+    .bind(i64::from(change.from))
+    .bind(i64::from(change.to))
+    .bind(change.reason.to_stored())
+    .bind(change.delta_per_hour_fen)
+    .bind(change.delta_per_month_fen)
+    .bind(if done { "done" } else { "in_progress" })
+    .bind(done.then_some(now))
+    .execute(&mut **tx)
+    .await?
+    .last_insert_rowid())
+}
+
+pub(super) async fn upsert_lease(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    host: &str,
+    lease: &Lease,
+) -> Result<(), PoolError> {
+    let ended = lease.released_at_ms.and_then(|ms| i64::try_from(ms).ok());
+    sqlx::query(
+        "INSERT INTO pool_leases (host, lease_id, pool_id, gpu_uuids, gpu_indexes, fencing_token, granted_at_ms, ended_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (host, lease_id) DO UPDATE SET ended_at_ms = COALESCE(excluded.ended_at_ms, pool_leases.ended_at_ms)",
+    )
+    .bind(host)
+    .bind(&lease.id)
+    .bind(&lease.pool_id)
+    .bind(serde_json::to_string(&lease.gpu_uuids).unwrap_or_default())
+    .bind(serde_json::to_string(&lease.gpu_indexes).unwrap_or_default())
+    .bind(i64::try_from(lease.fencing_token).unwrap_or(i64::MAX))
+    .bind(i64::try_from(lease.created_at_ms).unwrap_or(0))
+    .bind(ended)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Writes a pool's settings with `sql`, whose parameters are the settings (1 to 12),
+/// the time (13) and the id (14); a name taken by another pool is refused.
+pub(super) async fn save(
+    tx: &mut sqlx::SqliteConnection,
+    sql: &'static str,
+    pool: &Pool,
+    now: i64,
+) -> Result<(), PoolError> {
+    let result = sqlx::query(sql)
+        .bind(&pool.name)
+        .bind(&pool.model)
+        .bind(serde_json::to_string(&pool.regions).unwrap_or_default())
+        .bind(i64::from(pool.min))
+        .bind(i64::from(pool.max))
+        .bind(i64::from(pool.desired))
+        .bind(i64::from(pool.base_gpus))
+        .bind(pool.term.to_string())
+        .bind(pool.overlay.to_string())
+        .bind(placement_word(pool.placement))
+        .bind(i64::from(pool.interruptible))
+        .bind(i64::from(pool.release_at_unit_end))
+        .bind(now)
+        .bind(&pool.id)
+        .execute(tx)
+        .await;
+    match result {
+        Err(sqlx::Error::Database(error)) if error.is_unique_violation() => {
+            Err(PoolError::Exists(pool.name.clone()))
+        }
+        other => other.map(|_| ()).map_err(PoolError::from),
+    }
+}

@@ -1,0 +1,194 @@
+//! Validation: a pool as the operator wrote it, checked against the hosts and the price
+//! catalog; every refusal names the field.
+
+use super::*;
+
+/// A host as validation sees it: where it is and the GPU models it reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostFacts {
+    pub name: String,
+    pub region: String,
+    /// Empty when not polled yet.
+    pub models: Vec<String>,
+}
+
+/// A pool input that passed validation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Valid(pub(super) Pool);
+
+/// Checks a pool as the operator wrote it against the hosts and the price catalog. Every
+/// refusal names the field.
+pub fn validate(
+    input: &PoolInput,
+    hosts: &[HostFacts],
+    catalog: &Catalog,
+) -> Result<Valid, PoolError> {
+    let name = input.name.trim();
+    if name.is_empty() || name.chars().count() > 63 {
+        return Err(invalid("name", "must be 1 to 63 characters"));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err(invalid(
+            "name",
+            format!("`{name}` may only hold letters, digits, `-`, `_` and `.`"),
+        ));
+    }
+    let model = input.model.trim();
+    if model.is_empty() {
+        return Err(invalid("model", "is required, e.g. A100"));
+    }
+    if !catalog.entries.iter().any(|entry| {
+        placement::model_matches(model, &entry.model)
+            || placement::model_matches(&entry.model, model)
+    }) {
+        let mut known: Vec<&str> = catalog.entries.iter().map(|e| e.model.as_str()).collect();
+        known.dedup();
+        return Err(invalid(
+            "model",
+            format!(
+                "unknown GPU model `{model}`: the price catalog has {}",
+                known.join(", ")
+            ),
+        ));
+    }
+    // No region named: every region where a host reported the model.
+    let named: Vec<String> = if input.regions.iter().all(|r| r.trim().is_empty()) {
+        let mut found: Vec<String> = hosts
+            .iter()
+            .filter(|h| h.models.iter().any(|m| placement::model_matches(model, m)))
+            .map(|h| h.region.clone())
+            .collect();
+        found.sort();
+        found.dedup();
+        if found.is_empty() {
+            return Err(invalid(
+                "regions",
+                format!("no registered host reports a {model}: name the regions to rent in"),
+            ));
+        }
+        found
+    } else {
+        input.regions.clone()
+    };
+    let mut regions: Vec<String> = Vec::new();
+    for region in &named {
+        let region = region.trim();
+        if region.is_empty() || regions.iter().any(|r| r == region) {
+            continue;
+        }
+        let here: Vec<&HostFacts> = hosts.iter().filter(|h| h.region == region).collect();
+        if here.is_empty() {
+            let mut known: Vec<&str> = hosts.iter().map(|h| h.region.as_str()).collect();
+            known.sort_unstable();
+            known.dedup();
+            return Err(invalid(
+                "regions",
+                format!(
+                    "no registered host is in `{region}` (hosts are in: {})",
+                    if known.is_empty() {
+                        "none yet".into()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            ));
+        }
+        let polled: Vec<&&HostFacts> = here.iter().filter(|h| !h.models.is_empty()).collect();
+        if !polled.is_empty()
+            && !polled
+                .iter()
+                .any(|h| h.models.iter().any(|m| placement::model_matches(model, m)))
+        {
+            let mut have: Vec<&str> = polled
+                .iter()
+                .flat_map(|h| h.models.iter().map(String::as_str))
+                .collect();
+            have.sort_unstable();
+            have.dedup();
+            return Err(invalid(
+                "regions",
+                format!(
+                    "no host in `{region}` offers {model} (they have: {})",
+                    have.join(", ")
+                ),
+            ));
+        }
+        regions.push(region.to_string());
+    }
+    if regions.is_empty() {
+        return Err(invalid("regions", "name at least one region"));
+    }
+    if !regions
+        .iter()
+        .any(|region| catalog.find(model, region).is_ok())
+    {
+        return Err(invalid(
+            "model",
+            format!(
+                "the price catalog has no price for {model} in {}: import one that does",
+                regions.join(", ")
+            ),
+        ));
+    }
+    if input.max > MAX_POOL_GPUS {
+        return Err(invalid(
+            "max",
+            format!(
+                "{} is more than the {MAX_POOL_GPUS} GPUs a pool may hold",
+                input.max
+            ),
+        ));
+    }
+    if input.min > input.max {
+        return Err(invalid(
+            "min",
+            format!("{} is more than max ({})", input.min, input.max),
+        ));
+    }
+    if input.base_gpus > input.max {
+        return Err(invalid(
+            "base_gpus",
+            format!(
+                "{} subscribed is more than max ({}): the pool could never use them",
+                input.base_gpus, input.max
+            ),
+        ));
+    }
+    let (term, overlay) = (input.term, input.overlay);
+    if overlay == OverlayMode::Spot && !input.interruptible {
+        return Err(invalid(
+            "overlay",
+            "spot GPUs can be interrupted: mark the pool interruptible to use them",
+        ));
+    }
+    for region in &regions {
+        if let Ok(entry) = catalog.find(model, region) {
+            overlay
+                .price(entry)
+                .map_err(|error| invalid("overlay", error.to_string()))?;
+            if input.base_gpus > 0 {
+                term.price(entry)
+                    .map_err(|error| invalid("term", error.to_string()))?;
+            }
+        }
+    }
+    Ok(Valid(Pool {
+        id: String::new(),
+        name: name.to_string(),
+        model: model.to_string(),
+        regions,
+        min: input.min,
+        max: input.max,
+        desired: input.min,
+        base_gpus: input.base_gpus,
+        term,
+        overlay,
+        placement: input.placement,
+        interruptible: input.interruptible,
+        release_at_unit_end: input.release_at_unit_end,
+        force_release: false,
+    }))
+}

@@ -1,0 +1,250 @@
+//! The views built from the store: a pool with its spend, the slider's preview.
+
+use super::*;
+
+/// A pool with what the enforcer last saw and its spend.
+pub fn pool_view(
+    pool: &Pool,
+    status: Option<(PoolStatus, i64)>,
+    spans: &[LeaseSpan],
+    catalog: &Catalog,
+    now: i64,
+) -> PoolView {
+    let checked_at_ms = status.as_ref().map(|(_, at)| *at);
+    let status = status.map(|(status, _)| status).unwrap_or_default();
+    let enforced = checked_at_ms.is_some_and(|at| now - at <= ENFORCER_STALE_MS);
+    let converged = status.actual == pool.desired && status.pending == 0;
+    let (phase, notes) = if !enforced {
+        (PoolPhase::NotEnforced, vec![PoolNote::NotEnforced])
+    } else if converged && status.held_to_unit_end == 0 {
+        (PoolPhase::Converged, Vec::new())
+    } else if status.actual + status.pending < pool.desired
+        && (status.short > 0 || status.hosts.iter().any(|h| h.failed > 0))
+    {
+        (PoolPhase::Blocked, status.notes.clone())
+    } else if status.actual + status.pending < pool.desired {
+        (PoolPhase::ScalingOut, status.notes.clone())
+    } else {
+        (PoolPhase::ScalingIn, status.notes.clone())
+    };
+    let (spend, spend_problem) = spend_view(pool, spans, catalog, now, status.actual);
+    PoolView {
+        id: pool.id.clone(),
+        name: pool.name.clone(),
+        model: pool.model.clone(),
+        regions: pool.regions.clone(),
+        min: pool.min,
+        max: pool.max,
+        desired: pool.desired,
+        base_gpus: pool.base_gpus,
+        term: pool.term,
+        overlay: pool.overlay,
+        placement: pool.placement,
+        interruptible: pool.interruptible,
+        release_at_unit_end: pool.release_at_unit_end,
+        actual: status.actual,
+        pending: status.pending,
+        releasing: status.releasing,
+        lost: status.lost,
+        held_to_unit_end: status.held_to_unit_end,
+        phase,
+        notes,
+        checked_at_ms,
+        hosts: status.hosts,
+        leases: status.leases,
+        spend,
+        spend_problem,
+    }
+}
+
+/// The catalog entry that prices a pool: its cheapest priced region (by the overlay's hour).
+pub(super) fn price_entry<'c>(
+    pool: &Pool,
+    catalog: &'c Catalog,
+) -> Result<&'c ebb_cost::PriceEntry, String> {
+    let mut best: Option<(&ebb_cost::PriceEntry, i64)> = None;
+    let mut first_error = None;
+    for region in &pool.regions {
+        match catalog.find(&pool.model, region) {
+            Ok(entry) => {
+                let hour = pool
+                    .overlay
+                    .price(entry)
+                    .map(|m| m.fen())
+                    .unwrap_or(i64::MAX);
+                if best.is_none_or(|(_, b)| hour < b) {
+                    best = Some((entry, hour));
+                }
+            }
+            Err(error) => {
+                first_error.get_or_insert(error.to_string());
+            }
+        }
+    }
+    best.map(|(entry, _)| entry)
+        .ok_or_else(|| first_error.unwrap_or_else(|| "the pool has no region".into()))
+}
+
+pub(super) fn spend_view(
+    pool: &Pool,
+    spans: &[LeaseSpan],
+    catalog: &Catalog,
+    now: i64,
+    current: u32,
+) -> (Option<SpendView>, Option<String>) {
+    let entry = match price_entry(pool, catalog) {
+        Ok(entry) => entry,
+        Err(problem) => return (None, Some(problem)),
+    };
+    let (month, start, end) = utc_month(now);
+    match ebb_cost::month_spend(entry, &pool.plan(), spans, start, end, now, current) {
+        Ok(spend) => (
+            Some(SpendView {
+                month,
+                month_to_date_fen: spend.month_to_date.fen(),
+                projected_month_fen: spend.projected_month.fen(),
+                run_rate_per_hour_fen: spend.run_rate_per_hour.fen(),
+                gpu_hours: spend.gpu_hours,
+            }),
+            None,
+        ),
+        Err(error) => (None, Some(error.to_string())),
+    }
+}
+
+/// What moving the slider to `to` would do: cost before and after, where GPUs would be
+/// rented or released, what is free now, and whether to ask first.
+pub fn scale_preview(
+    pool: &Pool,
+    status: &PoolStatus,
+    to: u32,
+    catalog: &Catalog,
+    confirm: ConfirmPolicy,
+    now: i64,
+) -> ScalePreview {
+    let from = pool.desired;
+    let have = status.actual + status.pending;
+    let prices = pool.hourly_prices(catalog);
+    let mut rent = Vec::new();
+    let mut release = Vec::new();
+    let mut short = 0;
+    let mut held_to_unit_end = 0;
+    if to > have {
+        let candidates: Vec<placement::Candidate> = status
+            .free
+            .iter()
+            .map(|free| placement::Candidate {
+                host: &free.host,
+                region: &free.region,
+                free: free.free,
+                held: status
+                    .hosts
+                    .iter()
+                    .find(|h| h.host == free.host)
+                    .map_or(0, |h| h.leased + h.pending),
+                price_fen: prices.get(&free.region).copied(),
+            })
+            .collect();
+        let placed = placement::place(to - have, &candidates, pool.placement);
+        short = placed.short;
+        rent = placed
+            .takes
+            .iter()
+            .map(|&(i, count)| HostMove {
+                host: candidates[i].host.to_string(),
+                region: candidates[i].region.to_string(),
+                count,
+            })
+            .collect();
+    } else if to < have {
+        let active: Vec<&PoolLeaseView> = status
+            .leases
+            .iter()
+            .filter(|l| l.state == PoolLeaseState::Active)
+            .collect();
+        let held: Vec<placement::Held> = active
+            .iter()
+            .map(|lease| placement::Held {
+                lease_id: lease.lease_id.clone(),
+                host: lease.host.clone(),
+                region: lease.region.clone(),
+                util_pct: lease.util_pct,
+                price_fen: prices.get(&lease.region).copied(),
+                granted_at_ms: lease.granted_at_ms,
+                paid_until_ms: placement::paid_until(lease.granted_at_ms, pool.unit_ms(), now),
+            })
+            .collect();
+        let chosen = placement::choose_release(
+            (have - to).min(status.actual),
+            &held,
+            now,
+            pool.release_at_unit_end && !pool.force_release,
+        );
+        held_to_unit_end = chosen.deferred;
+        let mut by_host: BTreeMap<(String, String), u32> = BTreeMap::new();
+        for i in chosen.now {
+            *by_host
+                .entry((held[i].host.clone(), held[i].region.clone()))
+                .or_default() += 1;
+        }
+        release = by_host
+            .into_iter()
+            .map(|((host, region), count)| HostMove {
+                host,
+                region,
+                count,
+            })
+            .collect();
+    }
+    let (mut before, mut after, mut problem) = ((0, 0), (0, 0), None);
+    match price_entry(pool, catalog).and_then(|entry| {
+        ebb_cost::preview(entry, &pool.plan(), from, to).map_err(|e| e.to_string())
+    }) {
+        Ok(preview) => {
+            before = (
+                preview.before.total.per_hour.fen(),
+                preview.before.total.per_month.fen(),
+            );
+            after = (
+                preview.after.total.per_hour.fen(),
+                preview.after.total.per_month.fen(),
+            );
+        }
+        Err(error) => problem = Some(error),
+    }
+    let delta_hour = after.0 - before.0;
+    let change = to.abs_diff(from);
+    let confirmation_reason = if change > confirm.above_gpus {
+        Some(ConfirmationReason::Gpus {
+            change,
+            limit: confirm.above_gpus,
+        })
+    } else if delta_hour.abs() > confirm.above_per_hour_fen {
+        Some(ConfirmationReason::CostPerHour {
+            delta_fen: delta_hour.abs(),
+            limit_fen: confirm.above_per_hour_fen,
+        })
+    } else {
+        None
+    };
+    ScalePreview {
+        pool: pool.name.clone(),
+        from,
+        to,
+        per_hour_before_fen: before.0,
+        per_hour_after_fen: after.0,
+        per_month_before_fen: before.1,
+        per_month_after_fen: after.1,
+        delta_per_hour_fen: delta_hour,
+        delta_per_month_fen: after.1 - before.1,
+        free_now: status.free.iter().map(|f| f.free).sum(),
+        free_by_host: status.free.clone(),
+        rent,
+        release,
+        held_to_unit_end,
+        short,
+        needs_confirmation: confirmation_reason.is_some(),
+        confirmation_reason,
+        cost_problem: problem,
+    }
+}
