@@ -1,0 +1,240 @@
+// Activity: every change to a pool, newest first (the last 200), re-read every 2 s while
+// shown: when, which pool, who (operator, failover, rule, enforcer), from → to, why, the
+// cost it moved, each host's part, and how it ended. A select filters to one pool.
+//
+// On Solid: the log is a store reconciled by entry id, so a refresh updates the rows that
+// changed in place and never replaces a row (or the filter) under the pointer or the focus.
+//
+// Stable selectors (end-to-end tests rely on these):
+//   #view-activity                              the view
+//   #activity-pool                              the filter (value "" = all pools)
+//   [data-testid="activity-error"]              role=alert: loading failed
+//   [data-testid="activity-empty"]              nothing logged (for this filter)
+//   [data-testid="activity-table"]              the log: tr[data-testid="activity-row"][data-id][data-pool]
+//     [data-actor] [data-outcome]               on the row; cells td[data-col="time|pool|actor|change|reason|cost|hosts|outcome"]
+
+import { createSignal, For, Show, type JSX } from "solid-js";
+import { createStore, reconcile } from "solid-js/store";
+import { render } from "solid-js/web";
+import { commands, type ActivityEntry } from "../bindings";
+import { formatCount } from "../costs";
+import { describeError } from "../format";
+import { t } from "../i18n";
+import { call, ipcError } from "../ipc";
+import { actorText, formatWhen, hostResultText, outcomeText, signedPerHour, signedPerMonth } from "../pool";
+import { changeReasonText } from "../reasons";
+import type { View } from "./view";
+
+const REFRESH_MS = 2000;
+const LIMIT = 200;
+
+/** The filter outlives one view instance (a language change rebuilds the view). */
+const memory: { pool: string } = { pool: "" };
+
+function Row(props: { entry: ActivityEntry; now: number }): JSX.Element {
+  const delta = () => props.entry.delta_per_hour_fen ?? 0;
+  return (
+    <tr
+      data-testid="activity-row"
+      data-id={props.entry.id}
+      data-pool={props.entry.pool}
+      data-actor={props.entry.actor}
+      data-outcome={props.entry.outcome}
+      data-from={props.entry.from}
+      data-to={props.entry.to}
+    >
+      <td data-col="time" class="nowrap">
+        <time datetime={new Date(props.entry.at_ms).toISOString()}>{formatWhen(props.entry.at_ms, props.now)}</time>
+      </td>
+      <td data-col="pool">{props.entry.pool}</td>
+      <td data-col="actor" class="nowrap">
+        <span class={`actor actor-${props.entry.actor}`}>{actorText(props.entry.actor)}</span>
+      </td>
+      <td data-col="change" class="nowrap">
+        {t("activity.change", { from: formatCount(props.entry.from), to: formatCount(props.entry.to) })}
+      </td>
+      <td data-col="reason" data-reason={props.entry.reason.kind}>
+        {changeReasonText(props.entry.reason)}
+      </td>
+      <td data-col="cost" class={`num ${delta() > 0 ? "dearer" : delta() < 0 ? "cheaper" : ""}`}>
+        <Show when={props.entry.delta_per_hour_fen !== null} fallback={t("common.empty")}>
+          <span class="nowrap cost-line">{signedPerHour(props.entry.delta_per_hour_fen)}</span>
+          <span class="nowrap cost-line">{signedPerMonth(props.entry.delta_per_month_fen)}</span>
+        </Show>
+      </td>
+      <td data-col="hosts">
+        <Show when={props.entry.results.length > 0} fallback={t("common.empty")}>
+          <ul class="host-results">
+            <For each={props.entry.results}>
+              {(r) => (
+                <li class={r.failed > 0 ? "has-failure" : undefined} data-host={r.host}>
+                  {hostResultText(r)}
+                </li>
+              )}
+            </For>
+          </ul>
+        </Show>
+      </td>
+      <td data-col="outcome">
+        <span class={`outcome outcome-${props.entry.outcome}`}>{outcomeText(props.entry.outcome)}</span>
+        <Show when={props.entry.finished_at_ms !== null && props.entry.outcome !== "in_progress"}>
+          <span class="host-url">{formatWhen(props.entry.finished_at_ms, props.now)}</span>
+        </Show>
+      </td>
+    </tr>
+  );
+}
+
+export function activityView(): View {
+  const [log, setLog] = createStore<{ entries: ActivityEntry[] | null }>({ entries: null });
+  const [poolNames, setPoolNames] = createSignal<string[]>([]);
+  const [pool, setPool] = createSignal(memory.pool);
+  const [loadError, setLoadError] = createSignal<unknown>(null);
+  const [now, setNow] = createSignal(Date.now());
+  let loading = false;
+  let disposed = false;
+  let timer: number | undefined;
+  let seq = 0;
+
+  const filterNames = () => [...new Set([...poolNames(), ...(pool() ? [pool()] : [])])].sort();
+
+  function choose(name: string): void {
+    memory.pool = name;
+    setPool(name);
+    setLog("entries", null);
+    void refresh(true);
+  }
+
+  async function refresh(force = false): Promise<void> {
+    if ((loading && !force) || disposed) return;
+    loading = true;
+    const mine = ++seq;
+    const wanted = memory.pool;
+    const [entries, pools] = await Promise.all([
+      call(() => commands.listActivity(wanted === "" ? null : wanted, LIMIT)),
+      call(() => commands.listPools()),
+    ]);
+    if (mine === seq) loading = false;
+    if (disposed || mine !== seq) return;
+    if (pools.status === "ok") setPoolNames(pools.data.map((p) => p.name));
+    setNow(Date.now());
+    if (entries.status === "ok") {
+      setLog("entries", reconcile(entries.data, { key: "id" }));
+      setLoadError(null);
+    } else {
+      setLoadError(entries.error);
+      // A deleted pool whose log is gone: back to all pools.
+      if (ipcError(entries.error)?.kind === "not_found" && memory.pool !== "") {
+        memory.pool = "";
+        setPool("");
+        setLog("entries", null);
+      }
+    }
+  }
+
+  const el = document.createElement("section");
+  el.className = "view view-activity";
+  el.id = "view-activity";
+  el.dataset.view = "activity";
+  el.setAttribute("aria-labelledby", "view-activity-title");
+
+  const dispose = render(
+    () => (
+      <>
+        <header class="view-header">
+          <h1 id="view-activity-title">{t("activity.title")}</h1>
+          <p class="lead">{t("activity.lead")}</p>
+        </header>
+        <div class="activity-filter field">
+          <label for="activity-pool">{t("activity.filter")}</label>
+          <select
+            id="activity-pool"
+            data-names={filterNames().join("\n")}
+            value={pool()}
+            onChange={(event) => choose(event.currentTarget.value)}
+          >
+            <option value="" selected={pool() === ""}>
+              {t("activity.allPools")}
+            </option>
+            <For each={filterNames()}>
+              {(name) => (
+                <option value={name} selected={name === pool()}>
+                  {name}
+                </option>
+              )}
+            </For>
+          </select>
+        </div>
+        <div class="activity-error-box">
+          <Show when={loadError() !== null}>
+            <div class="alert alert-error" role="alert" data-testid="activity-error">
+              <span class="alert-line">{t("activity.loadError", { message: describeError(loadError()) })}</span>
+            </div>
+          </Show>
+        </div>
+        <div class="activity-body">
+          <Show
+            when={log.entries}
+            fallback={
+              <Show when={loadError() === null}>
+                <p class="loading">{t("common.loading")}</p>
+              </Show>
+            }
+          >
+            {(entries) => (
+              <Show
+                when={entries().length > 0}
+                fallback={
+                  <div class="empty-state" data-testid="activity-empty">
+                    <p>{pool() ? t("activity.noneFor", { pool: pool() }) : t("activity.none")}</p>
+                  </div>
+                }
+              >
+                <div class="table-wrap">
+                  <table class="hosts activity-table" data-testid="activity-table">
+                    <caption class="visually-hidden">{t("activity.caption")}</caption>
+                    <thead>
+                      <tr>
+                        <th scope="col">{t("activity.col.time")}</th>
+                        <th scope="col">{t("activity.col.pool")}</th>
+                        <th scope="col">{t("activity.col.actor")}</th>
+                        <th scope="col">{t("activity.col.change")}</th>
+                        <th scope="col">{t("activity.col.reason")}</th>
+                        <th scope="col" class="num">
+                          {t("activity.col.cost")}
+                        </th>
+                        <th scope="col">{t("activity.col.hosts")}</th>
+                        <th scope="col">{t("activity.col.outcome")}</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      <For each={entries()}>{(entry) => <Row entry={entry} now={now()} />}</For>
+                    </tbody>
+                  </table>
+                </div>
+                <Show when={entries().length >= LIMIT}>
+                  <p class="hint">{t("activity.limited", { n: formatCount(LIMIT) })}</p>
+                </Show>
+              </Show>
+            )}
+          </Show>
+        </div>
+      </>
+    ),
+    el,
+  );
+
+  void refresh();
+
+  return {
+    el,
+    mounted() {
+      timer = window.setInterval(() => void refresh(), REFRESH_MS);
+    },
+    destroy() {
+      disposed = true;
+      if (timer !== undefined) window.clearInterval(timer);
+      dispose();
+    },
+  };
+}
