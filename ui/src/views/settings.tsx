@@ -1,0 +1,173 @@
+// Settings: the host registry (views/hosts.ts), language and theme (saved on this
+// computer), a pointer to the price catalog (in Costs), and About (version, data directory, who
+// collects, where tokens are kept).
+//
+// On Solid: About follows the app-info store through a signal, in place.
+
+import { createSignal, For, Match, onCleanup, Switch, type JSX } from "solid-js";
+import { render } from "solid-js/web";
+import { appInfoState, onAppInfo } from "../app-info";
+import { describeError } from "../format";
+import { getLocale, LOCALES, setLocale, tIn, t, type Locale, type MessageKey } from "../i18n";
+import { saveLocale, saveThemePref } from "../prefs";
+import { tokenStoreText } from "../reasons";
+import { getThemePref, setThemePref, THEME_PREFS, type ThemePref } from "../theme";
+import { hostsSection } from "./hosts";
+import type { View } from "./view";
+
+function RadioGroup<V extends string>(props: {
+  name: string;
+  legend: string;
+  options: readonly { value: V; label: string; lang?: string }[];
+  selected: V;
+  onChange: (value: V) => void;
+}): JSX.Element {
+  return (
+    <fieldset class="choice-group" data-testid={`${props.name}-setting`}>
+      <legend>{props.legend}</legend>
+      <div class="choices">
+        <For each={props.options}>
+          {(o) => {
+            const id = `setting-${props.name}-${o.value}`;
+            return (
+              <label class="choice" for={id}>
+                <input
+                  type="radio"
+                  id={id}
+                  name={props.name}
+                  value={o.value}
+                  checked={o.value === props.selected}
+                  onChange={() => props.onChange(o.value)}
+                />
+                <span lang={o.lang}>{o.label}</span>
+              </label>
+            );
+          }}
+        </For>
+      </div>
+    </fieldset>
+  );
+}
+
+const THEME_LABELS: Record<ThemePref, MessageKey> = {
+  system: "settings.theme.system",
+  light: "settings.theme.light",
+  dark: "settings.theme.dark",
+};
+
+const LANGUAGE_LABELS: Record<Locale, MessageKey> = {
+  en: "settings.language.en",
+  "zh-CN": "settings.language.zh-CN",
+};
+
+function About(): JSX.Element {
+  const [state, setState] = createSignal(appInfoState());
+  const off = onAppInfo(() => setState(appInfoState()));
+  // The view's dispose runs this owner's cleanups: the subscription goes with it.
+  onCleanup(off);
+  return (
+    <dl class="about" data-testid="about">
+      <Switch
+        fallback={
+          <dd class="alert alert-error" role="alert">
+            {t("settings.aboutError", { message: describeError(state().error) })}
+          </dd>
+        }
+      >
+        <Match when={state().info}>
+          {(info) => (
+            <>
+              <dt>{t("settings.version")}</dt>
+              <dd data-testid="app-version">{info().version}</dd>
+              <dt>{t("settings.dataDir")}</dt>
+              <dd data-testid="data-dir">
+                <code>{info().data_dir}</code>
+              </dd>
+              <dt>{t("settings.mode")}</dt>
+              <dd>{t(info().demo ? "settings.modeDemo" : "settings.modeLive")}</dd>
+              <dt>{t("settings.collection")}</dt>
+              <dd data-testid="collecting" data-collecting={String(info().collecting)}>
+                {t(info().collecting ? "settings.collectionHere" : "settings.collectionElsewhere")}
+              </dd>
+              <dt>{t("settings.tokenStore")}</dt>
+              <dd data-testid="token-store">{tokenStoreText(info().token_store)}</dd>
+            </>
+          )}
+        </Match>
+        <Match when={state().loading}>
+          <dd class="loading">{t("common.loading")}</dd>
+        </Match>
+      </Switch>
+    </dl>
+  );
+}
+
+export function settingsView(): View {
+  const hosts = hostsSection();
+  const el = document.createElement("section");
+  el.className = "view view-settings";
+  el.id = "view-settings";
+  el.dataset.view = "settings";
+  el.setAttribute("aria-labelledby", "settings-title");
+
+  const dispose = render(
+    () => (
+      <>
+        <header class="view-header">
+          <h1 id="settings-title">{t("settings.title")}</h1>
+        </header>
+        {hosts.el}
+        <section class="card" aria-labelledby="settings-appearance">
+          <h2 id="settings-appearance">{t("settings.appearance")}</h2>
+          <RadioGroup<Locale>
+            name="language"
+            legend={t("settings.language")}
+            // Language names are shown in their own language.
+            options={LOCALES.map((l) => ({ value: l, label: tIn(l, LANGUAGE_LABELS[l]), lang: l }))}
+            selected={getLocale()}
+            onChange={(l) => {
+              saveLocale(l);
+              setLocale(l);
+            }}
+          />
+          <RadioGroup<ThemePref>
+            name="theme"
+            legend={t("settings.theme")}
+            options={THEME_PREFS.map((p) => ({ value: p, label: t(THEME_LABELS[p]) }))}
+            selected={getThemePref()}
+            onChange={(p) => {
+              saveThemePref(p);
+              setThemePref(p);
+            }}
+          />
+          <p class="hint">{t("settings.savedLocally")}</p>
+        </section>
+        <section class="card">
+          {/* The price catalog lives in Costs; Settings points there. */}
+          <div class="coming-row">
+            <h3>{t("settings.prices")}</h3>
+            <p>{t("settings.pricesWhere")}</p>
+            <p>
+              <a class="btn" href="#/costs" data-testid="settings-prices-link">
+                {t("settings.pricesLink")}
+              </a>
+            </p>
+          </div>
+        </section>
+        <section class="card" aria-labelledby="settings-about">
+          <h2 id="settings-about">{t("settings.about")}</h2>
+          <About />
+        </section>
+      </>
+    ),
+    el,
+  );
+
+  return {
+    el,
+    destroy() {
+      dispose();
+      hosts.destroy();
+    },
+  };
+}
