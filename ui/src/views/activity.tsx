@@ -15,7 +15,6 @@
 
 import { createSignal, For, Show, type JSX } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
-import { render } from "solid-js/web";
 import { commands, type ActivityEntry } from "../bindings";
 import { formatCount } from "../costs";
 import { describeError } from "../format";
@@ -23,6 +22,7 @@ import { t } from "../i18n";
 import { call, ipcError } from "../ipc";
 import { actorText, formatWhen, hostResultText, outcomeText, signedPerHour, signedPerMonth } from "../pool";
 import { changeReasonText } from "../reasons";
+import { mountView } from "./solid";
 import type { View } from "./view";
 
 const REFRESH_MS = 2000;
@@ -132,13 +132,9 @@ export function activityView(): View {
     }
   }
 
-  const el = document.createElement("section");
-  el.className = "view view-activity";
-  el.id = "view-activity";
-  el.dataset.view = "activity";
-  el.setAttribute("aria-labelledby", "view-activity-title");
-
-  const dispose = render(
+  const { el, dispose } = mountView(
+    "activity",
+    { className: "view view-activity", labelledBy: "view-activity-title" },
     () => (
       <>
         <header class="view-header">
@@ -221,7 +217,6 @@ export function activityView(): View {
         </div>
       </>
     ),
-    el,
   );
 
   void refresh();

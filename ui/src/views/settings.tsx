@@ -5,7 +5,6 @@
 // On Solid: About follows the app-info store through a signal, in place.
 
 import { createSignal, For, Match, onCleanup, Switch, type JSX } from "solid-js";
-import { render } from "solid-js/web";
 import { appInfoState, onAppInfo } from "../app-info";
 import { describeError } from "../format";
 import { getLocale, LOCALES, setLocale, tIn, t, type Locale, type MessageKey } from "../i18n";
@@ -13,6 +12,7 @@ import { saveLocale, saveThemePref } from "../prefs";
 import { tokenStoreText } from "../reasons";
 import { getThemePref, setThemePref, THEME_PREFS, type ThemePref } from "../theme";
 import { hostsSection } from "./hosts";
+import { mountView } from "./solid";
 import type { View } from "./view";
 
 function RadioGroup<V extends string>(props: {
@@ -104,13 +104,9 @@ function About(): JSX.Element {
 
 export function settingsView(): View {
   const hosts = hostsSection();
-  const el = document.createElement("section");
-  el.className = "view view-settings";
-  el.id = "view-settings";
-  el.dataset.view = "settings";
-  el.setAttribute("aria-labelledby", "settings-title");
-
-  const dispose = render(
+  const { el, dispose } = mountView(
+    "settings",
+    { className: "view view-settings", labelledBy: "settings-title" },
     () => (
       <>
         <header class="view-header">
@@ -160,7 +156,6 @@ export function settingsView(): View {
         </section>
       </>
     ),
-    el,
   );
 
   return {
