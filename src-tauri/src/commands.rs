@@ -57,7 +57,7 @@ pub fn utilization_chart(
     {
         return Err(IpcError {
             field: Some("host".into()),
-            ..ipc_error(
+            ..IpcError::new(
                 IpcErrorKind::NotFound,
                 format!("host: no host named `{host}` is registered"),
             )
@@ -72,7 +72,7 @@ pub fn utilization_chart(
         window_s: LIVE_WINDOW_S,
     };
     utilization_svg(&spec, &state.console.host_series(&host))
-        .map_err(|error| ipc_error(IpcErrorKind::InvalidInput, error.to_string()))
+        .map_err(|error| IpcError::new(IpcErrorKind::InvalidInput, error.to_string()))
 }
 
 /// Longest range a history chart may cover (the hour rollups keep 400 days).
@@ -132,7 +132,7 @@ pub async fn host_history_chart(
         utc_offset_minutes,
     };
     gpu_lines_svg(&spec, chart_metric, &series)
-        .map_err(|error| ipc_error(IpcErrorKind::InvalidInput, error.to_string()))
+        .map_err(|error| IpcError::new(IpcErrorKind::InvalidInput, error.to_string()))
 }
 
 /// Every GPU of the fleet × time, mean utilization per cell, as SVG.
@@ -169,7 +169,7 @@ pub async fn fleet_heatmap_chart(
         utc_offset_minutes,
     };
     heatmap_svg(&spec, &heatmap)
-        .map_err(|error| ipc_error(IpcErrorKind::InvalidInput, error.to_string()))
+        .map_err(|error| IpcError::new(IpcErrorKind::InvalidInput, error.to_string()))
 }
 
 /// Saves a chart the UI shows (an SVG from one of the chart commands) as SVG or PNG in the
@@ -183,7 +183,7 @@ pub async fn export_chart(
     name: String,
 ) -> Result<String, IpcError> {
     if !svg.trim_start().starts_with("<svg") {
-        return Err(ipc_error(
+        return Err(IpcError::new(
             IpcErrorKind::InvalidInput,
             "svg: not an SVG document",
         ));
@@ -200,7 +200,7 @@ pub async fn export_chart(
         .take(80)
         .collect();
     if stem.trim_matches('-').is_empty() {
-        return Err(ipc_error(
+        return Err(IpcError::new(
             IpcErrorKind::InvalidInput,
             "name: must contain letters or digits",
         ));
@@ -214,7 +214,7 @@ pub async fn export_chart(
                 let png = ebb_core::raster::Rasterizer::with_system_fonts()
                     .png(&svg, 2.0)
                     .map_err(|error| {
-                        ipc_error(
+                        IpcError::new(
                             IpcErrorKind::Internal,
                             format!("cannot draw the PNG: {error}"),
                         )
@@ -228,14 +228,14 @@ pub async fn export_chart(
             data_dir.join("exports")
         };
         std::fs::create_dir_all(&dir).map_err(|error| {
-            ipc_error(
+            IpcError::new(
                 IpcErrorKind::Io,
                 format!("cannot create {}: {error}", dir.display()),
             )
         })?;
         let path = dir.join(format!("{stem}.{extension}"));
         std::fs::write(&path, bytes).map_err(|error| {
-            ipc_error(
+            IpcError::new(
                 IpcErrorKind::Io,
                 format!("cannot write {}: {error}", path.display()),
             )
@@ -243,7 +243,7 @@ pub async fn export_chart(
         Ok(path.display().to_string())
     })
     .await
-    .map_err(|error| ipc_error(IpcErrorKind::Internal, error.to_string()))?
+    .map_err(|error| IpcError::new(IpcErrorKind::Internal, error.to_string()))?
 }
 
 fn metrics_error(error: MetricsError) -> IpcError {
@@ -251,7 +251,7 @@ fn metrics_error(error: MetricsError) -> IpcError {
         MetricsError::Invalid { field, .. } => IpcError::invalid(field, error.to_string()),
         other => {
             tracing::error!(error = %other, "metrics store failure");
-            ipc_error(
+            IpcError::new(
                 IpcErrorKind::Internal,
                 format!("the metrics store failed: {other}"),
             )
@@ -401,7 +401,7 @@ pub fn cost_plan(
         ..ebb_cost::PlanOptions::default()
     };
     let comparison = ebb_cost::compare_plans(entry, &demand, &options)
-        .map_err(|error| ipc_error(IpcErrorKind::InvalidInput, error.to_string()))?;
+        .map_err(|error| IpcError::new(IpcErrorKind::InvalidInput, error.to_string()))?;
     cost_view::comparison_view(
         &entry.model,
         &entry.region,
@@ -410,7 +410,7 @@ pub fn cost_plan(
         theme,
         width_px,
     )
-    .map_err(|error| ipc_error(IpcErrorKind::InvalidInput, error.to_string()))
+    .map_err(|error| IpcError::new(IpcErrorKind::InvalidInput, error.to_string()))
 }
 
 fn catalog_error(error: CatalogStoreError) -> IpcError {
@@ -418,7 +418,7 @@ fn catalog_error(error: CatalogStoreError) -> IpcError {
         CatalogStoreError::Invalid { .. } => IpcErrorKind::InvalidCatalog,
         CatalogStoreError::Read { .. } | CatalogStoreError::Write { .. } => IpcErrorKind::Io,
     };
-    ipc_error(kind, error.to_string())
+    IpcError::new(kind, error.to_string())
 }
 
 fn spec(input: &HostInput) -> HostEntry {
@@ -432,10 +432,6 @@ fn spec(input: &HostInput) -> HostEntry {
     }
 }
 
-fn ipc_error(kind: IpcErrorKind, message: impl Into<String>) -> IpcError {
-    IpcError::new(kind, message)
-}
-
 fn registry_error(error: RegistryError) -> IpcError {
     let kind = match &error {
         RegistryError::Invalid { field, .. } => return IpcError::invalid(field, error.to_string()),
@@ -446,11 +442,11 @@ fn registry_error(error: RegistryError) -> IpcError {
             IpcErrorKind::Internal
         }
     };
-    ipc_error(kind, error.to_string())
+    IpcError::new(kind, error.to_string())
 }
 
 fn agent_error(error: AgentError) -> IpcError {
-    ipc_error(IpcErrorKind::of_host_problem(&error), error.to_string())
+    IpcError::new(IpcErrorKind::of_host_problem(&error), error.to_string())
 }
 
 fn console_error(error: ConsoleError) -> IpcError {
@@ -459,7 +455,7 @@ fn console_error(error: ConsoleError) -> IpcError {
         ConsoleError::Agent(error) => agent_error(error),
         other => {
             tracing::error!(error = %other, "console failure");
-            ipc_error(IpcErrorKind::Internal, other.to_string())
+            IpcError::new(IpcErrorKind::Internal, other.to_string())
         }
     }
 }
@@ -590,5 +586,5 @@ fn pool_error(error: PoolError) -> IpcError {
             IpcErrorKind::Internal
         }
     };
-    ipc_error(kind, error.to_string())
+    IpcError::new(kind, error.to_string())
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   checkHostForm,
   errorKindKey,
-  hostFieldOf,
+  HOST_FIELDS,
   fieldOfKind,
   formatLabels,
   parseLabels,
@@ -12,6 +12,7 @@ import {
 } from "./hosts";
 import type { IpcErrorKind } from "./bindings";
 import { catalogs, setLocale, type MessageKey } from "./i18n";
+import { fieldOf } from "./ipc";
 import { tokenStoreText } from "./reasons";
 
 const FP = "AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89";
@@ -141,24 +142,24 @@ describe("tokenToSend", () => {
   });
 });
 
-describe("hostFieldOf", () => {
+describe("fieldOf, with the host form's fields", () => {
   const invalid = (field: string | null) => ({ kind: "invalid_input" as const, field, line: null, message: "m" });
   it("names the form field the error carries", () => {
-    expect(hostFieldOf(invalid("url"))).toBe("url");
-    expect(hostFieldOf(invalid("fingerprint"))).toBe("fingerprint");
+    expect(fieldOf(invalid("url"), HOST_FIELDS)).toBe("url");
+    expect(fieldOf(invalid("fingerprint"), HOST_FIELDS)).toBe("fingerprint");
   });
 
   it("is null for a field the form does not have, or none", () => {
-    expect(hostFieldOf(invalid("host"))).toBeNull();
-    expect(hostFieldOf(invalid(null))).toBeNull();
-    expect(hostFieldOf(null)).toBeNull();
+    expect(fieldOf(invalid("host"), HOST_FIELDS)).toBeNull();
+    expect(fieldOf(invalid(null), HOST_FIELDS)).toBeNull();
+    expect(fieldOf(null, HOST_FIELDS)).toBeNull();
   });
 });
 
 describe("error kinds", () => {
   // The kinds the catalog words (errorKindKey is typed over IpcErrorKind, so none is missing).
   const kinds = Object.keys(catalogs.en)
-    .filter((key) => key.startsWith("hosts.error.") && key !== "hosts.error.other")
+    .filter((key) => key.startsWith("hosts.error."))
     .map((key) => key.slice("hosts.error.".length) as IpcErrorKind);
 
   it("has its own sentence, in both languages, for every kind the IPC sends", () => {

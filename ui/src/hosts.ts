@@ -3,7 +3,7 @@
 // server stays the judge and its answer is always shown), and words for IPC errors.
 // No DOM, so they are unit-tested in node.
 
-import type { HostInput, IpcError, IpcErrorKind } from "./bindings";
+import type { HostInput, IpcErrorKind } from "./bindings";
 import type { MessageKey, Params } from "./i18n";
 
 /** The form's fields, named as the server names them in `invalid_input` messages. */
@@ -136,12 +136,6 @@ export function tokenToSend(typed: string, removeStored: boolean): string | null
   return removeStored ? "" : null;
 }
 
-/** The form field a server error names (its `field`), or null when it names none of them. */
-export function hostFieldOf(err: IpcError | null): HostField | null {
-  const field = err?.field;
-  return field ? (HOST_FIELDS.find((f) => f === field) ?? null) : null;
-}
-
 const ERROR_KINDS: Readonly<Record<IpcErrorKind, MessageKey>> = {
   bad_url: "hosts.error.bad_url",
   dns: "hosts.error.dns",
@@ -163,9 +157,9 @@ const ERROR_KINDS: Readonly<Record<IpcErrorKind, MessageKey>> = {
   internal: "hosts.error.internal",
 };
 
-/** The translated, actionable sentence for an IpcError kind; unknown kinds get a general one. */
+/** The translated, actionable sentence for an IpcError kind. */
 export function errorKindKey(kind: IpcErrorKind): MessageKey {
-  return ERROR_KINDS[kind] ?? "hosts.error.other";
+  return ERROR_KINDS[kind];
 }
 
 /** The field each connection failure is most likely about (for aria-invalid and focus). */

@@ -19,3 +19,9 @@ export function ipcError(err: unknown): IpcError | null {
   if (typeof record.kind !== "string") return null;
   return err as IpcError;
 }
+
+/** The form field an error names (its `field`), when it is one of `fields`; null otherwise. */
+export function fieldOf<F extends string>(err: IpcError | null, fields: readonly F[]): F | null {
+  const field = err?.field;
+  return field ? (fields.find((f) => f === field) ?? null) : null;
+}

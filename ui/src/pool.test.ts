@@ -15,7 +15,7 @@ import {
   parseYuan,
   phaseText,
   planWords,
-  poolFieldOf,
+  POOL_FIELDS,
   type PoolChoices,
   releaseText,
   rentText,
@@ -24,6 +24,7 @@ import {
   yuanInput,
   type PoolFormValues,
 } from "./pool";
+import { fieldOf } from "./ipc";
 
 afterEach(() => setLocale("en"));
 
@@ -277,10 +278,10 @@ describe("checkPoolForm", () => {
 
   it("finds the field a server error names", () => {
     const invalid = (field: string | null) => ({ kind: "invalid_input" as const, field, line: null, message: "m" });
-    expect(poolFieldOf(invalid("regions"))).toBe("regions");
-    expect(poolFieldOf(invalid("base_gpus"))).toBe("base_gpus");
-    expect(poolFieldOf(invalid("to"))).toBeNull();
-    expect(poolFieldOf(invalid(null))).toBeNull();
+    expect(fieldOf(invalid("regions"), POOL_FIELDS)).toBe("regions");
+    expect(fieldOf(invalid("base_gpus"), POOL_FIELDS)).toBe("base_gpus");
+    expect(fieldOf(invalid("to"), POOL_FIELDS)).toBeNull();
+    expect(fieldOf(invalid(null), POOL_FIELDS)).toBeNull();
   });
 });
 

@@ -8,7 +8,6 @@ import type {
   HostFree,
   HostMove,
   HostResult,
-  IpcError,
   Outcome,
   OverlayMode,
   PlacementPolicy,
@@ -339,12 +338,6 @@ export function checkPoolForm(
       release_at_unit_end: values.release_at_unit_end,
     },
   };
-}
-
-/** The form field a server error names (its `field`), or null when it names none of them. */
-export function poolFieldOf(err: IpcError | null): PoolField | null {
-  const field = err?.field;
-  return field ? (POOL_FIELDS.find((f) => f === field) ?? null) : null;
 }
 
 /** ¥ amount typed by the operator ("500", "12.5", "1,000.00") as fen, or null. */

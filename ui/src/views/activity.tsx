@@ -13,7 +13,7 @@
 //   [data-testid="activity-table"]              the log: tr[data-testid="activity-row"][data-id][data-pool]
 //     [data-actor] [data-outcome]               on the row; cells td[data-col="time|pool|actor|change|reason|cost|hosts|outcome"]
 
-import { createSignal, For, Show, type JSX } from "solid-js";
+import { createMemo, createSignal, For, Show, type JSX } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
 import { commands, type ActivityEntry } from "../bindings";
 import { formatCount } from "../costs";
@@ -96,7 +96,7 @@ export function activityView(): View {
   let timer: number | undefined;
   let seq = 0;
 
-  const filterNames = () => [...new Set([...poolNames(), ...(pool() ? [pool()] : [])])].sort();
+  const filterNames = createMemo(() => [...new Set([...poolNames(), ...(pool() ? [pool()] : [])])].sort());
 
   function choose(name: string): void {
     memory.pool = name;

@@ -35,7 +35,6 @@ import { describeError, healthClass, healthKey } from "../format";
 import {
   checkHostForm,
   errorKindKey,
-  hostFieldOf,
   fieldOfKind,
   formatLabels,
   HOST_FIELDS,
@@ -45,7 +44,7 @@ import {
   type Problem,
 } from "../hosts";
 import { t, type MessageKey } from "../i18n";
-import { call, ipcError } from "../ipc";
+import { call, fieldOf, ipcError } from "../ipc";
 import { hostProblemText, tokenStoreText } from "../reasons";
 
 type Section = { el: HTMLElement; destroy(): void };
@@ -672,7 +671,7 @@ class HostForm {
   private showServerError(err: unknown, where: HTMLElement): void {
     const explained = explain(err);
     const kind = explained.error?.kind ?? null;
-    const named = kind === "invalid_input" ? hostFieldOf(explained.error) : null;
+    const named = kind === "invalid_input" ? fieldOf(explained.error, HOST_FIELDS) : null;
     if (named) {
       this.setFieldError(named, {
         sentence: t(SERVER_FIELD_KEYS[named]),

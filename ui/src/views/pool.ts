@@ -60,7 +60,7 @@ import { formatCount, formatMoney, gpus } from "../costs";
 import { h, replaceChildren } from "../dom";
 import { describeError, formatPercent } from "../format";
 import { t, type MessageKey } from "../i18n";
-import { call, ipcError } from "../ipc";
+import { call, fieldOf, ipcError } from "../ipc";
 import { confirmationText, hostProblemText, poolNotesText } from "../reasons";
 import {
   checkPoolForm,
@@ -78,7 +78,6 @@ import {
   phaseText,
   planWords,
   POOL_FIELDS,
-  poolFieldOf,
   type PoolChoices,
   signedPerHour,
   signedPerMonth,
@@ -1538,7 +1537,7 @@ class PoolForm {
       return;
     }
     const ipc = ipcError(res.error);
-    const named = ipc?.kind === "invalid_input" ? poolFieldOf(ipc) : null;
+    const named = ipc?.kind === "invalid_input" ? fieldOf(ipc, POOL_FIELDS) : null;
     if (named) {
       this.setError(named, { sentence: t("pool.form.serverField"), detail: ipc?.message.trim() ?? null, source: "server" });
       this.focusField(named);
