@@ -26,6 +26,7 @@ const en = {
 
   "error.unknown": "Something went wrong, but no reason was given.",
   "error.noShell": "The Ebb desktop shell is not answering. Open this console from the Ebb app rather than a web browser.",
+  "error.detail": "Detail:",
 
   "health.online": "Online",
   "health.offline": "Offline",
@@ -627,6 +628,7 @@ const zhCN: Record<MessageKey, string> = {
 
   "error.unknown": "出现了问题，但没有返回具体原因。",
   "error.noShell": "Ebb 桌面程序没有响应。请通过 Ebb 应用打开此控制台，而不要在网页浏览器中打开。",
+  "error.detail": "详细信息：",
 
   "health.online": "在线",
   "health.offline": "离线",
