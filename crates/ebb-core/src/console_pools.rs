@@ -4,7 +4,6 @@
 
 use crate::catalog_store::ActiveCatalog;
 use crate::client::ClientConfig;
-use crate::clock::now_ms;
 use crate::console::{Console, Role, read_snapshot};
 use crate::enforcer::{Clients, PassReport};
 use crate::pools::{self, HostFacts, NewActivity, Pool, PoolError, PoolStore};
@@ -114,7 +113,7 @@ impl Console {
         let holder = self.pools.console_id().await?;
         let targets = [crate::enforcer::target(pool, catalog)];
         let plan = reconcile::plan(&reconcile::Input {
-            now_ms: now_ms(),
+            now_ms: self.pools.now_ms(),
             holder: &holder,
             // A preview writes nothing off.
             grace_ms: i64::MAX,
@@ -164,7 +163,7 @@ impl Console {
     }
 
     async fn pool_view(&self, pool: &Pool, catalog: &Catalog) -> Result<PoolView, PoolError> {
-        let now = now_ms();
+        let now = self.pools.now_ms();
         let status = self.pools.read_status(&pool.id).await?;
         let (_, month_start, _) = crate::calendar::utc_month(now);
         let spans = self.pools.spans(&pool.id, month_start).await?;
@@ -178,7 +177,7 @@ impl Console {
         let catalog = self.catalog();
         // The enforcer's last look when it is recent, else the agents asked now.
         let status = match self.pools.read_status(&pool.id).await? {
-            Some((status, at)) if now_ms() - at <= PREVIEW_FRESH_MS => status,
+            Some((status, at)) if self.pools.now_ms() - at <= PREVIEW_FRESH_MS => status,
             _ => self.live_status(&pool, &catalog).await?,
         };
         let confirm = self.pools.confirm_policy().await?;
@@ -188,7 +187,7 @@ impl Console {
             to,
             &catalog,
             confirm,
-            now_ms(),
+            self.pools.now_ms(),
         ))
     }
 

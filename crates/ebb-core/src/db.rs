@@ -2,17 +2,20 @@
 //! history, fences, pool status, the activity log, settings), opened in WAL mode with
 //! its migrations run. The registry and the pool store share it.
 
+use crate::clock::{SharedClock, SystemClock};
 use crate::registry::RegistryError;
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
-/// The console database; cheap to clone.
+/// The console database and the clock its stores read; cheap to clone.
 #[derive(Debug, Clone)]
 pub struct ConsoleDb {
     pool: SqlitePool,
+    clock: SharedClock,
 }
 
 impl ConsoleDb {
@@ -45,10 +48,23 @@ impl ConsoleDb {
                 path: path.display().to_string(),
                 reason: error.to_string(),
             })?;
-        Ok(Self { pool })
+        Ok(Self {
+            pool,
+            clock: Arc::new(SystemClock),
+        })
+    }
+
+    /// The same database read on another clock (virtual time in tests).
+    pub fn with_clock(self, clock: SharedClock) -> Self {
+        Self { clock, ..self }
     }
 
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
+    }
+
+    /// Now, on this database's clock.
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
     }
 }

@@ -1,21 +1,23 @@
 //! The enforcer: the reconcile loop's shell. Each pass reads every agent's GPUs and leases
 //! (with timeouts, all hosts at once), sends again any lease request whose answer was
-//! never certain (same idempotency key), plans with [`reconcile::plan`], writes the new
-//! requests down before sending them, carries the plan out, and records what happened:
-//! the lease history, the fences, what each pool looks like, and each change's per-host
-//! results in the activity log. One process per data directory runs it (the collector).
+//! never certain (same idempotency key), plans with [`reconcile::plan`] (pure), writes the
+//! new requests down before sending them, carries the plan out (the IO), and records what
+//! [`settle`] (pure) makes of the answers: the lease history, the fences, what each pool
+//! looks like, and each change's per-host results in the activity log. Time comes from the
+//! store's clock, so a test can run a pass on virtual time. One process per data directory
+//! runs it (the collector).
 
 use crate::catalog_store::ActiveCatalog;
 use crate::client::{AgentAccess, AgentClient, AgentError, ClientConfig};
-use crate::clock::now_ms;
 use crate::fanout::fan_out;
 use crate::pools::{NewActivity, Pool, PoolError, PoolStore};
 use crate::registry::{HostEntry, Registry};
-use ebb_plan::reconcile::{self, HostObs, Input, Pending, PoolTarget, Seen, Why};
-use ebb_wire::agent::{Lease, LeaseRequest};
-use ebb_wire::pools::{Actor, HostResult, Outcome, PoolLeaseState};
-use ebb_wire::reasons::{ChangeReason, PoolNote};
-use std::collections::{BTreeMap, HashMap};
+use ebb_plan::reconcile::{self, HostObs, Input, KnownLease, Pending, PoolTarget, Seen};
+use ebb_plan::settle::{self, CreateAnswer, ReleaseAnswer, Tally};
+use ebb_wire::agent::LeaseRequest;
+use ebb_wire::pools::{Actor, HostResult};
+use ebb_wire::reasons::ChangeReason;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -223,51 +225,54 @@ struct Loop {
     passes: u64,
 }
 
-/// The outcome of one lease request or release.
-enum Sent {
-    Granted(Box<Lease>),
-    /// Certainly not granted (not free, invalid): the intent is done.
-    Refused(AgentError),
-    /// No certain answer (timeout, connection): the intent stays and is sent again.
-    Unknown(AgentError),
-    Released,
-    ReleaseFailed(AgentError),
+/// What a pass reads from the database before it looks at the agents.
+struct Recorded {
+    /// Each pool's unfinished changes, oldest first.
+    open: HashMap<String, Vec<(i64, Vec<HostResult>)>>,
+    pools: Vec<Pool>,
+    intents: Vec<Pending>,
+    fences: HashMap<String, u64>,
+    leases: Vec<KnownLease>,
 }
 
-/// Per pool and host: granted, released, failed, last error.
-/// What one pass did with one pool's requests to one host.
-#[derive(Debug, Default)]
-struct HostTally {
-    granted: u32,
-    released: u32,
-    failed: u32,
-    /// The last failure's reason.
-    last_error: Option<AgentError>,
-}
+impl Recorded {
+    fn is_empty(&self) -> bool {
+        self.pools.is_empty()
+            && self.intents.is_empty()
+            && self.fences.is_empty()
+            && self.leases.is_empty()
+    }
 
-/// Per (pool id, host): what the pass did there.
-type Tally = BTreeMap<(String, String), HostTally>;
+    /// Whether the enforcer has business with this host: a pool may use it, or we hold or
+    /// asked for something there.
+    fn concerns(&self, spec: &HostEntry) -> bool {
+        self.pools
+            .iter()
+            .any(|pool| pool.regions.contains(&spec.region))
+            || self.leases.iter().any(|lease| lease.host == spec.name)
+            || self.intents.iter().any(|intent| intent.host == spec.name)
+            || self.fences.contains_key(&spec.name)
+    }
+}
 
 impl Loop {
+    /// One pass: read → observe → retry → plan (pure) → act (the requests) → settle (pure)
+    /// → write. Every decision is in `ebb_plan`; this function only moves data between the
+    /// database, the agents and those two.
     async fn pass(&mut self) -> Result<PassReport, PoolError> {
         self.passes += 1;
-        let now = now_ms();
-        let holder = match &self.holder {
-            Some(holder) => holder.clone(),
-            None => {
-                let id = self.store.console_id().await?;
-                self.holder = Some(id.clone());
-                id
-            }
-        };
+        let now = self.store.now_ms();
+        let holder = self.holder().await?;
         // Changes first, then pools: a change seen here is already in the pools read next,
         // so a pass never calls a change done on the strength of an older desired count.
-        let open = self.store.open_changes().await?;
-        let pools = self.store.list().await?;
-        let intents = self.store.intents().await?;
-        let fences = self.store.fences().await?;
-        let recorded = self.store.known_leases().await?;
-        if pools.is_empty() && intents.is_empty() && fences.is_empty() && recorded.is_empty() {
+        let recorded = Recorded {
+            open: self.store.open_changes().await?,
+            pools: self.store.list().await?,
+            intents: self.store.intents().await?,
+            fences: self.store.fences().await?,
+            leases: self.store.known_leases().await?,
+        };
+        if recorded.is_empty() {
             // Nothing held, asked for or wanted: no agent needs asking.
             return Ok(PassReport {
                 number: self.passes,
@@ -282,77 +287,44 @@ impl Loop {
             .map_err(|error| PoolError::Registry(error.to_string()))?;
         self.clients.refresh(&self.registry, &specs).await;
         let catalog = ActiveCatalog::prices(&self.data_dir);
-
-        // Observe, all at once, every host a pool may use or where we hold or asked for
-        // something; the rest of the fleet is none of the enforcer's business.
-        let scoped: Vec<HostEntry> = specs
+        let targets: Vec<PoolTarget> = recorded
+            .pools
             .iter()
-            .filter(|spec| {
-                pools.iter().any(|pool| pool.regions.contains(&spec.region))
-                    || recorded.iter().any(|lease| lease.host == spec.name)
-                    || intents.iter().any(|intent| intent.host == spec.name)
-                    || fences.contains_key(&spec.name)
-            })
-            .cloned()
+            .map(|pool| target(pool, &catalog))
+            .collect();
+
+        // Observe, all at once, every host the enforcer has business with.
+        let scoped: Vec<HostEntry> = specs
+            .into_iter()
+            .filter(|spec| recorded.concerns(spec))
             .collect();
         let mut hosts = self.clients.observe(&scoped, self.config.concurrency).await;
-        for host in &mut hosts {
-            if host.seen.is_some() {
-                self.down_since.remove(&host.name);
-            } else {
-                let since = *self.down_since.entry(host.name.clone()).or_insert(now);
-                host.down_since_ms = Some(since);
-            }
-        }
+        self.note_down_since(&mut hosts, now);
 
-        // Requests whose answer never came: the same key again.
-        let mut tally: Tally = BTreeMap::new();
-        let reachable: HashMap<&str, usize> = hosts
-            .iter()
-            .enumerate()
-            .filter(|(_, h)| h.seen.is_some())
-            .map(|(i, h)| (h.name.as_str(), i))
-            .collect();
-        let (retry, waiting): (Vec<Pending>, Vec<Pending>) = intents
-            .into_iter()
-            .partition(|intent| reachable.contains_key(intent.host.as_str()));
+        // Requests whose answer never came: the same key again, where the host answers.
+        let mut tally = Tally::default();
+        let (retry, mut pending): (Vec<Pending>, Vec<Pending>) =
+            recorded.intents.into_iter().partition(|intent| {
+                hosts
+                    .iter()
+                    .any(|h| h.name == intent.host && h.seen.is_some())
+            });
         let retried = self.send_creates(&holder, retry).await;
-        let mut pending = waiting;
-        self.settle_creates(retried, &mut hosts, &mut pending, &mut tally)
-            .await?;
+        let retried = settle::creates(retried, &mut hosts, &mut tally);
+        self.store.resolve_intents(&retried.resolved).await?;
+        pending.extend(retried.pending);
 
         // The lease history follows what the agents report (written only where it moved).
-        let mut changed: Vec<(&str, Vec<&Lease>)> = Vec::new();
-        for host in &hosts {
-            if let Some(seen) = &host.seen {
-                let ours: Vec<&Lease> = seen
-                    .leases
-                    .iter()
-                    .filter(|lease| lease.holder_id == holder)
-                    .collect();
-                let mut live: Vec<&str> = ours
-                    .iter()
-                    .filter(|lease| lease.released_at_ms.is_none())
-                    .map(|lease| lease.id.as_str())
-                    .collect();
-                let mut open: Vec<&str> = recorded
-                    .iter()
-                    .filter(|lease| lease.host == host.name)
-                    .map(|lease| lease.lease_id.as_str())
-                    .collect();
-                live.sort_unstable();
-                open.sort_unstable();
-                if live != open {
-                    changed.push((host.name.as_str(), ours));
-                }
-            }
-        }
-        self.store.sync_hosts(&changed, now).await?;
+        self.store
+            .sync_hosts(
+                &settle::moved_history(&hosts, &recorded.leases, &holder),
+                now,
+            )
+            .await?;
         for host in &mut hosts {
-            host.lost_fence = fences.get(&host.name).copied();
+            host.lost_fence = recorded.fences.get(&host.name).copied();
         }
         let known = self.store.known_leases().await?;
-        let targets: Vec<PoolTarget> = pools.iter().map(|pool| target(pool, &catalog)).collect();
         let grace_ms = i64::try_from(self.config.grace.as_millis()).unwrap_or(i64::MAX);
         let plan = reconcile::plan(&Input {
             now_ms: now,
@@ -364,62 +336,25 @@ impl Loop {
             pending: &pending,
         });
 
-        // Hosts away past the grace period: write their leases off, say so.
+        // Hosts away past the grace period: write their leases off, say so; hosts back:
+        // their stale leases go, say so too.
         for (host, fence) in &plan.lose {
             self.store.set_fence(host, *fence).await?;
-            for pool in &pools {
-                let count = known
-                    .iter()
-                    .filter(|l| &l.host == host && l.pool_id == pool.id)
-                    .count();
-                if count > 0 {
-                    let change = NewActivity {
-                        actor: Actor::Failover,
-                        from: pool.desired,
-                        to: pool.desired,
-                        reason: ChangeReason::Failover {
-                            host: host.clone(),
-                            gpus: count as u32,
-                            grace_s: self.config.grace.as_secs(),
-                        },
-                        delta_per_hour_fen: None,
-                        delta_per_month_fen: None,
-                    };
-                    self.store.log(pool, &change).await?;
-                }
+        }
+        let grace_s = self.config.grace.as_secs();
+        let said = settle::failovers(&plan.lose, &targets, &known, grace_s)
+            .into_iter()
+            .chain(settle::hosts_back(&plan.releases));
+        for (pool_id, reason) in said {
+            if let Some(pool) = recorded.pools.iter().find(|p| p.id == pool_id) {
+                self.store.log(pool, &failover_entry(pool, reason)).await?;
             }
         }
         for host in &plan.clear_fence {
             self.store.clear_fence(host).await?;
         }
-        let stale: BTreeMap<&str, Vec<&str>> = plan
-            .releases
-            .iter()
-            .filter(|r| r.why == Why::Stale)
-            .fold(BTreeMap::new(), |mut acc, r| {
-                acc.entry(r.pool_id.as_str())
-                    .or_default()
-                    .push(r.host.as_str());
-                acc
-            });
-        for (pool_id, on) in stale {
-            if let Some(pool) = pools.iter().find(|p| p.id == pool_id) {
-                let change = NewActivity {
-                    actor: Actor::Failover,
-                    from: pool.desired,
-                    to: pool.desired,
-                    reason: ChangeReason::HostBack {
-                        host: on[0].to_string(),
-                        leases: on.len() as u32,
-                    },
-                    delta_per_hour_fen: None,
-                    delta_per_month_fen: None,
-                };
-                self.store.log(pool, &change).await?;
-            }
-        }
 
-        // New requests: written down first, then sent.
+        // Act: new requests written down first, then sent with the releases.
         let new: Vec<Pending> = plan
             .creates
             .iter()
@@ -433,128 +368,70 @@ impl Loop {
         self.store.add_intents(&new).await?;
         if !plan.creates.is_empty() || !plan.releases.is_empty() {
             // Shown while the requests are out: what each host is being asked for.
-            let asked: Vec<reconcile::PoolStatus> = plan
-                .pools
-                .iter()
-                .zip(&pools)
-                .map(|(status, pool)| reconcile::PoolStatus {
-                    notes: notes(pool, status),
-                    ..status.clone()
-                })
-                .collect();
-            self.store.write_status(&asked, now_ms()).await?;
+            let asked = settle::asked(&plan.pools, &targets);
+            self.store.write_status(&asked, self.store.now_ms()).await?;
         }
         let (sent, released) = tokio::join!(
             self.send_creates(&holder, new),
             self.send_releases(&plan.releases)
         );
-        let mut still_pending = Vec::new();
-        self.settle_creates(sent, &mut hosts, &mut still_pending, &mut tally)
-            .await?;
-        for (order, outcome) in released {
-            let entry = tally
-                .entry((order.pool_id.clone(), order.host.clone()))
-                .or_default();
-            match outcome {
-                Sent::Released => entry.released += 1,
-                Sent::ReleaseFailed(error) => {
-                    entry.failed += 1;
-                    entry.last_error = Some(error);
-                }
-                _ => {}
-            }
-        }
 
-        // What each pool looks like now, and how its change stands.
-        let mut statuses = Vec::with_capacity(plan.pools.len());
-        let mut all_converged = true;
-        for (mut stored, pool) in plan.pools.into_iter().zip(&pools) {
-            let mut results: Vec<HostResult> = Vec::new();
-            for (
-                (pool_id, host),
-                HostTally {
-                    granted,
-                    released,
-                    failed,
-                    last_error: error,
-                },
-            ) in &tally
-            {
-                if pool_id != &pool.id {
-                    continue;
-                }
-                stored.actual += granted;
-                stored.pending = stored.pending.saturating_sub(granted + failed);
-                if let Some(view) = stored.hosts.iter_mut().find(|h| &h.host == host) {
-                    view.leased += granted;
-                    view.pending = view.pending.saturating_sub(granted + failed);
-                    view.failed = *failed;
-                    view.last_error.clone_from(error);
-                }
-                results.push(HostResult {
-                    host: host.clone(),
-                    granted: *granted,
-                    released: *released,
-                    failed: *failed,
-                    error: error.clone(),
-                });
-            }
-            // Leases granted this pass, shown at once.
-            for host in &hosts {
-                let Some(seen) = &host.seen else { continue };
-                for lease in &seen.leases {
-                    if lease.holder_id == holder
-                        && lease.pool_id == pool.id
-                        && lease.state == ebb_wire::agent::LeaseState::Active
-                        && !stored.leases.iter().any(|shown| shown.lease_id == lease.id)
-                    {
-                        stored.leases.push(reconcile::lease_view(
-                            lease,
-                            host,
-                            &HashMap::new(),
-                            PoolLeaseState::Active,
-                        ));
-                    }
-                }
-            }
-            stored.notes = notes(pool, &stored);
-            let converged = stored.actual == pool.desired
-                && stored.pending == 0
-                && stored.held_to_unit_end == 0;
-            all_converged &= converged;
-            if let Some(changes) = open.get(&pool.id) {
-                for (index, (id, before)) in changes.iter().enumerate() {
-                    let latest = index + 1 == changes.len();
-                    let merged = if latest {
-                        merge(before, &results)
-                    } else {
-                        before.clone()
-                    };
-                    let outcome = if converged {
-                        Outcome::Done
-                    } else if merged.iter().any(|r| r.failed > 0) || stored.short > 0 {
-                        Outcome::Partial
-                    } else {
-                        Outcome::InProgress
-                    };
-                    if latest || converged {
-                        self.store.update_change(*id, &merged, outcome).await?;
-                    }
-                }
-            }
-            statuses.push(stored);
+        // Settle: what the answers mean, then written in as few transactions as it takes.
+        let sent = settle::creates(sent, &mut hosts, &mut tally);
+        self.store.resolve_intents(&sent.resolved).await?;
+        settle::releases(released, &mut tally);
+        let settled = settle::finish(
+            plan.pools,
+            &targets,
+            &tally,
+            &hosts,
+            &holder,
+            &recorded.open,
+        );
+        for change in &settled.changes {
+            self.store
+                .update_change(change.id, &change.results, change.outcome)
+                .await?;
         }
-        self.store.write_status(&statuses, now_ms()).await?;
+        self.store
+            .write_status(&settled.statuses, self.store.now_ms())
+            .await?;
         Ok(PassReport {
             number: self.passes,
-            granted: tally.values().map(|t| t.granted).sum(),
-            released: tally.values().map(|t| t.released).sum(),
-            failed: tally.values().map(|t| t.failed).sum(),
-            converged: all_converged && still_pending.is_empty(),
+            granted: tally.granted(),
+            released: tally.released(),
+            failed: tally.failed(),
+            converged: settled.converged && sent.pending.is_empty(),
         })
     }
 
-    async fn send_creates(&self, holder: &str, intents: Vec<Pending>) -> Vec<(Pending, Sent)> {
+    /// This console's holder id (read once).
+    async fn holder(&mut self) -> Result<String, PoolError> {
+        if let Some(holder) = &self.holder {
+            return Ok(holder.clone());
+        }
+        let id = self.store.console_id().await?;
+        self.holder = Some(id.clone());
+        Ok(id)
+    }
+
+    /// Since when each silent host has been silent (a host that answers is forgiven).
+    fn note_down_since(&mut self, hosts: &mut [HostObs], now: i64) {
+        for host in hosts {
+            if host.seen.is_some() {
+                self.down_since.remove(&host.name);
+            } else {
+                let since = *self.down_since.entry(host.name.clone()).or_insert(now);
+                host.down_since_ms = Some(since);
+            }
+        }
+    }
+
+    async fn send_creates(
+        &self,
+        holder: &str,
+        intents: Vec<Pending>,
+    ) -> Vec<(Pending, CreateAnswer)> {
         let calls = intents.into_iter().filter_map(|intent| {
             let client = self.clients.get(&intent.host)?.clone();
             let request = LeaseRequest {
@@ -571,16 +448,16 @@ impl Loop {
             calls,
             self.config.concurrency,
             |(intent, client, request)| async move {
-                let outcome = match client.create_lease(&intent.key, &request).await {
-                    Ok((_, lease)) => Sent::Granted(Box::new(lease)),
+                let answer = match client.create_lease(&intent.key, &request).await {
+                    Ok((_, lease)) => CreateAnswer::Granted(Box::new(lease)),
                     Err(error @ AgentError::RefusedRequest { status, .. })
                         if (400..500).contains(&status) =>
                     {
-                        Sent::Refused(error)
+                        CreateAnswer::Refused(error)
                     }
-                    Err(error) => Sent::Unknown(error),
+                    Err(error) => CreateAnswer::Unknown(error),
                 };
-                (intent, outcome)
+                (intent, answer)
             },
         )
         .await
@@ -589,7 +466,7 @@ impl Loop {
     async fn send_releases(
         &self,
         orders: &[reconcile::ReleaseOrder],
-    ) -> Vec<(reconcile::ReleaseOrder, Sent)> {
+    ) -> Vec<(reconcile::ReleaseOrder, ReleaseAnswer)> {
         let calls = orders.iter().filter_map(|order| {
             let client = self.clients.get(&order.host)?.clone();
             Some((order.clone(), client))
@@ -598,55 +475,23 @@ impl Loop {
             calls,
             self.config.concurrency,
             |(order, client)| async move {
-                let outcome = match client.release_lease(&order.lease_id).await {
-                    Ok(_) => Sent::Released,
-                    Err(error) => Sent::ReleaseFailed(error),
-                };
-                (order, outcome)
+                let answer = client.release_lease(&order.lease_id).await.map(|_| ());
+                (order, answer)
             },
         )
         .await
     }
+}
 
-    /// Records answers: a grant or a certain refusal ends its intent (one transaction for
-    /// all); an uncertain one stays pending.
-    async fn settle_creates(
-        &self,
-        sent: Vec<(Pending, Sent)>,
-        hosts: &mut [HostObs],
-        pending: &mut Vec<Pending>,
-        tally: &mut Tally,
-    ) -> Result<(), PoolError> {
-        let mut settled: Vec<(String, Option<(String, Lease)>)> = Vec::new();
-        for (intent, outcome) in sent {
-            let entry = tally
-                .entry((intent.pool_id.clone(), intent.host.clone()))
-                .or_default();
-            match outcome {
-                Sent::Granted(lease) => {
-                    entry.granted += 1;
-                    if let Some(host) = hosts.iter_mut().find(|h| h.name == intent.host)
-                        && let Some(seen) = &mut host.seen
-                        && !seen.leases.iter().any(|l| l.id == lease.id)
-                    {
-                        seen.leases.push((*lease).clone());
-                    }
-                    settled.push((intent.key, Some((intent.host, *lease))));
-                }
-                Sent::Refused(error) => {
-                    entry.failed += 1;
-                    entry.last_error = Some(error);
-                    settled.push((intent.key, None));
-                }
-                Sent::Unknown(error) => {
-                    entry.failed += 1;
-                    entry.last_error = Some(error);
-                    pending.push(intent);
-                }
-                Sent::Released | Sent::ReleaseFailed(_) => {}
-            }
-        }
-        self.store.resolve_intents(&settled).await
+/// The activity entry for a write-off or a host coming back: the count does not move.
+fn failover_entry(pool: &Pool, reason: ChangeReason) -> NewActivity {
+    NewActivity {
+        actor: Actor::Failover,
+        from: pool.desired,
+        to: pool.desired,
+        reason,
+        delta_per_hour_fen: None,
+        delta_per_month_fen: None,
     }
 }
 
@@ -662,52 +507,4 @@ pub(crate) fn target(pool: &Pool, catalog: &ebb_cost::Catalog) -> PoolTarget {
         unit_ms: pool.unit_ms(),
         prices: pool.hourly_prices(catalog),
     }
-}
-
-/// Adds this pass's per-host results to a change's.
-fn merge(before: &[HostResult], now: &[HostResult]) -> Vec<HostResult> {
-    let mut merged: Vec<HostResult> = before.to_vec();
-    for result in now {
-        match merged.iter_mut().find(|r| r.host == result.host) {
-            Some(had) => {
-                had.granted += result.granted;
-                had.released += result.released;
-                had.failed += result.failed;
-                if result.error.is_some() {
-                    had.error.clone_from(&result.error);
-                }
-            }
-            None => merged.push(result.clone()),
-        }
-    }
-    merged
-}
-
-/// Why a pool is not where it should be.
-fn notes(pool: &Pool, status: &reconcile::PoolStatus) -> Vec<PoolNote> {
-    let mut notes = Vec::new();
-    if status.short > 0 {
-        notes.push(PoolNote::Short {
-            gpus: status.short,
-            model: pool.model.clone(),
-            regions: pool.regions.clone(),
-        });
-    }
-    for host in status.hosts.iter().filter(|h| h.failed > 0) {
-        if let Some(problem) = &host.last_error {
-            notes.push(PoolNote::HostFailing {
-                host: host.host.clone(),
-                problem: problem.clone(),
-            });
-        }
-    }
-    if status.lost > 0 {
-        notes.push(PoolNote::Lost { gpus: status.lost });
-    }
-    if status.held_to_unit_end > 0 {
-        notes.push(PoolNote::HeldToUnitEnd {
-            gpus: status.held_to_unit_end,
-        });
-    }
-    notes
 }

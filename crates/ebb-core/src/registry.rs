@@ -1,7 +1,6 @@
 //! The host registry: which agents this console collects from. Rows in SQLite
 //! (`console.db` in the data directory); tokens in a [`TokenVault`], never in the rows.
 
-use crate::clock::now_ms;
 use crate::db::ConsoleDb;
 use crate::vault::{TokenVault, VaultError};
 use sqlx::Row;
@@ -240,7 +239,7 @@ impl Registry {
                 format!("a host named `{}` is already registered", spec.name),
             ));
         }
-        let now = now_ms();
+        let now = self.db.now_ms();
         sqlx::query(
             "INSERT INTO hosts (name, url, region, labels, fingerprint, has_token, created_at_ms, updated_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         )
@@ -291,7 +290,7 @@ impl Registry {
         .bind(serde_json::to_string(&spec.labels).unwrap_or_else(|_| "{}".into()))
         .bind(&spec.fingerprint)
         .bind(spec.has_token)
-        .bind(now_ms())
+        .bind(self.db.now_ms())
         .bind(name)
         .execute(&mut *tx)
         .await?;

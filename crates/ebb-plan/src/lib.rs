@@ -3,9 +3,13 @@
 //!
 //! - [`placement`]: which free GPUs a pool takes, and which of its leases it gives back first;
 //! - [`reconcile`]: from what the agents report, what to rent, release and write off so
-//!   every pool moves toward its desired count, and each pool's status.
+//!   every pool moves toward its desired count, and each pool's status;
+//! - [`settle`]: what the answers to those requests mean (outcomes, history to write,
+//!   activity reasons, notes, how each open change stands).
 //!
-//! The enforcer in `ebb-core` observes, calls [`reconcile::plan`], and carries the plan out.
+//! The enforcer in `ebb-core` observes, calls [`reconcile::plan`], carries the plan out
+//! (the only IO), and writes what [`settle`] makes of the answers.
 
 pub mod placement;
 pub mod reconcile;
+pub mod settle;

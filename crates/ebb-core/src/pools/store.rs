@@ -95,6 +95,11 @@ impl PoolStore {
         self.db.pool()
     }
 
+    /// Now, on the database's clock (what the enforcer and the views read too).
+    pub fn now_ms(&self) -> i64 {
+        self.db.now_ms()
+    }
+
     /// This console's holder id, made once per data directory.
     pub async fn console_id(&self) -> Result<String, PoolError> {
         let fresh = random_id("console-");
@@ -133,7 +138,7 @@ impl PoolStore {
     pub async fn create(&self, valid: Valid) -> Result<Pool, PoolError> {
         let mut pool = valid.0;
         pool.id = random_id("pool-");
-        let now = now_ms();
+        let now = self.now_ms();
         let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
         save(
             &mut tx,
@@ -167,7 +172,7 @@ impl PoolStore {
         let mut pool = valid.0;
         pool.id = before.id.clone();
         pool.desired = before.desired.clamp(pool.min, pool.max);
-        let now = now_ms();
+        let now = self.now_ms();
         let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
         save(
             &mut tx,
@@ -205,7 +210,7 @@ impl PoolStore {
             .bind(&pool.id)
             .execute(&mut *tx)
             .await?;
-        supersede_open(&mut tx, &pool.id, now_ms()).await?;
+        supersede_open(&mut tx, &pool.id, self.now_ms()).await?;
         let change = NewActivity {
             actor: Actor::Operator,
             from: pool.desired,
@@ -214,7 +219,7 @@ impl PoolStore {
             delta_per_hour_fen: None,
             delta_per_month_fen: None,
         };
-        let id = insert_activity(&mut tx, &pool, &change, now_ms()).await?;
+        let id = insert_activity(&mut tx, &pool, &change, self.now_ms()).await?;
         sqlx::query("UPDATE activity SET outcome = 'done', finished_at_ms = at_ms WHERE id = ?")
             .bind(id)
             .execute(&mut *tx)
@@ -233,7 +238,7 @@ impl PoolStore {
     ) -> Result<(Pool, ActivityEntry), PoolError> {
         let mut pool = self.get(name).await?;
         pool.check_count("desired", to)?;
-        let now = now_ms();
+        let now = self.now_ms();
         let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
         sqlx::query(
             "UPDATE pools SET desired = ?, force_release = 0, updated_at_ms = ? WHERE id = ?",
@@ -254,7 +259,7 @@ impl PoolStore {
     /// change), and logs it.
     pub async fn force_release(&self, name: &str) -> Result<Pool, PoolError> {
         let mut pool = self.get(name).await?;
-        let now = now_ms();
+        let now = self.now_ms();
         let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
         sqlx::query("UPDATE pools SET force_release = 1, updated_at_ms = ? WHERE id = ?")
             .bind(now)
@@ -278,7 +283,7 @@ impl PoolStore {
     /// Logs a change the enforcer made on its own (failover, stale or orphan releases).
     pub async fn log(&self, pool: &Pool, change: &NewActivity) -> Result<i64, PoolError> {
         let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
-        let id = insert_activity(&mut tx, pool, change, now_ms()).await?;
+        let id = insert_activity(&mut tx, pool, change, self.now_ms()).await?;
         tx.commit().await?;
         Ok(id)
     }
@@ -350,7 +355,7 @@ impl PoolStore {
         results: &[HostResult],
         outcome: Outcome,
     ) -> Result<(), PoolError> {
-        let finished = matches!(outcome, Outcome::Done).then(now_ms);
+        let finished = matches!(outcome, Outcome::Done).then(|| self.now_ms());
         sqlx::query(
             "UPDATE activity SET results = ?, outcome = ?, finished_at_ms = ? WHERE id = ?",
         )
@@ -365,7 +370,7 @@ impl PoolStore {
 
     /// Writes lease requests before they are sent (one transaction).
     pub async fn add_intents(&self, intents: &[Pending]) -> Result<(), PoolError> {
-        let now = now_ms();
+        let now = self.now_ms();
         let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
         for intent in intents {
             sqlx::query(
@@ -524,7 +529,7 @@ impl PoolStore {
         sqlx::query("INSERT INTO host_fences (host, fence, at_ms) VALUES (?, ?, ?) ON CONFLICT (host) DO UPDATE SET fence = excluded.fence, at_ms = excluded.at_ms")
             .bind(host)
             .bind(i64::try_from(fence).unwrap_or(i64::MAX))
-            .bind(now_ms())
+            .bind(self.now_ms())
             .execute(self.pool())
             .await?;
         Ok(())

@@ -1,0 +1,396 @@
+//! What a pass's answers mean, pure: the third step of the enforcer's pass.
+//!
+//! A pass is plan ([`crate::reconcile::plan`]) → act (the enforcer sends the requests and
+//! releases) → settle (here): which intents the answers end and which stay pending, the
+//! per-host tally, which hosts' lease history moved, the activity reasons a write-off or
+//! a host coming back gives, each pool's notes, its status after the pass, and how each
+//! open change stands. The enforcer writes what this returns; nothing here does IO.
+
+use crate::reconcile::{HostObs, KnownLease, Pending, PoolStatus, PoolTarget, ReleaseOrder, Why};
+use ebb_wire::agent::{Lease, LeaseState};
+use ebb_wire::pools::{HostResult, Outcome, PoolLeaseState};
+use ebb_wire::reasons::{ChangeReason, HostProblem, PoolNote};
+use std::collections::{BTreeMap, HashMap};
+
+/// An agent's answer to one lease request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CreateAnswer {
+    Granted(Box<Lease>),
+    /// Certainly not granted (not free, invalid): the intent is done.
+    Refused(HostProblem),
+    /// No certain answer (timeout, connection): the intent stays and is sent again.
+    Unknown(HostProblem),
+}
+
+/// An agent's answer to one release.
+pub type ReleaseAnswer = Result<(), HostProblem>;
+
+/// What one pass did with one pool's requests to one host.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostTally {
+    pub granted: u32,
+    pub released: u32,
+    pub failed: u32,
+    /// The last failure's reason.
+    pub last_error: Option<HostProblem>,
+}
+
+/// Per (pool id, host): what the pass did there.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally(BTreeMap<(String, String), HostTally>);
+
+impl Tally {
+    fn at(&mut self, pool_id: &str, host: &str) -> &mut HostTally {
+        self.0
+            .entry((pool_id.to_string(), host.to_string()))
+            .or_default()
+    }
+
+    /// One pool's hosts, by name.
+    pub fn of_pool<'a>(
+        &'a self,
+        pool_id: &'a str,
+    ) -> impl Iterator<Item = (&'a str, &'a HostTally)> {
+        self.0
+            .iter()
+            .filter(move |((pool, _), _)| pool == pool_id)
+            .map(|((_, host), tally)| (host.as_str(), tally))
+    }
+
+    fn sum(&self, count: impl Fn(&HostTally) -> u32) -> u32 {
+        self.0.values().map(count).sum()
+    }
+
+    pub fn granted(&self) -> u32 {
+        self.sum(|t| t.granted)
+    }
+
+    pub fn released(&self) -> u32 {
+        self.sum(|t| t.released)
+    }
+
+    pub fn failed(&self) -> u32 {
+        self.sum(|t| t.failed)
+    }
+}
+
+/// The intents a batch of answers settles.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CreatesSettled {
+    /// Ended: by key, with the host and lease when granted (what the store resolves).
+    pub resolved: Vec<(String, Option<(String, Lease)>)>,
+    /// Not answered for certain: sent again next pass.
+    pub pending: Vec<Pending>,
+}
+
+/// Reads lease-request answers: a grant or a certain refusal ends its intent, an
+/// uncertain one stays pending. A granted lease joins its host's observation, so the
+/// status written after the pass shows it at once.
+pub fn creates(
+    answers: Vec<(Pending, CreateAnswer)>,
+    hosts: &mut [HostObs],
+    tally: &mut Tally,
+) -> CreatesSettled {
+    let mut settled = CreatesSettled::default();
+    for (intent, answer) in answers {
+        let entry = tally.at(&intent.pool_id, &intent.host);
+        match answer {
+            CreateAnswer::Granted(lease) => {
+                entry.granted += 1;
+                if let Some(host) = hosts.iter_mut().find(|h| h.name == intent.host)
+                    && let Some(seen) = &mut host.seen
+                    && !seen.leases.iter().any(|l| l.id == lease.id)
+                {
+                    seen.leases.push((*lease).clone());
+                }
+                settled
+                    .resolved
+                    .push((intent.key, Some((intent.host, *lease))));
+            }
+            CreateAnswer::Refused(error) => {
+                entry.failed += 1;
+                entry.last_error = Some(error);
+                settled.resolved.push((intent.key, None));
+            }
+            CreateAnswer::Unknown(error) => {
+                entry.failed += 1;
+                entry.last_error = Some(error);
+                settled.pending.push(intent);
+            }
+        }
+    }
+    settled
+}
+
+/// Reads release answers into the tally.
+pub fn releases(answers: Vec<(ReleaseOrder, ReleaseAnswer)>, tally: &mut Tally) {
+    for (order, answer) in answers {
+        let entry = tally.at(&order.pool_id, &order.host);
+        match answer {
+            Ok(()) => entry.released += 1,
+            Err(error) => {
+                entry.failed += 1;
+                entry.last_error = Some(error);
+            }
+        }
+    }
+}
+
+/// The hosts whose live leases of ours differ from the recorded ones, with every lease of
+/// ours they report: the lease history is written only where it moved.
+pub fn moved_history<'a>(
+    hosts: &'a [HostObs],
+    recorded: &[KnownLease],
+    holder: &str,
+) -> Vec<(&'a str, Vec<&'a Lease>)> {
+    let mut moved = Vec::new();
+    for host in hosts {
+        let Some(seen) = &host.seen else { continue };
+        let ours: Vec<&Lease> = seen
+            .leases
+            .iter()
+            .filter(|lease| lease.holder_id == holder)
+            .collect();
+        let mut live: Vec<&str> = ours
+            .iter()
+            .filter(|lease| lease.released_at_ms.is_none())
+            .map(|lease| lease.id.as_str())
+            .collect();
+        let mut open: Vec<&str> = recorded
+            .iter()
+            .filter(|lease| lease.host == host.name)
+            .map(|lease| lease.lease_id.as_str())
+            .collect();
+        live.sort_unstable();
+        open.sort_unstable();
+        if live != open {
+            moved.push((host.name.as_str(), ours));
+        }
+    }
+    moved
+}
+
+/// The activity a write-off gives: per pool that held leases on a host away past the
+/// grace period, how many GPUs it lost there.
+pub fn failovers(
+    lose: &[(String, u64)],
+    pools: &[PoolTarget],
+    known: &[KnownLease],
+    grace_s: u64,
+) -> Vec<(String, ChangeReason)> {
+    let mut reasons = Vec::new();
+    for (host, _fence) in lose {
+        for pool in pools {
+            let gpus = known
+                .iter()
+                .filter(|l| &l.host == host && l.pool_id == pool.id)
+                .count();
+            if gpus > 0 {
+                reasons.push((
+                    pool.id.clone(),
+                    ChangeReason::Failover {
+                        host: host.clone(),
+                        gpus: u32::try_from(gpus).unwrap_or(u32::MAX),
+                        grace_s,
+                    },
+                ));
+            }
+        }
+    }
+    reasons
+}
+
+/// The activity a host coming back gives: per pool, the stale leases released there.
+pub fn hosts_back(releases: &[ReleaseOrder]) -> Vec<(String, ChangeReason)> {
+    let stale: BTreeMap<&str, Vec<&str>> =
+        releases
+            .iter()
+            .filter(|r| r.why == Why::Stale)
+            .fold(BTreeMap::new(), |mut acc, r| {
+                acc.entry(r.pool_id.as_str())
+                    .or_default()
+                    .push(r.host.as_str());
+                acc
+            });
+    stale
+        .into_iter()
+        .map(|(pool_id, on)| {
+            (
+                pool_id.to_string(),
+                ChangeReason::HostBack {
+                    host: on[0].to_string(),
+                    leases: u32::try_from(on.len()).unwrap_or(u32::MAX),
+                },
+            )
+        })
+        .collect()
+}
+
+/// Why a pool is not where it should be.
+pub fn notes(pool: &PoolTarget, status: &PoolStatus) -> Vec<PoolNote> {
+    let mut notes = Vec::new();
+    if status.short > 0 {
+        notes.push(PoolNote::Short {
+            gpus: status.short,
+            model: pool.model.clone(),
+            regions: pool.regions.clone(),
+        });
+    }
+    for host in status.hosts.iter().filter(|h| h.failed > 0) {
+        if let Some(problem) = &host.last_error {
+            notes.push(PoolNote::HostFailing {
+                host: host.host.clone(),
+                problem: problem.clone(),
+            });
+        }
+    }
+    if status.lost > 0 {
+        notes.push(PoolNote::Lost { gpus: status.lost });
+    }
+    if status.held_to_unit_end > 0 {
+        notes.push(PoolNote::HeldToUnitEnd {
+            gpus: status.held_to_unit_end,
+        });
+    }
+    notes
+}
+
+/// The planned statuses with their notes: what is shown while the requests are out.
+pub fn asked(planned: &[PoolStatus], pools: &[PoolTarget]) -> Vec<PoolStatus> {
+    planned
+        .iter()
+        .zip(pools)
+        .map(|(status, pool)| PoolStatus {
+            notes: notes(pool, status),
+            ..status.clone()
+        })
+        .collect()
+}
+
+/// An open change's results and outcome after the pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangeUpdate {
+    /// The activity entry.
+    pub id: i64,
+    pub results: Vec<HostResult>,
+    pub outcome: Outcome,
+}
+
+/// Each pool after the pass, the changes to update, and whether everything converged.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Settled {
+    pub statuses: Vec<PoolStatus>,
+    pub changes: Vec<ChangeUpdate>,
+    /// Every pool holds exactly its desired count, nothing pending or held.
+    pub converged: bool,
+}
+
+/// Settles the pass: the planned statuses moved by what the answers did, the leases
+/// granted this pass shown at once, notes, and each open change's merged results and
+/// outcome (the latest change of a pool takes this pass's results; older ones are only
+/// closed, when the pool converged). `open` maps a pool id to its open changes, oldest
+/// first.
+pub fn finish(
+    planned: Vec<PoolStatus>,
+    pools: &[PoolTarget],
+    tally: &Tally,
+    hosts: &[HostObs],
+    holder: &str,
+    open: &HashMap<String, Vec<(i64, Vec<HostResult>)>>,
+) -> Settled {
+    let mut settled = Settled {
+        converged: true,
+        ..Settled::default()
+    };
+    for (mut status, pool) in planned.into_iter().zip(pools) {
+        let mut results: Vec<HostResult> = Vec::new();
+        for (host, done) in tally.of_pool(&pool.id) {
+            status.actual += done.granted;
+            status.pending = status.pending.saturating_sub(done.granted + done.failed);
+            if let Some(view) = status.hosts.iter_mut().find(|h| h.host == host) {
+                view.leased += done.granted;
+                view.pending = view.pending.saturating_sub(done.granted + done.failed);
+                view.failed = done.failed;
+                view.last_error.clone_from(&done.last_error);
+            }
+            results.push(HostResult {
+                host: host.to_string(),
+                granted: done.granted,
+                released: done.released,
+                failed: done.failed,
+                error: done.last_error.clone(),
+            });
+        }
+        // Leases granted this pass, shown at once.
+        for host in hosts {
+            let Some(seen) = &host.seen else { continue };
+            for lease in &seen.leases {
+                if lease.holder_id == holder
+                    && lease.pool_id == pool.id
+                    && lease.state == LeaseState::Active
+                    && !status.leases.iter().any(|shown| shown.lease_id == lease.id)
+                {
+                    status.leases.push(crate::reconcile::lease_view(
+                        lease,
+                        host,
+                        &HashMap::new(),
+                        PoolLeaseState::Active,
+                    ));
+                }
+            }
+        }
+        status.notes = notes(pool, &status);
+        let converged =
+            status.actual == pool.desired && status.pending == 0 && status.held_to_unit_end == 0;
+        settled.converged &= converged;
+        if let Some(changes) = open.get(&pool.id) {
+            for (index, (id, before)) in changes.iter().enumerate() {
+                let latest = index + 1 == changes.len();
+                if !latest && !converged {
+                    continue;
+                }
+                let merged = if latest {
+                    merge(before, &results)
+                } else {
+                    before.clone()
+                };
+                let outcome = if converged {
+                    Outcome::Done
+                } else if merged.iter().any(|r| r.failed > 0) || status.short > 0 {
+                    Outcome::Partial
+                } else {
+                    Outcome::InProgress
+                };
+                settled.changes.push(ChangeUpdate {
+                    id: *id,
+                    results: merged,
+                    outcome,
+                });
+            }
+        }
+        settled.statuses.push(status);
+    }
+    settled
+}
+
+/// Adds this pass's per-host results to a change's.
+pub fn merge(before: &[HostResult], now: &[HostResult]) -> Vec<HostResult> {
+    let mut merged: Vec<HostResult> = before.to_vec();
+    for result in now {
+        match merged.iter_mut().find(|r| r.host == result.host) {
+            Some(had) => {
+                had.granted += result.granted;
+                had.released += result.released;
+                had.failed += result.failed;
+                if result.error.is_some() {
+                    had.error.clone_from(&result.error);
+                }
+            }
+            None => merged.push(result.clone()),
+        }
+    }
+    merged
+}
+
+#[cfg(test)]
+mod tests;
