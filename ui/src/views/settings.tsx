@@ -1,8 +1,9 @@
-// Settings: the host registry (views/hosts.ts), language and theme (saved on this
+// Settings: the host registry (views/hosts.tsx), language and theme (saved on this
 // computer), a pointer to the price catalog (in Costs), and About (version, data directory, who
 // collects, where tokens are kept).
 //
-// On Solid: About follows the app-info store through a signal, in place.
+// On Solid: About follows the app-info store through a signal, in place; the Hosts
+// section is a child component (its subscriptions go with the view's dispose).
 
 import { createSignal, For, Match, onCleanup, Switch, type JSX } from "solid-js";
 import { appInfoState, onAppInfo } from "../app-info";
@@ -11,7 +12,7 @@ import { getLocale, LOCALES, setLocale, tIn, t, type Locale, type MessageKey } f
 import { saveLocale, saveThemePref } from "../prefs";
 import { tokenStoreText } from "../reasons";
 import { getThemePref, setThemePref, THEME_PREFS, type ThemePref } from "../theme";
-import { hostsSection } from "./hosts";
+import { HostsSection } from "./hosts";
 import { mountView } from "./solid";
 import type { View } from "./view";
 
@@ -103,7 +104,6 @@ function About(): JSX.Element {
 }
 
 export function settingsView(): View {
-  const hosts = hostsSection();
   const { el, dispose } = mountView(
     "settings",
     { className: "view view-settings", labelledBy: "settings-title" },
@@ -112,7 +112,7 @@ export function settingsView(): View {
         <header class="view-header">
           <h1 id="settings-title">{t("settings.title")}</h1>
         </header>
-        {hosts.el}
+        <HostsSection />
         <section class="card" aria-labelledby="settings-appearance">
           <h2 id="settings-appearance">{t("settings.appearance")}</h2>
           <RadioGroup<Locale>
@@ -158,11 +158,5 @@ export function settingsView(): View {
     ),
   );
 
-  return {
-    el,
-    destroy() {
-      dispose();
-      hosts.destroy();
-    },
-  };
+  return { el, destroy: dispose };
 }

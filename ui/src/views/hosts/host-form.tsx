@@ -1,0 +1,420 @@
+// The Add/Edit host form: client-side checks, "Test connection", Save and Cancel; a
+// server error shows at the field it names (its `field`), else above the buttons.
+//
+// The token is only ever in the password input while the operator types it: it is read
+// from the input when sent, the input is cleared right after, and no signal holds it.
+//
+// Stable selectors (see views/hosts.tsx for the whole section's):
+//   #host-form                               data-mode="add|edit"
+//   #host-name #host-url #host-region #host-labels #host-fingerprint #host-token
+//   #host-token-remove                       checkbox (edit, when a token is stored)
+//   #host-FIELD-error                        role=alert under each field (data-source="client|server")
+//   #host-test                               "Test connection"
+//   [data-testid="host-test-result"]         data-state="pending|ok|error"
+//   #host-save #host-cancel
+//   [data-testid="host-form-error"]          role=alert: a save failure no field explains
+
+import { createSignal, onCleanup, onMount, Show, type JSX } from "solid-js";
+import { createStore } from "solid-js/store";
+import { commands, type HostEntry, type HostInput } from "../../bindings";
+import { explainError, type SentenceFor } from "../../explain";
+import {
+  checkHostForm,
+  errorKindKey,
+  fieldOfKind,
+  formatLabels,
+  HOST_FIELDS,
+  tokenToSend,
+  type HostField,
+} from "../../hosts";
+import { t, type MessageKey } from "../../i18n";
+import { call, fieldOf, ipcError } from "../../ipc";
+import { ErrorAlert } from "../error-alert";
+
+/** Add a host, or edit one (a copy of its entry taken when the form opened). */
+export type FormMode = { mode: "add" } | { mode: "edit"; host: HostEntry };
+
+/** The Hosts section's sentence for an error from the shell: its kind says what to do. */
+export const hostSentence: SentenceFor = (e) => errorKindKey(e.kind);
+
+const SERVER_FIELD_KEYS: Record<HostField, MessageKey> = {
+  name: "hosts.server.name",
+  url: "hosts.server.url",
+  region: "hosts.server.region",
+  labels: "hosts.server.labels",
+  fingerprint: "hosts.server.fingerprint",
+  token: "hosts.server.token",
+};
+
+type FieldError = { sentence: string; detail: string | null; source: "client" | "server" };
+
+/** What the last connection test said (none while it runs, or when a field took the error). */
+type TestOutcome = { ok: true; text: string } | { ok: false; error: unknown };
+
+function Field(props: {
+  name: HostField;
+  label: MessageKey;
+  optional?: boolean;
+  /** The hint under the input; its element carries the id `host-NAME-hint`. */
+  hint: JSX.Element;
+  value?: string;
+  error: FieldError | null;
+  /** Marked invalid without words (the error above the buttons is likely about it). */
+  marked: boolean;
+  type?: "text" | "password";
+  autocomplete?: string;
+  inputmode?: "url";
+  required?: boolean;
+  readonly?: boolean;
+  mono?: boolean;
+  disabled?: boolean;
+  ref: (el: HTMLInputElement) => void;
+  onInput: () => void;
+}): JSX.Element {
+  const id = `host-${props.name}`;
+  const hintId = `${id}-hint`;
+  return (
+    <div class={`field field-${props.name}`}>
+      <label for={id}>
+        {t(props.label)}
+        <Show when={props.optional}>
+          <span class="optional">{t("hosts.optional")}</span>
+        </Show>
+      </label>
+      <input
+        ref={props.ref}
+        id={id}
+        name={props.name}
+        type={props.type ?? "text"}
+        class={props.mono ? "mono" : undefined}
+        value={props.value ?? ""}
+        autocomplete={props.autocomplete ?? "off"}
+        spellcheck={false}
+        autocapitalize="off"
+        inputmode={props.inputmode}
+        required={props.required}
+        readonly={props.readonly}
+        aria-readonly={props.readonly ? "true" : undefined}
+        disabled={props.disabled}
+        aria-invalid={props.error !== null || props.marked ? "true" : undefined}
+        aria-describedby={props.error !== null ? `${id}-error ${hintId}` : hintId}
+        onInput={() => props.onInput()}
+      />
+      {props.hint}
+      <div id={`${id}-error`} class="field-error-box" data-field={props.name}>
+        <Show when={props.error}>
+          {(error) => (
+            <p class="field-error" role="alert" data-source={error().source}>
+              <span class="alert-line">{error().sentence}</span>
+              <Show when={error().detail}>
+                {(detail) => (
+                  <span class="alert-detail" lang="en">
+                    {`${t("error.detail")} ${detail()}`}
+                  </span>
+                )}
+              </Show>
+            </p>
+          )}
+        </Show>
+      </div>
+    </div>
+  );
+}
+
+export function HostForm(props: {
+  mode: FormMode;
+  /** Where tokens go, in words (follows app info). */
+  tokenStore: string;
+  onDone: (saved: HostEntry) => void;
+  onCancel: () => void;
+  onNotFound: () => void;
+}): JSX.Element {
+  // One form, one mode: another host's form is a new form.
+  const editing = props.mode.mode === "edit" ? props.mode.host : null;
+  const inputs: Partial<Record<HostField, HTMLInputElement>> = {};
+  const [errors, setErrors] = createStore<Record<HostField, FieldError | null>>({
+    name: null,
+    url: null,
+    region: null,
+    labels: null,
+    fingerprint: null,
+    token: null,
+  });
+  const [marked, setMarked] = createSignal<HostField | null>(null);
+  const [busy, setBusy] = createSignal<"test" | "save" | null>(null);
+  const [testState, setTestState] = createSignal<"pending" | "ok" | "error" | null>(null);
+  const [testOutcome, setTestOutcome] = createSignal<TestOutcome | null>(null);
+  const [formError, setFormError] = createSignal<unknown>(null);
+  const [removeToken, setRemoveToken] = createSignal(false);
+  let testButton!: HTMLButtonElement;
+  let saveButton!: HTMLButtonElement;
+  let formEl!: HTMLFormElement;
+  let disposed = false;
+
+  const input = (name: HostField): HTMLInputElement => {
+    const el = inputs[name];
+    if (!el) throw new Error(`no field ${name}`);
+    return el;
+  };
+
+  function clearToken(): void {
+    const token = inputs.token;
+    if (token) token.value = "";
+  }
+
+  onMount(() => input(editing ? "url" : "name").focus());
+  onCleanup(() => {
+    disposed = true;
+    clearToken();
+  });
+
+  function setFieldError(name: HostField, error: FieldError | null): void {
+    setErrors(name, error);
+    if (error === null && marked() === name) setMarked(null);
+  }
+
+  function clearErrors(): void {
+    for (const name of HOST_FIELDS) setErrors(name, null);
+    setMarked(null);
+    setFormError(null);
+  }
+
+  function cancel(): void {
+    if (busy() !== null) return;
+    clearToken();
+    props.onCancel();
+  }
+
+  /** Client checks; on failure marks the fields and focuses the first. */
+  function collect(): HostInput | null {
+    const checked = checkHostForm({
+      name: input("name").value,
+      url: input("url").value,
+      region: input("region").value,
+      labels: input("labels").value,
+      fingerprint: input("fingerprint").value,
+    });
+    if (!checked.ok) {
+      let first: HostField | null = null;
+      for (const name of HOST_FIELDS) {
+        const problem = checked.problems[name];
+        if (!problem) continue;
+        setFieldError(name, { sentence: t(problem.key, problem.params), detail: null, source: "client" });
+        first ??= name;
+      }
+      if (first) input(first).focus();
+      return null;
+    }
+    return { ...checked.input, token: tokenToSend(input("token").value, removeToken()) };
+  }
+
+  /** Shows a server error at the field it names (true), or marks the likeliest one (false). */
+  function showAtField(err: unknown): boolean {
+    const error = ipcError(err);
+    const named = error?.kind === "invalid_input" ? fieldOf(error, HOST_FIELDS) : null;
+    if (named) {
+      setFieldError(named, { sentence: t(SERVER_FIELD_KEYS[named]), detail: explainError(err).detail, source: "server" });
+      input(named).focus();
+      return true;
+    }
+    setMarked(error ? fieldOfKind(error.kind) : null);
+    if (error?.kind === "not_found") props.onNotFound();
+    return false;
+  }
+
+  async function runTest(): Promise<void> {
+    if (busy() !== null) return;
+    clearErrors();
+    setTestOutcome(null);
+    setTestState(null);
+    const request = collect();
+    if (!request) return;
+    setTestState("pending");
+    setBusy("test");
+    const res = await call(() => commands.testHost(request));
+    request.token = null;
+    if (disposed) return;
+    setBusy(null);
+    if (res.status === "ok") {
+      setTestState("ok");
+      setTestOutcome({
+        ok: true,
+        text: t("hosts.testOk", { host: res.data.host, version: res.data.agent_version, backend: res.data.backend }),
+      });
+    } else {
+      setTestState("error");
+      if (!showAtField(res.error)) setTestOutcome({ ok: false, error: res.error });
+    }
+    testButton.focus();
+  }
+
+  async function save(): Promise<void> {
+    if (busy() !== null) return;
+    clearErrors();
+    const request = collect();
+    if (!request) return;
+    setBusy("save");
+    const res = await call(() => (editing ? commands.updateHost(editing.name, request) : commands.addHost(request)));
+    // The token has been handed over (or refused): it leaves the page either way.
+    request.token = null;
+    if (disposed) return;
+    setBusy(null);
+    if (res.status === "ok") {
+      clearToken();
+      props.onDone(res.data);
+    } else {
+      if (!showAtField(res.error)) setFormError(res.error);
+      if (!formEl.contains(document.activeElement)) saveButton.focus();
+    }
+  }
+
+  /** The shared parts of every field: its error, its mark, its input kept by name. */
+  const parts = (name: HostField) => ({
+    name,
+    get error() {
+      return errors[name];
+    },
+    get marked() {
+      return marked() === name;
+    },
+    ref: (el: HTMLInputElement) => (inputs[name] = el),
+    // Editing a field clears the error shown for it.
+    onInput: () => setFieldError(name, null),
+  });
+
+  const hint = (name: HostField, key: MessageKey): JSX.Element => (
+    <p class="field-hint" id={`host-${name}-hint`}>
+      {t(key)}
+    </p>
+  );
+
+  return (
+    <form
+      ref={formEl}
+      id="host-form"
+      class="host-form"
+      data-mode={props.mode.mode}
+      novalidate
+      aria-labelledby="host-form-title"
+      aria-busy={busy() !== null}
+      onSubmit={(ev) => {
+        ev.preventDefault();
+        void save();
+      }}
+      onKeyDown={(ev) => {
+        if (ev.key === "Escape") {
+          ev.preventDefault();
+          cancel();
+        }
+      }}
+    >
+      <h3 id="host-form-title">{editing ? t("hosts.form.editTitle", { name: editing.name }) : t("hosts.form.addTitle")}</h3>
+      <p class="hint form-keys">{t("hosts.form.keys")}</p>
+      <div class="form-grid">
+        <Field
+          {...parts("name")}
+          label="hosts.field.name"
+          hint={hint("name", editing ? "hosts.hint.nameFixed" : "hosts.hint.name")}
+          value={editing?.name ?? ""}
+          readonly={editing !== null}
+          required={editing === null}
+        />
+        <Field
+          {...parts("url")}
+          label="hosts.field.url"
+          hint={hint("url", "hosts.hint.url")}
+          value={editing?.url ?? ""}
+          inputmode="url"
+          required
+        />
+        <Field
+          {...parts("region")}
+          label="hosts.field.region"
+          hint={hint("region", "hosts.hint.region")}
+          value={editing?.region ?? ""}
+          required
+        />
+        <Field
+          {...parts("labels")}
+          label="hosts.field.labels"
+          hint={hint("labels", "hosts.hint.labels")}
+          optional
+          value={editing ? formatLabels(editing.labels) : ""}
+        />
+        <Field
+          {...parts("fingerprint")}
+          label="hosts.field.fingerprint"
+          hint={hint("fingerprint", "hosts.hint.fingerprint")}
+          optional
+          value={editing?.fingerprint ?? ""}
+          mono
+        />
+        <Field
+          {...parts("token")}
+          label="hosts.field.token"
+          hint={
+            <div class="token-extra">
+              <p class="field-hint" id="host-token-hint">
+                {t(editing?.has_token ? "hosts.hint.tokenStored" : "hosts.hint.token", { store: props.tokenStore })}
+              </p>
+              <Show when={editing?.has_token}>
+                <label class="check" for="host-token-remove">
+                  <input
+                    type="checkbox"
+                    id="host-token-remove"
+                    checked={removeToken()}
+                    onChange={(ev) => {
+                      const removing = ev.currentTarget.checked;
+                      setRemoveToken(removing);
+                      if (removing) clearToken();
+                    }}
+                  />
+                  {t("hosts.field.tokenRemove")}
+                </label>
+              </Show>
+            </div>
+          }
+          optional
+          type="password"
+          // new-password: browsers neither fill it nor offer to remember it.
+          autocomplete="new-password"
+          disabled={removeToken()}
+        />
+      </div>
+      <div class="test-result" data-testid="host-test-result" data-state={testState() ?? undefined}>
+        <Show when={testOutcome()} keyed>
+          {(outcome) =>
+            outcome.ok ? (
+              <p class="alert alert-ok" role="status">
+                {outcome.text}
+              </p>
+            ) : (
+              <ErrorAlert lead={t("hosts.testError")} error={outcome.error} testid="host-test-error" sentenceFor={hostSentence} />
+            )
+          }
+        </Show>
+      </div>
+      <div class="form-error-box">
+        <Show when={formError() !== null}>
+          <ErrorAlert
+            lead={editing ? t("hosts.saveError", { name: editing.name }) : t("hosts.addError")}
+            error={formError()}
+            testid="host-form-error"
+            sentenceFor={hostSentence}
+          />
+        </Show>
+      </div>
+      <div class="form-actions">
+        <button ref={saveButton} type="submit" id="host-save" class="btn btn-primary" disabled={busy() !== null}>
+          {busy() === "save" ? t("hosts.saving") : t(editing ? "hosts.save.edit" : "hosts.save.add")}
+        </button>
+        <button ref={testButton} type="button" id="host-test" class="btn" disabled={busy() !== null} onClick={() => void runTest()}>
+          {busy() === "test" ? t("hosts.testing") : t("hosts.test")}
+        </button>
+        <button type="button" id="host-cancel" class="btn btn-quiet" disabled={busy() !== null} onClick={() => cancel()}>
+          {t("hosts.cancel")}
+        </button>
+      </div>
+    </form>
+  );
+}
