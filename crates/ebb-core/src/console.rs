@@ -3,6 +3,7 @@
 //! later one), so a data directory is never collected twice.
 
 use crate::client::{AgentAccess, AgentClient, AgentError};
+use crate::clock::{SharedClock, SystemClock};
 use crate::collect::{Collector, CollectorConfig, Target, Tick, unknown_status};
 use crate::db::ConsoleDb;
 use crate::enforcer::{Enforcer, EnforcerConfig};
@@ -56,6 +57,8 @@ pub struct ConsoleOptions {
     pub enforcer: EnforcerConfig,
     /// Never collect or enforce, even when no other process does (read-only commands).
     pub viewer_only: bool,
+    /// What the stores and the enforcer read as now (the wall clock but in tests).
+    pub clock: SharedClock,
 }
 
 impl ConsoleOptions {
@@ -67,6 +70,7 @@ impl ConsoleOptions {
             history_points: 120,
             enforcer: EnforcerConfig::default(),
             viewer_only: false,
+            clock: Arc::new(SystemClock),
         }
     }
 }
@@ -115,7 +119,9 @@ impl Console {
             reason,
         };
         std::fs::create_dir_all(data_dir).map_err(|error| dir_error(error.to_string()))?;
-        let db = ConsoleDb::open(data_dir).await?;
+        let db = ConsoleDb::open(data_dir)
+            .await?
+            .with_clock(options.clock.clone());
         let vault: Arc<dyn TokenVault> = match options.token_store {
             TokenStore::Keychain => Arc::new(KeychainVault),
             TokenStore::File => Arc::new(FileVault::new(data_dir)),

@@ -1,0 +1,160 @@
+//! Failover on the console's own clock: the grace period is the real 30 s, yet the test
+//! takes a few seconds, because the enforcer reads time from the injected clock. A host
+//! that stops answering is written off only once that clock has moved past the grace
+//! period, however long the test itself has been waiting.
+
+use ebb_agent::{Fleet, FleetConfig, GpuModel};
+use ebb_core::clock::{Clock, ManualClock};
+use ebb_core::console::{Console, ConsoleOptions, TokenStore};
+use ebb_core::enforcer::{EnforcerConfig, PassReport};
+use ebb_core::registry::HostEntry;
+use ebb_wire::plan::{OverlayMode, Term};
+use ebb_wire::pools::{Actor, PlacementPolicy, PoolInput, PoolPhase};
+use ebb_wire::reasons::ChangeReason;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+async fn one_host() -> Fleet {
+    Fleet::start(&FleetConfig {
+        hosts: 1,
+        gpus_per_host: 4,
+        model: Some(GpuModel::A100),
+        sample_interval: Duration::from_millis(100),
+        release_grace: Duration::from_millis(100),
+        ..FleetConfig::default()
+    })
+    .await
+    .unwrap()
+}
+
+/// Waits for `passes` more enforcer passes; panics with the last report if they do not come.
+async fn passes(reports: &mut watch::Receiver<PassReport>, passes: u64) -> PassReport {
+    let until = reports.borrow_and_update().number + passes;
+    let waited = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            reports.changed().await.unwrap();
+            if reports.borrow_and_update().number >= until {
+                return;
+            }
+        }
+    })
+    .await;
+    let last = reports.borrow().clone();
+    assert!(
+        waited.is_ok(),
+        "{passes} passes did not come; last: {last:?}"
+    );
+    last
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_host_is_written_off_only_when_the_consoles_clock_passes_the_grace_period() {
+    let fleets = [one_host().await, one_host().await];
+    let dir = std::env::temp_dir().join(format!("ebb-core-failover-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let clock = Arc::new(ManualClock::new(1_800_000_000_000));
+    let console = Console::open(ConsoleOptions {
+        token_store: TokenStore::Memory,
+        enforcer: EnforcerConfig {
+            interval: Duration::from_millis(50),
+            grace: Duration::from_secs(30),
+            ..EnforcerConfig::default()
+        },
+        clock: clock.clone(),
+        ..ConsoleOptions::new(&dir)
+    })
+    .await
+    .unwrap();
+    for (name, fleet) in ["gpu-a", "gpu-b"].iter().zip(&fleets) {
+        let spec = HostEntry {
+            name: (*name).into(),
+            url: fleet.hosts()[0].url.clone(),
+            region: "cn-east".into(),
+            labels: Default::default(),
+            fingerprint: None,
+            has_token: false,
+        };
+        console.upsert_host(&spec, None).await.unwrap();
+    }
+    console
+        .create_pool(&PoolInput {
+            name: "burst".into(),
+            model: "A100".into(),
+            regions: vec!["cn-east".into()],
+            min: 0,
+            max: 4,
+            base_gpus: 0,
+            term: Term::Month,
+            overlay: OverlayMode::Hour,
+            placement: PlacementPolicy::Pack,
+            interruptible: false,
+            release_at_unit_end: false,
+        })
+        .await
+        .unwrap();
+    let since = clock.now_ms();
+    console
+        .scale_pool("burst", 2, Actor::Operator, ChangeReason::Cli)
+        .await
+        .unwrap();
+    clock.advance(Duration::from_millis(1));
+    let view = console
+        .wait_converged("burst", since, Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert_eq!(view.phase, PoolPhase::Converged, "{view:#?}");
+    let holder = view.leases[0].host.clone();
+    assert!(
+        view.leases.iter().all(|l| l.host == holder),
+        "packed: {view:#?}"
+    );
+
+    // The host holding both GPUs goes silent.
+    let [a, b] = fleets;
+    let (gone, stays) = if holder == "gpu-a" { (a, b) } else { (b, a) };
+    gone.stop().await;
+    let mut reports = console.enforcer_reports().unwrap();
+    // Many passes on real time, none on the console's clock: nothing is written off.
+    passes(&mut reports, 10).await;
+    let log = console.activity(Some("burst"), 10).await.unwrap();
+    assert!(
+        !log.iter().any(|e| e.actor == Actor::Failover),
+        "written off before the grace period: {log:#?}"
+    );
+
+    // 31 s later on the console's clock: written off and replaced on the other host.
+    clock.advance(Duration::from_secs(31));
+    let since = clock.now_ms();
+    passes(&mut reports, 2).await;
+    clock.advance(Duration::from_millis(1));
+    let view = console
+        .wait_converged("burst", since, Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert_eq!(view.phase, PoolPhase::Converged, "{view:#?}");
+    let other = if holder == "gpu-a" { "gpu-b" } else { "gpu-a" };
+    let active: Vec<&str> = view
+        .leases
+        .iter()
+        .filter(|l| l.state == ebb_wire::pools::PoolLeaseState::Active)
+        .map(|l| l.host.as_str())
+        .collect();
+    assert_eq!(active, vec![other, other], "{view:#?}");
+    let log = console.activity(Some("burst"), 10).await.unwrap();
+    let failover = log
+        .iter()
+        .find(|e| e.actor == Actor::Failover)
+        .unwrap_or_else(|| panic!("no failover logged: {log:#?}"));
+    assert_eq!(
+        failover.reason,
+        ChangeReason::Failover {
+            host: holder.clone(),
+            gpus: 2,
+            grace_s: 30
+        }
+    );
+    console.shutdown().await;
+    stays.stop().await;
+    let _ = std::fs::remove_dir_all(dir);
+}
