@@ -1,97 +1,25 @@
 //! Real `ebb-agent` and `ebb` processes on loopback, read by the console core.
 
+mod pools;
+
 use ebb_core::client::AgentAccess;
 use ebb_core::client::{AgentClient, ClientConfig};
 use ebb_core::collect::{Collector, CollectorConfig, Target, Tick};
-use ebb_tests::workspace_bin;
-
-mod pools;
+use ebb_testkit::{
+    AgentCommand, AgentProcess, Cli, Relay, TempDir, eventually_blocking, workspace_bin,
+};
 use ebb_wire::agent::{Lease, LeaseList};
 use ebb_wire::ipc::Health;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-/// A spawned agent, killed when dropped. `lines` are what it printed before listening.
-struct AgentProcess {
-    child: Child,
-    url: String,
-    lines: Vec<String>,
-}
-
-impl AgentProcess {
-    fn spawn(state_dir: &Path, args: &[&str]) -> Self {
-        Self::try_spawn(state_dir, args).unwrap_or_else(|why| panic!("{why}"))
-    }
-
-    /// Like `spawn`, but an agent that exits before listening (its port taken) is an `Err`.
-    #[expect(
-        clippy::zombie_processes,
-        reason = "Drop kills and waits for the child"
-    )]
-    fn try_spawn(state_dir: &Path, args: &[&str]) -> Result<Self, String> {
-        let listen: &[&str] = if args.contains(&"--listen") {
-            &[]
-        } else {
-            &["--listen", "127.0.0.1:0"]
-        };
-        let mut child = Command::new(workspace_bin("ebb-agent"))
-            .args(["serve", "--host-name", "it-host"])
-            .args(listen)
-            .arg("--state-dir")
-            .arg(state_dir)
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("ebb-agent starts");
-        let mut reader = BufReader::new(child.stdout.take().unwrap());
-        let mut lines = Vec::new();
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap() == 0 {
-                let status = child.wait().unwrap();
-                return Err(format!(
-                    "ebb-agent exited ({status}) after printing {lines:?}"
-                ));
-            }
-            if let Some(url) = line.trim().strip_prefix("listening on ") {
-                return Ok(Self {
-                    child,
-                    url: url.to_string(),
-                    lines,
-                });
-            }
-            lines.push(line.trim().to_string());
-        }
-    }
-
-    fn sim(state_dir: &Path, gpus: u32) -> Self {
-        Self::spawn(
-            state_dir,
-            &[
-                "--sim",
-                &format!("{gpus}xH800"),
-                "--sample-interval-ms",
-                "200",
-            ],
-        )
-    }
-}
-
-impl Drop for AgentProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ebb-it-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A simulated agent named `it-host` with `gpus` H800s, sampling every 200 ms.
+fn sim_agent(state_dir: &Path, gpus: u32) -> AgentProcess {
+    AgentCommand::sim(state_dir, &format!("{gpus}xH800"))
+        .sample_interval_ms(200)
+        .start()
 }
 
 fn http() -> reqwest::Client {
@@ -103,8 +31,8 @@ fn http() -> reqwest::Client {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_core_polls_a_real_agent_process_and_sees_it_go() {
-    let dir = temp_dir("poll");
-    let agent = AgentProcess::sim(&dir, 4);
+    let dir = TempDir::new("it-poll");
+    let agent = sim_agent(dir.path(), 4);
     let client = AgentClient::new(&agent.url, ClientConfig::default()).unwrap();
     let health = client.health().await.unwrap();
     assert_eq!((health.host.as_str(), health.api_version), ("it-host", 1));
@@ -134,7 +62,7 @@ async fn the_core_polls_a_real_agent_process_and_sees_it_go() {
         }
     })
     .await
-    .expect("four samples within 15 s");
+    .unwrap_or_else(|_| panic!("four samples within 15 s; saw {times:?}"));
     let host = &online.snapshot.hosts[0];
     assert_eq!(host.health, Health::Online);
     assert_eq!(host.gpu_count, 4);
@@ -142,16 +70,18 @@ async fn the_core_polls_a_real_agent_process_and_sees_it_go() {
     assert!(times.windows(2).all(|pair| pair[0] < pair[1]), "{times:?}");
 
     drop(agent);
+    let mut last_health = None;
     let offline = tokio::time::timeout(Duration::from_secs(15), async {
         loop {
             let tick = ticks.recv().await.unwrap();
-            if tick.snapshot.hosts[0].health == Health::Offline {
+            last_health = Some(tick.snapshot.hosts[0].health);
+            if last_health == Some(Health::Offline) {
                 return tick;
             }
         }
     })
     .await
-    .expect("the killed agent is offline within 15 s");
+    .unwrap_or_else(|_| panic!("the killed agent offline within 15 s; last {last_health:?}"));
     let reason = offline.snapshot.hosts[0].last_error.clone().unwrap();
     assert!(
         matches!(reason, ebb_wire::reasons::HostProblem::Refused { .. }),
@@ -166,8 +96,8 @@ async fn the_core_polls_a_real_agent_process_and_sees_it_go() {
 
 #[test]
 fn the_cli_reads_a_real_agent() {
-    let dir = temp_dir("cli");
-    let agent = AgentProcess::sim(&dir, 2);
+    let dir = TempDir::new("it-cli");
+    let agent = sim_agent(dir.path(), 2);
     let output = Command::new(workspace_bin("ebb"))
         .args(["--json", "gpus", &agent.url])
         .output()
@@ -191,7 +121,7 @@ fn the_cli_reads_a_real_agent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leases_survive_kill_dash_nine_and_a_key_retried_after_it_grants_once() {
-    let dir = temp_dir("kill9");
+    let dir = TempDir::new("it-kill9");
     let body = serde_json::json!({"pool_id": "p", "holder_id": "console", "count": 3});
     let post = |url: String, key: &'static str| {
         let body = body.clone();
@@ -205,13 +135,13 @@ async fn leases_survive_kill_dash_nine_and_a_key_retried_after_it_grants_once() 
                 .unwrap()
         }
     };
-    let agent = AgentProcess::sim(&dir, 4);
+    let agent = sim_agent(dir.path(), 4);
     let first = post(agent.url.clone(), "retry-me").await;
     assert_eq!(first.status(), 201);
     let granted: Lease = first.json().await.unwrap();
     drop(agent); // SIGKILL: no chance to flush anything
 
-    let agent = AgentProcess::sim(&dir, 4);
+    let agent = sim_agent(dir.path(), 4);
     let retried = post(agent.url.clone(), "retry-me").await;
     assert_eq!(retried.status(), 200, "the retry replays the grant");
     assert_eq!(retried.json::<Lease>().await.unwrap(), granted);
@@ -230,12 +160,11 @@ async fn leases_survive_kill_dash_nine_and_a_key_retried_after_it_grants_once() 
         409,
         "3 of 4 GPUs are still held after the restart"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_made_by_the_cli_opens_the_api_and_only_its_hash_is_stored() {
-    let dir = temp_dir("token");
+    let dir = TempDir::new("it-token");
     let config = dir.join("agent.toml");
     let made = Command::new(workspace_bin("ebb-agent"))
         .args(["token", "new", "--scope", "read", "--config"])
@@ -256,10 +185,9 @@ async fn a_token_made_by_the_cli_opens_the_api_and_only_its_hash_is_stored() {
     );
     assert!(stored.contains("scope = \"read\""), "{stored}");
 
-    let agent = AgentProcess::spawn(
-        &dir,
-        &["--config", config.to_str().unwrap(), "--sim", "1xV100"],
-    );
+    let agent = AgentCommand::sim(dir.path(), "1xV100")
+        .args(["--config", config.to_str().unwrap()])
+        .start();
     let gpus = format!("{}/v1/gpus", agent.url);
     assert_eq!(http().get(&gpus).send().await.unwrap().status(), 401);
     assert_eq!(
@@ -281,13 +209,14 @@ async fn a_token_made_by_the_cli_opens_the_api_and_only_its_hash_is_stored() {
         .await
         .unwrap();
     assert_eq!(lease.status(), 403, "a read token cannot lease");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_serves_the_certificate_whose_fingerprint_it_prints() {
-    let dir = temp_dir("tls");
-    let agent = AgentProcess::spawn(&dir, &["--tls", "--sim", "2xA100"]);
+    let dir = TempDir::new("it-tls");
+    let agent = AgentCommand::sim(dir.path(), "2xA100")
+        .args(["--tls"])
+        .start();
     assert!(agent.url.starts_with("https://"), "{}", agent.url);
     let printed = agent
         .lines
@@ -319,7 +248,6 @@ async fn tls_serves_the_certificate_whose_fingerprint_it_prints() {
         plain.is_err() || !plain.unwrap().status().is_success(),
         "no plain HTTP on the TLS port"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn pem_to_der(pem: &[u8]) -> Vec<u8> {
@@ -358,21 +286,15 @@ fn ebb_agent_fingerprint(der: &[u8]) -> String {
         .join(":")
 }
 
+/// `ebb --data-dir DIR --token-store file ARGS...`.
 fn ebb(data_dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(workspace_bin("ebb"))
-        .arg("--data-dir")
-        .arg(data_dir)
-        .args(["--token-store", "file"])
-        .args(args)
-        .output()
-        .unwrap()
+    Cli::new(data_dir).run(args)
 }
 
 #[test]
 fn the_cli_registers_tests_lists_and_removes_a_host() {
-    let dir = temp_dir("hosts");
-    let agent_dir = dir.join("agent");
-    std::fs::create_dir_all(&agent_dir).unwrap();
+    let dir = TempDir::new("it-hosts");
+    let agent_dir = dir.subdir("agent");
     let config = agent_dir.join("agent.toml");
     let made = Command::new(workspace_bin("ebb-agent"))
         .args(["token", "new", "--scope", "read", "--config"])
@@ -382,10 +304,9 @@ fn the_cli_registers_tests_lists_and_removes_a_host() {
     let token = String::from_utf8(made.stdout).unwrap();
     let token_file = dir.join("token");
     std::fs::write(&token_file, &token).unwrap();
-    let agent = AgentProcess::spawn(
-        &agent_dir,
-        &["--config", config.to_str().unwrap(), "--sim", "2xV100"],
-    );
+    let agent = AgentCommand::sim(&agent_dir, "2xV100")
+        .args(["--config", config.to_str().unwrap()])
+        .start();
     let console_dir = dir.join("console");
 
     let bad = ebb(
@@ -458,13 +379,12 @@ fn the_cli_registers_tests_lists_and_removes_a_host() {
     );
     let gone = ebb(&console_dir, &["hosts", "test", "h1"]);
     assert!(String::from_utf8_lossy(&gone.stderr).contains("no host named `h1` is registered"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn one_collector_per_data_directory() {
-    let dir = temp_dir("daemon");
-    let agent = AgentProcess::sim(&dir.join("agent"), 1);
+    let dir = TempDir::new("it-daemon");
+    let agent = sim_agent(&dir.join("agent"), 1);
     let console_dir = dir.join("console");
     assert!(
         ebb(
@@ -475,10 +395,8 @@ fn one_collector_per_data_directory() {
         .success()
     );
     let spawn_daemon = || {
-        Command::new(workspace_bin("ebb"))
-            .arg("--data-dir")
-            .arg(&console_dir)
-            .args(["--token-store", "file", "daemon"])
+        Cli::new(&console_dir)
+            .command(&["daemon"])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -500,52 +418,40 @@ fn one_collector_per_data_directory() {
         "{said}"
     );
     // The first daemon records health for viewers.
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let listed = ebb(&console_dir, &["--json", "hosts", "list"]);
-        let hosts: Vec<ebb_wire::ipc::HostStatus> = serde_json::from_slice(&listed.stdout).unwrap();
-        if hosts[0].health == Health::Online {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the daemon never recorded h1 online"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    eventually_blocking(
+        "the daemon to record h1 online",
+        Duration::from_secs(10),
+        || {
+            let listed = ebb(&console_dir, &["--json", "hosts", "list"]);
+            let hosts: Vec<ebb_wire::ipc::HostStatus> =
+                serde_json::from_slice(&listed.stdout).unwrap();
+            let health = hosts[0].health;
+            (health == Health::Online).then_some(()).ok_or(health)
+        },
+    );
     for mut child in [first, second] {
         let _ = Command::new("kill")
             .args(["-TERM", &child.id().to_string()])
             .status();
         let _ = child.wait();
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_agent_comes_back_online_and_its_samples_resume() {
-    let dir = temp_dir("restart");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let listen = format!("127.0.0.1:{port}");
+    let dir = TempDir::new("it-restart");
+    // The console polls a port this test holds; the agent behind it is killed and started
+    // again (on a port of its own each time), so no port is ever released and rebound.
+    let relay = Relay::start(None).await;
     let start = || {
-        AgentProcess::spawn(
-            &dir,
-            &[
-                "--listen",
-                &listen,
-                "--sim",
-                "1xA100",
-                "--sample-interval-ms",
-                "100",
-            ],
-        )
+        let agent = AgentCommand::sim(dir.path(), "1xA100")
+            .sample_interval_ms(100)
+            .start();
+        relay.forward_to(Some(agent.addr));
+        agent
     };
     let mut agent = Some(start());
-    let url = agent.as_ref().unwrap().url.clone();
+    let url = relay.url();
     let (sink, mut ticks) = tokio::sync::mpsc::channel::<Tick>(64);
     let collector = Collector::start(
         vec![Target {
@@ -567,8 +473,8 @@ async fn a_restarted_agent_comes_back_online_and_its_samples_resume() {
     loop {
         let tick = tokio::time::timeout(Duration::from_secs(5), ticks.recv())
             .await
-            .unwrap()
-            .unwrap();
+            .unwrap_or_else(|_| panic!("no tick within 5 s; samples so far {seen:?}"))
+            .expect("the collector runs");
         let health = tick.snapshot.hosts[0].health;
         seen.extend(tick.samples.iter().map(|list| list.sampled_at_ms));
         if !went_offline && seen.len() >= 5 && agent.is_some() {
@@ -583,7 +489,7 @@ async fn a_restarted_agent_comes_back_online_and_its_samples_resume() {
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "no offline-then-online within 30 s: {seen:?}"
+            "no offline-then-online within 30 s (went offline: {went_offline}, now {health:?}): {seen:?}"
         );
     }
     assert!(

@@ -1,0 +1,30 @@
+//! Test support for Ebb's test suites (a dev-dependency only, never shipped).
+//!
+//! - [`TempDir`]: a fresh directory, removed on drop (kept for a failing test with
+//!   `EBB_KEEP_TEST_DIRS=1`, for every test with `EBB_KEEP_TEST_DIRS=all`).
+//! - [`eventually`]: polls a probe until it succeeds, or panics with what it saw last.
+//! - [`bound_listener`] / [`Relay`]: ports are bound once and handed over as listeners, never
+//!   picked, released and bound again; a relay holds a port for the whole test so an agent
+//!   process can be restarted behind the same address.
+//! - [`AgentProcess`] / [`Cli`]: the workspace's binaries as processes; an agent listens on
+//!   `127.0.0.1:0` and the test reads the address it prints.
+//! - `TestFleet` (feature `fleet`): simulated agents in this process.
+//! - `TestConsole` (feature `console`): a console on a temp data directory with its hosts.
+
+#[cfg(feature = "console")]
+mod console;
+#[cfg(feature = "fleet")]
+mod fleet;
+mod net;
+mod process;
+mod temp;
+mod wait;
+
+#[cfg(feature = "console")]
+pub use console::{TestConsole, TestConsoleBuilder};
+#[cfg(feature = "fleet")]
+pub use fleet::{TestFleet, TestFleetBuilder};
+pub use net::{Relay, bound_listener};
+pub use process::{AgentCommand, AgentProcess, Cli, workspace_bin};
+pub use temp::TempDir;
+pub use wait::{Probe, Timeout, eventually, eventually_blocking, try_eventually};
