@@ -1,8 +1,15 @@
 // Live fleet state, shared by every Fleet view instance (views are rebuilt when
 // the language changes; the subscription and the charts outlive them).
+//
+// Two ways to read it: `fleetState()` + `onFleetChange()` for plain code, and `fleet` /
+// `chartEntries`, Solid stores for components. The snapshot store is reconciled by host
+// name, so a tick updates each host's fields in place and a component keyed on a host
+// (its row, its link, its chart) is never replaced while the fleet ticks.
 
+import { batch } from "solid-js";
+import { createStore, reconcile } from "solid-js/store";
 import { commands, events, type FleetSnapshot } from "./bindings";
-import { ChartLoader } from "./charts";
+import { ChartLoader, type ChartEntry } from "./charts";
 import { newerSnapshot } from "./format";
 import { getEffectiveTheme } from "./theme";
 
@@ -19,12 +26,29 @@ const state: FleetState = { snapshot: null, snapshotError: null, listenError: nu
 const listeners = new Set<() => void>();
 let started = false;
 
+const [liveFleet, setLiveFleet] = createStore<FleetState>({ ...state });
+const [liveCharts, setLiveCharts] = createStore<Record<string, ChartEntry | undefined>>({});
+
+/** The fleet as a Solid store: hosts reconciled by name, so ticks update them in place. */
+export const fleet: Readonly<FleetState> = liveFleet;
+
+/** Each host's latest live chart as a Solid store (absent until its first chart). */
+export const chartEntries: Readonly<Record<string, ChartEntry | undefined>> = liveCharts;
+
 export const charts = new ChartLoader(
   (host, theme, w, h) => commands.utilizationChart(host, theme, w, h),
   getEffectiveTheme,
 );
+charts.onUpdate((host, entry) => setLiveCharts(host, entry));
 
 function emit(): void {
+  // The store first: a listener finds the components already up to date.
+  batch(() => {
+    // A copy: the store keeps (and later reconciles into) the objects it is given.
+    const snapshot = state.snapshot === null ? null : structuredClone(state.snapshot);
+    setLiveFleet("snapshot", snapshot === null ? null : reconcile(snapshot, { key: "name" }));
+    setLiveFleet({ snapshotError: state.snapshotError, listenError: state.listenError, loading: state.loading });
+  });
   for (const fn of [...listeners]) fn();
 }
 
@@ -32,7 +56,9 @@ function accept(snapshot: FleetSnapshot): void {
   state.snapshot = newerSnapshot(state.snapshot, snapshot);
   state.snapshotError = null;
   state.loading = false;
-  charts.retain(new Set(state.snapshot.hosts.map((h) => h.name)));
+  const names = new Set(state.snapshot.hosts.map((h) => h.name));
+  charts.retain(names);
+  for (const host of Object.keys(liveCharts)) if (!names.has(host)) setLiveCharts(host, undefined);
   emit();
 }
 

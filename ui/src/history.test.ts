@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { IpcError, Result } from "./bindings";
 import {
+  CHART_LOADING,
   chartWidth,
   DETAIL_RANGES,
   exportName,
@@ -13,8 +14,10 @@ import {
   hostHash,
   isLiveRange,
   isRangeId,
+  isStale,
   LatestLoader,
   RANGES,
+  showOutcome,
   utcOffsetMinutes,
   type HistoryRequest,
   type Outcome,
@@ -194,5 +197,30 @@ describe("LatestLoader", () => {
     await flush();
     expect(delivered).toEqual([]);
     expect(loader.request("a", "x")).toBe("skipped");
+  });
+});
+
+describe("showOutcome", () => {
+  it("shows a good chart with its theme and range", () => {
+    const shown = showOutcome(CHART_LOADING, { ok: true, svg: "<svg/>" }, "dark", "1h");
+    expect(shown).toEqual({ state: "ready", svg: "<svg/>", theme: "dark", range: "1h", error: null });
+    expect(isStale(shown)).toBe(false);
+  });
+
+  it("keeps the last good chart, dimmed, when a redraw fails", () => {
+    const good = showOutcome(CHART_LOADING, { ok: true, svg: "<svg/>" }, "light", "5m");
+    const failed = showOutcome(good, { ok: false, error: "boom" }, "dark", "1h");
+    expect(failed).toEqual({ state: "error", svg: "<svg/>", theme: "light", range: "5m", error: "boom" });
+    expect(isStale(failed)).toBe(true);
+    const again = showOutcome(failed, { ok: true, svg: "<svg id='2'/>" }, "dark", "1h");
+    expect(again.error).toBeNull();
+    expect(isStale(again)).toBe(false);
+  });
+
+  it("has nothing to dim when the first drawing fails", () => {
+    const failed = showOutcome(CHART_LOADING, { ok: false, error: "boom" }, "light", "5m");
+    expect(failed.state).toBe("error");
+    expect(failed.svg).toBeNull();
+    expect(isStale(failed)).toBe(false);
   });
 });

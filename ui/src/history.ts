@@ -175,3 +175,29 @@ export class LatestLoader<R> {
     if (next !== undefined) this.start(slot, next, this.keyOf(next));
   }
 }
+
+/**
+ * What a chart card shows: how its latest answer went, the last good SVG (what Export
+ * saves, kept dimmed when a redraw fails), the theme and range that SVG was drawn for,
+ * and the words of the latest failure.
+ */
+export type ChartShown = {
+  state: "loading" | "ready" | "error";
+  svg: string | null;
+  theme: ChartTheme | null;
+  range: RangeId | null;
+  error: string | null;
+};
+
+export const CHART_LOADING: ChartShown = { state: "loading", svg: null, theme: null, range: null, error: null };
+
+/** A card after an answer to a request for `theme` and `range`. */
+export function showOutcome(previous: ChartShown, outcome: Outcome, theme: ChartTheme, range: RangeId): ChartShown {
+  if (outcome.ok) return { state: "ready", svg: outcome.svg, theme, range, error: null };
+  return { ...previous, state: "error", error: outcome.error };
+}
+
+/** Whether a card shows an old chart dimmed: the latest redraw failed over a good one. */
+export function isStale(shown: ChartShown): boolean {
+  return shown.state === "error" && shown.svg !== null;
+}

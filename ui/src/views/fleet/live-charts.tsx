@@ -1,0 +1,84 @@
+// The Fleet list's live charts: one per host, its GPUs' utilization over the last two
+// minutes, drawn in Rust and asked again on every tick and theme change (`charts` in
+// fleet-store.ts keeps one request per host in flight). A figure is keyed by its host,
+// so a new chart changes its image's `src` and nothing else.
+
+import { For, onCleanup, Show, type JSX } from "solid-js";
+import type { HostStatus } from "../../bindings";
+import { chartEntries, charts } from "../../fleet-store";
+import { getEffectiveTheme } from "../../theme";
+import { t } from "../../i18n";
+import { regionLabel } from "./host-table";
+
+export const CHART_HEIGHT = 240;
+export const CHART_FALLBACK_WIDTH = 640;
+
+/** The figures on screen by host, for their widths. */
+export type FigureRegistry = Map<string, HTMLElement>;
+
+/** Asks for each host's chart at its figure's width (skipped for hosts not on screen). */
+export function requestLiveCharts(hosts: readonly HostStatus[], tick: number, figures: FigureRegistry): void {
+  const theme = getEffectiveTheme();
+  for (const host of hosts) {
+    const figure = figures.get(host.name);
+    if (!figure) continue;
+    const width = Math.round(figure.clientWidth) || CHART_FALLBACK_WIDTH;
+    charts.request({ host: host.name, theme, width, height: CHART_HEIGHT, tick });
+  }
+}
+
+function HostChart(props: { host: HostStatus; figures: FigureRegistry }): JSX.Element {
+  const name = props.host.name;
+  const entry = () => chartEntries[name];
+  const url = () => entry()?.url ?? null;
+  const state = () => {
+    const e = entry();
+    if (!e) return "loading";
+    return e.error !== null ? "error" : "ready";
+  };
+  onCleanup(() => props.figures.delete(name));
+  return (
+    <figure
+      ref={(el) => props.figures.set(name, el)}
+      class="host-chart"
+      data-host={name}
+      data-state={state()}
+      data-chart-tick={url() !== null ? entry()?.tick : undefined}
+      data-chart-theme={url() !== null ? entry()?.theme : undefined}
+    >
+      <figcaption>{t("fleet.chartCaption", { host: name, region: regionLabel(props.host.region) })}</figcaption>
+      <div class="chart-status">
+        <Show when={entry()} fallback={<p class="chart-loading">{t("fleet.chartLoading")}</p>}>
+          {(e) => (
+            <Show when={e().error}>
+              {(message) => (
+                <p class="alert alert-error" role="alert">
+                  {t("fleet.chartError", { host: name, message: message() })}
+                </p>
+              )}
+            </Show>
+          )}
+        </Show>
+      </div>
+      <img
+        data-testid="util-chart"
+        alt={t("fleet.chartAlt", { host: name })}
+        width={CHART_FALLBACK_WIDTH}
+        height={CHART_HEIGHT}
+        decoding="async"
+        hidden={url() === null}
+        src={url() ?? undefined}
+        classList={{ stale: entry()?.error != null }}
+      />
+    </figure>
+  );
+}
+
+/** The charts, in the order of `hosts` (the tables' order). */
+export function LiveCharts(props: { hosts: readonly HostStatus[]; figures: FigureRegistry }): JSX.Element {
+  return (
+    <div class="chart-grid">
+      <For each={props.hosts}>{(host) => <HostChart host={host} figures={props.figures} />}</For>
+    </div>
+  );
+}
