@@ -83,7 +83,7 @@ impl Enforcer {
             data_dir,
             config,
             clients: Clients::new(config.client),
-            down_since: HashMap::new(),
+            down_since: None,
             holder: None,
             passes: 0,
         };
@@ -220,7 +220,9 @@ struct Loop {
     data_dir: PathBuf,
     config: EnforcerConfig,
     clients: Clients,
-    down_since: HashMap<String, i64>,
+    /// Since when each silent host has been silent; read from the store once, then kept
+    /// here and written through.
+    down_since: Option<HashMap<String, i64>>,
     holder: Option<String>,
     passes: u64,
 }
@@ -299,7 +301,7 @@ impl Loop {
             .filter(|spec| recorded.concerns(spec))
             .collect();
         let mut hosts = self.clients.observe(&scoped, self.config.concurrency).await;
-        self.note_down_since(&mut hosts, now);
+        self.note_down_since(&mut hosts, now).await?;
 
         // Requests whose answer never came: the same key again, where the host answers.
         let mut tally = Tally::default();
@@ -415,16 +417,18 @@ impl Loop {
         Ok(id)
     }
 
-    /// Since when each silent host has been silent (a host that answers is forgiven).
-    fn note_down_since(&mut self, hosts: &mut [HostObs], now: i64) {
-        for host in hosts {
-            if host.seen.is_some() {
-                self.down_since.remove(&host.name);
-            } else {
-                let since = *self.down_since.entry(host.name.clone()).or_insert(now);
-                host.down_since_ms = Some(since);
-            }
+    /// Since when each silent host has been silent, kept in the store so a restarted
+    /// enforcer does not wait a whole grace period again.
+    async fn note_down_since(&mut self, hosts: &mut [HostObs], now: i64) -> Result<(), PoolError> {
+        let down = match &mut self.down_since {
+            Some(down) => down,
+            None => self.down_since.insert(self.store.down_since().await?),
+        };
+        let changed = reconcile::mark_down(down, hosts, now);
+        if !changed.is_empty() {
+            self.store.set_down_since(&changed).await?;
         }
+        Ok(())
     }
 
     async fn send_creates(

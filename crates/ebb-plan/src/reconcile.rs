@@ -43,6 +43,42 @@ pub struct HostObs {
     pub lost_fence: Option<u64>,
 }
 
+/// Notes on each host since when it has been silent (`down`: host → since, kept across
+/// passes and restarts): a host that answers is forgiven, a newly silent one is silent
+/// from `now`, and a host no longer looked at is forgotten. Returns what changed, for the
+/// record (`None`: forgotten).
+pub fn mark_down(
+    down: &mut HashMap<String, i64>,
+    hosts: &mut [HostObs],
+    now_ms: i64,
+) -> Vec<(String, Option<i64>)> {
+    let mut changed = Vec::new();
+    let mut gone: Vec<String> = down
+        .keys()
+        .filter(|name| !hosts.iter().any(|h| &h.name == *name))
+        .cloned()
+        .collect();
+    for host in hosts.iter_mut() {
+        if host.seen.is_some() {
+            if down.contains_key(&host.name) {
+                gone.push(host.name.clone());
+            }
+        } else {
+            let since = *down.entry(host.name.clone()).or_insert_with(|| {
+                changed.push((host.name.clone(), Some(now_ms)));
+                now_ms
+            });
+            host.down_since_ms = Some(since);
+        }
+    }
+    gone.sort();
+    for name in gone {
+        down.remove(&name);
+        changed.push((name, None));
+    }
+    changed
+}
+
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Seen {
     pub gpus: Vec<Gpu>,

@@ -543,6 +543,42 @@ impl PoolStore {
         Ok(())
     }
 
+    /// Since when each silent host has been silent, as the enforcer last wrote it.
+    pub async fn down_since(&self) -> Result<HashMap<String, i64>, PoolError> {
+        let rows = sqlx::query("SELECT host, since_ms FROM host_down")
+            .fetch_all(self.pool())
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| (row.get::<String, _>("host"), row.get::<i64, _>("since_ms")))
+            .collect())
+    }
+
+    /// Records hosts gone silent (`Some(since)`) and back or out of sight (`None`), in one
+    /// transaction.
+    pub async fn set_down_since(&self, changes: &[(String, Option<i64>)]) -> Result<(), PoolError> {
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        for (host, since) in changes {
+            match since {
+                Some(since) => {
+                    sqlx::query("INSERT INTO host_down (host, since_ms) VALUES (?, ?) ON CONFLICT (host) DO UPDATE SET since_ms = excluded.since_ms")
+                        .bind(host)
+                        .bind(since)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                None => {
+                    sqlx::query("DELETE FROM host_down WHERE host = ?")
+                        .bind(host)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+            }
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// What the enforcer saw of every pool this pass (one transaction).
     pub async fn write_status(&self, statuses: &[PoolStatus], now: i64) -> Result<(), PoolError> {
         let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;

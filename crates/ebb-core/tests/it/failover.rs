@@ -48,25 +48,31 @@ async fn passes(reports: &mut watch::Receiver<PassReport>, passes: u64) -> PassR
     last
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_silent_host_is_written_off_only_when_the_consoles_clock_passes_the_grace_period() {
-    let fleets = [one_host().await, one_host().await];
-    let dir = std::env::temp_dir().join(format!("ebb-core-failover-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let clock = Arc::new(ManualClock::new(1_800_000_000_000));
-    let console = Console::open(ConsoleOptions {
-        token_store: TokenStore::Memory,
+/// A console on `clock` with the real 30 s grace period and a quick pass (a file token
+/// store, so a second console on the same directory reads the same tokens).
+async fn open(dir: &std::path::Path, clock: &Arc<ManualClock>) -> Console {
+    Console::open(ConsoleOptions {
+        token_store: TokenStore::File,
         enforcer: EnforcerConfig {
             interval: Duration::from_millis(50),
             grace: Duration::from_secs(30),
             ..EnforcerConfig::default()
         },
         clock: clock.clone(),
-        ..ConsoleOptions::new(&dir)
+        ..ConsoleOptions::new(dir)
     })
     .await
-    .unwrap();
-    for (name, fleet) in ["gpu-a", "gpu-b"].iter().zip(&fleets) {
+    .unwrap()
+}
+
+/// Two one-host fleets registered as gpu-a and gpu-b, and a pool holding 2 GPUs (packed on
+/// one of them, whose name is returned).
+async fn two_hosts_and_a_pool_of_two(
+    console: &Console,
+    clock: &ManualClock,
+    fleets: &[Fleet; 2],
+) -> String {
+    for (name, fleet) in ["gpu-a", "gpu-b"].iter().zip(fleets) {
         let spec = HostEntry {
             name: (*name).into(),
             url: fleet.hosts()[0].url.clone(),
@@ -109,24 +115,13 @@ async fn a_silent_host_is_written_off_only_when_the_consoles_clock_passes_the_gr
         view.leases.iter().all(|l| l.host == holder),
         "packed: {view:#?}"
     );
+    holder
+}
 
-    // The host holding both GPUs goes silent.
-    let [a, b] = fleets;
-    let (gone, stays) = if holder == "gpu-a" { (a, b) } else { (b, a) };
-    gone.stop().await;
-    let mut reports = console.enforcer_reports().unwrap();
-    // Many passes on real time, none on the console's clock: nothing is written off.
-    passes(&mut reports, 10).await;
-    let log = console.activity(Some("burst"), 10).await.unwrap();
-    assert!(
-        !log.iter().any(|e| e.actor == Actor::Failover),
-        "written off before the grace period: {log:#?}"
-    );
-
-    // 31 s later on the console's clock: written off and replaced on the other host.
-    clock.advance(Duration::from_secs(31));
+/// After the write-off: converged again with both GPUs on the other host, the failover
+/// logged with its numbers.
+async fn replaced_on_the_other_host(console: &Console, clock: &ManualClock, holder: &str) {
     let since = clock.now_ms();
-    passes(&mut reports, 2).await;
     clock.advance(Duration::from_millis(1));
     let view = console
         .wait_converged("burst", since, Duration::from_secs(20))
@@ -149,11 +144,76 @@ async fn a_silent_host_is_written_off_only_when_the_consoles_clock_passes_the_gr
     assert_eq!(
         failover.reason,
         ChangeReason::Failover {
-            host: holder.clone(),
+            host: holder.to_string(),
             gpus: 2,
             grace_s: 30
         }
     );
+}
+
+fn temp_dir(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("ebb-core-failover-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+async fn no_failover_yet(console: &Console) {
+    let log = console.activity(Some("burst"), 10).await.unwrap();
+    assert!(
+        !log.iter().any(|e| e.actor == Actor::Failover),
+        "written off before the grace period: {log:#?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_host_is_written_off_only_when_the_consoles_clock_passes_the_grace_period() {
+    let fleets = [one_host().await, one_host().await];
+    let dir = temp_dir("grace");
+    let clock = Arc::new(ManualClock::new(1_800_000_000_000));
+    let console = open(&dir, &clock).await;
+    let holder = two_hosts_and_a_pool_of_two(&console, &clock, &fleets).await;
+
+    // The host holding both GPUs goes silent.
+    let [a, b] = fleets;
+    let (gone, stays) = if holder == "gpu-a" { (a, b) } else { (b, a) };
+    gone.stop().await;
+    let mut reports = console.enforcer_reports().unwrap();
+    // Many passes on real time, none on the console's clock: nothing is written off.
+    passes(&mut reports, 10).await;
+    no_failover_yet(&console).await;
+
+    // 31 s later on the console's clock: written off and replaced on the other host.
+    clock.advance(Duration::from_secs(31));
+    replaced_on_the_other_host(&console, &clock, &holder).await;
+    console.shutdown().await;
+    stays.stop().await;
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_enforcer_remembers_since_when_a_host_has_been_silent() {
+    let fleets = [one_host().await, one_host().await];
+    let dir = temp_dir("restart");
+    let clock = Arc::new(ManualClock::new(1_800_000_000_000));
+    let console = open(&dir, &clock).await;
+    let holder = two_hosts_and_a_pool_of_two(&console, &clock, &fleets).await;
+    let [a, b] = fleets;
+    let (gone, stays) = if holder == "gpu-a" { (a, b) } else { (b, a) };
+    gone.stop().await;
+    let mut reports = console.enforcer_reports().unwrap();
+    passes(&mut reports, 3).await;
+    // 20 s of silence, then the console restarts.
+    clock.advance(Duration::from_secs(20));
+    passes(&mut reports, 2).await;
+    console.shutdown().await;
+    drop(console);
+    let console = open(&dir, &clock).await;
+    let mut reports = console.enforcer_reports().unwrap();
+    passes(&mut reports, 3).await;
+    no_failover_yet(&console).await;
+    // 11 s more: 31 s since the host went silent, only 11 s since the restart.
+    clock.advance(Duration::from_secs(11));
+    replaced_on_the_other_host(&console, &clock, &holder).await;
     console.shutdown().await;
     stays.stop().await;
     let _ = std::fs::remove_dir_all(dir);

@@ -433,3 +433,33 @@ fn ten_thousand_gpus_and_fifty_pools_converge_in_a_pass() {
         assert_eq!(status.actual, 150);
     }
 }
+
+#[test]
+fn down_since_starts_at_the_first_silence_is_kept_and_forgiven_on_return() {
+    let obs = |name: &str, up: bool| HostObs {
+        name: name.into(),
+        region: "cn-east".into(),
+        seen: up.then(Seen::default),
+        down_since_ms: None,
+        lost_fence: None,
+    };
+    let mut down = HashMap::from([("old".to_string(), 5)]);
+    let mut hosts = vec![obs("a", true), obs("b", false)];
+    let changed = mark_down(&mut down, &mut hosts, 100);
+    assert_eq!(
+        changed,
+        vec![("b".to_string(), Some(100)), ("old".to_string(), None)]
+    );
+    assert_eq!(hosts[1].down_since_ms, Some(100));
+    // Still silent later: the first silence counts, nothing to record.
+    let mut hosts = vec![obs("a", true), obs("b", false)];
+    assert!(mark_down(&mut down, &mut hosts, 200).is_empty());
+    assert_eq!(hosts[1].down_since_ms, Some(100));
+    // Back: forgiven.
+    let mut hosts = vec![obs("a", true), obs("b", true)];
+    assert_eq!(
+        mark_down(&mut down, &mut hosts, 300),
+        vec![("b".to_string(), None)]
+    );
+    assert!(down.is_empty());
+}
