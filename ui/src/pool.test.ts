@@ -4,23 +4,33 @@ import { setLocale } from "./i18n";
 import {
   actorText,
   checkPoolForm,
+  confirmReasonText,
+  costTone,
   formatGpuHours,
   formatWhen,
   freeText,
+  hostProgressText,
   hostResultText,
   indexesText,
+  keepSelection,
   LatestOnly,
   outcomeText,
+  outcomeTone,
+  overlayText,
   parseCount,
   parseYuan,
   phaseText,
+  placementText,
   planWords,
   POOL_FIELDS,
   type PoolChoices,
+  regionChoices,
   releaseText,
   rentText,
+  scaleMarks,
   signedMoney,
   signedPerHour,
+  termText,
   yuanInput,
   type PoolFormValues,
 } from "./pool";
@@ -343,5 +353,64 @@ describe("LatestOnly", () => {
     e.resolve(6);
     await run2;
     expect(shown).toEqual([]);
+  });
+});
+
+describe("the view's small rules", () => {
+  it("marks every count of a small range, and the ends and middle of a large one", () => {
+    expect(scaleMarks(0, 8)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(scaleMarks(2, 2)).toEqual([2]);
+    expect(scaleMarks(0, 16)).toHaveLength(17);
+    expect(scaleMarks(0, 100)).toEqual([0, 50, 100]);
+    expect(scaleMarks(5, 3)).toEqual([5]);
+  });
+
+  it("tones a cost change by its sign, and none when unknown", () => {
+    expect(costTone(250)).toBe("dearer");
+    expect(costTone(-1)).toBe("cheaper");
+    expect(costTone(0)).toBe("");
+    expect(costTone(null)).toBe("");
+  });
+
+  it("tones an outcome: partial warns, superseded informs, the rest is fine", () => {
+    expect(outcomeTone("partial")).toBe("alert-warn");
+    expect(outcomeTone("superseded")).toBe("alert-info");
+    expect(outcomeTone("done")).toBe("alert-ok");
+    expect(outcomeTone("in_progress")).toBe("alert-ok");
+  });
+
+  it("words a host's progress: pending first, then releasing, else settled", () => {
+    expect(hostProgressText({ leased: 2, pending: 1, releasing: 1 })).toBe("2 of 3 granted");
+    expect(hostProgressText({ leased: 2, pending: 0, releasing: 1 })).toBe("releasing 1");
+    expect(hostProgressText({ leased: 2, pending: 0, releasing: 0 })).toBe("settled");
+  });
+
+  it("keeps the chosen pool while it exists, else shows the first", () => {
+    expect(keepSelection(["a", "b"], "b")).toBe("b");
+    expect(keepSelection(["a", "b"], "gone")).toBe("a");
+    expect(keepSelection(["a", "b"], null)).toBe("a");
+    expect(keepSelection([], "a")).toBeNull();
+  });
+
+  it("offers the hosts' regions, then the pool's regions no host is in any more", () => {
+    const offered = [{ region: "cn-east", hosts: 2, gpu_models: ["A100"] }];
+    expect(regionChoices(offered, ["cn-east", "cn-west", "cn-west"])).toEqual([
+      { region: "cn-east", hosts: 2, gpu_models: ["A100"] },
+      { region: "cn-west", hosts: 0, gpu_models: [] },
+    ]);
+    expect(regionChoices([], [])).toEqual([]);
+  });
+
+  it("words why a change asks first, or nothing without a reason", () => {
+    expect(confirmReasonText({ confirmation_reason: { kind: "gpus", change: 3, limit: 2 } })).toContain("more than 2");
+    expect(confirmReasonText({ confirmation_reason: null })).toBe("");
+  });
+
+  it("words the terms, overlays and placements in the current language", () => {
+    expect(termText("year")).toBe("yearly");
+    expect(overlayText("spot")).toBe("spot (interruptible)");
+    expect(placementText("pack")).toBe("pack (fill the hosts in use first)");
+    setLocale("zh-CN");
+    expect(termText("month")).toBe("按月");
   });
 });

@@ -11,15 +11,17 @@ import type {
   Outcome,
   OverlayMode,
   PlacementPolicy,
+  PoolHostView,
   PoolInput,
   PoolLeaseState,
   PoolPhase,
+  RegionOffer,
   ScalePreview,
   Term,
 } from "./bindings";
 import { formatCount, formatMoney } from "./costs";
 import { t, type MessageKey, type Params } from "./i18n";
-import { hostProblemText } from "./reasons";
+import { confirmationText, hostProblemText } from "./reasons";
 
 /** A message from the catalog, not yet translated (the view translates it). */
 export type Phrase = { key: MessageKey; params?: Params };
@@ -71,6 +73,68 @@ const LEASE_STATE_KEYS: Readonly<Record<PoolLeaseState, MessageKey>> = {
 
 export function leaseStateText(state: PoolLeaseState): string {
   return t(LEASE_STATE_KEYS[state]);
+}
+
+const TERM_KEYS: Record<Term, MessageKey> = { month: "pool.term.month", year: "pool.term.year" };
+const OVERLAY_KEYS: Record<OverlayMode, MessageKey> = {
+  hour: "pool.overlay.hour",
+  day: "pool.overlay.day",
+  week: "pool.overlay.week",
+  spot: "pool.overlay.spot",
+};
+const PLACEMENT_KEYS: Record<PlacementPolicy, MessageKey> = { pack: "pool.placement.pack", spread: "pool.placement.spread" };
+
+export function termText(term: Term): string {
+  return t(TERM_KEYS[term]);
+}
+
+export function overlayText(overlay: OverlayMode): string {
+  return t(OVERLAY_KEYS[overlay]);
+}
+
+export function placementText(placement: PlacementPolicy): string {
+  return t(PLACEMENT_KEYS[placement]);
+}
+
+/** The tone of a cost change: dearer, cheaper, or none (a CSS class). */
+export function costTone(deltaFen: number | null | undefined): "dearer" | "cheaper" | "" {
+  if (deltaFen === null || deltaFen === undefined || !Number.isFinite(deltaFen)) return "";
+  return deltaFen > 0 ? "dearer" : deltaFen < 0 ? "cheaper" : "";
+}
+
+/** The alert tone a committed change's outcome is shown in. */
+export function outcomeTone(outcome: Outcome): "alert-ok" | "alert-warn" | "alert-info" {
+  return outcome === "partial" ? "alert-warn" : outcome === "superseded" ? "alert-info" : "alert-ok";
+}
+
+/** The numbers under the slider: every count for a small range, else both ends and the middle. */
+export function scaleMarks(min: number, max: number): number[] {
+  if (max < min) return [min];
+  if (max - min <= 16) return Array.from({ length: max - min + 1 }, (_, i) => min + i);
+  return [min, Math.round((min + max) / 2), max];
+}
+
+/** A host's part in the pool in words: "2 of 3 granted", "releasing 1", "settled". */
+export function hostProgressText(host: Pick<PoolHostView, "leased" | "pending" | "releasing">): string {
+  const goal = host.leased + host.pending;
+  if (host.pending > 0) return t("pool.progress", { leased: formatCount(host.leased), goal: formatCount(goal) });
+  if (host.releasing > 0) return t("pool.progressReleasing", { n: formatCount(host.releasing) });
+  return t("pool.progressDone");
+}
+
+/** The pool to show: the one chosen while it still exists, else the first; null with none. */
+export function keepSelection(names: readonly string[], chosen: string | null): string | null {
+  return chosen !== null && names.includes(chosen) ? chosen : (names[0] ?? null);
+}
+
+/**
+ * The regions the form offers: those the hosts are in, then any the pool names that no
+ * host is in any more (so they can still be unticked).
+ */
+export function regionChoices(offered: readonly RegionOffer[], named: readonly string[]): RegionOffer[] {
+  const known = new Set(offered.map((r) => r.region));
+  const gone = [...new Set(named)].filter((r) => !known.has(r)).map((region) => ({ region, hosts: 0, gpu_models: [] as string[] }));
+  return [...offered, ...gone];
 }
 
 /** Money with its sign always written: "+¥25.00", "−¥5.00", "¥0.00"; null -> "—". */
@@ -150,6 +214,11 @@ export function planWords(preview: ScalePreview): { headline: string; notes: str
   if (preview.short > 0) notes.push(t("pool.plan.short", { n: formatCount(preview.short) }));
   if (preview.cost_problem) notes.push(t("pool.plan.costProblem", { message: preview.cost_problem }));
   return { headline, notes };
+}
+
+/** Why a change asks first, in words ("" when the preview gives no reason). */
+export function confirmReasonText(preview: Pick<ScalePreview, "confirmation_reason">): string {
+  return preview.confirmation_reason ? confirmationText(preview.confirmation_reason) : "";
 }
 
 /** "6 free: 4 on cn-east-001, 2 on cn-south-002" / "None free now". */

@@ -1,0 +1,153 @@
+// The selected pool's state card: its name with Edit and Delete, what it is (model,
+// regions, range, terms), its phase and why, the counts, Release now while GPUs are kept
+// to the end of their paid unit, and the month's spend. Every value is read from the
+// pool's store entry, so a refresh updates the text in place and the buttons stay put.
+
+import { createSignal, Show, type JSX } from "solid-js";
+import type { PoolView } from "../../bindings";
+import { formatCount, formatMoney, gpus } from "../../costs";
+import { t, type MessageKey } from "../../i18n";
+import { formatGpuHours, formatWhen, overlayText, perHour, phaseText, placementText, termText } from "../../pool";
+import { poolNotesText } from "../../reasons";
+import { DeleteConfirm } from "./delete-confirm";
+
+/** A pool as the card and the slider follow it: the hosts and leases live in their tables. */
+export type PoolSummary = Omit<PoolView, "hosts" | "leases">;
+
+function Stat(props: { label: MessageKey; value: string | number; testid: string; main?: boolean }): JSX.Element {
+  return (
+    <div class={props.main ? "pool-stat pool-stat-main" : "pool-stat"}>
+      <dt>{t(props.label)}</dt>
+      <dd data-testid={props.testid}>{typeof props.value === "number" ? formatCount(props.value) : props.value}</dd>
+    </div>
+  );
+}
+
+function Spend(props: { pool: PoolSummary }): JSX.Element {
+  return (
+    <div class="pool-spend" data-testid="pool-spend">
+      <h3>{props.pool.spend ? t("pool.spend.title", { month: props.pool.spend.month }) : t("pool.spend.titleNone")}</h3>
+      <Show when={props.pool.spend}>
+        {(spend) => (
+          <dl class="pool-stats pool-spend-stats">
+            <Stat label="pool.spend.mtd" value={formatMoney(spend().month_to_date_fen)} testid="pool-spend-mtd" />
+            <Stat label="pool.spend.projected" value={formatMoney(spend().projected_month_fen)} testid="pool-spend-projected" />
+            <Stat label="pool.spend.runRate" value={perHour(spend().run_rate_per_hour_fen)} testid="pool-spend-rate" />
+            <Stat label="pool.spend.gpuHours" value={formatGpuHours(spend().gpu_hours)} testid="pool-spend-hours" />
+          </dl>
+        )}
+      </Show>
+      <Show when={props.pool.spend_problem}>
+        {(problem) => (
+          <p class="alert alert-warn" data-testid="pool-spend-problem">
+            {t("pool.spend.problem", { message: problem() })}
+          </p>
+        )}
+      </Show>
+    </div>
+  );
+}
+
+export function PoolCard(props: {
+  pool: PoolSummary;
+  now: number;
+  editRef: (el: HTMLButtonElement) => void;
+  onEdit: () => void;
+  onReleaseNow: () => Promise<void>;
+  onDelete: () => Promise<void>;
+}): JSX.Element {
+  const [asking, setAsking] = createSignal(false);
+  let deleteButton: HTMLButtonElement | undefined;
+  const pool = props.pool;
+  const notes = () => poolNotesText(pool.notes);
+  return (
+    <section class="card pool-status" data-testid="pool-status" aria-labelledby="pool-status-title">
+      <div class="pool-status-head">
+        <h2 id="pool-status-title">{pool.name}</h2>
+        <span class="btn-row">
+          <button type="button" id="pool-edit" class="btn btn-small" ref={props.editRef} disabled={asking()} onClick={() => props.onEdit()}>
+            {t("pool.edit")}
+          </button>
+          <button
+            type="button"
+            id="pool-delete"
+            class="btn btn-small btn-danger-quiet"
+            ref={deleteButton}
+            aria-expanded={asking()}
+            disabled={asking()}
+            onClick={() => setAsking(true)}
+          >
+            {t("pool.delete")}
+          </button>
+        </span>
+      </div>
+      <p class="pool-meta" data-testid="pool-meta">
+        {t("pool.meta", {
+          model: pool.model,
+          regions: pool.regions.join(t("common.listSeparator")),
+          min: formatCount(pool.min),
+          max: formatCount(pool.max),
+        })}
+      </p>
+      <p class="pool-terms">
+        {t("pool.terms", {
+          base: gpus(pool.base_gpus),
+          term: termText(pool.term),
+          overlay: overlayText(pool.overlay),
+          placement: placementText(pool.placement),
+        })}
+      </p>
+      <Show when={asking()}>
+        <DeleteConfirm
+          name={pool.name}
+          gpus={pool.actual}
+          onDelete={props.onDelete}
+          onDone={() => setAsking(false)}
+          onCancel={() => {
+            setAsking(false);
+            deleteButton?.focus();
+          }}
+        />
+      </Show>
+      <p class={`pool-phase phase-${pool.phase}`} data-testid="pool-phase" data-phase={pool.phase}>
+        <span class="dot" aria-hidden="true" />
+        {phaseText(pool.phase)}
+      </p>
+      <Show when={notes()}>
+        {(text) => (
+          <p class="pool-message" data-testid="pool-message" data-notes={pool.notes.map((n) => n.kind).join(" ")}>
+            {text()}
+          </p>
+        )}
+      </Show>
+      <dl class="pool-stats">
+        <Stat label="pool.stat.desired" value={pool.desired} testid="pool-desired" main />
+        <Stat label="pool.stat.actual" value={pool.actual} testid="pool-actual" main />
+        <Stat label="pool.stat.pending" value={pool.pending} testid="pool-pending" />
+        <Stat label="pool.stat.releasing" value={pool.releasing} testid="pool-releasing" />
+        <Stat label="pool.stat.lost" value={pool.lost} testid="pool-lost" />
+        <Show when={pool.held_to_unit_end > 0}>
+          <Stat label="pool.stat.held" value={pool.held_to_unit_end} testid="pool-held" />
+        </Show>
+      </dl>
+      <Show when={pool.held_to_unit_end > 0}>
+        <p class="pool-release-now">
+          <button
+            type="button"
+            class="btn btn-small"
+            id="pool-release-now"
+            data-testid="pool-release-now"
+            title={t("pool.releaseNowHint")}
+            onClick={() => void props.onReleaseNow()}
+          >
+            {t("pool.releaseNow")}
+          </button>
+        </p>
+      </Show>
+      <Spend pool={pool} />
+      <p class="pool-checked hint">
+        {pool.checked_at_ms === null ? t("pool.checkedNever") : t("pool.checked", { time: formatWhen(pool.checked_at_ms, props.now) })}
+      </p>
+    </section>
+  );
+}

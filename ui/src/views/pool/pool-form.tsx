@@ -1,0 +1,346 @@
+// Create a pool, or edit one: every field of PoolInput, each problem next to the field it
+// names. The client's checks (pool.ts checkPoolForm) come first; the console stays the
+// judge, and a refusal that names a field (its `field`) shows at that field. The choices
+// (terms, overlays, placements, regions, models) are the shell's PoolOptions; until they
+// arrive, the pool's own value is the one choice.
+
+import { createEffect, For, onMount, Show, type JSX } from "solid-js";
+import { createStore, reconcile } from "solid-js/store";
+import { commands, type OverlayMode, type PlacementPolicy, type PoolOptions, type PoolView, type Term } from "../../bindings";
+import { formatCount } from "../../costs";
+import { explainError } from "../../explain";
+import { t, type MessageKey } from "../../i18n";
+import { call, fieldOf, ipcError } from "../../ipc";
+import {
+  checkPoolForm,
+  overlayText,
+  placementText,
+  POOL_FIELDS,
+  regionChoices,
+  termText,
+  type PoolChoices,
+  type PoolField,
+  type PoolFormValues,
+} from "../../pool";
+import { ErrorAlert } from "../error-alert";
+
+/** A problem shown at a field: the client's check, or the console's refusal (its detail in English). */
+type FieldProblem = { sentence: string; detail: string | null; source: "client" | "server" };
+type Problems = Partial<Record<PoolField, FieldProblem>>;
+type ChoiceField = "term" | "overlay" | "placement";
+
+const NO_CHOICES: PoolChoices = { terms: [], overlays: [], placements: [] };
+
+function FieldError(props: { name: PoolField; problem: FieldProblem | undefined }): JSX.Element {
+  return (
+    <div id={`pool-f-${props.name}-error`} class="field-error-box" data-field={props.name}>
+      <Show when={props.problem}>
+        {(problem) => (
+          <p class="field-error" role="alert" data-source={problem().source}>
+            <span class="alert-line">{problem().sentence}</span>
+            <Show when={problem().detail}>
+              {(detail) => (
+                <span class="alert-detail" lang="en">
+                  {detail()}
+                </span>
+              )}
+            </Show>
+          </p>
+        )}
+      </Show>
+    </div>
+  );
+}
+
+function Field(props: { name: PoolField; label: MessageKey; hint: MessageKey; problem: FieldProblem | undefined; children: JSX.Element }): JSX.Element {
+  return (
+    <div class={`field field-${props.name}`}>
+      <label for={`pool-f-${props.name}`}>{t(props.label)}</label>
+      {props.children}
+      <p class="field-hint" id={`pool-f-${props.name}-hint`}>
+        {t(props.hint)}
+      </p>
+      <FieldError name={props.name} problem={props.problem} />
+    </div>
+  );
+}
+
+export function PoolForm(props: {
+  /** The pool to edit (as it was when the form opened), or null to create one. */
+  pool: PoolView | null;
+  options: PoolOptions | null;
+  onDone: (saved: PoolView, created: boolean) => Promise<void>;
+  onCancel: () => void;
+}): JSX.Element {
+  const initial = props.pool;
+  const editing = initial?.name ?? null;
+  const initialTerm: Term = initial?.term ?? "month";
+  const initialOverlay: OverlayMode = initial?.overlay ?? "hour";
+  const initialPlacement: PlacementPolicy = initial?.placement ?? "pack";
+  const [values, setValues] = createStore<PoolFormValues>({
+    name: initial?.name ?? "",
+    model: initial?.model ?? "",
+    regions: [...(initial?.regions ?? [])],
+    min: String(initial?.min ?? 0),
+    max: String(initial?.max ?? 8),
+    base_gpus: String(initial?.base_gpus ?? 0),
+    term: initialTerm,
+    overlay: initialOverlay,
+    placement: initialPlacement,
+    interruptible: initial?.interruptible ?? false,
+    release_at_unit_end: initial?.release_at_unit_end ?? false,
+  });
+  const [problems, setProblems] = createStore<Problems>({});
+  const [state, setState] = createStore<{ busy: boolean; error: unknown }>({ busy: false, error: null });
+  let form!: HTMLFormElement;
+  let saveButton!: HTMLButtonElement;
+
+  /** What the form may choose from; nothing until the shell's options arrive. */
+  const choices = (): PoolChoices => props.options ?? NO_CHOICES;
+  // What each select offers: the options, or until they arrive the pool's own value.
+  const terms = (): readonly Term[] => props.options?.terms ?? [initialTerm];
+  const overlays = (): readonly OverlayMode[] => props.options?.overlays ?? [initialOverlay];
+  const placements = (): readonly PlacementPolicy[] => props.options?.placements ?? [initialPlacement];
+  const regions = () => regionChoices(props.options?.regions ?? [], initial?.regions ?? []);
+
+  // When the options arrive, a value they do not offer gives way to the first they do.
+  createEffect(() => {
+    if (!props.options) return;
+    const offered: [ChoiceField, readonly string[]][] = [
+      ["term", terms()],
+      ["overlay", overlays()],
+      ["placement", placements()],
+    ];
+    for (const [name, list] of offered) {
+      if (!list.includes(values[name])) setValues(name, list[0] ?? "");
+    }
+  });
+
+  onMount(() => {
+    form.querySelector<HTMLElement>(editing ? "#pool-f-model" : "#pool-f-name")?.focus();
+    form.scrollIntoView?.({ block: "nearest" });
+  });
+
+  function edit<K extends keyof PoolFormValues>(name: K, value: PoolFormValues[K]): void {
+    setValues(name, value);
+    setProblems(name, undefined);
+  }
+
+  function toggleRegion(region: string, on: boolean): void {
+    const rest = values.regions.filter((r) => r !== region);
+    edit("regions", on ? [...rest, region] : rest);
+  }
+
+  function focusField(name: PoolField): void {
+    const css = name === "regions" ? "#pool-f-regions input" : `#pool-f-${name}`;
+    form.querySelector<HTMLElement>(css)?.focus();
+  }
+
+  function cancel(): void {
+    if (!state.busy) props.onCancel();
+  }
+
+  async function save(): Promise<void> {
+    if (state.busy) return;
+    setProblems(reconcile({}));
+    setState("error", null);
+    const checked = checkPoolForm(values, choices());
+    if (!checked.ok) {
+      let first: PoolField | null = null;
+      for (const name of POOL_FIELDS) {
+        const problem = checked.problems[name];
+        if (!problem) continue;
+        setProblems(name, { sentence: t(problem.key, problem.params), detail: null, source: "client" });
+        first ??= name;
+      }
+      if (first) focusField(first);
+      return;
+    }
+    const input = checked.input;
+    setState("busy", true);
+    const res = await call(() => (editing ? commands.updatePool(editing, input) : commands.createPool(input)));
+    setState("busy", false);
+    if (res.status === "ok") {
+      await props.onDone(res.data, editing === null);
+      return;
+    }
+    const error = ipcError(res.error);
+    const named = error?.kind === "invalid_input" ? fieldOf(error, POOL_FIELDS) : null;
+    if (named) {
+      setProblems(named, { sentence: t("pool.form.serverField"), detail: explainError(res.error).detail, source: "server" });
+      focusField(named);
+      return;
+    }
+    setState("error", res.error);
+    saveButton.focus();
+  }
+
+  const text = (name: "name" | "model" | "min" | "max" | "base_gpus", opts: { required?: boolean; list?: string; numeric?: boolean } = {}): JSX.Element => (
+    <input
+      id={`pool-f-${name}`}
+      name={name}
+      type="text"
+      class={opts.numeric ? "num-input" : undefined}
+      inputmode={opts.numeric ? "numeric" : undefined}
+      list={opts.list}
+      required={opts.required}
+      autocomplete="off"
+      spellcheck={false}
+      aria-describedby={`pool-f-${name}-hint`}
+      aria-invalid={problems[name] ? "true" : undefined}
+      value={values[name]}
+      onInput={(event) => edit(name, event.currentTarget.value)}
+    />
+  );
+  const number = (name: "min" | "max" | "base_gpus"): JSX.Element => text(name, { numeric: true });
+  const choice = <V extends string>(name: ChoiceField, list: () => readonly V[], words: (value: V) => string): JSX.Element => (
+    <select
+      id={`pool-f-${name}`}
+      name={name}
+      aria-describedby={`pool-f-${name}-hint`}
+      aria-invalid={problems[name] ? "true" : undefined}
+      value={values[name]}
+      onChange={(event) => edit(name, event.currentTarget.value)}
+    >
+      <For each={list()}>
+        {(value) => (
+          <option value={value} selected={value === values[name]}>
+            {words(value)}
+          </option>
+        )}
+      </For>
+    </select>
+  );
+  const check = (name: "interruptible" | "release_at_unit_end", label: MessageKey, hint: MessageKey): JSX.Element => (
+    <div class="field field-check-line">
+      <label class="check" for={`pool-f-${name}`}>
+        <input
+          type="checkbox"
+          id={`pool-f-${name}`}
+          name={name}
+          aria-describedby={`pool-f-${name}-hint`}
+          aria-invalid={problems[name] ? "true" : undefined}
+          checked={values[name]}
+          onChange={(event) => edit(name, event.currentTarget.checked)}
+        />
+        {t(label)}
+      </label>
+      <p class="field-hint" id={`pool-f-${name}-hint`}>
+        {t(hint)}
+      </p>
+      <FieldError name={name} problem={problems[name]} />
+    </div>
+  );
+
+  return (
+    <form
+      id="pool-form"
+      class="card pool-form"
+      ref={form}
+      data-mode={editing ? "edit" : "create"}
+      novalidate
+      aria-labelledby="pool-form-title"
+      aria-busy={state.busy ? "true" : undefined}
+      onSubmit={(event) => {
+        event.preventDefault();
+        void save();
+      }}
+      onKeyDown={(event) => {
+        if (event.key === "Escape") {
+          event.preventDefault();
+          cancel();
+        }
+      }}
+    >
+      <h2 id="pool-form-title">{editing ? t("pool.form.editTitle", { name: editing }) : t("pool.form.createTitle")}</h2>
+      <p class="hint form-keys">{t("pool.form.keys")}</p>
+      <datalist id="pool-f-models">
+        <For each={props.options?.catalog_models ?? []}>{(model) => <option value={model} />}</For>
+      </datalist>
+      <div class="form-grid">
+        <Field name="name" label="pool.f.name" hint="pool.h.name" problem={problems.name}>
+          {text("name", { required: true })}
+        </Field>
+        <Field name="model" label="pool.f.model" hint="pool.h.model" problem={problems.model}>
+          {text("model", { list: "pool-f-models", required: true })}
+        </Field>
+        <div class="field field-regions field-wide">
+          <span class="field-label" id="pool-f-regions-label">
+            {t("pool.f.regions")}
+          </span>
+          <div
+            class="region-checks"
+            id="pool-f-regions"
+            role="group"
+            aria-labelledby="pool-f-regions-label"
+            aria-invalid={problems.regions ? "true" : undefined}
+          >
+            <Show when={regions().length > 0} fallback={<p class="hint">{t(props.options ? "pool.f.regionsNone" : "common.loading")}</p>}>
+              <For each={regions()}>
+                {(offer, i) => (
+                  <label class="check region-check" for={`pool-f-region-${i()}`}>
+                    <input
+                      type="checkbox"
+                      id={`pool-f-region-${i()}`}
+                      name="regions"
+                      value={offer.region}
+                      checked={values.regions.includes(offer.region)}
+                      onChange={(event) => toggleRegion(offer.region, event.currentTarget.checked)}
+                    />
+                    <span class="region-name">{offer.region}</span>
+                    <span class="region-models hint">
+                      {offer.gpu_models.length > 0
+                        ? t("pool.f.regionOffer", { hosts: formatCount(offer.hosts), models: offer.gpu_models.join(t("common.listSeparator")) })
+                        : t("pool.f.regionUnknown", { hosts: formatCount(offer.hosts) })}
+                    </span>
+                  </label>
+                )}
+              </For>
+            </Show>
+          </div>
+          <p class="field-hint" id="pool-f-regions-hint">
+            {t("pool.h.regions")}
+          </p>
+          <FieldError name="regions" problem={problems.regions} />
+        </div>
+        <div class="field-trio field-wide">
+          <Field name="min" label="pool.f.min" hint="pool.h.min" problem={problems.min}>
+            {number("min")}
+          </Field>
+          <Field name="max" label="pool.f.max" hint="pool.h.max" problem={problems.max}>
+            {number("max")}
+          </Field>
+          <Field name="base_gpus" label="pool.f.base" hint="pool.h.base" problem={problems.base_gpus}>
+            {number("base_gpus")}
+          </Field>
+        </div>
+        <Field name="term" label="pool.f.term" hint="pool.h.term" problem={problems.term}>
+          {choice("term", terms, termText)}
+        </Field>
+        <Field name="overlay" label="pool.f.overlay" hint="pool.h.overlay" problem={problems.overlay}>
+          {choice("overlay", overlays, overlayText)}
+        </Field>
+        <Field name="placement" label="pool.f.placement" hint="pool.h.placement" problem={problems.placement}>
+          {choice("placement", placements, placementText)}
+        </Field>
+        <div class="field-checks">
+          {check("interruptible", "pool.f.interruptible", "pool.h.interruptible")}
+          {check("release_at_unit_end", "pool.f.releaseAtUnitEnd", "pool.h.releaseAtUnitEnd")}
+        </div>
+      </div>
+      <div class="form-error-box">
+        <Show when={state.error !== null}>
+          <ErrorAlert lead={t(editing ? "pool.form.saveError" : "pool.form.createError")} error={state.error} testid="pool-form-error" />
+        </Show>
+      </div>
+      <div class="form-actions">
+        <button type="submit" id="pool-f-save" class="btn btn-primary" ref={saveButton} disabled={state.busy}>
+          {t(editing ? "pool.form.saveEdit" : "pool.form.saveCreate")}
+        </button>
+        <button type="button" id="pool-f-cancel" class="btn btn-quiet" disabled={state.busy} onClick={cancel}>
+          {t("pool.form.cancel")}
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,323 @@
+// Pool: pick a pool, see where it stands (desired, held, pending, releasing, lost, its
+// phase in words, spend, each host's part and every lease), move the slider to see what a
+// new count would cost and do before letting go, and create, edit or delete pools.
+//
+// On Solid: the pools are re-read every second while the view is shown (one request in
+// flight) into a store reconciled by pool name, and each table reconciles its rows by
+// host and by lease id, so a refresh updates values in place: the slider being dragged,
+// a focused button and an open form are never replaced. The selected pool's card and
+// slider are built once per pool (a new pool, a new slider).
+//
+// The parts, one concern each: pool-card.tsx (the state card; delete-confirm.tsx, its
+// question), slider.tsx (the slider, its preview in preview.tsx and the commit's outcome
+// in commit-outcome.tsx), host-table.tsx, lease-table.tsx, policy.tsx (the confirmation
+// limits) and pool-form.tsx (create and edit).
+//
+// Stable selectors (end-to-end tests rely on these):
+//   #view-pool                                the view; data-pool (the selected pool's name)
+//   #pool-select                              the pool picker (a select; data-names, one name a line)
+//   [data-testid="pool-error"]                role=alert: loading the pools (or release now, delete) failed
+//   [data-testid="pool-empty"]                no pool yet; #pool-create-first opens the form
+//   [data-testid="pool-status"]               the selected pool's state card
+//     [data-testid="pool-desired"] [data-testid="pool-actual"] [data-testid="pool-pending"]
+//     [data-testid="pool-releasing"] [data-testid="pool-lost"]   numbers (text = the count)
+//     [data-testid="pool-phase"]              data-phase="converged|scaling_out|…", the phase in words
+//     [data-testid="pool-message"]            why it is not converged
+//     [data-testid="pool-spend"]              month to date, projection, run rate, GPU-hours (or the problem)
+//   .pool-slider-card                         the slider's card
+//   #pool-slider ([data-testid="pool-slider"])           input type=range, min..max
+//   #pool-count ([data-testid="pool-count-input"])       input type=number
+//   #pool-apply ([data-testid="pool-apply"])             commits the value shown
+//   [data-testid="pool-preview"]              data-state="idle|pending|ready|error", data-to
+//     [data-testid="pool-preview-target"]     "6 GPUs (now 2)"
+//     [data-testid="pool-preview-cost"]       the cost after, per hour and per month (data-per-hour-fen,
+//                                               data-per-hour-before-fen, data-per-month-fen)
+//     [data-testid="pool-preview-delta"]      signed change per hour and per month
+//     [data-testid="pool-preview-free"]       free matching GPUs now, per host
+//     [data-testid="pool-preview-plan"]       "Rent 6: 4 on cn-east-001, 2 on cn-south-002"
+//     [data-testid="pool-preview-error"]      role=alert, data-kind: the preview failed
+//   [data-testid="pool-confirm"]              the confirmation question: confirmation_reason
+//     #pool-confirm-yes ([data-testid="confirm-scale"]) #pool-confirm-no ([data-testid="cancel-scale"])
+//   [data-testid="pool-commit"]               role=status: the committed change's outcome (data-outcome)
+//   [data-testid="pool-commit-error"]         role=alert, data-kind: the change was refused
+//   [data-testid="pool-hosts"]                per-host table: tr[data-testid="pool-host-row"][data-host]
+//                                               td[data-col="leased|pending|releasing|failed|error"]
+//   [data-testid="pool-leases"]               leases: tr[data-testid="pool-lease-row"][data-lease][data-host]
+//   #pool-policy-gpus #pool-policy-cost #pool-policy-save [data-testid="pool-policy-status"]
+//     [data-testid="pool-policy-error"]       role=alert, data-kind: the limits were not saved
+//   #pool-new #pool-edit #pool-delete #pool-release-now   open the form / ask to delete / release kept GPUs
+//   [data-testid="pool-delete-confirm"] #pool-delete-yes #pool-delete-no
+//   #pool-form (data-mode="create|edit"), fields #pool-f-NAME, #pool-f-NAME-error,
+//     region checkboxes #pool-f-regions input[name="regions"][value=REGION], #pool-f-save #pool-f-cancel,
+//     [data-testid="pool-form-error"]          role=alert, data-kind: the save failed (no field named)
+
+import { batch, createEffect, createMemo, createSignal, For, Show, type JSX } from "solid-js";
+import { createStore, reconcile } from "solid-js/store";
+import { commands, type PoolOptions, type PoolView } from "../../bindings";
+import { t } from "../../i18n";
+import { call } from "../../ipc";
+import { keepSelection } from "../../pool";
+import { ErrorAlert } from "../error-alert";
+import { mountView } from "../solid";
+import type { View } from "../view";
+import { HostTable } from "./host-table";
+import { LeaseTable } from "./lease-table";
+import { PoolCard, type PoolSummary } from "./pool-card";
+import { PoolForm } from "./pool-form";
+import { Policy } from "./policy";
+import { Slider } from "./slider";
+
+const REFRESH_MS = 1000;
+
+/** The selected pool outlives one view instance (a language change rebuilds the view). */
+const memory: { selected: string | null } = { selected: null };
+
+/**
+ * The live parts of a pool the store keeps (the tables keep the hosts and leases), as its
+ * own copy: reconciling mutates the store's objects, never the answer they came from.
+ */
+function summary(pool: PoolView): PoolSummary {
+  const { hosts: _hosts, leases: _leases, ...rest } = structuredClone(pool);
+  return rest;
+}
+
+/** An open form: a new object each time it opens, so reopening builds it afresh. */
+type OpenForm = { pool: PoolView | null };
+
+export function poolView(): View {
+  const [state, setState] = createStore<{ pools: PoolSummary[] | null }>({ pools: null });
+  /** The last answer as it came: the tables reconcile their own rows from it. */
+  const [latest, setLatest] = createSignal<readonly PoolView[]>([], { equals: false });
+  const [selected, setSelected] = createSignal<string | null>(memory.selected);
+  const [options, setOptions] = createSignal<PoolOptions | null>(null);
+  const [loadError, setLoadError] = createSignal<unknown>(null);
+  /** Release now or delete failed: what, and why. */
+  const [actionError, setActionError] = createSignal<{ lead: string; error: unknown } | null>(null);
+  const [announcement, setAnnouncement] = createSignal("");
+  const [form, setForm] = createSignal<OpenForm | null>(null);
+  const [now, setNow] = createSignal(Date.now());
+  /** Bumped when the confirmation limits change: the slider asks again for what it shows. */
+  const [limitsSaved, setLimitsSaved] = createSignal(0);
+  let loading = false;
+  let disposed = false;
+  let timer: number | undefined;
+  let picker: HTMLSelectElement | undefined;
+  let newButton: HTMLButtonElement | undefined;
+  let editButton: HTMLButtonElement | undefined;
+
+  const names = createMemo(() => (state.pools ?? []).map((p) => p.name));
+  /** The selected pool's store entry: the same object across refreshes (reconciled by name). */
+  const pool = createMemo(() => state.pools?.find((p) => p.name === selected()));
+  const raw = (name: string): PoolView | undefined => latest().find((p) => p.name === name);
+
+  function choose(name: string | null): void {
+    memory.selected = name;
+    setSelected(name);
+  }
+
+  async function refresh(): Promise<void> {
+    if (loading || disposed) return;
+    loading = true;
+    const res = await call(() => commands.listPools());
+    loading = false;
+    if (disposed) return;
+    batch(() => {
+      if (res.status === "ok") {
+        setLatest(res.data);
+        setState("pools", reconcile(res.data.map(summary), { key: "name" }));
+        setLoadError(null);
+        choose(keepSelection(names(), memory.selected));
+      } else {
+        setLoadError(res.error);
+      }
+      setNow(Date.now());
+    });
+  }
+
+  async function loadOptions(): Promise<void> {
+    const res = await call(() => commands.poolOptions());
+    if (!disposed && res.status === "ok") setOptions(res.data);
+  }
+
+  async function releaseNow(name: string): Promise<void> {
+    setActionError(null);
+    const res = await call(() => commands.releaseNow(name));
+    if (disposed) return;
+    if (res.status === "ok") {
+      setAnnouncement(t("pool.releasedNow", { name }));
+      await refresh();
+    } else {
+      setActionError({ lead: t("pool.releaseNowError", { name }), error: res.error });
+    }
+  }
+
+  async function deletePool(name: string): Promise<void> {
+    setActionError(null);
+    const res = await call(() => commands.deletePool(name));
+    if (disposed) return;
+    if (res.status === "ok") {
+      setAnnouncement(t("pool.deleted", { name }));
+      if (form()?.pool?.name === name) setForm(null);
+      await refresh();
+      picker?.focus();
+    } else {
+      setActionError({ lead: t("pool.deleteError", { name }), error: res.error });
+    }
+  }
+
+  function openForm(editing: PoolView | null): void {
+    setForm({ pool: editing });
+  }
+
+  const shownError = (): { lead: string; error: unknown } | null => {
+    const action = actionError();
+    if (action) return action;
+    const error = loadError();
+    return error === null ? null : { lead: t("pool.loadFailed"), error };
+  };
+
+  function PoolPage(): JSX.Element {
+    let header: HTMLElement | undefined;
+    // The view's <section> is the header's parent; it names the pool shown.
+    createEffect(() => {
+      const section = header?.parentElement;
+      if (section) section.dataset.pool = pool()?.name ?? "";
+    });
+    return (
+      <>
+        <header class="view-header" ref={header}>
+          <h1 id="view-pool-title">{t("pool.title")}</h1>
+          <p class="lead">{t("pool.lead")}</p>
+        </header>
+        <div class="pool-error-box">
+          <Show when={shownError()}>
+            {(shown) => <ErrorAlert lead={shown().lead} error={shown().error} testid="pool-error" />}
+          </Show>
+        </div>
+        <div class="pool-picker" hidden={state.pools?.length === 0}>
+          <div class="field">
+            <label for="pool-select">{t("pool.select")}</label>
+            <select
+              id="pool-select"
+              ref={picker}
+              data-names={names().join("\n")}
+              disabled={names().length === 0}
+              value={selected() ?? ""}
+              onChange={(event) => {
+                choose(event.currentTarget.value || null);
+                setForm(null);
+                setActionError(null);
+              }}
+            >
+              <For each={names()}>
+                {(name) => (
+                  <option value={name} selected={name === selected()}>
+                    {name}
+                  </option>
+                )}
+              </For>
+            </select>
+          </div>
+          <div class="pool-picker-actions">
+            <button type="button" id="pool-new" class="btn" ref={newButton} onClick={() => openForm(null)}>
+              {t("pool.new")}
+            </button>
+          </div>
+        </div>
+        <p class="pool-announce" role="status" data-testid="pool-announce">
+          {announcement()}
+        </p>
+        <div class="pool-empty-box">
+          <Show
+            when={state.pools}
+            fallback={
+              <Show when={loadError() === null}>
+                <p class="loading">{t("pool.loading")}</p>
+              </Show>
+            }
+          >
+            {(pools) => (
+              <Show when={pools().length === 0 && form() === null}>
+                <div class="empty-state" data-testid="pool-empty">
+                  <h2>{t("pool.none.title")}</h2>
+                  <p>{t("pool.none.body")}</p>
+                  <button type="button" class="btn btn-primary" id="pool-create-first" onClick={() => openForm(null)}>
+                    {t("pool.new")}
+                  </button>
+                </div>
+              </Show>
+            )}
+          </Show>
+        </div>
+        <Show when={pool()} keyed>
+          {(shown) => (
+            <>
+              <div class="pool-top">
+                <PoolCard
+                  pool={shown}
+                  now={now()}
+                  editRef={(el) => (editButton = el)}
+                  onEdit={() => openForm(raw(shown.name) ?? null)}
+                  onReleaseNow={() => releaseNow(shown.name)}
+                  onDelete={() => deletePool(shown.name)}
+                />
+                <Slider
+                  pool={shown}
+                  now={now}
+                  limitsSaved={limitsSaved}
+                  announce={setAnnouncement}
+                  refresh={() => void refresh()}
+                />
+              </div>
+              <HostTable pool={shown.name} hosts={raw(shown.name)?.hosts ?? []} />
+              <LeaseTable pool={shown.name} leases={raw(shown.name)?.leases ?? []} now={now()} />
+            </>
+          )}
+        </Show>
+        <div class="pool-form-box">
+          <Show when={form()} keyed>
+            {(open) => (
+              <PoolForm
+                pool={open.pool}
+                options={options()}
+                onDone={async (saved, created) => {
+                  setForm(null);
+                  choose(saved.name);
+                  setAnnouncement(t(created ? "pool.created" : "pool.saved", { name: saved.name }));
+                  await refresh();
+                  picker?.focus();
+                }}
+                onCancel={() => {
+                  setForm(null);
+                  (open.pool ? editButton : newButton)?.focus();
+                }}
+              />
+            )}
+          </Show>
+        </div>
+        <div class="pool-policy-box">
+          <Show when={options()}>
+            {(loaded) => <Policy options={loaded()} onSaved={() => setLimitsSaved((n) => n + 1)} />}
+          </Show>
+        </div>
+      </>
+    );
+  }
+
+  const { el, dispose } = mountView("pool", { className: "view view-pool", labelledBy: "view-pool-title" }, () => <PoolPage />);
+
+  void refresh();
+  void loadOptions();
+
+  return {
+    el,
+    mounted() {
+      timer = window.setInterval(() => void refresh(), REFRESH_MS);
+    },
+    destroy() {
+      disposed = true;
+      if (timer !== undefined) window.clearInterval(timer);
+      dispose();
+    },
+  };
+}

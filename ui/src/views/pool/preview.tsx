@@ -1,0 +1,93 @@
+// What the count on the slider would cost and do, before anything changes: the target, the
+// cost after (per hour and per month, and now), the change, the GPUs free now, the plan in
+// words and whether it asks for confirmation. While an answer is on its way the last one
+// stays, dimmed (data-state="pending"); an answer for an older value is never shown.
+
+import { For, Match, Show, Switch, type JSX } from "solid-js";
+import type { ScalePreview } from "../../bindings";
+import { formatCount, gpus } from "../../costs";
+import { t } from "../../i18n";
+import { confirmReasonText, costTone, freeText, perHour, perMonth, planWords, signedPerHour, signedPerMonth } from "../../pool";
+import { ErrorAlert } from "../error-alert";
+
+export type PreviewState = "idle" | "pending" | "ready" | "error";
+
+/** What the box shows: the pool as it is, an answer, or why there is none. */
+export type PreviewShown = { kind: "idle" } | { kind: "ready"; preview: ScalePreview } | { kind: "error"; error: unknown };
+
+function Answer(props: { preview: ScalePreview }): JSX.Element {
+  const p = (): ScalePreview => props.preview;
+  const plan = () => planWords(p());
+  return (
+    <>
+      <dl class="pool-preview-grid">
+        <div>
+          <dt>{t("pool.preview.target")}</dt>
+          <dd data-testid="pool-preview-target" data-to={p().to} data-from={p().from}>
+            {t("pool.preview.targetValue", { to: gpus(p().to), from: formatCount(p().from) })}
+          </dd>
+        </div>
+        <div>
+          <dt>{t("pool.preview.after")}</dt>
+          <dd
+            data-testid="pool-preview-cost"
+            data-per-hour-fen={p().per_hour_after_fen}
+            data-per-hour-before-fen={p().per_hour_before_fen}
+            data-per-month-fen={p().per_month_after_fen}
+          >
+            <span class="big">{perHour(p().per_hour_after_fen)}</span>
+            <span class="sub">{perMonth(p().per_month_after_fen)}</span>
+            <span class="sub before">{t("pool.preview.before", { cost: perHour(p().per_hour_before_fen) })}</span>
+          </dd>
+        </div>
+        <div>
+          <dt>{t("pool.preview.delta")}</dt>
+          <dd
+            class={`delta ${costTone(p().delta_per_hour_fen)}`}
+            data-testid="pool-preview-delta"
+            data-delta-per-hour-fen={p().delta_per_hour_fen}
+          >
+            <span class="big">{signedPerHour(p().delta_per_hour_fen)}</span>
+            <span class="sub">{signedPerMonth(p().delta_per_month_fen)}</span>
+          </dd>
+        </div>
+      </dl>
+      <p class="pool-preview-free" data-testid="pool-preview-free" data-free={p().free_now}>
+        {freeText(p().free_now, p().free_by_host)}
+      </p>
+      <div class="pool-preview-plan" data-testid="pool-preview-plan">
+        <p class="plan-headline">{plan().headline}</p>
+        <Show when={plan().notes.length > 0}>
+          <ul class="plan-notes">
+            <For each={plan().notes}>{(note) => <li>{note}</li>}</For>
+          </ul>
+        </Show>
+        <Show when={p().needs_confirmation}>
+          <p class="plan-confirm hint">{t("pool.preview.asks", { reason: confirmReasonText(p()) })}</p>
+        </Show>
+      </div>
+    </>
+  );
+}
+
+export function Preview(props: {
+  state: PreviewState;
+  /** The count the state is for (none while idle). */
+  to: number | null;
+  shown: PreviewShown;
+  /** The words while idle: the pool now. */
+  idle: string;
+}): JSX.Element {
+  const ready = () => (props.shown.kind === "ready" ? props.shown.preview : null);
+  const failed = () => (props.shown.kind === "error" ? { error: props.shown.error } : null);
+  return (
+    <div class="pool-preview" data-testid="pool-preview" data-state={props.state} data-to={props.to ?? undefined} aria-live="polite">
+      <Switch fallback={<p class="hint pool-preview-idle">{props.idle}</p>}>
+        <Match when={failed()}>
+          {(f) => <ErrorAlert lead={t("pool.preview.error")} error={f().error} testid="pool-preview-error" />}
+        </Match>
+        <Match when={ready()}>{(preview) => <Answer preview={preview()} />}</Match>
+      </Switch>
+    </div>
+  );
+}
