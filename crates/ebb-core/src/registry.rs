@@ -317,6 +317,32 @@ impl Registry {
     pub async fn remove(&self, name: &str) -> Result<(), RegistryError> {
         let mut tx = self.db.pool().begin_with("BEGIN IMMEDIATE").await?;
         let current = self.get(name).await?;
+        // A pool's GPUs there would be forgotten, never released: say which, refuse.
+        let held: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT COALESCE(p.name, held.pool_id), COUNT(*) FROM (
+                 SELECT pool_id FROM pool_leases WHERE host = ?1 AND ended_at_ms IS NULL
+                 UNION ALL SELECT pool_id FROM lease_intents WHERE host = ?1
+             ) AS held LEFT JOIN pools p ON p.id = held.pool_id
+             GROUP BY held.pool_id ORDER BY 1",
+        )
+        .bind(name)
+        .fetch_all(&mut *tx)
+        .await?;
+        if !held.is_empty() {
+            let pools: Vec<String> = held
+                .iter()
+                .map(|(pool, gpus)| {
+                    format!("`{pool}` ({gpus} GPU{})", if *gpus == 1 { "" } else { "s" })
+                })
+                .collect();
+            return Err(invalid(
+                "name",
+                format!(
+                    "`{name}` still holds GPUs for {}: scale those pools down or delete them first, so the leases are released rather than forgotten",
+                    pools.join(", ")
+                ),
+            ));
+        }
         sqlx::query("DELETE FROM hosts WHERE name = ?")
             .bind(name)
             .execute(&mut *tx)

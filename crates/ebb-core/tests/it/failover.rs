@@ -218,3 +218,53 @@ async fn a_restarted_enforcer_remembers_since_when_a_host_has_been_silent() {
     stays.stop().await;
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_holding_a_pools_gpus_cannot_be_removed_until_they_are_released() {
+    let fleets = [one_host().await, one_host().await];
+    let dir = temp_dir("remove");
+    let clock = Arc::new(ManualClock::new(1_800_000_000_000));
+    let console = open(&dir, &clock).await;
+    let holder = two_hosts_and_a_pool_of_two(&console, &clock, &fleets).await;
+    let other = if holder == "gpu-a" { "gpu-b" } else { "gpu-a" };
+    let refused = console.remove_host(&holder).await.unwrap_err().to_string();
+    assert!(
+        refused.starts_with("name: ") && refused.contains("`burst` (2 GPUs)"),
+        "{refused}"
+    );
+    assert!(
+        console.registry().get(&holder).await.is_ok(),
+        "still registered"
+    );
+    // A host holding nothing goes at once.
+    console.remove_host(other).await.unwrap();
+    // Released, then it can go.
+    let since = clock.now_ms();
+    console
+        .scale_pool("burst", 0, Actor::Operator, ChangeReason::Cli)
+        .await
+        .unwrap();
+    clock.advance(Duration::from_millis(1));
+    let view = console
+        .wait_converged("burst", since, Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert_eq!(view.actual, 0, "{view:#?}");
+    // The releases end on the agent a moment later (its workload grace); then it can go.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match console.remove_host(&holder).await {
+            Ok(()) => break,
+            Err(error) if tokio::time::Instant::now() < deadline => {
+                assert!(error.to_string().contains("`burst`"), "{error}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(error) => panic!("still refused 10 s after the pool released: {error}"),
+        }
+    }
+    console.shutdown().await;
+    let [a, b] = fleets;
+    a.stop().await;
+    b.stop().await;
+    let _ = std::fs::remove_dir_all(dir);
+}
