@@ -2,6 +2,7 @@
 
 use crate::{TempDir, TestFleet};
 use ebb_core::client::{AgentAccess, AgentClient, ClientConfig};
+use ebb_core::clock::SharedClock;
 use ebb_core::collect::{CollectorConfig, Target};
 use ebb_core::console::{Console, ConsoleOptions, TokenStore};
 use ebb_core::enforcer::EnforcerConfig;
@@ -70,6 +71,7 @@ pub struct TestConsoleBuilder {
     token_store: TokenStore,
     collector: CollectorConfig,
     enforcer: EnforcerConfig,
+    clock: Option<SharedClock>,
     hosts: Vec<HostEntry>,
 }
 
@@ -94,6 +96,12 @@ impl TestConsoleBuilder {
         self
     }
 
+    /// The console reads now from `clock` (a `ManualClock` in a test that moves time).
+    pub fn clock(mut self, clock: SharedClock) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
     /// Registers `host` once the console is open.
     pub fn host(mut self, host: HostEntry) -> Self {
         self.hosts.push(host);
@@ -108,12 +116,16 @@ impl TestConsoleBuilder {
 
     /// The options a console on `data_dir` opens with.
     pub fn options(&self, data_dir: &Path) -> ConsoleOptions {
-        ConsoleOptions {
+        let mut options = ConsoleOptions {
             token_store: self.token_store,
             collector: self.collector,
             enforcer: self.enforcer,
             ..ConsoleOptions::new(data_dir)
+        };
+        if let Some(clock) = &self.clock {
+            options.clock = clock.clone();
         }
+        options
     }
 
     /// Opens the console on a fresh temp data directory and registers the hosts.
@@ -154,6 +166,7 @@ impl TestConsole {
                 grace: Duration::from_secs(2),
                 ..EnforcerConfig::default()
             },
+            clock: None,
             hosts: Vec::new(),
         }
     }

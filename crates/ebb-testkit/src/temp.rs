@@ -48,6 +48,14 @@ impl TempDir {
     }
 }
 
+/// A `&TempDir` goes wherever a `&Path` does.
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
 impl AsRef<Path> for TempDir {
     fn as_ref(&self) -> &Path {
         &self.path

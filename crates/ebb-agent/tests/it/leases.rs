@@ -1,13 +1,14 @@
 //! Leases through the API: grants, idempotency, concurrency, bad input, workloads and
 //! restarts.
 
-use crate::support::{TestAgent, json, temp_dir};
+use crate::support::{TestAgent, json};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use ebb_agent::auth::Auth;
 use ebb_agent::leases::store::LeaseDb;
 use ebb_agent::leases::{LeaseConfig, LeaseService};
 use ebb_agent::{GpuModel, GpuProbe, LoadProfile, SimConfig, Simulator};
+use ebb_testkit::TempDir;
 use ebb_wire::agent::{ApiError, GpuList, Lease, LeaseList, LeaseRequest, LeaseState};
 use proptest::prelude::*;
 use std::collections::HashSet;
@@ -458,7 +459,7 @@ async fn a_release_without_workload_is_immediate() {
 
 #[tokio::test]
 async fn leases_keys_and_fences_survive_a_restart() {
-    let dir = temp_dir("restart");
+    let dir = TempDir::new("agent-leases-restart");
     let sim = Arc::new(Simulator::new(SimConfig {
         host: "h".into(),
         gpus: vec![GpuModel::A100; 4],

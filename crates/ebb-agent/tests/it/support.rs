@@ -6,9 +6,9 @@ use ebb_agent::auth::{Auth, Scope, TokenEntry, hex};
 use ebb_agent::leases::store::LeaseDb;
 use ebb_agent::leases::{LeaseConfig, LeaseService};
 use ebb_agent::{AgentState, GpuModel, GpuProbe, LoadProfile, SimConfig, Simulator, app};
+use ebb_testkit::TempDir;
 use ebb_wire::agent::GpuList;
 use sha2::{Digest, Sha256};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -17,6 +17,8 @@ use tower::ServiceExt;
 pub struct TestAgent {
     pub state: AgentState,
     pub publish: watch::Sender<Arc<GpuList>>,
+    /// Where the workloads write their logs; removed with the agent.
+    _logs: TempDir,
 }
 
 pub fn token_entry(token: &str, scope: Scope) -> TokenEntry {
@@ -25,19 +27,6 @@ pub fn token_entry(token: &str, scope: Scope) -> TokenEntry {
         scope,
         sha256: hex(&Sha256::digest(token.as_bytes())),
     }
-}
-
-pub fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "ebb-agent-it-{tag}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 impl TestAgent {
@@ -58,7 +47,7 @@ impl TestAgent {
             gpus: sim.read(5_000),
         };
         let (publish, latest) = watch::channel(Arc::new(list));
-        let log_dir = temp_dir("logs");
+        let logs = TempDir::new("agent-logs");
         let db = LeaseDb::in_memory().await.unwrap();
         let leases = LeaseService::start(
             "host-a",
@@ -67,7 +56,7 @@ impl TestAgent {
             latest.clone(),
             LeaseConfig {
                 release_grace: grace,
-                log_dir: Some(log_dir),
+                log_dir: Some(logs.to_path_buf()),
             },
         )
         .await
@@ -79,7 +68,11 @@ impl TestAgent {
             leases,
             auth: Arc::new(auth),
         };
-        Self { state, publish }
+        Self {
+            state,
+            publish,
+            _logs: logs,
+        }
     }
 
     pub async fn send(&self, request: Request<Body>) -> (StatusCode, Vec<u8>) {

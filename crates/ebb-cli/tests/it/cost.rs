@@ -4,14 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// A fresh, empty directory for one test.
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ebb-cli-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use ebb_testkit::TempDir;
 
+/// A fresh, empty directory for one test.
 /// Runs `ebb --data-dir DATA ARGS…` with no `EBB_DATA_DIR` from outside.
 fn ebb(data_dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ebb"))
@@ -59,7 +54,7 @@ fn faq_4_demand(dir: &Path) -> PathBuf {
 
 #[test]
 fn without_an_import_the_demo_catalog_is_used_and_said_so() {
-    let data = temp_dir("demo");
+    let data = TempDir::new("cli-demo");
     let shown = stdout(&ebb(&data, &["catalog", "show"]));
     assert!(
         shown.contains("the demo catalog (no catalog imported"),
@@ -78,7 +73,7 @@ fn without_an_import_the_demo_catalog_is_used_and_said_so() {
 
 #[test]
 fn an_invalid_catalog_is_refused_with_every_problem_and_changes_nothing() {
-    let data = temp_dir("invalid");
+    let data = TempDir::new("cli-invalid");
     let good = data.join("good.toml");
     let exported = stdout(&ebb(&data, &["catalog", "export"]));
     std::fs::write(&good, exported.replace("hour = 12.50", "hour = 13.00")).unwrap();
@@ -118,8 +113,10 @@ fn an_invalid_catalog_is_refused_with_every_problem_and_changes_nothing() {
 
 #[test]
 fn an_imported_catalog_becomes_the_active_one_atomically() {
-    let data = temp_dir("import").join("not yet there");
-    let source = temp_dir("import-source").join("prices.toml");
+    let dir = TempDir::new("cli-import");
+    let data = dir.join("not yet there");
+    let source_dir = TempDir::new("cli-import-source");
+    let source = source_dir.join("prices.toml");
     std::fs::write(
         &source,
         "currency = \"CNY\"\n[[price]]\nmodel = \"A100\"\nregion = \"cn-north\"\nhour = 10\nmonth = 4000\nspot_hour = 6\n",
@@ -176,7 +173,7 @@ fn an_imported_catalog_becomes_the_active_one_atomically() {
 
 #[test]
 fn preview_names_every_figure_with_its_unit() {
-    let data = temp_dir("preview");
+    let data = TempDir::new("cli-preview");
     let args = [
         "cost", "preview", "--model", "A100", "--region", "cn-north", "--from", "12", "--to", "20",
         "--base", "10",
@@ -224,7 +221,7 @@ fn preview_names_every_figure_with_its_unit() {
 
 #[test]
 fn plan_reproduces_faq_4_and_names_its_units() {
-    let data = temp_dir("plan");
+    let data = TempDir::new("cli-plan");
     let demand = faq_4_demand(&data);
     let demand = demand.to_str().unwrap();
     let args = [
@@ -274,7 +271,7 @@ fn plan_reproduces_faq_4_and_names_its_units() {
 
 #[test]
 fn plan_takes_a_catalog_file_and_a_minute_trace() {
-    let data = temp_dir("plan-file");
+    let data = TempDir::new("cli-plan-file");
     let catalog = data.join("prices.toml");
     std::fs::write(
         &catalog,
@@ -324,7 +321,7 @@ fn plan_takes_a_catalog_file_and_a_minute_trace() {
 
 #[test]
 fn a_bad_demand_file_is_named_with_its_line_and_column() {
-    let data = temp_dir("bad-demand");
+    let data = TempDir::new("cli-bad-demand");
     let demand = data.join("demand.csv");
     std::fs::write(&demand, "hour,demand\n0,3\n1,three\n").unwrap();
     let error = stderr(&ebb(
@@ -355,7 +352,7 @@ fn a_bad_demand_file_is_named_with_its_line_and_column() {
 
 #[test]
 fn a_broken_active_catalog_says_how_to_fix_it() {
-    let data = temp_dir("broken");
+    let data = TempDir::new("cli-broken");
     std::fs::write(data.join("catalog.toml"), "currency = \"CNY\"\n").unwrap();
     let error = stderr(&ebb(&data, &["catalog", "show"]));
     assert!(

@@ -1,8 +1,12 @@
 //! The collector against a virtual fleet, a dead host and a hung host.
+//!
+//! These stay on real time: every wait here is for real IO (HTTP to agents on loopback,
+//! a client timeout on a socket that never answers), and tokio's paused clock would jump
+//! past the timeouts while the sockets are still busy.
 
-use ebb_agent::{Fleet, FleetConfig};
 use ebb_core::client::AgentAccess;
 use ebb_core::collect::{Collector, CollectorConfig, Target, Tick};
+use ebb_testkit::{TestFleet, bound_listener, eventually};
 use ebb_wire::ipc::Health;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -14,42 +18,22 @@ fn fast() -> CollectorConfig {
     }
 }
 
-fn targets(fleet: &Fleet) -> Vec<Target> {
-    fleet
-        .hosts()
-        .iter()
-        .map(|host| Target {
-            name: host.name.clone(),
-            region: host.region.clone(),
-            access: AgentAccess::open(&host.url),
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn collects_a_fleet_while_a_hung_host_and_a_dead_one_fail_alone() {
-    let fleet = Fleet::start(&FleetConfig {
-        hosts: 2,
-        gpus_per_host: 3,
-        sample_interval: Duration::from_millis(50),
-        ..FleetConfig::default()
-    })
-    .await
-    .unwrap();
+    let fleet = TestFleet::builder().hosts(2).gpus_per_host(3).start().await;
     // A hung host: accepts connections, never answers.
-    let hung = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let hung_url = format!("http://{}", hung.local_addr().unwrap());
+    let (hung, hung_addr) = bound_listener().await;
     let hold = tokio::spawn(async move {
         let mut held = Vec::new();
         while let Ok((socket, _)) = hung.accept().await {
             held.push(socket);
         }
     });
-    let mut all = targets(&fleet);
+    let mut all = fleet.targets();
     all.push(Target {
         name: "hung".into(),
         region: "cn-east".into(),
-        access: AgentAccess::open(&hung_url),
+        access: AgentAccess::open(&format!("http://{hung_addr}")),
     });
     all.push(Target {
         name: "gone".into(),
@@ -64,8 +48,8 @@ async fn collects_a_fleet_while_a_hung_host_and_a_dead_one_fail_alone() {
     while tokio::time::Instant::now() < deadline {
         let tick = tokio::time::timeout(Duration::from_secs(5), ticks.recv())
             .await
-            .unwrap()
-            .unwrap();
+            .unwrap_or_else(|_| panic!("no tick within 5 s; samples so far {samples_per_host:?}"))
+            .expect("the collector runs");
         for list in &tick.samples {
             samples_per_host
                 .entry(list.host.clone())
@@ -92,7 +76,8 @@ async fn collects_a_fleet_while_a_hung_host_and_a_dead_one_fail_alone() {
             break;
         }
     }
-    let tick = last.unwrap();
+    // Whether the loop ended done or at the deadline, the asserts below say what it saw.
+    let tick = last.expect("at least one tick");
     let by_name = |name: &str| {
         tick.snapshot
             .hosts
@@ -115,18 +100,15 @@ async fn collects_a_fleet_while_a_hung_host_and_a_dead_one_fail_alone() {
         );
     }
     let gone = by_name("gone");
-    assert_eq!(gone.health, Health::Offline);
-    assert!(
-        gone.last_error
-            .unwrap()
-            .to_string()
-            .contains("refused the connection")
-    );
+    assert_eq!(gone.health, Health::Offline, "{gone:?}");
+    let reason = gone.last_error.unwrap().to_string();
+    assert!(reason.contains("refused the connection"), "{reason}");
     let hung = by_name("hung");
     assert_ne!(hung.health, Health::Online);
+    let reason = hung.last_error.unwrap().to_string();
     assert!(
-        hung.last_error.unwrap().to_string().contains("no answer"),
-        "the hung host times out"
+        reason.contains("no answer"),
+        "the hung host times out: {reason}"
     );
     collector.stop().await;
     hold.abort();
@@ -135,45 +117,42 @@ async fn collects_a_fleet_while_a_hung_host_and_a_dead_one_fail_alone() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn targets_can_change_while_collecting() {
-    let fleet = Fleet::start(&FleetConfig {
-        hosts: 2,
-        gpus_per_host: 1,
-        sample_interval: Duration::from_millis(50),
-        ..FleetConfig::default()
-    })
-    .await
-    .unwrap();
-    let all = targets(&fleet);
+    let fleet = TestFleet::builder().hosts(2).gpus_per_host(1).start().await;
+    let all = fleet.targets();
     let collector = Collector::start(vec![all[0].clone()], fast(), None).unwrap();
-    let mut snapshots = collector.subscribe();
-    let wait_for = |names: Vec<String>| {
-        let mut snapshots = snapshots.clone();
+    let snapshots = collector.subscribe();
+    // Exactly `names`, each online; a timeout says which hosts it saw in which health.
+    let online = |names: Vec<String>| {
+        let snapshots = snapshots.clone();
         async move {
-            tokio::time::timeout(Duration::from_secs(10), async {
-                loop {
-                    snapshots.changed().await.unwrap();
+            let wanted = &names;
+            eventually(
+                &format!("exactly {names:?} online"),
+                Duration::from_secs(10),
+                || {
                     let snapshot = snapshots.borrow().clone();
-                    let online: Vec<String> = snapshot
-                        .hosts
-                        .iter()
-                        .filter(|host| host.health == Health::Online)
-                        .map(|host| host.name.clone())
-                        .collect();
-                    if online == names && snapshot.hosts.len() == names.len() {
-                        return;
+                    async move {
+                        let seen: Vec<(String, Health)> = snapshot
+                            .hosts
+                            .iter()
+                            .map(|host| (host.name.clone(), host.health))
+                            .collect();
+                        let all_online = seen.len() == wanted.len()
+                            && seen.iter().zip(wanted).all(|((name, health), want)| {
+                                name == want && *health == Health::Online
+                            });
+                        all_online.then_some(()).ok_or(seen)
                     }
-                }
-            })
-            .await
-            .unwrap_or_else(|_| panic!("never saw exactly {names:?} online"));
+                },
+            )
+            .await;
         }
     };
-    wait_for(vec![all[0].name.clone()]).await;
+    online(vec![all[0].name.clone()]).await;
     collector.set_targets(all.clone());
-    wait_for(vec![all[0].name.clone(), all[1].name.clone()]).await;
+    online(vec![all[0].name.clone(), all[1].name.clone()]).await;
     collector.set_targets(vec![all[1].clone()]);
-    wait_for(vec![all[1].name.clone()]).await;
-    snapshots.borrow_and_update();
+    online(vec![all[1].name.clone()]).await;
     collector.stop().await;
     fleet.stop().await;
 }

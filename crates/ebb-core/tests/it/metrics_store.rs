@@ -319,10 +319,8 @@ async fn retention_deletes_what_is_older_than_each_window_and_nothing_else() {
 
 #[tokio::test]
 async fn the_file_stops_growing_once_the_windows_are_full() {
-    let dir = std::env::temp_dir().join(format!("ebb-metrics-size-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ebb_testkit::TempDir::new("core-metrics-size");
     let path = dir.join("metrics.db");
-    let _ = std::fs::remove_file(&path);
     let config = RetentionConfig {
         raw_keep_ms: 10 * MINUTE,
         minute_keep_ms: HOUR,
@@ -371,7 +369,6 @@ async fn the_file_stops_growing_once_the_windows_are_full() {
         None
     );
     store.close().await;
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[tokio::test]

@@ -1,25 +1,13 @@
 //! The registry and the console service on a real SQLite file, with a mock keychain.
 
-use ebb_core::console::{Console, ConsoleOptions, Role, TokenStore};
+use ebb_core::console::{Console, Role, TokenStore};
 use ebb_core::db::ConsoleDb;
 use ebb_core::registry::{HostEntry, Registry, RegistryError};
 use ebb_core::vault::{MemoryVault, TokenVault};
+use ebb_testkit::{TempDir, TestConsole};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-
-fn temp_dir(tag: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "ebb-core-it-{tag}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn spec(name: &str) -> HostEntry {
     HostEntry {
@@ -34,9 +22,9 @@ fn spec(name: &str) -> HostEntry {
 
 #[tokio::test]
 async fn tokens_go_to_the_vault_and_never_to_the_database() {
-    let dir = temp_dir("vault");
+    let dir = TempDir::new("core-registry-vault");
     let vault = Arc::new(MemoryVault::default());
-    let registry = Registry::new(ConsoleDb::open(&dir).await.unwrap(), vault.clone());
+    let registry = Registry::new(ConsoleDb::open(dir.path()).await.unwrap(), vault.clone());
     let added = registry
         .add(&spec("gpu-01"), Some("ebb_secret_token"))
         .await
@@ -46,7 +34,7 @@ async fn tokens_go_to_the_vault_and_never_to_the_database() {
         registry.token(&added).await.unwrap().as_deref(),
         Some("ebb_secret_token")
     );
-    let on_disk: Vec<u8> = std::fs::read_dir(&dir)
+    let on_disk: Vec<u8> = std::fs::read_dir(dir.path())
         .unwrap()
         .flat_map(|entry| std::fs::read(entry.unwrap().path()).unwrap_or_default())
         .collect();
@@ -83,9 +71,9 @@ async fn tokens_go_to_the_vault_and_never_to_the_database() {
 
 #[tokio::test]
 async fn a_vault_failure_leaves_nothing_half_added() {
-    let dir = temp_dir("half");
+    let dir = TempDir::new("core-registry-half");
     let vault = Arc::new(MemoryVault::default());
-    let registry = Registry::new(ConsoleDb::open(&dir).await.unwrap(), vault.clone());
+    let registry = Registry::new(ConsoleDb::open(dir.path()).await.unwrap(), vault.clone());
     vault.fail.store(true, Ordering::SeqCst);
     let error = registry.add(&spec("gpu-02"), Some("t")).await.unwrap_err();
     assert!(
@@ -103,9 +91,9 @@ async fn a_vault_failure_leaves_nothing_half_added() {
 
 #[tokio::test]
 async fn bad_specs_are_refused_naming_the_field() {
-    let dir = temp_dir("bad");
+    let dir = TempDir::new("core-registry-bad");
     let registry = Registry::new(
-        ConsoleDb::open(&dir).await.unwrap(),
+        ConsoleDb::open(dir.path()).await.unwrap(),
         Arc::new(MemoryVault::default()),
     );
     let bad_url = HostEntry {
@@ -122,11 +110,10 @@ async fn bad_specs_are_refused_naming_the_field() {
 
 #[tokio::test]
 async fn a_second_console_on_the_same_data_directory_only_views() {
-    let dir = temp_dir("lock");
-    let options = ConsoleOptions {
-        token_store: TokenStore::Memory,
-        ..ConsoleOptions::new(&dir)
-    };
+    let dir = TempDir::new("core-registry-lock");
+    let options = TestConsole::builder("lock")
+        .token_store(TokenStore::Memory)
+        .options(dir.path());
     let first = Console::open(options.clone()).await.unwrap();
     let second = Console::open(options.clone()).await.unwrap();
     assert_eq!(first.role(), Role::Collector);
