@@ -126,7 +126,7 @@ export function poolView(): View {
         setLatest(res.data);
         setState("pools", reconcile(res.data.map(summary), { key: "name" }));
         setLoadError(null);
-        choose(keepSelection(names(), memory.selected));
+        choose(keepSelection(res.data.map((p) => p.name), memory.selected));
       } else {
         setLoadError(res.error);
       }
