@@ -1,0 +1,183 @@
+// The shell: skip link, header (brand, the viewer and demo badges following app info),
+// the left navigation and the current view, routed by the hash (`#/VIEW`, and
+// `#/fleet/HOST` for a host's detail, which the Fleet view routes itself).
+//
+// On Solid: the shell is rendered once. A language change re-renders its words in place
+// (the nav buttons stay the same elements, so the focus stays where it was) and remounts
+// only the current view, whose words are read once, putting the focus back on the
+// element of the same id. The shell mounts any `View` ({el, mounted?, destroy?}),
+// whatever the view is written in.
+//
+// Stable selectors (end-to-end tests rely on these):
+//   a.skip-link                                  to #main
+//   [data-testid="viewer-badge"]                 another process collects (app info)
+//   [data-testid="demo-badge"]                   the built-in demo fleet (app info)
+//   #nav-fleet|pool|rules|costs|activity|settings   nav buttons, data-nav=ID, aria-current="page" on the current one
+//   main#main                                    the current view's section (#view-ID)
+
+import { createEffect, createRoot, createSignal, For, on, onCleanup, Show, type JSX } from "solid-js";
+import { render } from "solid-js/web";
+import { appInfoState, onAppInfo } from "./app-info";
+import { nextIndex } from "./format";
+import { getLocale, onLocaleChange, t, type MessageKey } from "./i18n";
+import { activityView } from "./views/activity";
+import { costsView } from "./views/costs";
+import { fleetView } from "./views/fleet";
+import { placeholderView } from "./views/placeholder";
+import { poolView } from "./views/pool";
+import { settingsView } from "./views/settings";
+import { isViewId, VIEW_IDS, type View, type ViewId } from "./views/view";
+
+const NAV_LABELS: Record<ViewId, MessageKey> = {
+  fleet: "nav.fleet",
+  pool: "nav.pool",
+  rules: "nav.rules",
+  costs: "nav.costs",
+  activity: "nav.activity",
+  settings: "nav.settings",
+};
+
+function createView(id: ViewId): View {
+  switch (id) {
+    case "fleet":
+      return fleetView();
+    case "pool":
+      return poolView();
+    case "rules":
+      return placeholderView("rules", "rules.title", "rules.empty");
+    case "costs":
+      return costsView();
+    case "activity":
+      return activityView();
+    case "settings":
+      return settingsView();
+  }
+}
+
+/** The view a hash names: its first segment (`#/fleet/HOST` is the Fleet view). */
+function viewFromHash(): ViewId | null {
+  const id = location.hash.replace(/^#\/?/, "").split("/")[0] ?? "";
+  return isViewId(id) ? id : null;
+}
+
+function Shell(): JSX.Element {
+  const [locale, setLocaleShown] = createSignal(getLocale());
+  onCleanup(onLocaleChange(setLocaleShown));
+  /** `t`, read again when the language changes. */
+  const tr = (key: MessageKey): string => {
+    locale();
+    return t(key);
+  };
+  const [info, setInfo] = createSignal(appInfoState().info);
+  onCleanup(onAppInfo(() => setInfo(appInfoState().info)));
+  const [current, setCurrent] = createSignal<ViewId>(viewFromHash() ?? "fleet");
+  const navButtons: HTMLButtonElement[] = [];
+  let main!: HTMLElement;
+
+  function onHashChange(): void {
+    const id = viewFromHash();
+    if (id && id !== current()) setCurrent(id);
+  }
+  window.addEventListener("hashchange", onHashChange);
+  onCleanup(() => window.removeEventListener("hashchange", onHashChange));
+
+  function navigate(id: ViewId): void {
+    // From a sub-page (#/fleet/HOST) too: the view's own hash goes back to its top.
+    if (location.hash !== `#/${id}`) location.hash = `#/${id}`; // hashchange shows it if needed
+    else if (id !== current()) setCurrent(id);
+  }
+
+  function onNavKey(ev: KeyboardEvent): void {
+    const index = navButtons.findIndex((b) => b === document.activeElement);
+    if (index < 0) return;
+    const next = nextIndex(index, ev.key, navButtons.length);
+    if (next === null) return;
+    ev.preventDefault();
+    navButtons[next]?.focus();
+  }
+
+  // The current view, mounted into <main>; a new one for another view or another language.
+  let focusedBefore = "";
+  let scrolledBefore = 0;
+  createEffect(
+    on([current, locale], ([id], previous) => {
+      const relocalized = previous !== undefined && previous[0] === id;
+      const { view, dispose } = createRoot((dispose) => ({ view: createView(id), dispose }));
+      main.replaceChildren(view.el);
+      // Another view starts at its top; the same one in another language stays where it was.
+      main.scrollTop = relocalized ? scrolledBefore : 0;
+      view.mounted?.();
+      if (relocalized && focusedBefore) document.getElementById(focusedBefore)?.focus({ preventScroll: true });
+      onCleanup(() => {
+        // Read before the view goes: its elements leave the document with it.
+        focusedBefore = document.activeElement instanceof HTMLElement ? document.activeElement.id : "";
+        scrolledBefore = main.scrollTop;
+        view.destroy?.();
+        dispose();
+      });
+    }),
+  );
+
+  return (
+    <>
+      <a
+        class="skip-link"
+        href="#main"
+        onClick={(ev) => {
+          ev.preventDefault();
+          main.focus();
+        }}
+      >
+        {tr("app.skipToContent")}
+      </a>
+      <header class="app-header">
+        <span class="brand">
+          <span class="brand-mark" aria-hidden="true" />
+          {tr("app.name")}
+        </span>
+        <span class="tagline">{tr("app.tagline")}</span>
+        <span class="badge-slot">
+          <Show when={info()?.collecting === false}>
+            <span class="badge badge-viewer" data-testid="viewer-badge" title={tr("app.viewerBadgeTitle")}>
+              {tr("app.viewerBadge")}
+              {/* The title is not read out everywhere; say it in words too. */}
+              <span class="visually-hidden">{` — ${tr("app.viewerBadgeTitle")}`}</span>
+            </span>
+          </Show>
+          <Show when={info()?.demo}>
+            <span class="badge badge-demo" data-testid="demo-badge" title={tr("app.demoBadgeTitle")}>
+              {tr("app.demoBadge")}
+            </span>
+          </Show>
+        </span>
+      </header>
+      <nav class="app-nav" aria-label={tr("nav.label")}>
+        <ul onKeyDown={onNavKey}>
+          <For each={VIEW_IDS}>
+            {(id, index) => (
+              <li>
+                <button
+                  ref={(el) => (navButtons[index()] = el)}
+                  type="button"
+                  class="nav-item"
+                  id={`nav-${id}`}
+                  data-nav={id}
+                  aria-current={current() === id ? "page" : undefined}
+                  onClick={() => navigate(id)}
+                >
+                  <span class={`nav-icon nav-icon-${id}`} aria-hidden="true" />
+                  <span class="nav-label">{tr(NAV_LABELS[id])}</span>
+                </button>
+              </li>
+            )}
+          </For>
+        </ul>
+      </nav>
+      <main ref={main} id="main" class="main" tabindex={-1} />
+    </>
+  );
+}
+
+export function startApp(root: HTMLElement): void {
+  render(() => <Shell />, root);
+}
