@@ -37,6 +37,14 @@ import { HostRows } from "./hosts/host-rows";
 /** An open Add/Edit form, and the button that opened it (focus goes back there). */
 type OpenForm = { mode: FormMode; opener: HTMLElement };
 
+/**
+ * The fleet's host statuses, copied: the store reconciles into what it holds, and the
+ * snapshot is shared with every other view.
+ */
+function fleetStatuses(): HostStatus[] {
+  return structuredClone(fleetState().snapshot?.hosts ?? []);
+}
+
 /** The names the fleet collects from, in one string to compare. */
 function fleetNames(): string {
   return (fleetState().snapshot?.hosts ?? [])
@@ -47,7 +55,7 @@ function fleetNames(): string {
 
 export function HostsSection(): JSX.Element {
   const [registry, setRegistry] = createStore<{ hosts: HostEntry[] | null }>({ hosts: null });
-  const [fleet, setFleet] = createStore<{ statuses: HostStatus[] }>({ statuses: fleetState().snapshot?.hosts ?? [] });
+  const [fleet, setFleet] = createStore<{ statuses: HostStatus[] }>({ statuses: fleetStatuses() });
   // appInfoState() is one object, changed in place: every notice is news.
   const [info, setInfo] = createSignal(appInfoState(), { equals: false });
   const [loadError, setLoadError] = createSignal<unknown>(null);
@@ -154,7 +162,7 @@ export function HostsSection(): JSX.Element {
   }
 
   function onFleet(): void {
-    setFleet("statuses", reconcile(fleetState().snapshot?.hosts ?? [], { key: "name" }));
+    setFleet("statuses", reconcile(fleetStatuses(), { key: "name" }));
     // Hosts registered elsewhere (the CLI, another window) show up without a reload button.
     const names = fleetNames();
     if (names !== namesKey) {

@@ -154,9 +154,11 @@ function Prices(props: { catalog: CatalogView }): JSX.Element {
 export function Catalog(props: { costs: Costs }): JSX.Element {
   const costs = props.costs;
   let pasted!: HTMLTextAreaElement;
-  const accepted = () => {
+  const acceptedText = (): string | null => {
     const outcome = costs.catalogOutcome();
-    return outcome?.kind === "accepted" ? outcome : null;
+    return outcome?.kind === "accepted"
+      ? t("costs.catalog.accepted", { name: outcome.name, rows: formatCount(outcome.rows) })
+      : null;
   };
   const refused = () => {
     const outcome = costs.catalogOutcome();
@@ -210,9 +212,7 @@ export function Catalog(props: { costs: Costs }): JSX.Element {
         </div>
       </details>
       <p class="catalog-status" role="status" data-testid="catalog-status">
-        <Show when={accepted()}>
-          {(outcome) => t("costs.catalog.accepted", { name: outcome().name, rows: formatCount(outcome().rows) })}
-        </Show>
+        {acceptedText()}
       </p>
       <div class="catalog-error-box">
         <Show when={costs.catalogError()} keyed>

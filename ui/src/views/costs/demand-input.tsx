@@ -73,7 +73,10 @@ function CompareErrorBox(props: { costs: Costs }): JSX.Element {
 
 export function DemandInput(props: { costs: Costs }): JSX.Element {
   const costs = props.costs;
-  const status = () => costs.demandProblem() ?? costs.demandNote();
+  const status = (): string | null => {
+    const said = costs.demandProblem() ?? costs.demandNote();
+    return said ? phrase(said) : null;
+  };
   return (
     <form
       ref={(el) => (costs.refs.demandCard = el)}
@@ -144,7 +147,7 @@ export function DemandInput(props: { costs: Costs }): JSX.Element {
           role={costs.demandProblem() !== null ? "alert" : "status"}
           data-testid="costs-demand-status"
         >
-          <Show when={status()}>{(p) => phrase(p())}</Show>
+          {status()}
         </p>
       </div>
       <div class="pool-row">
