@@ -1,0 +1,404 @@
+//! The Costs view: a demand file compared under an imported catalog, a refused catalog,
+//! a dropped demand, the sample, and the dark chart.
+
+use crate::support::{App, Session, files_under, shooting};
+use ebb_testkit::TempDir;
+use fantoccini::Locator;
+use std::time::Duration;
+
+/// The seed's FAQ 4 as a planning file: 10 GPUs all month, 50 from 19:00 to 24:00 on 28
+/// days of a 730-hour month.
+fn faq4_csv() -> String {
+    let mut csv = String::from("hour,demand\n");
+    for hour in 0..730 {
+        let (day, hour_of_day) = (hour / 24, hour % 24);
+        let demand = if day < 28 && (19..24).contains(&hour_of_day) {
+            50
+        } else {
+            10
+        };
+        csv.push_str(&format!("{hour},{demand}\n"));
+    }
+    csv
+}
+
+/// A catalog with three problems: a negative price, an unknown mode, and a duplicate.
+const BROKEN_CATALOG: &str = r#"currency = "CNY"
+
+[[price]]
+model = "A100"
+region = "cn-north"
+hour = -12.50
+month = 5000
+
+[[price]]
+model = "A100"
+region = "cn-north"
+hour = 12.50
+month = 5000
+wek = 1400
+"#;
+
+/// The comparison card once a comparison newer than `after` is on screen: its chart `src`.
+async fn compared_chart(app: &Session, after: Option<&str>) -> Option<String> {
+    let state = app
+        .attr_of("[data-testid=\"costs-result\"]", "data-state")
+        .await?;
+    (state == "ready").then_some(())?;
+    let src = app
+        .attr_of("img[data-testid=\"costs-chart\"]", "src")
+        .await?;
+    (Some(src.as_str()) != after).then_some(src)
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
+async fn costs_compares_plans_for_a_demand_file_under_an_imported_catalog() {
+    let scratch = TempDir::new("e2e-costs");
+    let data_dir = scratch.join("data");
+    let demand_file = scratch.join("faq4.csv");
+    std::fs::write(&demand_file, faq4_csv()).unwrap();
+    let broken_file = scratch.join("broken.toml");
+    std::fs::write(&broken_file, BROKEN_CATALOG).unwrap();
+    let demo_catalog = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../crates/ebb-cost/catalogs/demo.toml")
+        .canonicalize()
+        .expect("the demo catalog file");
+    let demo_text = std::fs::read_to_string(&demo_catalog).unwrap();
+
+    let app = App::open(&[
+        "--demo".as_ref(),
+        "--data-dir".as_ref(),
+        data_dir.as_os_str(),
+    ])
+    .await;
+
+    // The active catalog's file, wherever in the data directory the app keeps it (a demo
+    // app keeps its state apart, under `demo/`).
+    let scan_dir = data_dir.clone();
+    let active_catalog = move || {
+        files_under(&scan_dir)
+            .into_iter()
+            .find(|file| file.file_name().is_some_and(|name| name == "catalog.toml"))
+            .map(|file| std::fs::read_to_string(file).unwrap())
+    };
+    app.run(|app| async move {
+        app.click("#nav-costs").await;
+
+        // A fresh data directory: the demo prices, from the catalog built in.
+        app.eventually("the demo catalog", Duration::from_secs(20), || async {
+            let source =
+                app.attr_of("[data-testid=\"catalog-source\"]", "data-source").await?;
+            (source == "demo").then_some(())
+        })
+        .await;
+        let rows = app
+            .find_all(Locator::Css(
+                "[data-testid=\"catalog-table\"] tbody tr[data-model]",
+            ))
+            .await
+            .unwrap();
+        assert_eq!(rows.len(), 12, "four models in three regions");
+        app.shoot("en-light-costs-start").await;
+        assert_eq!(active_catalog(), None, "nothing imported yet");
+
+        // Compare with no demand: the view says what to do.
+        app.click("#costs-compare").await;
+        let empty = app.eventually("the empty-demand error", Duration::from_secs(5), || {
+            app.text_of("[data-testid=\"costs-error\"][role=\"alert\"]")
+        })
+        .await;
+        assert!(empty.contains("Add demand first"), "{empty}");
+        assert_eq!(app.active_id().await, "costs-demand-text");
+
+        // A demand file with a bad row: the error names the line, and a button goes there.
+        app.type_lines("#costs-demand-text", "hour,demand\n0,10\n1,ten\n").await;
+        app.click("#costs-compare").await;
+        let bad = app.eventually("the demand error", Duration::from_secs(10), || async {
+            let kind = app.attr_of("[data-testid=\"costs-error\"]", "data-kind").await?;
+            (kind == "invalid_input").then_some(())?;
+            app.text_of("[data-testid=\"costs-error\"]").await
+        })
+        .await;
+        assert!(bad.contains("line 3"), "{bad}");
+        assert_eq!(
+            app.active_id().await,
+            "",
+            "focus is on the go-to-line button (no id)"
+        );
+        app.click("[data-testid=\"costs-error\"] button[data-action=\"go-to-line\"]",
+        )
+        .await;
+        assert_eq!(app.active_id().await, "costs-demand-text");
+        let selected = app
+            .execute(
+                "const t = document.getElementById('costs-demand-text');\
+                 return t.value.slice(t.selectionStart, t.selectionEnd);",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(selected, "1,ten");
+        assert!(
+            !app.exists("[data-testid=\"costs-result\"]:not([hidden])").await,
+            "no comparison yet"
+        );
+
+        // Import the demo catalog file through the file input.
+        app.choose_file("#catalog-file", &demo_catalog).await;
+        let imported = app.eventually("the imported catalog", Duration::from_secs(15), || async {
+            let source =
+                app.attr_of("[data-testid=\"catalog-source\"]", "data-source").await?;
+            (source == "imported").then_some(())?;
+            app.text_of("[data-testid=\"catalog-status\"]").await
+        })
+        .await;
+        assert!(
+            imported.contains("demo.toml") && imported.contains("12 prices"),
+            "{imported}"
+        );
+        assert_eq!(active_catalog().as_deref(), Some(demo_text.as_str()));
+        assert!(!app.exists("[data-testid=\"catalog-problems\"]").await);
+
+        // The demand file, the same way; then A100 in cn-north, and Compare.
+        app.choose_file("#costs-demand-file", &demand_file).await;
+        let loaded = app.eventually("the demand file loaded", Duration::from_secs(10), || {
+            app.text_of("[data-testid=\"costs-demand-status\"]")
+        })
+        .await;
+        assert!(loaded == "Loaded faq4.csv: 730 rows.", "{loaded}");
+        assert!(
+            !app.exists("[data-testid=\"costs-error\"]").await,
+            "a new demand clears the old error"
+        );
+        app.select_value("#costs-model", "A100").await;
+        app.select_value("#costs-region", "cn-north").await;
+        app.click("#costs-compare").await;
+        let chart = app.eventually("the comparison", Duration::from_secs(20), || {
+            compared_chart(&app, None)
+        })
+        .await;
+        assert!(chart.starts_with("data:image/svg+xml"), "{}", &chart[..40]);
+        assert!(chart.contains("svg"), "the chart is an SVG document");
+        let recommendation = "[data-testid=\"costs-recommendation\"]";
+        assert_eq!(
+            app.attr_of(recommendation, "data-kind")
+                .await
+                .as_deref(),
+            Some("base_hourly")
+        );
+        assert_eq!(
+            app.attr_of(recommendation, "data-base")
+                .await
+                .as_deref(),
+            Some("10")
+        );
+        let headline = app.text_of("[data-testid=\"costs-rec-headline\"]")
+            .await
+            .unwrap();
+        assert_eq!(
+            headline,
+            "Subscribe 10 GPUs monthly and rent the rest by the hour: ¥120,000.00 a month, \
+             52% less than subscribing the peak (50 GPUs)."
+        );
+        let details = app.text_of("[data-testid=\"costs-rec-details\"]")
+            .await
+            .unwrap();
+        assert!(details.contains("401 of the 730 hours"), "{details}");
+        let summary = app.text_of("[data-testid=\"costs-summary\"]")
+            .await
+            .unwrap();
+        assert!(
+            summary.contains("A100") && summary.contains("cn-north") && summary.contains("12,900"),
+            "{summary}"
+        );
+        let plans = "[data-testid=\"costs-plans\"]";
+        assert_eq!(
+            app.text_of(&format!("{plans} tr[data-plan=\"all_subscribed\"] td[data-col=\"total\"]")
+            )
+            .await
+            .as_deref(),
+            Some("¥250,000.00")
+        );
+        assert_eq!(
+            app.text_of(&format!(
+                    "{plans} tr[data-plan=\"base_hourly\"][data-recommended] td[data-col=\"total\"]"
+                )
+            )
+            .await
+            .as_deref(),
+            Some("¥120,000.00")
+        );
+        assert_eq!(
+            app
+                .find_all(Locator::Css(&format!("{plans} tr[data-recommended]")))
+                .await
+                .unwrap()
+                .len(),
+            1,
+            "one plan is recommended"
+        );
+        let skipped = app.text_of("[data-testid=\"costs-skipped\"] li[data-plan=\"base_spot\"]",
+        )
+        .await
+        .unwrap();
+        assert!(skipped.contains("Interruptible"), "{skipped}");
+        app.shoot("en-light-costs").await;
+        app.scroll_to("[data-testid=\"costs-result\"]").await;
+        app.shoot("en-light-costs-result").await;
+
+        // Spot allowed: priced at once, and cheaper still.
+        app.click("#costs-interruptible").await;
+        app.eventually("the spot plan", Duration::from_secs(20), || async {
+            app.exists(&format!("{plans} tr[data-plan=\"base_spot\"]"))
+                .await
+                .then_some(())
+        })
+        .await;
+        app.click("#costs-interruptible").await;
+        app.eventually("spot skipped again", Duration::from_secs(20), || async {
+            app.exists("[data-testid=\"costs-skipped\"] li[data-plan=\"base_spot\"]",
+            )
+            .await
+            .then_some(())
+        })
+        .await;
+
+        // A broken catalog: every problem in place, and the prices in use unchanged.
+        app.choose_file("#catalog-file", &broken_file).await;
+        let problems = app.eventually("the catalog's problems", Duration::from_secs(15), || {
+            app.text_of("[data-testid=\"catalog-problems\"][role=\"alert\"]",
+            )
+        })
+        .await;
+        assert!(
+            problems.contains("broken.toml was not imported") && problems.contains("3 problems"),
+            "{problems}"
+        );
+        let listed = app
+            .find_all(Locator::Css(
+                "[data-testid=\"catalog-problems\"] li[data-entry]",
+            ))
+            .await
+            .unwrap();
+        assert!(listed.len() >= 3, "{problems}");
+        assert!(
+            app.exists("[data-testid=\"catalog-problems\"] li[data-entry^=\"[[price]] #1\"][data-field=\"hour\"]"
+            )
+            .await,
+            "the negative price is named with its entry and field: {problems}"
+        );
+        assert!(
+            app.exists("[data-testid=\"catalog-problems\"] li[data-entry^=\"[[price]] #2\"][data-field=\"wek\"]"
+            )
+            .await,
+            "the unknown mode is named: {problems}"
+        );
+        assert_eq!(
+            app.attr_of("[data-testid=\"catalog-source\"]", "data-source")
+                .await
+                .as_deref(),
+            Some("imported")
+        );
+        assert_eq!(
+            active_catalog().as_deref(),
+            Some(demo_text.as_str()),
+            "the refused file changed nothing"
+        );
+        assert_eq!(
+            app
+                .find_all(Locator::Css(
+                    "[data-testid=\"catalog-table\"] tbody tr[data-model]"
+                ))
+                .await
+                .unwrap()
+                .len(),
+            12
+        );
+        app.scroll_to("[data-testid=\"costs-catalog\"]").await;
+        app.shoot("en-light-costs-catalog-refused").await;
+
+        // Another demand, dropped on the drop zone (a page-level drop: WebDriver cannot drag
+        // from the desktop): it replaces the text, and the comparison says it is out of date.
+        app.drop_file("[data-testid=\"costs-dropzone\"]",
+            "one-gpu.csv",
+            "hour,demand\n0,1\n",
+        )
+        .await;
+        let dropped = app.eventually("the dropped demand", Duration::from_secs(10), || {
+            app.text_of("[data-testid=\"costs-demand-status\"]")
+        })
+        .await;
+        assert_eq!(dropped, "Loaded one-gpu.csv: 1 row.");
+        assert!(app.exists("[data-testid=\"costs-stale\"]").await);
+        app.click("#costs-compare").await;
+        let one_gpu = app.eventually("the one-GPU comparison", Duration::from_secs(20), || {
+            compared_chart(&app, Some(&chart))
+        })
+        .await;
+        assert_eq!(
+            app.attr_of(recommendation, "data-base")
+                .await
+                .as_deref(),
+            Some("0")
+        );
+        assert!(!app.exists("[data-testid=\"costs-stale\"]").await);
+
+        // The sample fills in FAQ 4 and compares at once.
+        app.click("#costs-sample").await;
+        app.eventually(
+            "the sample's comparison",
+            Duration::from_secs(20),
+            || async {
+                let status = app.text_of("[data-testid=\"costs-demand-status\"]").await?;
+                status.contains("FAQ-4").then_some(())?;
+                compared_chart(&app, Some(&one_gpu)).await
+            },
+        )
+        .await;
+        assert_eq!(
+            app.attr_of(recommendation, "data-base")
+                .await
+                .as_deref(),
+            Some("10")
+        );
+        assert!(!app.exists("[data-testid=\"costs-stale\"]").await);
+
+        // Dark theme: back on Costs, the comparison is there, its chart drawn dark.
+        let light_chart = app.attr_of("img[data-testid=\"costs-chart\"]", "src").await;
+        app.open_settings_hosts().await;
+        app.click("#setting-theme-dark").await;
+        if shooting() {
+            app.click("#setting-language-zh-CN").await;
+        }
+        app.click("#nav-costs").await;
+        let dark_chart = app.eventually("the dark chart", Duration::from_secs(20), || async {
+            let theme = app.attr_of("img[data-testid=\"costs-chart\"]", "data-theme").await?;
+            (theme == "dark").then_some(())?;
+            compared_chart(&app, light_chart.as_deref()).await
+        })
+        .await;
+        assert!(dark_chart.starts_with("data:image/svg+xml"));
+        app.eventually("the problems kept", Duration::from_secs(10), || async {
+            app.exists("[data-testid=\"catalog-problems\"]")
+                .await
+                .then_some(())
+        })
+        .await;
+        if shooting() {
+            app.shoot("zh-dark-costs").await;
+            app.scroll_to("[data-testid=\"costs-result\"]").await;
+            app.shoot("zh-dark-costs-result").await;
+            app.scroll_to("[data-testid=\"costs-plans\"]").await;
+            app.shoot("zh-dark-costs-plans").await;
+            app.scroll_to("[data-testid=\"costs-catalog\"]").await;
+            app.shoot("zh-dark-costs-catalog").await;
+            app.open_settings_hosts().await;
+            app.click("#setting-language-en").await;
+        } else {
+            app.open_settings_hosts().await;
+        }
+        app.click("#setting-theme-light").await;
+    })
+    .await;
+}

@@ -1,0 +1,252 @@
+//! A host's detail from the Fleet view: four metric charts over a chosen range, one
+//! exported to Downloads, the heatmap card, and the way back.
+
+use crate::support::{App, Session};
+use ebb_testkit::TempDir;
+use fantoccini::key::Key;
+use std::ffi::OsStr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The `src` of a host detail chart once it shows `range`.
+async fn history_chart(app: &Session, metric: &str, range: &str) -> Option<String> {
+    let figure = format!("#fleet-detail figure.history-chart[data-chart=\"{metric}\"]");
+    let state = app.attr_of(&figure, "data-state").await?;
+    let shown = app.attr_of(&figure, "data-range").await?;
+    (state == "ready" && shown == range).then_some(())?;
+    app.attr_of(
+        &format!("{figure} img[data-testid=\"history-chart\"]"),
+        "src",
+    )
+    .await
+    .filter(|src| src.starts_with("data:image/svg+xml"))
+}
+
+/// The heatmap card once it shows its chart or says it has no minute yet: its state.
+async fn heatmap_state(app: &Session) -> Option<String> {
+    let state = app
+        .attr_of("[data-testid=\"fleet-heatmap\"]", "data-state")
+        .await?;
+    match state.as_str() {
+        "ready" => app
+            .attr_of("img[data-testid=\"heatmap-chart\"]", "src")
+            .await
+            .filter(|src| src.starts_with("data:image/svg+xml"))
+            .map(|_| state),
+        "empty" => app
+            .text_of("[data-testid=\"heatmap-empty\"]")
+            .await
+            .filter(|text| !text.trim().is_empty())
+            .map(|_| state),
+        _ => None,
+    }
+}
+
+const DETAIL_METRICS: [&str; 4] = ["util", "memory_pct", "temperature", "power"];
+
+#[tokio::test]
+#[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
+async fn a_hosts_detail_charts_four_metrics_over_a_chosen_range_and_exports_one() {
+    let scratch = TempDir::new("e2e-detail");
+    let data_dir = scratch.join("data");
+    let downloads = scratch.subdir("downloads");
+    let config = scratch.subdir("config");
+    // `dirs::download_dir()` reads the XDG user-dirs file: point Downloads into the scratch.
+    std::fs::write(
+        config.join("user-dirs.dirs"),
+        format!("XDG_DOWNLOAD_DIR=\"{}\"\n", downloads.display()),
+    )
+    .unwrap();
+
+    let app = App::open_with_env(
+        &[("XDG_CONFIG_HOME", config.as_os_str())],
+        &[
+            "--demo".as_ref(),
+            "--data-dir".as_ref(),
+            data_dir.as_os_str(),
+        ],
+    )
+    .await;
+
+    let downloads_dir = downloads.clone();
+    app.run(|app| async move {
+        // The heatmap card: its chart, or (a fleet younger than a minute) why there is none.
+        let heatmap = app
+            .eventually("the heatmap card", Duration::from_secs(30), || {
+                heatmap_state(&app)
+            })
+            .await;
+        if heatmap == "empty" {
+            let words = app
+                .text_of("[data-testid=\"heatmap-empty\"]")
+                .await
+                .unwrap();
+            assert!(words.contains("fills in"), "{words}");
+            assert!(
+                !app.exists("[data-testid=\"fleet-heatmap\"] figure:not([hidden])")
+                    .await
+            );
+        }
+        app.scroll_to("[data-testid=\"fleet-heatmap\"]").await;
+        app.shoot("fleet-heatmap-en-light").await;
+
+        // A host's name is a link to its detail.
+        let link = "tr[data-host] a[data-testid=\"host-link\"]";
+        let host = app
+            .eventually("a host link", Duration::from_secs(20), || app.text_of(link))
+            .await;
+        app.click(link).await;
+        app.eventually("the host detail", Duration::from_secs(10), || async {
+            let shown = app.attr_of("#fleet-detail", "data-host").await?;
+            (shown == host).then_some(())
+        })
+        .await;
+        assert_eq!(
+            app.active_id().await,
+            "detail-title",
+            "the detail takes the focus"
+        );
+        let hash = app.execute("return location.hash", vec![]).await.unwrap();
+        assert!(
+            hash.as_str().unwrap_or_default().starts_with("#/fleet/"),
+            "{hash}"
+        );
+
+        // Four charts over the last 5 minutes, each an SVG image.
+        for metric in DETAIL_METRICS {
+            app.eventually(
+                &format!("the {metric} chart"),
+                Duration::from_secs(20),
+                || history_chart(&app, metric, "5m"),
+            )
+            .await;
+        }
+        let five_minutes = history_chart(&app, "util", "5m").await.unwrap();
+        app.shoot("fleet-detail-en-light").await;
+
+        // One hour: the utilization chart is drawn again for that range.
+        app.click("#detail-range-1h").await;
+        let hour = app
+            .eventually("the 1 h utilization chart", Duration::from_secs(20), || {
+                history_chart(&app, "util", "1h")
+            })
+            .await;
+        assert_ne!(hour, five_minutes);
+        for metric in DETAIL_METRICS {
+            app.eventually(
+                &format!("the 1 h {metric} chart"),
+                Duration::from_secs(20),
+                || history_chart(&app, metric, "1h"),
+            )
+            .await;
+        }
+
+        // Export the utilization chart as SVG: "Saved to PATH", and the file is there.
+        let figure = "#fleet-detail figure[data-chart=\"util\"]";
+        app.click(&format!("{figure} button[data-action=\"export-svg\"]"))
+            .await;
+        let status = format!("{figure} [data-testid=\"export-status\"]");
+        let saved = app
+            .eventually("the export", Duration::from_secs(20), || {
+                app.attr_of(&status, "data-path")
+            })
+            .await;
+        let words = app
+            .text_of(&format!("{figure} [data-testid=\"export-status\"]"))
+            .await
+            .unwrap();
+        assert!(
+            words.contains("Saved to") && words.contains(&saved),
+            "{words}"
+        );
+        let saved = PathBuf::from(saved);
+        assert_eq!(
+            saved.extension().and_then(OsStr::to_str),
+            Some("svg"),
+            "{}",
+            saved.display()
+        );
+        assert_eq!(
+            saved.parent(),
+            Some(downloads_dir.as_path()),
+            "saved in Downloads"
+        );
+        let svg = std::fs::read_to_string(&saved).expect("the exported file");
+        assert!(
+            svg.trim_start().starts_with("<svg"),
+            "{}",
+            &svg[..svg.len().min(80)]
+        );
+        assert!(
+            !app.exists("#fleet-detail [data-testid=\"chart-error\"]")
+                .await
+        );
+
+        // Escape returns to the fleet, onto the host's link.
+        app.send_key("#detail-range-1h", Key::Escape).await;
+        app.eventually("the fleet list", Duration::from_secs(10), || async {
+            let mode = app.attr_of("#view-fleet", "data-mode").await?;
+            (mode == "list" && !app.exists("#fleet-detail").await).then_some(())
+        })
+        .await;
+        let focused = app
+            .execute(
+                "return document.activeElement ? document.activeElement.textContent : ''",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            focused.as_str(),
+            Some(host.as_str()),
+            "focus back on the host's link"
+        );
+
+        // Chinese, dark: the detail again, charts redrawn dark.
+        app.open_settings_hosts().await;
+        app.click("#setting-language-zh-CN").await;
+        app.click("#setting-theme-dark").await;
+        app.click("#nav-fleet").await;
+        app.eventually(
+            "the heatmap card, dark",
+            Duration::from_secs(20),
+            || async {
+                let state = heatmap_state(&app).await?;
+                if state == "empty" {
+                    return Some(());
+                }
+                let theme = app
+                    .attr_of("[data-testid=\"fleet-heatmap\"] figure", "data-theme")
+                    .await?;
+                (theme == "dark").then_some(())
+            },
+        )
+        .await;
+        app.scroll_to("[data-testid=\"fleet-heatmap\"]").await;
+        app.shoot("fleet-heatmap-zh-dark").await;
+        app.click(link).await;
+        for metric in DETAIL_METRICS {
+            app.eventually(
+                &format!("the dark {metric} chart"),
+                Duration::from_secs(20),
+                || async {
+                    let theme = app
+                        .attr_of(
+                            &format!("#fleet-detail figure[data-chart=\"{metric}\"]"),
+                            "data-theme",
+                        )
+                        .await?;
+                    (theme == "dark").then_some(())?;
+                    history_chart(&app, metric, "1h").await
+                },
+            )
+            .await;
+        }
+        let title = app.text_of("#fleet-detail h1").await.unwrap();
+        assert_eq!(title, host);
+        let back = app.text_of("#fleet-back").await.unwrap();
+        assert!(back.contains("返回"), "{back}");
+        app.shoot("fleet-detail-zh-dark").await;
+    })
+    .await;
+}

@@ -1,0 +1,422 @@
+//! Settings → Hosts: a host added through the form (client and server refusals at their
+//! fields, the connection test, the token kept out of the page and the database), online in
+//! the Fleet view, degraded then offline when its agent dies, and removed.
+
+use crate::support::{App, Session, files_under, shooting};
+use ebb_testkit::{AgentCommand, TempDir};
+use fantoccini::Locator;
+use fantoccini::key::Key;
+use std::process::Command;
+use std::time::Duration;
+
+const HOST: &str = "e2e-host";
+const TOKEN: &str = "e2e-token-3b9f0c1d-never-shown";
+
+/// The host's chart `src` on the Fleet view, once drawn.
+async fn host_chart_src(app: &Session) -> Option<String> {
+    app.find(Locator::Css(&format!(
+        "figure.host-chart[data-host=\"{HOST}\"] img[data-testid=\"util-chart\"]"
+    )))
+    .await
+    .ok()?
+    .attr("src")
+    .await
+    .ok()
+    .flatten()
+    .filter(|src| src.starts_with("data:image/svg+xml"))
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
+async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
+    let scratch = TempDir::new("e2e-hosts");
+    let data_dir = scratch.join("data");
+    let agent = AgentCommand::sim(&scratch.join("agent"), "2xA100")
+        .host_name(HOST)
+        .start();
+    let agent_url = agent.url.clone();
+    let agent_pid = agent.pid();
+    let app = App::open(&[
+        "--data-dir".as_ref(),
+        data_dir.as_os_str(),
+        "--token-store".as_ref(),
+        "file".as_ref(),
+    ])
+    .await;
+
+    let scan_dir = data_dir.clone();
+    app.run(|app| async move {
+        // A fresh data directory: no hosts, and the Fleet view says how to add one.
+        app.eventually("the empty fleet", Duration::from_secs(30), || async {
+            app.exists("#view-fleet [data-testid=\"empty-state\"]")
+                .await
+                .then_some(())
+        })
+        .await;
+        assert!(!app.exists("[data-testid=\"demo-badge\"]").await);
+
+        app.open_settings_hosts().await;
+        app.eventually("the empty registry", Duration::from_secs(10), || async {
+            app.exists("[data-testid=\"hosts-empty\"]")
+                .await
+                .then_some(())
+        })
+        .await;
+        let store = app.text_of("[data-testid=\"token-store\"]").await.unwrap();
+        assert!(
+            store.contains("tokens.json"),
+            "tokens go to the file: {store}"
+        );
+
+        // The form opens on the name; Escape closes it and gives focus back.
+        app.click("#host-add").await;
+        assert_eq!(app.active_id().await, "host-name");
+        app.active_element()
+            .await
+            .unwrap()
+            .send_keys(&Key::Escape.to_string())
+            .await
+            .unwrap();
+        assert!(!app.exists("#host-form").await, "Escape closes the form");
+        assert_eq!(app.active_id().await, "host-add");
+
+        app.click("#host-add").await;
+        app.type_into("#host-name", HOST).await;
+        app.type_into("#host-region", "e2e-region").await;
+        app.type_into("#host-labels", "team=e2e, rack=7").await;
+        app.type_into("#host-token", TOKEN).await;
+        assert_eq!(
+            app.find(Locator::Css("#host-token"))
+                .await
+                .unwrap()
+                .attr("type")
+                .await
+                .unwrap()
+                .as_deref(),
+            Some("password")
+        );
+
+        // The client's own check: no scheme.
+        let bare = agent_url.trim_start_matches("http://").to_string();
+        app.type_into("#host-url", &bare).await;
+        app.click("#host-save").await;
+        let client_error = app
+            .eventually("the client's URL error", Duration::from_secs(5), || {
+                app.text_of("#host-url-error [role=\"alert\"][data-source=\"client\"]")
+            })
+            .await;
+        assert!(client_error.contains("http://"), "{client_error}");
+        assert_eq!(app.active_id().await, "host-url");
+
+        // Passes the client's check, fails the server's: the server's words, at the URL.
+        app.type_into("#host-url", &format!("{agent_url}/v1/health"))
+            .await;
+        app.click("#host-save").await;
+        let server_error = app
+            .eventually("the server's URL error", Duration::from_secs(10), || {
+                app.text_of("#host-url-error [role=\"alert\"][data-source=\"server\"]")
+            })
+            .await;
+        assert!(server_error.contains("without a path"), "{server_error}");
+        assert_eq!(
+            app.find(Locator::Css("#host-url"))
+                .await
+                .unwrap()
+                .attr("aria-invalid")
+                .await
+                .unwrap()
+                .as_deref(),
+            Some("true")
+        );
+        assert!(!app.exists("tr[data-host]").await, "nothing was saved");
+        app.shoot("en-light-settings-server-error").await;
+
+        // The real address: Test connection says who answered.
+        app.type_into("#host-url", &agent_url).await;
+        assert!(
+            !app.exists("#host-url-error [role=\"alert\"]").await,
+            "typing clears the field's error"
+        );
+        app.click("#host-test").await;
+        let tested = app
+            .eventually("a successful test", Duration::from_secs(15), || async {
+                let result = app
+                    .find(Locator::Css("[data-testid=\"host-test-result\"]"))
+                    .await
+                    .ok()?;
+                let state = result.attr("data-state").await.ok().flatten()?;
+                assert_ne!(state, "error", "{:?}", result.text().await);
+                (state == "ok").then_some(())?;
+                result.text().await.ok()
+            })
+            .await;
+        assert!(
+            tested.contains(HOST) && tested.contains("simulator"),
+            "{tested}"
+        );
+        app.shoot("en-light-settings-test-ok").await;
+
+        // Enter in a field saves.
+        app.send_key("#host-region", Key::Enter).await;
+        let row = format!("[data-testid=\"settings-hosts-table\"] tr[data-host=\"{HOST}\"]");
+        let confirm =
+            format!("[data-testid=\"settings-hosts-table\"] tr[data-confirm-for=\"{HOST}\"]");
+        app.eventually("the saved row", Duration::from_secs(10), || async {
+            app.exists(&row).await.then_some(())
+        })
+        .await;
+        assert!(!app.exists("#host-form").await, "the form closes");
+        assert_eq!(
+            app.text_of(&format!("{row} [data-col=\"url\"]"))
+                .await
+                .unwrap(),
+            agent_url
+        );
+        assert_eq!(
+            app.text_of(&format!("{row} [data-col=\"labels\"]"))
+                .await
+                .unwrap(),
+            "rack=7, team=e2e"
+        );
+        assert!(
+            app.exists(&format!(
+                "{row} [data-col=\"token\"][data-has-token=\"true\"]"
+            ))
+            .await
+        );
+        let status = app.text_of("[data-testid=\"hosts-status\"]").await.unwrap();
+        assert!(status.contains(HOST), "{status}");
+        app.eventually(
+            "the host online in Settings",
+            Duration::from_secs(15),
+            || async {
+                app.exists(&format!(
+                    "{row} [data-col=\"health\"] [data-health=\"online\"]"
+                ))
+                .await
+                .then_some(())
+            },
+        )
+        .await;
+        app.shoot("en-light-settings-table").await;
+
+        // The token went to the token file and nowhere else: not the page, not the database.
+        let page = app.source().await.unwrap();
+        assert!(!page.contains(TOKEN), "the token is in the page");
+        let mut in_token_file = false;
+        for file in files_under(&scan_dir) {
+            let bytes = std::fs::read(&file).unwrap_or_default();
+            let found = bytes.windows(TOKEN.len()).any(|w| w == TOKEN.as_bytes());
+            if file.file_name().is_some_and(|name| name == "tokens.json") {
+                in_token_file = found;
+            } else {
+                assert!(!found, "the token leaked into {}", file.display());
+            }
+        }
+        assert!(in_token_file, "the token is in tokens.json");
+
+        // The Fleet view: online, and the chart moves.
+        app.click("#nav-fleet").await;
+        app.eventually(
+            "the host online in the Fleet view",
+            Duration::from_secs(15),
+            || async {
+                app.exists(&format!(
+                    "#view-fleet tr[data-host=\"{HOST}\"] [data-health=\"online\"]"
+                ))
+                .await
+                .then_some(())
+            },
+        )
+        .await;
+        let first = app
+            .eventually("the host's chart", Duration::from_secs(20), || {
+                host_chart_src(&app)
+            })
+            .await;
+        let moved = app
+            .eventually(
+                "the host's chart to change",
+                Duration::from_secs(20),
+                || async {
+                    let now = host_chart_src(&app).await?;
+                    (now != first).then_some(now)
+                },
+            )
+            .await;
+        assert_ne!(moved, first);
+        app.shoot("en-light-fleet").await;
+
+        // The pool form: the console's refusal shows at the field it names.
+        app.click("#nav-pool").await;
+        // No pool yet here: the empty state offers the form.
+        let new_pool = app
+            .eventually("the pool view", Duration::from_secs(10), || async {
+                if app.exists("#pool-create-first").await {
+                    Some("#pool-create-first")
+                } else if app.exists("#pool-select option").await {
+                    Some("#pool-new")
+                } else {
+                    None
+                }
+            })
+            .await;
+        app.click(new_pool).await;
+        app.type_into("#pool-f-name", "batch").await;
+        app.type_into("#pool-f-model", "Z999").await;
+        app.click("#pool-f-regions input[value=\"e2e-region\"]")
+            .await;
+        app.click("#pool-f-save").await;
+        // The error box is there before the answer: wait for its words.
+        let refusal = app
+            .eventually("the model refused", Duration::from_secs(10), || async {
+                app.text_of("#pool-f-model-error")
+                    .await
+                    .filter(|text| !text.trim().is_empty())
+            })
+            .await;
+        assert!(refusal.contains("unknown GPU model `Z999`"), "{refusal}");
+        app.scroll_to("#pool-form").await;
+        app.shoot("pool-en-light-form-error").await;
+        app.click("#pool-f-cancel").await;
+        assert!(!app.exists("#pool-form").await);
+
+        // The same screens in Chinese and dark, for a person to look at.
+        if shooting() {
+            app.open_settings_hosts().await;
+            app.click("#setting-theme-dark").await;
+            app.click("#setting-language-zh-CN").await;
+            app.wait_lang("the Chinese settings", "zh-CN").await;
+            app.eventually("the table again", Duration::from_secs(10), || async {
+                app.exists(&row).await.then_some(())
+            })
+            .await;
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            app.shoot("zh-dark-settings-table").await;
+            app.click(&format!("{row} button[data-action=\"edit\"]"))
+                .await;
+            assert_eq!(app.active_id().await, "host-url");
+            app.type_into("#host-url", "gpu-01:7070").await;
+            app.type_into("#host-labels", "team").await;
+            app.click("#host-save").await;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            app.shoot("zh-dark-settings-client-errors").await;
+            app.type_into("#host-url", "http://127.0.0.1:1").await;
+            app.type_into("#host-labels", "team=e2e").await;
+            app.click("#host-test").await;
+            app.eventually("a failed test", Duration::from_secs(15), || async {
+                let state = app
+                    .find(Locator::Css("[data-testid=\"host-test-result\"]"))
+                    .await
+                    .ok()?
+                    .attr("data-state")
+                    .await
+                    .ok()
+                    .flatten()?;
+                (state == "error").then_some(())
+            })
+            .await;
+            app.shoot("zh-dark-settings-test-refused").await;
+            app.click("#host-cancel").await;
+            app.click(&format!("{row} button[data-action=\"remove\"]"))
+                .await;
+            assert_eq!(
+                app.active_element()
+                    .await
+                    .unwrap()
+                    .attr("data-action")
+                    .await
+                    .unwrap()
+                    .as_deref(),
+                Some("cancel-remove"),
+                "the confirmation starts on the safe choice"
+            );
+            assert!(app.exists(&format!("{confirm} .confirm")).await);
+            app.shoot("zh-dark-settings-confirm-remove").await;
+            app.click(&format!("{confirm} button[data-action=\"cancel-remove\"]"))
+                .await;
+            app.click("#nav-fleet").await;
+            app.eventually("the chart again", Duration::from_secs(20), || {
+                host_chart_src(&app)
+            })
+            .await;
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            app.shoot("zh-dark-fleet").await;
+            app.open_settings_hosts().await;
+            app.click("#setting-language-en").await;
+            app.wait_lang("English again", "en").await;
+            app.click("#setting-theme-light").await;
+        }
+
+        // The agent dies: the host turns degraded, then offline, each with the reason.
+        app.click("#nav-fleet").await;
+        let fleet_row = format!("#view-fleet tr[data-host=\"{HOST}\"]");
+        let _ = Command::new("kill")
+            .args(["-KILL", &agent_pid.to_string()])
+            .status();
+        for health in ["degraded", "offline"] {
+            let reason = app
+                .eventually(
+                    &format!("the host {health} with a reason"),
+                    Duration::from_secs(30),
+                    || async {
+                        app.exists(&format!("{fleet_row} [data-health=\"{health}\"]"))
+                            .await
+                            .then_some(())?;
+                        app.text_of(&format!("{fleet_row} [data-testid=\"host-reason\"]"))
+                            .await
+                    },
+                )
+                .await;
+            assert!(reason.contains(&agent_url), "{health}: {reason}");
+            app.shoot(&format!("en-light-fleet-{health}")).await;
+        }
+
+        // Remove, confirmed inline: the registry and the fleet are empty again.
+        app.open_settings_hosts().await;
+        let why = app
+            .eventually(
+                "the host offline in Settings, with the reason",
+                Duration::from_secs(10),
+                || async {
+                    app.exists(&format!(
+                        "{row} [data-col=\"health\"] [data-health=\"offline\"]"
+                    ))
+                    .await
+                    .then_some(())?;
+                    let reason = app
+                        .find(Locator::Css(&format!("tr[data-reason-for=\"{HOST}\"]")))
+                        .await
+                        .ok()?;
+                    reason.is_displayed().await.ok()?.then_some(())?;
+                    reason.text().await.ok()
+                },
+            )
+            .await;
+        assert!(why.contains(&agent_url), "{why}");
+        app.shoot("en-light-settings-offline").await;
+        app.click(&format!("{row} button[data-action=\"remove\"]"))
+            .await;
+        app.click(&format!("{confirm} button[data-action=\"confirm-remove\"]"))
+            .await;
+        app.eventually(
+            "the empty registry again",
+            Duration::from_secs(10),
+            || async {
+                app.exists("[data-testid=\"hosts-empty\"]")
+                    .await
+                    .then_some(())
+            },
+        )
+        .await;
+        assert_eq!(app.active_id().await, "host-add");
+        app.click("#nav-fleet").await;
+        app.eventually("the empty fleet again", Duration::from_secs(15), || async {
+            app.exists("#view-fleet [data-testid=\"empty-state\"]")
+                .await
+                .then_some(())
+        })
+        .await;
+    })
+    .await;
+}

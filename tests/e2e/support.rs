@@ -1,0 +1,489 @@
+//! One session on the app: tauri-driver started, the app opened with its arguments, and the
+//! helpers every view's test uses (click, type, read, wait, screenshots).
+
+use ebb_testkit::{Timeout, try_eventually, workspace_bin};
+use fantoccini::key::Key;
+use fantoccini::{Client, ClientBuilder, Locator};
+use std::ffi::OsStr;
+use std::future::Future;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// tauri-driver, stopped with SIGTERM (a killed driver leaves WebKitWebDriver holding pipes).
+struct Driver {
+    child: Child,
+    port: u16,
+}
+
+/// A port for tauri-driver, which takes port numbers, not listeners: bound to learn a free
+/// one and released for the driver to bind. The only such port in the suites; a driver that
+/// loses the race exits, and [`Driver::start`] tries again with new ports.
+fn port_for_the_driver() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Driver {
+    /// With `env` set for the driver, and so for the app it starts.
+    fn start(env: &[(&str, &OsStr)]) -> Self {
+        let program = std::env::var_os("EBB_TAURI_DRIVER")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("tauri-driver"));
+        let mut exits = Vec::new();
+        for _ in 0..5 {
+            let port = port_for_the_driver();
+            let native_port = port_for_the_driver();
+            let mut child = Command::new(&program)
+                .args([
+                    "--port",
+                    &port.to_string(),
+                    "--native-port",
+                    &native_port.to_string(),
+                ])
+                .envs(env.iter().copied())
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|error| panic!("cannot start {}: {error}", program.display()));
+            let deadline = Instant::now() + Duration::from_secs(20);
+            loop {
+                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    return Self { child, port };
+                }
+                if let Ok(Some(status)) = child.try_wait() {
+                    exits.push(format!("port {port}: {status}"));
+                    break;
+                }
+                if Instant::now() >= deadline {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!("tauri-driver did not listen on {port} within 20 s");
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        panic!("tauri-driver exited before listening, five times: {exits:?}");
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The app under tauri-driver; [`App::run`] runs a test on it and closes it whatever
+/// happened.
+pub struct App {
+    driver: Driver,
+    session: Session,
+}
+
+impl App {
+    /// The app with `args` (e.g. `--demo`, `--data-dir DIR`).
+    pub async fn open(args: &[&OsStr]) -> Self {
+        Self::open_with_env(&[], args).await
+    }
+
+    /// With `env` set for the driver and the app.
+    pub async fn open_with_env(env: &[(&str, &OsStr)], args: &[&OsStr]) -> Self {
+        let driver = Driver::start(env);
+        let app = std::env::var_os("EBB_DESKTOP_BIN")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| workspace_bin("ebb-desktop"));
+        let args: Vec<String> = args
+            .iter()
+            .map(|arg| arg.to_string_lossy().into_owned())
+            .collect();
+        let capabilities = serde_json::json!({
+            "browserName": "wry",
+            "tauri:options": {
+                "application": app,
+                "args": args,
+            },
+        });
+        let serde_json::Value::Object(capabilities) = capabilities else {
+            unreachable!()
+        };
+        let client = ClientBuilder::rustls()
+            .expect("rustls")
+            .capabilities(capabilities)
+            .connect(&format!("http://127.0.0.1:{}", driver.port))
+            .await
+            .expect("a WebDriver session on the app");
+        Self {
+            driver,
+            session: Session { client },
+        }
+    }
+
+    /// Runs `test` on the session, closes the session (and the app) and the driver whatever
+    /// happened, then reports the test's panic, if any.
+    pub async fn run<F, Fut>(self, test: F)
+    where
+        F: FnOnce(Session) -> Fut,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let result = tokio::spawn(test(self.session.clone())).await;
+        let _ = self.session.client.close().await;
+        drop(self.driver);
+        if let Err(panic) = result {
+            std::panic::resume_unwind(panic.into_panic());
+        }
+    }
+}
+
+/// The WebDriver session on the app window, with the suite's helpers. Derefs to the
+/// fantoccini [`Client`] for anything else.
+#[derive(Clone)]
+pub struct Session {
+    client: Client,
+}
+
+impl std::ops::Deref for Session {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        &self.client
+    }
+}
+
+impl Session {
+    /// Polls `probe` until it returns `Some` (or `Ok`); a timeout names `what`, the last
+    /// thing the probe saw, and where the window was.
+    pub async fn eventually<P, F, Fut>(&self, what: &str, timeout: Duration, probe: F) -> P::Value
+    where
+        P: ebb_testkit::Probe,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = P>,
+    {
+        match try_eventually(what, timeout, probe).await {
+            Ok(value) => value,
+            Err(timeout) => self.fail(timeout).await,
+        }
+    }
+
+    async fn fail(&self, timeout: Timeout) -> ! {
+        let page = self
+            .client
+            .execute(
+                "const main = document.querySelector('main') || document.body;\
+                 return location.hash + ' | ' + main.innerText.slice(0, 600);",
+                vec![],
+            )
+            .await
+            .map(|value| value.as_str().unwrap_or_default().to_string())
+            .unwrap_or_else(|error| format!("(cannot read the page: {error})"));
+        self.shoot("timed-out").await;
+        panic!("{timeout}\nthe window shows: {page}");
+    }
+
+    /// Clicks `css`, finding it again when a live re-render replaced the node in between.
+    pub async fn click(&self, css: &str) {
+        let mut tries = 0;
+        loop {
+            let element = self
+                .find(Locator::Css(css))
+                .await
+                .unwrap_or_else(|error| panic!("no {css}: {error}"));
+            match element.click().await {
+                Ok(()) => return,
+                Err(error) if tries < 10 => {
+                    tries += 1;
+                    eprintln!("retrying the click on {css}: {error}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(error) => panic!("cannot click {css}: {error}"),
+            }
+        }
+    }
+
+    /// Replaces the text of the input `css` with `text`.
+    pub async fn type_into(&self, css: &str, text: &str) {
+        let input = self
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|error| panic!("no {css}: {error}"));
+        input.clear().await.unwrap();
+        input.send_keys(text).await.unwrap();
+    }
+
+    /// Replaces the text of the textarea `css` with `text`: WebKitWebDriver drops a typed
+    /// `\n`, so each line break is sent as the Enter key.
+    pub async fn type_lines(&self, css: &str, text: &str) {
+        self.type_into(css, &text.replace('\n', &Key::Enter.to_string()))
+            .await;
+    }
+
+    pub async fn text_of(&self, css: &str) -> Option<String> {
+        self.find(Locator::Css(css)).await.ok()?.text().await.ok()
+    }
+
+    /// The text of `css` now; the live views re-render each second, so a read that finds
+    /// the node between two renders is made again.
+    pub async fn text_now(&self, css: &str) -> String {
+        self.eventually(css, Duration::from_secs(5), || self.text_of(css))
+            .await
+    }
+
+    /// Waits until the text of `css` is `want`; a timeout names what it saw last.
+    pub async fn wait_text(&self, what: &str, css: &str, want: &str, timeout: Duration) {
+        self.eventually(what, timeout, || async {
+            let text = self.text_of(css).await;
+            if text.as_deref().map(str::trim) == Some(want) {
+                Ok(())
+            } else {
+                Err(format!("{css} shows {text:?}"))
+            }
+        })
+        .await;
+    }
+
+    pub async fn exists(&self, css: &str) -> bool {
+        self.find_all(Locator::Css(css))
+            .await
+            .is_ok_and(|found| !found.is_empty())
+    }
+
+    /// The attribute `name` of the first element matching `css`.
+    pub async fn attr_of(&self, css: &str, name: &str) -> Option<String> {
+        self.find(Locator::Css(css))
+            .await
+            .ok()?
+            .attr(name)
+            .await
+            .ok()
+            .flatten()
+    }
+
+    /// The `value` property of the form control at `css`.
+    pub async fn value_of(&self, css: &str) -> Result<Option<String>, String> {
+        self.execute(
+            "const el = document.querySelector(arguments[0]); return el ? el.value : null;",
+            vec![serde_json::Value::String(css.to_string())],
+        )
+        .await
+        .map(|value| value.as_str().map(str::to_string))
+        .map_err(|error| error.to_string())
+    }
+
+    /// Waits until the form control at `css` holds `want`; a timeout names what it held.
+    pub async fn wait_value(&self, css: &str, want: &str) {
+        self.eventually(
+            &format!("{css} to hold {want:?}"),
+            Duration::from_secs(5),
+            || async {
+                let value = self.value_of(css).await;
+                if value.as_ref().is_ok_and(|v| v.as_deref() == Some(want)) {
+                    Ok(())
+                } else {
+                    Err(value)
+                }
+            },
+        )
+        .await;
+    }
+
+    /// The id of the focused element (`""` when it has none).
+    pub async fn active_id(&self) -> String {
+        self.execute(
+            "return document.activeElement ? document.activeElement.id : ''",
+            vec![],
+        )
+        .await
+        .unwrap()
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+    }
+
+    /// `document.documentElement.lang`, once it is `want`.
+    pub async fn wait_lang(&self, what: &str, want: &str) {
+        self.eventually(what, Duration::from_secs(10), || async {
+            let lang = self
+                .execute("return document.documentElement.lang", vec![])
+                .await
+                .map_err(|error| error.to_string())?;
+            if lang == want {
+                Ok(())
+            } else {
+                Err(lang.to_string())
+            }
+        })
+        .await;
+    }
+
+    /// Focuses the element at `css` (as Tab would reach it).
+    pub async fn focus(&self, css: &str) {
+        let focused = self
+            .execute(
+                "const el = document.querySelector(arguments[0]); if (!el) return false; el.focus(); return document.activeElement === el;",
+                vec![serde_json::Value::String(css.to_string())],
+            )
+            .await
+            .unwrap();
+        assert_eq!(focused, serde_json::Value::Bool(true), "cannot focus {css}");
+    }
+
+    /// Presses `key` `times` times on whatever has the focus, as keyboard actions (real key
+    /// events: a range input moves one step per press and fires `input` and `change`).
+    pub async fn press(&self, key: Key, times: usize) {
+        use fantoccini::actions::{InputSource, KeyAction, KeyActions};
+        let mut actions = KeyActions::new("keyboard".into());
+        for _ in 0..times {
+            actions = actions
+                .then(KeyAction::Down { value: key.into() })
+                .then(KeyAction::Up { value: key.into() });
+        }
+        self.perform_actions(actions)
+            .await
+            .unwrap_or_else(|error| panic!("cannot press {key:?}: {error}"));
+    }
+
+    /// Types `text` on whatever has the focus, as keyboard actions.
+    pub async fn press_chars(&self, text: &str) {
+        use fantoccini::actions::{InputSource, KeyAction, KeyActions};
+        let mut actions = KeyActions::new("keyboard".into());
+        for c in text.chars() {
+            actions = actions
+                .then(KeyAction::Down { value: c })
+                .then(KeyAction::Up { value: c });
+        }
+        self.perform_actions(actions)
+            .await
+            .unwrap_or_else(|error| panic!("cannot type {text:?}: {error}"));
+    }
+
+    /// Sends `key` to the element at `css`.
+    pub async fn send_key(&self, css: &str, key: Key) {
+        self.find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|error| panic!("no {css}: {error}"))
+            .send_keys(&key.to_string())
+            .await
+            .unwrap_or_else(|error| panic!("cannot send {key:?} to {css}: {error}"));
+    }
+
+    /// Sends a file's absolute path to the `<input type=file>` at `css`.
+    pub async fn choose_file(&self, css: &str, file: &Path) {
+        assert!(file.is_absolute(), "{}", file.display());
+        self.find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|error| panic!("no {css}: {error}"))
+            .send_keys(&file.to_string_lossy())
+            .await
+            .unwrap_or_else(|error| panic!("cannot choose {} in {css}: {error}", file.display()));
+    }
+
+    pub async fn select_value(&self, css: &str, value: &str) {
+        self.find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|error| panic!("no {css}: {error}"))
+            .select_by_value(value)
+            .await
+            .unwrap_or_else(|error| panic!("cannot select {value} in {css}: {error}"));
+    }
+
+    /// Drops a file named `name` holding `text` on the element at `css`, the way the page
+    /// sees a drop (dragenter, dragover, drop with a `DataTransfer`).
+    pub async fn drop_file(&self, css: &str, name: &str, text: &str) {
+        let dropped = self
+            .execute(
+                "const [css, name, text] = arguments;\
+                 const target = document.querySelector(css);\
+                 if (!target) return false;\
+                 const data = new DataTransfer();\
+                 data.items.add(new File([text], name, {type: 'text/plain'}));\
+                 for (const type of ['dragenter', 'dragover', 'drop']) {\
+                   target.dispatchEvent(new DragEvent(type, {bubbles: true, cancelable: true, dataTransfer: data}));\
+                 }\
+                 return true;",
+                vec![css.into(), name.into(), text.into()],
+            )
+            .await
+            .unwrap_or_else(|error| panic!("cannot drop {name} on {css}: {error}"));
+        assert_eq!(
+            dropped,
+            serde_json::Value::Bool(true),
+            "no {css} to drop on"
+        );
+    }
+
+    /// Scrolls the element at `css` to the top of the view (for screenshots).
+    pub async fn scroll_to(&self, css: &str) {
+        let _ = self
+            .execute(
+                "const el = document.querySelector(arguments[0]); if (el) el.scrollIntoView({block: 'start'});",
+                vec![serde_json::Value::String(css.to_string())],
+            )
+            .await;
+    }
+
+    /// With `EBB_E2E_SHOTS=DIR`, saves what the window shows as `DIR/NAME.png`.
+    pub async fn shoot(&self, name: &str) {
+        let Some(dir) = std::env::var_os("EBB_E2E_SHOTS").map(PathBuf::from) else {
+            return;
+        };
+        std::fs::create_dir_all(&dir).unwrap();
+        // The screenshot is the last painted frame, which can trail the DOM (and CSS
+        // transitions run 120 ms): let two frames and the transitions go by first.
+        let _ = self
+            .execute_async(
+                "const done = arguments[arguments.length - 1];\
+                 requestAnimationFrame(() => requestAnimationFrame(() => done(null)));",
+                vec![],
+            )
+            .await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let png = self.screenshot().await.expect("a screenshot");
+        std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+    }
+
+    /// Settings → Hosts, from anywhere.
+    pub async fn open_settings_hosts(&self) {
+        self.click("#nav-settings").await;
+        self.eventually("the hosts section", Duration::from_secs(10), || async {
+            self.exists("[data-testid=\"settings-hosts\"]")
+                .await
+                .then_some(())
+        })
+        .await;
+    }
+}
+
+/// Whether screenshots are asked for (`EBB_E2E_SHOTS`): the extra screens in Chinese and
+/// dark are shown only then.
+pub fn shooting() -> bool {
+    std::env::var_os("EBB_E2E_SHOTS").is_some()
+}
+
+/// Every file under `dir`, recursively.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
