@@ -7,6 +7,20 @@ describe("message catalog", () => {
   const en = catalogs.en;
   const zh = catalogs["zh-CN"];
 
+  it("has no key that no source file names (a dead key is a translation nobody sees)", () => {
+    // Every source file but the catalog and the tests, as text (Vite reads them at test time).
+    const files = import.meta.glob<string>(["./**/*.ts", "./**/*.tsx", "!./**/*.test.ts", "!./i18n.ts"], {
+      query: "?raw",
+      import: "default",
+      eager: true,
+    });
+    const sources = Object.values(files);
+    expect(sources.length).toBeGreaterThan(20);
+    const all = sources.join("\n");
+    const dead = Object.keys(en).filter((key) => !all.includes(`"${key}"`));
+    expect(dead).toEqual([]);
+  });
+
   it("has the same keys in every language", () => {
     expect(Object.keys(zh).sort()).toEqual(Object.keys(en).sort());
   });

@@ -62,7 +62,8 @@ const LANGUAGE_LABELS: Record<Locale, MessageKey> = {
 };
 
 function About(): JSX.Element {
-  const [state, setState] = createSignal(appInfoState());
+  // The app-info state is one object changed in place: every notice is news.
+  const [state, setState] = createSignal(appInfoState(), { equals: false });
   const off = onAppInfo(() => setState(appInfoState()));
   // The view's dispose runs this owner's cleanups: the subscription goes with it.
   onCleanup(off);
