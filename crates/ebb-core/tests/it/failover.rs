@@ -8,6 +8,7 @@ use ebb_core::clock::{Clock, ManualClock};
 use ebb_core::console::{Console, ConsoleOptions, TokenStore};
 use ebb_core::enforcer::{EnforcerConfig, PassReport};
 use ebb_core::registry::HostEntry;
+use ebb_testkit::{TempDir, eventually};
 use ebb_wire::plan::{OverlayMode, Term};
 use ebb_wire::pools::{Actor, PlacementPolicy, PoolInput, PoolPhase};
 use ebb_wire::reasons::ChangeReason;
@@ -151,12 +152,6 @@ async fn replaced_on_the_other_host(console: &Console, clock: &ManualClock, hold
     );
 }
 
-fn temp_dir(tag: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("ebb-core-failover-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
 async fn no_failover_yet(console: &Console) {
     let log = console.activity(Some("burst"), 10).await.unwrap();
     assert!(
@@ -168,9 +163,9 @@ async fn no_failover_yet(console: &Console) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_host_is_written_off_only_when_the_consoles_clock_passes_the_grace_period() {
     let fleets = [one_host().await, one_host().await];
-    let dir = temp_dir("grace");
+    let dir = TempDir::new("failover-grace");
     let clock = Arc::new(ManualClock::new(1_800_000_000_000));
-    let console = open(&dir, &clock).await;
+    let console = open(dir.path(), &clock).await;
     let holder = two_hosts_and_a_pool_of_two(&console, &clock, &fleets).await;
 
     // The host holding both GPUs goes silent.
@@ -187,15 +182,14 @@ async fn a_silent_host_is_written_off_only_when_the_consoles_clock_passes_the_gr
     replaced_on_the_other_host(&console, &clock, &holder).await;
     console.shutdown().await;
     stays.stop().await;
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_enforcer_remembers_since_when_a_host_has_been_silent() {
     let fleets = [one_host().await, one_host().await];
-    let dir = temp_dir("restart");
+    let dir = TempDir::new("failover-restart");
     let clock = Arc::new(ManualClock::new(1_800_000_000_000));
-    let console = open(&dir, &clock).await;
+    let console = open(dir.path(), &clock).await;
     let holder = two_hosts_and_a_pool_of_two(&console, &clock, &fleets).await;
     let [a, b] = fleets;
     let (gone, stays) = if holder == "gpu-a" { (a, b) } else { (b, a) };
@@ -207,7 +201,7 @@ async fn a_restarted_enforcer_remembers_since_when_a_host_has_been_silent() {
     passes(&mut reports, 2).await;
     console.shutdown().await;
     drop(console);
-    let console = open(&dir, &clock).await;
+    let console = open(dir.path(), &clock).await;
     let mut reports = console.enforcer_reports().unwrap();
     passes(&mut reports, 3).await;
     no_failover_yet(&console).await;
@@ -216,15 +210,14 @@ async fn a_restarted_enforcer_remembers_since_when_a_host_has_been_silent() {
     replaced_on_the_other_host(&console, &clock, &holder).await;
     console.shutdown().await;
     stays.stop().await;
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_holding_a_pools_gpus_cannot_be_removed_until_they_are_released() {
     let fleets = [one_host().await, one_host().await];
-    let dir = temp_dir("remove");
+    let dir = TempDir::new("failover-remove");
     let clock = Arc::new(ManualClock::new(1_800_000_000_000));
-    let console = open(&dir, &clock).await;
+    let console = open(dir.path(), &clock).await;
     let holder = two_hosts_and_a_pool_of_two(&console, &clock, &fleets).await;
     let other = if holder == "gpu-a" { "gpu-b" } else { "gpu-a" };
     let refused = console.remove_host(&holder).await.unwrap_err().to_string();
@@ -251,20 +244,14 @@ async fn a_host_holding_a_pools_gpus_cannot_be_removed_until_they_are_released()
         .unwrap();
     assert_eq!(view.actual, 0, "{view:#?}");
     // The releases end on the agent a moment later (its workload grace); then it can go.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        match console.remove_host(&holder).await {
-            Ok(()) => break,
-            Err(error) if tokio::time::Instant::now() < deadline => {
-                assert!(error.to_string().contains("`burst`"), "{error}");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            Err(error) => panic!("still refused 10 s after the pool released: {error}"),
-        }
-    }
+    eventually(
+        "the host removed once the pool released",
+        Duration::from_secs(10),
+        || console.remove_host(&holder),
+    )
+    .await;
     console.shutdown().await;
     let [a, b] = fleets;
     a.stop().await;
     b.stop().await;
-    let _ = std::fs::remove_dir_all(dir);
 }
