@@ -178,6 +178,7 @@ fn reconcile_pass(rounds: usize) {
                 seen: Some(Seen { gpus, leases }),
                 down_since_ms: None,
                 lost_fence: None,
+                refusing: None,
             }
         })
         .collect();

@@ -12,7 +12,7 @@ use crate::client::{AgentAccess, AgentClient, AgentError, ClientConfig};
 use crate::fanout::fan_out;
 use crate::pools::{NewActivity, Pool, PoolError, PoolStore};
 use crate::registry::{HostEntry, Registry};
-use ebb_plan::reconcile::{self, HostObs, Input, KnownLease, Pending, PoolTarget, Seen};
+use ebb_plan::reconcile::{self, HostObs, Input, KnownLease, Pending, PoolTarget, Refusals, Seen};
 use ebb_plan::settle::{self, CreateAnswer, ReleaseAnswer, Tally};
 use ebb_wire::agent::LeaseRequest;
 use ebb_wire::pools::{Actor, HostResult};
@@ -84,6 +84,7 @@ impl Enforcer {
             config,
             clients: Clients::new(config.client),
             down_since: None,
+            refusals: Refusals::default(),
             holder: None,
             passes: 0,
         };
@@ -209,6 +210,7 @@ impl Clients {
                 seen: seen.remove(&index),
                 down_since_ms: None,
                 lost_fence: None,
+                refusing: None,
             })
             .collect()
     }
@@ -223,6 +225,8 @@ struct Loop {
     /// Since when each silent host has been silent; read from the store once, then kept
     /// here and written through.
     down_since: Option<HashMap<String, i64>>,
+    /// Hosts that refuse our lease requests for themselves, kept off new ones a while.
+    refusals: Refusals,
     holder: Option<String>,
     passes: u64,
 }
@@ -313,6 +317,7 @@ impl Loop {
             });
         let retried = self.send_creates(&holder, retry).await;
         let retried = settle::creates(retried, &mut hosts, &mut tally);
+        retried.update(&mut self.refusals, now);
         self.store.resolve_intents(&retried.resolved).await?;
         pending.extend(retried.pending);
 
@@ -326,6 +331,7 @@ impl Loop {
         for host in &mut hosts {
             host.lost_fence = recorded.fences.get(&host.name).copied();
         }
+        self.refusals.mark(&mut hosts, now);
         let known = self.store.known_leases().await?;
         let grace_ms = i64::try_from(self.config.grace.as_millis()).unwrap_or(i64::MAX);
         let plan = reconcile::plan(&Input {
@@ -370,7 +376,7 @@ impl Loop {
         self.store.add_intents(&new).await?;
         if !plan.creates.is_empty() || !plan.releases.is_empty() {
             // Shown while the requests are out: what each host is being asked for.
-            let asked = settle::asked(&plan.pools, &targets);
+            let asked = settle::asked(&plan.pools, &targets, &hosts);
             self.store.write_status(&asked, self.store.now_ms()).await?;
         }
         let (sent, released) = tokio::join!(
@@ -380,6 +386,7 @@ impl Loop {
 
         // Settle: what the answers mean, then written in as few transactions as it takes.
         let sent = settle::creates(sent, &mut hosts, &mut tally);
+        sent.update(&mut self.refusals, now);
         self.store.resolve_intents(&sent.resolved).await?;
         settle::releases(released, &mut tally);
         let settled = settle::finish(
@@ -454,11 +461,14 @@ impl Loop {
             |(intent, client, request)| async move {
                 let answer = match client.create_lease(&intent.key, &request).await {
                     Ok((_, lease)) => CreateAnswer::Granted(Box::new(lease)),
+                    // Certainly not granted: refused for the GPU or the request (4xx), or
+                    // for the host itself (no token, or one without the lease scope).
                     Err(error @ AgentError::RefusedRequest { status, .. })
                         if (400..500).contains(&status) =>
                     {
                         CreateAnswer::Refused(error)
                     }
+                    Err(error) if Refusals::is_host_refusal(&error) => CreateAnswer::Refused(error),
                     Err(error) => CreateAnswer::Unknown(error),
                 };
                 (intent, answer)

@@ -12,7 +12,7 @@
 use crate::placement::{self, Candidate, Held};
 use ebb_wire::agent::{Gpu, Lease, LeaseState};
 use ebb_wire::pools::{HostFree, PlacementPolicy, PoolHostView, PoolLeaseState, PoolLeaseView};
-use ebb_wire::reasons::PoolNote;
+use ebb_wire::reasons::{HostProblem, PoolNote};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// A pool as the planner needs it.
@@ -41,6 +41,67 @@ pub struct HostObs {
     pub down_since_ms: Option<i64>,
     /// Leases of ours at or below this fencing token were written off.
     pub lost_fence: Option<u64>,
+    /// The host refuses our lease requests for itself (no token, or one without the lease
+    /// scope): no new request goes there while this lasts (see [`Refusals`]).
+    pub refusing: Option<HostProblem>,
+}
+
+/// Hosts that refused our lease requests for themselves, each kept off new requests for a
+/// backoff that doubles while the refusals go on (10 s, 20 s, ... at most 5 min), so a
+/// token without the lease scope costs one request per backoff, not one per pass, and the
+/// pool takes its GPUs elsewhere meanwhile.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Refusals(HashMap<String, Refusal>);
+
+#[derive(Debug, Clone, PartialEq)]
+struct Refusal {
+    problem: HostProblem,
+    until_ms: i64,
+    backoff_ms: i64,
+}
+
+impl Refusals {
+    pub const FIRST_BACKOFF_MS: i64 = 10_000;
+    pub const MAX_BACKOFF_MS: i64 = 300_000;
+
+    /// Whether a refusal is about the host rather than a GPU or the request.
+    pub fn is_host_refusal(problem: &HostProblem) -> bool {
+        matches!(
+            problem,
+            HostProblem::Unauthorized { .. } | HostProblem::Forbidden { .. }
+        )
+    }
+
+    /// The host refused again (or for the first time) at `now_ms`.
+    pub fn refused(&mut self, host: &str, problem: HostProblem, now_ms: i64) {
+        let backoff_ms = self.0.get(host).map_or(Self::FIRST_BACKOFF_MS, |had| {
+            (had.backoff_ms * 2).min(Self::MAX_BACKOFF_MS)
+        });
+        self.0.insert(
+            host.to_string(),
+            Refusal {
+                problem,
+                until_ms: now_ms + backoff_ms,
+                backoff_ms,
+            },
+        );
+    }
+
+    /// The host granted a lease: forgiven.
+    pub fn granted(&mut self, host: &str) {
+        self.0.remove(host);
+    }
+
+    /// Marks each host still in its backoff at `now_ms`.
+    pub fn mark(&self, hosts: &mut [HostObs], now_ms: i64) {
+        for host in hosts {
+            host.refusing = self
+                .0
+                .get(&host.name)
+                .filter(|refusal| now_ms < refusal.until_ms)
+                .map(|refusal| refusal.problem.clone());
+        }
+    }
 }
 
 /// Notes on each host since when it has been silent (`down`: host → since, kept across
@@ -288,7 +349,8 @@ pub fn plan(input: &Input<'_>) -> Plan {
             seen.gpus
                 .iter()
                 .filter(|gpu| {
-                    gpu.healthy
+                    host.refusing.is_none()
+                        && gpu.healthy
                         && gpu.lease_id.is_none()
                         && !held_uuids.contains(gpu.uuid.as_str())
                         && !pending_here.is_some_and(|set| set.contains(gpu.uuid.as_str()))

@@ -6,7 +6,9 @@
 //! a host coming back gives, each pool's notes, its status after the pass, and how each
 //! open change stands. The enforcer writes what this returns; nothing here does IO.
 
-use crate::reconcile::{HostObs, KnownLease, Pending, PoolStatus, PoolTarget, ReleaseOrder, Why};
+use crate::reconcile::{
+    HostObs, KnownLease, Pending, PoolStatus, PoolTarget, Refusals, ReleaseOrder, Why,
+};
 use ebb_wire::agent::{Lease, LeaseState};
 use ebb_wire::pools::{HostResult, Outcome, PoolLeaseState};
 use ebb_wire::reasons::{ChangeReason, HostProblem, PoolNote};
@@ -81,6 +83,23 @@ pub struct CreatesSettled {
     pub resolved: Vec<(String, Option<(String, Lease)>)>,
     /// Not answered for certain: sent again next pass.
     pub pending: Vec<Pending>,
+    /// Hosts that refused a request for themselves (see [`Refusals`]), in answer order.
+    pub host_refusals: Vec<(String, HostProblem)>,
+}
+
+impl CreatesSettled {
+    /// Brings the hosts' refusal backoffs up to date: a grant forgives, a refusal of the
+    /// host itself starts or doubles its backoff.
+    pub fn update(&self, refusals: &mut Refusals, now_ms: i64) {
+        for (_, granted) in &self.resolved {
+            if let Some((host, _)) = granted {
+                refusals.granted(host);
+            }
+        }
+        for (host, problem) in &self.host_refusals {
+            refusals.refused(host, problem.clone(), now_ms);
+        }
+    }
 }
 
 /// Reads lease-request answers: a grant or a certain refusal ends its intent, an
@@ -109,6 +128,13 @@ pub fn creates(
             }
             CreateAnswer::Refused(error) => {
                 entry.failed += 1;
+                if Refusals::is_host_refusal(&error)
+                    && !settled.host_refusals.iter().any(|(h, _)| h == &intent.host)
+                {
+                    settled
+                        .host_refusals
+                        .push((intent.host.clone(), error.clone()));
+                }
                 entry.last_error = Some(error);
                 settled.resolved.push((intent.key, None));
             }
@@ -226,8 +252,9 @@ pub fn hosts_back(releases: &[ReleaseOrder]) -> Vec<(String, ChangeReason)> {
         .collect()
 }
 
-/// Why a pool is not where it should be.
-pub fn notes(pool: &PoolTarget, status: &PoolStatus) -> Vec<PoolNote> {
+/// Why a pool is not where it should be (`hosts`: this pass's observation, for the hosts
+/// kept off new requests because they refuse them).
+pub fn notes(pool: &PoolTarget, status: &PoolStatus, hosts: &[HostObs]) -> Vec<PoolNote> {
     let mut notes = Vec::new();
     if status.short > 0 {
         notes.push(PoolNote::Short {
@@ -244,6 +271,18 @@ pub fn notes(pool: &PoolTarget, status: &PoolStatus) -> Vec<PoolNote> {
             });
         }
     }
+    for host in hosts {
+        let Some(problem) = &host.refusing else {
+            continue;
+        };
+        let failing = |note: &PoolNote| matches!(note, PoolNote::HostFailing { host: h, .. } if h == &host.name);
+        if pool.regions.contains(&host.region) && !notes.iter().any(failing) {
+            notes.push(PoolNote::HostFailing {
+                host: host.name.clone(),
+                problem: problem.clone(),
+            });
+        }
+    }
     if status.lost > 0 {
         notes.push(PoolNote::Lost { gpus: status.lost });
     }
@@ -256,12 +295,12 @@ pub fn notes(pool: &PoolTarget, status: &PoolStatus) -> Vec<PoolNote> {
 }
 
 /// The planned statuses with their notes: what is shown while the requests are out.
-pub fn asked(planned: &[PoolStatus], pools: &[PoolTarget]) -> Vec<PoolStatus> {
+pub fn asked(planned: &[PoolStatus], pools: &[PoolTarget], hosts: &[HostObs]) -> Vec<PoolStatus> {
     planned
         .iter()
         .zip(pools)
         .map(|(status, pool)| PoolStatus {
-            notes: notes(pool, status),
+            notes: notes(pool, status, hosts),
             ..status.clone()
         })
         .collect()
@@ -339,7 +378,7 @@ pub fn finish(
                 }
             }
         }
-        status.notes = notes(pool, &status);
+        status.notes = notes(pool, &status, hosts);
         let converged =
             status.actual == pool.desired && status.pending == 0 && status.held_to_unit_end == 0;
         settled.converged &= converged;

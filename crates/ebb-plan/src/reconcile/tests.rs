@@ -69,6 +69,7 @@ impl World {
                 }),
                 down_since_ms: self.down_since.get(&host.name).copied(),
                 lost_fence: self.fences.get(&host.name).copied(),
+                refusing: None,
             })
             .collect()
     }
@@ -442,6 +443,7 @@ fn down_since_starts_at_the_first_silence_is_kept_and_forgiven_on_return() {
         seen: up.then(Seen::default),
         down_since_ms: None,
         lost_fence: None,
+        refusing: None,
     };
     let mut down = HashMap::from([("old".to_string(), 5)]);
     let mut hosts = vec![obs("a", true), obs("b", false)];
@@ -462,4 +464,53 @@ fn down_since_starts_at_the_first_silence_is_kept_and_forgiven_on_return() {
         vec![("b".to_string(), None)]
     );
     assert!(down.is_empty());
+}
+
+#[test]
+fn a_host_that_refuses_our_requests_is_left_alone_for_a_doubling_backoff() {
+    let world = fleet();
+    let forbidden = HostProblem::Forbidden {
+        url: "http://c:7070".into(),
+    };
+    let mut refusals = Refusals::default();
+    refusals.refused("c", forbidden.clone(), 0);
+    let mut hosts = world.observe();
+    refusals.mark(&mut hosts, 9_999);
+    let c = hosts.iter().find(|h| h.name == "c").unwrap();
+    assert_eq!(c.refusing, Some(forbidden.clone()));
+    // The cheapest region's only A100 host refuses: the pool goes to cn-north meanwhile.
+    let pools = [pool("p", "A100", &["cn-north", "cn-east"], 4)];
+    let out = plan(&Input {
+        now_ms: 9_999,
+        holder: US,
+        grace_ms: GRACE,
+        pools: &pools,
+        hosts: &hosts,
+        known: &[],
+        pending: &[],
+    });
+    assert_eq!(out.creates.len(), 4);
+    assert!(
+        out.creates.iter().all(|c| c.host != "c"),
+        "{:?}",
+        out.creates
+    );
+    // The backoff over, it is asked again; refused again, it waits twice as long.
+    refusals.mark(&mut hosts, 10_000);
+    assert!(hosts.iter().all(|h| h.refusing.is_none()));
+    refusals.refused("c", forbidden.clone(), 10_000);
+    refusals.mark(&mut hosts, 29_999);
+    assert!(hosts.iter().any(|h| h.refusing.is_some()));
+    refusals.mark(&mut hosts, 30_000);
+    assert!(hosts.iter().all(|h| h.refusing.is_none()));
+    // Never more than the cap; a grant forgives.
+    for _ in 0..20 {
+        refusals.refused("c", forbidden.clone(), 0);
+    }
+    refusals.mark(&mut hosts, Refusals::MAX_BACKOFF_MS);
+    assert!(hosts.iter().all(|h| h.refusing.is_none()));
+    refusals.refused("c", forbidden, 0);
+    refusals.granted("c");
+    refusals.mark(&mut hosts, 1);
+    assert!(hosts.iter().all(|h| h.refusing.is_none()));
 }

@@ -37,6 +37,7 @@ fn host(name: &str, leases: Vec<Lease>) -> HostObs {
         }),
         down_since_ms: None,
         lost_fence: None,
+        refusing: None,
     }
 }
 
@@ -335,5 +336,57 @@ fn merge_adds_counts_and_keeps_the_newest_error() {
     assert_eq!(
         merged[0].error, a.error,
         "no error this pass keeps the last one"
+    );
+}
+
+#[test]
+fn a_refusal_of_the_host_itself_starts_its_backoff_and_is_noted_on_its_pools() {
+    let mut hosts = vec![host("gpu-a", Vec::new()), host("gpu-b", Vec::new())];
+    let mut tally = Tally::default();
+    let forbidden = HostProblem::Forbidden {
+        url: "http://gpu-a:7070".into(),
+    };
+    let taken = HostProblem::RefusedRequest {
+        url: "http://gpu-b:7070".into(),
+        status: 409,
+        agent_kind: "not_enough_free".into(),
+        message: "taken".into(),
+    };
+    let settled = creates(
+        vec![
+            (
+                pending("k1", "gpu-a"),
+                CreateAnswer::Refused(forbidden.clone()),
+            ),
+            (
+                pending("k2", "gpu-a"),
+                CreateAnswer::Refused(forbidden.clone()),
+            ),
+            (pending("k3", "gpu-b"), CreateAnswer::Refused(taken)),
+        ],
+        &mut hosts,
+        &mut tally,
+    );
+    // Only the host-level refusal counts, once per host; a GPU taken is not the host's fault.
+    assert_eq!(
+        settled.host_refusals,
+        vec![("gpu-a".to_string(), forbidden.clone())]
+    );
+    let mut refusals = Refusals::default();
+    settled.update(&mut refusals, 1_000);
+    refusals.mark(&mut hosts, 1_001);
+    assert_eq!(hosts[0].refusing, Some(forbidden.clone()));
+    assert_eq!(hosts[1].refusing, None);
+    // While it waits, the pools that may use it say why.
+    let status = PoolStatus {
+        pool_id: "pool-a".into(),
+        ..PoolStatus::default()
+    };
+    assert_eq!(
+        notes(&target(2), &status, &hosts),
+        vec![PoolNote::HostFailing {
+            host: "gpu-a".into(),
+            problem: forbidden
+        }]
     );
 }
