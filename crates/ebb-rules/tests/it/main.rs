@@ -1,0 +1,1 @@
+//! The rules engine against the seed's cases and hand-computed replays.
