@@ -15,3 +15,4 @@
 //! (through [`decide`]), the baselines and the oracle are policies.
 
 pub mod policy;
+pub mod replay;

@@ -13,3 +13,4 @@ pub mod ipc;
 pub mod plan;
 pub mod pools;
 pub mod reasons;
+pub mod replay;

@@ -1,1 +1,5 @@
 //! The rules engine against the seed's cases and hand-computed replays.
+
+mod billing;
+mod families;
+mod replay;

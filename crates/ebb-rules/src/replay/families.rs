@@ -1,0 +1,252 @@
+//! Seeded demand traces of the shapes the seed describes, for tests, benchmarks and
+//! `suggest`'s development: parameters and a seed in, demand in GPUs per minute out. The
+//! same parameters and seed give the same trace on every machine (a splitmix64 generator,
+//! no global randomness).
+
+use ebb_cost::OverlayMode;
+use std::f64::consts::TAU;
+
+const MINUTES_PER_DAY: usize = 1440;
+
+/// A shape of demand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// A daily cycle (evening peak) with one festival day at the peak (the seed's Double 11,
+    /// ×8).
+    DailyFestival,
+    /// A steady base and a two-week burst that drops by a third after day 10 (the seed's
+    /// fine-tune).
+    TwoWeekBurst,
+    /// A low base and a few flash crowds: up in minutes, decaying over an hour or so.
+    FlashCrowd,
+    /// Load oscillating with a 10–20 minute period.
+    Oscillation,
+    /// A few GPUs day to day and a 15-day render at the peak, billed by the day.
+    RenderBatch,
+    /// Flat load with noise.
+    Steady,
+    /// A live-streaming daily cycle growing from the base to the peak over the trace.
+    GrowingStreaming,
+    /// Office hours on weekdays, low nights and weekends.
+    Weekly,
+}
+
+/// A family's knobs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FamilyParams {
+    /// Days of minutes.
+    pub days: u32,
+    /// The low level, in GPUs.
+    pub base_gpus: f64,
+    /// The high level (the festival, the burst, the crowd, the render), in GPUs.
+    pub peak_gpus: f64,
+    /// Noise, as a fraction of the level (0.05: ±5%).
+    pub noise: f64,
+}
+
+impl Family {
+    /// Every family.
+    pub const ALL: [Family; 8] = [
+        Family::DailyFestival,
+        Family::TwoWeekBurst,
+        Family::FlashCrowd,
+        Family::Oscillation,
+        Family::RenderBatch,
+        Family::Steady,
+        Family::GrowingStreaming,
+        Family::Weekly,
+    ];
+
+    /// Its name in tables and flags.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::DailyFestival => "daily-festival",
+            Family::TwoWeekBurst => "two-week-burst",
+            Family::FlashCrowd => "flash-crowd",
+            Family::Oscillation => "oscillation",
+            Family::RenderBatch => "render-batch",
+            Family::Steady => "steady",
+            Family::GrowingStreaming => "growing-streaming",
+            Family::Weekly => "weekly",
+        }
+    }
+
+    /// The family called `name`.
+    pub fn parse(name: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|family| family.name() == name)
+    }
+
+    /// 30 days at the seed's scale.
+    pub fn default_params(self) -> FamilyParams {
+        let (base_gpus, peak_gpus, noise) = match self {
+            Family::DailyFestival => (10.0, 80.0, 0.05),
+            Family::TwoWeekBurst => (5.0, 30.0, 0.03),
+            Family::FlashCrowd => (8.0, 40.0, 0.05),
+            Family::Oscillation => (6.0, 14.0, 0.03),
+            Family::RenderBatch => (5.0, 100.0, 0.02),
+            Family::Steady => (20.0, 20.0, 0.03),
+            Family::GrowingStreaming => (2.0, 30.0, 0.05),
+            Family::Weekly => (4.0, 24.0, 0.05),
+        };
+        FamilyParams {
+            days: 30,
+            base_gpus,
+            peak_gpus,
+            noise,
+        }
+    }
+
+    /// How its GPUs above the base are naturally paid (the render by the day, the rest by
+    /// the hour).
+    pub fn overlay(self) -> OverlayMode {
+        match self {
+            Family::RenderBatch => OverlayMode::Day,
+            _ => OverlayMode::Hour,
+        }
+    }
+}
+
+/// splitmix64: small, fast, and the same everywhere.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    /// A generator from `seed`.
+    pub fn new(seed: u64) -> SplitMix64 {
+        SplitMix64(seed)
+    }
+
+    /// The next 64 bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[0, 1)`.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Uniform in `[low, high)`.
+    pub fn range(&mut self, low: f64, high: f64) -> f64 {
+        low + (high - low) * self.unit()
+    }
+
+    /// A whole number in `low..=high`.
+    pub fn pick(&mut self, low: u32, high: u32) -> u32 {
+        low + (self.next_u64() % u64::from(high - low + 1)) as u32
+    }
+}
+
+/// The evening-peaked daily cycle: 0 at 05:00, 1 at 21:00, smooth between.
+fn daily_cycle(minute_of_day: usize) -> f64 {
+    let hours = minute_of_day as f64 / 60.0;
+    let phase = (hours - 21.0) / 24.0 * TAU;
+    (1.0 + phase.cos()) / 2.0
+}
+
+/// `family`'s trace: `params.days` days of minutes from `seed`.
+pub fn generate(family: Family, params: &FamilyParams, seed: u64) -> Vec<f64> {
+    let mut rng = SplitMix64::new(seed ^ (family as u64).wrapping_mul(0xA076_1D64_78BD_642F));
+    let minutes = params.days as usize * MINUTES_PER_DAY;
+    let days = params.days.max(1);
+    let (base, peak) = (params.base_gpus, params.peak_gpus.max(params.base_gpus));
+    let mut level = vec![0.0; minutes];
+    match family {
+        Family::DailyFestival => {
+            let festival =
+                rng.pick(days * 2 / 3, days.saturating_sub(3).max(days * 2 / 3)) as usize;
+            for (m, gpus) in level.iter_mut().enumerate() {
+                *gpus = base * (0.6 + 0.4 * daily_cycle(m % MINUTES_PER_DAY));
+                if m / MINUTES_PER_DAY == festival {
+                    // Up over the first hour of the day, down within the hour after it.
+                    let ramp = ((m % MINUTES_PER_DAY) as f64 / 60.0).min(1.0);
+                    *gpus = gpus.max(peak * ramp);
+                }
+            }
+        }
+        Family::TwoWeekBurst => {
+            let start = rng.pick(1, days.saturating_sub(15).max(1)) as usize * MINUTES_PER_DAY
+                + rng.pick(0, 23) as usize * 60;
+            for (m, gpus) in level.iter_mut().enumerate() {
+                *gpus = base;
+                if m >= start && m < start + 14 * MINUTES_PER_DAY {
+                    let into = m - start;
+                    let burst = if into < 10 * MINUTES_PER_DAY {
+                        peak - base
+                    } else {
+                        (peak - base) * 0.6
+                    };
+                    *gpus += burst;
+                }
+            }
+        }
+        Family::FlashCrowd => {
+            level.fill(base);
+            let crowds = rng.pick(3, 6);
+            for _ in 0..crowds {
+                let at = rng.pick(0, (minutes - 1) as u32) as usize;
+                let rise = rng.range(2.0, 6.0);
+                let decay = rng.range(30.0, 90.0);
+                let height = (peak - base) * rng.range(0.6, 1.0);
+                for (m, gpus) in level.iter_mut().enumerate().skip(at).take(6 * 90) {
+                    let since = (m - at) as f64;
+                    let shape = if since < rise {
+                        since / rise
+                    } else {
+                        (-(since - rise) / decay).exp()
+                    };
+                    *gpus += height * shape;
+                }
+            }
+        }
+        Family::Oscillation => {
+            let mid = (base + peak) / 2.0;
+            let amplitude = (peak - base) / 2.0;
+            let mut phase = rng.range(0.0, TAU);
+            let mut period = rng.range(10.0, 20.0);
+            for (m, gpus) in level.iter_mut().enumerate() {
+                if m % 120 == 0 {
+                    period = rng.range(10.0, 20.0);
+                }
+                phase += TAU / period;
+                *gpus = mid + amplitude * phase.sin();
+            }
+        }
+        Family::RenderBatch => {
+            let start = rng.pick(2, days.saturating_sub(16).max(2)) as usize * MINUTES_PER_DAY
+                + rng.pick(8, 11) as usize * 60;
+            for (m, gpus) in level.iter_mut().enumerate() {
+                let rendering = m >= start && m < start + 15 * MINUTES_PER_DAY;
+                *gpus = if rendering { peak } else { base };
+            }
+        }
+        Family::Steady => level.fill(base),
+        Family::GrowingStreaming => {
+            for (m, gpus) in level.iter_mut().enumerate() {
+                let grown = m as f64 / minutes.max(1) as f64;
+                let top = base + (peak - base) * grown;
+                *gpus = top * (0.3 + 0.7 * daily_cycle(m % MINUTES_PER_DAY));
+            }
+        }
+        Family::Weekly => {
+            for (m, gpus) in level.iter_mut().enumerate() {
+                let weekday = (m / MINUTES_PER_DAY) % 7 < 5;
+                let hour = (m % MINUTES_PER_DAY) / 60;
+                let office = weekday && (9..18).contains(&hour);
+                *gpus = if office { peak } else { base };
+            }
+        }
+    }
+    // Noise: a slow wander (AR(1), about an hour's memory) plus a little per-minute jitter.
+    let mut wander = 0.0;
+    for gpus in &mut level {
+        wander = 0.98 * wander + 0.2 * rng.range(-1.0, 1.0);
+        let jitter = rng.range(-0.3, 0.3);
+        *gpus = (*gpus * (1.0 + params.noise * (wander + jitter).clamp(-1.5, 1.5))).max(0.0);
+    }
+    level
+}

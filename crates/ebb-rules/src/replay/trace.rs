@@ -1,0 +1,302 @@
+//! A replay trace: CSV `minute,demand[,metric columns]`, one row per minute from 0.
+
+use std::fmt;
+
+/// The longest trace accepted: a year of minutes (a replay keeps a few numbers per minute).
+pub const MAX_MINUTES: usize = 366 * 1440;
+/// The largest demand accepted in one minute, in GPUs.
+pub const MAX_DEMAND_GPUS: f64 = 1_000_000.0;
+
+/// A trace: the busy work in GPUs each minute, and the other metric columns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trace {
+    demand: Vec<f64>,
+    /// `mem_pct`, when the header has it.
+    mem_pct: Option<Vec<Option<f64>>>,
+    columns: Vec<Column>,
+}
+
+/// One extra metric column (`users`, `latency_ms`, …): a value per minute, `None` where the
+/// cell was empty (the metric was not reported that minute).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    /// The header's name for it (trimmed, as written).
+    pub name: String,
+    /// One per minute.
+    pub values: Vec<Option<f64>>,
+}
+
+/// A line or cell of a trace that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct TraceError {
+    /// 1-based line in the file.
+    pub line: usize,
+    /// 1-based column, when one cell is at fault.
+    pub column: Option<usize>,
+    /// That column's header name.
+    pub column_name: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}", self.line)?;
+        if let Some(column) = self.column {
+            write!(f, ", column {column}")?;
+        }
+        if let Some(name) = &self.column_name {
+            write!(f, " (`{name}`)")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl Trace {
+    /// A trace of demand alone (generated families, tests). Each value must be finite and
+    /// at least 0; `None` otherwise, or when empty or longer than [`MAX_MINUTES`].
+    pub fn from_demand(demand: Vec<f64>) -> Option<Trace> {
+        let valid = |gpus: &f64| gpus.is_finite() && (0.0..=MAX_DEMAND_GPUS).contains(gpus);
+        (!demand.is_empty() && demand.len() <= MAX_MINUTES && demand.iter().all(valid)).then_some(
+            Trace {
+                demand,
+                mem_pct: None,
+                columns: Vec::new(),
+            },
+        )
+    }
+
+    /// Parses the CSV: a header whose first two columns are `minute,demand` (any others are
+    /// metrics by name; `mem_pct` is the pool's memory utilization), then one row per
+    /// minute, consecutive from 0. Demand is in GPUs, ≥ 0, may be fractional; a metric cell
+    /// may be empty (not reported). Blank lines and lines starting with `#` are skipped.
+    pub fn from_csv(text: &str) -> Result<Trace, TraceError> {
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .map(|(i, line)| (i + 1, line.trim()))
+            .filter(|(_, line)| !line.is_empty() && !line.starts_with('#'));
+        let Some((header_line, header)) = lines.next() else {
+            return Err(TraceError {
+                line: 1,
+                column: None,
+                column_name: None,
+                message:
+                    "empty: expected a header `minute,demand[,metric…]`, then one row per minute"
+                        .to_string(),
+            });
+        };
+        let names: Vec<String> = header
+            .split(',')
+            .map(|cell| cell.trim().to_string())
+            .collect();
+        let header_error = |column: usize, message: String| TraceError {
+            line: header_line,
+            column: Some(column + 1),
+            column_name: names.get(column).cloned(),
+            message,
+        };
+        for (column, expected) in ["minute", "demand"].into_iter().enumerate() {
+            match names.get(column) {
+                Some(name) if name.eq_ignore_ascii_case(expected) => {}
+                _ => {
+                    return Err(header_error(
+                        column.min(names.len() - 1),
+                        format!("the header must begin `minute,demand`, found `{header}`"),
+                    ));
+                }
+            }
+        }
+        for (column, name) in names.iter().enumerate().skip(2) {
+            if name.is_empty() {
+                return Err(header_error(
+                    column,
+                    "a metric column needs a name".to_string(),
+                ));
+            }
+            if names[..column]
+                .iter()
+                .any(|earlier| earlier.eq_ignore_ascii_case(name))
+            {
+                return Err(header_error(
+                    column,
+                    format!("`{name}` appears twice in the header"),
+                ));
+            }
+        }
+        let mem_column = names
+            .iter()
+            .skip(2)
+            .position(|name| name.eq_ignore_ascii_case("mem_pct"))
+            .map(|i| i + 2);
+
+        let mut demand = Vec::new();
+        let mut metrics: Vec<Vec<Option<f64>>> = vec![Vec::new(); names.len() - 2];
+        for (line, row) in lines {
+            let cells: Vec<&str> = row.split(',').map(str::trim).collect();
+            let cell_error = |column: usize, message: String| TraceError {
+                line,
+                column: Some(column + 1),
+                column_name: names.get(column).cloned(),
+                message,
+            };
+            if cells.len() != names.len() {
+                return Err(TraceError {
+                    line,
+                    column: None,
+                    column_name: None,
+                    message: format!(
+                        "{} cells, but the header has {} columns",
+                        cells.len(),
+                        names.len()
+                    ),
+                });
+            }
+            let expected = demand.len();
+            match cells[0].parse::<u64>() {
+                Ok(minute) if minute == expected as u64 => {}
+                Ok(minute) => {
+                    return Err(cell_error(
+                        0,
+                        format!(
+                            "minute {minute} where minute {expected} was expected: minutes count from 0 with none missing or repeated"
+                        ),
+                    ));
+                }
+                Err(_) => {
+                    return Err(cell_error(
+                        0,
+                        format!("`{}` is not a whole minute", cells[0]),
+                    ));
+                }
+            }
+            if expected >= MAX_MINUTES {
+                return Err(cell_error(
+                    0,
+                    format!("a trace may have at most {MAX_MINUTES} minutes (a year)"),
+                ));
+            }
+            match cells[1].parse::<f64>() {
+                Ok(gpus) if gpus.is_finite() && (0.0..=MAX_DEMAND_GPUS).contains(&gpus) => {
+                    demand.push(gpus);
+                }
+                Ok(_) => {
+                    return Err(cell_error(
+                        1,
+                        format!(
+                            "demand `{}` must be between 0 and {MAX_DEMAND_GPUS} GPUs",
+                            cells[1]
+                        ),
+                    ));
+                }
+                Err(_) => {
+                    return Err(cell_error(
+                        1,
+                        format!("`{}` is not a number of GPUs", cells[1]),
+                    ));
+                }
+            }
+            for (i, cell) in cells.iter().enumerate().skip(2) {
+                let value = if cell.is_empty() {
+                    None
+                } else {
+                    match cell.parse::<f64>() {
+                        Ok(value) if value.is_finite() => Some(value),
+                        _ => return Err(cell_error(i, format!("`{cell}` is not a number"))),
+                    }
+                };
+                metrics[i - 2].push(value);
+            }
+        }
+        if demand.is_empty() {
+            return Err(TraceError {
+                line: header_line,
+                column: None,
+                column_name: None,
+                message: "no rows after the header".to_string(),
+            });
+        }
+        let mut mem_pct = None;
+        let mut columns = Vec::new();
+        for (i, values) in metrics.into_iter().enumerate() {
+            if Some(i + 2) == mem_column {
+                mem_pct = Some(values);
+            } else {
+                columns.push(Column {
+                    name: names[i + 2].clone(),
+                    values,
+                });
+            }
+        }
+        Ok(Trace {
+            demand,
+            mem_pct,
+            columns,
+        })
+    }
+
+    /// Minutes in the trace (at least 1).
+    pub fn minutes(&self) -> usize {
+        self.demand.len()
+    }
+
+    /// The busy work each minute, in GPUs.
+    pub fn demand(&self) -> &[f64] {
+        &self.demand
+    }
+
+    /// The `mem_pct` column, when there is one.
+    pub fn mem_pct(&self) -> Option<&[Option<f64>]> {
+        self.mem_pct.as_deref()
+    }
+
+    /// The other metric columns, in the header's order.
+    pub fn columns(&self) -> &[Column] {
+        &self.columns
+    }
+
+    /// The largest demand, rounded up to whole GPUs.
+    pub fn peak_gpus(&self) -> u32 {
+        whole_gpus(self.demand.iter().copied().fold(0.0, f64::max))
+    }
+
+    /// The first minutes only (for an in-sample half); `None` when `minutes` is 0.
+    pub fn head(&self, minutes: usize) -> Option<Trace> {
+        self.slice(0, minutes)
+    }
+
+    /// The minutes from `start` on (renumbered from 0); `None` when none are left.
+    pub fn tail(&self, start: usize) -> Option<Trace> {
+        self.slice(start, self.minutes())
+    }
+
+    fn slice(&self, start: usize, end: usize) -> Option<Trace> {
+        let end = end.min(self.minutes());
+        (start < end).then(|| Trace {
+            demand: self.demand[start..end].to_vec(),
+            mem_pct: self
+                .mem_pct
+                .as_ref()
+                .map(|values| values[start..end].to_vec()),
+            columns: self
+                .columns
+                .iter()
+                .map(|column| Column {
+                    name: column.name.clone(),
+                    values: column.values[start..end].to_vec(),
+                })
+                .collect(),
+        })
+    }
+}
+
+/// Demand in whole GPUs: rounded up, with a little slack so that float noise (3.0000000001)
+/// does not cost a GPU.
+pub fn whole_gpus(demand: f64) -> u32 {
+    let rounded = (demand - 1e-9).ceil();
+    if rounded <= 0.0 {
+        0
+    } else {
+        rounded.min(f64::from(u32::MAX)) as u32
+    }
+}

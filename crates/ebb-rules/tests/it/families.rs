@@ -1,0 +1,74 @@
+//! The seeded trace families: deterministic, the right length and shape.
+
+use ebb_rules::replay::families::{Family, SplitMix64, generate};
+
+#[test]
+fn the_same_seed_gives_the_same_trace_and_another_seed_another() {
+    for family in Family::ALL {
+        let params = family.default_params();
+        let first = generate(family, &params, 7);
+        assert_eq!(first, generate(family, &params, 7), "{}", family.name());
+        assert_eq!(first.len(), 30 * 1440, "{}", family.name());
+        assert!(first.iter().all(|gpus| gpus.is_finite() && *gpus >= 0.0));
+        if family != Family::Steady && family != Family::Weekly {
+            assert_ne!(first, generate(family, &params, 8), "{}", family.name());
+        }
+        assert_eq!(Family::parse(family.name()), Some(family));
+    }
+}
+
+#[test]
+fn splitmix64_matches_the_reference_sequence() {
+    // The reference implementation's first outputs for seed 0.
+    let mut rng = SplitMix64::new(0);
+    assert_eq!(rng.next_u64(), 0xE220_A839_7B1D_CDAF);
+    assert_eq!(rng.next_u64(), 0x6E78_9E6A_A1B9_65F4);
+}
+
+fn max(values: &[f64]) -> f64 {
+    values.iter().copied().fold(0.0, f64::max)
+}
+
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+#[test]
+fn each_family_has_its_shape() {
+    let trace = |family: Family| generate(family, &family.default_params(), 42);
+
+    let festival = trace(Family::DailyFestival);
+    let day_peaks: Vec<f64> = festival.chunks(1440).map(max).collect();
+    let festival_days = day_peaks.iter().filter(|&&peak| peak > 60.0).count();
+    assert_eq!(festival_days, 1, "{day_peaks:?}");
+    assert!(mean(&festival) < 15.0);
+
+    let burst = trace(Family::TwoWeekBurst);
+    let busy_days = burst.chunks(1440).filter(|day| mean(day) > 15.0).count();
+    assert!((13..=15).contains(&busy_days), "{busy_days}");
+
+    let steady = trace(Family::Steady);
+    assert!(steady.iter().all(|&gpus| (17.0..23.0).contains(&gpus)));
+
+    let oscillation = trace(Family::Oscillation);
+    // Up and down within every 20 minutes.
+    for window in oscillation.chunks(20).take(100) {
+        assert!(max(window) - window.iter().copied().fold(f64::MAX, f64::min) > 4.0);
+    }
+
+    let render = trace(Family::RenderBatch);
+    let render_days = render.chunks(1440).filter(|day| mean(day) > 50.0).count();
+    assert!((14..=16).contains(&render_days), "{render_days}");
+    assert_eq!(Family::RenderBatch.overlay(), ebb_cost::OverlayMode::Day);
+
+    let growing = trace(Family::GrowingStreaming);
+    assert!(max(&growing[..1440]) * 5.0 < max(&growing[29 * 1440..]));
+
+    let weekly = trace(Family::Weekly);
+    let weekday = mean(&weekly[12 * 60..13 * 60]);
+    let weekend = mean(&weekly[5 * 1440 + 12 * 60..5 * 1440 + 13 * 60]);
+    assert!(weekday > 3.0 * weekend, "{weekday} vs {weekend}");
+
+    let flash = trace(Family::FlashCrowd);
+    assert!(max(&flash) > 25.0 && mean(&flash) < 12.0);
+}
