@@ -14,5 +14,8 @@
 //! [`policy`] is the seam: replay asks a [`policy::Policy`] each minute, and the rules
 //! (through [`decide`]), the baselines and the oracle are policies.
 
+pub mod decide;
+pub mod model;
 pub mod policy;
 pub mod replay;
+pub mod rules_policy;

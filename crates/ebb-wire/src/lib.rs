@@ -14,3 +14,4 @@ pub mod plan;
 pub mod pools;
 pub mod reasons;
 pub mod replay;
+pub mod rules;

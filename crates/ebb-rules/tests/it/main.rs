@@ -2,4 +2,5 @@
 
 mod billing;
 mod families;
+mod model;
 mod replay;

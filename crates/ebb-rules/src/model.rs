@@ -1,0 +1,1107 @@
+//! The rule model: one pool's rules as a TOML file, parsed and validated into a [`RuleSet`]
+//! (the wire shape [`ebb_wire::rules::RuleSet`] plus what deciding needs precompiled: cron
+//! expressions, time zones, windows in epoch milliseconds, each rule's staleness limit).
+//! Every problem names its line, its field and what is wrong.
+//!
+//! # The file
+//!
+//! ```toml
+//! pool = "inference"                 # optional: which pool these rules are for
+//!
+//! [limits]
+//! min_gpus = 2                       # default 0
+//! max_gpus = 80                      # required
+//! step = { out_gpus = 4, out_pct = 100, in_pct = 50 }   # optional, per direction: the
+//!                                    # larger of the count and the share ("×2 or +4")
+//! budget_per_hour = 500              # optional, yuan (catalog currency), ≤ 2 decimals
+//! budget_per_month = 250000          # optional, yuan, 730 hours
+//!
+//! [scale_in]
+//! force = false                      # default: release a GPU only near the end of its
+//! release_window_minutes = 5         # paid unit (hour/day/week), newest first
+//! deadband_gpus = 2                  # release only when ≥ 2 GPUs are surplus …
+//! deadband_minutes = 10              # … over the whole of the last 10 minutes
+//!
+//! [[metric]]                         # a custom metric rules may name
+//! name = "users"
+//! stale_after_minutes = 5            # older than this: rules on it do nothing
+//!
+//! [[threshold]]
+//! name = "hot"
+//! metric = "gpu_util"                # gpu_util | mem_util | busy_gpus | a [[metric]]
+//! op = ">="                          # > >= < <=
+//! value = 80
+//! for_minutes = 3                    # default 1
+//! action = "+20%"                    # +N  +N%  -N  -N%  "set N"
+//! cooldown_minutes = 5               # default 0
+//!
+//! [[target]]
+//! name = "size-to-demand"
+//! metric = "busy_gpus"
+//! target = 100                       # busy_gpus: % of each GPU (≤ 100); gpu_util and
+//!                                    # mem_util: the mean %; custom: value per GPU
+//! tolerance = 0.1                    # HPA default
+//! scale_in_stabilization_minutes = 5 # HPA default
+//! scale_out_sustain_minutes = 3      # default 0 (HPA): out only after 3 minutes …
+//! overload_gpus = 2                  # … unless short by ≥ 2 GPUs: then at once
+//!
+//! [[schedule]]
+//! name = "festival"
+//! start = 2025-11-08T00:00:00        # a one-off window (local time) …
+//! end = 2025-11-12T00:00:00
+//! # cron = "0 19 * * *"              # … or a cron expression (croner: 5 or 6 fields)
+//! # duration_minutes = 300           #     with how long each occurrence lasts
+//! time_zone = "Asia/Shanghai"        # IANA, required
+//! floor = 70                         # exactly one of floor, ceiling, exact
+//! ```
+//!
+//! HPA's defaults, for target tracking: tolerance 0.1 (no change while the metric is within
+//! 10% of the target), a 5-minute scale-in stabilization window (a scale-in goes only to
+//! the highest count recommended over the window), scale-out at once; HPA's default step
+//! policy (out: the larger of ×2 and +4, in: 100%) is the pool's `step`, written out in
+//! `examples/hpa.toml`.
+
+use crate::decide::Pricing;
+use chrono::{NaiveDate, NaiveDateTime, NaiveTime, TimeZone};
+use chrono_tz::Tz;
+use croner::Cron;
+use ebb_wire::rules as spec;
+use serde::Deserialize;
+use std::fmt;
+use std::ops::Range;
+
+pub use spec::{
+    Action, BoundKind, Comparison, CustomMetric, Limits, MetricRef, ScaleIn, ScheduleWhen, StepCap,
+};
+
+/// The most GPUs a limit or an action may name (ebb-cost's demand limit).
+pub const MAX_GPUS: u32 = ebb_cost::MAX_GPUS;
+
+/// A validated rule set, ready to decide with.
+#[derive(Debug, Clone)]
+pub struct RuleSet {
+    spec: spec::RuleSet,
+    pub(crate) schedules: Vec<CompiledSchedule>,
+    /// Per threshold rule, then per target rule: the metric's staleness limit in ms
+    /// (custom metrics only).
+    pub(crate) threshold_stale_ms: Vec<Option<i64>>,
+    pub(crate) target_stale_ms: Vec<Option<i64>>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct CompiledSchedule {
+    pub(crate) tz: Tz,
+    pub(crate) when: CompiledWhen,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum CompiledWhen {
+    Cron { cron: Box<Cron>, duration_ms: i64 },
+    Window { start_ms: i64, end_ms: i64 },
+}
+
+impl CompiledSchedule {
+    /// When the occurrence in force at `now_ms` ends, or `None` when none is.
+    pub(crate) fn active_until(&self, now_ms: i64) -> Option<i64> {
+        match &self.when {
+            CompiledWhen::Window { start_ms, end_ms } => {
+                (*start_ms <= now_ms && now_ms < *end_ms).then_some(*end_ms)
+            }
+            CompiledWhen::Cron { cron, duration_ms } => {
+                let now = self.tz.timestamp_millis_opt(now_ms).single()?;
+                let previous = cron.find_previous_occurrence(&now, true).ok()?;
+                let end = previous.timestamp_millis() + duration_ms;
+                (now_ms < end).then_some(end)
+            }
+        }
+    }
+}
+
+impl RuleSet {
+    /// The rules as data (what crosses IPC and `--json`).
+    pub fn spec(&self) -> &spec::RuleSet {
+        &self.spec
+    }
+
+    /// Validates rules that arrive as data (IPC), naming each problem's field as the file
+    /// would (`threshold[0].action`); there are no lines.
+    pub fn from_spec(rules: spec::RuleSet) -> Result<RuleSet, RuleError> {
+        let mut problems = Problems::default();
+        validate(&rules, &mut problems);
+        let compiled = compile(rules, &mut problems);
+        match compiled {
+            Some(set) if problems.0.is_empty() => Ok(set),
+            _ => Err(RuleError {
+                problems: problems.into_problems(None),
+            }),
+        }
+    }
+
+    /// The limits' budget as the largest count it pays for under `pricing` (`None`: no
+    /// budget). Without a price a budget allows no growth: `Some(current)`.
+    pub fn budget_gpus(&self, pricing: Option<&Pricing>, current_gpus: u32) -> Option<u32> {
+        let budget = self.spec.limits.budget;
+        if budget.per_hour_fen.is_none() && budget.per_month_fen.is_none() {
+            return None;
+        }
+        let Some(pricing) = pricing else {
+            return Some(current_gpus);
+        };
+        let fits = |gpus: u32| match ebb_cost::run_rate(&pricing.entry, &pricing.plan, gpus) {
+            Ok(rate) => {
+                budget
+                    .per_hour_fen
+                    .is_none_or(|cap| rate.total.per_hour.fen() <= cap)
+                    && budget
+                        .per_month_fen
+                        .is_none_or(|cap| rate.total.per_month.fen() <= cap)
+            }
+            Err(_) => false,
+        };
+        // The run rate grows with the count: the largest count that fits, by bisection.
+        let (mut low, mut high) = (0u32, self.spec.limits.max_gpus);
+        if !fits(0) {
+            return Some(0);
+        }
+        while low < high {
+            let mid = low + (high - low).div_ceil(2);
+            if fits(mid) {
+                low = mid;
+            } else {
+                high = mid - 1;
+            }
+        }
+        Some(low)
+    }
+}
+
+/// Why a rule file (or rule set) was refused: every problem, each with its line (in a file)
+/// and field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct RuleError {
+    /// At least one.
+    pub problems: Vec<spec::RuleProblem>,
+}
+
+impl fmt::Display for RuleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, problem) in self.problems.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{problem}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Parses and validates one pool's rule file.
+pub fn parse(text: &str) -> Result<RuleSet, RuleError> {
+    let located = Locator::new(text);
+    let file: File = match toml::from_str(text) {
+        Ok(file) => file,
+        Err(error) => {
+            let span = error.span();
+            let field = span
+                .as_ref()
+                .and_then(|span| located.path_at(span.start))
+                .unwrap_or_default();
+            let line = span.map(|span| line_of(text, span.start));
+            return Err(RuleError {
+                problems: vec![spec::RuleProblem {
+                    line,
+                    field,
+                    message: error.message().trim().to_string(),
+                }],
+            });
+        }
+    };
+    let mut problems = Problems::default();
+    let rules = file.into_spec(&mut problems);
+    validate(&rules, &mut problems);
+    let compiled = compile(rules, &mut problems);
+    match compiled {
+        Some(set) if problems.0.is_empty() => Ok(set),
+        _ => Err(RuleError {
+            problems: problems.into_problems(Some((&located, text))),
+        }),
+    }
+}
+
+/// The line (from 1) of a field in a rule file (`threshold[1].action`), for warnings about
+/// a parsed file.
+pub fn line_of_field(text: &str, field: &str) -> Option<u32> {
+    let located = Locator::new(text);
+    located.span_of(field).map(|span| line_of(text, span.start))
+}
+
+fn line_of(text: &str, offset: usize) -> u32 {
+    let upto = &text[..offset.min(text.len())];
+    u32::try_from(upto.bytes().filter(|b| *b == b'\n').count() + 1).unwrap_or(u32::MAX)
+}
+
+// ---------------------------------------------------------------------------------------
+// Locating fields: a second, spanned parse of the same text.
+
+struct Locator<'a> {
+    root: Option<toml::de::DeTable<'a>>,
+}
+
+impl<'a> Locator<'a> {
+    fn new(text: &'a str) -> Locator<'a> {
+        Locator {
+            root: toml::de::DeTable::parse(text).ok().map(|t| t.into_inner()),
+        }
+    }
+
+    /// The span of `threshold[1].action` (or of the nearest part of it that exists).
+    fn span_of(&self, field: &str) -> Option<Range<usize>> {
+        let root = self.root.as_ref()?;
+        let mut table = root;
+        let mut best: Option<Range<usize>> = None;
+        for part in field.split('.') {
+            let (key, index) = match part.split_once('[') {
+                Some((key, rest)) => (key, rest.trim_end_matches(']').parse::<usize>().ok()),
+                None => (part, None),
+            };
+            let (found_key, value) = table.iter().find(|(k, _)| k.get_ref() == key)?;
+            best = Some(found_key.span());
+            let mut value = value;
+            if let Some(index) = index {
+                let toml::de::DeValue::Array(items) = value.get_ref() else {
+                    return best;
+                };
+                let Some(item) = items.get(index) else {
+                    return best;
+                };
+                best = Some(item.span());
+                value = item;
+            }
+            match value.get_ref() {
+                toml::de::DeValue::Table(inner) => table = inner,
+                _ => return best,
+            }
+        }
+        best
+    }
+
+    /// The dotted path of the deepest key whose key or value spans `offset`.
+    fn path_at(&self, offset: usize) -> Option<String> {
+        fn walk(
+            table: &toml::de::DeTable<'_>,
+            offset: usize,
+            prefix: &str,
+            best: &mut Option<String>,
+        ) {
+            for (key, value) in table.iter() {
+                let name = if prefix.is_empty() {
+                    key.get_ref().to_string()
+                } else {
+                    format!("{prefix}.{}", key.get_ref())
+                };
+                let hit = key.span().contains(&offset) || value.span().contains(&offset);
+                match value.get_ref() {
+                    toml::de::DeValue::Table(inner) => {
+                        if hit {
+                            *best = Some(name.clone());
+                        }
+                        walk(inner, offset, &name, best);
+                    }
+                    toml::de::DeValue::Array(items) => {
+                        for (i, item) in items.iter().enumerate() {
+                            let indexed = format!("{name}[{i}]");
+                            if item.span().contains(&offset) {
+                                *best = Some(indexed.clone());
+                            }
+                            if let toml::de::DeValue::Table(inner) = item.get_ref() {
+                                walk(inner, offset, &indexed, best);
+                            }
+                        }
+                        if hit && best.is_none() {
+                            *best = Some(name);
+                        }
+                    }
+                    _ => {
+                        if hit {
+                            *best = Some(name);
+                        }
+                    }
+                }
+            }
+        }
+        let mut best = None;
+        walk(self.root.as_ref()?, offset, "", &mut best);
+        best
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Problems, by field.
+
+#[derive(Default)]
+struct Problems(Vec<(String, String)>);
+
+impl Problems {
+    fn add(&mut self, field: impl Into<String>, message: impl Into<String>) {
+        self.0.push((field.into(), message.into()));
+    }
+
+    fn into_problems(self, source: Option<(&Locator<'_>, &str)>) -> Vec<spec::RuleProblem> {
+        self.0
+            .into_iter()
+            .map(|(field, message)| spec::RuleProblem {
+                line: source.and_then(|(located, text)| {
+                    located
+                        .span_of(&field)
+                        .map(|span| line_of(text, span.start))
+                }),
+                field,
+                message,
+            })
+            .collect()
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The file as written.
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    pool: Option<String>,
+    limits: Option<FileLimits>,
+    #[serde(default)]
+    scale_in: FileScaleIn,
+    #[serde(default)]
+    metric: Vec<FileMetric>,
+    #[serde(default)]
+    threshold: Vec<FileThreshold>,
+    #[serde(default)]
+    target: Vec<FileTarget>,
+    #[serde(default)]
+    schedule: Vec<FileSchedule>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileLimits {
+    #[serde(default)]
+    min_gpus: u32,
+    max_gpus: u32,
+    #[serde(default)]
+    step: StepCap,
+    budget_per_hour: Option<toml::Value>,
+    budget_per_month: Option<toml::Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct FileScaleIn {
+    force: bool,
+    release_window_minutes: u32,
+    deadband_gpus: u32,
+    deadband_minutes: u32,
+}
+
+impl Default for FileScaleIn {
+    fn default() -> FileScaleIn {
+        let defaults = ScaleIn::default();
+        FileScaleIn {
+            force: defaults.force,
+            release_window_minutes: defaults.release_window_minutes,
+            deadband_gpus: defaults.deadband_gpus,
+            deadband_minutes: defaults.deadband_minutes,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileMetric {
+    name: String,
+    stale_after_minutes: u32,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileThreshold {
+    name: String,
+    metric: String,
+    op: String,
+    value: f64,
+    #[serde(default = "one")]
+    for_minutes: u32,
+    action: String,
+    #[serde(default)]
+    cooldown_minutes: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileTarget {
+    name: String,
+    metric: String,
+    target: f64,
+    #[serde(default = "hpa_tolerance")]
+    tolerance: f64,
+    #[serde(default = "hpa_stabilization")]
+    scale_in_stabilization_minutes: u32,
+    #[serde(default)]
+    scale_out_sustain_minutes: u32,
+    overload_gpus: Option<u32>,
+}
+
+/// HPA's tolerance.
+pub const HPA_TOLERANCE: f64 = 0.1;
+/// HPA's scale-in stabilization window, minutes.
+pub const HPA_SCALE_IN_STABILIZATION_MINUTES: u32 = 5;
+
+fn hpa_tolerance() -> f64 {
+    HPA_TOLERANCE
+}
+
+fn hpa_stabilization() -> u32 {
+    HPA_SCALE_IN_STABILIZATION_MINUTES
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSchedule {
+    name: String,
+    cron: Option<String>,
+    duration_minutes: Option<u32>,
+    start: Option<toml::value::Datetime>,
+    end: Option<toml::value::Datetime>,
+    time_zone: String,
+    floor: Option<u32>,
+    ceiling: Option<u32>,
+    exact: Option<u32>,
+}
+
+impl File {
+    fn into_spec(self, problems: &mut Problems) -> spec::RuleSet {
+        let limits = match self.limits {
+            None => {
+                problems.add(
+                    "limits",
+                    "missing: every rule set needs `[limits]` with at least `max_gpus`",
+                );
+                Limits::default()
+            }
+            Some(limits) => Limits {
+                min_gpus: limits.min_gpus,
+                max_gpus: limits.max_gpus,
+                step: limits.step,
+                budget: spec::Budget {
+                    per_hour_fen: limits
+                        .budget_per_hour
+                        .as_ref()
+                        .and_then(|v| yuan_to_fen(v, "limits.budget_per_hour", problems)),
+                    per_month_fen: limits
+                        .budget_per_month
+                        .as_ref()
+                        .and_then(|v| yuan_to_fen(v, "limits.budget_per_month", problems)),
+                },
+            },
+        };
+        let custom_names: Vec<&str> = self.metric.iter().map(|m| m.name.as_str()).collect();
+        let metric_ref = |name: &str| match name {
+            "gpu_util" => Some(MetricRef::GpuUtil),
+            "mem_util" => Some(MetricRef::MemUtil),
+            "busy_gpus" => Some(MetricRef::BusyGpus),
+            other if custom_names.contains(&other) => Some(MetricRef::Custom {
+                name: other.to_string(),
+            }),
+            _ => None,
+        };
+        let unknown_metric = |name: &str| {
+            let declared = if custom_names.is_empty() {
+                String::from("none declared")
+            } else {
+                custom_names.join(", ")
+            };
+            format!(
+                "unknown metric `{name}`: use gpu_util, mem_util, busy_gpus or a custom metric declared in a [[metric]] table ({declared})"
+            )
+        };
+        let mut thresholds = Vec::new();
+        for (i, rule) in self.threshold.into_iter().enumerate() {
+            let at = |field: &str| format!("threshold[{i}].{field}");
+            let metric = metric_ref(&rule.metric).unwrap_or_else(|| {
+                problems.add(at("metric"), unknown_metric(&rule.metric));
+                MetricRef::GpuUtil
+            });
+            let comparison = match rule.op.trim() {
+                ">" => Comparison::Above,
+                ">=" => Comparison::AtLeast,
+                "<" => Comparison::Below,
+                "<=" => Comparison::AtMost,
+                other => {
+                    problems.add(
+                        at("op"),
+                        format!("`{other}` is not a comparison: use >, >=, < or <="),
+                    );
+                    Comparison::AtLeast
+                }
+            };
+            let action = parse_action(&rule.action).unwrap_or_else(|message| {
+                problems.add(at("action"), message);
+                Action::AddGpus { gpus: 1 }
+            });
+            thresholds.push(spec::ThresholdRule {
+                name: rule.name,
+                metric,
+                comparison,
+                threshold: rule.value,
+                for_minutes: rule.for_minutes,
+                action,
+                cooldown_minutes: rule.cooldown_minutes,
+            });
+        }
+        let mut targets = Vec::new();
+        for (i, rule) in self.target.into_iter().enumerate() {
+            let metric = metric_ref(&rule.metric).unwrap_or_else(|| {
+                problems.add(format!("target[{i}].metric"), unknown_metric(&rule.metric));
+                MetricRef::BusyGpus
+            });
+            targets.push(spec::TargetRule {
+                name: rule.name,
+                metric,
+                target: rule.target,
+                tolerance: rule.tolerance,
+                scale_in_stabilization_minutes: rule.scale_in_stabilization_minutes,
+                scale_out_sustain_minutes: rule.scale_out_sustain_minutes,
+                overload_gpus: rule.overload_gpus,
+            });
+        }
+        let mut schedules = Vec::new();
+        for (i, schedule) in self.schedule.into_iter().enumerate() {
+            let at = |field: &str| format!("schedule[{i}].{field}");
+            let when = match (schedule.cron, schedule.start, schedule.end) {
+                (Some(cron), None, None) => {
+                    let duration_minutes = schedule.duration_minutes.unwrap_or_else(|| {
+                        problems.add(
+                            at("duration_minutes"),
+                            "missing: a cron schedule says how long each occurrence lasts",
+                        );
+                        1
+                    });
+                    ScheduleWhen::Cron {
+                        cron,
+                        duration_minutes,
+                    }
+                }
+                (None, Some(start), Some(end)) => {
+                    if schedule.duration_minutes.is_some() {
+                        problems.add(
+                            at("duration_minutes"),
+                            "only for a cron schedule: a window runs from `start` to `end`",
+                        );
+                    }
+                    ScheduleWhen::Window {
+                        start: local_datetime(&start, &at("start"), problems),
+                        end: local_datetime(&end, &at("end"), problems),
+                    }
+                }
+                (None, Some(_), None) => {
+                    problems.add(at("end"), "missing: a window needs `start` and `end`");
+                    ScheduleWhen::Window {
+                        start: String::new(),
+                        end: String::new(),
+                    }
+                }
+                (None, None, Some(_)) => {
+                    problems.add(at("start"), "missing: a window needs `start` and `end`");
+                    ScheduleWhen::Window {
+                        start: String::new(),
+                        end: String::new(),
+                    }
+                }
+                (Some(_), _, _) => {
+                    problems.add(
+                        at("cron"),
+                        "a schedule is either `cron` (+ `duration_minutes`) or `start` + `end`, not both",
+                    );
+                    ScheduleWhen::Window {
+                        start: String::new(),
+                        end: String::new(),
+                    }
+                }
+                (None, None, None) => {
+                    problems.add(
+                        format!("schedule[{i}]"),
+                        "says not when: give `cron` + `duration_minutes`, or `start` + `end`",
+                    );
+                    ScheduleWhen::Window {
+                        start: String::new(),
+                        end: String::new(),
+                    }
+                }
+            };
+            let (bound, gpus) = match (schedule.floor, schedule.ceiling, schedule.exact) {
+                (Some(gpus), None, None) => (BoundKind::Floor, gpus),
+                (None, Some(gpus), None) => (BoundKind::Ceiling, gpus),
+                (None, None, Some(gpus)) => (BoundKind::Exact, gpus),
+                _ => {
+                    problems.add(
+                        format!("schedule[{i}]"),
+                        "needs exactly one of `floor`, `ceiling` or `exact` (a GPU count)",
+                    );
+                    (BoundKind::Floor, 0)
+                }
+            };
+            schedules.push(spec::Schedule {
+                name: schedule.name,
+                when,
+                time_zone: schedule.time_zone,
+                bound,
+                gpus,
+            });
+        }
+        spec::RuleSet {
+            pool: self.pool,
+            limits,
+            scale_in: ScaleIn {
+                force: self.scale_in.force,
+                release_window_minutes: self.scale_in.release_window_minutes,
+                deadband_gpus: self.scale_in.deadband_gpus,
+                deadband_minutes: self.scale_in.deadband_minutes,
+            },
+            metrics: self
+                .metric
+                .into_iter()
+                .map(|m| CustomMetric {
+                    name: m.name,
+                    stale_after_minutes: m.stale_after_minutes,
+                })
+                .collect(),
+            thresholds,
+            targets,
+            schedules,
+        }
+    }
+}
+
+/// `+N`, `+N%`, `-N`, `-N%`, `set N`.
+pub fn parse_action(text: &str) -> Result<Action, String> {
+    let text = text.trim();
+    let bad = || {
+        format!(
+            "`{text}` is not an action: write +N, +N%, -N, -N% or \"set N\" (e.g. \"+20%\", \"set 20\")"
+        )
+    };
+    if let Some(rest) = text.strip_prefix("set") {
+        let gpus = rest.trim().parse::<u32>().map_err(|_| bad())?;
+        return Ok(Action::Set { gpus });
+    }
+    let (out, rest) = match text.as_bytes().first() {
+        Some(b'+') => (true, &text[1..]),
+        Some(b'-') => (false, &text[1..]),
+        _ => return Err(bad()),
+    };
+    let rest = rest.trim();
+    if let Some(pct) = rest.strip_suffix('%') {
+        let pct = pct.trim().parse::<f64>().map_err(|_| bad())?;
+        if !(pct.is_finite() && pct > 0.0) {
+            return Err(format!("`{text}`: the share must be more than 0%"));
+        }
+        if !out && pct > 100.0 {
+            return Err(format!("`{text}`: a pool cannot release more than 100%"));
+        }
+        if out && pct > 1_000.0 {
+            return Err(format!("`{text}`: at most +1000% in one step"));
+        }
+        return Ok(if out {
+            Action::AddPct { pct }
+        } else {
+            Action::RemovePct { pct }
+        });
+    }
+    let gpus = rest.parse::<u32>().map_err(|_| bad())?;
+    if gpus == 0 {
+        return Err(format!("`{text}` does nothing: use at least 1"));
+    }
+    Ok(if out {
+        Action::AddGpus { gpus }
+    } else {
+        Action::RemoveGpus { gpus }
+    })
+}
+
+/// A price in yuan (integer, or at most two decimals) to fen, as the catalog reads prices.
+fn yuan_to_fen(value: &toml::Value, field: &str, problems: &mut Problems) -> Option<i64> {
+    let fen = match value {
+        toml::Value::Integer(yuan) => yuan.checked_mul(100),
+        toml::Value::Float(yuan) if yuan.is_finite() => {
+            let fen = yuan * 100.0;
+            if (fen - fen.round()).abs() > 1e-6 {
+                problems.add(
+                    field,
+                    format!("{yuan} has more than two decimals: amounts are in whole fen"),
+                );
+                return None;
+            }
+            (fen.abs() < 1e15).then(|| fen.round() as i64)
+        }
+        other => {
+            problems.add(
+                field,
+                format!(
+                    "must be an amount of yuan such as 500 or 499.50, got {}",
+                    other.type_str()
+                ),
+            );
+            return None;
+        }
+    };
+    match fen {
+        Some(fen) if fen > 0 => Some(fen),
+        Some(_) => {
+            problems.add(field, "must be more than zero");
+            None
+        }
+        None => {
+            problems.add(field, "is too large");
+            None
+        }
+    }
+}
+
+fn local_datetime(value: &toml::value::Datetime, field: &str, problems: &mut Problems) -> String {
+    if value.offset.is_some() {
+        problems.add(
+            field,
+            "write a local date-time without an offset (e.g. 2025-11-08T00:00:00): the schedule's time_zone says where",
+        );
+    }
+    let Some(date) = value.date else {
+        problems.add(field, "needs a date (e.g. 2025-11-08T00:00:00)");
+        return String::new();
+    };
+    let time = value.time.unwrap_or(toml::value::Time {
+        hour: 0,
+        minute: 0,
+        second: 0,
+        nanosecond: 0,
+    });
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+        date.year, date.month, date.day, time.hour, time.minute, time.second
+    )
+}
+
+// ---------------------------------------------------------------------------------------
+// Validation of the rules as data (shared by files and IPC).
+
+fn validate(rules: &spec::RuleSet, problems: &mut Problems) {
+    let limits = &rules.limits;
+    if limits.max_gpus == 0 {
+        problems.add("limits.max_gpus", "must be at least 1");
+    }
+    if limits.max_gpus > MAX_GPUS {
+        problems.add(
+            "limits.max_gpus",
+            format!("{} is more than the {MAX_GPUS} accepted", limits.max_gpus),
+        );
+    }
+    if limits.min_gpus > limits.max_gpus {
+        problems.add(
+            "limits.min_gpus",
+            format!(
+                "{} is more than max_gpus ({})",
+                limits.min_gpus, limits.max_gpus
+            ),
+        );
+    }
+    let step = &limits.step;
+    for (field, gpus) in [("out_gpus", step.out_gpus), ("in_gpus", step.in_gpus)] {
+        if gpus == Some(0) {
+            problems.add(
+                format!("limits.step.{field}"),
+                "0 would stop the pool from moving: leave it out for no cap",
+            );
+        }
+    }
+    for (field, pct) in [("out_pct", step.out_pct), ("in_pct", step.in_pct)] {
+        if let Some(pct) = pct
+            && !(pct.is_finite() && pct > 0.0)
+        {
+            problems.add(
+                format!("limits.step.{field}"),
+                "must be a share above 0%: leave it out for no cap",
+            );
+        }
+    }
+    if let Some(pct) = step.in_pct
+        && pct > 100.0
+    {
+        problems.add("limits.step.in_pct", "at most 100%");
+    }
+    for (field, fen) in [
+        ("budget_per_hour", limits.budget.per_hour_fen),
+        ("budget_per_month", limits.budget.per_month_fen),
+    ] {
+        if let Some(fen) = fen
+            && fen <= 0
+        {
+            problems.add(format!("limits.{field}"), "must be more than zero");
+        }
+    }
+    if rules.scale_in.deadband_minutes > 7 * 1_440 {
+        problems.add("scale_in.deadband_minutes", "at most a week (10080)");
+    }
+
+    let mut names: Vec<(String, String)> = Vec::new();
+    let mut unique = |name: &str, field: String, problems: &mut Problems| {
+        if name.trim().is_empty() {
+            problems.add(field, "a rule needs a name (decisions and warnings use it)");
+        } else if let Some((_, first)) = names.iter().find(|(n, _)| *n == name) {
+            problems.add(field, format!("`{name}` is already the name of {first}"));
+        } else {
+            names.push((
+                name.to_string(),
+                field.trim_end_matches(".name").to_string(),
+            ));
+        }
+    };
+    for (i, metric) in rules.metrics.iter().enumerate() {
+        let field = format!("metric[{i}].name");
+        if matches!(metric.name.as_str(), "gpu_util" | "mem_util" | "busy_gpus") {
+            problems.add(
+                field,
+                format!(
+                    "`{}` is built in: a custom metric needs another name",
+                    metric.name
+                ),
+            );
+        } else if metric.name.trim().is_empty() {
+            problems.add(field, "a custom metric needs a name");
+        } else if rules.metrics[..i].iter().any(|m| m.name == metric.name) {
+            problems.add(field, format!("`{}` is declared twice", metric.name));
+        }
+        if metric.stale_after_minutes == 0 {
+            problems.add(
+                format!("metric[{i}].stale_after_minutes"),
+                "must be at least 1 minute",
+            );
+        }
+    }
+    let declared = |metric: &MetricRef| match metric {
+        MetricRef::Custom { name } => rules.metrics.iter().any(|m| &m.name == name),
+        _ => true,
+    };
+    for (i, rule) in rules.thresholds.iter().enumerate() {
+        let at = |field: &str| format!("threshold[{i}].{field}");
+        unique(&rule.name, at("name"), problems);
+        if !declared(&rule.metric) {
+            problems.add(
+                at("metric"),
+                format!("`{}` is not declared in a [[metric]] table", rule.metric),
+            );
+        }
+        if !rule.threshold.is_finite() {
+            problems.add(at("value"), "must be a number");
+        } else if rule.threshold < 0.0 && !matches!(rule.metric, MetricRef::Custom { .. }) {
+            problems.add(at("value"), "cannot be negative");
+        }
+        if rule.for_minutes == 0 {
+            problems.add(at("for_minutes"), "must be at least 1 (the latest minute)");
+        }
+        if rule.for_minutes > 1_440 {
+            problems.add(at("for_minutes"), "at most a day (1440)");
+        }
+        if let Err(message) = check_action(&rule.action, limits) {
+            problems.add(at("action"), message);
+        }
+    }
+    for (i, rule) in rules.targets.iter().enumerate() {
+        let at = |field: &str| format!("target[{i}].{field}");
+        unique(&rule.name, at("name"), problems);
+        if !declared(&rule.metric) {
+            problems.add(
+                at("metric"),
+                format!("`{}` is not declared in a [[metric]] table", rule.metric),
+            );
+        }
+        if !(rule.target.is_finite() && rule.target > 0.0) {
+            problems.add(at("target"), "must be more than 0");
+        } else if !matches!(rule.metric, MetricRef::Custom { .. }) && rule.target > 100.0 {
+            problems.add(
+                at("target"),
+                format!(
+                    "{} is more than 100%: a GPU cannot be busier than 100%",
+                    rule.target
+                ),
+            );
+        }
+        if !(rule.tolerance.is_finite() && (0.0..1.0).contains(&rule.tolerance)) {
+            problems.add(
+                at("tolerance"),
+                "must be a share from 0 to below 1 (HPA: 0.1)",
+            );
+        }
+        if rule.scale_in_stabilization_minutes > 1_440 {
+            problems.add(at("scale_in_stabilization_minutes"), "at most a day (1440)");
+        }
+        if rule.scale_out_sustain_minutes > 1_440 {
+            problems.add(at("scale_out_sustain_minutes"), "at most a day (1440)");
+        }
+        if rule.overload_gpus == Some(0) {
+            problems.add(
+                at("overload_gpus"),
+                "0 means always at once: leave scale_out_sustain_minutes at 0 instead",
+            );
+        }
+    }
+    for (i, schedule) in rules.schedules.iter().enumerate() {
+        let at = |field: &str| format!("schedule[{i}].{field}");
+        unique(&schedule.name, at("name"), problems);
+        if schedule.gpus > MAX_GPUS {
+            problems.add(
+                format!("schedule[{i}]"),
+                format!(
+                    "{} GPUs is more than the {MAX_GPUS} accepted",
+                    schedule.gpus
+                ),
+            );
+        }
+        if let ScheduleWhen::Cron {
+            duration_minutes, ..
+        } = &schedule.when
+            && *duration_minutes == 0
+        {
+            problems.add(at("duration_minutes"), "must be at least 1");
+        }
+    }
+}
+
+fn check_action(action: &Action, limits: &Limits) -> Result<(), String> {
+    match *action {
+        Action::AddGpus { gpus } | Action::RemoveGpus { gpus } if gpus == 0 => {
+            Err("does nothing: use at least 1".into())
+        }
+        Action::AddGpus { gpus } | Action::RemoveGpus { gpus } | Action::Set { gpus }
+            if gpus > MAX_GPUS =>
+        {
+            Err(format!("{gpus} GPUs is more than the {MAX_GPUS} accepted"))
+        }
+        Action::AddPct { pct } | Action::RemovePct { pct } if !(pct.is_finite() && pct > 0.0) => {
+            Err("the share must be more than 0%".into())
+        }
+        Action::RemovePct { pct } if pct > 100.0 => {
+            Err("a pool cannot release more than 100%".into())
+        }
+        _ => {
+            let _ = limits;
+            Ok(())
+        }
+    }
+}
+
+/// The precompiled parts: schedules (cron, zone, window), staleness per rule.
+fn compile(rules: spec::RuleSet, problems: &mut Problems) -> Option<RuleSet> {
+    let mut schedules = Vec::with_capacity(rules.schedules.len());
+    for (i, schedule) in rules.schedules.iter().enumerate() {
+        let at = |field: &str| format!("schedule[{i}].{field}");
+        let tz = match schedule.time_zone.parse::<Tz>() {
+            Ok(tz) => tz,
+            Err(_) => {
+                problems.add(
+                    at("time_zone"),
+                    format!(
+                        "`{}` is not an IANA time zone (e.g. Asia/Shanghai, UTC)",
+                        schedule.time_zone
+                    ),
+                );
+                continue;
+            }
+        };
+        let when = match &schedule.when {
+            ScheduleWhen::Cron {
+                cron,
+                duration_minutes,
+            } => match cron.parse::<Cron>() {
+                Ok(parsed) => CompiledWhen::Cron {
+                    cron: Box::new(parsed),
+                    duration_ms: i64::from(*duration_minutes) * 60_000,
+                },
+                Err(error) => {
+                    problems.add(
+                        at("cron"),
+                        format!("`{cron}` is not a cron expression: {error}"),
+                    );
+                    continue;
+                }
+            },
+            ScheduleWhen::Window { start, end } => {
+                if start.is_empty() || end.is_empty() {
+                    continue;
+                }
+                let (Some(start_ms), Some(end_ms)) = (
+                    instant(start, tz, &at("start"), problems),
+                    instant(end, tz, &at("end"), problems),
+                ) else {
+                    continue;
+                };
+                if end_ms <= start_ms {
+                    problems.add(at("end"), format!("{end} is not after start {start}"));
+                    continue;
+                }
+                CompiledWhen::Window { start_ms, end_ms }
+            }
+        };
+        schedules.push(CompiledSchedule { tz, when });
+    }
+    let stale_ms = |metric: &MetricRef| match metric {
+        MetricRef::Custom { name } => rules
+            .metrics
+            .iter()
+            .find(|m| &m.name == name)
+            .map(|m| i64::from(m.stale_after_minutes) * 60_000),
+        _ => None,
+    };
+    let threshold_stale_ms = rules
+        .thresholds
+        .iter()
+        .map(|r| stale_ms(&r.metric))
+        .collect();
+    let target_stale_ms = rules.targets.iter().map(|r| stale_ms(&r.metric)).collect();
+    (schedules.len() == rules.schedules.len()).then_some(RuleSet {
+        spec: rules,
+        schedules,
+        threshold_stale_ms,
+        target_stale_ms,
+    })
+}
+
+/// A local `YYYY-MM-DDTHH:MM:SS` in `tz` as epoch ms (the earlier of two in a DST fold).
+fn instant(local: &str, tz: Tz, field: &str, problems: &mut Problems) -> Option<i64> {
+    let naive = NaiveDateTime::parse_from_str(local, "%Y-%m-%dT%H:%M:%S")
+        .ok()
+        .or_else(|| {
+            NaiveDate::parse_from_str(local, "%Y-%m-%d")
+                .ok()
+                .map(|d| d.and_time(NaiveTime::MIN))
+        });
+    let Some(naive) = naive else {
+        problems.add(
+            field,
+            format!("`{local}` is not a local date-time such as 2025-11-08T00:00:00"),
+        );
+        return None;
+    };
+    match tz.from_local_datetime(&naive).earliest() {
+        Some(at) => Some(at.timestamp_millis()),
+        None => {
+            problems.add(
+                field,
+                format!("{local} does not exist in {tz} (a daylight-saving gap)"),
+            );
+            None
+        }
+    }
+}

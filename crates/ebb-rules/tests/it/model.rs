@@ -1,0 +1,312 @@
+//! The rule file: the examples parse, and every problem names its line and field.
+
+use ebb_rules::model::{self, parse};
+use ebb_wire::rules::{Action, BoundKind, Comparison, MetricRef, ScheduleWhen};
+
+const EXAMPLES: [(&str, &str); 3] = [
+    ("seed-80-30", include_str!("../../examples/seed-80-30.toml")),
+    ("hpa", include_str!("../../examples/hpa.toml")),
+    ("festival", include_str!("../../examples/festival.toml")),
+];
+
+#[test]
+fn the_examples_parse() {
+    for (name, text) in EXAMPLES {
+        let rules = parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(rules.spec().limits.max_gpus > 0, "{name}");
+    }
+}
+
+#[test]
+fn the_seed_rule_reads_as_written() {
+    let rules = parse(EXAMPLES[0].1).unwrap();
+    let spec = rules.spec();
+    assert_eq!(spec.thresholds.len(), 2);
+    let out = &spec.thresholds[0];
+    assert_eq!(out.metric, MetricRef::GpuUtil);
+    assert_eq!(out.comparison, Comparison::AtLeast);
+    assert_eq!(out.threshold, 80.0);
+    assert_eq!(out.for_minutes, 3);
+    assert_eq!(out.action, Action::AddPct { pct: 20.0 });
+    assert_eq!(out.cooldown_minutes, 5);
+    let scale_in = &spec.thresholds[1];
+    assert_eq!(scale_in.comparison, Comparison::AtMost);
+    assert_eq!(scale_in.for_minutes, 10);
+    assert_eq!(scale_in.action, Action::RemovePct { pct: 30.0 });
+    assert!(spec.scale_in.force);
+}
+
+#[test]
+fn hpa_defaults_fill_a_bare_target() {
+    let rules = parse(
+        "[limits]\nmax_gpus = 10\n[[target]]\nname = \"t\"\nmetric = \"gpu_util\"\ntarget = 60\n",
+    )
+    .unwrap();
+    let target = &rules.spec().targets[0];
+    assert_eq!(target.tolerance, model::HPA_TOLERANCE);
+    assert_eq!(target.tolerance, 0.1);
+    assert_eq!(target.scale_in_stabilization_minutes, 5);
+    assert_eq!(target.scale_out_sustain_minutes, 0);
+    assert_eq!(target.overload_gpus, None);
+    // Paid-unit release is the default; force is off.
+    assert!(!rules.spec().scale_in.force);
+    assert_eq!(rules.spec().scale_in.release_window_minutes, 5);
+}
+
+#[test]
+fn schedules_budget_and_custom_metrics_read_as_written() {
+    let rules = parse(EXAMPLES[2].1).unwrap();
+    let spec = rules.spec();
+    assert_eq!(spec.limits.budget.per_hour_fen, Some(200_000));
+    assert_eq!(spec.metrics[0].name, "latency_ms");
+    assert_eq!(spec.metrics[0].stale_after_minutes, 3);
+    assert_eq!(
+        spec.thresholds[0].metric,
+        MetricRef::Custom {
+            name: "latency_ms".into()
+        }
+    );
+    assert_eq!(
+        spec.schedules[0].when,
+        ScheduleWhen::Window {
+            start: "2025-11-08T00:00:00".into(),
+            end: "2025-11-12T00:00:00".into()
+        }
+    );
+    assert_eq!(spec.schedules[0].bound, BoundKind::Floor);
+    assert_eq!(spec.schedules[0].gpus, 70);
+    assert_eq!(
+        spec.schedules[1].when,
+        ScheduleWhen::Cron {
+            cron: "0 1 * * *".into(),
+            duration_minutes: 120
+        }
+    );
+}
+
+#[test]
+fn actions_parse_in_every_form() {
+    let cases = [
+        ("+20%", Action::AddPct { pct: 20.0 }),
+        ("-30%", Action::RemovePct { pct: 30.0 }),
+        ("+10", Action::AddGpus { gpus: 10 }),
+        ("-2", Action::RemoveGpus { gpus: 2 }),
+        ("set 20", Action::Set { gpus: 20 }),
+        (" + 12.5 % ", Action::AddPct { pct: 12.5 }),
+    ];
+    for (text, action) in cases {
+        assert_eq!(model::parse_action(text), Ok(action), "{text}");
+    }
+    for bad in ["20%", "+0", "-150%", "set", "set x", "double", "+-3", ""] {
+        assert!(model::parse_action(bad).is_err(), "{bad}");
+    }
+}
+
+/// A valid file with one line replaced: (line number in the result, field, words).
+const BASE: &str = r#"[limits]
+min_gpus = 1
+max_gpus = 20
+
+[[metric]]
+name = "users"
+stale_after_minutes = 5
+
+[[threshold]]
+name = "hot"
+metric = "gpu_util"
+op = ">="
+value = 80
+for_minutes = 3
+action = "+20%"
+
+[[target]]
+name = "demand"
+metric = "busy_gpus"
+target = 100
+
+[[schedule]]
+name = "night"
+cron = "0 1 * * *"
+duration_minutes = 60
+time_zone = "Asia/Shanghai"
+ceiling = 5
+"#;
+
+fn with(old: &str, new: &str) -> String {
+    assert!(BASE.contains(old), "{old}");
+    BASE.replacen(old, new, 1)
+}
+
+#[test]
+fn the_base_case_is_valid() {
+    parse(BASE).unwrap();
+}
+
+#[test]
+fn every_problem_names_its_line_and_field() {
+    let cases: Vec<(String, u32, &str, &str)> = vec![
+        (
+            with("max_gpus = 20", "max_gpus = 0"),
+            3,
+            "limits.max_gpus",
+            "at least 1",
+        ),
+        (
+            with("min_gpus = 1", "min_gpus = 30"),
+            2,
+            "limits.min_gpus",
+            "more than max_gpus",
+        ),
+        (
+            with("action = \"+20%\"", "action = \"double\""),
+            15,
+            "threshold[0].action",
+            "not an action",
+        ),
+        (
+            with("op = \">=\"", "op = \"=>\""),
+            12,
+            "threshold[0].op",
+            "not a comparison",
+        ),
+        (
+            with("metric = \"gpu_util\"", "metric = \"gpu_utl\""),
+            11,
+            "threshold[0].metric",
+            "unknown metric `gpu_utl`",
+        ),
+        (
+            with("for_minutes = 3", "for_minutes = 0"),
+            14,
+            "threshold[0].for_minutes",
+            "at least 1",
+        ),
+        (
+            with("target = 100", "target = 120"),
+            20,
+            "target[0].target",
+            "more than 100%",
+        ),
+        (
+            with("cron = \"0 1 * * *\"", "cron = \"0 25 * * *\""),
+            24,
+            "schedule[0].cron",
+            "not a cron expression",
+        ),
+        (
+            with(
+                "time_zone = \"Asia/Shanghai\"",
+                "time_zone = \"Mars/Olympus\"",
+            ),
+            26,
+            "schedule[0].time_zone",
+            "not an IANA time zone",
+        ),
+        (
+            with("name = \"demand\"", "name = \"hot\""),
+            18,
+            "target[0].name",
+            "already the name of threshold[0]",
+        ),
+        (
+            with("stale_after_minutes = 5", "stale_after_minutes = 0"),
+            7,
+            "metric[0].stale_after_minutes",
+            "at least 1 minute",
+        ),
+        (
+            with("max_gpus = 20", "max_gpus = 20\nbudget_per_hour = 1.234"),
+            4,
+            "limits.budget_per_hour",
+            "more than two decimals",
+        ),
+        // Type and unknown-key errors come from the TOML reader, with their line.
+        (
+            with("action = \"+20%\"", "actoin = \"+20%\""),
+            15,
+            "threshold[0].actoin",
+            "unknown field `actoin`",
+        ),
+        (
+            with("min_gpus = 1", "min_gpus = -1"),
+            2,
+            "limits.min_gpus",
+            "",
+        ),
+        (
+            with("ceiling = 5", "ceiling = 5\nfloor = 3"),
+            22,
+            "schedule[0]",
+            "exactly one of `floor`, `ceiling` or `exact`",
+        ),
+    ];
+    for (text, line, field, words) in cases {
+        let error = parse(&text).expect_err(field);
+        let problem = &error.problems[0];
+        assert_eq!(problem.field, field, "{error}");
+        assert_eq!(problem.line, Some(line), "{field}: {error}");
+        assert!(problem.message.contains(words), "{field}: {error}");
+        assert!(
+            error
+                .to_string()
+                .starts_with(&format!("line {line}: {field}")),
+            "{error}"
+        );
+    }
+}
+
+#[test]
+fn a_file_without_limits_or_with_bad_toml_is_refused() {
+    let error = parse("[[threshold]]\n").unwrap_err();
+    assert_eq!(error.problems[0].line, Some(1), "{error}");
+    let error = parse("[limits\nmax_gpus = 3\n").unwrap_err();
+    assert_eq!(error.problems[0].line, Some(1), "{error}");
+    let error = parse("pool = \"p\"\n").unwrap_err();
+    assert_eq!(error.problems[0].field, "limits", "{error}");
+}
+
+#[test]
+fn every_problem_is_reported_at_once() {
+    let text = with("max_gpus = 20", "max_gpus = 0").replace("\"+20%\"", "\"x\"");
+    let error = parse(&text).unwrap_err();
+    let fields: Vec<&str> = error.problems.iter().map(|p| p.field.as_str()).collect();
+    assert!(fields.contains(&"limits.max_gpus"), "{error}");
+    assert!(fields.contains(&"threshold[0].action"), "{error}");
+}
+
+#[test]
+fn windows_are_local_times_and_must_end_after_they_start() {
+    let window = |start: &str, end: &str| {
+        format!(
+            "[limits]\nmax_gpus = 9\n[[schedule]]\nname = \"w\"\nstart = {start}\nend = {end}\ntime_zone = \"Asia/Shanghai\"\nexact = 3\n"
+        )
+    };
+    parse(&window("2025-11-08T00:00:00", "2025-11-09T00:00:00")).unwrap();
+    parse(&window("2025-11-08", "2025-11-09")).unwrap();
+    let error = parse(&window("2025-11-09T00:00:00", "2025-11-08T00:00:00")).unwrap_err();
+    assert_eq!(error.problems[0].field, "schedule[0].end");
+    assert_eq!(error.problems[0].line, Some(6));
+    let error = parse(&window("2025-11-08T00:00:00+08:00", "2025-11-09T00:00:00")).unwrap_err();
+    assert_eq!(error.problems[0].field, "schedule[0].start");
+}
+
+#[test]
+fn rules_as_data_validate_like_a_file_without_lines() {
+    let rules = parse(BASE).unwrap();
+    let mut spec = rules.spec().clone();
+    model::RuleSet::from_spec(spec.clone()).unwrap();
+    spec.limits.min_gpus = 99;
+    let error = model::RuleSet::from_spec(spec).unwrap_err();
+    assert_eq!(error.problems[0].field, "limits.min_gpus");
+    assert_eq!(error.problems[0].line, None);
+}
+
+#[test]
+fn the_json_shape_round_trips() {
+    for (name, text) in EXAMPLES {
+        let spec = parse(text).unwrap().spec().clone();
+        let json = serde_json::to_string(&spec).unwrap();
+        let back: ebb_wire::rules::RuleSet = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, spec, "{name}");
+    }
+}
