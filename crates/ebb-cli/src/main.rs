@@ -4,6 +4,7 @@ mod costs;
 mod hosts;
 mod metrics;
 mod pools;
+mod replay;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -75,6 +76,9 @@ enum Command {
         #[arg(long, default_value_t = 50)]
         limit: u32,
     },
+    /// Replay a rule file against a demand trace before enabling it: cost, shortfall,
+    /// actions, beside the baselines asked for.
+    Replay(replay::ReplayArgs),
     /// A host's stored readings over a past window (what `ebb daemon` or the app collected).
     Metrics {
         /// The host's registered name.
@@ -212,6 +216,7 @@ async fn main() -> anyhow::Result<()> {
             )
             .await?;
         }
+        Command::Replay(args) => replay::run(args, &data_dir()?, cli.json)?,
         Command::Metrics {
             name,
             gpu,

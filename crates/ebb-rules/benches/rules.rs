@@ -33,8 +33,7 @@ fn replay_section() {
             let mut times = Vec::with_capacity(runs);
             for _ in 0..runs {
                 let started = Instant::now();
-                let mut policy = baseline(name, &trace, options.warmup_minutes, options.overlay)
-                    .unwrap();
+                let mut policy = baseline(name, &trace, &options, entry).unwrap();
                 black_box(replay(black_box(&trace), policy.as_mut(), entry, &options).unwrap());
                 times.push(started.elapsed());
             }

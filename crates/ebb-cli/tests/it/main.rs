@@ -1,6 +1,7 @@
 //! The `ebb` binary as an operator runs it.
 
 mod cost;
+mod replay;
 
 use std::process::Command;
 

@@ -1,11 +1,14 @@
 //! The policies every replay is read against: `static-peak` (no elasticity), the seed's
 //! rule `seed-80-30`, Kubernetes' `hpa`, and the perfect-foresight `oracle`.
 
+use super::ReplayOptions;
 use super::billing::unit_minutes;
 use super::oracle::Oracle;
 use super::trace::Trace;
+use crate::decide::Pricing;
 use crate::policy::{MinuteView, Policy};
-use ebb_cost::OverlayMode;
+use crate::rules_policy::RulesPolicy;
+use ebb_cost::{PoolPlan, PriceEntry};
 
 /// Every baseline's name, in the order results list them.
 pub const BASELINES: [&str; 4] = ["static-peak", "seed-80-30", "hpa", "oracle"];
@@ -41,29 +44,42 @@ pub enum BaselineError {
     /// Not a baseline.
     #[error("no baseline `{0}`; the baselines are static-peak, seed-80-30, hpa and oracle")]
     Unknown(String),
-    /// A rule-set baseline whose adapter is not built yet.
-    #[error(
-        "the `{0}` baseline needs the rules engine's policy adapter, which is not available yet"
-    )]
-    NotAvailable(String),
 }
 
-/// The baseline called `name` for `trace` (the oracle looks ahead `warmup_minutes` and pays
-/// per started unit of `overlay`).
+/// The pricing a rule baseline decides with: `entry` under the replay's term and overlay,
+/// no base (the budget and the cost delta count every GPU at the overlay's price, the
+/// dearest reading; the base is chosen after the replay, by the bill).
+pub fn pricing(entry: &PriceEntry, options: &ReplayOptions) -> Pricing {
+    Pricing {
+        entry: entry.clone(),
+        plan: PoolPlan {
+            base_gpus: 0,
+            term: options.term,
+            overlay: options.overlay,
+        },
+    }
+}
+
+/// The baseline called `name` for `trace`: the oracle looks ahead `options.warmup_minutes`
+/// and pays per started unit of `options.overlay`; the rule baselines (`seed-80-30`: ≥ 80%
+/// for 3 min → +20%, ≤ 30% for 10 min → −30%, 5 min cooldown; `hpa`: target 60%, tolerance
+/// 0.1, 5 min scale-in window, step cap max(×2, +4)) decide through the rules engine,
+/// priced by [`pricing`].
 pub fn baseline(
     name: &str,
     trace: &Trace,
-    warmup_minutes: u32,
-    overlay: OverlayMode,
+    options: &ReplayOptions,
+    entry: &PriceEntry,
 ) -> Result<Box<dyn Policy>, BaselineError> {
     match name {
         "static-peak" => Ok(Box::new(StaticPeak::new(trace))),
         "oracle" => Ok(Box::new(Oracle::new(
             trace.demand(),
-            warmup_minutes,
-            unit_minutes(overlay),
+            options.warmup_minutes,
+            unit_minutes(options.overlay),
         ))),
-        "seed-80-30" | "hpa" => Err(BaselineError::NotAvailable(name.to_string())),
-        other => Err(BaselineError::Unknown(other.to_string())),
+        other => RulesPolicy::baseline(other, Some(pricing(entry, options)))
+            .map(|policy| Box::new(policy) as Box<dyn Policy>)
+            .ok_or_else(|| BaselineError::Unknown(other.to_string())),
     }
 }

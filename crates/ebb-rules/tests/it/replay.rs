@@ -5,7 +5,7 @@
 
 use ebb_cost::{Catalog, OverlayMode, PriceEntry};
 use ebb_rules::policy::{MinuteView, Policy};
-use ebb_rules::replay::baselines::{BaselineError, StaticPeak, baseline};
+use ebb_rules::replay::baselines::{BASELINES, StaticPeak, baseline};
 use ebb_rules::replay::oracle::Oracle;
 use ebb_rules::replay::trace::Trace;
 use ebb_rules::replay::{ReplayOptions, replay, series_csv};
@@ -308,22 +308,24 @@ fn the_oracle_keeps_a_gpu_its_paid_hour_covers_and_releases_one_it_does_not() {
 }
 
 #[test]
-fn the_rule_baselines_say_they_are_not_available_yet_and_unknown_names_are_refused() {
-    let trace = trace(&[(10, 1.0)]);
-    assert!(matches!(
-        baseline("hpa", &trace, 5, OverlayMode::Hour),
-        Err(BaselineError::NotAvailable(_))
-    ));
-    let error = baseline("hpaa", &trace, 5, OverlayMode::Hour)
-        .err()
-        .unwrap();
+fn every_baseline_runs_and_unknown_names_are_refused() {
+    let trace = trace(&[(60, 1.0), (60, 9.0), (120, 2.0)]);
+    let options = ReplayOptions::default();
+    for name in BASELINES {
+        let mut policy = baseline(name, &trace, &options, &a100()).unwrap();
+        assert_eq!(policy.name(), name);
+        let result = replay(&trace, policy.as_mut(), &a100(), &options)
+            .unwrap()
+            .result;
+        assert_eq!(result.policy, name);
+        assert!(result.peak_held_gpus >= 9, "{name}: {result:?}");
+    }
+    let error = baseline("hpaa", &trace, &options, &a100()).err().unwrap();
     assert!(
         error
             .to_string()
             .contains("static-peak, seed-80-30, hpa and oracle")
     );
-    let oracle = baseline("oracle", &trace, 5, OverlayMode::Day).unwrap();
-    assert_eq!(oracle.name(), "oracle");
 }
 
 proptest! {
@@ -339,7 +341,7 @@ proptest! {
     ) {
         let trace = trace(&steps);
         let options = ReplayOptions { warmup_minutes: warmup, overlay, ..ReplayOptions::default() };
-        let mut oracle = baseline("oracle", &trace, warmup, overlay).unwrap();
+        let mut oracle = baseline("oracle", &trace, &options, &a100()).unwrap();
         let oracle = replay(&trace, oracle.as_mut(), &a100(), &options).unwrap();
         for (t, &busy) in trace.demand().iter().enumerate().skip(warmup as usize) {
             prop_assert!(f64::from(oracle.series.ready[t]) >= busy - 1e-9, "short at {}", t);

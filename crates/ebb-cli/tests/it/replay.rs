@@ -1,0 +1,189 @@
+//! `ebb replay` through the real binary: the JSON contract, the series file, the errors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use ebb_testkit::TempDir;
+
+fn ebb(data_dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ebb"))
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(args)
+        .env_remove("EBB_DATA_DIR")
+        .output()
+        .unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "ebb failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    assert!(!output.status.success(), "ebb should have failed");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Two days: 4 GPUs of work, 20 from 18:00 to 22:00 each day.
+fn write_trace(dir: &Path) -> PathBuf {
+    let mut csv = String::from("minute,demand,users\n");
+    for minute in 0..2 * 1440 {
+        let hour = (minute % 1440) / 60;
+        let gpus = if (18..22).contains(&hour) { 20.0 } else { 4.0 };
+        csv.push_str(&format!("{minute},{gpus},{}\n", gpus * 5000.0));
+    }
+    let path = dir.join("trace.csv");
+    std::fs::write(&path, csv).unwrap();
+    path
+}
+
+/// The seed's rule, as the rules engine ships it.
+fn seed_rules() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../ebb-rules/examples/seed-80-30.toml")
+}
+
+const KEYS: [&str; 9] = [
+    "policy",
+    "cost_fen",
+    "base_gpus",
+    "gpu_hours",
+    "shortfall_gpu_minutes",
+    "shortfall_pct",
+    "actions",
+    "actions_per_day",
+    "peak_held_gpus",
+];
+
+#[test]
+fn replay_prints_the_rules_and_each_baseline_with_the_contract_keys() {
+    let data = TempDir::new("cli-replay");
+    let trace = write_trace(&data);
+    let series = data.join("series.csv");
+    let rules = seed_rules();
+    let output = ebb(
+        &data,
+        &[
+            "replay",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--rules",
+            rules.to_str().unwrap(),
+            "--model",
+            "A100",
+            "--region",
+            "cn-north",
+            "--baseline",
+            "static-peak",
+            "--baseline",
+            "oracle",
+            "--series",
+            series.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let mut keys: Vec<&str> = report
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    let mut expected: Vec<&str> = KEYS.iter().copied().chain(["baselines"]).collect();
+    expected.sort_unstable();
+    assert_eq!(keys, expected);
+    assert_eq!(report["policy"], "rules");
+    let baselines = report["baselines"].as_array().unwrap();
+    let names: Vec<&str> = baselines
+        .iter()
+        .map(|result| result["policy"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["static-peak", "oracle"]);
+    for result in baselines {
+        assert_eq!(result.as_object().unwrap().len(), KEYS.len());
+        let hours = result["gpu_hours"].as_object().unwrap();
+        assert!(hours.contains_key("subscribed") && hours.contains_key("overlay"));
+    }
+    // Static peak: 20 GPUs for 48 hours by the hour (a month's subscription is dearer).
+    assert_eq!(baselines[0]["cost_fen"], 20 * 48 * 1250);
+    assert_eq!(baselines[0]["peak_held_gpus"], 20);
+    assert_eq!(baselines[1]["shortfall_gpu_minutes"], 0.0);
+    assert!(baselines[1]["cost_fen"].as_i64() < baselines[0]["cost_fen"].as_i64());
+    // The seed's rule reacts after the peak starts, so it is short at first.
+    assert!(report["shortfall_gpu_minutes"].as_f64().unwrap() > 0.0);
+    assert!(report["actions"].as_u64().unwrap() >= 4);
+
+    let series = std::fs::read_to_string(&series).unwrap();
+    let lines: Vec<&str> = series.lines().collect();
+    assert_eq!(lines[0], "minute,demand,ready,held,utilization,decision");
+    assert_eq!(lines.len(), 1 + 2 * 1440);
+    assert_eq!(lines[1], "0,4,4,4,100.0,0");
+
+    // The table says where the prices came from and lists every policy.
+    let output = ebb(
+        &data,
+        &[
+            "replay",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--rules",
+            rules.to_str().unwrap(),
+            "--model",
+            "A100",
+            "--region",
+            "cn-north",
+            "--baseline",
+            "hpa",
+        ],
+    );
+    let table = stdout(&output);
+    assert!(table.contains("the demo catalog"), "{table}");
+    assert!(table.contains("\nrules "), "{table}");
+    assert!(table.contains("\nhpa "), "{table}");
+}
+
+#[test]
+fn replay_errors_name_the_file_the_line_and_the_baseline() {
+    let data = TempDir::new("cli-replay-errors");
+    let bad_trace = data.join("bad.csv");
+    std::fs::write(&bad_trace, "minute,demand\n0,1\n1,lots\n").unwrap();
+    let rules = seed_rules();
+    let args = |trace: &Path, baseline: &str| -> Vec<String> {
+        [
+            "replay",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--rules",
+            rules.to_str().unwrap(),
+            "--model",
+            "A100",
+            "--region",
+            "cn-north",
+            "--baseline",
+            baseline,
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let run = |args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        ebb(&data, &args)
+    };
+    let error = stderr(&run(args(&bad_trace, "oracle")));
+    assert!(error.contains("bad.csv as a replay trace"), "{error}");
+    assert!(error.contains("line 3, column 2 (`demand`)"), "{error}");
+    let good_trace = write_trace(&data);
+    let error = stderr(&run(args(&good_trace, "kubernetes")));
+    assert!(error.contains("no baseline `kubernetes`"), "{error}");
+    let bad_rules = data.join("rules.toml");
+    std::fs::write(&bad_rules, "[limits]\nmin_gpus = \"two\"\n").unwrap();
+    let mut with_bad_rules = args(&good_trace, "oracle");
+    with_bad_rules[4] = bad_rules.to_str().unwrap().to_string();
+    let error = stderr(&run(with_bad_rules));
+    assert!(error.contains("rules.toml as a rule file"), "{error}");
+}
