@@ -472,6 +472,15 @@ pub fn decide(
                 clamp: clamps.last().cloned().expect("a bound moved the pool"),
             },
         }
+    } else if let Some(sustaining) = all.and_then(|(_, p)| {
+        let outcome = &outcomes[p.outcome];
+        matches!(outcome.status, RuleStatus::TargetSustaining { .. }).then_some(outcome)
+    }) {
+        // A target not yet sustained is waiting, as a threshold rule would be.
+        DecisionReason::Waiting {
+            rule: sustaining.rule.clone(),
+            status: sustaining.status.clone(),
+        }
     } else if recommended != current
         && let (Some(rule), Some(clamp)) = (driver, clamps.last())
     {
@@ -837,7 +846,7 @@ fn target(
             }
         }
     };
-    let within = (ratio - 1.0).abs() <= rule.tolerance && current > 0;
+    let within = (ratio - 1.0).abs() <= rule.tolerance + 1e-9 && current > 0;
     if within || instant == current {
         let proposal = Proposal {
             outcome: 0,

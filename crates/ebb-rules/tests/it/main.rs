@@ -1,6 +1,8 @@
 //! The rules engine against the seed's cases and hand-computed replays.
 
 mod billing;
+mod decide;
 mod families;
 mod model;
 mod replay;
+mod seed_rules;

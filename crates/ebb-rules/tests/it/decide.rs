@@ -1,0 +1,835 @@
+//! Decide: a table test for every rule kind and every clamp, and the properties (10k cases
+//! each): min ≤ desired ≤ max, the budget never exceeded, the step cap held, no action
+//! inside a cooldown, noise within tolerance does nothing.
+
+#![allow(clippy::inconsistent_digit_grouping)] // fen written yuan_fen: 12_50 is ¥12.50
+
+use ebb_cost::{Catalog, OverlayMode, PoolPlan, Term};
+use ebb_rules::decide::{MetricWindows, PoolState, Pricing, Window, decide};
+use ebb_rules::model::{RuleSet, parse};
+use ebb_wire::rules::{
+    self as spec, Action, Budget, Clamp, Comparison, Decision, DecisionReason, Limits, MetricRef,
+    RuleStatus, ScaleIn, StepCap, TargetRule, ThresholdRule,
+};
+use proptest::prelude::*;
+
+/// 2023-11-14 22:13 UTC, on a minute.
+pub const NOW: i64 = 1_699_999_980_000;
+pub const MIN: i64 = 60_000;
+
+pub fn rules(text: &str) -> RuleSet {
+    parse(text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+/// Samples one a minute ending at `NOW`, oldest first.
+pub fn window(values: &[f64]) -> Window {
+    let n = values.len() as i64;
+    Window::from_samples(
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| ebb_rules::decide::Sample {
+                at_ms: NOW - (n - 1 - i as i64) * MIN,
+                value: *v,
+            }),
+    )
+}
+
+/// Utilization samples on a pool of `ready` GPUs (busy = util · ready / 100).
+pub fn util(values: &[f64], ready: u32) -> MetricWindows {
+    MetricWindows {
+        gpu_util: window(values),
+        busy_gpus: window(
+            &values
+                .iter()
+                .map(|u| u * f64::from(ready) / 100.0)
+                .collect::<Vec<_>>(),
+        ),
+        ready_gpus: window(&vec![f64::from(ready); values.len()]),
+        ..MetricWindows::default()
+    }
+}
+
+/// Busy-GPU samples (utilization derived, capped at 100).
+pub fn busy(values: &[f64], ready: u32) -> MetricWindows {
+    MetricWindows {
+        gpu_util: window(
+            &values
+                .iter()
+                .map(|b| (100.0 * b / f64::from(ready.max(1))).min(100.0))
+                .collect::<Vec<_>>(),
+        ),
+        busy_gpus: window(values),
+        ready_gpus: window(&vec![f64::from(ready); values.len()]),
+        ..MetricWindows::default()
+    }
+}
+
+/// A pool at `gpus`, all ready, no history, no price.
+pub fn pool(gpus: u32) -> PoolState<'static> {
+    PoolState {
+        desired_gpus: gpus,
+        ready_gpus: gpus,
+        held_gpus: gpus,
+        warming_gpus: 0,
+        held_since_ms: &[],
+        last_scale_out_ms: None,
+        last_scale_in_ms: None,
+        pricing: None,
+    }
+}
+
+/// A100 in cn-north by the hour (¥12.50/h), no base.
+pub fn hourly() -> Pricing {
+    static A100: std::sync::LazyLock<ebb_cost::PriceEntry> =
+        std::sync::LazyLock::new(|| Catalog::demo().find("A100", "cn-north").unwrap().clone());
+    Pricing {
+        entry: A100.clone(),
+        plan: PoolPlan {
+            base_gpus: 0,
+            term: Term::Month,
+            overlay: OverlayMode::Hour,
+        },
+    }
+}
+
+fn kinds(decision: &Decision) -> Vec<&'static str> {
+    decision.clamps.iter().map(Clamp::kind).collect()
+}
+
+const LIMITS: &str = "[limits]\nmin_gpus = 1\nmax_gpus = 100\n[scale_in]\nforce = true\n";
+
+fn with_limits(body: &str) -> RuleSet {
+    rules(&format!("{LIMITS}{body}"))
+}
+
+const HOT: &str = r#"
+[[threshold]]
+name = "hot"
+metric = "gpu_util"
+op = ">="
+value = 80
+for_minutes = 3
+action = "+20%"
+cooldown_minutes = 5
+"#;
+
+const COLD: &str = r#"
+[[threshold]]
+name = "cold"
+metric = "gpu_util"
+op = "<="
+value = 30
+for_minutes = 10
+action = "-30%"
+cooldown_minutes = 5
+"#;
+
+#[test]
+fn a_threshold_fires_once_sustained() {
+    let set = with_limits(HOT);
+    let d = decide(&set, &pool(10), &util(&[85.0, 90.0, 81.0], 10), NOW);
+    assert_eq!(d.desired_gpus, 12);
+    assert_eq!(d.rules[0].recommended_gpus, Some(12));
+    assert!(matches!(d.rules[0].status, RuleStatus::Fired { .. }));
+    assert_eq!(
+        d.reason,
+        DecisionReason::Rule {
+            rule: "hot".into(),
+            from_gpus: 10,
+            to_gpus: 12
+        }
+    );
+    assert!(d.clamps.is_empty());
+}
+
+#[test]
+fn a_threshold_not_yet_sustained_says_how_far_it_is() {
+    let set = with_limits(HOT);
+    let d = decide(&set, &pool(10), &util(&[70.0, 85.0, 90.0], 10), NOW);
+    assert_eq!(d.desired_gpus, 10);
+    let DecisionReason::Waiting { rule, status } = &d.reason else {
+        panic!("{:?}", d.reason);
+    };
+    assert_eq!(rule, "hot");
+    assert!(matches!(
+        status,
+        RuleStatus::Sustaining {
+            minutes_met: 2,
+            minutes_needed: 3,
+            ..
+        }
+    ));
+    assert_eq!(
+        d.reason.to_string(),
+        "hot: gpu_util >= 80 for 2 of 3 minutes"
+    );
+    // Too little history counts as not sustained.
+    let d = decide(&set, &pool(10), &util(&[90.0, 90.0], 10), NOW);
+    assert_eq!(d.desired_gpus, 10);
+}
+
+#[test]
+fn nothing_near_acting_is_steady() {
+    let set = with_limits(&format!("{HOT}{COLD}"));
+    let d = decide(&set, &pool(10), &util(&[50.0; 10], 10), NOW);
+    assert_eq!(d.desired_gpus, 10);
+    assert_eq!(d.reason, DecisionReason::Steady);
+}
+
+#[test]
+fn threshold_actions_scale_in_and_set() {
+    let set = with_limits(COLD);
+    let d = decide(&set, &pool(10), &util(&[20.0; 10], 10), NOW);
+    assert_eq!(d.desired_gpus, 7);
+    // −30% of 3 rounds up to one GPU.
+    let d = decide(&set, &pool(3), &util(&[20.0; 10], 3), NOW);
+    assert_eq!(d.desired_gpus, 2);
+    let set = with_limits(
+        "[[threshold]]\nname = \"s\"\nmetric = \"busy_gpus\"\nop = \">\"\nvalue = 5\naction = \"set 40\"\n",
+    );
+    let d = decide(&set, &pool(10), &busy(&[6.0], 10), NOW);
+    assert_eq!(d.desired_gpus, 40);
+    let set = with_limits(
+        "[[threshold]]\nname = \"a\"\nmetric = \"gpu_util\"\nop = \">\"\nvalue = 90\naction = \"+3\"\n",
+    );
+    let d = decide(&set, &pool(0), &util(&[100.0], 0), NOW);
+    assert_eq!(d.desired_gpus, 3);
+}
+
+#[test]
+fn a_cooldown_holds_the_rule_and_says_until_when() {
+    let set = with_limits(HOT);
+    let state = PoolState {
+        last_scale_out_ms: Some(NOW - 2 * MIN),
+        ..pool(10)
+    };
+    let d = decide(&set, &state, &util(&[90.0; 3], 10), NOW);
+    assert_eq!(d.desired_gpus, 10);
+    assert_eq!(d.recommended_gpus, 12);
+    assert_eq!(kinds(&d), ["cooldown"]);
+    assert!(matches!(
+        d.rules[0].status,
+        RuleStatus::Cooldown { until_ms, would_gpus: 12 } if until_ms == NOW + 3 * MIN
+    ));
+    let DecisionReason::Held { rule, clamp } = &d.reason else {
+        panic!("{:?}", d.reason);
+    };
+    assert_eq!(rule, "hot");
+    assert!(
+        clamp.to_string().contains("cooling down until 22:16 UTC"),
+        "{clamp}"
+    );
+    // Over at 5 minutes.
+    let state = PoolState {
+        last_scale_out_ms: Some(NOW - 5 * MIN),
+        ..pool(10)
+    };
+    assert_eq!(
+        decide(&set, &state, &util(&[90.0; 3], 10), NOW).desired_gpus,
+        12
+    );
+    // A scale-in rule also waits after a scale-out.
+    let set = with_limits(COLD);
+    let state = PoolState {
+        last_scale_out_ms: Some(NOW - MIN),
+        ..pool(10)
+    };
+    let d = decide(&set, &state, &util(&[10.0; 10], 10), NOW);
+    assert_eq!(d.desired_gpus, 10);
+    assert_eq!(kinds(&d), ["cooldown"]);
+}
+
+const TRACK_UTIL: &str = r#"
+[[target]]
+name = "util-60"
+metric = "gpu_util"
+target = 60
+"#;
+
+#[test]
+fn target_tracking_sizes_to_the_target() {
+    let set = with_limits(TRACK_UTIL);
+    // 10 GPUs at 90% → 15 GPUs at 60%.
+    let d = decide(&set, &pool(10), &util(&[90.0], 10), NOW);
+    assert_eq!(d.desired_gpus, 15);
+    assert!(matches!(
+        d.rules[0].status,
+        RuleStatus::Tracking {
+            instant_gpus: 15,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn within_tolerance_a_target_does_nothing_and_holds_off_scale_in() {
+    let set = with_limits(&format!("{TRACK_UTIL}{COLD}"));
+    let d = decide(&set, &pool(10), &util(&[65.0], 10), NOW);
+    assert_eq!(d.desired_gpus, 10);
+    // Thresholds come first in the outcomes, then targets.
+    assert!(matches!(
+        d.rules[1].status,
+        RuleStatus::WithinTolerance { .. }
+    ));
+    // 66% is exactly the edge (1.1 × 60): still within.
+    assert_eq!(
+        decide(&set, &pool(10), &util(&[66.0], 10), NOW).desired_gpus,
+        10
+    );
+    assert_eq!(
+        decide(&set, &pool(10), &util(&[67.0], 10), NOW).desired_gpus,
+        12
+    );
+}
+
+#[test]
+fn busy_gpus_at_100_percent_sizes_to_demand() {
+    let set = with_limits(
+        "[[target]]\nname = \"demand\"\nmetric = \"busy_gpus\"\ntarget = 100\ntolerance = 0\nscale_in_stabilization_minutes = 0\n",
+    );
+    // Utilization saturates at 100 and hides the shortfall; busy GPUs do not.
+    let d = decide(&set, &pool(10), &busy(&[17.2], 10), NOW);
+    assert_eq!(d.desired_gpus, 18);
+    let d = decide(&set, &pool(10), &busy(&[4.0], 10), NOW);
+    assert_eq!(d.desired_gpus, 4);
+    // At 80%: headroom.
+    let set = with_limits(
+        "[[target]]\nname = \"demand\"\nmetric = \"busy_gpus\"\ntarget = 80\ntolerance = 0\n",
+    );
+    assert_eq!(
+        decide(&set, &pool(10), &busy(&[16.0], 10), NOW).desired_gpus,
+        20
+    );
+}
+
+#[test]
+fn scale_in_waits_for_the_stabilization_window() {
+    let set = with_limits(
+        "[[target]]\nname = \"demand\"\nmetric = \"busy_gpus\"\ntarget = 100\ntolerance = 0\nscale_in_stabilization_minutes = 5\n",
+    );
+    let d = decide(&set, &pool(10), &busy(&[9.0, 3.0, 3.0, 3.0, 3.0], 10), NOW);
+    assert_eq!(d.rules[0].recommended_gpus, Some(3));
+    assert_eq!(d.desired_gpus, 9);
+    assert_eq!(kinds(&d), ["stabilization"]);
+    // Past the window, it goes.
+    let d = decide(
+        &set,
+        &pool(10),
+        &busy(&[9.0, 3.0, 3.0, 3.0, 3.0, 3.0], 10),
+        NOW,
+    );
+    assert_eq!(d.desired_gpus, 3);
+}
+
+#[test]
+fn the_asymmetric_trigger_acts_at_once_on_overload_and_waits_otherwise() {
+    let set = with_limits(
+        "[[target]]\nname = \"demand\"\nmetric = \"busy_gpus\"\ntarget = 100\ntolerance = 0\nscale_out_sustain_minutes = 3\noverload_gpus = 3\n",
+    );
+    // One GPU short for one minute: wait.
+    let d = decide(&set, &pool(10), &busy(&[9.0, 9.0, 10.5], 10), NOW);
+    assert_eq!(d.desired_gpus, 10);
+    assert!(matches!(
+        d.reason,
+        DecisionReason::Waiting {
+            status: RuleStatus::TargetSustaining {
+                minutes_met: 1,
+                minutes_needed: 3,
+                ..
+            },
+            ..
+        }
+    ));
+    // Short for three minutes: the lowest of them.
+    let d = decide(&set, &pool(10), &busy(&[11.5, 10.5, 11.2], 10), NOW);
+    assert_eq!(d.desired_gpus, 11);
+    // Three GPUs short: at once.
+    let d = decide(&set, &pool(10), &busy(&[9.0, 9.0, 12.5], 10), NOW);
+    assert_eq!(d.desired_gpus, 13);
+}
+
+#[test]
+fn a_stale_custom_metric_does_nothing_and_says_so() {
+    let set = with_limits(
+        "[[metric]]\nname = \"users\"\nstale_after_minutes = 5\n[[threshold]]\nname = \"users-100k\"\nmetric = \"users\"\nop = \">\"\nvalue = 100000\naction = \"set 20\"\n",
+    );
+    let mut windows = util(&[50.0], 10);
+    windows.custom_mut("users").push(NOW - 10 * MIN, 150_000.0);
+    let d = decide(&set, &pool(10), &windows, NOW);
+    assert_eq!(d.desired_gpus, 10);
+    assert!(matches!(
+        d.reason,
+        DecisionReason::Waiting {
+            status: RuleStatus::Stale {
+                stale_after_minutes: 5,
+                ..
+            },
+            ..
+        }
+    ));
+    assert!(d.reason.to_string().contains("stale"), "{}", d.reason);
+    // Fresh, it acts.
+    windows.custom_mut("users").push(NOW, 150_000.0);
+    assert_eq!(decide(&set, &pool(10), &windows, NOW).desired_gpus, 20);
+    // Never seen: no data.
+    let d = decide(&set, &pool(10), &util(&[50.0], 10), NOW);
+    assert!(matches!(d.rules[0].status, RuleStatus::NoData { .. }));
+}
+
+fn schedule(extra: &str) -> RuleSet {
+    with_limits(&format!(
+        "{HOT}\n[[schedule]]\nname = \"s\"\ntime_zone = \"UTC\"\n{extra}\n"
+    ))
+}
+
+#[test]
+fn schedules_set_floors_ceilings_and_exact_counts() {
+    // A window around NOW (22:13 UTC on 2023-11-14).
+    let window = "start = 2023-11-14T22:00:00\nend = 2023-11-14T23:00:00";
+    let floor = schedule(&format!("{window}\nfloor = 70"));
+    let d = decide(&floor, &pool(10), &util(&[50.0], 10), NOW);
+    assert_eq!(d.desired_gpus, 70);
+    assert_eq!(kinds(&d), ["schedule"]);
+    assert!(matches!(d.reason, DecisionReason::Bound { .. }));
+    assert!(matches!(
+        d.rules[1].status,
+        RuleStatus::ScheduleActive { gpus: 70, until_ms, .. } if until_ms == NOW + 47 * MIN
+    ));
+    let ceiling = schedule(&format!("{window}\nceiling = 11"));
+    let d = decide(&ceiling, &pool(10), &util(&[90.0; 3], 10), NOW);
+    assert_eq!(d.desired_gpus, 11);
+    assert_eq!(kinds(&d), ["schedule"]);
+    let exact = schedule(&format!("{window}\nexact = 4"));
+    assert_eq!(
+        decide(&exact, &pool(10), &util(&[90.0; 3], 10), NOW).desired_gpus,
+        4
+    );
+    // Outside its window a schedule does nothing.
+    let later = schedule("start = 2023-11-15T00:00:00\nend = 2023-11-16T00:00:00\nfloor = 70");
+    let d = decide(&later, &pool(10), &util(&[50.0], 10), NOW);
+    assert_eq!(d.desired_gpus, 10);
+    assert_eq!(d.rules[1].status, RuleStatus::ScheduleInactive);
+}
+
+#[test]
+fn cron_schedules_follow_their_time_zone() {
+    // 22:13 UTC is 06:13 in Shanghai: a 06:00 cron for an hour is in force.
+    let cron = |tz: &str| {
+        with_limits(&format!(
+            "[[schedule]]\nname = \"morning\"\ncron = \"0 6 * * *\"\nduration_minutes = 60\ntime_zone = \"{tz}\"\nfloor = 30\n"
+        ))
+    };
+    let d = decide(&cron("Asia/Shanghai"), &pool(10), &util(&[50.0], 10), NOW);
+    assert_eq!(d.desired_gpus, 30);
+    let d = decide(&cron("UTC"), &pool(10), &util(&[50.0], 10), NOW);
+    assert_eq!(d.desired_gpus, 10);
+}
+
+#[test]
+fn min_and_max_clamp_and_beat_schedules() {
+    let set = rules(&format!(
+        "[limits]\nmin_gpus = 5\nmax_gpus = 20\n[scale_in]\nforce = true\n{HOT}{COLD}\n[[schedule]]\nname = \"big\"\nstart = 2023-11-14T22:00:00\nend = 2023-11-14T23:00:00\ntime_zone = \"UTC\"\nfloor = 50\n"
+    ));
+    let d = decide(&set, &pool(18), &util(&[50.0], 18), NOW);
+    assert_eq!(d.desired_gpus, 20);
+    assert_eq!(kinds(&d), ["schedule", "max"]);
+    let set = rules(&format!(
+        "[limits]\nmin_gpus = 5\nmax_gpus = 20\n[scale_in]\nforce = true\n{COLD}"
+    ));
+    let d = decide(&set, &pool(6), &util(&[10.0; 10], 6), NOW);
+    assert_eq!(d.desired_gpus, 5);
+    assert_eq!(kinds(&d), ["min"]);
+}
+
+#[test]
+fn the_step_cap_is_the_larger_of_its_count_and_share() {
+    let set = rules(&format!(
+        "[limits]\nmax_gpus = 1000\nstep = {{ out_gpus = 4, out_pct = 100, in_gpus = 2 }}\n[scale_in]\nforce = true\n{TRACK_UTIL}"
+    ));
+    // 10 at 100% wants 17: capped at max(×2, +4) = 20, so not capped.
+    assert_eq!(
+        decide(&set, &pool(10), &util(&[100.0], 10), NOW).desired_gpus,
+        17
+    );
+    // 2 at 100% of a heavier load: busy 20 → wants 34; cap max(2, 4) = +4.
+    let mut windows = busy(&[20.0], 2);
+    windows.gpu_util = window(&[1000.0]);
+    let d = decide(&set, &pool(2), &windows, NOW);
+    assert_eq!(d.desired_gpus, 6);
+    assert_eq!(kinds(&d), ["step_cap"]);
+    // In: at most 2.
+    let d = decide(&set, &pool(10), &util(&[6.0], 10), NOW);
+    assert_eq!(d.desired_gpus, 8);
+}
+
+#[test]
+fn the_budget_beats_everything() {
+    // ¥12.50/h per GPU: ¥100/h pays for 8.
+    let set = rules(&format!(
+        "[limits]\nmin_gpus = 10\nmax_gpus = 100\nbudget_per_hour = 100\n[scale_in]\nforce = true\n{HOT}"
+    ));
+    let pricing = hourly();
+    let state = PoolState {
+        pricing: Some(&pricing),
+        ..pool(6)
+    };
+    let d = decide(&set, &state, &util(&[90.0; 3], 6), NOW);
+    assert_eq!(d.desired_gpus, 8);
+    assert_eq!(kinds(&d), ["min", "budget"]);
+    assert!(
+        d.clamps[1].to_string().contains("¥100.00/hour"),
+        "{}",
+        d.clamps[1]
+    );
+    // Without a price, a budget allows no growth.
+    let d = decide(&set, &pool(6), &util(&[90.0; 3], 6), NOW);
+    assert_eq!(d.desired_gpus, 6);
+    // Per month: ¥50,000 a month is 5,480 GPU-hours… at 730 h, 5 GPUs.
+    let set = rules(&format!(
+        "[limits]\nmax_gpus = 100\nbudget_per_month = 50000\n[scale_in]\nforce = true\n{TRACK_UTIL}"
+    ));
+    let state = PoolState {
+        pricing: Some(&pricing),
+        ..pool(4)
+    };
+    let d = decide(&set, &state, &util(&[100.0], 4), NOW);
+    assert_eq!(d.desired_gpus, 5);
+}
+
+#[test]
+fn the_cost_delta_is_the_run_rate_change() {
+    let set = with_limits(HOT);
+    let pricing = hourly();
+    let state = PoolState {
+        pricing: Some(&pricing),
+        ..pool(10)
+    };
+    let d = decide(&set, &state, &util(&[90.0; 3], 10), NOW);
+    assert_eq!(d.desired_gpus, 12);
+    assert_eq!(d.cost_delta_per_hour_fen, Some(2 * 12_50));
+    let d = decide(&set, &state, &util(&[50.0; 3], 10), NOW);
+    assert_eq!(d.cost_delta_per_hour_fen, Some(0));
+    assert_eq!(
+        decide(&set, &pool(10), &util(&[90.0; 3], 10), NOW).cost_delta_per_hour_fen,
+        None
+    );
+}
+
+#[test]
+fn a_paid_hour_is_held_until_near_its_end_newest_first() {
+    let set = rules(&format!(
+        "[limits]\nmax_gpus = 100\n[scale_in]\nrelease_window_minutes = 5\n{COLD}"
+    ));
+    let cold = util(&[10.0; 10], 10);
+    // Ten GPUs: 8 rented 2 h 57 min ago (3 min left), the 2 newest 30 min ago.
+    let mut since = vec![NOW - 177 * MIN; 8];
+    since.extend([NOW - 30 * MIN; 2]);
+    let state = PoolState {
+        held_since_ms: &since,
+        ..pool(10)
+    };
+    let d = decide(&set, &state, &cold, NOW);
+    assert_eq!(d.recommended_gpus, 7);
+    assert_eq!(d.desired_gpus, 10, "the newest still have 30 min paid");
+    assert_eq!(kinds(&d), ["paid_unit_hold"]);
+    assert!(matches!(
+        d.clamps[0],
+        Clamp::PaidUnitHold { next_release_ms, .. } if next_release_ms == NOW + 25 * MIN
+    ));
+    // All near the end of their hour: released.
+    let since = vec![NOW - 57 * MIN; 10];
+    let state = PoolState {
+        held_since_ms: &since,
+        ..pool(10)
+    };
+    assert_eq!(decide(&set, &state, &cold, NOW).desired_gpus, 7);
+    // The newest one at its end, the next not: one goes.
+    let mut since = vec![NOW - 20 * MIN; 9];
+    since.push(NOW - 60 * MIN);
+    let state = PoolState {
+        held_since_ms: &since,
+        ..pool(10)
+    };
+    assert_eq!(decide(&set, &state, &cold, NOW).desired_gpus, 9);
+    // By the day, 57 minutes in is far from the end.
+    let mut pricing = hourly();
+    pricing.plan.overlay = OverlayMode::Day;
+    let since = vec![NOW - 57 * MIN; 10];
+    let state = PoolState {
+        held_since_ms: &since,
+        pricing: Some(&pricing),
+        ..pool(10)
+    };
+    assert_eq!(decide(&set, &state, &cold, NOW).desired_gpus, 10);
+}
+
+#[test]
+fn the_paid_unit_hold_never_keeps_the_pool_above_a_bound() {
+    let set = rules(
+        "[limits]\nmax_gpus = 100\n[[schedule]]\nname = \"night\"\nstart = 2023-11-14T22:00:00\nend = 2023-11-14T23:00:00\ntime_zone = \"UTC\"\nceiling = 4\n",
+    );
+    let since = vec![NOW - 30 * MIN; 10];
+    let state = PoolState {
+        held_since_ms: &since,
+        ..pool(10)
+    };
+    assert_eq!(
+        decide(&set, &state, &util(&[10.0], 10), NOW).desired_gpus,
+        4
+    );
+}
+
+#[test]
+fn the_deadband_releases_only_a_lasting_surplus() {
+    let set = rules(
+        "[limits]\nmax_gpus = 100\n[scale_in]\nforce = true\ndeadband_gpus = 2\ndeadband_minutes = 10\n[[target]]\nname = \"demand\"\nmetric = \"busy_gpus\"\ntarget = 100\ntolerance = 0\nscale_in_stabilization_minutes = 0\n",
+    );
+    // Demand 9 four minutes ago: 1 surplus over the window, fewer than 2: hold.
+    let mut values = vec![5.0; 10];
+    values[6] = 9.0;
+    let d = decide(&set, &pool(10), &busy(&values, 10), NOW);
+    assert_eq!(d.desired_gpus, 10);
+    assert_eq!(kinds(&d), ["deadband"]);
+    // Demand 7 at most: 3 surplus, all released (not the 5 the last minute alone says).
+    values[6] = 7.0;
+    let d = decide(&set, &pool(10), &busy(&values, 10), NOW);
+    assert_eq!(d.desired_gpus, 7);
+    assert_eq!(kinds(&d), ["deadband"]);
+    // A steady 5: 5 go.
+    let d = decide(&set, &pool(10), &busy(&[5.0; 10], 10), NOW);
+    assert_eq!(d.desired_gpus, 5);
+    assert!(d.clamps.is_empty());
+}
+
+#[test]
+fn scale_out_beats_scale_in_and_the_largest_scale_out_wins() {
+    let set = with_limits(&format!(
+        "{HOT}{COLD}\n[[threshold]]\nname = \"mem\"\nmetric = \"mem_util\"\nop = \">\"\nvalue = 50\naction = \"+5\"\n[[threshold]]\nname = \"shrink\"\nmetric = \"busy_gpus\"\nop = \"<\"\nvalue = 100\naction = \"-1\"\n"
+    ));
+    let mut windows = util(&[90.0; 10], 10);
+    windows.mem_util = window(&[60.0]);
+    let d = decide(&set, &pool(10), &windows, NOW);
+    assert_eq!(d.recommended_gpus, 15);
+    assert_eq!(d.desired_gpus, 15);
+    assert_eq!(
+        d.reason,
+        DecisionReason::Rule {
+            rule: "mem".into(),
+            from_gpus: 10,
+            to_gpus: 15
+        }
+    );
+}
+
+#[test]
+fn the_decision_crosses_as_json() {
+    let set = with_limits(HOT);
+    let d = decide(&set, &pool(10), &util(&[90.0; 3], 10), NOW);
+    let json = serde_json::to_value(&d).unwrap();
+    assert_eq!(json["desired_gpus"], 12);
+    assert_eq!(json["reason"]["kind"], "rule");
+    assert_eq!(json["rules"][0]["status"]["kind"], "fired");
+    let back: Decision = serde_json::from_value(json).unwrap();
+    assert_eq!(back, d);
+}
+
+// ---------------------------------------------------------------------------------------
+// Properties
+
+#[derive(Debug, Clone)]
+struct Case {
+    min: u32,
+    max: u32,
+    current: u32,
+    out_step: Option<u32>,
+    in_step: Option<u32>,
+    hot: f64,
+    cold: f64,
+    out_pct: u32,
+    in_pct: u32,
+    target: Option<f64>,
+    samples: Vec<f64>,
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    (
+        0u32..20,
+        1u32..60,
+        any::<u32>(),
+        prop::option::of(1u32..10),
+        prop::option::of(1u32..10),
+        50.0f64..100.0,
+        0.0f64..50.0,
+        1u32..200,
+        1u32..100,
+        prop::option::of(10.0f64..100.0),
+        prop::collection::vec(0.0f64..100.0, 1..15),
+    )
+        .prop_map(
+            |(min, span, pick, out_step, in_step, hot, cold, out_pct, in_pct, target, samples)| {
+                let max = min + span;
+                Case {
+                    min,
+                    max,
+                    current: min + pick % (span + 1),
+                    out_step,
+                    in_step,
+                    hot,
+                    cold,
+                    out_pct,
+                    in_pct,
+                    target,
+                    samples,
+                }
+            },
+        )
+}
+
+/// Built as data (parsing TOML 10,000 times would be most of the test's time).
+fn case_rules(case: &Case, budget_per_hour_fen: Option<i64>, force: bool) -> RuleSet {
+    let threshold = |name: &str, comparison, value, for_minutes, action| ThresholdRule {
+        name: name.into(),
+        metric: MetricRef::GpuUtil,
+        comparison,
+        threshold: value,
+        for_minutes,
+        action,
+        cooldown_minutes: 5,
+    };
+    let spec = spec::RuleSet {
+        pool: None,
+        limits: Limits {
+            min_gpus: case.min,
+            max_gpus: case.max,
+            step: StepCap {
+                out_gpus: case.out_step,
+                in_gpus: case.in_step,
+                ..StepCap::default()
+            },
+            budget: Budget {
+                per_hour_fen: budget_per_hour_fen,
+                per_month_fen: None,
+            },
+        },
+        scale_in: ScaleIn {
+            force,
+            ..ScaleIn::default()
+        },
+        metrics: Vec::new(),
+        thresholds: vec![
+            threshold(
+                "hot",
+                Comparison::AtLeast,
+                case.hot,
+                2,
+                Action::AddPct {
+                    pct: f64::from(case.out_pct),
+                },
+            ),
+            threshold(
+                "cold",
+                Comparison::AtMost,
+                case.cold,
+                3,
+                Action::RemovePct {
+                    pct: f64::from(case.in_pct),
+                },
+            ),
+        ],
+        targets: case
+            .target
+            .map(|target| track(MetricRef::BusyGpus, target, 0.1))
+            .into_iter()
+            .collect(),
+        schedules: Vec::new(),
+    };
+    RuleSet::from_spec(spec).unwrap()
+}
+
+fn track(metric: MetricRef, target: f64, tolerance: f64) -> TargetRule {
+    TargetRule {
+        name: "track".into(),
+        metric,
+        target,
+        tolerance,
+        scale_in_stabilization_minutes: 5,
+        scale_out_sustain_minutes: 0,
+        overload_gpus: None,
+    }
+}
+
+fn config() -> ProptestConfig {
+    ProptestConfig::with_cases(10_000)
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn desired_stays_within_min_and_max(case in case()) {
+        let set = case_rules(&case, None, true);
+        let d = decide(&set, &pool(case.current), &util(&case.samples, case.current), NOW);
+        prop_assert!(case.min <= d.desired_gpus && d.desired_gpus <= case.max, "{d:?}");
+    }
+
+    #[test]
+    fn the_budget_is_never_exceeded(case in case(), budget_yuan in 1u32..800, over in 0u32..40) {
+        // The pool may even start above what the budget pays for.
+        let set = case_rules(&case, Some(i64::from(budget_yuan) * 100), false);
+        let pricing = hourly();
+        let current = case.current + over;
+        let since = vec![NOW - 10 * MIN; current as usize];
+        let state = PoolState {
+            held_since_ms: &since,
+            pricing: Some(&pricing),
+            ..pool(current)
+        };
+        let d = decide(&set, &state, &util(&case.samples, current), NOW);
+        let rate = ebb_cost::run_rate(&pricing.entry, &pricing.plan, d.desired_gpus).unwrap();
+        prop_assert!(rate.total.per_hour.fen() <= i64::from(budget_yuan) * 100, "{d:?}");
+    }
+
+    #[test]
+    fn the_step_cap_is_held(case in case()) {
+        let set = case_rules(&case, None, true);
+        let d = decide(&set, &pool(case.current), &util(&case.samples, case.current), NOW);
+        if d.desired_gpus > case.current && let Some(step) = case.out_step {
+            prop_assert!(d.desired_gpus - case.current <= step, "{d:?}");
+        }
+        if d.desired_gpus < case.current && let Some(step) = case.in_step {
+            prop_assert!(case.current - d.desired_gpus <= step, "{d:?}");
+        }
+    }
+
+    #[test]
+    fn no_action_inside_a_cooldown(case in case(), ago in 0i64..5) {
+        let case = Case { target: None, ..case };
+        let set = case_rules(&case, None, true);
+        let state = PoolState {
+            last_scale_out_ms: Some(NOW - ago * MIN),
+            last_scale_in_ms: Some(NOW - ago * MIN),
+            ..pool(case.current)
+        };
+        let d = decide(&set, &state, &util(&case.samples, case.current), NOW);
+        prop_assert_eq!(d.desired_gpus, case.current, "{:?}", d);
+    }
+
+    #[test]
+    fn noise_within_tolerance_does_nothing(
+        target in 10.0f64..95.0,
+        tolerance in 0.01f64..0.5,
+        current in 1u32..200,
+        noise in prop::collection::vec(-0.99f64..0.99, 1..15),
+    ) {
+        let set = RuleSet::from_spec(spec::RuleSet {
+            limits: Limits { max_gpus: 1000, ..Limits::default() },
+            targets: vec![track(MetricRef::GpuUtil, target, tolerance)],
+            ..spec::RuleSet::default()
+        })
+        .unwrap();
+        let samples: Vec<f64> = noise.iter().map(|n| target * (1.0 + n * tolerance)).collect();
+        let d = decide(&set, &pool(current), &util(&samples, current), NOW);
+        prop_assert_eq!(d.desired_gpus, current, "{:?}", d);
+    }
+}
