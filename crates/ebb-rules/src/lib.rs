@@ -15,6 +15,7 @@
 //! (through [`decide`]), the baselines and the oracle are policies.
 
 pub mod decide;
+pub mod lint;
 pub mod model;
 pub mod policy;
 pub mod replay;

@@ -3,6 +3,7 @@
 mod billing;
 mod decide;
 mod families;
+mod lint;
 mod model;
 mod replay;
 mod seed_rules;
