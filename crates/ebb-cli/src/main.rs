@@ -5,6 +5,7 @@ mod hosts;
 mod metrics;
 mod pools;
 mod replay;
+mod rules;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -79,6 +80,9 @@ enum Command {
     /// Replay a rule file against a demand trace before enabling it: cost, shortfall,
     /// actions, beside the baselines asked for.
     Replay(replay::ReplayArgs),
+    /// Rule files: lint before saving.
+    #[command(subcommand)]
+    Rules(rules::RulesCommand),
     /// A host's stored readings over a past window (what `ebb daemon` or the app collected).
     Metrics {
         /// The host's registered name.
@@ -217,6 +221,12 @@ async fn main() -> anyhow::Result<()> {
             .await?;
         }
         Command::Replay(args) => replay::run(args, &data_dir()?, cli.json)?,
+        Command::Rules(command) => {
+            let code = rules::run(command, cli.json)?;
+            if code != 0 {
+                std::process::exit(code);
+            }
+        }
         Command::Metrics {
             name,
             gpu,

@@ -2,6 +2,7 @@
 
 mod cost;
 mod replay;
+mod rules;
 
 use std::process::Command;
 
