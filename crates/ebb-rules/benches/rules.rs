@@ -6,7 +6,123 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 fn main() {
-    replay_section();
+    // `cargo bench -p ebb-rules --bench rules -- decide` runs only the sections named.
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let wanted = |name: &str| only.is_empty() || only.iter().any(|o| name.contains(o.as_str()));
+    if wanted("decide") {
+        decide_section();
+    }
+    if wanted("replay") {
+        replay_section();
+    }
+}
+
+/// One decision for 50 pools of 20 rules each (10 thresholds, 6 targets, 4 schedules, two
+/// of them cron), with 30 minutes of windows, a price and a budget: goal ≤ 1 ms.
+fn decide_section() {
+    use ebb_cost::{Catalog, OverlayMode, PoolPlan, Term};
+    use ebb_rules::decide::{MetricWindows, PoolState, Pricing, decide};
+    use ebb_rules::model::parse;
+    use std::fmt::Write as _;
+
+    const NOW: i64 = 1_699_999_980_000;
+    let pricing = Pricing {
+        entry: Catalog::demo().find("A100", "cn-north").unwrap().clone(),
+        plan: PoolPlan {
+            base_gpus: 4,
+            term: Term::Month,
+            overlay: OverlayMode::Hour,
+        },
+    };
+    let pools: Vec<_> = (0..50u32)
+        .map(|pool| {
+            let mut text = String::from(
+                "[limits]\nmin_gpus = 2\nmax_gpus = 200\nstep = { out_gpus = 4, out_pct = 100 }\nbudget_per_hour = 2000\n[scale_in]\ndeadband_gpus = 2\ndeadband_minutes = 10\n[[metric]]\nname = \"users\"\nstale_after_minutes = 5\n",
+            );
+            for i in 0..10u32 {
+                let (metric, op, value, action) = match i % 4 {
+                    0 => ("gpu_util", ">=", 80 + i, "+20%"),
+                    1 => ("gpu_util", "<=", 20 + i, "-30%"),
+                    2 => ("mem_util", ">", 85, "+2"),
+                    _ => ("users", ">", 100_000, "set 40"),
+                };
+                let _ = write!(
+                    text,
+                    "[[threshold]]\nname = \"t{i}\"\nmetric = \"{metric}\"\nop = \"{op}\"\nvalue = {value}\nfor_minutes = {}\naction = \"{action}\"\ncooldown_minutes = 5\n",
+                    1 + (i + pool) % 10
+                );
+            }
+            for i in 0..6u32 {
+                let metric = ["busy_gpus", "gpu_util", "users"][i as usize % 3];
+                let target = [90, 60, 5000][i as usize % 3];
+                let _ = write!(
+                    text,
+                    "[[target]]\nname = \"g{i}\"\nmetric = \"{metric}\"\ntarget = {target}\nscale_out_sustain_minutes = 3\noverload_gpus = 2\n"
+                );
+            }
+            for i in 0..4u32 {
+                if i < 2 {
+                    let _ = write!(
+                        text,
+                        "[[schedule]]\nname = \"c{i}\"\ncron = \"0 {} * * *\"\nduration_minutes = 120\ntime_zone = \"Asia/Shanghai\"\nfloor = 10\n",
+                        6 + i
+                    );
+                } else {
+                    let _ = write!(
+                        text,
+                        "[[schedule]]\nname = \"w{i}\"\nstart = 2023-11-1{i}T00:00:00\nend = 2023-11-1{}T00:00:00\ntime_zone = \"Asia/Shanghai\"\nceiling = 150\n",
+                        i + 1
+                    );
+                }
+            }
+            let rules = parse(&text).unwrap();
+            let mut windows = MetricWindows::default();
+            for minute in 0..30i64 {
+                let at = NOW - (29 - minute) * 60_000;
+                let busy = 10.0 + f64::from(pool % 7) + (minute as f64 / 3.0).sin() * 4.0;
+                windows.busy_gpus.push(at, busy);
+                windows.ready_gpus.push(at, 16.0);
+                windows.gpu_util.push(at, (100.0 * busy / 16.0).min(100.0));
+                windows.mem_util.push(at, 50.0);
+                windows.custom_mut("users").push(at, 60_000.0 + minute as f64 * 100.0);
+            }
+            let since: Vec<i64> = (0..16).map(|i| NOW - (90 - i * 5) * 60_000).collect();
+            (rules, windows, since)
+        })
+        .collect();
+    let rules_per_pool = {
+        let spec = pools[0].0.spec();
+        spec.thresholds.len() + spec.targets.len() + spec.schedules.len()
+    };
+    let runs = 2_000;
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let started = Instant::now();
+        for (rules, windows, since) in &pools {
+            let state = PoolState {
+                desired_gpus: 16,
+                ready_gpus: 16,
+                held_gpus: 16,
+                warming_gpus: 0,
+                held_since_ms: since,
+                last_scale_out_ms: Some(NOW - 12 * 60_000),
+                last_scale_in_ms: None,
+                pricing: Some(&pricing),
+            };
+            black_box(decide(black_box(rules), &state, black_box(windows), NOW));
+        }
+        times.push(started.elapsed());
+    }
+    times.sort();
+    println!(
+        "decide: 50 pools × {rules_per_pool} rules: median {:.3} ms, p99 {:.3} ms, max {:.3} ms (goal ≤ 1 ms)",
+        times[runs / 2].as_secs_f64() * 1e3,
+        times[runs * 99 / 100].as_secs_f64() * 1e3,
+        times[runs - 1].as_secs_f64() * 1e3
+    );
 }
 
 /// Replay of a 30-day (43,200-minute) trace, goal ≤ 50 ms: the minute loop, the policy and
