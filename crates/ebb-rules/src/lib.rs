@@ -17,6 +17,8 @@
 pub mod decide;
 pub mod lint;
 pub mod model;
+pub mod model_toml;
 pub mod policy;
 pub mod replay;
 pub mod rules_policy;
+pub mod suggest;

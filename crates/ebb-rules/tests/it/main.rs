@@ -7,3 +7,4 @@ mod lint;
 mod model;
 mod replay;
 mod seed_rules;
+mod suggest;

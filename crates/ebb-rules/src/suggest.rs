@@ -1,0 +1,649 @@
+//! Suggest: a rule file for a pool, chosen by replay on the pool's own trace to be the
+//! cheapest found within a shortfall limit, written as TOML an operator can read and edit
+//! (every lever with a comment saying why it is there).
+//!
+//! # The levers
+//!
+//! One target rule and the scale-in settings, the levers that matter on a GPU cloud billed
+//! per started unit:
+//!
+//! - **size to busy GPUs** (target tracking on `busy_gpus`, tolerance 0) at a target of
+//!   100% (no headroom) or below (headroom as a share of demand; the model has no additive
+//!   margin, see the deadband);
+//! - **scale-in stabilization**: a release goes only to the highest count of the last `W`
+//!   minutes, so a load that comes back within `W` keeps its GPUs;
+//! - an **asymmetric out-trigger**: a rise waits `S` minutes (a one-minute blip is not
+//!   worth a paid hour) unless the pool is short by at least `overload_gpus`: then at once;
+//! - **paid-unit-aware release**, newest first (`force = false`): a surplus GPU goes only in
+//!   the last `release_window_minutes` of the unit it has paid for;
+//! - a **deadband**: release only when at least `K` GPUs are surplus over the whole
+//!   stabilization window (it keeps up to `K − 1` spare: hysteresis on the way down);
+//! - **seasonal pre-scaling**, gated ([`seasonal`]): a schedule floor only for a step up
+//!   that recurs at the same time of day or week in the trace.
+//!
+//! # The search
+//!
+//! Coordinate descent over a small grid of each lever ([`GRID`]), from HPA-like defaults
+//! sized to demand: each pass tries every value of one lever with the others fixed, keeps
+//! the best, and moves to the next lever, until a pass changes nothing. "Best" is: within
+//! the shortfall limit (less [`SAFETY`], since the rules will run on load they have not
+//! seen) before over it; then the lower cost; then fewer actions; then the earlier grid
+//! value (simpler, nearer the defaults). Every candidate is a real replay of the rule set
+//! through [`crate::decide`]. Deterministic: no randomness, a fixed order.
+
+pub mod seasonal;
+
+use crate::model::{self, RuleSet};
+use crate::model_toml::{Notes, to_toml_with_notes};
+use crate::replay::baselines::{baseline, pricing};
+use crate::replay::billing::unit_minutes;
+use crate::replay::trace::Trace;
+use crate::replay::{ReplayOptions, replay};
+use crate::rules_policy::RulesPolicy;
+use ebb_cost::{CostError, Money, OverlayMode, PriceEntry};
+use ebb_wire::replay::ReplayResult;
+use ebb_wire::rules::{
+    self as spec, BoundKind, Limits, MetricRef, ScaleIn, Schedule, ScheduleWhen, TargetRule,
+};
+use seasonal::{RecurringStep, recurring_steps};
+use std::collections::BTreeMap;
+
+/// Share of the shortfall limit a suggestion may use on its own trace: the rest is margin
+/// for the load it will meet next.
+pub const SAFETY: f64 = 0.5;
+
+/// How a suggestion is made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SuggestOptions {
+    /// The most shortfall allowed, % of demand (`--max-shortfall-pct`, default 1).
+    pub max_shortfall_pct: f64,
+    /// How the trace is replayed and paid (warmup, minute 0's instant, term, overlay).
+    pub replay: ReplayOptions,
+    /// The `pool` the file names, if any.
+    pub pool: Option<String>,
+}
+
+impl Default for SuggestOptions {
+    fn default() -> SuggestOptions {
+        SuggestOptions {
+            max_shortfall_pct: 1.0,
+            replay: ReplayOptions::default(),
+            pool: None,
+        }
+    }
+}
+
+/// One point of the search: the value of every lever.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Levers {
+    /// The busy-GPU target, % of each GPU (100: size to demand).
+    pub target_pct: u32,
+    /// Scale-in stabilization (and deadband) window, minutes.
+    pub stabilization_minutes: u32,
+    /// A rise waits this long (0: at once).
+    pub sustain_minutes: u32,
+    /// … unless short by at least this many GPUs (used when `sustain_minutes > 0`).
+    pub overload_gpus: u32,
+    /// Release only when at least this many are surplus (0: no deadband).
+    pub deadband_gpus: u32,
+    /// A GPU may go in the last this many minutes of its paid unit.
+    pub release_window_minutes: u32,
+    /// The recurring steps' schedule floors are on.
+    pub pre_scale: bool,
+}
+
+impl Default for Levers {
+    /// The search's start: sized to demand, an hour's memory, at once, no deadband.
+    fn default() -> Levers {
+        Levers {
+            target_pct: 100,
+            stabilization_minutes: 60,
+            sustain_minutes: 0,
+            overload_gpus: 2,
+            deadband_gpus: 0,
+            release_window_minutes: 1,
+            pre_scale: false,
+        }
+    }
+}
+
+/// The values each lever may take, in the order tried (the earlier wins a tie).
+#[derive(Debug)]
+pub struct Grid {
+    /// `Levers::target_pct`.
+    pub target_pct: &'static [u32],
+    /// `Levers::stabilization_minutes`.
+    pub stabilization_minutes: &'static [u32],
+    /// `Levers::sustain_minutes`.
+    pub sustain_minutes: &'static [u32],
+    /// `Levers::overload_gpus`.
+    pub overload_gpus: &'static [u32],
+    /// `Levers::deadband_gpus`.
+    pub deadband_gpus: &'static [u32],
+    /// `Levers::release_window_minutes`, in 1/60 of the paid unit (a minute of an hour,
+    /// 24 minutes of a day).
+    pub release_window_sixtieths: &'static [u32],
+}
+
+/// The grid searched.
+pub const GRID: Grid = Grid {
+    target_pct: &[100, 97, 94, 90, 85, 80],
+    stabilization_minutes: &[60, 45, 30, 20, 10, 5, 1],
+    sustain_minutes: &[0, 1, 2, 3, 5],
+    overload_gpus: &[2, 1, 3, 5, 8],
+    deadband_gpus: &[0, 2, 3],
+    release_window_sixtieths: &[30, 15, 10, 5, 3, 1, 0],
+};
+
+/// Among the rule sets within this share of the cheapest (penalized) cost, the one with
+/// the fewest actions is suggested: a pool that moves less is easier to read and trust,
+/// and a saving this small is within what the next weeks' load will change anyway.
+pub const COST_TOLERANCE: f64 = 0.01;
+
+/// What an action is worth in the search, as a share of an on-demand GPU-hour: a saving
+/// smaller than that is not worth another order or release (the churn, and the operator's
+/// log). Half an hour's price makes steady load settle at a few actions a day.
+pub const ACTION_PENALTY_HOURS: f64 = 0.5;
+
+/// The most passes of the descent.
+const MAX_PASSES: usize = 4;
+
+/// A suggested rule file and what it did on the trace it was chosen on.
+#[derive(Debug, Clone)]
+pub struct Suggestion {
+    /// The rules.
+    pub rules: RuleSet,
+    /// The rule file (TOML with comments); `model::parse` reads it back as `rules`.
+    pub file: String,
+    /// The levers chosen.
+    pub levers: Levers,
+    /// The rules replayed on the trace.
+    pub replay: ReplayResult,
+    /// The perfect-foresight oracle on the same trace and billing.
+    pub oracle: ReplayResult,
+    /// The recurring steps found (a schedule each when `levers.pre_scale`).
+    pub recurring: Vec<RecurringStep>,
+    /// Rule sets replayed.
+    pub candidates: u32,
+    /// Whether the chosen rules are within the limit on the trace (when none is, the one
+    /// with the least shortfall is suggested).
+    pub within_limit: bool,
+}
+
+/// What one candidate did.
+#[derive(Debug, Clone)]
+struct Scored {
+    result: ReplayResult,
+    /// Within the limit first, then the cost with each action's penalty (or the shortfall
+    /// when over), then the actions: lower is better.
+    key: (bool, i64, i64, u32),
+}
+
+impl Scored {
+    fn new(result: ReplayResult, limit_pct: f64, action_fen: i64, stress_fen: i64) -> Scored {
+        let over = result.shortfall_pct > limit_pct;
+        let shortfall = (result.shortfall_pct * 1_000.0).round() as i64;
+        let penalized = result
+            .cost_fen
+            .saturating_add(action_fen.saturating_mul(i64::from(result.actions)))
+            .saturating_add(stress_fen);
+        let key = if over {
+            (true, shortfall, penalized, result.actions)
+        } else {
+            (false, penalized, 0, result.actions)
+        };
+        Scored { result, key }
+    }
+}
+
+/// Suggests rules for `trace`, priced by `entry` under `options.replay`'s plan.
+pub fn suggest(
+    trace: &Trace,
+    entry: &PriceEntry,
+    options: &SuggestOptions,
+) -> Result<Suggestion, CostError> {
+    let replay_options = &options.replay;
+    let recurring = recurring_steps(
+        trace.demand(),
+        replay_options.start_ms,
+        replay_options.warmup_minutes,
+    );
+    let peak = trace.peak_gpus();
+    let limit_pct = options.max_shortfall_pct.max(0.0) * SAFETY;
+    let price = pricing(entry, replay_options);
+
+    let action_fen = (entry.hour.fen() as f64 * ACTION_PENALTY_HOURS).round() as i64;
+    let unit = unit_minutes(replay_options.overlay);
+
+    let stresses = stress_traces(trace, unit);
+
+    let mut tried: BTreeMap<Levers, Scored> = BTreeMap::new();
+    let mut evaluate = |levers: Levers| -> Result<Scored, CostError> {
+        if let Some(scored) = tried.get(&levers) {
+            return Ok(scored.clone());
+        }
+        let rules = build(&levers, peak, &recurring, options);
+        let mut policy = RulesPolicy::new("rules", rules.clone(), Some(price.clone()));
+        let result = replay(trace, &mut policy, entry, replay_options)?.result;
+        let mut stress_fen = 0i64;
+        for stress in &stresses {
+            let mut policy = RulesPolicy::new("rules", rules.clone(), Some(price.clone()));
+            let stressed = replay(stress, &mut policy, entry, replay_options)?.result;
+            stress_fen = stress_fen.saturating_add(stressed.cost_fen);
+        }
+        let scored = Scored::new(result, limit_pct, action_fen, stress_fen);
+        tried.insert(levers, scored.clone());
+        Ok(scored)
+    };
+
+    // Coordinate descent from the defaults; then, when the trace has recurring steps, again
+    // with pre-scaling on from where the first ended (it changes what the others cover).
+    let mut start = Levers {
+        release_window_minutes: unit / 2,
+        ..Levers::default()
+    };
+    let pre_scale_choices: &[bool] = if recurring.is_empty() {
+        &[false]
+    } else {
+        &[false, true]
+    };
+    for &pre_scale in pre_scale_choices {
+        let mut best = Levers { pre_scale, ..start };
+        let mut best_score = evaluate(best)?;
+        for _ in 0..MAX_PASSES {
+            let before = best;
+            for lever in 0..6 {
+                for candidate in neighbours(&best, lever, unit) {
+                    let score = evaluate(candidate)?;
+                    if score.key < best_score.key {
+                        best = candidate;
+                        best_score = score;
+                    }
+                }
+            }
+            if best == before {
+                break;
+            }
+        }
+        start = best;
+    }
+    // The cheapest, then the fewest actions among those within the tolerance of it.
+    let (cheapest_levers, cheapest) = tried
+        .iter()
+        .min_by_key(|(levers, score)| (score.key, **levers))
+        .map(|(levers, score)| (*levers, score.clone()))
+        .expect("at least one candidate");
+    let (best, best_score) = if cheapest.key.0 {
+        (cheapest_levers, cheapest)
+    } else {
+        let bound = (cheapest.key.1 as f64 * (1.0 + COST_TOLERANCE)).floor() as i64;
+        tried
+            .iter()
+            .filter(|(_, score)| !score.key.0 && score.key.1 <= bound)
+            .min_by_key(|(levers, score)| (score.result.actions, score.key, **levers))
+            .map(|(levers, score)| (*levers, score.clone()))
+            .expect("the cheapest is within its own tolerance")
+    };
+    let candidates = tried.len() as u32;
+
+    let mut oracle_policy =
+        baseline("oracle", trace, replay_options, entry).expect("the oracle is a baseline");
+    let oracle = replay(trace, oracle_policy.as_mut(), entry, replay_options)?.result;
+    let levers = canonical(best);
+    let spec = build_spec(&levers, peak, &recurring, options);
+    let within_limit = best_score.result.shortfall_pct <= options.max_shortfall_pct;
+    let notes = notes(
+        &levers,
+        &spec,
+        trace,
+        &recurring,
+        &best_score.result,
+        &oracle,
+        options,
+        candidates,
+    );
+    let file = to_toml_with_notes(&spec, &notes);
+    let rules = model::parse(&file).expect("a suggested file is valid (a test checks)");
+    Ok(Suggestion {
+        rules,
+        file,
+        levers,
+        replay: best_score.result,
+        oracle,
+        recurring,
+        candidates,
+        within_limit,
+    })
+}
+
+/// Load the trace has not shown, built from its last day (its own noise): a peak at four
+/// times the level, ramped up over an hour, held 12 hours and dropped at once (a festival's
+/// end); and a job at four times the level that runs exactly two paid units and stops (a
+/// batch rented by the unit). What each candidate pays on them is added to its cost, so the
+/// search does not pick, between rules that cost the same on the trace, the one that holds
+/// a peak's GPUs for paid units after it has gone (releases newest first, each only at the
+/// end of its unit, can cascade over hours after a large drop).
+pub fn stress_traces(trace: &Trace, unit_minutes: u32) -> Vec<Trace> {
+    let demand = trace.demand();
+    let day = &demand[demand.len().saturating_sub(1_440)..];
+    let level = |m: usize| day[m % day.len()];
+    let mut out = Vec::new();
+    let festival: Vec<f64> = (0..1_440)
+        .map(|m| {
+            let ramp = ((m as f64 - 120.0) / 60.0).clamp(0.0, 1.0);
+            let factor = if m < 900 { 1.0 + 3.0 * ramp } else { 1.0 };
+            level(m) * factor
+        })
+        .collect();
+    out.extend(Trace::from_demand(festival));
+    let unit = unit_minutes as usize;
+    if unit <= 1_440 {
+        let start = unit / 2;
+        let batch: Vec<f64> = (0..4 * unit)
+            .map(|m| {
+                let running = m >= start && m < start + 2 * unit;
+                level(m) * if running { 4.0 } else { 1.0 }
+            })
+            .collect();
+        out.extend(Trace::from_demand(batch));
+    }
+    out
+}
+
+/// The candidates that change lever `lever` of `at` (in grid order), for a paid unit of
+/// `unit` minutes.
+fn neighbours(at: &Levers, lever: usize, unit: u32) -> Vec<Levers> {
+    let with = |values: &mut dyn Iterator<Item = u32>, set: &dyn Fn(&mut Levers, u32)| {
+        values
+            .map(|value| {
+                let mut next = *at;
+                set(&mut next, value);
+                canonical(next)
+            })
+            .filter(|next| next != &canonical(*at))
+            .collect::<Vec<Levers>>()
+    };
+    let values = |grid: &'static [u32]| grid.iter().copied();
+    match lever {
+        0 => with(&mut values(GRID.target_pct), &|l, v| l.target_pct = v),
+        1 => with(&mut values(GRID.stabilization_minutes), &|l, v| {
+            l.stabilization_minutes = v
+        }),
+        2 => with(&mut values(GRID.sustain_minutes), &|l, v| {
+            l.sustain_minutes = v
+        }),
+        3 if at.sustain_minutes > 0 => {
+            with(&mut values(GRID.overload_gpus), &|l, v| l.overload_gpus = v)
+        }
+        4 => with(&mut values(GRID.deadband_gpus), &|l, v| l.deadband_gpus = v),
+        5 => with(
+            &mut values(GRID.release_window_sixtieths).map(|sixtieths| unit / 60 * sixtieths),
+            &|l, v| l.release_window_minutes = v,
+        ),
+        _ => Vec::new(),
+    }
+}
+
+/// Levers that mean the same rules are the same point (the overload without a sustain
+/// window does nothing).
+fn canonical(mut levers: Levers) -> Levers {
+    if levers.sustain_minutes == 0 {
+        levers.overload_gpus = Levers::default().overload_gpus;
+    }
+    levers
+}
+
+fn build(
+    levers: &Levers,
+    peak: u32,
+    recurring: &[RecurringStep],
+    options: &SuggestOptions,
+) -> RuleSet {
+    RuleSet::from_spec(build_spec(levers, peak, recurring, options))
+        .expect("the grid only makes valid rule sets (a test checks)")
+}
+
+/// The pool's max: ten times the trace's peak, at least 100 more, so a peak the trace did
+/// not show is not clipped (the operator's cap to set).
+pub fn suggested_max_gpus(peak: u32) -> u32 {
+    peak.saturating_mul(10)
+        .max(peak.saturating_add(100))
+        .min(model::MAX_GPUS)
+}
+
+fn build_spec(
+    levers: &Levers,
+    peak: u32,
+    recurring: &[RecurringStep],
+    options: &SuggestOptions,
+) -> spec::RuleSet {
+    let max_gpus = suggested_max_gpus(peak);
+    let schedules = if levers.pre_scale {
+        recurring
+            .iter()
+            .map(|step| Schedule {
+                name: format!("pre-scale-{}", step.onset_hh_mm().replace(':', "")),
+                when: ScheduleWhen::Cron {
+                    cron: step.cron(),
+                    duration_minutes: step.duration_minutes,
+                },
+                time_zone: "UTC".to_string(),
+                bound: BoundKind::Floor,
+                gpus: step.floor_gpus.min(max_gpus),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    spec::RuleSet {
+        pool: options.pool.clone(),
+        limits: Limits {
+            min_gpus: 1,
+            max_gpus,
+            ..Limits::default()
+        },
+        scale_in: ScaleIn {
+            force: false,
+            release_window_minutes: levers.release_window_minutes,
+            deadband_gpus: levers.deadband_gpus,
+            deadband_minutes: if levers.deadband_gpus > 0 {
+                levers.stabilization_minutes
+            } else {
+                0
+            },
+        },
+        metrics: Vec::new(),
+        thresholds: Vec::new(),
+        targets: vec![TargetRule {
+            name: "size-to-busy-gpus".to_string(),
+            metric: MetricRef::BusyGpus,
+            target: f64::from(levers.target_pct),
+            tolerance: 0.0,
+            scale_in_stabilization_minutes: levers.stabilization_minutes,
+            scale_out_sustain_minutes: levers.sustain_minutes,
+            overload_gpus: (levers.sustain_minutes > 0).then_some(levers.overload_gpus),
+        }],
+        schedules,
+    }
+}
+
+fn unit_word(overlay: OverlayMode) -> &'static str {
+    match overlay {
+        OverlayMode::Hour | OverlayMode::Spot => "hour",
+        OverlayMode::Day => "day",
+        OverlayMode::Week => "week",
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn notes(
+    levers: &Levers,
+    rules: &spec::RuleSet,
+    trace: &Trace,
+    recurring: &[RecurringStep],
+    result: &ReplayResult,
+    oracle: &ReplayResult,
+    options: &SuggestOptions,
+    candidates: u32,
+) -> Notes {
+    let mut notes = Notes::new();
+    let days = trace.minutes() as f64 / 1_440.0;
+    let ratio = if oracle.cost_fen > 0 {
+        result.cost_fen as f64 / oracle.cost_fen as f64
+    } else {
+        1.0
+    };
+    let unit = unit_word(options.replay.overlay);
+    let mut header = vec![
+        format!(
+            "Suggested by `ebb rules suggest` from a trace of {} minutes ({days:.1} days, peak {} GPUs).",
+            trace.minutes(),
+            trace.peak_gpus()
+        ),
+        format!(
+            "Replayed on it: {} ({ratio:.3}x the perfect-foresight oracle's {}), shortfall {:.2}% (limit {}%),",
+            Money::from_fen(result.cost_fen),
+            Money::from_fen(oracle.cost_fen),
+            result.shortfall_pct,
+            options.max_shortfall_pct
+        ),
+        format!(
+            "{:.1} actions a day: the cheapest of {candidates} rule sets replayed, kept within {}% of",
+            result.actions_per_day,
+            100.0 * SAFETY
+        ),
+        "the limit on this trace to leave room for load it has not seen.".to_string(),
+        "Edit freely, then check a change with `ebb replay --trace … --rules this-file`."
+            .to_string(),
+    ];
+    if result.shortfall_pct > options.max_shortfall_pct {
+        header.push(format!(
+            "No rule set tried stayed within the limit: this is the one with the least shortfall ({:.2}%).",
+            result.shortfall_pct
+        ));
+    }
+    if !recurring.is_empty() && !levers.pre_scale {
+        for step in recurring {
+            header.push(format!(
+                "A step of about {} GPUs recurs at {} UTC ({} days): a pre-scaling floor for it cost more than",
+                step.rise_gpus,
+                step.onset_hh_mm(),
+                step.days_seen
+            ));
+            header.push(format!(
+                "the shortfall it saves is worth within the limit, so it is left out (add [[schedule]] cron = \"{}\",",
+                step.cron()
+            ));
+            header.push(format!(
+                "duration_minutes = {}, floor = {}, time_zone = \"UTC\" to pre-scale anyway).",
+                step.duration_minutes, step.floor_gpus
+            ));
+        }
+    }
+    notes.insert(String::new(), header);
+    notes.insert(
+        "limits".to_string(),
+        vec![
+            "min 1: a pool with no GPU has no busy GPUs to size from.".to_string(),
+            format!(
+                "max {}: ten times the trace's peak, so a peak it did not show is not clipped; lower it to",
+                rules.limits.max_gpus
+            ),
+            "the most you would pay for, or add budget_per_hour (yuan), which no rule can break.".to_string(),
+        ],
+    );
+    let mut scale_in = vec![
+        format!(
+            "force = false: a surplus GPU goes only in the last {} minute(s) of the {unit} it has paid for,",
+            levers.release_window_minutes
+        ),
+        "newest first: releasing it earlier saves nothing, and a GPU kept to the end of its paid"
+            .to_string(),
+        format!("{unit} is there for free if the load comes back."),
+    ];
+    if levers.deadband_gpus > 0 {
+        scale_in.push(format!(
+            "Deadband: release only when at least {} GPUs were surplus over the whole last {} minutes, so",
+            levers.deadband_gpus, levers.stabilization_minutes
+        ));
+        scale_in.push(format!(
+            "up to {} spare GPU(s) stay (hysteresis: the pool does not give back a GPU it will want again).",
+            levers.deadband_gpus - 1
+        ));
+    } else {
+        scale_in.push(
+            "No deadband: the stabilization window below already keeps what the last hour needed."
+                .to_string(),
+        );
+    }
+    notes.insert("scale_in".to_string(), scale_in);
+    let mut target = if levers.target_pct >= 100 {
+        vec![
+            "Size the pool to its busy GPUs (the demand, which goes above 100% utilization when short):".to_string(),
+            "target 100% of each GPU, no headroom: paid units and the window below keep it from flapping,".to_string(),
+            "not a band (tolerance 0).".to_string(),
+        ]
+    } else {
+        vec![
+            format!(
+                "Size the pool to its busy GPUs at {}% of each GPU: {}% headroom over demand, because on this",
+                levers.target_pct,
+                100 - levers.target_pct
+            ),
+            "trace a pool sized to demand alone fell short while new GPUs warmed up (tolerance 0: paid".to_string(),
+            "units and the window below keep it from flapping, not a band).".to_string(),
+        ]
+    };
+    target.push(format!(
+        "Scale-in stabilization {} min: a release goes only to the highest count of the last {} minutes,",
+        levers.stabilization_minutes, levers.stabilization_minutes
+    ));
+    target.push("so load that comes back within them keeps its GPUs.".to_string());
+    if levers.sustain_minutes > 0 {
+        target.push(format!(
+            "Asymmetric out-trigger: a small rise waits {} min (a blip is not worth a paid {unit}), a shortage",
+            levers.sustain_minutes
+        ));
+        target.push(format!(
+            "of {} GPU(s) or more orders at once.",
+            levers.overload_gpus
+        ));
+    } else {
+        target.push(format!(
+            "Scale-out at once: a GPU ordered now is ready in {} minutes, and waiting cost more shortfall",
+            options.replay.warmup_minutes
+        ));
+        target.push("than it saved on this trace.".to_string());
+    }
+    notes.insert("target[0]".to_string(), target);
+    if levers.pre_scale {
+        for (i, step) in recurring.iter().enumerate() {
+            let days = match &step.weekdays {
+                None => "every day".to_string(),
+                Some(days) => {
+                    let names = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+                    days.iter()
+                        .map(|&d| names[d as usize % 7])
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            };
+            notes.insert(
+                format!("schedule[{i}]"),
+                vec![
+                    format!(
+                        "Pre-scaling: demand stepped up by about {} GPUs at {} UTC ({days}; seen on {} days),",
+                        step.rise_gpus,
+                        step.onset_hh_mm(),
+                        step.days_seen
+                    ),
+                    format!(
+                        "faster than a GPU warms up: at least {} GPUs from {} minutes before, until the target has caught up.",
+                        step.floor_gpus, options.replay.warmup_minutes
+                    ),
+                ],
+            );
+        }
+    }
+    notes
+}

@@ -1,0 +1,244 @@
+//! `suggest`: a rule file that parses, replays within the limit on the trace it was chosen
+//! on, says why each lever is there, and is the same for the same input; the gated
+//! seasonal steps; `to_toml` round trips.
+
+use ebb_cost::Catalog;
+use ebb_rules::model::{self, RuleSet};
+use ebb_rules::model_toml::to_toml;
+use ebb_rules::replay::baselines::pricing;
+use ebb_rules::replay::families::{Family, FamilyParams, generate};
+use ebb_rules::replay::trace::Trace;
+use ebb_rules::replay::{ReplayOptions, replay};
+use ebb_rules::rules_policy::{HPA, RulesPolicy, SEED_80_30};
+use ebb_rules::suggest::seasonal::recurring_steps;
+use ebb_rules::suggest::{SuggestOptions, suggest};
+
+fn small(family: Family, days: u32, seed: u64) -> Trace {
+    let params = FamilyParams {
+        days,
+        ..family.default_params()
+    };
+    Trace::from_demand(generate(family, &params, seed)).unwrap()
+}
+
+fn options(family: Family) -> SuggestOptions {
+    SuggestOptions {
+        replay: ReplayOptions {
+            overlay: family.overlay(),
+            ..ReplayOptions::default()
+        },
+        ..SuggestOptions::default()
+    }
+}
+
+/// Two days of `family` (seed 6), in debug: a file that parses, is what was replayed, and is
+/// within the limit on its trace. Flash crowds get four: a family has its 3-6 crowds
+/// whatever the length, and on two days the GPUs short while a crowd rises 30 GPUs within
+/// the 5-minute warmup are over 1% of all demand: no reactive rule is within the limit.
+fn parses_and_replays_within_the_limit(family: Family) {
+    let catalog = Catalog::demo();
+    let entry = catalog.find("A100", "cn-north").unwrap();
+    {
+        let days = if family == Family::FlashCrowd { 4 } else { 2 };
+        let trace = small(family, days, 6);
+        let options = options(family);
+        let suggestion = suggest(&trace, entry, &options).unwrap();
+        let name = family.name();
+        assert!(suggestion.within_limit, "{name}: {:?}", suggestion.replay);
+        assert!(
+            suggestion.replay.shortfall_pct <= options.max_shortfall_pct,
+            "{name}"
+        );
+        // The file is what was replayed: parsed again and replayed, the same figures.
+        let parsed = model::parse(&suggestion.file)
+            .unwrap_or_else(|e| panic!("{name}: {e}\n{}", suggestion.file));
+        assert_eq!(parsed.spec(), suggestion.rules.spec(), "{name}");
+        let mut policy = RulesPolicy::new("rules", parsed, Some(pricing(entry, &options.replay)));
+        let again = replay(&trace, &mut policy, entry, &options.replay)
+            .unwrap()
+            .result;
+        assert_eq!(again, suggestion.replay, "{name}");
+        // Paid-unit-aware release, sized to busy GPUs, and each lever explained.
+        let spec = suggestion.rules.spec();
+        assert!(!spec.scale_in.force, "{name}");
+        assert_eq!(spec.targets.len(), 1, "{name}");
+        assert_eq!(spec.targets[0].metric.name(), "busy_gpus", "{name}");
+        assert!(spec.limits.max_gpus >= 10 * trace.peak_gpus(), "{name}");
+        for words in [
+            "# Suggested by `ebb rules suggest`",
+            "the perfect-foresight oracle",
+            "force = false: a surplus GPU goes only in the last",
+            "Size the pool to its busy GPUs",
+            "Scale-in stabilization",
+        ] {
+            assert!(
+                suggestion.file.contains(words),
+                "{name}: {words}\n{}",
+                suggestion.file
+            );
+        }
+        assert!(
+            suggestion.candidates > 10,
+            "{name}: a search, not one point"
+        );
+    }
+}
+
+macro_rules! family_tests {
+    ($($name:ident: $family:expr,)*) => {$(
+        #[test]
+        fn $name() {
+            parses_and_replays_within_the_limit($family);
+        }
+    )*};
+}
+
+family_tests! {
+    suggests_for_daily_festival: Family::DailyFestival,
+    suggests_for_two_week_burst: Family::TwoWeekBurst,
+    suggests_for_flash_crowd: Family::FlashCrowd,
+    suggests_for_oscillation: Family::Oscillation,
+    suggests_for_render_batch: Family::RenderBatch,
+    suggests_for_steady: Family::Steady,
+    suggests_for_growing_streaming: Family::GrowingStreaming,
+    suggests_for_weekly: Family::Weekly,
+}
+
+#[test]
+fn the_same_trace_gives_the_same_file() {
+    let catalog = Catalog::demo();
+    let entry = catalog.find("A100", "cn-north").unwrap();
+    let trace = small(Family::FlashCrowd, 2, 11);
+    let first = suggest(&trace, entry, &options(Family::FlashCrowd)).unwrap();
+    let second = suggest(&trace, entry, &options(Family::FlashCrowd)).unwrap();
+    assert_eq!(first.file, second.file);
+    assert_eq!(first.levers, second.levers);
+    assert_eq!(first.replay, second.replay);
+}
+
+#[test]
+fn a_step_that_recurs_on_weekdays_is_found_and_one_offs_are_not() {
+    // Weekly: 09:00-18:00 on the family's weekdays (days 0-4 of each 7; day 0 of the trace
+    // is 1970-01-01, a Thursday), so Thu, Fri, Sat, Sun, Mon.
+    let weekly = small(Family::Weekly, 15, 3);
+    let steps = recurring_steps(weekly.demand(), 0, 5);
+    assert_eq!(steps.len(), 1, "{steps:?}");
+    let step = &steps[0];
+    assert_eq!(step.onset_minute_of_day, 9 * 60, "{step:?}");
+    assert_eq!(step.weekdays, Some(vec![0, 1, 4, 5, 6]), "{step:?}");
+    assert_eq!(step.cron(), "55 8 * * 0,1,4,5,6");
+    assert_eq!(step.days_seen, 11);
+    assert!((20..=24).contains(&step.floor_gpus), "{step:?}");
+
+    // A festival day, flash crowds, an oscillation, a two-week burst: no recurring step.
+    for family in [
+        Family::DailyFestival,
+        Family::FlashCrowd,
+        Family::Oscillation,
+        Family::TwoWeekBurst,
+        Family::GrowingStreaming,
+        Family::Steady,
+    ] {
+        let trace = Trace::from_demand(generate(family, &family.default_params(), 3)).unwrap();
+        let steps = recurring_steps(trace.demand(), 0, 5);
+        assert!(steps.is_empty(), "{}: {steps:?}", family.name());
+    }
+}
+
+#[test]
+fn a_daily_step_is_a_daily_cron() {
+    // Every day at 07:30 the load goes from 4 to 20 GPUs, back at 12:00.
+    let demand: Vec<f64> = (0..4 * 1_440)
+        .map(|m| {
+            let minute = m % 1_440;
+            if (450..720).contains(&minute) {
+                20.0
+            } else {
+                4.0
+            }
+        })
+        .collect();
+    let steps = recurring_steps(&demand, 0, 5);
+    assert_eq!(steps.len(), 1, "{steps:?}");
+    assert_eq!(steps[0].weekdays, None);
+    assert_eq!(steps[0].cron(), "25 7 * * *");
+    assert_eq!(steps[0].floor_gpus, 20);
+    assert_eq!(steps[0].duration_minutes, 5 + 15);
+}
+
+fn round_trip(rules: &RuleSet) {
+    let text = to_toml(rules);
+    let back = model::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(back.spec(), rules.spec(), "{text}");
+}
+
+#[test]
+fn to_toml_round_trips_every_kind_of_rule() {
+    for text in [
+        SEED_80_30,
+        HPA,
+        include_str!("../../examples/festival.toml"),
+    ] {
+        round_trip(&model::parse(text).unwrap());
+    }
+    let every_field = r#"
+pool = "a \"quoted\" pool"
+
+[limits]
+min_gpus = 2
+max_gpus = 80
+step = { out_gpus = 4, out_pct = 12.5, in_gpus = 3, in_pct = 50 }
+budget_per_hour = 499.5
+budget_per_month = 250000.25
+
+[scale_in]
+force = true
+release_window_minutes = 7
+deadband_gpus = 2
+deadband_minutes = 10
+
+[[metric]]
+name = "queue_len"
+stale_after_minutes = 4
+
+[[threshold]]
+name = "queue"
+metric = "queue_len"
+op = "<"
+value = -0.25
+for_minutes = 2
+action = "-33.3%"
+cooldown_minutes = 6
+
+[[threshold]]
+name = "set"
+metric = "mem_util"
+op = "<="
+value = 10
+action = "set 3"
+
+[[target]]
+name = "per-gpu"
+metric = "queue_len"
+target = 1234567.875
+tolerance = 0.05
+scale_in_stabilization_minutes = 0
+scale_out_sustain_minutes = 3
+overload_gpus = 2
+
+[[schedule]]
+name = "window"
+start = 2025-11-08T06:30:00
+end = 2025-11-12T00:00:00
+time_zone = "Asia/Shanghai"
+exact = 40
+
+[[schedule]]
+name = "night"
+cron = "0 1 * * 1-5"
+duration_minutes = 90
+time_zone = "UTC"
+ceiling = 5
+"#;
+    round_trip(&model::parse(every_field).unwrap());
+}
