@@ -6,6 +6,7 @@ mod metrics;
 mod pools;
 mod replay;
 mod rules;
+mod suggest;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -221,6 +222,9 @@ async fn main() -> anyhow::Result<()> {
             .await?;
         }
         Command::Replay(args) => replay::run(args, &data_dir()?, cli.json)?,
+        Command::Rules(rules::RulesCommand::Suggest(args)) => {
+            suggest::run(args, &data_dir()?, cli.json)?;
+        }
         Command::Rules(command) => {
             let code = rules::run(command, cli.json)?;
             if code != 0 {

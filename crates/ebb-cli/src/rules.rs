@@ -18,6 +18,9 @@ pub enum RulesCommand {
         #[arg(long, default_value_t = 5)]
         warmup: u32,
     },
+    /// Suggest a rule file for a recorded trace: the cheapest found by replay within the
+    /// shortfall limit, each lever with a comment saying why (the file on standard output).
+    Suggest(crate::suggest::SuggestArgs),
 }
 
 /// Runs the command; answers the exit code.
@@ -37,6 +40,9 @@ pub fn run(command: &RulesCommand, json: bool) -> anyhow::Result<i32> {
                 print!("{}", lint_text(&report));
             }
             Ok(exit_code(&report))
+        }
+        RulesCommand::Suggest(_) => {
+            unreachable!("main runs `rules suggest` itself: it needs the data directory")
         }
     }
 }

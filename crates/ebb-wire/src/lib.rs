@@ -15,3 +15,4 @@ pub mod pools;
 pub mod reasons;
 pub mod replay;
 pub mod rules;
+pub mod suggest;

@@ -3,6 +3,7 @@
 mod cost;
 mod replay;
 mod rules;
+mod suggest;
 
 use std::process::Command;
 

@@ -1,0 +1,163 @@
+//! `ebb rules suggest` through the real binary: the file on standard output is a rule file
+//! that `ebb replay` replays to the figures `--json` reports; the errors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use ebb_testkit::TempDir;
+
+fn ebb(data_dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ebb"))
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(args)
+        .env_remove("EBB_DATA_DIR")
+        .output()
+        .unwrap()
+}
+
+fn succeeded(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "ebb failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+/// Two days: 6 GPUs of work and a slow wave of 4 more, 24 from 18:00 to 22:00 each day.
+fn write_trace(dir: &Path) -> PathBuf {
+    let mut csv = String::from("minute,demand\n");
+    for minute in 0..2 * 1440 {
+        let hour = (minute % 1440) / 60;
+        let wave = 4.0 * (f64::from(minute) / 180.0).sin().abs();
+        let gpus = if (18..22).contains(&hour) {
+            24.0
+        } else {
+            6.0 + wave
+        };
+        csv.push_str(&format!("{minute},{gpus:.3}\n"));
+    }
+    let path = dir.join("trace.csv");
+    std::fs::write(&path, csv).unwrap();
+    path
+}
+
+#[test]
+fn suggest_prints_a_rule_file_that_replays_to_its_json_figures() {
+    let data = TempDir::new("cli-suggest");
+    let trace = write_trace(data.path());
+    let trace = trace.to_str().unwrap();
+    let price = ["--model", "A100", "--region", "cn-north"];
+
+    let mut args = vec!["rules", "suggest", "--trace", trace];
+    args.extend(price);
+    let output = ebb(data.path(), &args);
+    let file = succeeded(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("replayed on"), "{stderr}");
+    assert!(stderr.contains("x the oracle's"), "{stderr}");
+    assert!(
+        file.starts_with("# Suggested by `ebb rules suggest`"),
+        "{file}"
+    );
+    assert!(file.contains("[[target]]") && file.contains("metric = \"busy_gpus\""));
+    assert!(file.contains("force = false"), "{file}");
+    let rules = ebb_rules::model::parse(&file).unwrap_or_else(|e| panic!("{e}\n{file}"));
+    let rules_path = data.path().join("suggested.toml");
+    std::fs::write(&rules_path, &file).unwrap();
+
+    args.push("--json");
+    let report: serde_json::Value =
+        serde_json::from_str(&succeeded(&ebb(data.path(), &args))).unwrap();
+    assert_eq!(report["file"].as_str(), Some(file.as_str()));
+    assert_eq!(report["within_limit"], true, "{report}");
+    assert_eq!(report["max_shortfall_pct"], 1.0);
+    assert_eq!(report["model"], "A100");
+    assert_eq!(report["oracle"]["policy"], "oracle");
+    assert!(report["candidates"].as_u64().unwrap() > 10, "{report}");
+    assert!(report["replay"]["shortfall_pct"].as_f64().unwrap() <= 1.0);
+    assert_eq!(
+        serde_json::to_value(rules.spec()).unwrap(),
+        report["rules"],
+        "the JSON's rules are the file's"
+    );
+
+    // `ebb replay` of the printed file gives the figures suggest reported.
+    let mut replay = vec!["replay", "--trace", trace, "--rules"];
+    replay.push(rules_path.to_str().unwrap());
+    replay.extend(price);
+    replay.push("--json");
+    let replayed: serde_json::Value =
+        serde_json::from_str(&succeeded(&ebb(data.path(), &replay))).unwrap();
+    for key in ["cost_fen", "shortfall_pct", "actions", "peak_held_gpus"] {
+        assert_eq!(replayed[key], report["replay"][key], "{key}");
+    }
+}
+
+#[test]
+fn suggest_without_a_price_uses_the_demo_catalog_and_says_so() {
+    let data = TempDir::new("cli-suggest-demo");
+    let trace = write_trace(data.path());
+    let output = ebb(
+        data.path(),
+        &[
+            "rules",
+            "suggest",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--max-shortfall-pct",
+            "2",
+        ],
+    );
+    succeeded(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("demo catalog's A100 in cn-north"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("(limit 2%)"), "{stderr}");
+}
+
+#[test]
+fn suggest_errors_name_the_file_and_the_flag() {
+    let data = TempDir::new("cli-suggest-errors");
+    let bad = data.path().join("bad.csv");
+    std::fs::write(&bad, "minute,demand\n0,1\n1,x\n").unwrap();
+    let output = ebb(
+        data.path(),
+        &["rules", "suggest", "--trace", bad.to_str().unwrap()],
+    );
+    assert!(!output.status.success());
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(error.contains("bad.csv as a trace"), "{error}");
+    assert!(error.contains("line 3"), "{error}");
+
+    let trace = write_trace(data.path());
+    let output = ebb(
+        data.path(),
+        &[
+            "rules",
+            "suggest",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--max-shortfall-pct=-1",
+        ],
+    );
+    assert!(!output.status.success());
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(error.contains("--max-shortfall-pct"), "{error}");
+
+    let output = ebb(
+        data.path(),
+        &[
+            "rules",
+            "suggest",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--model",
+            "A100",
+        ],
+    );
+    assert!(!output.status.success(), "--model needs --region");
+}
