@@ -32,9 +32,11 @@
 //!    6. *deadband*: a release goes only when at least `deadband_gpus` are surplus (held −
 //!       ⌈busy GPUs⌉) over the whole of the last `deadband_minutes`, and releases at most
 //!       that surplus;
-//!    7. *paid-unit hold* (unless `force`): the GPUs released are the newest; each goes only
-//!       in the last `release_window_minutes` of the unit it has paid for (the pool's
-//!       overlay unit: hour, day or week), so a release never wastes a paid unit.
+//!    7. *paid-unit hold* (unless `force`): the GPUs released are the newest; a release
+//!       waits until the deepest surplus GPU is in the last `release_window_minutes` of
+//!       the unit it has paid for (the pool's overlay unit: hour, day or week), then that
+//!       one and every newer one go (those are paid for already), so a release never pays
+//!       a unit again.
 //!
 //!    Holds (5–7) only ever keep the count nearer the current one, and never above the
 //!    upper bound (the smallest of max, the schedules' ceilings and the budget) nor below
@@ -423,12 +425,19 @@ pub fn decide(
         ) * 60
             * MINUTE_MS;
         let window_ms = i64::from(scale_in.release_window_minutes) * MINUTE_MS;
-        let releasable = state
-            .held_since_ms
+        // The surplus GPUs are those above `desired` in the held stack (oldest first). The deepest of them whose
+        // paid unit is ending goes, and every newer one with it: those are paid for
+        // already, so releasing them costs nothing more, while keeping the deeper one
+        // past its unit's end would pay a unit again.
+        let surplus_from = usize::try_from(desired)
+            .unwrap_or(usize::MAX)
+            .min(state.held_since_ms.len());
+        let releasable = state.held_since_ms[surplus_from..]
             .iter()
-            .rev()
-            .take_while(|since| left_in_unit(**since, now_ms, unit_ms) <= window_ms)
-            .count();
+            .position(|since| left_in_unit(*since, now_ms, unit_ms) <= window_ms)
+            .map_or(0, |deepest| {
+                state.held_since_ms.len() - surplus_from - deepest
+            });
         let releasable = u32::try_from(releasable).unwrap_or(u32::MAX);
         // The held GPUs above `desired` are the ones that would go.
         let after = state.held_gpus.saturating_sub(releasable);

@@ -522,7 +522,23 @@ fn a_paid_hour_is_held_until_near_its_end_newest_first() {
         "[limits]\nmax_gpus = 100\n[scale_in]\nrelease_window_minutes = 5\n{COLD}"
     ));
     let cold = util(&[10.0; 10], 10);
-    // Ten GPUs: 8 rented 2 h 57 min ago (3 min left), the 2 newest 30 min ago.
+    // Ten GPUs, all rented 30 min ago: 30 min paid is left on each, so none goes yet.
+    let since = vec![NOW - 30 * MIN; 10];
+    let state = PoolState {
+        held_since_ms: &since,
+        ..pool(10)
+    };
+    let d = decide(&set, &state, &cold, NOW);
+    assert_eq!(d.recommended_gpus, 7);
+    assert_eq!(d.desired_gpus, 10, "30 min paid is left");
+    assert_eq!(kinds(&d), ["paid_unit_hold"]);
+    assert!(matches!(
+        d.clamps[0],
+        Clamp::PaidUnitHold { next_release_ms, .. } if next_release_ms == NOW + 25 * MIN
+    ));
+    // 8 rented 2 h 57 min ago (3 min left), the 2 newest 30 min ago: the deepest surplus
+    // GPU's hour is ending, so it goes with the two newer ones (already paid for) rather
+    // than paying another hour.
     let mut since = vec![NOW - 177 * MIN; 8];
     since.extend([NOW - 30 * MIN; 2]);
     let state = PoolState {
@@ -530,13 +546,8 @@ fn a_paid_hour_is_held_until_near_its_end_newest_first() {
         ..pool(10)
     };
     let d = decide(&set, &state, &cold, NOW);
-    assert_eq!(d.recommended_gpus, 7);
-    assert_eq!(d.desired_gpus, 10, "the newest still have 30 min paid");
-    assert_eq!(kinds(&d), ["paid_unit_hold"]);
-    assert!(matches!(
-        d.clamps[0],
-        Clamp::PaidUnitHold { next_release_ms, .. } if next_release_ms == NOW + 25 * MIN
-    ));
+    assert_eq!(d.desired_gpus, 7, "{d:?}");
+    assert!(kinds(&d).is_empty(), "{d:?}");
     // All near the end of their hour: released.
     let since = vec![NOW - 57 * MIN; 10];
     let state = PoolState {
