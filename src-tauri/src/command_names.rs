@@ -1,6 +1,6 @@
 /// The app's own commands: `build.rs` makes a permission for each and
 /// `capabilities/main.json` grants exactly these (a test checks it).
-pub const COMMANDS: [&str; 24] = [
+pub const COMMANDS: [&str; 27] = [
     "add_host",
     "app_info",
     "catalog_import",
@@ -9,6 +9,7 @@ pub const COMMANDS: [&str; 24] = [
     "create_pool",
     "delete_pool",
     "export_chart",
+    "export_spend_csv",
     "fleet_heatmap_chart",
     "fleet_snapshot",
     "host_history_chart",
@@ -20,7 +21,9 @@ pub const COMMANDS: [&str; 24] = [
     "release_now",
     "remove_host",
     "scale_pool",
+    "set_budget",
     "set_confirm_policy",
+    "spend_summary",
     "test_host",
     "update_host",
     "update_pool",

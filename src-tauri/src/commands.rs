@@ -14,7 +14,9 @@ use ebb_wire::ipc::{
     AppInfo, CatalogImport, CatalogView, ChartMetric, ChartTheme, ConnectionOk, ExportFormat,
     FleetSnapshot, HostEntry, HostInput, IpcError, IpcErrorKind, PlanComparisonView,
 };
-use ebb_wire::pools::{ActivityEntry, Actor, PoolInput, PoolOptions, PoolView, ScalePreview};
+use ebb_wire::pools::{
+    ActivityEntry, Actor, PoolInput, PoolOptions, PoolView, ScalePreview, SpendSummary,
+};
 use ebb_wire::reasons::ChangeReason;
 use serde::{Deserialize, Serialize};
 use tauri::State;
@@ -172,22 +174,71 @@ pub async fn fleet_heatmap_chart(
         .map_err(|error| IpcError::new(IpcErrorKind::InvalidInput, error.to_string()))
 }
 
-/// Saves a chart the UI shows (an SVG from one of the chart commands) as SVG or PNG in the
-/// Downloads folder (else `<data dir>/exports`); returns the file's path.
+/// Saves a chart the UI shows (an SVG from one of the chart commands) as SVG or PNG, with
+/// `title` (host, metric, range) in a band above it, where the operator chooses in the
+/// save dialog (opened on Downloads, else `<data dir>/exports`). Returns the file's path,
+/// or `None` when the dialog was cancelled.
 #[tauri::command]
 #[specta::specta]
 pub async fn export_chart(
+    app: tauri::AppHandle,
     state: State<'_, AppState>,
     svg: String,
     format: ExportFormat,
     name: String,
-) -> Result<String, IpcError> {
+    title: Option<String>,
+) -> Result<Option<String>, IpcError> {
     if !svg.trim_start().starts_with("<svg") {
         return Err(IpcError::new(
             IpcErrorKind::InvalidInput,
             "svg: not an SVG document",
         ));
     }
+    let stem = file_stem(&name)?;
+    let svg = match title.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+        Some(title) => ebb_core::raster::titled(&svg, title).ok_or_else(|| {
+            IpcError::new(
+                IpcErrorKind::InvalidInput,
+                "svg: the chart has no width and height to title",
+            )
+        })?,
+        None => svg,
+    };
+    let (extension, filter) = match format {
+        ExportFormat::Svg => ("svg", "SVG"),
+        ExportFormat::Png => ("png", "PNG"),
+    };
+    let Some(path) = save_path(
+        &app,
+        &state,
+        &format!("{stem}.{extension}"),
+        filter,
+        extension,
+    )
+    .await?
+    else {
+        return Ok(None);
+    };
+    tauri::async_runtime::spawn_blocking(move || {
+        let bytes = match format {
+            ExportFormat::Svg => svg.into_bytes(),
+            ExportFormat::Png => ebb_core::raster::Rasterizer::with_system_fonts()
+                .png(&svg, 2.0)
+                .map_err(|error| {
+                    IpcError::new(
+                        IpcErrorKind::Internal,
+                        format!("cannot draw the PNG: {error}"),
+                    )
+                })?,
+        };
+        write_export(&path, &bytes).map(Some)
+    })
+    .await
+    .map_err(|error| IpcError::new(IpcErrorKind::Internal, error.to_string()))?
+}
+
+/// A file name's stem from `name`: letters, digits, `-` and `_`, at most 80.
+fn file_stem(name: &str) -> Result<String, IpcError> {
     let stem: String = name
         .chars()
         .map(|c| {
@@ -205,45 +256,62 @@ pub async fn export_chart(
             "name: must contain letters or digits",
         ));
     }
-    let dir = dirs::download_dir().unwrap_or_else(|| state.data_dir.join("exports"));
-    let data_dir = state.data_dir.clone();
-    tauri::async_runtime::spawn_blocking(move || {
-        let (bytes, extension) = match format {
-            ExportFormat::Svg => (svg.into_bytes(), "svg"),
-            ExportFormat::Png => {
-                let png = ebb_core::raster::Rasterizer::with_system_fonts()
-                    .png(&svg, 2.0)
-                    .map_err(|error| {
-                        IpcError::new(
-                            IpcErrorKind::Internal,
-                            format!("cannot draw the PNG: {error}"),
-                        )
-                    })?;
-                (png, "png")
-            }
-        };
-        let dir = if std::fs::create_dir_all(&dir).is_ok() {
-            dir
-        } else {
-            data_dir.join("exports")
-        };
-        std::fs::create_dir_all(&dir).map_err(|error| {
+    Ok(stem)
+}
+
+/// Where an export goes: the operator's choice in the native save dialog, opened on
+/// Downloads (else `<data dir>/exports`) with `file_name` filled in; `None` when cancelled.
+/// With `EBB_EXPORT_DIR` set (scripted runs, the end-to-end tests, which cannot drive a
+/// native dialog), straight into that folder without asking.
+async fn save_path(
+    app: &tauri::AppHandle,
+    state: &AppState,
+    file_name: &str,
+    filter: &str,
+    extension: &str,
+) -> Result<Option<std::path::PathBuf>, IpcError> {
+    if let Some(dir) = std::env::var_os("EBB_EXPORT_DIR").filter(|dir| !dir.is_empty()) {
+        return Ok(Some(std::path::PathBuf::from(dir).join(file_name)));
+    }
+    use tauri_plugin_dialog::DialogExt;
+    let downloads = dirs::download_dir().filter(|dir| dir.is_dir());
+    let dir = downloads.unwrap_or_else(|| state.data_dir.join("exports"));
+    let _ = std::fs::create_dir_all(&dir);
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    app.dialog()
+        .file()
+        .set_directory(&dir)
+        .set_file_name(file_name)
+        .add_filter(filter, &[extension])
+        .save_file(move |chosen| {
+            let _ = sender.send(chosen);
+        });
+    let chosen = receiver.await.ok().flatten();
+    chosen
+        .map(|path| {
+            path.into_path().map_err(|error| {
+                IpcError::new(IpcErrorKind::Io, format!("cannot save there: {error}"))
+            })
+        })
+        .transpose()
+}
+
+fn write_export(path: &std::path::Path, bytes: &[u8]) -> Result<String, IpcError> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|error| {
             IpcError::new(
                 IpcErrorKind::Io,
                 format!("cannot create {}: {error}", dir.display()),
             )
         })?;
-        let path = dir.join(format!("{stem}.{extension}"));
-        std::fs::write(&path, bytes).map_err(|error| {
-            IpcError::new(
-                IpcErrorKind::Io,
-                format!("cannot write {}: {error}", path.display()),
-            )
-        })?;
-        Ok(path.display().to_string())
-    })
-    .await
-    .map_err(|error| IpcError::new(IpcErrorKind::Internal, error.to_string()))?
+    }
+    std::fs::write(path, bytes).map_err(|error| {
+        IpcError::new(
+            IpcErrorKind::Io,
+            format!("cannot write {}: {error}", path.display()),
+        )
+    })?;
+    Ok(path.display().to_string())
 }
 
 fn metrics_error(error: MetricsError) -> IpcError {
@@ -574,6 +642,47 @@ pub async fn set_confirm_policy(
         })
         .await
         .map_err(pool_error)
+}
+
+/// Spend across every pool this month, against the monthly budget.
+#[tauri::command]
+#[specta::specta]
+pub async fn spend_summary(state: State<'_, AppState>) -> Result<SpendSummary, IpcError> {
+    state.console.spend_summary().await.map_err(pool_error)
+}
+
+/// Sets (`Some`, in fen) or clears the monthly budget; answers the summary against it.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_budget(
+    state: State<'_, AppState>,
+    budget_fen: Option<i64>,
+) -> Result<SpendSummary, IpcError> {
+    state
+        .console
+        .set_budget(budget_fen)
+        .await
+        .map_err(pool_error)?;
+    state.console.spend_summary().await.map_err(pool_error)
+}
+
+/// Saves this month's spend summary as CSV where the operator chooses; returns the path,
+/// or `None` when the dialog was cancelled.
+#[tauri::command]
+#[specta::specta]
+pub async fn export_spend_csv(
+    app: tauri::AppHandle,
+    state: State<'_, AppState>,
+) -> Result<Option<String>, IpcError> {
+    let summary = state.console.spend_summary().await.map_err(pool_error)?;
+    let name = format!("ebb-spend-{}.csv", summary.month);
+    let Some(path) = save_path(&app, &state, &name, "CSV", "csv").await? else {
+        return Ok(None);
+    };
+    let csv = ebb_core::pools::spend_csv(&summary);
+    tauri::async_runtime::spawn_blocking(move || write_export(&path, csv.as_bytes()).map(Some))
+        .await
+        .map_err(|error| IpcError::new(IpcErrorKind::Internal, error.to_string()))?
 }
 
 fn pool_error(error: PoolError) -> IpcError {

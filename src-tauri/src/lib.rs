@@ -41,6 +41,9 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::release_now,
             commands::list_activity,
             commands::set_confirm_policy,
+            commands::spend_summary,
+            commands::set_budget,
+            commands::export_spend_csv,
         ])
         .events(collect_events![commands::FleetTick])
 }
@@ -61,6 +64,7 @@ pub fn export_bindings(path: &std::path::Path) -> anyhow::Result<()> {
 pub fn run(options: Options) -> anyhow::Result<()> {
     let builder = specta_builder();
     let app = tauri::Builder::default()
+        .plugin(tauri_plugin_dialog::init())
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);

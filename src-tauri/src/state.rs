@@ -75,7 +75,9 @@ impl AppState {
                 data_dir: data_dir.display().to_string(),
                 demo: options.demo,
                 collecting: console.role() == Role::Collector,
-                token_store: console.registry().vault().describe(),
+                // Asked of the keychain itself, so a machine without one hears so (and how
+                // to keep tokens) before a host is added, not after.
+                token_store: console.token_store().await,
                 os_locale: sys_locale::get_locale(),
             },
             console,

@@ -1,9 +1,12 @@
 //! The Costs view: a demand file compared under an imported catalog, a refused catalog,
-//! a dropped demand, the sample, and the dark chart.
+//! a dropped demand, the sample, and the dark chart; this month's spend across pools (one
+//! made in the pool form, whose model choices come from the hosts) against a budget, its
+//! CSV, and the budget's changes in Activity.
 
 use crate::support::{App, Session, files_under, shooting};
 use ebb_testkit::TempDir;
 use fantoccini::Locator;
+use fantoccini::key::Key;
 use std::time::Duration;
 
 /// The seed's FAQ 4 as a planning file: 10 GPUs all month, 50 from 19:00 to 24:00 on 28
@@ -399,6 +402,248 @@ async fn costs_compares_plans_for_a_demand_file_under_an_imported_catalog() {
             app.open_settings_hosts().await;
         }
         app.click("#setting-theme-light").await;
+    })
+    .await;
+}
+
+/// A money figure as the UI writes it ("¥1,234.56") in fen.
+fn fen_of(text: &str) -> Option<i64> {
+    let digits: String = text
+        .trim()
+        .trim_start_matches('¥')
+        .chars()
+        .filter(|c| *c != ',')
+        .collect();
+    let (units, cents) = digits.split_once('.')?;
+    Some(units.parse::<i64>().ok()? * 100 + cents.parse::<i64>().ok()?)
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
+async fn spend_across_pools_against_a_budget_with_a_pool_made_in_the_form() {
+    let scratch = TempDir::new("e2e-spend");
+    let data_dir = scratch.join("data");
+    let exports = scratch.subdir("exports");
+    // Exports open the native save dialog, which WebDriver cannot answer.
+    let app = App::open_with_env(
+        &[("EBB_EXPORT_DIR", exports.as_os_str())],
+        &[
+            "--demo".as_ref(),
+            "--data-dir".as_ref(),
+            data_dir.as_os_str(),
+        ],
+    )
+    .await;
+    let export_dir = exports.clone();
+    app.run(|app| async move {
+        // The pool form picks the model from what the hosts report, under the catalog's names.
+        app.click("#nav-pool").await;
+        app.click("#pool-new").await;
+        let a100 = app
+            .eventually("the A100 choice", Duration::from_secs(15), || {
+                app.text_of("#pool-f-model option[value=\"A100\"]")
+            })
+            .await;
+        assert_eq!(a100, "A100 — NVIDIA A100-SXM4-80GB");
+        let unpriced_or_all = app
+            .find_all(Locator::Css("#pool-f-model option"))
+            .await
+            .unwrap()
+            .len();
+        assert!(unpriced_or_all >= 4, "every catalog model is offered");
+        app.type_into("#pool-f-name", "batch").await;
+        app.select_value("#pool-f-model", "A100").await;
+        let where_ = app
+            .text_of("[data-testid=\"pool-f-model-where\"]")
+            .await
+            .unwrap();
+        assert!(
+            where_.contains("cn-east") && where_.contains("cn-south"),
+            "{where_}"
+        );
+        app.click("#pool-f-regions input[value=\"cn-east\"]").await;
+        app.type_into("#pool-f-max", "4").await;
+        app.shoot("en-light-pool-form-models").await;
+
+        // Escape on a changed form asks; Escape again (or Keep editing) keeps it.
+        app.send_key("#pool-f-name", Key::Escape).await;
+        app.eventually("the discard question", Duration::from_secs(5), || async {
+            app.exists("#pool-form [data-testid=\"discard-question\"]")
+                .await
+                .then_some(())
+        })
+        .await;
+        assert_eq!(
+            app.active_id().await,
+            "pool-f-discard-no",
+            "the safe answer has the focus"
+        );
+        app.shoot("en-light-pool-form-discard").await;
+        app.press(Key::Escape, 1).await;
+        assert!(!app.exists("[data-testid=\"discard-question\"]").await);
+        assert!(app.exists("#pool-form").await, "kept editing");
+
+        // Enter on the model select saves (a select does not submit by itself).
+        app.send_key("#pool-f-model", Key::Enter).await;
+        app.eventually("the new pool", Duration::from_secs(15), || async {
+            (!app.exists("#pool-form").await).then_some(())
+        })
+        .await;
+
+        // Costs: both pools' spend, the demo's base prorated from its creation seconds ago.
+        app.click("#nav-costs").await;
+        let row = |pool: &str| format!("[data-testid=\"spend-table\"] tr[data-pool=\"{pool}\"]");
+        app.eventually("both pools' spend", Duration::from_secs(15), || async {
+            (app.exists(&row("batch")).await && app.exists(&row("inference")).await).then_some(())
+        })
+        .await;
+        let from = app
+            .text_of(&format!("{} [data-col=\"from\"]", row("inference")))
+            .await
+            .unwrap();
+        assert!(
+            from.starts_with("from 20"),
+            "a base made this month counts from then: {from}"
+        );
+        let mtd = app
+            .text_of(&format!("{} [data-col=\"mtd\"]", row("inference")))
+            .await
+            .unwrap();
+        // Two A100s subscribed at ¥7,950/month for the minute since the demo made the
+        // pool: cents, never the ¥795 of a month's first days.
+        assert!(fen_of(&mtd).is_some_and(|fen| fen < 10_000), "{mtd}");
+        let total = app.text_of("[data-testid=\"spend-mtd\"]").await.unwrap();
+        assert!(fen_of(&total).is_some(), "{total}");
+        assert!(
+            app.text_of("[data-testid=\"spend-rule\"]")
+                .await
+                .unwrap()
+                .contains("since the pool was made")
+        );
+        assert_eq!(
+            app.attr_of("[data-testid=\"spend-card\"]", "data-budget-state")
+                .await
+                .as_deref(),
+            Some("no_budget")
+        );
+
+        // A budget far above: within. A budget of a fen: the projection passes it.
+        app.type_into("#spend-budget", "1000000").await;
+        app.click("#spend-budget-set").await;
+        let within = app
+            .eventually("within the budget", Duration::from_secs(10), || async {
+                app.text_of("[data-testid=\"spend-budget-text\"]")
+                    .await
+                    .filter(|text| text.contains("of the ¥1,000,000.00 budget"))
+            })
+            .await;
+        assert!(within.starts_with("Projected ¥"), "{within}");
+        app.shoot("en-light-costs-spend").await;
+        app.type_into("#spend-budget", "0.01").await;
+        app.send_key("#spend-budget", Key::Enter).await;
+        app.eventually("over the budget", Duration::from_secs(10), || async {
+            let state = app
+                .attr_of("[data-testid=\"spend-card\"]", "data-budget-state")
+                .await?;
+            matches!(state.as_str(), "over" | "projected_over").then_some(())
+        })
+        .await;
+        app.type_into("#spend-budget", "nope").await;
+        app.click("#spend-budget-set").await;
+        app.eventually("the budget's error", Duration::from_secs(5), || {
+            app.text_of("[data-testid=\"spend-budget-error\"]")
+        })
+        .await;
+        app.shoot("en-light-costs-spend-over").await;
+
+        // CSV: a line per pool and the total.
+        app.click("#spend-export").await;
+        let saved = app
+            .eventually("the CSV", Duration::from_secs(10), || {
+                app.attr_of("[data-testid=\"spend-export-status\"]", "data-path")
+            })
+            .await;
+        let saved = std::path::PathBuf::from(saved);
+        assert_eq!(saved.parent(), Some(export_dir.as_path()));
+        let csv = std::fs::read_to_string(&saved).unwrap();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert!(
+            lines[0].starts_with("month,pool,model,gpus_now,base_gpus"),
+            "{csv}"
+        );
+        assert!(lines.iter().any(|l| l.contains(",batch,A100,")), "{csv}");
+        assert!(
+            lines.iter().any(|l| l.contains(",inference,A100,")),
+            "{csv}"
+        );
+        assert!(
+            lines.last().unwrap().contains(",total,")
+                && lines.last().unwrap().ends_with("budget 0.01"),
+            "{csv}"
+        );
+
+        // Activity: the budget changes and the demo's hosts, console-wide, with dates.
+        app.click("#nav-activity").await;
+        let budget_row =
+            "[data-testid=\"activity-row\"][data-pool=\"\"] [data-reason=\"budget_changed\"]";
+        let budget = app
+            .eventually("the budget in Activity", Duration::from_secs(10), || {
+                app.text_of(budget_row)
+            })
+            .await;
+        assert!(budget.contains("monthly budget set to ¥0.01"), "{budget}");
+        assert!(
+            app.exists(
+                "[data-testid=\"activity-row\"][data-pool=\"\"] [data-reason=\"host_added\"]"
+            )
+            .await,
+            "the demo's hosts were added"
+        );
+        let when = app
+            .text_of("[data-testid=\"activity-row\"] [data-col=\"time\"]")
+            .await
+            .unwrap();
+        assert!(
+            when.len() >= 19 && when.starts_with("20") && when.as_bytes()[4] == b'-',
+            "a date on every entry: {when}"
+        );
+        app.shoot("en-light-activity-console").await;
+
+        if shooting() {
+            app.open_settings_hosts().await;
+            app.click("#setting-theme-dark").await;
+            app.click("#setting-language-zh-CN").await;
+            app.click("#nav-costs").await;
+            app.eventually("the spend in Chinese", Duration::from_secs(10), || async {
+                app.text_of("#spend-title")
+                    .await
+                    .filter(|t| t.contains("本月支出"))
+            })
+            .await;
+            app.shoot("zh-dark-costs-spend").await;
+            app.scroll_to("[data-testid=\"spend-table\"]").await;
+            app.shoot("zh-dark-costs-spend-table").await;
+            app.click("#nav-activity").await;
+            app.eventually("the activity rows", Duration::from_secs(10), || async {
+                app.exists("[data-testid=\"activity-row\"]")
+                    .await
+                    .then_some(())
+            })
+            .await;
+            app.shoot("zh-dark-activity-console").await;
+            app.click("#nav-pool").await;
+            app.click("#pool-new").await;
+            app.eventually("the models in Chinese", Duration::from_secs(10), || {
+                app.text_of("#pool-f-model option[value=\"A100\"]")
+            })
+            .await;
+            app.scroll_to("#pool-form").await;
+            app.shoot("zh-dark-pool-form-models").await;
+            app.click("#pool-f-cancel").await;
+            app.open_settings_hosts().await;
+            app.click("#setting-language-en").await;
+            app.click("#setting-theme-light").await;
+        }
     })
     .await;
 }

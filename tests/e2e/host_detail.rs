@@ -58,8 +58,13 @@ async fn a_hosts_detail_charts_four_metrics_over_a_chosen_range_and_exports_one(
     )
     .unwrap();
 
+    // Exports open the native save dialog, which WebDriver cannot answer: EBB_EXPORT_DIR
+    // saves straight into the scratch Downloads instead.
     let app = App::open_with_env(
-        &[("XDG_CONFIG_HOME", config.as_os_str())],
+        &[
+            ("XDG_CONFIG_HOME", config.as_os_str()),
+            ("EBB_EXPORT_DIR", downloads.as_os_str()),
+        ],
         &[
             "--demo".as_ref(),
             "--data-dir".as_ref(),
@@ -176,6 +181,18 @@ async fn a_hosts_detail_charts_four_metrics_over_a_chosen_range_and_exports_one(
             svg.trim_start().starts_with("<svg"),
             "{}",
             &svg[..svg.len().min(80)]
+        );
+        // Titled with what it shows: the metric, the host and the range.
+        let title = svg
+            .split("<text")
+            .nth(1)
+            .and_then(|text| text.split('>').nth(1))
+            .and_then(|text| text.split('<').next())
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            title.contains(&host) && title.contains("last hour"),
+            "the exported chart's title: {title}"
         );
         assert!(
             !app.exists("#fleet-detail [data-testid=\"chart-error\"]")

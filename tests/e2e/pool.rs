@@ -346,17 +346,18 @@ async fn the_pool_slider_previews_the_cost_then_rents_and_releases() {
         app.click("#nav-pool").await;
         app.click("#pool-new").await;
         app.type_into("#pool-f-name", "batch").await;
-        app.type_into("#pool-f-model", "Z999").await;
+        // The models are the catalog's; V100s are in other regions than cn-east.
+        app.select_value("#pool-f-model", "V100").await;
         app.click("#pool-f-regions input[value=\"cn-east\"]").await;
         app.click("#pool-f-save").await;
         // The error box is there before the answer: wait for its words.
-        let refusal = app.eventually("the model refused", Duration::from_secs(10), || async {
-            app.text_of("#pool-f-model-error")
+        let refusal = app.eventually("the region refused", Duration::from_secs(10), || async {
+            app.text_of("#pool-f-regions-error")
                 .await
                 .filter(|text| !text.trim().is_empty())
         })
         .await;
-        assert!(refusal.contains("unknown GPU model `Z999`"), "{refusal}");
+        assert!(refusal.contains("no host in `cn-east` offers V100"), "{refusal}");
         app.scroll_to("#pool-form").await;
         app.shoot("pool-en-light-form-error").await;
         app.click("#pool-f-cancel").await;

@@ -263,19 +263,26 @@ async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
             .await;
         app.click(new_pool).await;
         app.type_into("#pool-f-name", "batch").await;
-        app.type_into("#pool-f-model", "Z999").await;
+        // The host's A100s are offered first, under the catalog's name; the region has
+        // no V100, which the console says at the regions.
+        // A new pool starts on the model the hosts report.
+        app.wait_value("#pool-f-model", "A100").await;
+        app.select_value("#pool-f-model", "V100").await;
         app.click("#pool-f-regions input[value=\"e2e-region\"]")
             .await;
         app.click("#pool-f-save").await;
         // The error box is there before the answer: wait for its words.
         let refusal = app
-            .eventually("the model refused", Duration::from_secs(10), || async {
-                app.text_of("#pool-f-model-error")
+            .eventually("the region refused", Duration::from_secs(10), || async {
+                app.text_of("#pool-f-regions-error")
                     .await
                     .filter(|text| !text.trim().is_empty())
             })
             .await;
-        assert!(refusal.contains("unknown GPU model `Z999`"), "{refusal}");
+        assert!(
+            refusal.contains("no host in `e2e-region` offers V100"),
+            "{refusal}"
+        );
         app.scroll_to("#pool-form").await;
         app.shoot("pool-en-light-form-error").await;
         app.click("#pool-f-cancel").await;
@@ -417,6 +424,158 @@ async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
                 .then_some(())
         })
         .await;
+    })
+    .await;
+}
+
+/// Something on a loopback port that is not an Ebb agent: a web server answering 404.
+fn not_an_agent() -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut socket in listener.incoming().flatten() {
+            let _ = socket.set_read_timeout(Some(Duration::from_millis(500)));
+            let _ = socket.read(&mut [0u8; 2048]);
+            let _ = socket.write_all(
+                b"HTTP/1.1 404 Not Found\r\ncontent-type: text/html\r\ncontent-length: 9\r\nconnection: close\r\n\r\nnot found",
+            );
+        }
+    });
+    url
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
+async fn a_host_that_fails_its_test_is_flagged_before_it_is_saved() {
+    let scratch = TempDir::new("e2e-hosts-flag");
+    let data_dir = scratch.join("data");
+    let other = not_an_agent();
+    // The default token store: the OS keychain, when one answers.
+    let app = App::open(&["--data-dir".as_ref(), data_dir.as_os_str()]).await;
+    let other_url = other.clone();
+    app.run(|app| async move {
+        app.open_settings_hosts().await;
+        let store = app
+            .eventually("the token store", Duration::from_secs(10), || {
+                app.text_of("[data-testid=\"token-store\"]")
+            })
+            .await;
+        // Without a session bus no keychain can answer: the app says how to keep tokens.
+        if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none() {
+            assert!(store.contains("--token-store file"), "{store}");
+        } else {
+            assert!(store.contains("keychain") || store.contains("--token-store file"), "{store}");
+        }
+
+        // Escape on a changed form asks; Keep editing keeps it, Discard closes it.
+        app.click("#host-add").await;
+        app.type_into("#host-name", "scratch").await;
+        app.send_key("#host-name", Key::Escape).await;
+        app.eventually("the discard question", Duration::from_secs(5), || async {
+            app.exists("#host-form [data-testid=\"discard-question\"]")
+                .await
+                .then_some(())
+        })
+        .await;
+        app.click("#host-discard-no").await;
+        assert!(app.exists("#host-form").await, "kept editing");
+        assert!(!app.exists("[data-testid=\"discard-question\"]").await);
+        app.send_key("#host-name", Key::Escape).await;
+        app.click("#host-discard-yes").await;
+        assert!(!app.exists("#host-form").await, "discarded");
+
+        // Something else answers on that port: the test says so in words.
+        app.click("#host-add").await;
+        app.type_into("#host-name", "web-server").await;
+        app.type_into("#host-url", &other_url).await;
+        app.type_into("#host-region", "cn-east").await;
+        if store.contains("--token-store file") {
+            let hint = app.text_of("#host-token-hint").await.unwrap();
+            assert!(hint.contains("--token-store file"), "{hint}");
+        }
+        app.click("#host-test").await;
+        let said = app
+            .eventually("the failed test", Duration::from_secs(15), || async {
+                let state = app
+                    .attr_of("[data-testid=\"host-test-result\"]", "data-state")
+                    .await?;
+                (state == "error").then_some(())?;
+                app.text_of("[data-testid=\"host-test-result\"]").await
+            })
+            .await;
+        assert!(said.contains("not an Ebb agent (wrong port?)"), "{said}");
+
+        // Saving a host whose test fails flags it first; Save anyway keeps it.
+        app.click("#host-save").await;
+        let flag = app
+            .eventually("the flag", Duration::from_secs(15), || {
+                app.text_of("[data-testid=\"host-save-anyway\"]")
+            })
+            .await;
+        assert!(flag.contains("did not pass the connection test"), "{flag}");
+        assert_eq!(app.active_id().await, "host-save-anyway");
+        assert!(!app.exists("tr[data-host=\"web-server\"]").await, "not saved yet");
+        app.shoot("en-light-settings-host-flagged").await;
+        app.click("#host-save-anyway").await;
+        let row = "[data-testid=\"settings-hosts-table\"] tr[data-host=\"web-server\"]";
+        app.eventually("the saved row", Duration::from_secs(10), || async {
+            app.exists(row).await.then_some(())
+        })
+        .await;
+
+        // Removed again; both are in Activity, console-wide.
+        app.click(&format!("{row} button[data-action=\"remove\"]")).await;
+        app.click("[data-testid=\"settings-hosts-table\"] tr[data-confirm-for=\"web-server\"] button[data-action=\"confirm-remove\"]")
+            .await;
+        app.eventually("the empty registry", Duration::from_secs(10), || async {
+            app.exists("[data-testid=\"hosts-empty\"]").await.then_some(())
+        })
+        .await;
+        app.click("#nav-activity").await;
+        let removed = app
+            .eventually("the removal in Activity", Duration::from_secs(10), || {
+                app.text_of("[data-testid=\"activity-row\"][data-pool=\"\"] [data-reason=\"host_removed\"]")
+            })
+            .await;
+        assert_eq!(removed, "host web-server removed");
+        let added = app
+            .text_of("[data-testid=\"activity-row\"][data-pool=\"\"] [data-reason=\"host_added\"]")
+            .await
+            .unwrap();
+        assert_eq!(added, "host web-server added in cn-east");
+
+        if shooting() {
+            app.open_settings_hosts().await;
+            app.click("#setting-theme-dark").await;
+            app.click("#setting-language-zh-CN").await;
+            app.click("#host-add").await;
+            app.type_into("#host-name", "web-server").await;
+            app.type_into("#host-url", &other_url).await;
+            app.type_into("#host-region", "cn-east").await;
+            app.click("#host-save").await;
+            app.eventually("the flag in Chinese", Duration::from_secs(15), || {
+                app.text_of("[data-testid=\"host-save-anyway\"]")
+            })
+            .await;
+            app.shoot("zh-dark-settings-host-flagged").await;
+            app.send_key("#host-name", Key::Escape).await;
+            app.eventually("the question in Chinese", Duration::from_secs(5), || async {
+                app.exists("[data-testid=\"discard-question\"]").await.then_some(())
+            })
+            .await;
+            app.shoot("zh-dark-settings-discard").await;
+            app.click("#host-discard-yes").await;
+            app.click("#nav-activity").await;
+            app.eventually("the activity rows", Duration::from_secs(10), || async {
+                app.exists("[data-testid=\"activity-row\"]").await.then_some(())
+            })
+            .await;
+            app.shoot("zh-dark-activity-hosts").await;
+            app.open_settings_hosts().await;
+            app.click("#setting-language-en").await;
+            app.click("#setting-theme-light").await;
+        }
     })
     .await;
 }

@@ -127,12 +127,14 @@ async fleetHeatmapChart(rangeS: number, theme: ChartTheme, widthPx: number, heig
 }
 },
 /**
- * Saves a chart the UI shows (an SVG from one of the chart commands) as SVG or PNG in the
- * Downloads folder (else `<data dir>/exports`); returns the file's path.
+ * Saves a chart the UI shows (an SVG from one of the chart commands) as SVG or PNG, with
+ * `title` (host, metric, range) in a band above it, where the operator chooses in the
+ * save dialog (opened on Downloads, else `<data dir>/exports`). Returns the file's path,
+ * or `None` when the dialog was cancelled.
  */
-async exportChart(svg: string, format: ExportFormat, name: string) : Promise<Result<string, IpcError>> {
+async exportChart(svg: string, format: ExportFormat, name: string, title: string | null) : Promise<Result<string | null, IpcError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("export_chart", { svg, format, name }) };
+    return { status: "ok", data: await TAURI_INVOKE("export_chart", { svg, format, name, title }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
@@ -238,6 +240,40 @@ async setConfirmPolicy(aboveGpus: number, abovePerHourFen: number) : Promise<Res
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
 }
+},
+/**
+ * Spend across every pool this month, against the monthly budget.
+ */
+async spendSummary() : Promise<Result<SpendSummary, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("spend_summary") };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Sets (`Some`, in fen) or clears the monthly budget; answers the summary against it.
+ */
+async setBudget(budgetFen: number | null) : Promise<Result<SpendSummary, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("set_budget", { budgetFen }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Saves this month's spend summary as CSV where the operator chooses; returns the path,
+ * or `None` when the dialog was cancelled.
+ */
+async exportSpendCsv() : Promise<Result<string | null, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("export_spend_csv") };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
 }
 }
 
@@ -286,6 +322,26 @@ token_store: TokenStoreKind;
  * the UI's default language follows it.
  */
 os_locale: string | null }
+/**
+ * Where the month stands against the budget.
+ */
+export type BudgetState = 
+/**
+ * No budget is set.
+ */
+"no_budget" | 
+/**
+ * The projection stays within the budget.
+ */
+"within" | 
+/**
+ * Spent so far is within, but the projection passes it.
+ */
+"projected_over" | 
+/**
+ * Spent so far already passes it.
+ */
+"over"
 /**
  * The outcome of importing a catalog: accepted (and now active), or every problem.
  */
@@ -358,6 +414,22 @@ export type ChangeReason =
  * A host that was written off answers again: its stale leases are released.
  */
 { kind: "host_back"; host: string; leases: number } | 
+/**
+ * A host was registered (console-wide: no pool).
+ */
+{ kind: "host_added"; host: string; region: string } | 
+/**
+ * A host was removed from the registry (console-wide).
+ */
+{ kind: "host_removed"; host: string } | 
+/**
+ * When a slider move asks first changed (console-wide).
+ */
+{ kind: "confirm_limits_changed"; above_gpus: number; above_per_hour_fen: number } | 
+/**
+ * The monthly budget was set (`Some`) or cleared (console-wide).
+ */
+{ kind: "budget_changed"; budget_fen: number | null } | 
 /**
  * Words with no kind: log lines written before reasons had one.
  */
@@ -512,7 +584,7 @@ export type HostProblem =
  */
 { kind: "refused_request"; url: string; status: number; agent_kind: string; message: string } | 
 /**
- * The answer is not an Ebb agent's JSON.
+ * Something answered that is not an Ebb agent (not its JSON, a bare 4xx, not HTTP).
  */
 { kind: "decode"; url: string; reason: string } | 
 /**
@@ -639,6 +711,27 @@ export type IpcErrorKind =
  * A bug or a broken database: the message says what failed.
  */
 "internal"
+/**
+ * One GPU model the pool form offers.
+ */
+export type ModelOffer = { 
+/**
+ * The catalog's name (`A100`), which a pool names; a reported name no catalog entry
+ * matches stands as reported.
+ */
+model: string; 
+/**
+ * Whether the price catalog prices it (a pool needs a price).
+ */
+priced: boolean; 
+/**
+ * What the hosts reported that it matches, e.g. `NVIDIA A100-SXM4-80GB`.
+ */
+reported: string[]; 
+/**
+ * Hosts reporting it, and their regions (sorted).
+ */
+hosts: number; regions: string[] }
 /**
  * How a change ended.
  */
@@ -866,6 +959,11 @@ placements: PlacementPolicy[];
  */
 catalog_models: string[]; 
 /**
+ * The models a pool can ask for, under the catalog's names, with what the hosts
+ * reported that each matches: the form's model choices, those some host has first.
+ */
+models: ModelOffer[]; 
+/**
  * Changes of more GPUs than this ask for confirmation.
  */
 confirm_above_gpus: number; 
@@ -897,6 +995,18 @@ export type PoolPhase =
  * No process enforces this data directory (start the app or `ebb daemon`).
  */
 "not_enforced"
+/**
+ * One pool's line of the spend summary.
+ */
+export type PoolSpend = { pool: string; model: string; 
+/**
+ * GPUs held now.
+ */
+actual_gpus: number; base_gpus: number; term: Term; overlay: OverlayMode; created_at_ms: number; spend: SpendView | null; 
+/**
+ * Why the pool could not be priced (no catalog price for its model and regions).
+ */
+spend_problem: string | null }
 /**
  * A pool with its live state.
  */
@@ -1010,6 +1120,26 @@ export type SkippedPlanRow = { kind: PlanKind;
  */
 reason: SkipReason }
 /**
+ * Spend across every pool this month, against the operator's monthly budget.
+ */
+export type SpendSummary = { 
+/**
+ * The calendar month (UTC), e.g. `2026-12`.
+ */
+month: string; 
+/**
+ * The sums over the pools that could be priced.
+ */
+month_to_date_fen: number; projected_month_fen: number; run_rate_per_hour_fen: number; gpu_hours: number; 
+/**
+ * The monthly budget, when one is set.
+ */
+budget_fen: number | null; budget_state: BudgetState; 
+/**
+ * One row per pool, by name.
+ */
+pools: PoolSpend[] }
+/**
  * What a pool has cost this month, and where the month is heading.
  */
 export type SpendView = { 
@@ -1028,7 +1158,12 @@ run_rate_per_hour_fen: number;
 /**
  * GPU-hours held this month.
  */
-gpu_hours: number }
+gpu_hours: number; 
+/**
+ * When this month's subscribed base is counted from: the month's start, or the pool's
+ * creation when that came later (the base is paid pro rata from then).
+ */
+base_from_ms: number }
 /**
  * The subscription term of a pool's base.
  */
@@ -1056,7 +1191,12 @@ export type TokenStoreKind =
 /**
  * Memory only: tokens are lost when the app closes (the demo).
  */
-{ kind: "memory" }
+{ kind: "memory" } | 
+/**
+ * The keychain was asked for, but none answers here: no token can be kept until the
+ * app starts with `--token-store file`.
+ */
+{ kind: "no_keychain"; reason: string }
 
 /** tauri-specta globals **/
 

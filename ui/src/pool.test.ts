@@ -1,12 +1,17 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { ScalePreview } from "./bindings";
+import type { ModelOffer, ScalePreview } from "./bindings";
 import { setLocale } from "./i18n";
 import {
   actorText,
   checkPoolForm,
   confirmReasonText,
   costTone,
+  defaultModel,
+  formIsDirty,
+  modelChoices,
+  modelWhereText,
   formatGpuHours,
+  formatDateTime,
   formatWhen,
   freeText,
   hostProgressText,
@@ -201,6 +206,8 @@ describe("small formats", () => {
     expect(formatWhen(new Date(2026, 11, 5, 9, 4, 7).getTime(), now)).toBe("09:04:07");
     expect(formatWhen(new Date(2026, 11, 1, 23, 59, 0).getTime(), now)).toBe("2026-12-01 23:59");
     expect(formatWhen(null, now)).toBe("—");
+    expect(formatDateTime(new Date(2026, 11, 5, 9, 4, 7).getTime())).toBe("2026-12-05 09:04:07");
+    expect(formatDateTime(null)).toBe("—");
   });
 
   it("rounds GPU-hours", () => {
@@ -412,5 +419,63 @@ describe("the view's small rules", () => {
     expect(placementText("pack")).toBe("pack (fill the hosts in use first)");
     setLocale("zh-CN");
     expect(termText("month")).toBe("按月");
+  });
+});
+
+describe("the model choices", () => {
+  const offer = (model: string, priced: boolean, reported: string[], hosts: number, regions: string[]): ModelOffer => ({
+    model,
+    priced,
+    reported,
+    hosts,
+    regions,
+  });
+  const offers: ModelOffer[] = [
+    offer("A100", true, ["NVIDIA A100-SXM4-80GB"], 3, ["cn-east", "cn-north"]),
+    offer("H800", true, ["H800"], 1, ["cn-east"]),
+    offer("Ascend 910B", false, ["Ascend 910B"], 1, ["cn-south"]),
+    offer("V100", true, [], 0, []),
+  ];
+
+  it("names the catalog's model with what the hosts report, and where", () => {
+    const choices = modelChoices(offers, "");
+    expect(choices.map((c) => c.value)).toEqual(["A100", "H800", "Ascend 910B", "V100"]);
+    expect(choices[0]?.label).toBe("A100 — NVIDIA A100-SXM4-80GB");
+    // A host that reports the catalog's own name needs no "—".
+    expect(choices[1]?.label).toBe("H800");
+    expect(modelWhereText(offers, "A100")).toBe("Reported by 3 host(s): cn-east, cn-north");
+    expect(modelWhereText(offers, "V100")).toBeNull();
+    expect(choices[2]).toEqual({ value: "Ascend 910B", label: "Ascend 910B — not in the price catalog", disabled: true });
+    expect(choices[3]?.label).toBe("V100 — no host reports it yet");
+    setLocale("zh-CN");
+    expect(modelChoices(offers, "")[0]?.label).toBe("A100 — 主机报告为 NVIDIA A100-SXM4-80GB");
+    expect(modelWhereText(offers, "A100")).toBe("3 台主机报告此型号，位于 cn-east、cn-north");
+  });
+
+  it("keeps a pool's own model that the offers lack, and starts a new pool on a reported one", () => {
+    expect(modelChoices(offers, "B200")[0]).toEqual({ value: "B200", label: "B200 (this pool's)", disabled: false });
+    expect(modelChoices(offers, "A100")).toHaveLength(4);
+    expect(defaultModel(offers)).toBe("A100");
+    expect(defaultModel([offers[2]!, offers[3]!])).toBe("");
+  });
+
+  it("knows a changed form from one as it opened", () => {
+    const opened: PoolFormValues = {
+      name: "web",
+      model: "A100",
+      regions: ["cn-east", "cn-north"],
+      min: "0",
+      max: "8",
+      base_gpus: "0",
+      term: "month",
+      overlay: "hour",
+      placement: "pack",
+      interruptible: false,
+      release_at_unit_end: false,
+    };
+    expect(formIsDirty({ ...opened, regions: ["cn-north", "cn-east"] }, opened)).toBe(false);
+    expect(formIsDirty({ ...opened, max: "9" }, opened)).toBe(true);
+    expect(formIsDirty({ ...opened, regions: ["cn-east"] }, opened)).toBe(true);
+    expect(formIsDirty({ ...opened, interruptible: true }, opened)).toBe(true);
   });
 });

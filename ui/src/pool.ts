@@ -8,6 +8,7 @@ import type {
   HostFree,
   HostMove,
   HostResult,
+  ModelOffer,
   Outcome,
   OverlayMode,
   PlacementPolicy,
@@ -137,6 +138,65 @@ export function regionChoices(offered: readonly RegionOffer[], named: readonly s
   return [...offered, ...gone];
 }
 
+/** One choice of the pool form's model select. */
+export type ModelChoice = {
+  /** What the pool names: the catalog's model (`A100`). */
+  value: string;
+  /** The choice in words: the name, what the hosts report, where. */
+  label: string;
+  /** Unpriced models cannot be chosen (a pool needs a price); they are shown so the operator sees why. */
+  disabled: boolean;
+};
+
+/**
+ * The pool form's model choices, from the shell's offers: the catalog's names, each with
+ * what the hosts report that it matches ("A100 — NVIDIA A100-SXM4-80GB · 3 hosts: cn-east,
+ * cn-north"); priced models no host reports; reported ones the catalog does not price
+ * (disabled). A pool's own model the offers lack (editing) is kept as the first choice.
+ */
+export function modelChoices(offers: readonly ModelOffer[], current: string): ModelChoice[] {
+  const choices: ModelChoice[] = offers.map((offer) => ({
+    value: offer.model,
+    label: modelOfferText(offer),
+    disabled: !offer.priced,
+  }));
+  const wanted = current.trim();
+  if (wanted !== "" && !offers.some((o) => o.priced && o.model === wanted)) {
+    choices.unshift({ value: wanted, label: t("pool.model.current", { model: wanted }), disabled: false });
+  }
+  return choices;
+}
+
+function modelOfferText(offer: ModelOffer): string {
+  if (!offer.priced) return t("pool.model.unpriced", { model: offer.model });
+  if (offer.hosts === 0) return t("pool.model.noHost", { model: offer.model });
+  const reported = offer.reported.filter((name) => name !== offer.model);
+  return reported.length > 0 ? t("pool.model.reported", { model: offer.model, reported: reported.join(t("common.listSeparator")) }) : offer.model;
+}
+
+/** Where the chosen model is: "2 host(s): cn-east, cn-south"; null when no host reports it. */
+export function modelWhereText(offers: readonly ModelOffer[], model: string): string | null {
+  const offer = offers.find((o) => o.model === model && o.hosts > 0);
+  if (!offer) return null;
+  return t("pool.model.where", { hosts: formatCount(offer.hosts), regions: offer.regions.join(t("common.listSeparator")) });
+}
+
+/** The model a new pool starts on: the first priced one some host reports, else none. */
+export function defaultModel(offers: readonly ModelOffer[]): string {
+  return offers.find((o) => o.priced && o.hosts > 0)?.model ?? "";
+}
+
+/** Whether the form holds something other than what it opened with. */
+export function formIsDirty(values: PoolFormValues, initial: PoolFormValues): boolean {
+  const keys = Object.keys(initial) as (keyof PoolFormValues)[];
+  return keys.some((key) => {
+    const a = values[key];
+    const b = initial[key];
+    if (Array.isArray(a) && Array.isArray(b)) return [...a].sort().join("\n") !== [...b].sort().join("\n");
+    return a !== b;
+  });
+}
+
 /** Money with its sign always written: "+¥25.00", "−¥5.00", "¥0.00"; null -> "—". */
 export function signedMoney(fen: number | null | undefined, currency = "CNY"): string {
   if (fen === null || fen === undefined || !Number.isFinite(fen)) return t("common.empty");
@@ -260,6 +320,13 @@ export function formatWhen(ms: number | null | undefined, nowMs: number): string
   const sameDay = at.getFullYear() === now.getFullYear() && at.getMonth() === now.getMonth() && at.getDate() === now.getDate();
   if (sameDay) return `${clock}:${pad(at.getSeconds())}`;
   return `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())} ${clock}`;
+}
+
+/** Local date and time, always with the date: "2026-12-05 09:04:07" (a log read days later). */
+export function formatDateTime(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return t("common.empty");
+  const at = new Date(ms);
+  return `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())} ${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}`;
 }
 
 /** GPU-hours with one decimal below 100, whole above: 3.25 -> "3.3", 1234.4 -> "1,234". */

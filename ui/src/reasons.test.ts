@@ -32,6 +32,11 @@ const changes: ChangeReason[] = [
   { kind: "cli" },
   { kind: "failover", host: "gpu-a", gpus: 2, grace_s: 30 },
   { kind: "host_back", host: "gpu-a", leases: 2 },
+  { kind: "host_added", host: "gpu-a", region: "cn-east" },
+  { kind: "host_removed", host: "gpu-a" },
+  { kind: "confirm_limits_changed", above_gpus: 4, above_per_hour_fen: 10_000 },
+  { kind: "budget_changed", budget_fen: 5_000_000 },
+  { kind: "budget_changed", budget_fen: null },
 ];
 const confirmations: ConfirmationReason[] = [
   { kind: "gpus", change: 3, limit: 2 },
@@ -51,6 +56,14 @@ describe("structured reasons", () => {
       "gpu-a has not answered for 30 s: its 2 GPU(s) are written off and replaced elsewhere",
     );
     expect(changeReasonText(changes[5]!)).toBe("slider in the Pool view");
+    expect(changes.slice(9).map(changeReasonText)).toEqual([
+      "host gpu-a added in cn-east",
+      "host gpu-a removed",
+      "confirmation limits changed: ask above 4 GPUs or ¥100.00 per hour",
+      "monthly budget set to ¥50,000.00",
+      "monthly budget cleared",
+    ]);
+    expect(hostProblemText(problems[10]!)).toBe("http://gpu-a:7070 answered, but it is not an Ebb agent (wrong port?): x");
     expect(confirmationText(confirmations[1]!)).toBe("moves the cost by ¥1,234.56 per hour (more than ¥100.00)");
     expect(hostProblemText(problems[3]!)).toBe("no answer from http://gpu-a:7070 within 2000 ms");
     expect(poolNotesText([notes[3]!, notes[4]!])).toBe(

@@ -37,6 +37,16 @@ export function changeReasonText(reason: ChangeReason): string {
       return t("reason.change.failover", { host: reason.host, gpus: reason.gpus, grace: reason.grace_s });
     case "host_back":
       return t("reason.change.hostBack", { host: reason.host, leases: reason.leases });
+    case "host_added":
+      return t("reason.change.hostAdded", { host: reason.host, region: reason.region });
+    case "host_removed":
+      return t("reason.change.hostRemoved", { host: reason.host });
+    case "confirm_limits_changed":
+      return t("reason.change.confirmLimits", { gpus: reason.above_gpus, cost: formatMoney(reason.above_per_hour_fen) });
+    case "budget_changed":
+      return reason.budget_fen === null
+        ? t("reason.change.budgetCleared")
+        : t("reason.change.budgetSet", { budget: formatMoney(reason.budget_fen) });
     case "note":
       // Rows written before reasons had a kind: their words, as stored.
       return reason.text;
@@ -152,6 +162,8 @@ export function tokenStoreText(store: TokenStoreKind): string {
       return t("hosts.tokenStore.memory");
     case "file":
       return t("hosts.tokenStore.file", { path: store.path });
+    case "no_keychain":
+      return t("hosts.tokenStore.noKeychain", { reason: store.reason });
     default:
       return never(store);
   }

@@ -189,6 +189,13 @@ impl AgentClient {
                         agent_kind: body.kind,
                         message: body.message,
                     },
+                    // An agent words every 4xx (its fallbacks too): a bare one is something
+                    // else answering, most often on the wrong port. A 5xx may be a proxy in
+                    // front of an agent, so it stays a status.
+                    Err(_) if (400..500).contains(&code) => AgentError::Decode {
+                        url: base,
+                        reason: format!("HTTP {code} without an agent's error body"),
+                    },
                     Err(_) => AgentError::Status {
                         url: base,
                         status: code,
@@ -239,6 +246,13 @@ impl AgentClient {
             source = inner.source();
         }
         let text = chain.join(": ").to_ascii_lowercase();
+        // Something answered, but not in HTTP (an SSH or database port, say).
+        if text.contains("invalid http") || text.contains("http/0.9") {
+            return AgentError::Decode {
+                url,
+                reason: chain.last().cloned().unwrap_or_default(),
+            };
+        }
         if text.contains("dns error")
             || text.contains("failed to lookup")
             || text.contains("name or service not known")

@@ -11,9 +11,9 @@ use crate::metrics_store::{MetricsError, MetricsStore, RetentionConfig, SampleRo
 use crate::pools::PoolStore;
 use crate::registry::{HostEntry, Registry, RegistryError};
 use crate::series::{GpuSeries, UtilHistory};
-use crate::vault::{FileVault, KeychainVault, TokenVault};
+use crate::vault::{FileVault, KeychainVault, TokenVault, VaultError};
 use ebb_wire::agent::Health as AgentHealth;
-use ebb_wire::ipc::{FleetSnapshot, Health, HostStatus};
+use ebb_wire::ipc::{FleetSnapshot, Health, HostStatus, TokenStoreKind};
 use sqlx::Row;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -282,6 +282,31 @@ impl Console {
             Ok(_) => self.update_host(&spec.name, spec, token).await,
             Err(RegistryError::NotFound(_)) => self.add_host(spec, token).await,
             Err(error) => Err(error.into()),
+        }
+    }
+
+    /// Where host tokens go, as the operator should hear it: the keychain only when one
+    /// answers here (asked off the async workers, for at most 3 s), else why not and how to
+    /// keep them (`--token-store file`), never a silent fallback.
+    pub async fn token_store(&self) -> TokenStoreKind {
+        let kind = self.registry.vault().describe();
+        if kind != TokenStoreKind::Keychain {
+            return kind;
+        }
+        let probe = tokio::task::spawn_blocking(KeychainVault::probe);
+        match tokio::time::timeout(Duration::from_secs(3), probe).await {
+            Ok(Ok(Ok(()))) => kind,
+            Ok(Ok(Err(error))) => TokenStoreKind::NoKeychain {
+                reason: match error {
+                    VaultError::NoKeychain(reason) | VaultError::Failed(reason) => reason,
+                },
+            },
+            Ok(Err(error)) => TokenStoreKind::NoKeychain {
+                reason: error.to_string(),
+            },
+            Err(_) => TokenStoreKind::NoKeychain {
+                reason: "the keychain did not answer within 3 s".into(),
+            },
         }
     }
 

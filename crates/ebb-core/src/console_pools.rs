@@ -11,7 +11,7 @@ use ebb_cost::{Catalog, OverlayMode, Term};
 use ebb_plan::reconcile::{self, HostObs};
 use ebb_wire::pools::{
     ActivityEntry, Actor, PlacementPolicy, PoolInput, PoolOptions, PoolPhase, PoolView,
-    RegionOffer, ScalePreview,
+    RegionOffer, ScalePreview, SpendSummary,
 };
 use ebb_wire::reasons::ChangeReason;
 use std::time::Duration;
@@ -262,7 +262,8 @@ impl Console {
     /// Regions and models for the pool form, and the confirmation thresholds.
     pub async fn pool_options(&self) -> Result<PoolOptions, PoolError> {
         let mut regions: Vec<RegionOffer> = Vec::new();
-        for host in self.host_facts().await? {
+        let facts = self.host_facts().await?;
+        for host in facts.iter().cloned() {
             let offer = match regions.iter_mut().find(|r| r.region == host.region) {
                 Some(offer) => offer,
                 None => {
@@ -290,7 +291,9 @@ impl Console {
             }
         }
         let confirm = self.pools.confirm_policy().await?;
+        let models = pools::model_offers(&catalog_models, &facts);
         Ok(PoolOptions {
+            models,
             regions,
             terms: Term::ALL.to_vec(),
             overlays: OverlayMode::ALL.to_vec(),
@@ -299,6 +302,29 @@ impl Console {
             confirm_above_gpus: confirm.above_gpus,
             confirm_above_per_hour_fen: confirm.above_per_hour_fen,
         })
+    }
+
+    /// Spend across every pool this month, against the monthly budget.
+    pub async fn spend_summary(&self) -> Result<SpendSummary, PoolError> {
+        let catalog = self.catalog();
+        let mut pools = Vec::new();
+        for pool in self.pools.list().await? {
+            let view = self.pool_view(&pool, &catalog).await?;
+            pools.push((pool, view));
+        }
+        let (month, _, _) = crate::calendar::utc_month(self.pools.now_ms());
+        pools::spend_summary(month, &pools, self.pools.budget().await?)
+    }
+
+    /// Sets (`Some`) or clears the monthly budget; it is logged.
+    pub async fn set_budget(&self, budget_fen: Option<i64>) -> Result<(), PoolError> {
+        if budget_fen.is_some_and(|fen| fen <= 0) {
+            return Err(PoolError::Invalid {
+                field: "budget_fen",
+                problem: "must be more than zero (clear it to have no budget)".into(),
+            });
+        }
+        self.pools.set_budget(budget_fen).await
     }
 
     /// Sets when a slider move asks for confirmation first.

@@ -10,8 +10,9 @@ use ebb_plan::placement;
 use ebb_plan::reconcile::{KnownLease, Pending, PoolStatus};
 use ebb_wire::agent::Lease;
 use ebb_wire::pools::{
-    ActivityEntry, Actor, HostMove, HostResult, Outcome, PlacementPolicy, PoolInput,
-    PoolLeaseState, PoolLeaseView, PoolPhase, PoolView, ScalePreview, SpendView,
+    ActivityEntry, Actor, BudgetState, HostMove, HostResult, ModelOffer, Outcome, PlacementPolicy,
+    PoolInput, PoolLeaseState, PoolLeaseView, PoolPhase, PoolSpend, PoolView, ScalePreview,
+    SpendSummary, SpendView,
 };
 use ebb_wire::reasons::{ChangeReason, ConfirmationReason, PoolNote};
 use serde::{Deserialize, Serialize};
@@ -65,6 +66,8 @@ pub struct Pool {
     pub release_at_unit_end: bool,
     /// The operator forced the current scale-in past the paid units.
     pub force_release: bool,
+    /// When it was made: its subscribed base is paid from then.
+    pub created_at_ms: i64,
 }
 
 impl Pool {
@@ -134,13 +137,14 @@ mod store;
 mod validate;
 mod view;
 
+pub(crate) use store::insert_console_activity;
 #[allow(unused_imports)]
 pub(crate) use store::random_hex;
 #[cfg(test)]
 use store::random_id;
 pub use store::{NewActivity, PoolStore};
-pub use validate::{HostFacts, Valid, validate};
-pub use view::{pool_view, scale_preview};
+pub use validate::{HostFacts, Valid, model_offers, validate};
+pub use view::{pool_view, scale_preview, spend_csv, spend_summary};
 
 #[cfg(test)]
 mod tests;

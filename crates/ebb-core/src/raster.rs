@@ -118,3 +118,90 @@ impl Rasterizer {
             .map_err(|error| RasterError::Encode(error.to_string()))
     }
 }
+
+/// Height of the title band [`titled`] adds, in the chart's pixels.
+pub const TITLE_BAND_PX: u32 = 32;
+
+/// The chart `svg` with `title` in a band above it (an exported chart says what it is:
+/// host, metric, range), in the chart's own background; the chart is nested unchanged.
+/// `None` when `svg` has no root `<svg>` with a numeric width and height. Pure.
+pub fn titled(svg: &str, title: &str) -> Option<String> {
+    let open_at = svg.find("<svg")?;
+    let open_end = open_at + svg[open_at..].find('>')?;
+    let root = &svg[open_at..open_end];
+    let number = |name: &str| -> Option<f64> {
+        let key = format!(" {name}=\"");
+        let start = root.find(&key)? + key.len();
+        let end = start + root[start..].find('"')?;
+        root[start..end].trim_end_matches("px").parse().ok()
+    };
+    let (width, height) = (number("width")?, number("height")?);
+    // The chart's background: the first rectangle's fill (plotters paints it first).
+    let background = svg[open_end..]
+        .split("<rect")
+        .nth(1)
+        .and_then(|rect| {
+            let start = rect.find("fill=\"")? + 6;
+            let end = start + rect[start..].find('"')?;
+            Some(rect[start..end].to_string())
+        })
+        .unwrap_or_else(|| "#FFFFFF".into());
+    let dark = background
+        .strip_prefix('#')
+        .filter(|hex| hex.len() == 6)
+        .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+        .is_some_and(|rgb| {
+            let (r, g, b) = ((rgb >> 16) & 0xff, (rgb >> 8) & 0xff, rgb & 0xff);
+            r * 299 + g * 587 + b * 114 < 128_000
+        });
+    let ink = if dark { "#E6E9EF" } else { "#1F2430" };
+    let escaped = title
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;");
+    let band = f64::from(TITLE_BAND_PX);
+    let total = height + band;
+    let inner = format!("<svg x=\"0\" y=\"{band}\"{}", &svg[open_at + 4..]);
+    Some(format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{total}\" viewBox=\"0 0 {width} {total}\">\
+<rect x=\"0\" y=\"0\" width=\"{width}\" height=\"{band}\" fill=\"{background}\"/>\
+<text x=\"12\" y=\"21\" font-family=\"sans-serif\" font-size=\"15\" font-weight=\"600\" fill=\"{ink}\">{escaped}</text>\
+{inner}</svg>"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_title_band_goes_above_the_chart() {
+        let chart = r##"<svg width="640" height="240" viewBox="0 0 640 240" xmlns="http://www.w3.org/2000/svg">
+<rect x="0" y="0" width="640" height="240" opacity="1" fill="#1E1E24" stroke="none"/>
+<polyline points="0,0 10,10"/></svg>"##;
+        let out = titled(chart, "Utilization of gpu-a01 <1 h> & more").unwrap();
+        assert!(
+            out.starts_with(
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"272\""
+            ),
+            "{out}"
+        );
+        assert!(out.contains(">Utilization of gpu-a01 &lt;1 h&gt; &amp; more</text>"));
+        assert!(
+            out.contains("fill=\"#1E1E24\"/>"),
+            "the chart's own background"
+        );
+        assert!(
+            out.contains("fill=\"#E6E9EF\""),
+            "light ink on a dark chart"
+        );
+        assert!(out.contains("<svg x=\"0\" y=\"32\" width=\"640\" height=\"240\""));
+        assert!(out.ends_with("</svg></svg>"));
+        // It still reads as an SVG of the new size.
+        let tree = usvg::Tree::from_str(&out, &usvg::Options::default()).unwrap();
+        assert_eq!(tree.size().height(), 272.0);
+        assert_eq!(titled("<p>not a chart</p>", "x"), None);
+        assert_eq!(titled("<svg viewBox=\"0 0 1 1\"></svg>", "x"), None);
+    }
+}

@@ -3,6 +3,7 @@
 
 use crate::db::ConsoleDb;
 use crate::vault::{TokenVault, VaultError};
+use ebb_wire::reasons::ChangeReason;
 use sqlx::Row;
 use std::sync::Arc;
 
@@ -258,6 +259,11 @@ impl Registry {
             let (name, token) = (spec.name.clone(), token.to_string());
             blocking(move || vault.set(&name, &token)).await?;
         }
+        let reason = ChangeReason::HostAdded {
+            host: spec.name.clone(),
+            region: spec.region.clone(),
+        };
+        crate::pools::insert_console_activity(&mut tx, &reason, now).await?;
         tx.commit().await?;
         Ok(spec)
     }
@@ -356,6 +362,10 @@ impl Registry {
             let owned = name.to_string();
             blocking(move || vault.delete(&owned)).await?;
         }
+        let reason = ChangeReason::HostRemoved {
+            host: current.name.clone(),
+        };
+        crate::pools::insert_console_activity(&mut tx, &reason, self.db.now_ms()).await?;
         tx.commit().await?;
         Ok(())
     }

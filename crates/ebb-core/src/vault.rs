@@ -37,12 +37,13 @@ impl KeychainVault {
         keyring::Entry::new(KEYCHAIN_SERVICE, host).map_err(classify)
     }
 
-    /// Whether a keychain answers here: stores, reads back and deletes a probe entry.
+    /// Whether a keychain answers here: looks up an entry that is never written (found or
+    /// not, the keychain answered), so nothing is stored and nothing asks to unlock.
     pub fn probe() -> Result<(), VaultError> {
-        let entry = Self::entry("ebb-keychain-probe")?;
-        entry.set_password("probe").map_err(classify)?;
-        let _ = entry.delete_credential();
-        Ok(())
+        match Self::entry("ebb-keychain-probe")?.get_password() {
+            Ok(_) | Err(keyring::Error::NoEntry) => Ok(()),
+            Err(error) => Err(classify(error)),
+        }
     }
 }
 

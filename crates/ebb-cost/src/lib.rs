@@ -32,7 +32,7 @@ pub use plan::{
     optimal_base, plan_cost,
 };
 pub use preview::{Preview, Rates, RunRate, preview, run_rate};
-pub use spend::{LeaseSpan, Spend, month_spend};
+pub use spend::{LeaseSpan, Spend, SpendWindow, month_spend};
 
 pub use ebb_wire::plan::{HOURS_PER_MONTH, HOURS_PER_YEAR};
 

@@ -2,7 +2,9 @@
 //! heading at the pool's current count.
 //!
 //! - The subscribed base is paid whether held or not: month to date is its term price
-//!   spread over the term's hours, for the hours of the month gone by.
+//!   spread over the term's hours, for the hours of the month gone by since the base began
+//!   (`base_from_ms`: the pool's creation, when that falls inside the month). So a pool made
+//!   mid-month pays its base pro rata from then, and one made a minute ago has paid a minute.
 //! - Held GPUs fill the base first: leases are laid on `base` slots in grant order (the
 //!   earliest holder of a free slot keeps it); a lease that finds every base slot taken is
 //!   an overlay lease and pays its mode's started units in full (an hour-mode GPU held 61
@@ -39,22 +41,45 @@ pub struct Spend {
     pub gpu_hours: f64,
 }
 
+/// The month a spend covers, and now within it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpendWindow {
+    pub month_start_ms: i64,
+    pub month_end_ms: i64,
+    pub now_ms: i64,
+    /// When the subscribed base began (the pool's creation); before the month, the month's
+    /// start counts.
+    pub base_from_ms: i64,
+}
+
+impl SpendWindow {
+    /// When this month's base is counted from: the later of the month's start and the
+    /// base's own, never past now.
+    pub fn base_start_ms(&self) -> i64 {
+        let now_ms = self.now_ms.clamp(self.month_start_ms, self.month_end_ms);
+        self.base_from_ms.clamp(self.month_start_ms, now_ms)
+    }
+}
+
 /// Spend over `[month_start_ms, now_ms]` and projected to `month_end_ms`, with
 /// `current_gpus` held from now on.
 pub fn month_spend(
     entry: &PriceEntry,
     plan: &PoolPlan,
     spans: &[LeaseSpan],
-    month_start_ms: i64,
-    month_end_ms: i64,
-    now_ms: i64,
+    window: SpendWindow,
     current_gpus: u32,
 ) -> Result<Spend, CostError> {
-    let now_ms = now_ms.clamp(month_start_ms, month_end_ms);
+    let SpendWindow {
+        month_start_ms,
+        month_end_ms,
+        ..
+    } = window;
+    let now_ms = window.now_ms.clamp(month_start_ms, month_end_ms);
     let term_price = plan.term.price(entry)?;
     let base = term_price
         .scaled(
-            i128::from(plan.base_gpus) * i128::from(now_ms - month_start_ms),
+            i128::from(plan.base_gpus) * i128::from(now_ms - window.base_start_ms()),
             i128::from(plan.term.hours()) * i128::from(HOUR_MS),
         )
         .ok_or(CostError::Overflow)?;
@@ -145,6 +170,16 @@ mod tests {
 
     const MONTH: i64 = 730 * HOUR_MS;
 
+    /// The month `[start, end]` at `now`, with a base older than the month.
+    fn window(month_start_ms: i64, month_end_ms: i64, now_ms: i64) -> SpendWindow {
+        SpendWindow {
+            month_start_ms,
+            month_end_ms,
+            now_ms,
+            base_from_ms: i64::MIN,
+        }
+    }
+
     #[test]
     fn started_hours_are_paid_in_full() {
         let entry = a100();
@@ -159,9 +194,7 @@ mod tests {
             &entry,
             &plan(0, OverlayMode::Hour),
             &spans,
-            0,
-            MONTH,
-            2 * HOUR_MS,
+            window(0, MONTH, 2 * HOUR_MS),
             0,
         )
         .unwrap();
@@ -173,9 +206,7 @@ mod tests {
             &entry,
             &plan(0, OverlayMode::Day),
             &spans,
-            0,
-            MONTH,
-            2 * HOUR_MS,
+            window(0, MONTH, 2 * HOUR_MS),
             0,
         )
         .unwrap();
@@ -195,9 +226,7 @@ mod tests {
             &entry,
             &plan(10, OverlayMode::Hour),
             &spans,
-            0,
-            MONTH,
-            MONTH,
+            window(0, MONTH, MONTH),
             0,
         )
         .unwrap();
@@ -209,9 +238,7 @@ mod tests {
             &entry,
             &plan(10, OverlayMode::Hour),
             &[],
-            0,
-            MONTH,
-            MONTH / 2,
+            window(0, MONTH, MONTH / 2),
             0,
         )
         .unwrap();
@@ -238,9 +265,7 @@ mod tests {
             &entry,
             &plan(1, OverlayMode::Hour),
             &spans,
-            0,
-            MONTH,
-            4 * HOUR_MS,
+            window(0, MONTH, 4 * HOUR_MS),
             0,
         )
         .unwrap();
@@ -263,9 +288,7 @@ mod tests {
             &entry,
             &plan(0, OverlayMode::Day),
             &spans,
-            start,
-            start + MONTH,
-            start + 2 * HOUR_MS,
+            window(start, start + MONTH, start + 2 * HOUR_MS),
             0,
         )
         .unwrap();
@@ -279,13 +302,63 @@ mod tests {
             &entry,
             &plan(0, OverlayMode::Hour),
             &[],
-            0,
-            MONTH,
-            MONTH - 10 * HOUR_MS,
+            window(0, MONTH, MONTH - 10 * HOUR_MS),
             4,
         )
         .unwrap();
         assert_eq!(spend.run_rate_per_hour, entry.hour.checked_mul(4).unwrap());
         assert_eq!(spend.projected_month, entry.hour.checked_mul(40).unwrap());
+    }
+
+    #[test]
+    fn a_base_begun_mid_month_is_paid_from_its_start() {
+        let entry = a100();
+        let created = MONTH / 2;
+        let spend_at = |now_ms: i64| {
+            month_spend(
+                &entry,
+                &plan(10, OverlayMode::Hour),
+                &[],
+                SpendWindow {
+                    base_from_ms: created,
+                    ..window(0, MONTH, now_ms)
+                },
+                0,
+            )
+            .unwrap()
+        };
+        // Made a second ago: a second of the base, not half a month's.
+        let just_made = spend_at(created + 1_000);
+        assert_eq!(
+            just_made.month_to_date,
+            entry
+                .month
+                .scaled(10 * 1_000, 730 * HOUR_MS as i128)
+                .unwrap()
+        );
+        assert!(just_made.month_to_date < entry.month);
+        // The projection runs the base from its start to the month's end: half the month.
+        assert_eq!(
+            just_made.projected_month,
+            entry.month.checked_mul(5).unwrap()
+        );
+        // An hour in: an hour of ten GPUs' base.
+        assert_eq!(
+            spend_at(created + HOUR_MS).month_to_date,
+            entry.month.scaled(10, 730).unwrap()
+        );
+        // A base from before the month counts from the month's start.
+        let old = month_spend(
+            &entry,
+            &plan(10, OverlayMode::Hour),
+            &[],
+            SpendWindow {
+                base_from_ms: -MONTH,
+                ..window(0, MONTH, MONTH / 2)
+            },
+            0,
+        )
+        .unwrap();
+        assert_eq!(old.month_to_date, entry.month.checked_mul(5).unwrap());
     }
 }

@@ -32,6 +32,9 @@ pub enum TokenStoreKind {
     File { path: String },
     /// Memory only: tokens are lost when the app closes (the demo).
     Memory,
+    /// The keychain was asked for, but none answers here: no token can be kept until the
+    /// app starts with `--token-store file`.
+    NoKeychain { reason: String },
 }
 
 impl std::fmt::Display for TokenStoreKind {
@@ -40,6 +43,10 @@ impl std::fmt::Display for TokenStoreKind {
             TokenStoreKind::Keychain => f.write_str("the OS keychain"),
             TokenStoreKind::File { path } => write!(f, "the file {path} (readable only by you)"),
             TokenStoreKind::Memory => f.write_str("memory"),
+            TokenStoreKind::NoKeychain { reason } => write!(
+                f,
+                "nowhere: no OS keychain answers here ({reason}); start with `--token-store file` to keep tokens in a file readable only by you"
+            ),
         }
     }
 }

@@ -119,6 +119,56 @@ pub struct SpendView {
     pub run_rate_per_hour_fen: i64,
     /// GPU-hours held this month.
     pub gpu_hours: f64,
+    /// When this month's subscribed base is counted from: the month's start, or the pool's
+    /// creation when that came later (the base is paid pro rata from then).
+    pub base_from_ms: i64,
+}
+
+/// Spend across every pool this month, against the operator's monthly budget.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct SpendSummary {
+    /// The calendar month (UTC), e.g. `2026-12`.
+    pub month: String,
+    /// The sums over the pools that could be priced.
+    pub month_to_date_fen: i64,
+    pub projected_month_fen: i64,
+    pub run_rate_per_hour_fen: i64,
+    pub gpu_hours: f64,
+    /// The monthly budget, when one is set.
+    pub budget_fen: Option<i64>,
+    pub budget_state: BudgetState,
+    /// One row per pool, by name.
+    pub pools: Vec<PoolSpend>,
+}
+
+/// Where the month stands against the budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum BudgetState {
+    /// No budget is set.
+    NoBudget,
+    /// The projection stays within the budget.
+    Within,
+    /// Spent so far is within, but the projection passes it.
+    ProjectedOver,
+    /// Spent so far already passes it.
+    Over,
+}
+
+/// One pool's line of the spend summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct PoolSpend {
+    pub pool: String,
+    pub model: String,
+    /// GPUs held now.
+    pub actual_gpus: u32,
+    pub base_gpus: u32,
+    pub term: Term,
+    pub overlay: OverlayMode,
+    pub created_at_ms: i64,
+    pub spend: Option<SpendView>,
+    /// Why the pool could not be priced (no catalog price for its model and regions).
+    pub spend_problem: Option<String>,
 }
 
 /// A pool with its live state.
@@ -263,6 +313,21 @@ pub struct RegionOffer {
     pub gpu_models: Vec<String>,
 }
 
+/// One GPU model the pool form offers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct ModelOffer {
+    /// The catalog's name (`A100`), which a pool names; a reported name no catalog entry
+    /// matches stands as reported.
+    pub model: String,
+    /// Whether the price catalog prices it (a pool needs a price).
+    pub priced: bool,
+    /// What the hosts reported that it matches, e.g. `NVIDIA A100-SXM4-80GB`.
+    pub reported: Vec<String>,
+    /// Hosts reporting it, and their regions (sorted).
+    pub hosts: u32,
+    pub regions: Vec<String>,
+}
+
 /// What the pool form offers, and when a slider move asks first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
 pub struct PoolOptions {
@@ -275,6 +340,9 @@ pub struct PoolOptions {
     pub placements: Vec<PlacementPolicy>,
     /// Models the price catalog prices.
     pub catalog_models: Vec<String>,
+    /// The models a pool can ask for, under the catalog's names, with what the hosts
+    /// reported that each matches: the form's model choices, those some host has first.
+    pub models: Vec<ModelOffer>,
     /// Changes of more GPUs than this ask for confirmation.
     pub confirm_above_gpus: u32,
     /// Changes moving the cost per hour by more than this ask for confirmation.

@@ -40,7 +40,7 @@ pub enum HostProblem {
         agent_kind: String,
         message: String,
     },
-    /// The answer is not an Ebb agent's JSON.
+    /// Something answered that is not an Ebb agent (not its JSON, a bare 4xx, not HTTP).
     Decode { url: String, reason: String },
     /// The agent speaks another API version.
     Incompatible {
@@ -114,7 +114,7 @@ impl fmt::Display for HostProblem {
             } => write!(f, "{url} refused (HTTP {status}): {message}"),
             HostProblem::Decode { url, reason } => write!(
                 f,
-                "{url} answered something that is not an Ebb agent's JSON: {reason}"
+                "{url} answered, but it is not an Ebb agent (wrong port?): {reason}"
             ),
             HostProblem::Incompatible {
                 url,
@@ -167,6 +167,17 @@ pub enum ChangeReason {
     },
     /// A host that was written off answers again: its stale leases are released.
     HostBack { host: String, leases: u32 },
+    /// A host was registered (console-wide: no pool).
+    HostAdded { host: String, region: String },
+    /// A host was removed from the registry (console-wide).
+    HostRemoved { host: String },
+    /// When a slider move asks first changed (console-wide).
+    ConfirmLimitsChanged {
+        above_gpus: u32,
+        above_per_hour_fen: i64,
+    },
+    /// The monthly budget was set (`Some`) or cleared (console-wide).
+    BudgetChanged { budget_fen: Option<i64> },
     /// Words with no kind: log lines written before reasons had one.
     Note { text: String },
 }
@@ -213,6 +224,24 @@ impl fmt::Display for ChangeReason {
                 f,
                 "{host} is back: releasing its {leases} stale lease(s), already replaced"
             ),
+            ChangeReason::HostAdded { host, region } => {
+                write!(f, "host {host} added in {region}")
+            }
+            ChangeReason::HostRemoved { host } => write!(f, "host {host} removed"),
+            ChangeReason::ConfirmLimitsChanged {
+                above_gpus,
+                above_per_hour_fen,
+            } => write!(
+                f,
+                "confirmation limits changed: ask above {above_gpus} GPUs or {} per hour",
+                yuan(*above_per_hour_fen)
+            ),
+            ChangeReason::BudgetChanged {
+                budget_fen: Some(fen),
+            } => write!(f, "monthly budget set to {}", yuan(*fen)),
+            ChangeReason::BudgetChanged { budget_fen: None } => {
+                f.write_str("monthly budget cleared")
+            }
             ChangeReason::Note { text } => f.write_str(text),
         }
     }

@@ -1,5 +1,6 @@
-// Activity: every change to a pool, newest first (the last 200), re-read every 2 s while
-// shown: when, which pool, who (operator, failover, rule, enforcer), from → to, why, the
+// Activity: every change to a pool, and to the console as a whole (a host added or
+// removed, a limit or the budget changed: no pool), newest first (the last 200), re-read
+// every 2 s while shown: when (always with its date), which pool, who (operator, failover, rule, enforcer), from → to, why, the
 // cost it moved, each host's part, and how it ended. A select filters to one pool.
 //
 // On Solid: the log is a store reconciled by entry id, so a refresh updates the rows that
@@ -10,7 +11,7 @@
 //   #activity-pool                              the filter (value "" = all pools)
 //   [data-testid="activity-error"]              role=alert: loading failed
 //   [data-testid="activity-empty"]              nothing logged (for this filter)
-//   [data-testid="activity-table"]              the log: tr[data-testid="activity-row"][data-id][data-pool]
+//   [data-testid="activity-table"]              the log: tr[data-testid="activity-row"][data-id][data-pool] (data-pool="" console-wide)
 //     [data-actor] [data-outcome]               on the row; cells td[data-col="time|pool|actor|change|reason|cost|hosts|outcome"]
 
 import { createMemo, createSignal, For, Show, type JSX } from "solid-js";
@@ -20,7 +21,7 @@ import { formatCount } from "../costs";
 import { describeError } from "../format";
 import { t } from "../i18n";
 import { call, ipcError } from "../ipc";
-import { actorText, formatWhen, hostResultText, outcomeText, signedPerHour, signedPerMonth } from "../pool";
+import { actorText, formatDateTime, formatWhen, hostResultText, outcomeText, signedPerHour, signedPerMonth } from "../pool";
 import { changeReasonText } from "../reasons";
 import { mountView } from "./solid";
 import type { View } from "./view";
@@ -33,6 +34,8 @@ const memory: { pool: string } = { pool: "" };
 
 function Row(props: { entry: ActivityEntry; now: number }): JSX.Element {
   const delta = () => props.entry.delta_per_hour_fen ?? 0;
+  /** A host added or removed, a limit or the budget changed: no pool, no GPU count moved. */
+  const consoleWide = () => props.entry.pool === "";
   return (
     <tr
       data-testid="activity-row"
@@ -44,14 +47,20 @@ function Row(props: { entry: ActivityEntry; now: number }): JSX.Element {
       data-to={props.entry.to}
     >
       <td data-col="time" class="nowrap">
-        <time datetime={new Date(props.entry.at_ms).toISOString()}>{formatWhen(props.entry.at_ms, props.now)}</time>
+        <time datetime={new Date(props.entry.at_ms).toISOString()}>{formatDateTime(props.entry.at_ms)}</time>
       </td>
-      <td data-col="pool">{props.entry.pool}</td>
+      <td data-col="pool">
+        <Show when={!consoleWide()} fallback={<span class="console-wide" title={t("activity.consoleTitle")}>{t("activity.console")}</span>}>
+          {props.entry.pool}
+        </Show>
+      </td>
       <td data-col="actor" class="nowrap">
         <span class={`actor actor-${props.entry.actor}`}>{actorText(props.entry.actor)}</span>
       </td>
       <td data-col="change" class="nowrap">
-        {t("activity.change", { from: formatCount(props.entry.from), to: formatCount(props.entry.to) })}
+        {consoleWide()
+          ? t("common.empty")
+          : t("activity.change", { from: formatCount(props.entry.from), to: formatCount(props.entry.to) })}
       </td>
       <td data-col="reason" data-reason={props.entry.reason.kind}>
         {changeReasonText(props.entry.reason)}
@@ -77,7 +86,7 @@ function Row(props: { entry: ActivityEntry; now: number }): JSX.Element {
       </td>
       <td data-col="outcome">
         <span class={`outcome outcome-${props.entry.outcome}`}>{outcomeText(props.entry.outcome)}</span>
-        <Show when={props.entry.finished_at_ms !== null && props.entry.outcome !== "in_progress"}>
+        <Show when={!consoleWide() && props.entry.finished_at_ms !== null && props.entry.outcome !== "in_progress"}>
           <span class="host-url">{formatWhen(props.entry.finished_at_ms, props.now)}</span>
         </Show>
       </td>

@@ -1,4 +1,5 @@
-// Costs: a demand series in (dropped, picked or pasted CSV, or the FAQ-4 sample), every
+// Costs: this month's spend across every pool against the budget (costs/spend.tsx), then
+// planning: a demand series in (dropped, picked or pasted CSV, or the FAQ-4 sample), every
 // billing plan priced over it by the cost engine, the recommendation in words, the plans
 // as a bar chart (SVG drawn in Rust, redrawn on theme changes) and a table, and the price
 // catalog in use with its import (refused files list every problem in place).
@@ -9,6 +10,7 @@
 //
 // Stable selectors (end-to-end tests rely on these):
 //   #view-costs                                   the view
+//   [data-testid="spend-card"]                    the month's spend across pools (selectors in costs/spend.tsx)
 //   [data-testid="costs-demand"]                  the demand card (a drop target for CSV files)
 //     [data-testid="costs-dropzone"]              the visible drop zone; data-dragging while a file is over it
 //     #costs-demand-file                          <input type=file> for a demand CSV
@@ -48,6 +50,7 @@ import { Catalog } from "./costs/catalog";
 import { CompareResult } from "./costs/compare-result";
 import { DemandInput } from "./costs/demand-input";
 import { hasFiles } from "./costs/file-picker";
+import { SpendCard } from "./costs/spend";
 import { createCosts } from "./costs/state";
 import { mountView } from "./solid";
 import type { View } from "./view";
@@ -61,6 +64,7 @@ export function costsView(): View {
         <h1 id="costs-title">{t("costs.title")}</h1>
         <p class="lead">{t("costs.lead")}</p>
       </header>
+      <SpendCard />
       <DemandInput costs={costs} />
       <CompareResult costs={costs} />
       <Catalog costs={costs} />

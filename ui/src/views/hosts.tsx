@@ -293,6 +293,7 @@ export function HostsSection(): JSX.Element {
             <HostForm
               mode={open.mode}
               tokenStore={tokenStoreWords()}
+              noKeychain={info().info?.token_store.kind === "no_keychain"}
               onDone={(saved) => void formDone(open, saved)}
               onCancel={() => formCancelled(open)}
               onNotFound={() => void reload()}

@@ -23,7 +23,7 @@ pub(crate) fn random_hex(bytes: usize) -> String {
     buf.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-pub(super) const POOL_COLUMNS: &str = "id, name, model, regions, min_gpus, max_gpus, desired, base_gpus, term, overlay, placement, interruptible, release_at_unit_end, force_release";
+pub(super) const POOL_COLUMNS: &str = "id, name, model, regions, min_gpus, max_gpus, desired, base_gpus, term, overlay, placement, interruptible, release_at_unit_end, force_release, created_at_ms";
 
 pub(super) fn pool_row(row: &sqlx::sqlite::SqliteRow) -> Pool {
     let regions: String = row.get("regions");
@@ -47,6 +47,7 @@ pub(super) fn pool_row(row: &sqlx::sqlite::SqliteRow) -> Pool {
         interruptible: row.get::<i64, _>("interruptible") != 0,
         release_at_unit_end: row.get::<i64, _>("release_at_unit_end") != 0,
         force_release: row.get::<i64, _>("force_release") != 0,
+        created_at_ms: row.get("created_at_ms"),
     }
 }
 
@@ -139,6 +140,7 @@ impl PoolStore {
         let mut pool = valid.0;
         pool.id = random_id("pool-");
         let now = self.now_ms();
+        pool.created_at_ms = now;
         let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
         save(
             &mut tx,
@@ -171,6 +173,7 @@ impl PoolStore {
         let before = self.get(name).await?;
         let mut pool = valid.0;
         pool.id = before.id.clone();
+        pool.created_at_ms = before.created_at_ms;
         pool.desired = before.desired.clamp(pool.min, pool.max);
         let now = self.now_ms();
         let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
@@ -617,11 +620,58 @@ impl PoolStore {
             .unwrap_or_default())
     }
 
+    /// Sets when a slider move asks first; the change and its activity entry are one
+    /// transaction (nothing is logged when the limits stay as they were).
     pub async fn set_confirm_policy(&self, policy: ConfirmPolicy) -> Result<(), PoolError> {
+        let before = self.confirm_policy().await?;
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
         sqlx::query("INSERT INTO settings (key, value) VALUES ('confirm_policy', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
             .bind(serde_json::to_string(&policy).unwrap_or_default())
-            .execute(self.pool())
+            .execute(&mut *tx)
             .await?;
+        if before != policy {
+            let reason = ChangeReason::ConfirmLimitsChanged {
+                above_gpus: policy.above_gpus,
+                above_per_hour_fen: policy.above_per_hour_fen,
+            };
+            insert_console_activity(&mut tx, &reason, self.now_ms()).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The monthly budget across every pool, when one is set.
+    pub async fn budget(&self) -> Result<Option<i64>, PoolError> {
+        let value: Option<String> =
+            sqlx::query_scalar("SELECT value FROM settings WHERE key = 'monthly_budget_fen'")
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(value.and_then(|text| text.parse().ok()))
+    }
+
+    /// Sets (`Some`) or clears the monthly budget, with its activity entry, in one
+    /// transaction; nothing is logged when it stays as it was.
+    pub async fn set_budget(&self, budget_fen: Option<i64>) -> Result<(), PoolError> {
+        let before = self.budget().await?;
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        match budget_fen {
+            Some(fen) => {
+                sqlx::query("INSERT INTO settings (key, value) VALUES ('monthly_budget_fen', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+                    .bind(fen.to_string())
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            None => {
+                sqlx::query("DELETE FROM settings WHERE key = 'monthly_budget_fen'")
+                    .execute(&mut *tx)
+                    .await?;
+            }
+        }
+        if before != budget_fen {
+            let reason = ChangeReason::BudgetChanged { budget_fen };
+            insert_console_activity(&mut tx, &reason, self.now_ms()).await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 }
@@ -693,6 +743,25 @@ pub(super) async fn insert_activity(
     .bind(change.delta_per_month_fen)
     .bind(if done { "done" } else { "in_progress" })
     .bind(done.then_some(now))
+    .execute(&mut **tx)
+    .await?
+    .last_insert_rowid())
+}
+
+/// A console-wide entry of the activity log (no pool): a host added or removed, a limit
+/// changed. Written in the caller's transaction, so the change and its entry go together;
+/// it is done when written.
+pub(crate) async fn insert_console_activity(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    reason: &ChangeReason,
+    now: i64,
+) -> Result<i64, sqlx::Error> {
+    Ok(sqlx::query(
+        "INSERT INTO activity (at_ms, pool_id, pool_name, actor, from_gpus, to_gpus, reason, results, outcome, finished_at_ms) VALUES (?, '', '', 'operator', 0, 0, ?, '[]', 'done', ?)",
+    )
+    .bind(now)
+    .bind(reason.to_stored())
+    .bind(now)
     .execute(&mut **tx)
     .await?
     .last_insert_rowid())

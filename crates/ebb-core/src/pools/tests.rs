@@ -224,3 +224,164 @@ async fn pools_round_trip_and_changes_are_logged() {
     ));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn the_form_offers_the_catalogs_names_for_what_hosts_report() {
+    let catalog: Vec<String> = ["A100", "H800", "V100", "A100-80GB"]
+        .iter()
+        .map(|m| m.to_string())
+        .collect();
+    let facts = |name: &str, region: &str, models: &[&str]| HostFacts {
+        name: name.into(),
+        region: region.into(),
+        models: models.iter().map(|m| m.to_string()).collect(),
+    };
+    let hosts = vec![
+        facts("a", "cn-north", &["NVIDIA A100-SXM4-40GB"]),
+        facts("b", "cn-east", &["NVIDIA A100-SXM4-40GB", "NVIDIA H800"]),
+        facts("c", "cn-east", &["NVIDIA A100 80GB PCIe"]),
+        facts("d", "cn-east", &["Ascend 910B"]),
+        facts("e", "cn-east", &[]),
+    ];
+    let offers = model_offers(&catalog, &hosts);
+    let names: Vec<(&str, bool, u32)> = offers
+        .iter()
+        .map(|o| (o.model.as_str(), o.priced, o.hosts))
+        .collect();
+    // Reported and priced first, then unpriced reports, then priced models no host has.
+    assert_eq!(
+        names,
+        vec![
+            ("A100", true, 2),
+            ("A100-80GB", true, 1),
+            ("H800", true, 1),
+            ("Ascend 910B", false, 1),
+            ("V100", true, 0),
+        ]
+    );
+    assert_eq!(offers[0].reported, vec!["NVIDIA A100-SXM4-40GB"]);
+    assert_eq!(offers[0].regions, vec!["cn-east", "cn-north"]);
+    // The most specific catalog name takes an 80 GB card.
+    assert_eq!(offers[1].reported, vec!["NVIDIA A100 80GB PCIe"]);
+    assert!(offers[4].reported.is_empty());
+}
+
+#[test]
+fn spend_across_pools_sums_what_is_priced_and_prorates_a_new_base() {
+    let catalog = Catalog::demo();
+    let month_start = crate::calendar::days_from_civil(2026, 12, 1) * 86_400_000;
+    let now = month_start + 10 * 86_400_000;
+    let mut web = validate(
+        &PoolInput {
+            base_gpus: 10,
+            ..input("web", "A100", &["cn-north"], 0, 12)
+        },
+        &hosts(),
+        &catalog,
+    )
+    .unwrap()
+    .0;
+    // Made a minute ago, holding nothing: a minute of its base, not ten days'.
+    web.created_at_ms = now - 60_000;
+    let mut old = web.clone();
+    old.name = "old".into();
+    old.created_at_ms = month_start - 86_400_000;
+    let mut unpriced = web.clone();
+    unpriced.name = "aaa".into();
+    unpriced.model = "B200".into();
+    let views: Vec<(Pool, PoolView)> = [web, old, unpriced]
+        .into_iter()
+        .map(|pool| {
+            let view = pool_view(&pool, None, &[], &catalog, now);
+            (pool, view)
+        })
+        .collect();
+    let month = catalog.find("A100", "cn-north").unwrap().month.fen();
+    let web_spend = views[0].1.spend.clone().unwrap();
+    assert_eq!(web_spend.base_from_ms, now - 60_000);
+    assert_eq!(
+        web_spend.month_to_date_fen,
+        (i128::from(month) * 10 * 60_000 / (730 * 3_600_000)) as i64
+    );
+    let old_spend = views[1].1.spend.clone().unwrap();
+    assert_eq!(
+        old_spend.base_from_ms, month_start,
+        "from the month's start"
+    );
+    assert!(views[2].1.spend.is_none() && views[2].1.spend_problem.is_some());
+
+    let summary = spend_summary("2026-12".into(), &views, None).unwrap();
+    assert_eq!(
+        summary.month_to_date_fen,
+        web_spend.month_to_date_fen + old_spend.month_to_date_fen
+    );
+    assert_eq!(
+        summary.projected_month_fen,
+        web_spend.projected_month_fen + old_spend.projected_month_fen
+    );
+    assert_eq!(summary.budget_state, BudgetState::NoBudget);
+    let names: Vec<&str> = summary.pools.iter().map(|p| p.pool.as_str()).collect();
+    assert_eq!(names, ["aaa", "old", "web"], "every pool, by name");
+    let budget = |fen| spend_summary("2026-12".into(), &views, Some(fen)).unwrap();
+    assert_eq!(
+        budget(summary.projected_month_fen).budget_state,
+        BudgetState::Within
+    );
+    assert_eq!(
+        budget(summary.month_to_date_fen + 1).budget_state,
+        BudgetState::ProjectedOver
+    );
+    assert_eq!(
+        budget(summary.month_to_date_fen - 1).budget_state,
+        BudgetState::Over
+    );
+
+    let csv = spend_csv(&budget(1_000_000));
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 5, "{csv}");
+    assert!(lines[0].starts_with("month,pool,model,gpus_now,base_gpus"));
+    assert!(lines[1].starts_with("2026-12,aaa,B200,0,10,month,hour,,,,,,"));
+    let old_line = format!(
+        "2026-12,old,A100,0,10,month,hour,2026-12-01 00:00:00Z,{}.{:02},",
+        old_spend.month_to_date_fen / 100,
+        old_spend.month_to_date_fen % 100
+    );
+    assert!(lines[2].starts_with(&old_line), "{}", lines[2]);
+    assert!(lines[4].starts_with("2026-12,total,,0,30,"));
+    assert!(lines[4].ends_with(",budget 10000.00"));
+}
+
+#[tokio::test]
+async fn budget_and_limit_changes_are_logged_once() {
+    let (store, dir) = store().await;
+    assert_eq!(store.budget().await.unwrap(), None);
+    store.set_budget(Some(500_000)).await.unwrap();
+    store.set_budget(Some(500_000)).await.unwrap();
+    assert_eq!(store.budget().await.unwrap(), Some(500_000));
+    store.set_budget(None).await.unwrap();
+    let mut policy = store.confirm_policy().await.unwrap();
+    store.set_confirm_policy(policy).await.unwrap();
+    policy.above_gpus += 1;
+    store.set_confirm_policy(policy).await.unwrap();
+    let log = store.activity(None, 10).await.unwrap();
+    let reasons: Vec<&ChangeReason> = log.iter().map(|e| &e.reason).collect();
+    assert_eq!(
+        reasons,
+        [
+            &ChangeReason::ConfirmLimitsChanged {
+                above_gpus: policy.above_gpus,
+                above_per_hour_fen: policy.above_per_hour_fen
+            },
+            &ChangeReason::BudgetChanged { budget_fen: None },
+            &ChangeReason::BudgetChanged {
+                budget_fen: Some(500_000)
+            },
+        ],
+        "an unchanged value logs nothing"
+    );
+    assert!(
+        log.iter()
+            .all(|e| e.pool.is_empty() && e.outcome == Outcome::Done)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

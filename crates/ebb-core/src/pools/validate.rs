@@ -12,6 +12,72 @@ pub struct HostFacts {
     pub models: Vec<String>,
 }
 
+/// The models a pool can ask for: each catalog model with the hosts whose reported names it
+/// matches (`A100` for `NVIDIA A100-SXM4-80GB`, by [`placement::model_matches`]; where
+/// several match, the longest catalog name, the most specific), then reported names no
+/// catalog model matches (unpriced, so a pool cannot use them yet). Models some host has
+/// come first, then by name.
+pub fn model_offers(catalog_models: &[String], hosts: &[HostFacts]) -> Vec<ModelOffer> {
+    let mut offers: Vec<ModelOffer> = catalog_models
+        .iter()
+        .map(|model| ModelOffer {
+            model: model.clone(),
+            priced: true,
+            reported: Vec::new(),
+            hosts: 0,
+            regions: Vec::new(),
+        })
+        .collect();
+    for host in hosts {
+        let mut counted: Vec<usize> = Vec::new();
+        for reported in &host.models {
+            let best = catalog_models
+                .iter()
+                .enumerate()
+                .filter(|(_, model)| placement::model_matches(model, reported))
+                .max_by_key(|(_, model)| model.len())
+                .map(|(i, _)| i);
+            let i = match best {
+                Some(i) => i,
+                None => match offers
+                    .iter()
+                    .position(|o| !o.priced && o.model == *reported)
+                {
+                    Some(i) => i,
+                    None => {
+                        offers.push(ModelOffer {
+                            model: reported.clone(),
+                            priced: false,
+                            reported: Vec::new(),
+                            hosts: 0,
+                            regions: Vec::new(),
+                        });
+                        offers.len() - 1
+                    }
+                },
+            };
+            let offer = &mut offers[i];
+            if !offer.reported.contains(reported) {
+                offer.reported.push(reported.clone());
+                offer.reported.sort();
+            }
+            if !counted.contains(&i) {
+                counted.push(i);
+                offer.hosts += 1;
+                if !offer.regions.contains(&host.region) {
+                    offer.regions.push(host.region.clone());
+                    offer.regions.sort();
+                }
+            }
+        }
+    }
+    offers.sort_by(|a, b| {
+        (a.hosts == 0, !a.priced, &a.model).cmp(&(b.hosts == 0, !b.priced, &b.model))
+    });
+    offers.dedup_by(|a, b| a.model == b.model && a.priced == b.priced);
+    offers
+}
+
 /// A pool input that passed validation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Valid(pub(super) Pool);
@@ -190,5 +256,6 @@ pub fn validate(
         interruptible: input.interruptible,
         release_at_unit_end: input.release_at_unit_end,
         force_release: false,
+        created_at_ms: 0,
     }))
 }

@@ -97,10 +97,17 @@ pub(super) fn spend_view(
         Err(problem) => return (None, Some(problem)),
     };
     let (month, start, end) = utc_month(now);
-    match ebb_cost::month_spend(entry, &pool.plan(), spans, start, end, now, current) {
+    let window = ebb_cost::SpendWindow {
+        month_start_ms: start,
+        month_end_ms: end,
+        now_ms: now,
+        base_from_ms: pool.created_at_ms,
+    };
+    match ebb_cost::month_spend(entry, &pool.plan(), spans, window, current) {
         Ok(spend) => (
             Some(SpendView {
                 month,
+                base_from_ms: window.base_start_ms(),
                 month_to_date_fen: spend.month_to_date.fen(),
                 projected_month_fen: spend.projected_month.fen(),
                 run_rate_per_hour_fen: spend.run_rate_per_hour.fen(),
@@ -247,4 +254,128 @@ pub fn scale_preview(
         confirmation_reason,
         cost_problem: problem,
     }
+}
+
+/// Spend across the pools (each with the view it was shown in), this month, against the
+/// budget. A pool that cannot be priced is listed with its problem and left out of the sums.
+pub fn spend_summary(
+    month: String,
+    pools: &[(Pool, PoolView)],
+    budget_fen: Option<i64>,
+) -> Result<SpendSummary, PoolError> {
+    let overflow = || invalid("spend", "the month's sum overflows");
+    let (mut to_date, mut projected, mut rate, mut gpu_hours) = (0i64, 0i64, 0i64, 0f64);
+    let mut rows = Vec::with_capacity(pools.len());
+    for (pool, view) in pools {
+        if let Some(spend) = &view.spend {
+            to_date = to_date
+                .checked_add(spend.month_to_date_fen)
+                .ok_or_else(overflow)?;
+            projected = projected
+                .checked_add(spend.projected_month_fen)
+                .ok_or_else(overflow)?;
+            rate = rate
+                .checked_add(spend.run_rate_per_hour_fen)
+                .ok_or_else(overflow)?;
+            gpu_hours += spend.gpu_hours;
+        }
+        rows.push(PoolSpend {
+            pool: pool.name.clone(),
+            model: pool.model.clone(),
+            actual_gpus: view.actual,
+            base_gpus: pool.base_gpus,
+            term: pool.term,
+            overlay: pool.overlay,
+            created_at_ms: pool.created_at_ms,
+            spend: view.spend.clone(),
+            spend_problem: view.spend_problem.clone(),
+        });
+    }
+    rows.sort_by(|a, b| a.pool.cmp(&b.pool));
+    let budget_state = match budget_fen {
+        None => BudgetState::NoBudget,
+        Some(budget) if to_date > budget => BudgetState::Over,
+        Some(budget) if projected > budget => BudgetState::ProjectedOver,
+        Some(_) => BudgetState::Within,
+    };
+    Ok(SpendSummary {
+        month,
+        month_to_date_fen: to_date,
+        projected_month_fen: projected,
+        run_rate_per_hour_fen: rate,
+        gpu_hours,
+        budget_fen,
+        budget_state,
+        pools: rows,
+    })
+}
+
+/// The spend summary as CSV: a header, one line per pool, then the total (amounts in yuan
+/// with two decimals, so a spreadsheet sums them; times in UTC).
+pub fn spend_csv(summary: &SpendSummary) -> String {
+    fn amount(fen: i64) -> String {
+        let sign = if fen < 0 { "-" } else { "" };
+        let fen = fen.unsigned_abs();
+        format!("{sign}{}.{:02}", fen / 100, fen % 100)
+    }
+    fn field(text: &str) -> String {
+        if text.contains([',', '"', '\n', '\r']) {
+            format!("\"{}\"", text.replace('"', "\"\""))
+        } else {
+            text.to_string()
+        }
+    }
+    let mut out = String::from(
+        "month,pool,model,gpus_now,base_gpus,term,overlay,base_from_utc,month_to_date_cny,projected_month_cny,run_rate_per_hour_cny,gpu_hours,problem\n",
+    );
+    for row in &summary.pools {
+        let spend = row.spend.as_ref();
+        let cells = [
+            field(&summary.month),
+            field(&row.pool),
+            field(&row.model),
+            row.actual_gpus.to_string(),
+            row.base_gpus.to_string(),
+            row.term.to_string(),
+            row.overlay.to_string(),
+            spend.map_or_else(String::new, |s| crate::calendar::utc_time(s.base_from_ms)),
+            spend.map_or_else(String::new, |s| amount(s.month_to_date_fen)),
+            spend.map_or_else(String::new, |s| amount(s.projected_month_fen)),
+            spend.map_or_else(String::new, |s| amount(s.run_rate_per_hour_fen)),
+            spend.map_or_else(String::new, |s| format!("{:.2}", s.gpu_hours)),
+            field(row.spend_problem.as_deref().unwrap_or("")),
+        ];
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    let total = [
+        field(&summary.month),
+        "total".to_string(),
+        String::new(),
+        summary
+            .pools
+            .iter()
+            .map(|p| p.actual_gpus)
+            .sum::<u32>()
+            .to_string(),
+        summary
+            .pools
+            .iter()
+            .map(|p| p.base_gpus)
+            .sum::<u32>()
+            .to_string(),
+        String::new(),
+        String::new(),
+        String::new(),
+        amount(summary.month_to_date_fen),
+        amount(summary.projected_month_fen),
+        amount(summary.run_rate_per_hour_fen),
+        format!("{:.2}", summary.gpu_hours),
+        summary
+            .budget_fen
+            .map_or_else(String::new, |b| format!("budget {}", amount(b))),
+    ];
+    out.push_str(&total.join(","));
+    out.push('\n');
+    out
 }

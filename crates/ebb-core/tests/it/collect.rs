@@ -156,3 +156,59 @@ async fn targets_can_change_while_collecting() {
     collector.stop().await;
     fleet.stop().await;
 }
+
+/// A server on a loopback port that answers every connection with `reply` and closes.
+async fn answering(reply: &'static [u8]) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (listener, addr) = bound_listener().await;
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut buf = [0u8; 1024];
+            let _ = tokio::time::timeout(Duration::from_millis(200), socket.read(&mut buf)).await;
+            let _ = socket.write_all(reply).await;
+            let _ = socket.shutdown().await;
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn something_else_on_the_port_is_not_an_ebb_agent() {
+    use ebb_core::client::{AgentClient, ClientConfig};
+    use ebb_wire::reasons::HostProblem;
+    let cases: [(&str, &'static [u8]); 3] = [
+        (
+            "a web server's 404 page",
+            b"HTTP/1.1 404 Not Found\r\ncontent-type: text/html\r\ncontent-length: 9\r\nconnection: close\r\n\r\nnot found",
+        ),
+        (
+            "a web server's 200 page",
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 6\r\nconnection: close\r\n\r\n<html>",
+        ),
+        ("an SSH banner", b"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n"),
+    ];
+    for (what, reply) in cases {
+        let url = answering(reply).await;
+        let client = AgentClient::new(&url, ClientConfig::default()).unwrap();
+        let problem = client.health().await.unwrap_err();
+        assert!(
+            matches!(problem, HostProblem::Decode { .. }),
+            "{what}: {problem:?}"
+        );
+        assert!(
+            problem
+                .to_string()
+                .contains("not an Ebb agent (wrong port?)"),
+            "{what}: {problem}"
+        );
+    }
+    // A 5xx without the agent's body may be a proxy in front of one: a status.
+    let url =
+        answering(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+            .await;
+    let client = AgentClient::new(&url, ClientConfig::default()).unwrap();
+    assert!(matches!(
+        client.health().await.unwrap_err(),
+        HostProblem::Status { status: 502, .. }
+    ));
+}

@@ -2,9 +2,11 @@
 
 use ebb_core::console::{Console, Role, TokenStore};
 use ebb_core::db::ConsoleDb;
+use ebb_core::pools::PoolStore;
 use ebb_core::registry::{HostEntry, Registry, RegistryError};
 use ebb_core::vault::{MemoryVault, TokenVault};
 use ebb_testkit::{TempDir, TestConsole};
+use ebb_wire::reasons::ChangeReason;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -67,6 +69,24 @@ async fn tokens_go_to_the_vault_and_never_to_the_database() {
         registry.remove("gpu-01").await.unwrap_err(),
         RegistryError::NotFound(_)
     ));
+    // Adding and removing are in the activity log (the refused duplicate is not).
+    let log = PoolStore::new(ConsoleDb::open(dir.path()).await.unwrap())
+        .activity(None, 10)
+        .await
+        .unwrap();
+    let reasons: Vec<ChangeReason> = log.into_iter().map(|entry| entry.reason).collect();
+    assert_eq!(
+        reasons,
+        [
+            ChangeReason::HostRemoved {
+                host: "gpu-01".into()
+            },
+            ChangeReason::HostAdded {
+                host: "gpu-01".into(),
+                region: "cn-east".into()
+            },
+        ]
+    );
 }
 
 #[tokio::test]
@@ -83,6 +103,15 @@ async fn a_vault_failure_leaves_nothing_half_added() {
     assert!(
         registry.list().await.unwrap().is_empty(),
         "the row was rolled back"
+    );
+    let db = ConsoleDb::open(dir.path()).await.unwrap();
+    assert!(
+        PoolStore::new(db)
+            .activity(None, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "and its activity entry with it"
     );
     vault.fail.store(false, Ordering::SeqCst);
     registry.add(&spec("gpu-02"), None).await.unwrap();

@@ -1,5 +1,6 @@
 // One history chart on screen (a host detail's metric, the fleet heatmap): caption,
-// image, Export SVG / PNG, and its messages. The image is the same element from the first
+// image, Export SVG / PNG (the shell asks where, in the save dialog, and titles the file
+// with the chart's alt text: host, metric, range), and its messages. The image is the same element from the first
 // drawing on: a redraw changes its `src`, and a failed redraw dims the last good chart.
 
 import { createSignal, For, Show, type JSX } from "solid-js";
@@ -34,6 +35,7 @@ export function ChartCard(props: {
 }): JSX.Element {
   const [exporting, setExporting] = createSignal(false);
   const [savedTo, setSavedTo] = createSignal<string | null>(null);
+  const [cancelled, setCancelled] = createSignal(false);
   const [exportError, setExportError] = createSignal<unknown>(null);
   const url = () => (props.shown.svg === null ? undefined : svgDataUrl(props.shown.svg));
 
@@ -43,15 +45,20 @@ export function ChartCard(props: {
     setExporting(true);
     setExportError(null);
     setSavedTo(null);
-    const res = await call(() => commands.exportChart(svg, format, props.exportName()));
-    if (res.status === "ok") setSavedTo(res.data);
-    else setExportError(res.error);
+    setCancelled(false);
+    // The file says what it shows: the alt text names the host, the metric and the range.
+    const res = await call(() => commands.exportChart(svg, format, props.exportName(), props.alt));
+    if (res.status === "ok") {
+      if (res.data === null) setCancelled(true);
+      else setSavedTo(res.data);
+    } else setExportError(res.error);
     setExporting(false);
   }
 
   const status = () => {
     const path = savedTo();
     if (path !== null) return t("fleet.export.saved", { path });
+    if (cancelled()) return t("fleet.export.cancelled");
     return exporting() ? t("fleet.export.saving") : "";
   };
 

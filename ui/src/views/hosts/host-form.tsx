@@ -1,5 +1,7 @@
 // The Add/Edit host form: client-side checks, "Test connection", Save and Cancel; a
-// server error shows at the field it names (its `field`), else above the buttons.
+// server error shows at the field it names (its `field`), else above the buttons. Adding
+// a host tests it first: one that does not answer is flagged before it is saved ("Save
+// anyway" keeps it, watched as offline until it answers). Escape on a changed form asks.
 //
 // The token is only ever in the password input while the operator types it: it is read
 // from the input when sent, the input is cleared right after, and no signal holds it.
@@ -13,6 +15,8 @@
 //   [data-testid="host-test-result"]         data-state="pending|ok|error"
 //   #host-save #host-cancel
 //   [data-testid="host-form-error"]          role=alert: a save failure no field explains
+//   [data-testid="host-save-anyway"]         the flag: the new host's test failed; #host-save-anyway saves it
+//   [data-testid="discard-question"]         Escape on a changed form: #host-discard-yes #host-discard-no
 
 import { createSignal, onCleanup, onMount, Show, type JSX } from "solid-js";
 import { createStore } from "solid-js/store";
@@ -29,6 +33,7 @@ import {
 } from "../../hosts";
 import { t, type MessageKey } from "../../i18n";
 import { call, fieldOf, ipcError } from "../../ipc";
+import { DiscardQuestion } from "../discard-question";
 import { ErrorAlert } from "../error-alert";
 
 /** Add a host, or edit one (a copy of its entry taken when the form opened). */
@@ -125,6 +130,8 @@ export function HostForm(props: {
   mode: FormMode;
   /** Where tokens go, in words (follows app info). */
   tokenStore: string;
+  /** No keychain answers here: a token cannot be kept (the hint says how to keep one). */
+  noKeychain?: boolean;
   onDone: (saved: HostEntry) => void;
   onCancel: () => void;
   onNotFound: () => void;
@@ -146,6 +153,11 @@ export function HostForm(props: {
   const [testOutcome, setTestOutcome] = createSignal<TestOutcome | null>(null);
   const [formError, setFormError] = createSignal<unknown>(null);
   const [removeToken, setRemoveToken] = createSignal(false);
+  /** Something was typed or ticked since the form opened. */
+  const [dirty, setDirty] = createSignal(false);
+  const [asking, setAsking] = createSignal(false);
+  /** The new host's test failed: saving again saves it anyway. */
+  const [flagged, setFlagged] = createSignal(false);
   let testButton!: HTMLButtonElement;
   let saveButton!: HTMLButtonElement;
   let formEl!: HTMLFormElement;
@@ -185,6 +197,18 @@ export function HostForm(props: {
     props.onCancel();
   }
 
+  /** Escape: cancels a form as it opened; a changed one asks first. */
+  function escape(): void {
+    if (busy() !== null) return;
+    if (dirty()) setAsking(true);
+    else cancel();
+  }
+
+  function edited(): void {
+    setDirty(true);
+    setFlagged(false);
+  }
+
   /** Client checks; on failure marks the fields and focuses the first. */
   function collect(): HostInput | null {
     const checked = checkHostForm({
@@ -222,6 +246,30 @@ export function HostForm(props: {
     return false;
   }
 
+  /**
+   * Tests the connection as the form stands: "ok" when the agent answered, "invalid" when
+   * the console refused a field (shown there), "failed" when the host did not answer as an
+   * agent; null when the form went away meanwhile.
+   */
+  async function test(request: HostInput): Promise<"ok" | "invalid" | "failed" | null> {
+    setTestOutcome(null);
+    setTestState("pending");
+    const res = await call(() => commands.testHost(request));
+    if (disposed) return null;
+    if (res.status === "ok") {
+      setTestState("ok");
+      setTestOutcome({
+        ok: true,
+        text: t("hosts.testOk", { host: res.data.host, version: res.data.agent_version, backend: res.data.backend }),
+      });
+      return "ok";
+    }
+    setTestState("error");
+    if (showAtField(res.error)) return "invalid";
+    setTestOutcome({ ok: false, error: res.error });
+    return ipcError(res.error)?.kind === "invalid_input" ? "invalid" : "failed";
+  }
+
   async function runTest(): Promise<void> {
     if (busy() !== null) return;
     clearErrors();
@@ -229,30 +277,36 @@ export function HostForm(props: {
     setTestState(null);
     const request = collect();
     if (!request) return;
-    setTestState("pending");
     setBusy("test");
-    const res = await call(() => commands.testHost(request));
+    const answered = await test(request);
     request.token = null;
-    if (disposed) return;
+    if (answered === null) return;
     setBusy(null);
-    if (res.status === "ok") {
-      setTestState("ok");
-      setTestOutcome({
-        ok: true,
-        text: t("hosts.testOk", { host: res.data.host, version: res.data.agent_version, backend: res.data.backend }),
-      });
-    } else {
-      setTestState("error");
-      if (!showAtField(res.error)) setTestOutcome({ ok: false, error: res.error });
-    }
     testButton.focus();
   }
 
-  async function save(): Promise<void> {
+  async function save(anyway = false): Promise<void> {
     if (busy() !== null) return;
     clearErrors();
     const request = collect();
     if (!request) return;
+    // A new host is tested first; one that does not answer is flagged, not saved silently.
+    if (!editing && !anyway && !flagged()) {
+      setBusy("test");
+      const answered = await test(request);
+      if (answered === null) return;
+      setBusy(null);
+      if (answered !== "ok") {
+        request.token = null;
+        // A refused field would be refused again: only an unanswered test can be overridden.
+        if (answered === "failed") {
+          setFlagged(true);
+          document.getElementById("host-save-anyway")?.focus();
+        }
+        return;
+      }
+    }
+    setFlagged(false);
     setBusy("save");
     const res = await call(() => (editing ? commands.updateHost(editing.name, request) : commands.addHost(request)));
     // The token has been handed over (or refused): it leaves the page either way.
@@ -278,8 +332,11 @@ export function HostForm(props: {
       return marked() === name;
     },
     ref: (el: HTMLInputElement) => (inputs[name] = el),
-    // Editing a field clears the error shown for it.
-    onInput: () => setFieldError(name, null),
+    // Editing a field clears the error shown for it (and a flag on an older test).
+    onInput: () => {
+      setFieldError(name, null);
+      edited();
+    },
   });
 
   const hint = (name: HostField, key: MessageKey): JSX.Element => (
@@ -304,7 +361,7 @@ export function HostForm(props: {
       onKeyDown={(ev) => {
         if (ev.key === "Escape") {
           ev.preventDefault();
-          cancel();
+          escape();
         }
       }}
     >
@@ -355,7 +412,9 @@ export function HostForm(props: {
           hint={
             <div class="token-extra">
               <p class="field-hint" id="host-token-hint">
-                {t(editing?.has_token ? "hosts.hint.tokenStored" : "hosts.hint.token", { store: props.tokenStore })}
+                {props.noKeychain
+                  ? t("hosts.hint.noKeychain")
+                  : t(editing?.has_token ? "hosts.hint.tokenStored" : "hosts.hint.token", { store: props.tokenStore })}
               </p>
               <Show when={editing?.has_token}>
                 <label class="check" for="host-token-remove">
@@ -365,6 +424,7 @@ export function HostForm(props: {
                     checked={removeToken()}
                     onChange={(ev) => {
                       const removing = ev.currentTarget.checked;
+                      edited();
                       setRemoveToken(removing);
                       if (removing) clearToken();
                     }}
@@ -394,6 +454,19 @@ export function HostForm(props: {
           }
         </Show>
       </div>
+      <Show when={flagged()}>
+        <div class="alert alert-warn save-anyway" role="alert" data-testid="host-save-anyway">
+          <span class="alert-line">{t("hosts.flag.testFailed")}</span>
+          <span class="discard-actions">
+            <button type="button" id="host-save-anyway" class="btn btn-small" disabled={busy() !== null} onClick={() => void save(true)}>
+              {t("hosts.flag.saveAnyway")}
+            </button>
+          </span>
+        </div>
+      </Show>
+      <Show when={asking()}>
+        <DiscardQuestion id="host" onDiscard={() => cancel()} onKeep={() => { setAsking(false); saveButton.focus(); }} />
+      </Show>
       <div class="form-error-box">
         <Show when={formError() !== null}>
           <ErrorAlert

@@ -2,9 +2,11 @@
 // names. The client's checks (pool.ts checkPoolForm) come first; the console stays the
 // judge, and a refusal that names a field (its `field`) shows at that field. The choices
 // (terms, overlays, placements, regions, models) are the shell's PoolOptions; until they
-// arrive, the pool's own value is the one choice.
+// arrive, the pool's own value is the one choice. The model is picked from what the hosts
+// report, under the catalog's names (the shell's `models`). Enter saves from any field;
+// Escape cancels, and asks first when something was changed.
 
-import { createEffect, For, onMount, Show, type JSX } from "solid-js";
+import { createEffect, createSignal, For, onMount, Show, type JSX } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
 import { commands, type OverlayMode, type PlacementPolicy, type PoolOptions, type PoolView, type Term } from "../../bindings";
 import { formatCount } from "../../costs";
@@ -13,6 +15,10 @@ import { t, type MessageKey } from "../../i18n";
 import { call, fieldOf, ipcError } from "../../ipc";
 import {
   checkPoolForm,
+  defaultModel,
+  formIsDirty,
+  modelChoices,
+  modelWhereText,
   overlayText,
   placementText,
   POOL_FIELDS,
@@ -22,6 +28,7 @@ import {
   type PoolField,
   type PoolFormValues,
 } from "../../pool";
+import { DiscardQuestion } from "../discard-question";
 import { ErrorAlert } from "../error-alert";
 
 /** A problem shown at a field: the client's check, or the console's refusal (its detail in English). */
@@ -90,6 +97,9 @@ export function PoolForm(props: {
     interruptible: initial?.interruptible ?? false,
     release_at_unit_end: initial?.release_at_unit_end ?? false,
   });
+  /** What the form opened with (and the choices it was given since): Escape asks when it differs. */
+  const baseline: PoolFormValues = { ...values, regions: [...values.regions] };
+  const [asking, setAsking] = createSignal(false);
   const [problems, setProblems] = createStore<Problems>({});
   const [state, setState] = createStore<{ busy: boolean; error: unknown }>({ busy: false, error: null });
   let form!: HTMLFormElement;
@@ -112,9 +122,19 @@ export function PoolForm(props: {
       ["placement", placements()],
     ];
     for (const [name, list] of offered) {
-      if (!list.includes(values[name])) setValues(name, list[0] ?? "");
+      if (!list.includes(values[name])) {
+        setValues(name, list[0] ?? "");
+        baseline[name] = list[0] ?? "";
+      }
+    }
+    // A new pool starts on the first priced model a host reports.
+    if (!editing && values.model === "" && baseline.model === "") {
+      const model = defaultModel(props.options.models);
+      setValues("model", model);
+      baseline.model = model;
     }
   });
+  const models = () => modelChoices(props.options?.models ?? [], editing ? (initial?.model ?? "") : "");
 
   onMount(() => {
     form.querySelector<HTMLElement>(editing ? "#pool-f-model" : "#pool-f-name")?.focus();
@@ -138,6 +158,18 @@ export function PoolForm(props: {
 
   function cancel(): void {
     if (!state.busy) props.onCancel();
+  }
+
+  /** Escape: cancels a form as it opened; a changed one asks first. */
+  function escape(): void {
+    if (state.busy) return;
+    if (formIsDirty(values, baseline)) setAsking(true);
+    else props.onCancel();
+  }
+
+  function keepEditing(): void {
+    setAsking(false);
+    form.querySelector<HTMLElement>("#pool-f-save")?.focus();
   }
 
   async function save(): Promise<void> {
@@ -175,14 +207,13 @@ export function PoolForm(props: {
     saveButton.focus();
   }
 
-  const text = (name: "name" | "model" | "min" | "max" | "base_gpus", opts: { required?: boolean; list?: string; numeric?: boolean } = {}): JSX.Element => (
+  const text = (name: "name" | "min" | "max" | "base_gpus", opts: { required?: boolean; numeric?: boolean } = {}): JSX.Element => (
     <input
       id={`pool-f-${name}`}
       name={name}
       type="text"
       class={opts.numeric ? "num-input" : undefined}
       inputmode={opts.numeric ? "numeric" : undefined}
-      list={opts.list}
       required={opts.required}
       autocomplete="off"
       spellcheck={false}
@@ -248,21 +279,54 @@ export function PoolForm(props: {
       onKeyDown={(event) => {
         if (event.key === "Escape") {
           event.preventDefault();
-          cancel();
+          escape();
+          return;
+        }
+        // Enter saves from any field (a select or a checkbox does not submit by itself);
+        // on a button it is the button's own click.
+        const target = event.target;
+        if (
+          event.key === "Enter" &&
+          !event.isComposing &&
+          (target instanceof HTMLInputElement || target instanceof HTMLSelectElement)
+        ) {
+          event.preventDefault();
+          void save();
         }
       }}
     >
       <h2 id="pool-form-title">{editing ? t("pool.form.editTitle", { name: editing }) : t("pool.form.createTitle")}</h2>
       <p class="hint form-keys">{t("pool.form.keys")}</p>
-      <datalist id="pool-f-models">
-        <For each={props.options?.catalog_models ?? []}>{(model) => <option value={model} />}</For>
-      </datalist>
       <div class="form-grid">
         <Field name="name" label="pool.f.name" hint="pool.h.name" problem={problems.name}>
           {text("name", { required: true })}
         </Field>
         <Field name="model" label="pool.f.model" hint="pool.h.model" problem={problems.model}>
-          {text("model", { list: "pool-f-models", required: true })}
+          <select
+            id="pool-f-model"
+            name="model"
+            required
+            aria-describedby="pool-f-model-hint"
+            aria-invalid={problems.model ? "true" : undefined}
+            value={values.model}
+            onChange={(event) => edit("model", event.currentTarget.value)}
+          >
+            <Show when={models().length === 0}>
+              <option value="" selected>
+                {t(props.options ? "pool.model.none" : "common.loading")}
+              </option>
+            </Show>
+            <For each={models()}>
+              {(choice) => (
+                <option value={choice.value} disabled={choice.disabled} selected={choice.value === values.model}>
+                  {choice.label}
+                </option>
+              )}
+            </For>
+          </select>
+          <p class="field-hint model-where" data-testid="pool-f-model-where">
+            {modelWhereText(props.options?.models ?? [], values.model) ?? ""}
+          </p>
         </Field>
         <div class="field field-regions field-wide">
           <span class="field-label" id="pool-f-regions-label">
@@ -333,6 +397,9 @@ export function PoolForm(props: {
           <ErrorAlert lead={t(editing ? "pool.form.saveError" : "pool.form.createError")} error={state.error} testid="pool-form-error" />
         </Show>
       </div>
+      <Show when={asking()}>
+        <DiscardQuestion id="pool-f" onDiscard={() => props.onCancel()} onKeep={keepEditing} />
+      </Show>
       <div class="form-actions">
         <button type="submit" id="pool-f-save" class="btn btn-primary" ref={saveButton} disabled={state.busy}>
           {t(editing ? "pool.form.saveEdit" : "pool.form.saveCreate")}
