@@ -13,11 +13,11 @@ use crate::history::{AggregateSeries, GpuSeries, Heatmap};
 use crate::series;
 use ebb_wire::ipc::ChartMetric;
 use ebb_wire::ipc::ChartTheme;
-use plotters::chart::SeriesAnno;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::ops::Range;
 
 /// The smallest and largest chart the renderer accepts, in pixels.
@@ -390,12 +390,20 @@ fn draw_lines(frame: &Frame<'_>, lines: &[Line<'_>]) -> Result<String, ChartErro
     );
     let x_format = |t: &f64| time_label(*t, frame.to_ms, step_ms, frame.labels);
     let y_format = |v: &f64| format!("{v:.prec$}{}", axis.unit, prec = axis.decimals);
+    // The legend has a column of its own right of the plot, so it never covers a line.
+    let show_legend = !lines.is_empty() && lines.len() <= colors.lines.len();
+    let legend_px = if show_legend {
+        legend_width_px(lines).min(frame.width_px / 3)
+    } else {
+        0
+    };
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (frame.width_px, frame.height_px))
             .into_drawing_area();
         root.fill(&colors.background).map_err(draw_error)?;
-        let mut chart = ChartBuilder::on(&root)
+        let (plot_area, legend_area) = root.split_horizontally(frame.width_px - legend_px);
+        let mut chart = ChartBuilder::on(&plot_area)
             .caption(
                 frame.title,
                 ("sans-serif", 15).into_font().color(&colors.text),
@@ -451,10 +459,8 @@ fn draw_lines(frame: &Frame<'_>, lines: &[Line<'_>]) -> Result<String, ChartErro
                         .map_err(draw_error)?;
                 }
             }
-            // One line per segment, all under the series' one legend entry.
-            let mut legend_drawn = false;
             for segment in segments(&points, gap_ms).filter(|segment| segment.len() > 1) {
-                let drawn = chart
+                chart
                     .draw_series(LineSeries::new(
                         segment
                             .iter()
@@ -462,37 +468,44 @@ fn draw_lines(frame: &Frame<'_>, lines: &[Line<'_>]) -> Result<String, ChartErro
                         color.stroke_width(2),
                     ))
                     .map_err(draw_error)?;
-                if !legend_drawn {
-                    legend_drawn = true;
-                    legend(drawn, &line.label, color);
-                }
-            }
-            if !legend_drawn {
-                let drawn = chart
-                    .draw_series(LineSeries::new(std::iter::empty(), color.stroke_width(2)))
-                    .map_err(draw_error)?;
-                legend(drawn, &line.label, color);
             }
         }
-        if !lines.is_empty() && lines.len() <= colors.lines.len() {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
-                .background_style(colors.background.mix(0.85))
-                .border_style(colors.grid)
-                .label_font(("sans-serif", 11).into_font().color(&colors.text))
-                .draw()
-                .map_err(draw_error)?;
+        if show_legend {
+            // Level with the plot's top (below the caption), one entry a row.
+            let font = ("sans-serif", 11).into_font().color(&colors.text);
+            for (n, line) in lines.iter().enumerate() {
+                let color = colors.lines[n % colors.lines.len()];
+                let y = LEGEND_TOP_PX + LEGEND_ROW_PX * n as i32;
+                legend_area
+                    .draw(&PathElement::new([(6, y), (20, y)], color.stroke_width(2)))
+                    .map_err(draw_error)?;
+                legend_area
+                    .draw(&Text::new(
+                        line.label.clone(),
+                        (24, y),
+                        font.clone().pos(Pos::new(HPos::Left, VPos::Center)),
+                    ))
+                    .map_err(draw_error)?;
+            }
         }
         root.present().map_err(draw_error)?;
     }
     Ok(svg)
 }
 
-fn legend<DB: DrawingBackend>(drawn: &mut SeriesAnno<'_, DB>, label: &str, color: RGBColor) {
-    drawn
-        .label(label)
-        .legend(move |(x, y)| PathElement::new([(x, y), (x + 14, y)], color.stroke_width(2)));
+/// Where the legend's first entry sits (below the caption) and how far apart they are.
+const LEGEND_TOP_PX: i32 = 44;
+const LEGEND_ROW_PX: i32 = 16;
+
+/// The legend column's width: the swatch, the gap and the longest label (about 6.5 px a
+/// character at 11 px), within 56 to 200 px.
+fn legend_width_px(lines: &[Line<'_>]) -> u32 {
+    let chars = lines
+        .iter()
+        .map(|line| line.label.chars().count())
+        .max()
+        .unwrap_or(0);
+    (30 + (chars as u32 * 13).div_ceil(2)).clamp(56, 200)
 }
 
 /// Per-GPU utilization lines over the last `window_s` seconds, 0-100 %: the live chart.

@@ -248,3 +248,58 @@ fn charts_export_as_png() {
         assert_ne!(titled("gpu-host-1"), titled("GPU-HOST-2"));
     }
 }
+
+/// The x of every point of the data lines (a `<polyline>` of more than two points: a
+/// legend's swatch has two).
+fn line_xs(svg: &str) -> Vec<f64> {
+    svg.split("<polyline")
+        .skip(1)
+        .map(|element| {
+            let points = element.split("points=\"").nth(1).unwrap_or("");
+            let points = &points[..points.find('"').unwrap_or(0)];
+            points
+                .split_whitespace()
+                .filter_map(|pair| pair.split(',').next()?.parse::<f64>().ok())
+                .collect::<Vec<_>>()
+        })
+        .filter(|xs| xs.len() > 2)
+        .flatten()
+        .collect()
+}
+
+/// The x of the `<text>` whose words are `label`.
+fn text_x(svg: &str, label: &str) -> Option<f64> {
+    svg.split("<text").skip(1).find_map(|element| {
+        let (attrs, rest) = element.split_once('>')?;
+        if rest.split('<').next()?.trim() != label {
+            return None;
+        }
+        let x = attrs.split("x=\"").nth(1)?;
+        x[..x.find('"')?].parse().ok()
+    })
+}
+
+#[test]
+fn the_legend_stands_beside_the_lines_never_on_them() {
+    // Lines across the whole range at the top, where a legend inside the plot would sit.
+    let points = |level: f32| -> Vec<Point> {
+        (0..600)
+            .map(|second| Point::single(T0 + second * 1000, level))
+            .collect()
+    };
+    let svg = gpu_lines_svg(
+        &spec(ChartTheme::Dark, T0, T0 + 600_000),
+        ChartMetric::Util,
+        &[gpu(0, points(99.0)), gpu(1, points(97.0))],
+    )
+    .unwrap();
+    let rightmost = line_xs(&svg).into_iter().fold(f64::MIN, f64::max);
+    assert!(rightmost > 600.0, "the lines reach the right: {rightmost}");
+    for label in ["GPU 0", "GPU 1"] {
+        let x = text_x(&svg, label).unwrap_or_else(|| panic!("{label} in the legend"));
+        assert!(
+            x > rightmost,
+            "{label} at x={x}, the lines end at {rightmost}"
+        );
+    }
+}
