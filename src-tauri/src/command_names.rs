@@ -1,6 +1,6 @@
 /// The app's own commands: `build.rs` makes a permission for each and
 /// `capabilities/main.json` grants exactly these (a test checks it).
-pub const COMMANDS: [&str; 27] = [
+pub const COMMANDS: [&str; 28] = [
     "add_host",
     "app_info",
     "catalog_import",
@@ -10,6 +10,7 @@ pub const COMMANDS: [&str; 27] = [
     "delete_pool",
     "export_chart",
     "export_spend_csv",
+    "fleet_capacity",
     "fleet_heatmap_chart",
     "fleet_snapshot",
     "host_history_chart",

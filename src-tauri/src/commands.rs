@@ -12,7 +12,7 @@ use ebb_core::pools::{ConfirmPolicy, PoolError};
 use ebb_core::registry::RegistryError;
 use ebb_wire::ipc::{
     AppInfo, CatalogImport, CatalogView, ChartMetric, ChartTheme, ConnectionOk, ExportFormat,
-    FleetSnapshot, HostEntry, HostInput, IpcError, IpcErrorKind, PlanComparisonView,
+    FleetCapacity, FleetSnapshot, HostEntry, HostInput, IpcError, IpcErrorKind, PlanComparisonView,
 };
 use ebb_wire::pools::{
     ActivityEntry, Actor, PoolInput, PoolOptions, PoolView, ScalePreview, SpendSummary,
@@ -38,6 +38,14 @@ pub fn app_info(state: State<'_, AppState>) -> AppInfo {
 #[specta::specta]
 pub fn fleet_snapshot(state: State<'_, AppState>) -> FleetSnapshot {
     (*state.console.latest()).clone()
+}
+
+/// What the Fleet's capacity summary needs beside the snapshot: catalog models and
+/// prices, and which of our pools holds each of our leases.
+#[tauri::command]
+#[specta::specta]
+pub async fn fleet_capacity(state: State<'_, AppState>) -> Result<FleetCapacity, IpcError> {
+    state.console.fleet_capacity().await.map_err(pool_error)
 }
 
 /// The live per-GPU utilization chart of one host, as an SVG document.

@@ -19,6 +19,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
         .commands(collect_commands![
             commands::app_info,
             commands::fleet_snapshot,
+            commands::fleet_capacity,
             commands::utilization_chart,
             commands::list_hosts,
             commands::add_host,

@@ -13,6 +13,18 @@ async fleetSnapshot() : Promise<FleetSnapshot> {
     return await TAURI_INVOKE("fleet_snapshot");
 },
 /**
+ * What the Fleet's capacity summary needs beside the snapshot: catalog models and
+ * prices, and which of our pools holds each of our leases.
+ */
+async fleetCapacity() : Promise<Result<FleetCapacity, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("fleet_capacity") };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
  * The live per-GPU utilization chart of one host, as an SVG document.
  */
 async utilizationChart(host: string, theme: ChartTheme, widthPx: number, heightPx: number) : Promise<Result<string, IpcError>> {
@@ -343,6 +355,14 @@ export type BudgetState =
  */
 "over"
 /**
+ * The catalog's on-demand price of one model in one region.
+ */
+export type CapacityPrice = { 
+/**
+ * The catalog's model name, e.g. `A100`.
+ */
+model: string; region: string; hour_fen: number }
+/**
  * The outcome of importing a catalog: accepted (and now active), or every problem.
  */
 export type CatalogImport = { accepted: boolean; 
@@ -483,6 +503,29 @@ export type ConnectionOk = { host: string; agent_version: string; backend: strin
  */
 export type ExportFormat = "svg" | "png"
 /**
+ * The console's facts the Fleet's capacity summary needs beside the snapshot: which
+ * catalog model each reported GPU model is, the catalog's hourly prices, and which of
+ * our pools holds each of our leases (a lease on a GPU that is not here is someone
+ * else's).
+ */
+export type FleetCapacity = { 
+/**
+ * The catalog's currency, e.g. `CNY`.
+ */
+currency: string; 
+/**
+ * Each GPU model name the hosts report, mapped to the catalog's model.
+ */
+models: ModelMapping[]; 
+/**
+ * On-demand price per GPU-hour, by catalog model and region.
+ */
+prices: CapacityPrice[]; 
+/**
+ * Our pools' leases now held.
+ */
+leases: PoolLeaseRef[] }
+/**
  * The whole fleet as the console sees it; `tick` grows by one with every collection round.
  */
 export type FleetSnapshot = { tick: number; hosts: HostStatus[] }
@@ -490,6 +533,59 @@ export type FleetSnapshot = { tick: number; hosts: HostStatus[] }
  * Sent after every collection tick.
  */
 export type FleetTick = FleetSnapshot
+/**
+ * One GPU: its static facts and its latest dynamic readings.
+ * 
+ * Every reading is `None` when the card cannot give it (NVML's NOT_SUPPORTED) or when the
+ * card is lost; `healthy` is `false` for a card that stopped answering.
+ */
+export type Gpu = { index: number; uuid: string; model: string; memory_total_mib: number; 
+/**
+ * `false` when the card is lost or no longer answers; its readings are then `None`.
+ */
+healthy: boolean; 
+/**
+ * Why the card is unhealthy, in words; `None` when healthy.
+ */
+health_reason: string | null; 
+/**
+ * The lease holding this card, if any.
+ */
+lease_id: string | null; memory_used_mib: number | null; gpu_util_pct: number | null; memory_util_pct: number | null; temperature_c: number | null; power_draw_w: number | null; power_limit_w: number | null; sm_clock_mhz: number | null; memory_clock_mhz: number | null; 
+/**
+ * Processes using the card; `None` when they cannot be listed.
+ */
+processes: GpuProcess[] | null; 
+/**
+ * Volatile (since driver load) corrected ECC errors.
+ */
+ecc_corrected: number | null; 
+/**
+ * Volatile (since driver load) uncorrected ECC errors.
+ */
+ecc_uncorrected: number | null; 
+/**
+ * Memory pages retired for ECC errors (single- plus double-bit).
+ */
+retired_pages: number | null; 
+/**
+ * Xid error events seen since the agent started.
+ */
+xid_errors: number | null }
+/**
+ * A process running on a GPU.
+ */
+export type GpuProcess = { pid: number; 
+/**
+ * The process's name (NVML's `nvmlSystemGetProcessName`); `None` when it cannot be
+ * read.
+ * Older agents do not send it.
+ */
+name?: string | null; 
+/**
+ * GPU memory the process uses; `None` when the driver does not say.
+ */
+used_memory_mib: number | null }
 /**
  * How the console sees a host right now.
  */
@@ -618,7 +714,13 @@ mean_util_pct: number | null;
 /**
  * Why the last poll failed or the host is degraded; `None` when it answered well.
  */
-last_error: HostProblem | null }
+last_error: HostProblem | null; 
+/**
+ * Every GPU with its latest readings, as the agent reported them. While the host
+ * does not answer, its last known GPUs with every reading `None`; empty before the
+ * first answer, and in a viewing process (which sees only what the collector records).
+ */
+gpus: Gpu[] }
 /**
  * An error crossing the IPC boundary: a stable kind, the field it is about, and words.
  */
@@ -711,6 +813,11 @@ export type IpcErrorKind =
  * A bug or a broken database: the message says what failed.
  */
 "internal"
+/**
+ * A GPU model as a host reports it (`NVIDIA A100-SXM4-80GB`) and the catalog's name for
+ * it (`A100`); `None` when the catalog prices no such model.
+ */
+export type ModelMapping = { gpu_model: string; catalog_model: string | null }
 /**
  * One GPU model the pool form offers.
  */
@@ -886,6 +993,10 @@ interruptible: boolean;
  * On scale-in, keep a GPU until its paid unit (hour, day, week) runs out.
  */
 release_at_unit_end: boolean }
+/**
+ * One of our leases and the pool holding it.
+ */
+export type PoolLeaseRef = { lease_id: string; host: string; pool: string }
 /**
  * Where one of a pool's leases stands.
  */

@@ -248,6 +248,7 @@ fn read_dynamic(device: &Device<'_>, gpu: &mut Gpu) -> Result<(), String> {
             .into_iter()
             .map(|process| GpuProcess {
                 pid: process.pid,
+                name: process_name(device, process.pid),
                 used_memory_mib: match process.used_gpu_memory {
                     UsedGpuMemory::Used(bytes) => Some(mib(bytes)),
                     UsedGpuMemory::Unavailable => None,
@@ -269,6 +270,19 @@ fn read_dynamic(device: &Device<'_>, gpu: &mut Gpu) -> Result<(), String> {
     };
     Ok(())
 }
+
+/// The name NVML gives a process (as nvidia-smi shows it, the path of its program);
+/// `None` when it cannot say (the process ended, or it belongs to another container).
+fn process_name(device: &Device<'_>, pid: u32) -> Option<String> {
+    device
+        .nvml()
+        .sys_process_name(pid, PROCESS_NAME_BYTES)
+        .ok()
+        .filter(|name| !name.is_empty())
+}
+
+/// NVML's buffer for a process name, as nvidia-smi sizes it.
+const PROCESS_NAME_BYTES: usize = 256;
 
 /// A reading, `None` when the card cannot give it, or `Err` when the card itself is down.
 fn reading<T>(result: Result<T, NvmlError>) -> Result<Option<T>, String> {

@@ -18,4 +18,17 @@ pub trait GpuProbe: Send + Sync + std::fmt::Debug {
     /// The load each leased GPU (by UUID) should run, for backends that simulate load.
     /// Real hardware ignores it.
     fn set_lease_loads(&self, _loads: &HashMap<String, LoadProfile>) {}
+    /// The lease workloads running now, by GPU UUID, for backends that simulate the
+    /// processes on a card. Real hardware lists its own processes and ignores it.
+    fn set_lease_workloads(&self, _workloads: &HashMap<String, LeaseWorkload>) {}
+}
+
+/// A lease whose workload runs on a GPU: a simulator shows it as the card's process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseWorkload {
+    pub lease_id: String,
+    /// The workload's process, when the lease started one (`command`).
+    pub pid: Option<u32>,
+    /// The workload's program (the command's first word), when it has one.
+    pub program: Option<String>,
 }

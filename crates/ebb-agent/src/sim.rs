@@ -1,7 +1,7 @@
 //! The simulated GPU backend: deterministic for a seed, pure (time is a parameter).
 
-use crate::probe::GpuProbe;
-use ebb_wire::agent::Gpu;
+use crate::probe::{GpuProbe, LeaseWorkload};
+use ebb_wire::agent::{Gpu, GpuProcess};
 use std::f64::consts::TAU;
 use std::fmt;
 use std::str::FromStr;
@@ -70,6 +70,12 @@ impl GpuModel {
 
     fn idle_power_w(self) -> f32 {
         self.power_limit_w() * 0.12
+    }
+
+    /// Whether NVML would report ECC and Xid counts for the card: the NVIDIA data-centre
+    /// cards do; the Ascend card is not an NVML device, so its counts are unknown.
+    fn reports_ecc(self) -> bool {
+        !matches!(self, GpuModel::Ascend910B)
     }
 }
 
@@ -255,6 +261,7 @@ pub struct Simulator {
     config: SimConfig,
     uuids: Vec<String>,
     lease_loads: std::sync::RwLock<std::collections::HashMap<String, LoadProfile>>,
+    workloads: std::sync::RwLock<std::collections::HashMap<String, LeaseWorkload>>,
 }
 
 impl Simulator {
@@ -266,6 +273,7 @@ impl Simulator {
             config,
             uuids,
             lease_loads: Default::default(),
+            workloads: Default::default(),
         }
     }
 
@@ -309,7 +317,47 @@ impl Simulator {
         };
         pct.clamp(0.0, 100.0) as f32
     }
+
+    /// The process a lease's workload runs on card `uuid`, using `used_mib` of its memory
+    /// less what the driver keeps; none when no lease's workload runs there.
+    fn processes(&self, uuid: &str, used_mib: u32, total_mib: u32) -> Vec<GpuProcess> {
+        let Some(workload) = self
+            .workloads
+            .read()
+            .ok()
+            .and_then(|workloads| workloads.get(uuid).cloned())
+        else {
+            return Vec::new();
+        };
+        let lease_hash = mix(self.config.seed ^ fnv(&workload.lease_id));
+        // A workload started by the lease is that real process; a simulated one gets a
+        // pid and a program name fixed by its lease.
+        let pid = workload
+            .pid
+            .unwrap_or(10_000 + (lease_hash % 50_000) as u32);
+        let name = workload.program.unwrap_or_else(|| {
+            SIMULATED_PROGRAMS[(lease_hash >> 20) as usize % SIMULATED_PROGRAMS.len()].to_string()
+        });
+        vec![GpuProcess {
+            pid,
+            name: Some(name),
+            used_memory_mib: Some(used_mib.saturating_sub(total_mib / 50)),
+        }]
+    }
+
+    /// Corrected ECC errors since the driver loaded: a few cards of a fleet have some.
+    fn ecc_corrected(&self, index: u32) -> u64 {
+        let roll = mix(self.config.seed ^ fnv(&self.config.host) ^ u64::from(index));
+        if roll.is_multiple_of(7) {
+            1 + (roll >> 8) % 4
+        } else {
+            0
+        }
+    }
 }
+
+/// The programs a simulated lease workload runs as.
+const SIMULATED_PROGRAMS: [&str; 4] = ["python3", "vllm", "torchrun", "tritonserver"];
 
 impl GpuProbe for Simulator {
     fn backend(&self) -> &'static str {
@@ -323,12 +371,15 @@ impl GpuProbe for Simulator {
                 let util = self.util_pct(index, now_ms);
                 let busy = util / 100.0;
                 let total = model.memory_total_mib();
+                let uuid = &self.uuids[index as usize];
+                let used = (total as f32 * (0.05 + 0.85 * busy)) as u32;
+                let ecc = model.reports_ecc();
                 Gpu {
                     index,
-                    uuid: self.uuids[index as usize].clone(),
+                    uuid: uuid.clone(),
                     model: model.name().to_string(),
                     memory_total_mib: total,
-                    memory_used_mib: Some((total as f32 * (0.05 + 0.85 * busy)) as u32),
+                    memory_used_mib: Some(used),
                     gpu_util_pct: Some(util),
                     memory_util_pct: Some((util * 0.8).round()),
                     temperature_c: Some((34.0 + 0.48 * util).round()),
@@ -343,11 +394,11 @@ impl GpuProbe for Simulator {
                         (model.boost_clock_mhz() as f32 * (0.55 + 0.45 * busy)) as u32,
                     ),
                     memory_clock_mhz: Some(model.memory_clock_mhz()),
-                    processes: Some(Vec::new()),
-                    ecc_corrected: Some(0),
-                    ecc_uncorrected: Some(0),
-                    retired_pages: Some(0),
-                    xid_errors: Some(0),
+                    processes: Some(self.processes(uuid, used, total)),
+                    ecc_corrected: ecc.then(|| self.ecc_corrected(index)),
+                    ecc_uncorrected: ecc.then_some(0),
+                    retired_pages: ecc.then_some(0),
+                    xid_errors: ecc.then_some(0),
                     ..Gpu::default()
                 }
             })
@@ -357,6 +408,12 @@ impl GpuProbe for Simulator {
     fn set_lease_loads(&self, loads: &std::collections::HashMap<String, LoadProfile>) {
         if let Ok(mut current) = self.lease_loads.write() {
             current.clone_from(loads);
+        }
+    }
+
+    fn set_lease_workloads(&self, workloads: &std::collections::HashMap<String, LeaseWorkload>) {
+        if let Ok(mut current) = self.workloads.write() {
+            current.clone_from(workloads);
         }
     }
 }
@@ -375,11 +432,15 @@ fn unit_noise(seed: u64, index: u32, second: u64) -> f64 {
     (bits >> 11) as f64 / (1u64 << 53) as f64
 }
 
-fn fake_uuid(seed: u64, host: &str, index: u32) -> String {
-    let host_hash = host.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+/// FNV-1a: a text's stable 64-bit hash.
+fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
         (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    });
-    let a = mix(seed ^ host_hash ^ u64::from(index));
+    })
+}
+
+fn fake_uuid(seed: u64, host: &str, index: u32) -> String {
+    let a = mix(seed ^ fnv(host) ^ u64::from(index));
     let b = mix(a);
     format!(
         "GPU-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
@@ -479,6 +540,84 @@ mod tests {
         assert!(
             swing.iter().any(|util| !(70.0..=80.0).contains(util)),
             "back to the tide"
+        );
+    }
+
+    #[test]
+    fn a_leased_gpu_whose_workload_runs_shows_its_process() {
+        let sim = tidal(5);
+        let uuid = sim.read(0)[2].uuid.clone();
+        assert!(
+            sim.read(0)
+                .iter()
+                .all(|gpu| gpu.processes == Some(Vec::new()))
+        );
+        let simulated = LeaseWorkload {
+            lease_id: "lease-1-abcd".into(),
+            pid: None,
+            program: None,
+        };
+        sim.set_lease_workloads(&std::collections::HashMap::from([(
+            uuid.clone(),
+            simulated,
+        )]));
+        let gpus = sim.read(9_000);
+        let processes = gpus[2].processes.clone().unwrap();
+        assert_eq!(processes.len(), 1, "{processes:?}");
+        let process = &processes[0];
+        assert!((10_000..60_000).contains(&process.pid));
+        assert!(SIMULATED_PROGRAMS.contains(&process.name.as_deref().unwrap()));
+        let used = process.used_memory_mib.unwrap();
+        assert!(used > 0 && used < gpus[2].memory_used_mib.unwrap());
+        assert_eq!(
+            sim.read(9_000)[2].processes,
+            gpus[2].processes,
+            "fixed by the lease"
+        );
+        assert!(
+            gpus.iter()
+                .filter(|gpu| gpu.index != 2)
+                .all(|gpu| gpu.processes == Some(Vec::new()))
+        );
+
+        // A workload the lease started is that process, by its program's name.
+        let real = LeaseWorkload {
+            lease_id: "lease-2-beef".into(),
+            pid: Some(31_337),
+            program: Some("train.sh".into()),
+        };
+        sim.set_lease_workloads(&std::collections::HashMap::from([(uuid, real)]));
+        let process = sim.read(9_000)[2].processes.clone().unwrap().remove(0);
+        assert_eq!(
+            (process.pid, process.name.as_deref()),
+            (31_337, Some("train.sh"))
+        );
+
+        sim.set_lease_workloads(&Default::default());
+        assert_eq!(
+            sim.read(9_000)[2].processes,
+            Some(Vec::new()),
+            "released: gone"
+        );
+    }
+
+    #[test]
+    fn ecc_counts_are_none_where_the_card_has_none() {
+        let sim = Simulator::new(SimConfig {
+            host: "mixed".into(),
+            gpus: vec![GpuModel::A100, GpuModel::Ascend910B],
+            seed: 2,
+            profile: LoadProfile::Idle,
+        });
+        let gpus = sim.read(0);
+        assert!(gpus[0].ecc_corrected.is_some() && gpus[0].xid_errors == Some(0));
+        assert_eq!(
+            (
+                gpus[1].ecc_corrected,
+                gpus[1].ecc_uncorrected,
+                gpus[1].xid_errors
+            ),
+            (None, None, None)
         );
     }
 

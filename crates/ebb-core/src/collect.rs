@@ -4,7 +4,7 @@
 //! a slow or hung host only ever delays itself.
 
 use crate::client::{AgentAccess, AgentClient, AgentError, ClientConfig};
-use ebb_wire::agent::GpuList;
+use ebb_wire::agent::{Gpu, GpuList};
 use ebb_wire::ipc::{FleetSnapshot, Health, HostStatus};
 use ebb_wire::reasons::HostProblem;
 use std::collections::HashMap;
@@ -153,6 +153,23 @@ pub fn unknown_status(target: &Target) -> HostStatus {
         models: Vec::new(),
         mean_util_pct: None,
         last_error: None,
+        gpus: Vec::new(),
+    }
+}
+
+/// A GPU's static facts and lease as last reported, every reading `None`: what is known of
+/// a card on a host that does not answer now.
+fn without_readings(gpu: &Gpu) -> Gpu {
+    Gpu {
+        index: gpu.index,
+        uuid: gpu.uuid.clone(),
+        model: gpu.model.clone(),
+        memory_total_mib: gpu.memory_total_mib,
+        healthy: gpu.healthy,
+        health_reason: gpu.health_reason.clone(),
+        lease_id: gpu.lease_id.clone(),
+        power_limit_w: gpu.power_limit_w,
+        ..Gpu::default()
     }
 }
 
@@ -401,6 +418,7 @@ pub fn apply_poll(
             status.models = models;
             status.mean_util_pct =
                 (!utils.is_empty()).then(|| utils.iter().sum::<f32>() / utils.len() as f32);
+            status.gpus.clone_from(&list.gpus);
         }
         Err(error) => {
             *failures = failures.saturating_add(1);
@@ -411,6 +429,7 @@ pub fn apply_poll(
             };
             status.mean_util_pct = None;
             status.last_error = Some(error.clone());
+            status.gpus = status.gpus.iter().map(without_readings).collect();
         }
     }
 }
@@ -418,7 +437,6 @@ pub fn apply_poll(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ebb_wire::agent::Gpu;
 
     fn gpu(index: u32, model: &str, util: Option<f32>) -> Gpu {
         Gpu {
@@ -525,6 +543,51 @@ mod tests {
         assert_eq!(
             (status.health, status.last_error.clone(), failures),
             (Health::Online, None, 0)
+        );
+    }
+
+    #[test]
+    fn a_host_carries_its_gpus_and_keeps_only_their_facts_while_it_does_not_answer() {
+        let config = CollectorConfig::default();
+        let (mut status, mut failures) = (status(), 0);
+        let mut leased = gpu(1, "NVIDIA A100-SXM4-80GB", Some(70.0));
+        leased.lease_id = Some("lease-3-abcd".into());
+        leased.memory_used_mib = Some(512);
+        let list = GpuList {
+            host: "a".into(),
+            sampled_at_ms: 1,
+            gpus: vec![gpu(0, "NVIDIA A100-SXM4-80GB", Some(10.0)), leased.clone()],
+        };
+        apply_poll(
+            &mut status,
+            &mut failures,
+            &Ok(list.clone()),
+            Duration::ZERO,
+            &config,
+        );
+        assert_eq!(
+            status.gpus, list.gpus,
+            "the readings as the agent sent them"
+        );
+        let down = Err(AgentError::Timeout {
+            url: "http://a".into(),
+            timeout_ms: 900,
+        });
+        apply_poll(&mut status, &mut failures, &down, Duration::ZERO, &config);
+        assert_eq!(status.gpus.len(), 2);
+        let kept = &status.gpus[1];
+        assert_eq!(
+            (
+                kept.model.as_str(),
+                kept.lease_id.as_deref(),
+                kept.memory_total_mib
+            ),
+            ("NVIDIA A100-SXM4-80GB", Some("lease-3-abcd"), 1024)
+        );
+        assert_eq!(
+            (kept.gpu_util_pct, kept.memory_used_mib),
+            (None, None),
+            "no stale reading"
         );
     }
 

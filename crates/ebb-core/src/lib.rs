@@ -5,6 +5,7 @@
 //! IO modules: [`client`] (HTTP to agents), [`collect`] (the polling loop).
 
 pub mod calendar;
+pub mod capacity;
 pub mod catalog_store;
 pub mod chart;
 pub mod client;

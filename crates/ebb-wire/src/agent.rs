@@ -69,6 +69,11 @@ pub struct Gpu {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
 pub struct GpuProcess {
     pub pid: u32,
+    /// The process's name (NVML's `nvmlSystemGetProcessName`); `None` when it cannot be
+    /// read.
+    /// Older agents do not send it.
+    #[serde(default)]
+    pub name: Option<String>,
     /// GPU memory the process uses; `None` when the driver does not say.
     pub used_memory_mib: Option<u32>,
 }
@@ -147,4 +152,23 @@ pub struct ApiError {
     pub kind: String,
     /// What went wrong, in words an operator can act on.
     pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_process_from_an_older_agent_parses_without_a_name() {
+        let process: GpuProcess =
+            serde_json::from_str(r#"{"pid": 4242, "used_memory_mib": 1024}"#).unwrap();
+        assert_eq!(
+            process,
+            GpuProcess {
+                pid: 4242,
+                name: None,
+                used_memory_mib: Some(1024),
+            }
+        );
+    }
 }

@@ -128,6 +128,10 @@ pub struct HostStatus {
     pub mean_util_pct: Option<f32>,
     /// Why the last poll failed or the host is degraded; `None` when it answered well.
     pub last_error: Option<HostProblem>,
+    /// Every GPU with its latest readings, as the agent reported them. While the host
+    /// does not answer, its last known GPUs with every reading `None`; empty before the
+    /// first answer, and in a viewing process (which sees only what the collector records).
+    pub gpus: Vec<crate::agent::Gpu>,
 }
 
 /// The whole fleet as the console sees it; `tick` grows by one with every collection round.
@@ -135,6 +139,47 @@ pub struct HostStatus {
 pub struct FleetSnapshot {
     pub tick: u32,
     pub hosts: Vec<HostStatus>,
+}
+
+/// The console's facts the Fleet's capacity summary needs beside the snapshot: which
+/// catalog model each reported GPU model is, the catalog's hourly prices, and which of
+/// our pools holds each of our leases (a lease on a GPU that is not here is someone
+/// else's).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct FleetCapacity {
+    /// The catalog's currency, e.g. `CNY`.
+    pub currency: String,
+    /// Each GPU model name the hosts report, mapped to the catalog's model.
+    pub models: Vec<ModelMapping>,
+    /// On-demand price per GPU-hour, by catalog model and region.
+    pub prices: Vec<CapacityPrice>,
+    /// Our pools' leases now held.
+    pub leases: Vec<PoolLeaseRef>,
+}
+
+/// A GPU model as a host reports it (`NVIDIA A100-SXM4-80GB`) and the catalog's name for
+/// it (`A100`); `None` when the catalog prices no such model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct ModelMapping {
+    pub gpu_model: String,
+    pub catalog_model: Option<String>,
+}
+
+/// The catalog's on-demand price of one model in one region.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct CapacityPrice {
+    /// The catalog's model name, e.g. `A100`.
+    pub model: String,
+    pub region: String,
+    pub hour_fen: i64,
+}
+
+/// One of our leases and the pool holding it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct PoolLeaseRef {
+    pub lease_id: String,
+    pub host: String,
+    pub pool: String,
 }
 
 /// A registered host as the Settings view shows it. The token is never sent back: only

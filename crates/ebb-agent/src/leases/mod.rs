@@ -5,7 +5,7 @@ pub mod ledger;
 pub mod store;
 pub mod workload;
 
-use crate::probe::GpuProbe;
+use crate::probe::{GpuProbe, LeaseWorkload};
 use crate::sim::LoadProfile;
 use ebb_wire::agent::{GpuList, Lease, LeaseRequest, LeaseState};
 use ledger::{GpuSlot, Grant, LeaseError, Ledger};
@@ -345,6 +345,27 @@ impl LeaseService {
             .flatten()
             .collect();
         self.probe.set_lease_loads(&loads);
+        // A lease's workload runs until it is released or its process has exited.
+        let workloads: HashMap<String, LeaseWorkload> = ledger
+            .leases()
+            .filter(|lease| lease.state == LeaseState::Active)
+            .filter(|lease| lease.workload_exit_code.is_none() && lease.workload_signal.is_none())
+            .flat_map(|lease| {
+                let workload =
+                    LeaseWorkload {
+                        lease_id: lease.id.clone(),
+                        pid: lease.workload_pid,
+                        program: lease.command.as_ref().and_then(|argv| argv.first()).map(
+                            |program| program.rsplit('/').next().unwrap_or(program).to_string(),
+                        ),
+                    };
+                lease
+                    .gpu_uuids
+                    .iter()
+                    .map(move |uuid| (uuid.clone(), workload.clone()))
+            })
+            .collect();
+        self.probe.set_lease_workloads(&workloads);
         let holders: HashMap<String, String> = ledger
             .holders()
             .into_iter()

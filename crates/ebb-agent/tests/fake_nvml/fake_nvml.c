@@ -44,6 +44,8 @@
  *                                     multiple single-bit / a double-bit ECC error
  *     procs=PID:MIB,PID:na,...        nvmlDeviceGetComputeRunningProcesses_v3; `na` is
  *                                     NVML_VALUE_NOT_AVAILABLE memory; `procs=` is none
+ *                                     (nvmlSystemGetProcessName names PID `proc-PID`, and
+ *                                     fails with NOT_FOUND for a PID 0)
  *     xids=79,48                      Critical Xid events pending on this GPU, delivered
  *                                     once to each event set registered for it;
  *                                     `xids=` is supported with no events, and a missing
@@ -607,6 +609,14 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
     }
     *count = device->procs.count;
     return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int length) {
+    if (!initialised) return NVML_ERROR_UNINITIALIZED;
+    if (!name || length == 0) return NVML_ERROR_INVALID_ARGUMENT;
+    if (pid == 0) return 6; /* NVML_ERROR_NOT_FOUND */
+    int written = snprintf(name, length, "proc-%u", pid);
+    return written < 0 || (unsigned int)written >= length ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
 }
 
 /* ---- events ---- */

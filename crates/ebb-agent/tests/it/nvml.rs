@@ -43,10 +43,12 @@ fn a100(index: u32, uuid: &str) -> Gpu {
         processes: Some(vec![
             GpuProcess {
                 pid: 4242,
+                name: Some("proc-4242".to_string()),
                 used_memory_mib: Some(1_024),
             },
             GpuProcess {
                 pid: 4243,
+                name: Some("proc-4243".to_string()),
                 used_memory_mib: None,
             },
         ]),
