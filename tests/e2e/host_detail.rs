@@ -267,3 +267,148 @@ async fn a_hosts_detail_charts_four_metrics_over_a_chosen_range_and_exports_one(
     })
     .await;
 }
+
+#[tokio::test]
+#[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
+async fn a_hosts_gpu_table_shows_each_gpus_process_memory_and_holder() {
+    use crate::fleet::{demo_hosts, lease_as_someone_else, scale_demo_pool};
+    use fantoccini::Locator;
+    let data_dir = TempDir::new("e2e-gpu-table");
+    let app = App::open(&[
+        "--demo".as_ref(),
+        "--data-dir".as_ref(),
+        data_dir.as_os_str(),
+    ])
+    .await;
+
+    app.run(|app| async move {
+        let hosts = demo_hosts(&app).await;
+        let theirs = lease_as_someone_else(&hosts["cn-south-002"]).await;
+        scale_demo_pool(&app, 1).await;
+        app.click("#nav-fleet").await;
+        // The host where our pool took its GPU, from the Fleet table.
+        let host = app
+            .eventually("a host row naming the pool", Duration::from_secs(30), || async {
+                let item = app
+                    .find(Locator::Css("tr[data-host] [data-testid=\"host-held\"] li[data-pool=\"inference\"]"))
+                    .await
+                    .ok()?;
+                let row = item
+                    .find(Locator::XPath("ancestor::tr[@data-host]"))
+                    .await
+                    .ok()?;
+                row.attr("data-host").await.ok()?
+            })
+            .await;
+        app.click(&format!("tr[data-host=\"{host}\"] a[data-testid=\"host-link\"]"))
+            .await;
+        let model = app.text_now("[data-testid=\"detail-model\"]").await;
+        assert!(
+            model.contains("NVIDIA A100-SXM4-80GB") && model.contains("A100"),
+            "as reported and as the catalog names it: {model}"
+        );
+        // Our pool's GPU runs a simulated process with its memory.
+        let ours = "table[data-testid=\"gpu-table\"] tr[data-gpu]:has([data-holder=\"ours\"][data-pool=\"inference\"])";
+        let (pid, memory_mib, words) = app
+            .eventually("our GPU's process", Duration::from_secs(30), || async {
+                let item = app
+                    .find(Locator::Css(&format!("{ours} td[data-col=\"processes\"] li[data-pid]")))
+                    .await
+                    .ok()?;
+                let pid = item.attr("data-pid").await.ok()??;
+                let memory: u32 = item.attr("data-memory-mib").await.ok()??.parse().ok()?;
+                let words = item.text().await.ok()?;
+                (memory > 0).then_some((pid, memory, words))
+            })
+            .await;
+        assert!(words.starts_with(&pid), "{words}");
+        assert!(words.contains("GiB"), "its memory in words: {words}");
+        assert!(memory_mib < 81_920, "{memory_mib} MiB");
+        let lease = app
+            .text_now(&format!("{ours} td[data-col=\"holder\"] .holder-lease"))
+            .await;
+        assert!(lease.starts_with("lease-"), "the lease holding it: {lease}");
+        for column in ["util", "memory", "temperature", "power", "clocks", "ecc", "xid"] {
+            let text = app
+                .text_now(&format!("{ours} td[data-col=\"{column}\"]"))
+                .await;
+            assert!(text.chars().any(|c| c.is_ascii_digit()), "{column}: {text}");
+        }
+        app.shoot("en-light-host-gpus").await;
+
+        // Someone else's lease on another host: a process too, held by another holder;
+        // a free GPU runs none.
+        app.click("#fleet-back").await;
+        app.click("tr[data-host=\"cn-south-002\"] a[data-testid=\"host-link\"]")
+            .await;
+        let row = format!("table[data-testid=\"gpu-table\"] tr[data-gpu=\"{theirs}\"]");
+        app.eventually("their GPU's process", Duration::from_secs(30), || async {
+            let holder = app
+                .attr_of(&format!("{row} [data-holder]"), "data-holder")
+                .await?;
+            let pids = app
+                .find_all(Locator::Css(&format!("{row} li[data-pid]")))
+                .await
+                .ok()?;
+            (holder == "others" && pids.len() == 1).then_some(())
+        })
+        .await;
+        let free = app
+            .find_all(Locator::Css(
+                "table[data-testid=\"gpu-table\"] tr[data-gpu]:has([data-holder=\"free\"]) li[data-pid]",
+            ))
+            .await
+            .unwrap();
+        assert!(free.is_empty(), "a free GPU runs nothing");
+
+        // The Ascend card has no ECC or Xid counts: "—", not 0.
+        app.click("#fleet-back").await;
+        app.click("tr[data-host=\"cn-north-002\"] a[data-testid=\"host-link\"]")
+            .await;
+        app.wait_text(
+            "no ECC count",
+            "table[data-testid=\"gpu-table\"] tr[data-gpu=\"0\"] td[data-col=\"ecc\"]",
+            "—",
+            Duration::from_secs(20),
+        )
+        .await;
+        assert_eq!(
+            app.text_now("table[data-testid=\"gpu-table\"] tr[data-gpu=\"0\"] td[data-col=\"xid\"]")
+                .await,
+            "—"
+        );
+
+        if crate::support::shooting() {
+            app.click("#fleet-back").await;
+            app.click(&format!("tr[data-host=\"{host}\"] a[data-testid=\"host-link\"]"))
+                .await;
+            app.text_now(ours).await;
+            app.open_settings_hosts().await;
+            app.click("#setting-theme-dark").await;
+            app.click("#setting-language-zh-CN").await;
+            app.click("#nav-fleet").await;
+            app.click(&format!("tr[data-host=\"{host}\"] a[data-testid=\"host-link\"]"))
+                .await;
+            app.text_now(ours).await;
+            app.shoot("zh-dark-host-gpus").await;
+            app.open_settings_hosts().await;
+            app.click("#setting-theme-light").await;
+            app.click("#nav-fleet").await;
+            app.click(&format!("tr[data-host=\"{host}\"] a[data-testid=\"host-link\"]"))
+                .await;
+            app.text_now(ours).await;
+            app.shoot("zh-light-host-gpus").await;
+            app.open_settings_hosts().await;
+            app.click("#setting-theme-dark").await;
+            app.click("#setting-language-en").await;
+            app.click("#nav-fleet").await;
+            app.click(&format!("tr[data-host=\"{host}\"] a[data-testid=\"host-link\"]"))
+                .await;
+            app.text_now(ours).await;
+            app.shoot("en-dark-host-gpus").await;
+            app.open_settings_hosts().await;
+            app.click("#setting-theme-light").await;
+        }
+    })
+    .await;
+}

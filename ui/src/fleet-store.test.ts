@@ -10,6 +10,7 @@ vi.mock("./bindings", () => ({
   commands: {
     fleetSnapshot: async () => shell.first,
     utilizationChart: async () => ({ status: "ok", data: "<svg/>" }),
+    fleetCapacity: async () => ({ status: "ok", data: { currency: "CNY", models: [], prices: [], leases: [] } }),
   },
   events: {
     fleetTick: {
@@ -24,7 +25,7 @@ vi.mock("./bindings", () => ({
 const { fleet, fleetState, onFleetChange, startFleet } = await import("./fleet-store");
 
 function host(name: string, util: number | null, region = "r1"): HostStatus {
-  return { name, url: `http://${name}`, region, health: "online", gpu_count: 2, models: ["A100"], mean_util_pct: util, last_error: null };
+  return { name, url: `http://${name}`, region, health: "online", gpu_count: 2, models: ["A100"], mean_util_pct: util, last_error: null, gpus: [] };
 }
 
 describe("the fleet store", () => {

@@ -8,7 +8,7 @@
 
 import { batch } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
-import { commands, events, type FleetSnapshot } from "./bindings";
+import { commands, events, type FleetCapacity, type FleetSnapshot } from "./bindings";
 import { ChartLoader, type ChartEntry } from "./charts";
 import { newerSnapshot } from "./format";
 import { getEffectiveTheme } from "./theme";
@@ -31,6 +31,40 @@ const [liveCharts, setLiveCharts] = createStore<Record<string, ChartEntry | unde
 
 /** The fleet as a Solid store: hosts reconciled by name, so ticks update them in place. */
 export const fleet: Readonly<FleetState> = liveFleet;
+
+const [liveCapacity, setLiveCapacity] = createStore<{ facts: FleetCapacity | null; error: unknown }>({
+  facts: null,
+  error: null,
+});
+
+/**
+ * The capacity facts beside the snapshot (catalog models and prices, which of our pools
+ * holds each lease), asked again with every tick, one request in flight; leases reconciled
+ * by id. `null` until the first answer.
+ */
+export const capacity: Readonly<{ facts: FleetCapacity | null; error: unknown }> = liveCapacity;
+
+let capacityInFlight = false;
+
+async function refreshCapacity(): Promise<void> {
+  if (capacityInFlight) return;
+  capacityInFlight = true;
+  try {
+    const answer = await commands.fleetCapacity();
+    if (answer.status === "ok") {
+      batch(() => {
+        setLiveCapacity("facts", reconcile(answer.data, { key: "lease_id" }));
+        setLiveCapacity("error", null);
+      });
+    } else {
+      setLiveCapacity("error", answer.error);
+    }
+  } catch (err) {
+    setLiveCapacity("error", err);
+  } finally {
+    capacityInFlight = false;
+  }
+}
 
 /** Each host's latest live chart as a Solid store (absent until its first chart). */
 export const chartEntries: Readonly<Record<string, ChartEntry | undefined>> = liveCharts;
@@ -60,6 +94,7 @@ function accept(snapshot: FleetSnapshot): void {
   charts.retain(names);
   for (const host of Object.keys(liveCharts)) if (!names.has(host)) setLiveCharts(host, undefined);
   emit();
+  void refreshCapacity();
 }
 
 export function fleetState(): Readonly<FleetState> {

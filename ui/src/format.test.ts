@@ -23,6 +23,7 @@ function host(name: string, region: string, extra: Partial<HostStatus> = {}): Ho
     health: "online",
     gpu_count: 8,
     models: ["H800"],
+    gpus: [],
     mean_util_pct: 50,
     last_error: null,
     ...extra,

@@ -1,6 +1,8 @@
-// Fleet: hosts grouped by region with health and mean utilization, one live per-GPU
-// utilization chart per host (SVG drawn in Rust, re-requested on every tick and on theme
-// changes) and the fleet heatmap. A host's name opens its detail page, #/fleet/HOST
+// Fleet: the capacity summary first (GPUs by model × region: free, ours, others', offline,
+// the catalog's price), then hosts found by name, region, model and health: a compact,
+// paged grid of live per-GPU utilization charts (SVG drawn in Rust, re-requested on every
+// tick and on theme changes), tables by region with each host's free GPUs and which pool
+// holds what, and the fleet heatmap (live values until minutes of history exist). A host's name opens its detail page, #/fleet/HOST
 // (fleet/host-detail.tsx), in place of the list; Back returns to the list, onto the
 // host's link.
 //
@@ -9,7 +11,8 @@
 // under the pointer or the focus. One concern per file under fleet/: the tables
 // (host-table.tsx), the live charts (live-charts.tsx), the heatmap (heatmap.tsx), the
 // host detail (host-detail.tsx), a history chart with its export (chart-card.tsx), the
-// range radios (range-picker.tsx).
+// range radios (range-picker.tsx), the capacity summary (capacity-summary.tsx), the
+// filters (host-filter.tsx), a host's GPU table (gpu-table.tsx).
 //
 // Stable selectors (end-to-end tests rely on these):
 //   #view-fleet                                  the view; data-tick (latest sample round), data-mode="list|detail"
@@ -17,18 +20,33 @@
 //   [data-testid="viewer-notice"]                another process collects
 //   [data-testid="fleet-error"]                  role=alert: the fleet could not be loaded
 //   [data-testid="empty-state"]                  no host registered; a[data-testid="empty-add-host"] to Settings
+//   [data-testid="capacity-summary"]             the capacity table: tr[data-model][data-region] (catalog model),
+//                                                tfoot tr[data-total]; td[data-count="total|free|ours|others|offline"],
+//                                                td[data-testid="capacity-price"]
+//   [data-testid="host-filter"]                  #fleet-search, #fleet-filter-region|model|health, #fleet-filter-clear,
+//                                                [data-testid="filter-count"]
+//   [data-testid="chart-pager"]                  #charts-prev, #charts-next, [data-testid="pager-range"] (data-page, data-pages)
 //   [data-testid="hosts-table"] tr[data-host]    one row per host, per region section [data-region]
 //     a[data-testid="host-link"]                 the host's name: opens its detail
 //     [data-health]                              online | degraded | offline | unknown
 //     [data-testid="host-reason"]                why it is not online
+//     [data-testid="host-free"]                  "FREE of TOTAL"
+//     [data-testid="host-held"] li[data-pool]    our pools on the host, "POOL ×N"; li.held-others, li.held-offline
+//     [data-testid="host-models"]                models under the catalog's names (title: as reported)
 //   figure.host-chart[data-host] img[data-testid="util-chart"]   the live 2-minute charts
 //   [data-testid="fleet-heatmap"]                the heatmap card; data-state="loading|ready|empty|error", data-range
 //     #heatmap-range-1h|24h|7d                   range radios
 //     img[data-testid="heatmap-chart"]           the heatmap (data:image/svg+xml); its figure has data-theme
 //     [data-testid="heatmap-empty"]              "fills in as minutes of history are collected"
+//     [data-testid="heatmap-live"]               meanwhile: each GPU's latest utilization, .heat-cell[data-host][data-gpu][data-level]
+//     [data-testid="heat-legend"]                the colour scale
 //   #fleet-detail                                the host detail; data-host, data-range
 //     #fleet-back                                back to the fleet (Escape does the same)
 //     #detail-title                              the host's name (focused on open)
+//     [data-testid="detail-model"]               the host's model(s), as reported and as the catalog names them
+//     table[data-testid="gpu-table"] tr[data-gpu=INDEX]   one row per GPU; td[data-col="util|memory|temperature|
+//                                                power|clocks|processes|ecc|xid|holder"]; processes li[data-pid]
+//                                                (data-memory-mib); holder data-holder="free|ours|others|offline", data-pool
 //     #detail-range-5m|1h|24h|7d                 range radios
 //     [data-testid="detail-live"]                "Live: redrawn with every sample round" (5 min only)
 //     [data-testid="detail-unknown"]             role=alert: no such host
@@ -42,16 +60,20 @@
 
 import { createEffect, createMemo, createRenderEffect, createRoot, createSignal, Match, on, onCleanup, Show, Switch, type JSX } from "solid-js";
 import { appInfoState, onAppInfo } from "../app-info";
-import { fleet, onFleetChange } from "../fleet-store";
+import { filterChoices, filterHosts, type HostFilter } from "../capacity";
+import { capacity, fleet, onFleetChange } from "../fleet-store";
 import { describeError, groupByRegion, summarize } from "../format";
 import { hostFromHash } from "../history";
 import { t } from "../i18n";
 import { onThemeChange } from "../theme";
 import { ErrorAlert } from "./error-alert";
+import { CapacitySummary } from "./fleet/capacity-summary";
 import { Heatmap } from "./fleet/heatmap";
+import { HostFilterBar } from "./fleet/host-filter";
 import { HostDetail } from "./fleet/host-detail";
 import { HostTables } from "./fleet/host-table";
 import { LiveCharts, requestLiveCharts, type FigureRegistry } from "./fleet/live-charts";
+import { memory } from "./fleet/memory";
 import { mountView } from "./solid";
 import type { View } from "./view";
 
@@ -151,13 +173,27 @@ export function fleetView(): View {
   }
 
   function Fleet(): JSX.Element {
+    const [filter, setFilter] = createSignal<HostFilter>(memory.filter);
+    const [page, setPage] = createSignal(memory.chartPage);
     const hosts = () => fleet.snapshot?.hosts ?? [];
-    const groups = createMemo(() => groupByRegion(hosts()));
+    const found = createMemo(() => filterHosts(hosts(), filter(), capacity.facts));
+    const groups = createMemo(() => groupByRegion(found()));
     const ordered = createMemo(() => groups().flatMap((g) => g.hosts));
+    const choices = createMemo(() => filterChoices(hosts(), capacity.facts));
     const hasHosts = () => hosts().length > 0;
+    const chooseFilter = (next: HostFilter) => {
+      memory.filter = next;
+      setFilter(next);
+      choosePage(0);
+    };
+    const choosePage = (next: number) => {
+      memory.chartPage = next;
+      setPage(next);
+    };
 
-    // Sizes are known once the view is in the document and the list is shown.
-    createEffect(on([connected, showsList], () => requestCharts()));
+    // Sizes are known once the view is in the document and the list is shown; a new
+    // page or filter shows other charts, asked at once.
+    createEffect(on([connected, showsList, page, filter], () => requestCharts()));
     onCleanup(onFleetChange(requestCharts));
     onCleanup(onThemeChange(() => requestCharts()));
     window.addEventListener("hashchange", route);
@@ -173,9 +209,25 @@ export function fleetView(): View {
           </header>
           <ViewerNotice />
           <Alerts />
-          <section class="fleet-charts" aria-labelledby="fleet-charts-title" hidden={!hasHosts()}>
+          <Show when={hasHosts()}>
+            <CapacitySummary />
+            <HostFilterBar
+              filter={filter()}
+              onChange={chooseFilter}
+              regions={choices().regions}
+              models={choices().models}
+              shown={found().length}
+              total={hosts().length}
+            />
+            <Show when={found().length === 0}>
+              <p class="hint" data-testid="filter-none">
+                {t("fleet.filter.none")}
+              </p>
+            </Show>
+          </Show>
+          <section class="fleet-charts" aria-labelledby="fleet-charts-title" hidden={found().length === 0}>
             <h2 id="fleet-charts-title">{t("fleet.chartsTitle")}</h2>
-            <LiveCharts hosts={ordered()} figures={figures} />
+            <LiveCharts hosts={ordered()} figures={figures} page={page()} onPage={choosePage} />
           </section>
           <div class="fleet-hosts">
             <Switch>

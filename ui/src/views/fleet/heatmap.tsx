@@ -1,8 +1,9 @@
 // The fleet heatmap card: every GPU × time, mean utilization per cell, over 1 h / 24 h /
 // 7 d from the minute rollups. Drawn in Rust; asked again each minute, on a theme change,
-// on a range change and whenever the card comes into view (`active`).
+// on a range change and whenever the card comes into view (`active`). Until the range has
+// a stored row, each GPU's live utilization stands in for it (live-heat.tsx), with a legend.
 
-import { createEffect, createSignal, on, onCleanup, type JSX } from "solid-js";
+import { createEffect, createSignal, on, onCleanup, Show, type JSX } from "solid-js";
 import { commands } from "../../bindings";
 import { fleet } from "../../fleet-store";
 import {
@@ -23,6 +24,7 @@ import {
 import { t } from "../../i18n";
 import { getEffectiveTheme, onThemeChange } from "../../theme";
 import { ChartCard } from "./chart-card";
+import { LiveHeat } from "./live-heat";
 import { memory } from "./memory";
 import { RangePicker, rangeLong } from "./range-picker";
 
@@ -87,6 +89,9 @@ export function Heatmap(props: {
       <p class="heatmap-empty" data-testid="heatmap-empty" hidden={!isEmpty()}>
         {t("fleet.heatmap.empty")}
       </p>
+      <Show when={isEmpty() || shown().state === "loading"}>
+        <LiveHeat hosts={fleet.snapshot?.hosts ?? []} />
+      </Show>
       <ChartCard
         ref={(el) => (figure = el)}
         className="heatmap-chart"

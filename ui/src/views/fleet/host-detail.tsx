@@ -1,12 +1,14 @@
-// A host's detail page (#/fleet/HOST): per-GPU utilization, memory, temperature and power
-// over 5 min / 1 h / 24 h / 7 d, redrawn with every sample round for 5 min and each minute
+// A host's detail page (#/fleet/HOST): its model in the header, a table of its GPUs now
+// (readings, processes, ECC/Xid, the pool and lease holding each: gpu-table.tsx), and
+// per-GPU utilization, memory, temperature and power over 5 min / 1 h / 24 h / 7 d, redrawn with every sample round for 5 min and each minute
 // for the longer ranges, each chart exportable. Back (the link, or Escape) returns to the
 // fleet. The charts and the range radios stay the same elements while they redraw.
 
 import { createEffect, createMemo, createSignal, For, on, onCleanup, Show, type JSX } from "solid-js";
 import { createStore } from "solid-js/store";
 import { commands, type ChartMetric } from "../../bindings";
-import { fleet, onFleetChange } from "../../fleet-store";
+import { modelName } from "../../capacity";
+import { capacity, fleet, onFleetChange } from "../../fleet-store";
 import {
   CHART_LOADING,
   chartWidth,
@@ -27,6 +29,7 @@ import { t, type MessageKey } from "../../i18n";
 import { hostProblemText } from "../../reasons";
 import { getEffectiveTheme, onThemeChange } from "../../theme";
 import { ChartCard } from "./chart-card";
+import { GpuTable } from "./gpu-table";
 import { HealthBadge, regionLabel } from "./host-table";
 import { memory } from "./memory";
 import { RangePicker, rangeLong } from "./range-picker";
@@ -52,6 +55,19 @@ export function HostDetail(props: {
   const [range, setRange] = createSignal<RangeId>(memory.detailRange);
   const [shown, setShown] = createStore<Partial<Record<ChartMetric, ChartShown>>>({});
   const status = createMemo(() => fleet.snapshot?.hosts.find((x) => x.name === host));
+  /** The host's models as reported, each with the catalog's name when it differs. */
+  const modelWords = createMemo(() => {
+    const s = status();
+    if (!s) return null;
+    const reported = [...new Set(s.gpus.length > 0 ? s.gpus.map((g) => g.model) : s.models)];
+    if (reported.length === 0) return null;
+    return reported
+      .map((name) => {
+        const mapped = modelName(name, capacity.facts);
+        return mapped === name ? name : t("fleet.detail.modelMapped", { reported: name, model: mapped });
+      })
+      .join(t("common.listSeparator"));
+  });
   /** Known until the fleet is loaded without it. */
   const unknown = () => fleet.snapshot !== null && status() === undefined;
   const figures = new Map<ChartMetric, HTMLElement>();
@@ -159,6 +175,13 @@ export function HostDetail(props: {
             )}
           </Show>
         </p>
+        <Show when={modelWords()}>
+          {(words) => (
+            <p class="detail-model" data-testid="detail-model">
+              {t("fleet.detail.model", { model: words() })}
+            </p>
+          )}
+        </Show>
         <p class="lead">{t("fleet.detail.lead")}</p>
       </header>
       <div class="alerts">
@@ -168,6 +191,7 @@ export function HostDetail(props: {
           </p>
         </Show>
       </div>
+      <Show when={status()}>{(s) => <GpuTable host={s()} />}</Show>
       <RangePicker name="detail" ids={DETAIL_RANGES} selected={range()} onChange={choose} />
       <p class="hint detail-live" data-testid="detail-live" hidden={!isLiveRange(range())}>
         {t("fleet.detail.live")}

@@ -1,10 +1,13 @@
 // The Fleet list's tables: one per region, one row per host (name, region, health, GPUs,
-// models, mean utilization). Rows are keyed by the host (the store is reconciled by
+// free of total, which of our pools hold what, models under the catalog's names, mean
+// utilization). Rows are keyed by the host (the store is reconciled by
 // name), so a tick updates their cells in place: a host's link under the pointer or
 // holding the focus is never replaced.
 
 import { createMemo, For, Show, type JSX } from "solid-js";
 import type { Health, HostStatus } from "../../bindings";
+import { hostShare } from "../../capacity";
+import { capacity } from "../../fleet-store";
 import { formatModels, formatPercent, healthClass, healthKey, type RegionGroup } from "../../format";
 import { hostHash } from "../../history";
 import { t } from "../../i18n";
@@ -26,6 +29,8 @@ export function HealthBadge(props: { health: Health }): JSX.Element {
 function HostRow(props: { host: HostStatus }): JSX.Element {
   const host = () => props.host;
   const problem = () => (host().health === "online" ? null : host().last_error);
+  const share = createMemo(() => hostShare(host(), capacity.facts));
+  const reported = () => [...new Set(host().gpus.map((g) => g.model))].join(t("common.listSeparator"));
   return (
     <tr data-host={host().name}>
       <th scope="row">
@@ -58,7 +63,33 @@ function HostRow(props: { host: HostStatus }): JSX.Element {
         <HealthBadge health={host().health} />
       </td>
       <td class="num">{String(host().gpu_count)}</td>
-      <td>{formatModels(host().models)}</td>
+      <td class="num" data-testid="host-free">
+        {share().total === 0 ? t("common.empty") : t("fleet.freeOf", { free: share().free, total: share().total })}
+      </td>
+      <td class="held" data-testid="host-held">
+        <Show when={share().total > 0} fallback={t("common.empty")}>
+          <Show when={share().ours + share().others + share().offline > 0} fallback={<span class="muted">{t("fleet.heldNone")}</span>}>
+            <ul class="held-list">
+              <For each={share().pools}>
+                {(p) => (
+                  <li class="held-pool" data-pool={p.pool}>
+                    {t("fleet.heldPool", { pool: p.pool, gpus: p.gpus })}
+                  </li>
+                )}
+              </For>
+              <Show when={share().others > 0}>
+                <li class="held-others">{t("fleet.heldOthers", { gpus: share().others })}</li>
+              </Show>
+              <Show when={share().offline > 0}>
+                <li class="held-offline">{t("fleet.heldOffline", { gpus: share().offline })}</li>
+              </Show>
+            </ul>
+          </Show>
+        </Show>
+      </td>
+      <td data-testid="host-models" title={reported() || undefined}>
+        {share().models.length > 0 ? formatModels(share().models) : formatModels(host().models)}
+      </td>
       <td class="num util">
         <span class="util-value">{formatPercent(host().mean_util_pct)}</span>
         <Show when={host().mean_util_pct !== null}>
@@ -96,6 +127,10 @@ function RegionTable(props: { region: string; hosts: readonly HostStatus[]; inde
               <th scope="col" class="num">
                 {t("fleet.col.gpus")}
               </th>
+              <th scope="col" class="num">
+                {t("fleet.col.free")}
+              </th>
+              <th scope="col">{t("fleet.col.held")}</th>
               <th scope="col">{t("fleet.col.models")}</th>
               <th scope="col" class="num">
                 {t("fleet.col.util")}

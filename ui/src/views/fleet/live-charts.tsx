@@ -1,17 +1,21 @@
 // The Fleet list's live charts: one per host, its GPUs' utilization over the last two
 // minutes, drawn in Rust and asked again on every tick and theme change (`charts` in
 // fleet-store.ts keeps one request per host in flight). A figure is keyed by its host,
-// so a new chart changes its image's `src` and nothing else.
+// so a new chart changes its image's `src` and nothing else. The grid is compact and
+// paged (CHARTS_PER_PAGE a page), so 200 hosts cost one page of charts a tick.
 
-import { For, onCleanup, Show, type JSX } from "solid-js";
+import { createMemo, For, onCleanup, Show, type JSX } from "solid-js";
 import type { HostStatus } from "../../bindings";
+import { pageOf } from "../../capacity";
 import { chartEntries, charts } from "../../fleet-store";
 import { getEffectiveTheme } from "../../theme";
 import { t } from "../../i18n";
 import { regionLabel } from "./host-table";
 
-export const CHART_HEIGHT = 240;
-export const CHART_FALLBACK_WIDTH = 640;
+export const CHART_HEIGHT = 180;
+export const CHART_FALLBACK_WIDTH = 480;
+/** Charts on one page of the grid. */
+export const CHARTS_PER_PAGE = 12;
 
 /** The figures on screen by host, for their widths. */
 export type FigureRegistry = Map<string, HTMLElement>;
@@ -74,11 +78,36 @@ function HostChart(props: { host: HostStatus; figures: FigureRegistry }): JSX.El
   );
 }
 
-/** The charts, in the order of `hosts` (the tables' order). */
-export function LiveCharts(props: { hosts: readonly HostStatus[]; figures: FigureRegistry }): JSX.Element {
+/** The charts of one page, in the order of `hosts` (the tables' order), with the pager. */
+export function LiveCharts(props: {
+  hosts: readonly HostStatus[];
+  figures: FigureRegistry;
+  page: number;
+  onPage: (page: number) => void;
+}): JSX.Element {
+  const shown = createMemo(() => pageOf(props.hosts, props.page, CHARTS_PER_PAGE));
   return (
-    <div class="chart-grid">
-      <For each={props.hosts}>{(host) => <HostChart host={host} figures={props.figures} />}</For>
-    </div>
+    <>
+      <div class="chart-grid chart-grid-compact">
+        <For each={shown().items}>{(host) => <HostChart host={host} figures={props.figures} />}</For>
+      </div>
+      <nav class="pager" data-testid="chart-pager" aria-label={t("fleet.pager.label")} hidden={shown().pages <= 1}>
+        <button type="button" class="btn btn-small" id="charts-prev" disabled={shown().page === 0} onClick={() => props.onPage(shown().page - 1)}>
+          {t("fleet.pager.prev")}
+        </button>
+        <span class="pager-range" data-testid="pager-range" data-page={shown().page} data-pages={shown().pages}>
+          {t("fleet.pager.range", { first: shown().first, last: shown().last, total: shown().total })}
+        </span>
+        <button
+          type="button"
+          class="btn btn-small"
+          id="charts-next"
+          disabled={shown().page >= shown().pages - 1}
+          onClick={() => props.onPage(shown().page + 1)}
+        >
+          {t("fleet.pager.next")}
+        </button>
+      </nav>
+    </>
   );
 }
