@@ -6,7 +6,7 @@
 use crate::console::Console;
 use crate::pools::PoolError;
 use ebb_cost::Catalog;
-use ebb_plan::placement::model_matches;
+use ebb_plan::placement;
 use ebb_plan::reconcile::KnownLease;
 use ebb_wire::ipc::{CapacityPrice, FleetCapacity, HostStatus, ModelMapping, PoolLeaseRef};
 use std::collections::{BTreeSet, HashMap};
@@ -15,11 +15,7 @@ use std::collections::{BTreeSet, HashMap};
 /// prices none. When several match (`A100` and `A100 80GB`), the most specific (longest)
 /// name wins, so a catalog that tells the variants apart keeps them apart. Pure.
 pub fn catalog_model<'a>(gpu_model: &str, catalog_models: &'a [String]) -> Option<&'a str> {
-    catalog_models
-        .iter()
-        .filter(|model| model_matches(model, gpu_model))
-        .max_by_key(|model| model.chars().filter(char::is_ascii_alphanumeric).count())
-        .map(String::as_str)
+    placement::catalog_match(gpu_model, catalog_models).map(|index| catalog_models[index].as_str())
 }
 
 /// The capacity facts for these hosts, this catalog and our leases (`pool_names` by pool

@@ -181,6 +181,24 @@ pub fn paid_until(granted_at_ms: i64, unit_ms: i64, now_ms: i64) -> i64 {
     granted_at_ms + (held + unit_ms - 1) / unit_ms * unit_ms
 }
 
+/// Which of the catalog's `models` a GPU named `gpu_model` by its driver is: the most
+/// specific one that matches (the most letters and digits, so `A100-80GB` beats `A100`),
+/// by index; `None` when none does.
+pub fn catalog_match<S: AsRef<str>>(gpu_model: &str, models: &[S]) -> Option<usize> {
+    models
+        .iter()
+        .enumerate()
+        .filter(|(_, model)| model_matches(model.as_ref(), gpu_model))
+        .max_by_key(|(_, model)| {
+            model
+                .as_ref()
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .count()
+        })
+        .map(|(index, _)| index)
+}
+
 /// Whether a GPU named `gpu_model` by its driver (e.g. `NVIDIA A100-SXM4-80GB`) is of the
 /// catalog's `model` (e.g. `A100`): some run of the name's words, joined, spells the model,
 /// ignoring case, spaces, `-` and `_`. So `A100` matches `NVIDIA A100-SXM4-80GB` and

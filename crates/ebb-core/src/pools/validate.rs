@@ -31,12 +31,7 @@ pub fn model_offers(catalog_models: &[String], hosts: &[HostFacts]) -> Vec<Model
     for host in hosts {
         let mut counted: Vec<usize> = Vec::new();
         for reported in &host.models {
-            let best = catalog_models
-                .iter()
-                .enumerate()
-                .filter(|(_, model)| placement::model_matches(model, reported))
-                .max_by_key(|(_, model)| model.len())
-                .map(|(i, _)| i);
+            let best = placement::catalog_match(reported, catalog_models);
             let i = match best {
                 Some(i) => i,
                 None => match offers
