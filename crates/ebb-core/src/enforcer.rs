@@ -405,6 +405,7 @@ impl Loop {
         self.store
             .write_status(&settled.statuses, self.store.now_ms())
             .await?;
+        crate::pool_history::after_pass(&self.store, &recorded.pools, &settled.statuses).await;
         Ok(PassReport {
             number: self.passes,
             granted: tally.granted(),

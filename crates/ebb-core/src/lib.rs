@@ -20,6 +20,7 @@ pub mod enforcer;
 pub mod fanout;
 pub mod history;
 pub mod metrics_store;
+pub mod pool_history;
 pub mod pools;
 pub mod raster;
 pub mod registry;

@@ -101,6 +101,11 @@ impl PoolStore {
         self.db.now_ms()
     }
 
+    /// The database under the store (the pool history shares it).
+    pub fn db(&self) -> &ConsoleDb {
+        &self.db
+    }
+
     /// This console's holder id, made once per data directory.
     pub async fn console_id(&self) -> Result<String, PoolError> {
         let fresh = random_id("console-");

@@ -1,0 +1,267 @@
+//! Each pool over time (desired, ready, warming, utilization) and each host's measured
+//! delivery time, in `console.db`. The enforcer writes both after a pass
+//! ([`after_pass`]): a pool's row at most once a minute, or sooner when a count moved,
+//! kept [`KEEP_MS`]; a host's delivery from the console's own clock, from when a lease
+//! request was written down to the pass that saw it granted (an upper bound by one pass;
+//! the agent grants a GPU ready, so granted is ready).
+
+use crate::db::ConsoleDb;
+use crate::pools::{Pool, PoolStore};
+use ebb_plan::reconcile::PoolStatus;
+use ebb_wire::pools::PoolLeaseState;
+use sqlx::Row;
+use std::collections::HashMap;
+
+/// A pool's row is written at most this often while nothing moves.
+pub const EVERY_MS: i64 = 60_000;
+/// How long rows are kept.
+pub const KEEP_MS: i64 = 7 * 24 * 3_600_000;
+/// A host's mean delivery weighs at most this many recent samples.
+const MEAN_OF: i64 = 20;
+
+/// One look at a pool.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PoolSample {
+    pub at_ms: i64,
+    pub desired: u32,
+    /// Leases held and counted.
+    pub ready: u32,
+    /// Lease requests sent and not answered yet.
+    pub warming: u32,
+    /// Mean utilization of the held GPUs that reported one.
+    pub util_pct: Option<f32>,
+}
+
+impl PoolSample {
+    /// What a pass's status says of a pool (pure).
+    pub fn of(at_ms: i64, desired: u32, status: &PoolStatus) -> Self {
+        let utils: Vec<f32> = status
+            .leases
+            .iter()
+            .filter(|lease| lease.state == PoolLeaseState::Active)
+            .filter_map(|lease| lease.util_pct)
+            .collect();
+        let util_pct = (!utils.is_empty()).then(|| utils.iter().sum::<f32>() / utils.len() as f32);
+        Self {
+            at_ms,
+            desired,
+            ready: status.actual,
+            warming: status.pending,
+            util_pct,
+        }
+    }
+
+    fn counts(&self) -> (u32, u32, u32) {
+        (self.desired, self.ready, self.warming)
+    }
+}
+
+/// Whether a new look is worth a row after `last` (pure): the first, a minute on, or a
+/// count that moved.
+pub fn worth_writing(last: Option<&PoolSample>, next: &PoolSample) -> bool {
+    match last {
+        None => true,
+        Some(last) => next.at_ms - last.at_ms >= EVERY_MS || last.counts() != next.counts(),
+    }
+}
+
+/// A host's measured delivery time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Delivery {
+    pub samples: u32,
+    pub mean_ms: f64,
+    pub last_ms: i64,
+}
+
+/// A lease request not answered yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Asked {
+    pub host: String,
+    pub asked_at_ms: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct PoolHistory {
+    db: ConsoleDb,
+}
+
+impl PoolHistory {
+    pub fn new(db: ConsoleDb) -> Self {
+        Self { db }
+    }
+
+    /// Writes each pool's look where [`worth_writing`] says so, and drops rows older than
+    /// [`KEEP_MS`].
+    pub async fn record(&self, looks: &[(String, PoolSample)]) -> Result<u32, sqlx::Error> {
+        let mut written = 0;
+        let mut tx = self.db.pool().begin_with("BEGIN IMMEDIATE").await?;
+        for (pool_id, look) in looks {
+            let last = sqlx::query(
+                "SELECT at_ms, desired, ready, warming, util_pct FROM pool_history WHERE pool_id = ? ORDER BY at_ms DESC LIMIT 1",
+            )
+            .bind(pool_id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .map(|row| sample(&row));
+            if !worth_writing(last.as_ref(), look) {
+                continue;
+            }
+            sqlx::query("INSERT OR REPLACE INTO pool_history (pool_id, at_ms, desired, ready, warming, util_pct) VALUES (?, ?, ?, ?, ?, ?)")
+                .bind(pool_id)
+                .bind(look.at_ms)
+                .bind(i64::from(look.desired))
+                .bind(i64::from(look.ready))
+                .bind(i64::from(look.warming))
+                .bind(look.util_pct.map(f64::from))
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query("DELETE FROM pool_history WHERE pool_id = ? AND at_ms < ?")
+                .bind(pool_id)
+                .bind(look.at_ms - KEEP_MS)
+                .execute(&mut *tx)
+                .await?;
+            written += 1;
+        }
+        tx.commit().await?;
+        Ok(written)
+    }
+
+    /// A pool's rows from `since_ms` on, oldest first.
+    pub async fn series(
+        &self,
+        pool_id: &str,
+        since_ms: i64,
+    ) -> Result<Vec<PoolSample>, sqlx::Error> {
+        let rows = sqlx::query(
+            "SELECT at_ms, desired, ready, warming, util_pct FROM pool_history WHERE pool_id = ? AND at_ms >= ? ORDER BY at_ms",
+        )
+        .bind(pool_id)
+        .bind(since_ms)
+        .fetch_all(self.db.pool())
+        .await?;
+        Ok(rows.iter().map(sample).collect())
+    }
+
+    /// Measures the requests answered since the last call: each one granted (its GPU now
+    /// in the lease history) is a sample of its host's delivery time, `now_ms` minus when
+    /// it was written down.
+    pub async fn measure(&self, now_ms: i64) -> Result<u32, sqlx::Error> {
+        let mut tx = self.db.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let answered =
+            sqlx::query("SELECT key, pool_id, host, gpu_uuid, asked_at_ms FROM lease_answered")
+                .fetch_all(&mut *tx)
+                .await?;
+        let mut measured = 0;
+        for row in &answered {
+            let host: String = row.get("host");
+            let uuid: String = row.get("gpu_uuid");
+            let asked: i64 = row.get("asked_at_ms");
+            let granted: Option<i64> = sqlx::query_scalar(
+                "SELECT 1 FROM pool_leases WHERE host = ? AND pool_id = ? AND instr(gpu_uuids, ?) > 0 LIMIT 1",
+            )
+            .bind(&host)
+            .bind(row.get::<String, _>("pool_id"))
+            .bind(format!("\"{uuid}\""))
+            .fetch_optional(&mut *tx)
+            .await?;
+            if granted.is_some() {
+                let took = (now_ms - asked).max(0);
+                sqlx::query(
+                    "INSERT INTO host_delivery (host, samples, mean_ms, last_ms, at_ms) VALUES (?, 1, ?, ?, ?) \
+                     ON CONFLICT (host) DO UPDATE SET \
+                     mean_ms = (host_delivery.mean_ms * MIN(host_delivery.samples, ?) + excluded.mean_ms) / (MIN(host_delivery.samples, ?) + 1), \
+                     samples = host_delivery.samples + 1, last_ms = excluded.last_ms, at_ms = excluded.at_ms",
+                )
+                .bind(&host)
+                .bind(took as f64)
+                .bind(took)
+                .bind(now_ms)
+                .bind(MEAN_OF - 1)
+                .bind(MEAN_OF - 1)
+                .execute(&mut *tx)
+                .await?;
+                measured += 1;
+            }
+            sqlx::query("DELETE FROM lease_answered WHERE key = ?")
+                .bind(row.get::<String, _>("key"))
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(measured)
+    }
+
+    /// Every host's measured delivery time.
+    pub async fn deliveries(&self) -> Result<HashMap<String, Delivery>, sqlx::Error> {
+        let rows = sqlx::query("SELECT host, samples, mean_ms, last_ms FROM host_delivery")
+            .fetch_all(self.db.pool())
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|row| {
+                (
+                    row.get("host"),
+                    Delivery {
+                        samples: u32::try_from(row.get::<i64, _>("samples")).unwrap_or(u32::MAX),
+                        mean_ms: row.get("mean_ms"),
+                        last_ms: row.get("last_ms"),
+                    },
+                )
+            })
+            .collect())
+    }
+
+    /// A pool's lease requests not answered yet, oldest first.
+    pub async fn asked(&self, pool_id: &str) -> Result<Vec<Asked>, sqlx::Error> {
+        let rows = sqlx::query(
+            "SELECT host, created_at_ms FROM lease_intents WHERE pool_id = ? ORDER BY created_at_ms",
+        )
+        .bind(pool_id)
+        .fetch_all(self.db.pool())
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|row| Asked {
+                host: row.get("host"),
+                asked_at_ms: row.get("created_at_ms"),
+            })
+            .collect())
+    }
+}
+
+fn sample(row: &sqlx::sqlite::SqliteRow) -> PoolSample {
+    let count = |name: &str| u32::try_from(row.get::<i64, _>(name)).unwrap_or(0);
+    PoolSample {
+        at_ms: row.get("at_ms"),
+        desired: count("desired"),
+        ready: count("ready"),
+        warming: count("warming"),
+        util_pct: row.get::<Option<f64>, _>("util_pct").map(|v| v as f32),
+    }
+}
+
+/// The enforcer's one call after a pass: the pools' looks and the hosts' delivery times.
+/// A failure here is logged, never the pass's.
+pub async fn after_pass(store: &PoolStore, pools: &[Pool], statuses: &[PoolStatus]) {
+    let history = PoolHistory::new(store.db().clone());
+    let now = store.now_ms();
+    if let Err(error) = history.measure(now).await {
+        tracing::warn!(%error, "cannot measure delivery times");
+    }
+    let looks: Vec<(String, PoolSample)> = statuses
+        .iter()
+        .filter_map(|status| {
+            let pool = pools.iter().find(|p| p.id == status.pool_id)?;
+            Some((
+                status.pool_id.clone(),
+                PoolSample::of(now, pool.desired, status),
+            ))
+        })
+        .collect();
+    if let Err(error) = history.record(&looks).await {
+        tracing::warn!(%error, "cannot write the pool history");
+    }
+}
+
+#[cfg(test)]
+mod tests;

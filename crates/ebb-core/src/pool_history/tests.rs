@@ -1,0 +1,149 @@
+use super::*;
+
+fn look(at_ms: i64, desired: u32, ready: u32, warming: u32) -> PoolSample {
+    PoolSample {
+        at_ms,
+        desired,
+        ready,
+        warming,
+        util_pct: Some(50.0),
+    }
+}
+
+async fn history() -> PoolHistory {
+    let dir =
+        std::env::temp_dir().join(format!("ebb-pool-history-{}", crate::pools::random_hex(8)));
+    PoolHistory::new(ConsoleDb::open(&dir).await.unwrap())
+}
+
+#[test]
+fn a_row_a_minute_unless_a_count_moves() {
+    let first = look(0, 2, 2, 0);
+    assert!(worth_writing(None, &first));
+    assert!(!worth_writing(Some(&first), &look(59_999, 2, 2, 0)));
+    assert!(worth_writing(Some(&first), &look(60_000, 2, 2, 0)));
+    assert!(worth_writing(Some(&first), &look(1_000, 4, 2, 0)));
+    assert!(worth_writing(Some(&first), &look(1_000, 2, 2, 1)));
+    assert!(worth_writing(Some(&first), &look(1_000, 2, 1, 0)));
+}
+
+#[test]
+fn a_look_counts_active_leases_utilization_only() {
+    let status = PoolStatus {
+        actual: 2,
+        pending: 1,
+        leases: vec![
+            lease(PoolLeaseState::Active, Some(40.0)),
+            lease(PoolLeaseState::Active, Some(80.0)),
+            lease(PoolLeaseState::Releasing, Some(0.0)),
+        ],
+        ..PoolStatus::default()
+    };
+    let sample = PoolSample::of(5, 3, &status);
+    assert_eq!((sample.desired, sample.ready, sample.warming), (3, 2, 1));
+    assert_eq!(sample.util_pct, Some(60.0));
+    assert_eq!(PoolSample::of(5, 0, &PoolStatus::default()).util_pct, None);
+}
+
+fn lease(state: PoolLeaseState, util_pct: Option<f32>) -> ebb_wire::pools::PoolLeaseView {
+    ebb_wire::pools::PoolLeaseView {
+        lease_id: "l".into(),
+        host: "h".into(),
+        region: "r".into(),
+        gpu_uuids: vec![],
+        gpu_indexes: vec![],
+        fencing_token: 1,
+        granted_at_ms: 0,
+        state,
+        util_pct,
+    }
+}
+
+#[tokio::test]
+async fn the_store_writes_once_a_minute_and_forgets_past_its_retention() {
+    let history = history().await;
+    let id = "p1".to_string();
+    for (at, desired, ready, warming) in [
+        (0, 2, 2, 0),
+        (1_000, 2, 2, 0),  // nothing moved: no row
+        (30_000, 4, 2, 2), // asked for two: a row
+        (31_000, 4, 4, 0), // ready: a row
+        (50_000, 4, 4, 0), // nothing moved
+        (91_000, 4, 4, 0), // a minute on: a row
+    ] {
+        history
+            .record(&[(id.clone(), look(at, desired, ready, warming))])
+            .await
+            .unwrap();
+    }
+    let rows = history.series(&id, 0).await.unwrap();
+    let at: Vec<i64> = rows.iter().map(|r| r.at_ms).collect();
+    assert_eq!(at, [0, 30_000, 31_000, 91_000]);
+    assert_eq!((rows[1].ready, rows[1].warming), (2, 2));
+    assert_eq!(rows[1].util_pct, Some(50.0));
+
+    // Past the retention, the old rows go.
+    let later = 91_000 + KEEP_MS - 1_000;
+    history
+        .record(&[(id.clone(), look(later, 4, 3, 1))])
+        .await
+        .unwrap();
+    let at: Vec<i64> = history
+        .series(&id, 0)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.at_ms)
+        .collect();
+    assert_eq!(at, [91_000, later]);
+    assert!(history.series("other", 0).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_granted_request_measures_its_hosts_delivery_time() {
+    let history = history().await;
+    let db = history.db.pool();
+    for (key, uuid, at) in [
+        ("k1", "GPU-1", 1_000),
+        ("k2", "GPU-2", 1_000),
+        ("k3", "GPU-3", 1_000),
+    ] {
+        sqlx::query("INSERT INTO lease_intents (key, pool_id, host, gpu_uuid, created_at_ms) VALUES (?, 'p1', 'h1', ?, ?)")
+            .bind(key)
+            .bind(uuid)
+            .bind(at)
+            .execute(db)
+            .await
+            .unwrap();
+    }
+    let asked = history.asked("p1").await.unwrap();
+    assert_eq!(asked.len(), 3);
+    assert_eq!(
+        asked[0],
+        Asked {
+            host: "h1".into(),
+            asked_at_ms: 1_000
+        }
+    );
+    // GPU-1 and GPU-2 granted, GPU-3 refused (no lease): two samples.
+    for (lease, uuid) in [("L1", "GPU-1"), ("L2", "GPU-2")] {
+        sqlx::query("INSERT INTO pool_leases (host, lease_id, pool_id, gpu_uuids, gpu_indexes, fencing_token, granted_at_ms) VALUES ('h1', ?, 'p1', ?, '[0]', 1, 0)")
+            .bind(lease)
+            .bind(format!("[\"{uuid}\"]"))
+            .execute(db)
+            .await
+            .unwrap();
+    }
+    sqlx::query("DELETE FROM lease_intents")
+        .execute(db)
+        .await
+        .unwrap();
+    assert!(history.asked("p1").await.unwrap().is_empty());
+    assert_eq!(history.measure(5_000).await.unwrap(), 2);
+    let delivery = history.deliveries().await.unwrap()["h1"];
+    assert_eq!(delivery.samples, 2);
+    assert_eq!(delivery.mean_ms, 4_000.0);
+    assert_eq!(delivery.last_ms, 4_000);
+    // Measured once: nothing left to measure.
+    assert_eq!(history.measure(9_000).await.unwrap(), 0);
+}
