@@ -17,9 +17,11 @@ use std::time::Duration;
 pub enum HostsCommand {
     /// Register a GPU host's agent.
     Add {
+        /// The name the host goes by in Ebb (pools, charts, activity), e.g. gpu-07.
         name: String,
         /// The agent's address, e.g. https://gpu-07:7070
         url: String,
+        /// The region the host is in, e.g. cn-north (pools rent in regions).
         #[arg(long)]
         region: String,
         /// A file holding the agent token (kept in the OS keychain, never in the database).
@@ -35,9 +37,15 @@ pub enum HostsCommand {
     /// Every registered host with its health.
     List,
     /// Try a host's agent and say exactly what fails.
-    Test { name: String },
+    Test {
+        /// The host's registered name.
+        name: String,
+    },
     /// Forget a host and its token.
-    Remove { name: String },
+    Remove {
+        /// The host's registered name.
+        name: String,
+    },
 }
 
 fn parse_label(text: &str) -> Result<(String, String), String> {

@@ -18,6 +18,7 @@ use std::time::Duration;
 pub enum PoolCommand {
     /// Create a pool (it starts at --min).
     Create {
+        /// The pool's name, e.g. train.
         name: String,
         /// GPU model as the price catalog names it, e.g. A100.
         #[arg(long)]
@@ -26,8 +27,10 @@ pub enum PoolCommand {
         /// host has the model.
         #[arg(long = "region")]
         regions: Vec<String>,
+        /// The fewest GPUs the pool holds; it starts here.
         #[arg(long)]
         min: u32,
+        /// The most GPUs the pool may hold.
         #[arg(long)]
         max: u32,
         /// GPUs on subscription (paid whether held or not).
@@ -51,11 +54,17 @@ pub enum PoolCommand {
     },
     /// Every pool: desired, actual, phase, spend.
     List,
-    /// One pool whole: hosts, leases, spend.
-    Show { name: String },
+    /// One pool whole: hosts, spend, and each lease (id, host, region, GPUs, state, granted
+    /// at, utilization).
+    Show {
+        /// The pool's name.
+        name: String,
+    },
     /// Set the pool's GPU count; prints the cost change and where GPUs go first.
     Scale {
+        /// The pool's name.
         name: String,
+        /// The GPU count to hold, between the pool's min and max.
         count: u32,
         /// Wait until the pool holds exactly COUNT (always, when this command enforces).
         #[arg(long)]
@@ -71,7 +80,10 @@ pub enum PoolCommand {
         timeout: u64,
     },
     /// Delete a pool; the enforcer releases every GPU it held.
-    Delete { name: String },
+    Delete {
+        /// The pool's name.
+        name: String,
+    },
 }
 
 fn parse_placement(text: &str) -> Result<PlacementPolicy, String> {

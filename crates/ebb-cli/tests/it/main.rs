@@ -1,6 +1,7 @@
 //! The `ebb` binary as an operator runs it.
 
 mod cost;
+mod help;
 mod replay;
 mod rules;
 mod suggest;

@@ -1,0 +1,403 @@
+//! `ebb`: the console core without a window. Flags and glue; `main.rs` parses [`Cli`] and
+//! hands it to [`run`]. A library so that tests can walk the argument tree
+//! (`Cli::command()`).
+
+mod costs;
+mod hosts;
+mod metrics;
+mod pools;
+mod replay;
+mod rules;
+mod suggest;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use ebb_core::client::{AgentClient, ClientConfig};
+use ebb_cost::{OverlayMode, PlanOptions, PoolPlan, Term};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// `ebb`'s arguments, global flags and every subcommand.
+#[derive(Debug, Parser)]
+#[command(
+    name = "ebb",
+    version,
+    about = "Ebb, the elastic GPU console, on the command line"
+)]
+pub struct Cli {
+    /// Print JSON instead of a table.
+    #[arg(long, global = true)]
+    json: bool,
+    /// The directory where Ebb keeps everything: hosts, pools, leases' history, activity,
+    /// metrics, the active price catalog, and host tokens when the file store is used. The
+    /// desktop app uses the same one, so the two see the same fleet. Defaults to the OS
+    /// app-data folder, e.g. ~/.local/share/dev.ebb.console.
+    #[arg(long, global = true, env = "EBB_DATA_DIR", value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Where host tokens go: `keychain` (the OS keychain) or `file` (a 0600 file in the
+    /// data directory, for machines without a keychain).
+    #[arg(
+        long,
+        global = true,
+        env = "EBB_TOKEN_STORE",
+        default_value = "keychain"
+    )]
+    token_store: ebb_core::console::TokenStore,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Ask an agent whether it is up and which API it speaks.
+    Health {
+        /// The agent's base URL, e.g. http://127.0.0.1:7070
+        url: String,
+    },
+    /// Show every GPU of an agent with its latest readings.
+    Gpus {
+        /// The agent's base URL, e.g. http://127.0.0.1:7070
+        url: String,
+    },
+    /// The price catalog: import, show, export.
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
+    /// Costs: plan comparison over a demand history, the slider's preview.
+    #[command(subcommand)]
+    Cost(CostCommand),
+    /// The host registry: add, list (with health), test, remove.
+    #[command(subcommand)]
+    Hosts(hosts::HostsCommand),
+    /// Collect from every registered host and enforce every pool without a window, until
+    /// stopped.
+    Daemon,
+    /// Pools: create, list, show, scale (the slider on the command line), delete.
+    #[command(subcommand)]
+    Pool(pools::PoolCommand),
+    /// Every change to the pools and why, newest first.
+    Activity {
+        /// Only this pool's.
+        #[arg(long)]
+        pool: Option<String>,
+        /// At most this many entries.
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+    },
+    /// Replay a rule file against a demand trace before enabling it: cost, shortfall,
+    /// actions, beside the baselines asked for.
+    Replay(replay::ReplayArgs),
+    /// Rule files: lint before saving.
+    #[command(subcommand)]
+    Rules(rules::RulesCommand),
+    /// A host's stored readings over a past window (what `ebb daemon` or the app collected).
+    Metrics {
+        /// The host's registered name.
+        name: String,
+        /// One GPU's index; all GPUs when left out.
+        #[arg(long)]
+        gpu: Option<u32>,
+        /// How far back: 90s, 5m, 1h, 24h, 7d.
+        #[arg(long, value_parser = metrics::parse_duration)]
+        since: std::time::Duration,
+        /// util, memory, memory_pct, temperature or power.
+        #[arg(long, default_value = "util", value_parser = metrics::parse_metric)]
+        metric: ebb_wire::ipc::ChartMetric,
+        /// At most this many points per GPU (min/avg/max of each bucket).
+        #[arg(long, default_value_t = 60)]
+        points: u32,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum CatalogCommand {
+    /// Validate a price catalog (TOML) and make it the active one; an invalid file changes
+    /// nothing and every problem is listed.
+    Import {
+        /// The catalog file; the schema is crates/ebb-cost/CATALOG.md.
+        file: PathBuf,
+    },
+    /// Show the active price catalog (the demo one until one is imported).
+    Show,
+    /// Write the active catalog's TOML to FILE, or to standard output.
+    Export {
+        /// Where to write it.
+        file: Option<PathBuf>,
+    },
+}
+
+/// The pool a cost is for.
+#[derive(Debug, clap::Args)]
+struct PoolArgs {
+    /// GPU model, as the catalog names it, e.g. A100.
+    #[arg(long)]
+    model: String,
+    /// Region, e.g. cn-north.
+    #[arg(long)]
+    region: String,
+    /// A catalog file to use instead of the active one.
+    #[arg(long, value_name = "FILE")]
+    catalog: Option<PathBuf>,
+    /// The base's subscription term: month or year.
+    #[arg(long, default_value = "month")]
+    term: Term,
+}
+
+#[derive(Debug, Subcommand)]
+enum CostCommand {
+    /// Compare billing plans over a demand history and recommend the base to subscribe.
+    Plan {
+        /// CSV `hour,demand` or `minute,demand` (GPUs needed; each hour takes its highest minute).
+        #[arg(long, value_name = "FILE")]
+        demand: PathBuf,
+        #[command(flatten)]
+        pool: PoolArgs,
+        /// The work tolerates interruption: also evaluate a spot overlay.
+        #[arg(long)]
+        interruptible: bool,
+    },
+    /// What a change of the pool from one GPU count to another does to its cost.
+    Preview {
+        #[command(flatten)]
+        pool: PoolArgs,
+        /// GPUs held now.
+        #[arg(long)]
+        from: u32,
+        /// GPUs after the change.
+        #[arg(long)]
+        to: u32,
+        /// GPUs on subscription.
+        #[arg(long, default_value_t = 0)]
+        base: u32,
+        /// How GPUs above the base are paid: hour, day, week or spot.
+        #[arg(long, default_value = "hour")]
+        overlay: OverlayMode,
+    },
+}
+
+/// Runs one parsed command line.
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let data_dir = || match &cli.data_dir {
+        Some(dir) => Ok(dir.clone()),
+        None => costs::default_data_dir(),
+    };
+    match &cli.command {
+        Command::Health { url } => {
+            let health = AgentClient::new(url, ClientConfig::default())?
+                .health()
+                .await
+                .with_context(|| format!("health check of {url} failed"))?;
+            if cli.json {
+                println!("{}", serde_json::to_string_pretty(&health)?);
+            } else {
+                println!(
+                    "{} is up: agent {} (API v{}, {} backend)",
+                    health.host, health.agent_version, health.api_version, health.backend
+                );
+            }
+        }
+        Command::Gpus { url } => {
+            let list = AgentClient::new(url, ClientConfig::default())?
+                .gpus()
+                .await
+                .with_context(|| format!("cannot read the GPUs of {url}"))?;
+            if cli.json {
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else {
+                print!("{}", gpu_table(&list));
+            }
+        }
+        Command::Catalog(command) => catalog(command, &data_dir()?, cli.json)?,
+        Command::Cost(command) => cost(command, &data_dir()?, cli.json)?,
+        Command::Hosts(command) => {
+            hosts::run(command.clone(), &data_dir()?, cli.token_store, cli.json).await?;
+        }
+        Command::Daemon => hosts::daemon(&data_dir()?, cli.token_store).await?,
+        Command::Pool(command) => {
+            pools::run(command.clone(), &data_dir()?, cli.token_store, cli.json).await?;
+        }
+        Command::Activity { pool, limit } => {
+            pools::activity(
+                &data_dir()?,
+                cli.token_store,
+                pool.as_deref(),
+                (*limit).clamp(1, 10_000),
+                cli.json,
+            )
+            .await?;
+        }
+        Command::Replay(args) => replay::run(args, &data_dir()?, cli.json)?,
+        Command::Rules(rules::RulesCommand::Suggest(args)) => {
+            suggest::run(args, &data_dir()?, cli.json)?;
+        }
+        Command::Rules(command) => {
+            let code = rules::run(command, cli.json)?;
+            if code != 0 {
+                std::process::exit(code);
+            }
+        }
+        Command::Metrics {
+            name,
+            gpu,
+            since,
+            metric,
+            points,
+        } => metrics::run(&data_dir()?, name, *gpu, *since, *metric, *points, cli.json).await?,
+    }
+    Ok(())
+}
+
+fn catalog(command: &CatalogCommand, data_dir: &Path, json: bool) -> anyhow::Result<()> {
+    match command {
+        CatalogCommand::Import { file } => {
+            let (validated, target) = costs::import(data_dir, file)?;
+            if json {
+                let value = serde_json::json!({
+                    "imported": file,
+                    "path": target,
+                    "entries": validated.catalog.entries.len(),
+                    "warnings": validated.warnings,
+                });
+                println!("{}", serde_json::to_string_pretty(&value)?);
+            } else {
+                println!(
+                    "Imported {} prices from {} into {}",
+                    validated.catalog.entries.len(),
+                    file.display(),
+                    target.display()
+                );
+                print!("{}", costs::warnings_text(&validated.warnings));
+            }
+        }
+        CatalogCommand::Show => {
+            let active = costs::ActiveCatalog::load(data_dir, None)?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&costs::catalog_json(&active))?
+                );
+            } else {
+                print!("{}", costs::catalog_table(&active));
+            }
+        }
+        CatalogCommand::Export { file } => {
+            let active = costs::ActiveCatalog::load(data_dir, None)?;
+            match file {
+                Some(file) => std::fs::write(file, &active.text)
+                    .with_context(|| format!("cannot write {}", file.display()))?,
+                None => print!("{}", active.text),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn cost(command: &CostCommand, data_dir: &Path, json: bool) -> anyhow::Result<()> {
+    match command {
+        CostCommand::Plan {
+            demand,
+            pool,
+            interruptible,
+        } => {
+            let active = costs::ActiveCatalog::load(data_dir, pool.catalog.as_deref())?;
+            let entry = active.catalog.find(&pool.model, &pool.region)?;
+            let series = costs::read_demand(demand)?;
+            let options = PlanOptions {
+                term: pool.term,
+                interruptible: *interruptible,
+            };
+            let comparison = ebb_cost::compare_plans(entry, &series, &options)?;
+            if json {
+                let value = costs::plan_json(entry, &active, demand, &series, &comparison);
+                println!("{}", serde_json::to_string_pretty(&value)?);
+            } else {
+                print!("{}", costs::plan_text(entry, &active, &comparison));
+            }
+        }
+        CostCommand::Preview {
+            pool,
+            from,
+            to,
+            base,
+            overlay,
+        } => {
+            let active = costs::ActiveCatalog::load(data_dir, pool.catalog.as_deref())?;
+            let entry = active.catalog.find(&pool.model, &pool.region)?;
+            let plan = PoolPlan {
+                base_gpus: *base,
+                term: pool.term,
+                overlay: *overlay,
+            };
+            let preview = ebb_cost::preview(entry, &plan, *from, *to)?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&costs::preview_json(entry, &active, &preview))?
+                );
+            } else {
+                print!("{}", costs::preview_text(entry, &active, &preview));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn gpu_table(list: &ebb_wire::agent::GpuList) -> String {
+    fn or_dash<T: std::fmt::Display>(value: Option<T>, unit: &str) -> String {
+        value.map_or_else(|| "—".to_string(), |value| format!("{value}{unit}"))
+    }
+    let mut out = format!(
+        "{:<5} {:<24} {:>7} {:>17} {:>6} {:>7}\n",
+        "GPU", "MODEL", "UTIL", "MEMORY", "TEMP", "POWER"
+    );
+    for gpu in &list.gpus {
+        let memory = format!(
+            "{}/{} MiB",
+            or_dash(gpu.memory_used_mib, ""),
+            gpu.memory_total_mib
+        );
+        let _ = writeln!(
+            out,
+            "{:<5} {:<24} {:>7} {:>17} {:>6} {:>7}",
+            gpu.index,
+            gpu.model,
+            or_dash(gpu.gpu_util_pct.map(|pct| format!("{pct:.0}")), "%"),
+            memory,
+            or_dash(gpu.temperature_c, "°C"),
+            or_dash(gpu.power_draw_w, " W"),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ebb_wire::agent::{Gpu, GpuList};
+
+    #[test]
+    fn missing_readings_show_as_a_dash_not_zero() {
+        let list = GpuList {
+            host: "h".into(),
+            sampled_at_ms: 0,
+            gpus: vec![Gpu {
+                index: 3,
+                uuid: "GPU-x".into(),
+                model: "Tesla V100-SXM2-32GB".into(),
+                memory_total_mib: 32_768,
+                memory_used_mib: Some(1024),
+                gpu_util_pct: Some(57.4),
+                memory_util_pct: None,
+                temperature_c: None,
+                power_draw_w: None,
+                power_limit_w: None,
+                ..Default::default()
+            }],
+        };
+        let table = gpu_table(&list);
+        let row = table.lines().nth(1).unwrap();
+        assert!(row.contains("57%"), "{row}");
+        assert!(row.contains("1024/32768 MiB"), "{row}");
+        assert!(row.contains('—'), "{row}");
+        assert!(!row.contains(" 0 W"), "{row}");
+    }
+}
