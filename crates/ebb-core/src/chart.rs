@@ -20,6 +20,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::ops::Range;
 
+mod pool;
+pub use pool::{PoolChartLabels, pool_svg, steps};
+
 /// The smallest and largest chart the renderer accepts, in pixels.
 pub const MIN_SIZE_PX: u32 = 120;
 pub const MAX_SIZE_PX: u32 = 4096;
