@@ -6,8 +6,8 @@ use ebb_core::console::{Console, ConsoleOptions, TokenStore};
 use ebb_core::enforcer::EnforcerConfig;
 use ebb_wire::plan::{OverlayMode, Term};
 use ebb_wire::pools::{
-    ActivityEntry, Actor, HostMove, Outcome, PlacementPolicy, PoolInput, PoolPhase, PoolView,
-    ScalePreview,
+    ActivityEntry, Actor, HostMove, Outcome, PlacementPolicy, PoolInput, PoolLeaseState,
+    PoolLeaseView, PoolPhase, PoolView, ScalePreview,
 };
 use ebb_wire::reasons::{ChangeReason, notes_in_words};
 use std::fmt::Write as _;
@@ -439,6 +439,88 @@ fn pool_detail(view: &PoolView) -> String {
                 .map_or(String::new(), |e| format!("  ({e})"))
         );
     }
+    out.push_str(&lease_table(&view.leases));
+    out
+}
+
+fn lease_state_word(state: PoolLeaseState) -> &'static str {
+    match state {
+        PoolLeaseState::Active => "active",
+        PoolLeaseState::Releasing => "releasing",
+        PoolLeaseState::Unreachable => "unreachable",
+        PoolLeaseState::Lost => "lost",
+    }
+}
+
+/// Each lease the pool holds, one a line, columns as wide as their widest cell:
+/// lease id, host, region, GPU indexes, state, granted at (UTC), utilization (`—` unknown).
+fn lease_table(leases: &[PoolLeaseView]) -> String {
+    if leases.is_empty() {
+        return "no leases\n".into();
+    }
+    let header = [
+        "LEASE",
+        "HOST",
+        "REGION",
+        "GPUS",
+        "STATE",
+        "GRANTED AT",
+        "UTIL",
+    ];
+    let rows: Vec<[String; 7]> = leases
+        .iter()
+        .map(|lease| {
+            let gpus = if lease.gpu_indexes.is_empty() {
+                "—".to_string()
+            } else {
+                lease
+                    .gpu_indexes
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            [
+                lease.lease_id.clone(),
+                lease.host.clone(),
+                lease.region.clone(),
+                gpus,
+                lease_state_word(lease.state).to_string(),
+                ebb_core::calendar::utc_time(lease.granted_at_ms),
+                lease
+                    .util_pct
+                    .map_or_else(|| "—".to_string(), |pct| format!("{pct:.0}%")),
+            ]
+        })
+        .collect();
+    let mut widths = header.map(|cell| cell.chars().count());
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String; 7]| {
+        let mut text = String::from("  ");
+        for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
+            let pad = " ".repeat(width - cell.chars().count());
+            if i == cells.len() - 1 {
+                // Utilization is a number: right-aligned, nothing trailing.
+                text.push_str(&pad);
+                text.push_str(cell);
+            } else {
+                text.push_str(cell);
+                text.push_str(&pad);
+                text.push_str("  ");
+            }
+        }
+        text.push('\n');
+        text
+    };
+    let mut out = format!("leases ({}):\n", leases.len());
+    out.push_str(&line(&header.map(String::from)));
+    for row in &rows {
+        out.push_str(&line(row));
+    }
     out
 }
 
@@ -490,4 +572,55 @@ fn activity_table(entries: &[ActivityEntry]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lease(id: &str, host: &str, gpus: &[u32], util: Option<f32>) -> PoolLeaseView {
+        PoolLeaseView {
+            lease_id: id.into(),
+            host: host.into(),
+            region: "cn-north".into(),
+            gpu_uuids: gpus.iter().map(|i| format!("GPU-{i}")).collect(),
+            gpu_indexes: gpus.to_vec(),
+            fencing_token: 1,
+            granted_at_ms: 1_796_280_012_000,
+            state: PoolLeaseState::Active,
+            util_pct: util,
+        }
+    }
+
+    #[test]
+    fn each_lease_is_a_line_with_its_gpus_state_grant_and_utilization() {
+        let mut releasing = lease("l-2", "gpu-host-long", &[2, 3], None);
+        releasing.state = PoolLeaseState::Releasing;
+        let table = lease_table(&[lease("l-1", "gpu-0", &[0], Some(57.4)), releasing]);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines[0], "leases (2):");
+        assert!(lines[1].trim_start().starts_with("LEASE"), "{table}");
+        assert!(
+            lines[2].contains("l-1") && lines[2].contains("gpu-0"),
+            "{table}"
+        );
+        assert!(
+            lines[2].contains("active") && lines[2].ends_with("57%"),
+            "{table}"
+        );
+        assert!(lines[2].contains(&ebb_core::calendar::utc_time(1_796_280_012_000)));
+        assert!(
+            lines[3].contains(" 2,3 ") && lines[3].contains("releasing"),
+            "{table}"
+        );
+        assert!(
+            lines[3].ends_with('—'),
+            "unknown utilization is a dash: {table}"
+        );
+        // Columns line up: every row's state starts where the header's does.
+        let at = lines[1].find("STATE").unwrap();
+        assert_eq!(lines[2].find("active"), Some(at), "{table}");
+        assert_eq!(lines[3].find("releasing"), Some(at), "{table}");
+        assert_eq!(lease_table(&[]), "no leases\n");
+    }
 }

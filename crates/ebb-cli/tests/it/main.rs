@@ -2,6 +2,7 @@
 
 mod cost;
 mod help;
+mod pool;
 mod replay;
 mod rules;
 mod suggest;

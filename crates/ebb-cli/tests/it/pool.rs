@@ -1,0 +1,120 @@
+//! `ebb pool show` through the real binary on simulated agents: the pool's leases, in text
+//! and in `--json`.
+
+use ebb_testkit::{Cli, TempDir, TestFleet};
+use std::path::Path;
+
+/// `ebb ARGS` on `data` (file token store), off the runtime the fleet answers on.
+async fn ebb_ok(data: &Path, args: &[&str]) -> String {
+    let cli = Cli::with_program(Path::new(env!("CARGO_BIN_EXE_ebb")), data);
+    let args: Vec<String> = args.iter().map(ToString::to_string).collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        cli.ok(&args)
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pool_show_lists_each_lease_with_its_host_gpus_state_and_grant() {
+    let dir = TempDir::new("cli-pool-show");
+    let data = dir.join("console");
+    // Three hosts of four GPUs, models in turn: one A100 host.
+    let fleet = TestFleet::builder().start().await;
+    for host in fleet.hosts() {
+        ebb_ok(
+            &data,
+            &[
+                "hosts",
+                "add",
+                &host.name,
+                &host.url,
+                "--region",
+                &host.region,
+            ],
+        )
+        .await;
+    }
+    let a100 = fleet
+        .hosts()
+        .iter()
+        .find(|host| host.model.name().contains("A100"))
+        .expect("an A100 host")
+        .clone();
+    ebb_ok(
+        &data,
+        &[
+            "pool",
+            "create",
+            "train",
+            "--model",
+            "A100",
+            "--region",
+            &a100.region,
+            "--min",
+            "0",
+            "--max",
+            "4",
+        ],
+    )
+    .await;
+    let empty = ebb_ok(&data, &["pool", "show", "train"]).await;
+    assert!(empty.contains("no leases"), "{empty}");
+
+    let scaled = ebb_ok(&data, &["pool", "scale", "train", "3", "--yes", "--wait"]).await;
+    assert!(scaled.contains("converged"), "{scaled}");
+
+    let view: serde_json::Value =
+        serde_json::from_str(&ebb_ok(&data, &["pool", "show", "train", "--json"]).await).unwrap();
+    let leases = view["leases"].as_array().expect("leases in --json");
+    assert!(!leases.is_empty(), "{view}");
+    let mut gpus: Vec<u64> = Vec::new();
+    for lease in leases {
+        assert_eq!(lease["host"], a100.name.as_str(), "{lease}");
+        assert_eq!(lease["region"], a100.region.as_str(), "{lease}");
+        assert_eq!(lease["state"], "active", "{lease}");
+        assert!(lease["granted_at_ms"].as_i64().unwrap() > 0, "{lease}");
+        assert!(lease.get("util_pct").is_some(), "{lease}");
+        gpus.extend(
+            lease["gpu_indexes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i.as_u64().unwrap()),
+        );
+    }
+    gpus.sort_unstable();
+    gpus.dedup();
+    assert_eq!(gpus.len(), 3, "three distinct GPUs: {view}");
+
+    let text = ebb_ok(&data, &["pool", "show", "train"]).await;
+    eprintln!("{text}");
+    assert!(
+        text.contains(&format!("leases ({}):", leases.len())),
+        "{text}"
+    );
+    let header = text
+        .lines()
+        .find(|line| line.trim_start().starts_with("LEASE"))
+        .unwrap_or_else(|| panic!("no lease header: {text}"));
+    for column in ["HOST", "REGION", "GPUS", "STATE", "GRANTED AT", "UTIL"] {
+        assert!(header.contains(column), "{header}");
+    }
+    for lease in leases {
+        let id = lease["lease_id"].as_str().unwrap();
+        let row = text
+            .lines()
+            .find(|line| line.trim_start().starts_with(id))
+            .unwrap_or_else(|| panic!("lease {id} is not listed: {text}"));
+        assert!(row.contains(&a100.name) && row.contains("active"), "{row}");
+        let indexes: Vec<String> = lease["gpu_indexes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(row.contains(&indexes.join(",")), "{row}");
+    }
+    fleet.stop().await;
+}
