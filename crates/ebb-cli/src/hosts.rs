@@ -24,14 +24,15 @@ pub enum HostsCommand {
         /// The region the host is in, e.g. cn-north (pools rent in regions).
         #[arg(long)]
         region: String,
-        /// A file holding the agent token (kept in the OS keychain, never in the database).
-        #[arg(long)]
+        /// A file holding the agent's token; Ebb keeps the token in its token store
+        /// (--token-store), never in the database.
+        #[arg(long, value_name = "FILE")]
         token_file: Option<PathBuf>,
         /// SHA-256 fingerprint of the agent's certificate, to pin.
-        #[arg(long)]
+        #[arg(long, value_name = "SHA256")]
         fingerprint: Option<String>,
         /// A label, KEY=VALUE; repeat for more.
-        #[arg(long = "label", value_parser = parse_label)]
+        #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label)]
         labels: Vec<(String, String)>,
     },
     /// Every registered host with its health.

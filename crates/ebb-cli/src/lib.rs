@@ -17,6 +17,9 @@ use ebb_cost::{OverlayMode, PlanOptions, PoolPlan, Term};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+/// The heading the flags every subcommand takes stand under, after the subcommand's own.
+const GLOBAL: &str = "Global options";
+
 /// `ebb`'s arguments, global flags and every subcommand.
 #[derive(Debug, Parser)]
 #[command(
@@ -26,21 +29,32 @@ use std::path::{Path, PathBuf};
 )]
 pub struct Cli {
     /// Print JSON instead of a table.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     json: bool,
     /// The directory where Ebb keeps everything: hosts, pools, leases' history, activity,
-    /// metrics, the active price catalog, and host tokens when the file store is used. The
-    /// desktop app uses the same one, so the two see the same fleet. Defaults to the OS
-    /// app-data folder, e.g. ~/.local/share/dev.ebb.console.
-    #[arg(long, global = true, env = "EBB_DATA_DIR", value_name = "DIR")]
+    /// metrics, the active price catalog, host tokens with the file store.
+    ///
+    /// The desktop app keeps the same things in the same directory, so the two see one
+    /// fleet. Defaults to the OS app-data folder, e.g. ~/.local/share/dev.ebb.console.
+    #[arg(
+        long,
+        global = true,
+        env = "EBB_DATA_DIR",
+        value_name = "DIR",
+        help_heading = GLOBAL
+    )]
     data_dir: Option<PathBuf>,
-    /// Where host tokens go: `keychain` (the OS keychain) or `file` (a 0600 file in the
-    /// data directory, for machines without a keychain).
+    /// Where host tokens go: keychain or file.
+    ///
+    /// `keychain`: the OS keychain. `file`: a 0600 file in the data directory, for machines
+    /// without a keychain.
     #[arg(
         long,
         global = true,
         env = "EBB_TOKEN_STORE",
-        default_value = "keychain"
+        default_value = "keychain",
+        value_name = "STORE",
+        help_heading = GLOBAL
     )]
     token_store: ebb_core::console::TokenStore,
     #[command(subcommand)]
@@ -76,11 +90,11 @@ enum Command {
     Pool(pools::PoolCommand),
     /// Every change to the pools and why, newest first.
     Activity {
-        /// Only this pool's.
-        #[arg(long)]
+        /// Only this pool's changes.
+        #[arg(long, value_name = "NAME")]
         pool: Option<String>,
         /// At most this many entries.
-        #[arg(long, default_value_t = 50)]
+        #[arg(long, value_name = "N", default_value_t = 50)]
         limit: u32,
     },
     /// Replay a rule file against a demand trace before enabling it: cost, shortfall,
@@ -94,16 +108,16 @@ enum Command {
         /// The host's registered name.
         name: String,
         /// One GPU's index; all GPUs when left out.
-        #[arg(long)]
+        #[arg(long, value_name = "INDEX")]
         gpu: Option<u32>,
         /// How far back: 90s, 5m, 1h, 24h, 7d.
-        #[arg(long, value_parser = metrics::parse_duration)]
+        #[arg(long, value_name = "DURATION", value_parser = metrics::parse_duration)]
         since: std::time::Duration,
         /// util, memory, memory_pct, temperature or power.
         #[arg(long, default_value = "util", value_parser = metrics::parse_metric)]
         metric: ebb_wire::ipc::ChartMetric,
         /// At most this many points per GPU (min/avg/max of each bucket).
-        #[arg(long, default_value_t = 60)]
+        #[arg(long, value_name = "N", default_value_t = 60)]
         points: u32,
     },
 }
@@ -160,13 +174,13 @@ enum CostCommand {
         #[command(flatten)]
         pool: PoolArgs,
         /// GPUs held now.
-        #[arg(long)]
+        #[arg(long, value_name = "GPUS")]
         from: u32,
         /// GPUs after the change.
-        #[arg(long)]
+        #[arg(long, value_name = "GPUS")]
         to: u32,
         /// GPUs on subscription.
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, value_name = "GPUS", default_value_t = 0)]
         base: u32,
         /// How GPUs above the base are paid: hour, day, week or spot.
         #[arg(long, default_value = "hour")]

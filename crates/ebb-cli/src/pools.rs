@@ -25,16 +25,16 @@ pub enum PoolCommand {
         model: String,
         /// A region the pool may rent in; repeat for more. None: every region where a
         /// host has the model.
-        #[arg(long = "region")]
+        #[arg(long = "region", value_name = "REGION")]
         regions: Vec<String>,
         /// The fewest GPUs the pool holds; it starts here.
-        #[arg(long)]
+        #[arg(long, value_name = "GPUS")]
         min: u32,
         /// The most GPUs the pool may hold.
-        #[arg(long)]
+        #[arg(long, value_name = "GPUS")]
         max: u32,
         /// GPUs on subscription (paid whether held or not).
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, value_name = "GPUS", default_value_t = 0)]
         base: u32,
         /// The base's term: month or year.
         #[arg(long, default_value = "month")]
@@ -76,7 +76,7 @@ pub enum PoolCommand {
         #[arg(long)]
         force: bool,
         /// Give up waiting after this many seconds.
-        #[arg(long, default_value_t = 120)]
+        #[arg(long, value_name = "SECONDS", default_value_t = 120)]
         timeout: u64,
     },
     /// Delete a pool; the enforcer releases every GPU it held.
