@@ -1,6 +1,6 @@
 /// The app's own commands: `build.rs` makes a permission for each and
 /// `capabilities/main.json` grants exactly these (a test checks it).
-pub const COMMANDS: [&str; 28] = [
+pub const COMMANDS: [&str; 29] = [
     "add_host",
     "app_info",
     "catalog_import",
@@ -17,6 +17,7 @@ pub const COMMANDS: [&str; 28] = [
     "list_activity",
     "list_hosts",
     "list_pools",
+    "pool_chart",
     "pool_options",
     "preview_scale",
     "release_now",

@@ -182,6 +182,57 @@ pub async fn fleet_heatmap_chart(
         .map_err(|error| IpcError::new(IpcErrorKind::InvalidInput, error.to_string()))
 }
 
+/// A pool's own chart over the last `range_s` seconds (desired, ready, warming,
+/// utilization, as SVG) and the scale-out in progress with its ETA from each host's
+/// measured delivery time.
+#[tauri::command]
+#[specta::specta]
+#[allow(clippy::too_many_arguments)]
+pub async fn pool_chart(
+    state: State<'_, AppState>,
+    name: String,
+    range_s: u32,
+    theme: ChartTheme,
+    width_px: u32,
+    height_px: u32,
+    utc_offset_minutes: i32,
+    labels: ebb_wire::pools::PoolChartLabels,
+) -> Result<ebb_wire::pools::PoolChart, IpcError> {
+    let (from_ms, to_ms) = range_ms(range_s)?;
+    let (samples, desired, ready, scale_out) =
+        ebb_core::pool_history::chart_data(state.console.pool_store(), &name, from_ms)
+            .await
+            .map_err(pool_error)?;
+    // A young pool: the axis starts a little before its first record (at least 5 minutes
+    // shown), so its first minutes are not a sliver at the right edge.
+    let from_ms = samples.first().map_or(from_ms, |first| {
+        from_ms.max((first.at_ms - 60_000).min(to_ms - 300_000))
+    });
+    let spec = RangeChartSpec {
+        title: &name,
+        theme,
+        width_px,
+        height_px,
+        from_ms,
+        to_ms,
+        utc_offset_minutes,
+    };
+    let legend = ebb_core::chart::PoolChartLabels {
+        desired: &labels.desired,
+        ready: &labels.ready,
+        warming: &labels.warming,
+        util: &labels.utilization,
+    };
+    let svg = ebb_core::chart::pool_svg(&spec, &legend, &samples)
+        .map_err(|error| IpcError::new(IpcErrorKind::InvalidInput, error.to_string()))?;
+    Ok(ebb_wire::pools::PoolChart {
+        svg,
+        scale_out,
+        desired,
+        ready,
+    })
+}
+
 /// Saves a chart the UI shows (an SVG from one of the chart commands) as SVG or PNG, with
 /// `title` (host, metric, range) in a band above it, where the operator chooses in the
 /// save dialog (opened on Downloads, else `<data dir>/exports`). Returns the file's path,

@@ -31,6 +31,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::cost_plan,
             commands::host_history_chart,
             commands::fleet_heatmap_chart,
+            commands::pool_chart,
             commands::export_chart,
             commands::list_pools,
             commands::pool_options,

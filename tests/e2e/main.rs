@@ -8,5 +8,6 @@ mod costs;
 mod fleet;
 mod host_detail;
 mod pool;
+mod pool_chart;
 mod settings_hosts;
 mod support;

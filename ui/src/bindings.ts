@@ -139,6 +139,19 @@ async fleetHeatmapChart(rangeS: number, theme: ChartTheme, widthPx: number, heig
 }
 },
 /**
+ * A pool's own chart over the last `range_s` seconds (desired, ready, warming,
+ * utilization, as SVG) and the scale-out in progress with its ETA from each host's
+ * measured delivery time.
+ */
+async poolChart(name: string, rangeS: number, theme: ChartTheme, widthPx: number, heightPx: number, utcOffsetMinutes: number, labels: PoolChartLabels) : Promise<Result<PoolChart, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("pool_chart", { name, rangeS, theme, widthPx, heightPx, utcOffsetMinutes, labels }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
  * Saves a chart the UI shows (an SVG from one of the chart commands) as SVG or PNG, with
  * `title` (host, metric, range) in a band above it, where the operator chooses in the
  * save dialog (opened on Downloads, else `<data dir>/exports`). Returns the file's path,
@@ -938,6 +951,22 @@ export type PlanRow = { kind: PlanKind; base_gpus: number; base_fen: number; ove
  */
 saving_fen: number; saving_pct: number; paid_gpu_hours: number; idle_paid_gpu_hours: number; recommended: boolean }
 /**
+ * A pool's own chart and the scale-out in progress.
+ */
+export type PoolChart = { 
+/**
+ * Desired, ready, warming and utilization over the range, as SVG.
+ */
+svg: string; 
+/**
+ * The GPUs asked for and not granted yet; `None` when nothing is warming.
+ */
+scale_out: ScaleOut | null; desired: number; ready: number }
+/**
+ * The pool chart's legend, in the viewer's language.
+ */
+export type PoolChartLabels = { desired: string; ready: string; warming: string; utilization: string }
+/**
  * One host's part in a pool.
  */
 export type PoolHostView = { host: string; region: string; 
@@ -1175,6 +1204,15 @@ export type RegionOffer = { region: string; hosts: number;
  */
 gpu_models: string[] }
 /**
+ * A scale-out in progress: what is warming where, and when it should be ready.
+ */
+export type ScaleOut = { warming: number; 
+/**
+ * When the last warming GPU should be ready, from each host's measured delivery
+ * time; `None` while some host has no measurement yet.
+ */
+eta_ms: number | null; hosts: WarmingHost[] }
+/**
  * What moving the slider from the pool's count to `to` would do, before letting go.
  */
 export type ScalePreview = { pool: string; 
@@ -1308,6 +1346,27 @@ export type TokenStoreKind =
  * app starts with `--token-store file`.
  */
 { kind: "no_keychain"; reason: string }
+/**
+ * One host's part of a scale-out.
+ */
+export type WarmingHost = { host: string; warming: number; 
+/**
+ * When the oldest of its requests was written down.
+ */
+asked_at_ms: number; 
+/**
+ * The host's mean time from a lease request to its GPU granted; `None` before the
+ * first measured grant.
+ */
+delivery_ms: number | null; 
+/**
+ * Grants measured.
+ */
+samples: number; 
+/**
+ * `asked_at_ms + delivery_ms`.
+ */
+eta_ms: number | null }
 
 /** tauri-specta globals **/
 

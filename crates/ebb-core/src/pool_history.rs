@@ -6,9 +6,9 @@
 //! the agent grants a GPU ready, so granted is ready).
 
 use crate::db::ConsoleDb;
-use crate::pools::{Pool, PoolStore};
+use crate::pools::{Pool, PoolError, PoolStore};
 use ebb_plan::reconcile::PoolStatus;
-use ebb_wire::pools::PoolLeaseState;
+use ebb_wire::pools::{PoolLeaseState, ScaleOut, WarmingHost};
 use sqlx::Row;
 use std::collections::HashMap;
 
@@ -238,6 +238,83 @@ fn sample(row: &sqlx::sqlite::SqliteRow) -> PoolSample {
         warming: count("warming"),
         util_pct: row.get::<Option<f64>, _>("util_pct").map(|v| v as f32),
     }
+}
+
+/// The scale-out in progress from the requests not answered yet and each host's
+/// measured delivery time (pure); `None` when nothing is warming.
+pub fn scale_out(asked: &[Asked], deliveries: &HashMap<String, Delivery>) -> Option<ScaleOut> {
+    let mut hosts: Vec<WarmingHost> = Vec::new();
+    for request in asked {
+        match hosts.iter_mut().find(|h| h.host == request.host) {
+            Some(host) => {
+                host.warming += 1;
+                host.asked_at_ms = host.asked_at_ms.min(request.asked_at_ms);
+            }
+            None => hosts.push(WarmingHost {
+                host: request.host.clone(),
+                warming: 1,
+                asked_at_ms: request.asked_at_ms,
+                delivery_ms: None,
+                samples: 0,
+                eta_ms: None,
+            }),
+        }
+    }
+    if hosts.is_empty() {
+        return None;
+    }
+    for host in &mut hosts {
+        if let Some(delivery) = deliveries.get(&host.host) {
+            host.delivery_ms = Some(delivery.mean_ms);
+            host.samples = delivery.samples;
+            host.eta_ms = Some(host.asked_at_ms + delivery.mean_ms.round() as i64);
+        }
+    }
+    hosts.sort_by(|a, b| a.host.cmp(&b.host));
+    let eta_ms = hosts
+        .iter()
+        .map(|host| host.eta_ms)
+        .collect::<Option<Vec<i64>>>()
+        .and_then(|etas| etas.into_iter().max());
+    Some(ScaleOut {
+        warming: hosts.iter().map(|host| host.warming).sum(),
+        eta_ms,
+        hosts,
+    })
+}
+
+/// What the pool chart shows of the pool `name`: its rows from `from_ms` on (with the
+/// last one before, so the lines start at the left edge), its desired and ready counts
+/// now, and the scale-out in progress.
+pub async fn chart_data(
+    store: &PoolStore,
+    name: &str,
+    from_ms: i64,
+) -> Result<(Vec<PoolSample>, u32, u32, Option<ScaleOut>), PoolError> {
+    let pool = store.get(name).await?;
+    let history = PoolHistory::new(store.db().clone());
+    let mut rows = history.series(&pool.id, from_ms).await?;
+    let before = sqlx::query(
+        "SELECT at_ms, desired, ready, warming, util_pct FROM pool_history WHERE pool_id = ? AND at_ms < ? ORDER BY at_ms DESC LIMIT 1",
+    )
+    .bind(&pool.id)
+    .bind(from_ms)
+    .fetch_optional(store.db().pool())
+    .await?;
+    if let Some(row) = before {
+        let mut first = sample(&row);
+        first.at_ms = from_ms;
+        rows.insert(0, first);
+    }
+    let ready = store
+        .read_status(&pool.id)
+        .await?
+        .map_or(0, |(status, _)| status.actual);
+    let scale_out = scale_out(
+        &history.asked(&pool.id).await?,
+        &history.deliveries().await?,
+    );
+    Ok((rows, pool.desired, ready, scale_out))
 }
 
 /// The enforcer's one call after a pass: the pools' looks and the hosts' delivery times.

@@ -348,3 +348,49 @@ pub struct PoolOptions {
     /// Changes moving the cost per hour by more than this ask for confirmation.
     pub confirm_above_per_hour_fen: i64,
 }
+
+/// The pool chart's legend, in the viewer's language.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct PoolChartLabels {
+    pub desired: String,
+    pub ready: String,
+    pub warming: String,
+    pub utilization: String,
+}
+
+/// A pool's own chart and the scale-out in progress.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct PoolChart {
+    /// Desired, ready, warming and utilization over the range, as SVG.
+    pub svg: String,
+    /// The GPUs asked for and not granted yet; `None` when nothing is warming.
+    pub scale_out: Option<ScaleOut>,
+    pub desired: u32,
+    pub ready: u32,
+}
+
+/// A scale-out in progress: what is warming where, and when it should be ready.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct ScaleOut {
+    pub warming: u32,
+    /// When the last warming GPU should be ready, from each host's measured delivery
+    /// time; `None` while some host has no measurement yet.
+    pub eta_ms: Option<i64>,
+    pub hosts: Vec<WarmingHost>,
+}
+
+/// One host's part of a scale-out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct WarmingHost {
+    pub host: String,
+    pub warming: u32,
+    /// When the oldest of its requests was written down.
+    pub asked_at_ms: i64,
+    /// The host's mean time from a lease request to its GPU granted; `None` before the
+    /// first measured grant.
+    pub delivery_ms: Option<f64>,
+    /// Grants measured.
+    pub samples: u32,
+    /// `asked_at_ms + delivery_ms`.
+    pub eta_ms: Option<i64>,
+}

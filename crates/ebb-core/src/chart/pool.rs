@@ -89,7 +89,7 @@ pub fn pool_svg(
     let ready = steps(&samples, spec.to_ms, |s| f64::from(s.ready));
     let warm_top = steps(&samples, spec.to_ms, |s| f64::from(s.ready + s.warming));
     let desired = steps(&samples, spec.to_ms, |s| f64::from(s.desired));
-    let utils: Vec<Vec<(f64, f64)>> = samples
+    let mut utils: Vec<Vec<(f64, f64)>> = samples
         .chunk_by(|a, b| a.util_pct.is_some() == b.util_pct.is_some())
         .filter(|run| run[0].util_pct.is_some())
         .map(|run| {
@@ -103,6 +103,14 @@ pub fn pool_svg(
                 .collect()
         })
         .collect();
+    // The last reading holds until now, as the counts do.
+    if let (Some(last), Some(run)) = (samples.last(), utils.last_mut())
+        && last.util_pct.is_some()
+        && last.at_ms < spec.to_ms
+        && let Some(&(_, value)) = run.last()
+    {
+        run.push((to, value));
+    }
 
     let mut svg = String::new();
     {
@@ -144,7 +152,8 @@ pub fn pool_svg(
                 .draw_series(std::iter::once(Polygon::new(band, warming_color.mix(0.35))))
                 .map_err(draw_error)?;
         }
-        for (points, color, width) in [(&ready, ready_color, 2), (&desired, desired_color, 2)] {
+        // Desired wide beneath, ready narrow on top: both show where they are equal.
+        for (points, color, width) in [(&desired, desired_color, 5), (&ready, ready_color, 2)] {
             if points.len() > 1 {
                 counts
                     .draw_series(LineSeries::new(

@@ -147,3 +147,40 @@ async fn a_granted_request_measures_its_hosts_delivery_time() {
     // Measured once: nothing left to measure.
     assert_eq!(history.measure(9_000).await.unwrap(), 0);
 }
+
+#[test]
+fn the_eta_is_the_last_hosts_request_plus_its_measured_delivery() {
+    let asked = |host: &str, at: i64| Asked {
+        host: host.into(),
+        asked_at_ms: at,
+    };
+    assert_eq!(scale_out(&[], &HashMap::new()), None);
+    let requests = [asked("b", 2_000), asked("a", 1_000), asked("b", 1_500)];
+    let mut deliveries = HashMap::from([(
+        "a".to_string(),
+        Delivery {
+            samples: 3,
+            mean_ms: 30_000.0,
+            last_ms: 20_000,
+        },
+    )]);
+    let out = scale_out(&requests, &deliveries).unwrap();
+    assert_eq!(out.warming, 3);
+    assert_eq!(out.eta_ms, None, "host b was never measured");
+    assert_eq!(
+        (out.hosts[0].host.as_str(), out.hosts[0].eta_ms),
+        ("a", Some(31_000))
+    );
+    assert_eq!((out.hosts[1].warming, out.hosts[1].asked_at_ms), (2, 1_500));
+    assert_eq!(out.hosts[1].delivery_ms, None);
+    deliveries.insert(
+        "b".into(),
+        Delivery {
+            samples: 1,
+            mean_ms: 60_000.0,
+            last_ms: 60_000,
+        },
+    );
+    let out = scale_out(&requests, &deliveries).unwrap();
+    assert_eq!(out.eta_ms, Some(61_500), "the later of the hosts' ETAs");
+}

@@ -63,6 +63,7 @@ import type { View } from "../view";
 import { HostTable } from "./host-table";
 import { LeaseTable } from "./lease-table";
 import { PoolCard, type PoolSummary } from "./pool-card";
+import { PoolChart } from "./pool-chart";
 import { PoolForm } from "./pool-form";
 import { Policy } from "./policy";
 import { Slider } from "./slider";
@@ -269,6 +270,7 @@ export function poolView(): View {
                   refresh={() => void refresh()}
                 />
               </div>
+              <PoolChart pool={shown.name} />
               <HostTable pool={shown.name} hosts={raw(shown.name)?.hosts ?? []} />
               <LeaseTable pool={shown.name} leases={raw(shown.name)?.leases ?? []} now={now()} />
             </>

@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import type { ScaleOut } from "./bindings";
+import { barShares, scaleOutState, shortDuration } from "./pool-chart";
+
+const out = (warming: number, eta_ms: number | null): ScaleOut => ({ warming, eta_ms, hosts: [] });
+
+describe("scaleOutState", () => {
+  it("says nothing when nothing warms", () => {
+    expect(scaleOutState(null, 0)).toEqual({ kind: "none" });
+    expect(scaleOutState(out(0, 5), 0)).toEqual({ kind: "none" });
+  });
+  it("says when a host was never measured", () => {
+    expect(scaleOutState(out(3, null), 0)).toEqual({ kind: "unmeasured", warming: 3 });
+  });
+  it("counts down to the measured ETA, then overdue", () => {
+    expect(scaleOutState(out(2, 31_000), 1_000)).toEqual({ kind: "eta", warming: 2, seconds: 30 });
+    expect(scaleOutState(out(2, 1_000), 1_000)).toEqual({ kind: "eta", warming: 2, seconds: 0 });
+    expect(scaleOutState(out(2, 1_000), 11_000)).toEqual({ kind: "overdue", warming: 2, seconds: 10 });
+  });
+});
+
+describe("barShares", () => {
+  it("shares the desired count", () => {
+    expect(barShares(6, 2, 4)).toEqual({ ready: 33.3, warming: 66.7 });
+    expect(barShares(4, 4, 0)).toEqual({ ready: 100, warming: 0 });
+    expect(barShares(0, 0, 0)).toEqual({ ready: 0, warming: 0 });
+    expect(barShares(2, 3, 1)).toEqual({ ready: 75, warming: 25 });
+  });
+});
+
+describe("shortDuration", () => {
+  const u = { s: "s", min: "min", h: "h" };
+  it("reads at a glance", () => {
+    expect(shortDuration(45, u)).toBe("45 s");
+    expect(shortDuration(185, u)).toBe("3 min 5 s");
+    expect(shortDuration(120, u)).toBe("2 min");
+    expect(shortDuration(7800, u)).toBe("2 h 10 min");
+    expect(shortDuration(-3, u)).toBe("0 s");
+  });
+});

@@ -1,0 +1,176 @@
+// A pool's own chart: desired, ready, warming and utilization over the last hour (an SVG
+// drawn by the Rust side), and under it the scale-out in progress as a bar (ready, then
+// warming) with its ETA from the hosts' measured delivery time, or why there is none.
+//
+// On Solid: the chart is asked for again every few seconds and on a theme change (one
+// request in flight); the image's source and the bar's widths change in place, and the
+// per-host lines are reconciled by host, so nothing under the pointer is replaced.
+//
+// Stable selectors (end-to-end tests rely on these):
+//   [data-testid="pool-chart"]            data-state="loading|ready|error", data-pool
+//     img[data-testid="pool-chart-img"]   the chart (data:image/svg+xml), data-theme
+//     [data-testid="pool-chart-error"]    role=alert: the chart could not be drawn
+//     [data-testid="pool-scale-out"]      data-state="none|unmeasured|eta|overdue",
+//                                           data-desired, data-ready, data-warming (numbers)
+//       [data-testid="pool-scale-out-eta"]          the ETA in words (absent when none)
+//       li[data-testid="pool-warming-host"][data-host]   each host's warming and delivery
+
+import { createMemo, createSignal, For, onCleanup, onMount, Show, type JSX } from "solid-js";
+import { createStore, reconcile } from "solid-js/store";
+import { commands, type PoolChart as PoolChartData, type WarmingHost } from "../../bindings";
+import { svgDataUrl } from "../../format";
+import { chartWidth, utcOffsetMinutes } from "../../history";
+import { t } from "../../i18n";
+import { call } from "../../ipc";
+import { barShares, scaleOutState, shortDuration } from "../../pool-chart";
+import { getEffectiveTheme, onThemeChange } from "../../theme";
+import { ErrorAlert } from "../error-alert";
+
+const REFRESH_MS = 3000;
+const RANGE_S = 3600;
+const HEIGHT_PX = 260;
+
+const units = () => ({ s: t("pool.unit.s"), min: t("pool.unit.min"), h: t("pool.unit.h") });
+
+export function PoolChart(props: { pool: string }): JSX.Element {
+  const [chart, setChart] = createSignal<PoolChartData | null>(null);
+  const [theme, setTheme] = createSignal(getEffectiveTheme());
+  const [error, setError] = createSignal<unknown>(null);
+  const [now, setNow] = createSignal(Date.now());
+  const [hosts, setHosts] = createStore<{ list: WarmingHost[] }>({ list: [] });
+  let figure!: HTMLDivElement;
+  let loading = false;
+  let disposed = false;
+
+  async function load(): Promise<void> {
+    if (loading || disposed) return;
+    loading = true;
+    const drawn = getEffectiveTheme();
+    const res = await call(() =>
+      commands.poolChart(props.pool, RANGE_S, drawn, chartWidth(figure?.clientWidth ?? 0), HEIGHT_PX, utcOffsetMinutes(), {
+        desired: t("pool.chart.desired"),
+        ready: t("pool.chart.ready"),
+        warming: t("pool.chart.warming"),
+        utilization: t("pool.chart.util"),
+      }),
+    );
+    loading = false;
+    if (disposed) return;
+    setNow(Date.now());
+    if (res.status === "ok") {
+      setChart(res.data);
+      setTheme(drawn);
+      setHosts("list", reconcile(structuredClone(res.data.scale_out?.hosts ?? []), { key: "host" }));
+      setError(null);
+    } else {
+      setError(res.error);
+    }
+  }
+
+  onMount(() => {
+    void load();
+    const timer = window.setInterval(() => void load(), REFRESH_MS);
+    const off = onThemeChange(() => void load());
+    onCleanup(() => {
+      disposed = true;
+      window.clearInterval(timer);
+      off();
+    });
+  });
+
+  const state = createMemo(() => scaleOutState(chart()?.scale_out ?? null, now()));
+  const counts = () => {
+    const c = chart();
+    return { desired: c?.desired ?? 0, ready: c?.ready ?? 0, warming: c?.scale_out?.warming ?? 0 };
+  };
+  const shares = () => barShares(counts().desired, counts().ready, counts().warming);
+  const eta = (): string | null => {
+    const s = state();
+    switch (s.kind) {
+      case "none":
+        return null;
+      case "unmeasured":
+        return t("pool.scaleOut.unmeasured", {
+          hosts: hosts.list
+            .filter((h) => h.delivery_ms === null)
+            .map((h) => h.host)
+            .join(t("common.listSeparator")),
+        });
+      case "eta":
+        return s.seconds === 0 ? t("pool.scaleOut.etaNow") : t("pool.scaleOut.eta", { time: shortDuration(s.seconds, units()) });
+      case "overdue":
+        return t("pool.scaleOut.overdue", { time: shortDuration(s.seconds, units()) });
+    }
+  };
+
+  return (
+    <section
+      class="card pool-chart"
+      data-testid="pool-chart"
+      data-pool={props.pool}
+      data-state={error() !== null ? "error" : chart() === null ? "loading" : "ready"}
+    >
+      <h3>{t("pool.chart.title")}</h3>
+      <div class="pool-chart-figure" ref={figure}>
+        <Show when={chart()} fallback={<p class="muted">{t("pool.chart.loading")}</p>}>
+          {(c) => (
+            <img
+              data-testid="pool-chart-img"
+              data-theme={theme()}
+              src={svgDataUrl(c().svg)}
+              alt={t("pool.chart.alt", { name: props.pool })}
+            />
+          )}
+        </Show>
+      </div>
+      <Show when={error() !== null}>
+        <ErrorAlert testid="pool-chart-error" lead={t("pool.chart.failed")} error={error()} />
+      </Show>
+      <Show when={chart() !== null}>
+        <div
+          class="pool-scale-out"
+          data-testid="pool-scale-out"
+          data-state={state().kind}
+          data-desired={counts().desired}
+          data-ready={counts().ready}
+          data-warming={counts().warming}
+        >
+          <div class="pool-scale-out-bar" aria-hidden="true">
+            <span class="pool-scale-out-ready" style={{ width: `${shares().ready}%` }} />
+            <span class="pool-scale-out-warming" style={{ width: `${shares().warming}%` }} />
+          </div>
+          <p class="pool-scale-out-words">
+            {state().kind === "none"
+              ? t("pool.scaleOut.settled", { ready: counts().ready, desired: counts().desired })
+              : t("pool.scaleOut.progress", counts())}
+          </p>
+          <Show when={eta()}>
+            {(words) => (
+              <p class="pool-scale-out-eta" data-testid="pool-scale-out-eta">
+                {words()}
+              </p>
+            )}
+          </Show>
+          <Show when={hosts.list.length > 0}>
+            <ul class="pool-warming-hosts">
+              <For each={hosts.list}>
+                {(host) => (
+                  <li data-testid="pool-warming-host" data-host={host.host}>
+                    {host.delivery_ms === null
+                      ? t("pool.scaleOut.hostUnmeasured", { host: host.host, warming: host.warming })
+                      : t("pool.scaleOut.host", {
+                          host: host.host,
+                          warming: host.warming,
+                          time: shortDuration(host.delivery_ms / 1000, units()),
+                          samples: host.samples,
+                        })}
+                  </li>
+                )}
+              </For>
+            </ul>
+          </Show>
+        </div>
+      </Show>
+    </section>
+  );
+}
