@@ -1204,6 +1204,35 @@ export type RegionOffer = { region: string; hosts: number;
  */
 gpu_models: string[] }
 /**
+ * What a scale-in would stop, said before it is made.
+ */
+export type ReleaseWarning = 
+/**
+ * `busy` of the `of` GPUs to release run work (utilization from `min_util_pct` to
+ * `max_util_pct`); their workloads get SIGTERM, then SIGKILL after `grace_s` seconds.
+ */
+{ kind: "busy_gpus"; busy: number; of: number; min_util_pct: number; max_util_pct: number; grace_s: number }
+/**
+ * One lease a scale-in would give back: where its GPUs are, how busy, and what is paid.
+ */
+export type ReleasedLease = { lease_id: string; host: string; region: string; gpu_indexes: number[]; 
+/**
+ * Utilization at the last look; `None` when unknown.
+ */
+util_pct: number | null; 
+/**
+ * Its GPUs run work (at or above the idle line): the workload is stopped.
+ */
+busy: boolean; 
+/**
+ * When the unit it has paid for ends, Unix ms.
+ */
+paid_until_ms: number; 
+/**
+ * Kept until `paid_until_ms` (the pool releases at unit end) rather than released now.
+ */
+kept_to_unit_end: boolean }
+/**
  * A scale-out in progress: what is warming where, and when it should be ready.
  */
 export type ScaleOut = { warming: number; 
@@ -1247,7 +1276,15 @@ needs_confirmation: boolean; confirmation_reason: ConfirmationReason | null;
 /**
  * Why the prices could not be had, when they could not.
  */
-cost_problem: string | null }
+cost_problem: string | null; 
+/**
+ * The leases the placement would give back, in its order (those kept to unit end too).
+ */
+released: ReleasedLease[]; 
+/**
+ * What releasing them now would stop, when it stops anything.
+ */
+release_warning: ReleaseWarning | null }
 /**
  * Why the comparison could not price a plan.
  */

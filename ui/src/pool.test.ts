@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { ModelOffer, ScalePreview } from "./bindings";
+import type { ModelOffer, ReleasedLease, ScalePreview } from "./bindings";
 import { setLocale } from "./i18n";
 import {
   actorText,
@@ -38,6 +38,8 @@ import {
   termText,
   yuanInput,
   type PoolFormValues,
+  releasedLeaseWords,
+  releaseWarnings,
 } from "./pool";
 import { fieldOf } from "./ipc";
 
@@ -63,6 +65,8 @@ function preview(over: Partial<ScalePreview> = {}): ScalePreview {
     needs_confirmation: false,
     confirmation_reason: null,
     cost_problem: null,
+    released: [],
+    release_warning: null,
     ...over,
   };
 }
@@ -477,5 +481,57 @@ describe("the model choices", () => {
     expect(formIsDirty({ ...opened, max: "9" }, opened)).toBe(true);
     expect(formIsDirty({ ...opened, regions: ["cn-east"] }, opened)).toBe(true);
     expect(formIsDirty({ ...opened, interruptible: true }, opened)).toBe(true);
+  });
+});
+
+describe("the GPUs a scale-in releases", () => {
+  const now = new Date(2026, 11, 4, 13, 20, 0).getTime();
+  const at14 = new Date(2026, 11, 4, 14, 0, 0).getTime();
+  function lease(over: Partial<ReleasedLease> = {}): ReleasedLease {
+    return {
+      lease_id: "l-1",
+      host: "cn-east-001",
+      region: "cn-east",
+      gpu_indexes: [3],
+      util_pct: 72.4,
+      busy: true,
+      paid_until_ms: at14,
+      kept_to_unit_end: false,
+      ...over,
+    };
+  }
+
+  it("names the host, GPU index and lease, how busy, and what is paid", () => {
+    expect(releasedLeaseWords(lease(), now)).toEqual({
+      gpu: "cn-east-001 · GPU 3",
+      lease: "lease l-1",
+      util: "busy 72%",
+      paid: "released now; paid until 14:00:00",
+      tone: "busy",
+    });
+    const idle = releasedLeaseWords(lease({ util_pct: 1, busy: false, kept_to_unit_end: true }), now);
+    expect(idle.util).toBe("idle 1%");
+    expect(idle.paid).toBe("kept until 14:00:00: already paid");
+    expect(releasedLeaseWords(lease({ util_pct: null, busy: false, paid_until_ms: now + 30_000 }), now)).toMatchObject({
+      util: "utilization unknown",
+      paid: "released now, at its paid unit's end",
+      tone: "",
+    });
+  });
+
+  it("warns of busy GPUs with the grace, and of the paid unit's saving", () => {
+    const released = [lease(), lease({ lease_id: "l-2", util_pct: 88.6, paid_until_ms: at14 + 3_600_000 })];
+    const warning = { kind: "busy_gpus" as const, busy: 2, of: 3, min_util_pct: 55, max_util_pct: 89, grace_s: 30 };
+    expect(releaseWarnings({ released, release_warning: warning }, now)).toEqual([
+      "2 of these 3 GPUs run jobs at 55–89%: they get SIGTERM with a 30 s grace",
+      "Keep until 14:00:00: already paid. Released now, these GPUs save nothing on the unit under way.",
+    ]);
+    // Nothing busy, and every unit ending within the minute (or kept): nothing to warn of.
+    const quiet = [lease({ busy: false, util_pct: 0, paid_until_ms: now + 10_000 }), lease({ kept_to_unit_end: true })];
+    expect(releaseWarnings({ released: quiet, release_warning: null }, now)).toEqual([]);
+    setLocale("zh-CN");
+    expect(releaseWarnings({ released: [], release_warning: { ...warning, min_util_pct: 60, max_util_pct: 60 } }, now)).toEqual([
+      "其中 2 块 GPU（共 3 块）正在运行作业，利用率 60%：将收到 SIGTERM，宽限 30 秒",
+    ]);
   });
 });

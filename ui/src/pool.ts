@@ -17,12 +17,13 @@ import type {
   PoolLeaseState,
   PoolPhase,
   RegionOffer,
+  ReleasedLease,
   ScalePreview,
   Term,
 } from "./bindings";
 import { formatCount, formatMoney } from "./costs";
 import { t, type MessageKey, type Params } from "./i18n";
-import { confirmationText, hostProblemText } from "./reasons";
+import { confirmationText, hostProblemText, releaseWarningText } from "./reasons";
 
 /** A message from the catalog, not yet translated (the view translates it). */
 export type Phrase = { key: MessageKey; params?: Params };
@@ -549,4 +550,45 @@ export class LatestOnly<V, R> {
   get busy(): boolean {
     return this.running;
   }
+}
+
+/** How close to its unit's end a lease may go without paying another (placement's margin). */
+const UNIT_END_MARGIN_MS = 60_000;
+
+/** A lease the preview would give back, in words: where, how busy, and what is paid. */
+export function releasedLeaseWords(
+  lease: ReleasedLease,
+  nowMs: number,
+): { gpu: string; lease: string; util: string; paid: string; tone: "busy" | "idle" | "" } {
+  const util =
+    lease.util_pct === null
+      ? t("pool.release.unknown")
+      : t(lease.busy ? "pool.release.busy" : "pool.release.idle", { pct: `${Math.round(lease.util_pct)}%` });
+  const time = formatWhen(lease.paid_until_ms, nowMs);
+  let paid: string;
+  if (lease.kept_to_unit_end) paid = t("pool.release.kept", { time });
+  else if (lease.paid_until_ms - nowMs > UNIT_END_MARGIN_MS) paid = t("pool.release.now", { time });
+  else paid = t("pool.release.nowDue");
+  return {
+    gpu: t("pool.release.gpu", { host: lease.host, indexes: indexesText(lease.gpu_indexes) }),
+    lease: t("pool.release.lease", { id: lease.lease_id }),
+    util,
+    paid,
+    tone: lease.util_pct === null ? "" : lease.busy ? "busy" : "idle",
+  };
+}
+
+/**
+ * The warnings over the list of GPUs to release: what they stop (busy GPUs, their grace),
+ * and the saving of waiting: the earliest end of a paid unit among those released now,
+ * when one is more than a minute away ("Keep until 14:00: already paid").
+ */
+export function releaseWarnings(preview: Pick<ScalePreview, "released" | "release_warning">, nowMs: number): string[] {
+  const out: string[] = [];
+  if (preview.release_warning) out.push(releaseWarningText(preview.release_warning));
+  const paid = preview.released
+    .filter((l) => !l.kept_to_unit_end && l.paid_until_ms - nowMs > UNIT_END_MARGIN_MS)
+    .map((l) => l.paid_until_ms);
+  if (paid.length > 0) out.push(t("pool.release.alreadyPaid", { time: formatWhen(Math.min(...paid), nowMs) }));
+  return out;
 }

@@ -4,7 +4,7 @@
 // which logs and the CLI use. Each switch is exhaustive over the generated union, so a
 // reason added in Rust is a type error here until it is worded.
 
-import type { ChangeReason, ConfirmationReason, HostProblem, PoolNote, SkipReason, TokenStoreKind } from "./bindings";
+import type { ChangeReason, ConfirmationReason, HostProblem, PoolNote, ReleaseWarning, SkipReason, TokenStoreKind } from "./bindings";
 import { formatMoney } from "./costs";
 import { t, type MessageKey } from "./i18n";
 
@@ -115,6 +115,19 @@ export function confirmationText(reason: ConfirmationReason): string {
       return t("reason.confirm.cost", { delta: formatMoney(reason.delta_fen), limit: formatMoney(reason.limit_fen) });
     default:
       return never(reason);
+  }
+}
+
+/** What a scale-in would stop ("2 of these 3 GPUs run jobs at 55–89%: they get SIGTERM with a 30 s grace"). */
+export function releaseWarningText(warning: ReleaseWarning): string {
+  switch (warning.kind) {
+    case "busy_gpus": {
+      const range =
+        warning.min_util_pct === warning.max_util_pct ? `${warning.min_util_pct}%` : `${warning.min_util_pct}–${warning.max_util_pct}%`;
+      return t("reason.release.busy_gpus", { busy: warning.busy, of: warning.of, range, grace: warning.grace_s });
+    }
+    default:
+      return never(warning.kind);
   }
 }
 

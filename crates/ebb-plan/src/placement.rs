@@ -129,13 +129,15 @@ pub struct Release {
     /// Chosen but kept until their unit ends; `next_due_ms` is the first such end.
     pub deferred: u32,
     pub next_due_ms: Option<i64>,
+    /// Indexes of the deferred leases, in release order (`deferred` of them).
+    pub kept: Vec<usize>,
 }
 
 /// How close to the end of its paid unit a lease may be released without paying a new one.
 pub const UNIT_END_MARGIN_MS: i64 = 60_000;
 
-/// Below this a GPU counts as idle.
-const IDLE_PCT: f32 = 5.0;
+/// Below this a GPU counts as idle; at or above it, busy.
+pub const IDLE_PCT: f32 = 5.0;
 
 /// Chooses `count` of `held` to give back. With `at_unit_end`, a chosen lease whose paid
 /// unit has more than [`UNIT_END_MARGIN_MS`] left is deferred, not released.
@@ -156,6 +158,7 @@ pub fn choose_release(count: u32, held: &[Held], now_ms: i64, at_unit_end: bool)
         let due = held[i].paid_until_ms - UNIT_END_MARGIN_MS;
         if at_unit_end && now_ms < due {
             release.deferred += 1;
+            release.kept.push(i);
             release.next_due_ms = Some(release.next_due_ms.map_or(due, |d: i64| d.min(due)));
         } else {
             release.now.push(i);
@@ -361,6 +364,7 @@ mod tests {
         let release = choose_release(2, &leases, now, true);
         assert_eq!(release.now, vec![1]);
         assert_eq!(release.deferred, 1);
+        assert_eq!(release.kept, vec![0]);
         assert_eq!(release.next_due_ms, Some(day - UNIT_END_MARGIN_MS));
         // Forced (or not at unit end): both at once, idle first.
         assert_eq!(choose_release(2, &leases, now, false).now, vec![0, 1]);

@@ -2,7 +2,7 @@
 //! boundary and come out of `ebb --json`. Money is integer fen; times are Unix ms.
 
 use crate::plan::{OverlayMode, Term};
-use crate::reasons::{ChangeReason, ConfirmationReason, HostProblem, PoolNote};
+use crate::reasons::{ChangeReason, ConfirmationReason, HostProblem, PoolNote, ReleaseWarning};
 use serde::{Deserialize, Serialize};
 use specta::Type;
 
@@ -224,6 +224,23 @@ pub struct HostFree {
     pub free: u32,
 }
 
+/// One lease a scale-in would give back: where its GPUs are, how busy, and what is paid.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct ReleasedLease {
+    pub lease_id: String,
+    pub host: String,
+    pub region: String,
+    pub gpu_indexes: Vec<u32>,
+    /// Utilization at the last look; `None` when unknown.
+    pub util_pct: Option<f32>,
+    /// Its GPUs run work (at or above the idle line): the workload is stopped.
+    pub busy: bool,
+    /// When the unit it has paid for ends, Unix ms.
+    pub paid_until_ms: i64,
+    /// Kept until `paid_until_ms` (the pool releases at unit end) rather than released now.
+    pub kept_to_unit_end: bool,
+}
+
 /// What moving the slider from the pool's count to `to` would do, before letting go.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 pub struct ScalePreview {
@@ -253,6 +270,10 @@ pub struct ScalePreview {
     pub confirmation_reason: Option<ConfirmationReason>,
     /// Why the prices could not be had, when they could not.
     pub cost_problem: Option<String>,
+    /// The leases the placement would give back, in its order (those kept to unit end too).
+    pub released: Vec<ReleasedLease>,
+    /// What releasing them now would stop, when it stops anything.
+    pub release_warning: Option<ReleaseWarning>,
 }
 
 /// Who made a change.

@@ -290,6 +290,49 @@ impl fmt::Display for ConfirmationReason {
     }
 }
 
+/// The agent's documented default grace between SIGTERM and SIGKILL when a lease is
+/// released (`release_grace_s` in the agent's config), used while an agent does not report its own.
+pub const DEFAULT_RELEASE_GRACE_S: u32 = 30;
+
+/// What a scale-in would stop, said before it is made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ReleaseWarning {
+    /// `busy` of the `of` GPUs to release run work (utilization from `min_util_pct` to
+    /// `max_util_pct`); their workloads get SIGTERM, then SIGKILL after `grace_s` seconds.
+    BusyGpus {
+        busy: u32,
+        of: u32,
+        min_util_pct: u32,
+        max_util_pct: u32,
+        grace_s: u32,
+    },
+}
+
+impl fmt::Display for ReleaseWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReleaseWarning::BusyGpus {
+                busy,
+                of,
+                min_util_pct,
+                max_util_pct,
+                grace_s,
+            } => {
+                let range = if min_util_pct == max_util_pct {
+                    format!("{min_util_pct}%")
+                } else {
+                    format!("{min_util_pct}–{max_util_pct}%")
+                };
+                write!(
+                    f,
+                    "{busy} of these {of} GPUs run jobs at {range}: they get SIGTERM with a {grace_s} s grace"
+                )
+            }
+        }
+    }
+}
+
 /// One reason a pool is not where it should be.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -351,6 +394,25 @@ pub fn notes_in_words(notes: &[PoolNote]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_release_warning_names_the_busy_gpus_their_range_and_grace() {
+        let warning = ReleaseWarning::BusyGpus {
+            busy: 2,
+            of: 3,
+            min_util_pct: 55,
+            max_util_pct: 89,
+            grace_s: 30,
+        };
+        assert_eq!(
+            serde_json::to_value(&warning).unwrap(),
+            serde_json::json!({"kind": "busy_gpus", "busy": 2, "of": 3, "min_util_pct": 55, "max_util_pct": 89, "grace_s": 30})
+        );
+        assert_eq!(
+            warning.to_string(),
+            "2 of these 3 GPUs run jobs at 55–89%: they get SIGTERM with a 30 s grace"
+        );
+    }
 
     #[test]
     fn reasons_are_tagged_with_their_numbers() {

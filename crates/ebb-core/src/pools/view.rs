@@ -1,6 +1,7 @@
 //! The views built from the store: a pool with its spend, the slider's preview.
 
 use super::*;
+use ebb_wire::reasons::{DEFAULT_RELEASE_GRACE_S, ReleaseWarning};
 
 /// A pool with what the enforcer last saw and its spend.
 pub fn pool_view(
@@ -136,6 +137,7 @@ pub fn scale_preview(
     let mut release = Vec::new();
     let mut short = 0;
     let mut held_to_unit_end = 0;
+    let mut released = Vec::new();
     if to > have {
         let candidates: Vec<placement::Candidate> = status
             .free
@@ -188,6 +190,7 @@ pub fn scale_preview(
             pool.release_at_unit_end && !pool.force_release,
         );
         held_to_unit_end = chosen.deferred;
+        released = released_leases(&active, &held, &chosen);
         let mut by_host: BTreeMap<(String, String), u32> = BTreeMap::new();
         for i in chosen.now {
             *by_host
@@ -253,7 +256,66 @@ pub fn scale_preview(
         needs_confirmation: confirmation_reason.is_some(),
         confirmation_reason,
         cost_problem: problem,
+        release_warning: release_warning(&released, DEFAULT_RELEASE_GRACE_S),
+        released,
     }
+}
+
+/// The chosen leases, those released now first, then those kept to their unit's end.
+fn released_leases(
+    active: &[&PoolLeaseView],
+    held: &[placement::Held],
+    chosen: &placement::Release,
+) -> Vec<ebb_wire::pools::ReleasedLease> {
+    let now = chosen.now.iter().map(|&i| (i, false));
+    let kept = chosen.kept.iter().map(|&i| (i, true));
+    now.chain(kept)
+        .map(|(i, kept_to_unit_end)| ebb_wire::pools::ReleasedLease {
+            lease_id: active[i].lease_id.clone(),
+            host: active[i].host.clone(),
+            region: active[i].region.clone(),
+            gpu_indexes: active[i].gpu_indexes.clone(),
+            util_pct: active[i].util_pct,
+            busy: active[i]
+                .util_pct
+                .is_some_and(|pct| pct >= placement::IDLE_PCT),
+            paid_until_ms: held[i].paid_until_ms,
+            kept_to_unit_end,
+        })
+        .collect()
+}
+
+/// What releasing the leases released now would stop: the busy ones, their utilization's
+/// range and the grace their workloads get; `None` when none of them is busy.
+pub fn release_warning(
+    released: &[ebb_wire::pools::ReleasedLease],
+    grace_s: u32,
+) -> Option<ReleaseWarning> {
+    let now: Vec<_> = released.iter().filter(|l| !l.kept_to_unit_end).collect();
+    let busy: Vec<f32> = now
+        .iter()
+        .filter(|l| l.busy)
+        .filter_map(|l| l.util_pct)
+        .collect();
+    if busy.is_empty() {
+        return None;
+    }
+    let gpus = |leases: &[&ebb_wire::pools::ReleasedLease]| -> u32 {
+        leases
+            .iter()
+            .map(|l| l.gpu_indexes.len().max(1) as u32)
+            .sum()
+    };
+    let busy_leases: Vec<_> = now.iter().copied().filter(|l| l.busy).collect();
+    let low = busy.iter().copied().fold(f32::INFINITY, f32::min);
+    let high = busy.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    Some(ReleaseWarning::BusyGpus {
+        busy: gpus(&busy_leases),
+        of: gpus(&now),
+        min_util_pct: low.round().clamp(0.0, 100.0) as u32,
+        max_util_pct: high.round().clamp(0.0, 100.0) as u32,
+        grace_s,
+    })
 }
 
 /// Spend across the pools (each with the view it was shown in), this month, against the
@@ -378,4 +440,119 @@ pub fn spend_csv(summary: &SpendSummary) -> String {
     out.push_str(&total.join(","));
     out.push('\n');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ebb_wire::pools::ReleasedLease;
+
+    fn lease(id: &str, util: Option<f32>, kept: bool) -> ReleasedLease {
+        ReleasedLease {
+            lease_id: id.into(),
+            host: "h1".into(),
+            region: "cn-east".into(),
+            gpu_indexes: vec![0],
+            util_pct: util,
+            busy: util.is_some_and(|pct| pct >= placement::IDLE_PCT),
+            paid_until_ms: 3_600_000,
+            kept_to_unit_end: kept,
+        }
+    }
+
+    #[test]
+    fn busy_gpus_are_counted_with_their_range_and_grace() {
+        let released = [
+            lease("a", Some(55.2), false),
+            lease("b", Some(1.0), false),
+            lease("c", Some(88.6), false),
+        ];
+        assert_eq!(
+            release_warning(&released, 30),
+            Some(ReleaseWarning::BusyGpus {
+                busy: 2,
+                of: 3,
+                min_util_pct: 55,
+                max_util_pct: 89,
+                grace_s: 30,
+            })
+        );
+    }
+
+    #[test]
+    fn idle_unknown_and_kept_leases_warn_of_nothing() {
+        let released = [
+            lease("a", Some(2.0), false),
+            lease("b", None, false),
+            lease("c", Some(90.0), true),
+        ];
+        assert_eq!(release_warning(&released, 30), None);
+    }
+
+    #[test]
+    fn the_preview_names_each_lease_released_now_before_those_kept() {
+        let active = [
+            PoolLeaseView {
+                lease_id: "busy".into(),
+                host: "h1".into(),
+                region: "cn-east".into(),
+                gpu_uuids: vec!["GPU-1".into()],
+                gpu_indexes: vec![3],
+                fencing_token: 1,
+                granted_at_ms: 0,
+                state: PoolLeaseState::Active,
+                util_pct: Some(70.0),
+            },
+            PoolLeaseView {
+                lease_id: "idle".into(),
+                host: "h2".into(),
+                region: "cn-east".into(),
+                gpu_uuids: vec!["GPU-2".into()],
+                gpu_indexes: vec![0],
+                fencing_token: 1,
+                granted_at_ms: 0,
+                state: PoolLeaseState::Active,
+                util_pct: Some(0.0),
+            },
+        ];
+        let refs: Vec<&PoolLeaseView> = active.iter().collect();
+        let held: Vec<placement::Held> = active
+            .iter()
+            .map(|l| placement::Held {
+                lease_id: l.lease_id.clone(),
+                host: l.host.clone(),
+                region: l.region.clone(),
+                util_pct: l.util_pct,
+                price_fen: None,
+                granted_at_ms: 0,
+                paid_until_ms: 3_600_000,
+            })
+            .collect();
+        let chosen = placement::Release {
+            now: vec![0],
+            deferred: 1,
+            next_due_ms: Some(3_540_000),
+            kept: vec![1],
+        };
+        let released = released_leases(&refs, &held, &chosen);
+        let names: Vec<(&str, &str, &[u32], bool, bool)> = released
+            .iter()
+            .map(|l| {
+                (
+                    l.lease_id.as_str(),
+                    l.host.as_str(),
+                    l.gpu_indexes.as_slice(),
+                    l.busy,
+                    l.kept_to_unit_end,
+                )
+            })
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("busy", "h1", &[3][..], true, false),
+                ("idle", "h2", &[0][..], false, true),
+            ]
+        );
+    }
 }

@@ -7,13 +7,62 @@ import { For, Match, Show, Switch, type JSX } from "solid-js";
 import type { ScalePreview } from "../../bindings";
 import { formatCount, gpus } from "../../costs";
 import { t } from "../../i18n";
-import { confirmReasonText, costTone, freeText, perHour, perMonth, planWords, signedPerHour, signedPerMonth } from "../../pool";
+import {
+  confirmReasonText,
+  costTone,
+  freeText,
+  perHour,
+  perMonth,
+  planWords,
+  releasedLeaseWords,
+  releaseWarnings,
+  signedPerHour,
+  signedPerMonth,
+} from "../../pool";
 import { ErrorAlert } from "../error-alert";
 
 export type PreviewState = "idle" | "pending" | "ready" | "error";
 
 /** What the box shows: the pool as it is, an answer, or why there is none. */
 export type PreviewShown = { kind: "idle" } | { kind: "ready"; preview: ScalePreview } | { kind: "error"; error: unknown };
+
+/** The GPUs a scale-in gives back (host, GPU index, lease), and what releasing them stops. */
+function Released(props: { preview: ScalePreview }): JSX.Element {
+  const nowMs = Date.now();
+  const warnings = () => releaseWarnings(props.preview, nowMs);
+  return (
+    <div class="pool-release" data-testid="pool-release">
+      <p class="pool-release-title">{t("pool.release.title")}</p>
+      <Show when={warnings().length > 0}>
+        <div class="alert alert-warn pool-release-warn" role="status" data-testid="pool-release-warning" data-busy={props.preview.release_warning?.busy ?? 0}>
+          <For each={warnings()}>{(text) => <p>{text}</p>}</For>
+        </div>
+      </Show>
+      <ul class="pool-release-list">
+        <For each={props.preview.released}>
+          {(lease) => {
+            const words = releasedLeaseWords(lease, nowMs);
+            return (
+              <li
+                class={`pool-release-item ${words.tone}`}
+                data-testid="pool-release-item"
+                data-lease={lease.lease_id}
+                data-host={lease.host}
+                data-busy={lease.busy ? "true" : "false"}
+                data-kept={lease.kept_to_unit_end ? "true" : "false"}
+              >
+                <span class="gpu">{words.gpu}</span>
+                <span class="util">{words.util}</span>
+                <span class="paid">{words.paid}</span>
+                <span class="lease mono">{words.lease}</span>
+              </li>
+            );
+          }}
+        </For>
+      </ul>
+    </div>
+  );
+}
 
 function Answer(props: { preview: ScalePreview }): JSX.Element {
   const p = (): ScalePreview => props.preview;
@@ -61,6 +110,9 @@ function Answer(props: { preview: ScalePreview }): JSX.Element {
           <ul class="plan-notes">
             <For each={plan().notes}>{(note) => <li>{note}</li>}</For>
           </ul>
+        </Show>
+        <Show when={p().released.length > 0}>
+          <Released preview={p()} />
         </Show>
         <Show when={p().needs_confirmation}>
           <p class="plan-confirm hint">{t("pool.preview.asks", { reason: confirmReasonText(p()) })}</p>
