@@ -9,5 +9,6 @@ mod fleet;
 mod host_detail;
 mod pool;
 mod pool_chart;
+mod pool_release;
 mod settings_hosts;
 mod support;
