@@ -104,7 +104,7 @@ fn test(root: &Path) -> Result<()> {
         cargo(&["build", "--workspace", "--bins"])
     })?;
     step("running the Rust tests", || cargo(&["test", "--workspace"]))?;
-    step("running the end-to-end test in the real webview", || {
+    let e2e = || {
         let mut command = Command::new("cargo");
         command.args([
             "test",
@@ -132,7 +132,21 @@ fn test(root: &Path) -> Result<()> {
             command = wrapped;
         }
         run(&mut command)
-    })?;
+    };
+    step(
+        "running the end-to-end test in the real webview",
+        || match e2e() {
+            Ok(()) => Ok(()),
+            // A real webview on a loaded machine: one run that fails and a second that passes is
+            // reported as a flake to fix (loudly), not as green silence; two failures fail.
+            Err(first) => {
+                say(&format!(
+                    "FLAKY? the end-to-end tests failed once ({first:#}); running them again"
+                ));
+                e2e()
+            }
+        },
+    )?;
     say(&format!(
         "all checks and tests passed in {:.0} s",
         started.elapsed().as_secs_f64()
