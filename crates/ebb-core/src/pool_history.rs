@@ -93,19 +93,27 @@ impl PoolHistory {
     /// Writes each pool's look where [`worth_writing`] says so, and drops rows older than
     /// [`KEEP_MS`].
     pub async fn record(&self, looks: &[(String, PoolSample)]) -> Result<u32, sqlx::Error> {
-        let mut written = 0;
-        let mut tx = self.db.pool().begin_with("BEGIN IMMEDIATE").await?;
+        // Read first, lock only when a row is due: most passes write nothing (the enforcer,
+        // the only writer, runs this once a second).
+        let mut due = Vec::new();
         for (pool_id, look) in looks {
             let last = sqlx::query(
                 "SELECT at_ms, desired, ready, warming, util_pct FROM pool_history WHERE pool_id = ? ORDER BY at_ms DESC LIMIT 1",
             )
             .bind(pool_id)
-            .fetch_optional(&mut *tx)
+            .fetch_optional(self.db.pool())
             .await?
             .map(|row| sample(&row));
-            if !worth_writing(last.as_ref(), look) {
-                continue;
+            if worth_writing(last.as_ref(), look) {
+                due.push((pool_id, look));
             }
+        }
+        if due.is_empty() {
+            return Ok(0);
+        }
+        let mut written = 0;
+        let mut tx = self.db.pool().begin_with("BEGIN IMMEDIATE").await?;
+        for (pool_id, look) in due {
             sqlx::query("INSERT OR REPLACE INTO pool_history (pool_id, at_ms, desired, ready, warming, util_pct) VALUES (?, ?, ?, ?, ?, ?)")
                 .bind(pool_id)
                 .bind(look.at_ms)
@@ -146,6 +154,13 @@ impl PoolHistory {
     /// in the lease history) is a sample of its host's delivery time, `now_ms` minus when
     /// it was written down.
     pub async fn measure(&self, now_ms: i64) -> Result<u32, sqlx::Error> {
+        // Nothing answered since the last call (most passes): no write lock.
+        let any: Option<i64> = sqlx::query_scalar("SELECT 1 FROM lease_answered LIMIT 1")
+            .fetch_optional(self.db.pool())
+            .await?;
+        if any.is_none() {
+            return Ok(0);
+        }
         let mut tx = self.db.pool().begin_with("BEGIN IMMEDIATE").await?;
         let answered =
             sqlx::query("SELECT key, pool_id, host, gpu_uuid, asked_at_ms FROM lease_answered")

@@ -1,7 +1,5 @@
 //! A replay trace: CSV `minute,demand[,metric columns]`, one row per minute from 0.
 
-use std::fmt;
-
 /// The longest trace accepted: a year of minutes (a replay keeps a few numbers per minute).
 pub const MAX_MINUTES: usize = 366 * 1440;
 /// The largest demand accepted in one minute, in GPUs.
@@ -26,31 +24,9 @@ pub struct Column {
     pub values: Vec<Option<f64>>,
 }
 
-/// A line or cell of a trace that could not be read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub struct TraceError {
-    /// 1-based line in the file.
-    pub line: usize,
-    /// 1-based column, when one cell is at fault.
-    pub column: Option<usize>,
-    /// That column's header name.
-    pub column_name: Option<String>,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl fmt::Display for TraceError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}", self.line)?;
-        if let Some(column) = self.column {
-            write!(f, ", column {column}")?;
-        }
-        if let Some(name) = &self.column_name {
-            write!(f, " (`{name}`)")?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
+/// A line or cell of a trace that could not be read: the same shape (line, column, its
+/// header name, what is wrong) as a demand CSV's, so it is that type.
+pub type TraceError = ebb_cost::DemandError;
 
 impl Trace {
     /// A trace of demand alone (generated families, tests). Each value must be finite and
