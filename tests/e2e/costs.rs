@@ -165,8 +165,10 @@ async fn costs_compares_plans_for_a_demand_file_under_an_imported_catalog() {
 
         // The demand file, the same way; then A100 in cn-north, and Compare.
         app.choose_file("#costs-demand-file", &demand_file).await;
-        let loaded = app.eventually("the demand file loaded", Duration::from_secs(10), || {
-            app.text_of("[data-testid=\"costs-demand-status\"]")
+        // The status is empty until the file is read.
+        let loaded = app.eventually("the demand file loaded", Duration::from_secs(10), || async {
+            let status = app.text_of("[data-testid=\"costs-demand-status\"]").await?;
+            (!status.is_empty()).then_some(status)
         })
         .await;
         assert!(loaded == "Loaded faq4.csv: 730 rows.", "{loaded}");
@@ -328,8 +330,10 @@ async fn costs_compares_plans_for_a_demand_file_under_an_imported_catalog() {
             "hour,demand\n0,1\n",
         )
         .await;
-        let dropped = app.eventually("the dropped demand", Duration::from_secs(10), || {
-            app.text_of("[data-testid=\"costs-demand-status\"]")
+        // Until the drop is read, the status still names the file before it.
+        let dropped = app.eventually("the dropped demand", Duration::from_secs(10), || async {
+            let status = app.text_of("[data-testid=\"costs-demand-status\"]").await?;
+            status.contains("one-gpu.csv").then_some(status)
         })
         .await;
         assert_eq!(dropped, "Loaded one-gpu.csv: 1 row.");

@@ -30,9 +30,10 @@ async fn preview_for(app: &Session, to: u32) -> (String, i64, String) {
             let count = app.value_of("#pool-count").await;
             let slider = app.value_of("#pool-slider").await;
             let text = app.text_of(preview).await;
+            let recorded = app.recorded().await;
             panic!(
                 "timed out waiting for the preview for {to}: state {state:?}, for {shown:?}, \
-                 number field {count:?}, slider {slider:?}, text {text:?}"
+                 number field {count:?}, slider {slider:?}, text {text:?}; what happened:\n{recorded}"
             );
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -111,6 +112,7 @@ async fn the_pool_slider_previews_the_cost_then_rents_and_releases() {
 
     app.run(|app| async move {
         let converge = Duration::from_secs(90);
+        app.record().await;
         app.click("#nav-pool").await;
         app.eventually("the demo pool", Duration::from_secs(30), || async {
             let names = app.attr_of("#pool-select", "data-names").await?;

@@ -87,11 +87,67 @@ impl Drop for Driver {
     }
 }
 
+/// An X server of the test's own (Xvfb), so that windows of tests running beside it never
+/// send this one's window crossing or motion events: one that arrived while a test held the
+/// pointer on the Pool slider moved the slider to where the X pointer was.
+struct Display {
+    child: Child,
+    name: String,
+}
+
+impl Display {
+    /// A new Xvfb screen of 1280x800, or `None` where there is no Xvfb (the window then
+    /// goes to the inherited `DISPLAY`).
+    fn start() -> Option<Self> {
+        use std::io::BufRead;
+        if !cfg!(target_os = "linux") || std::env::var_os("EBB_E2E_SHARED_DISPLAY").is_some() {
+            return None;
+        }
+        let mut child = Command::new("Xvfb")
+            .args([
+                "-displayfd",
+                "1",
+                "-screen",
+                "0",
+                "1280x800x24",
+                "-nolisten",
+                "tcp",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        // Xvfb writes the display's number once it accepts clients.
+        let mut line = String::new();
+        let read = std::io::BufReader::new(child.stdout.take()?).read_line(&mut line);
+        match (read, line.trim().parse::<u32>()) {
+            (Ok(_), Ok(number)) => Some(Self {
+                child,
+                name: format!(":{number}"),
+            }),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("Xvfb started but did not say its display number: {line:?}");
+            }
+        }
+    }
+}
+
+impl Drop for Display {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// The app under tauri-driver; [`App::run`] runs a test on it and closes it whatever
 /// happened.
 pub struct App {
     driver: Driver,
     session: Session,
+    /// Dropped after the driver (fields drop in order): the app leaves its display first.
+    _display: Option<Display>,
 }
 
 impl App {
@@ -102,7 +158,12 @@ impl App {
 
     /// With `env` set for the driver and the app.
     pub async fn open_with_env(env: &[(&str, &OsStr)], args: &[&OsStr]) -> Self {
-        let driver = Driver::start(env);
+        let display = Display::start();
+        let mut env = env.to_vec();
+        if let Some(display) = &display {
+            env.push(("DISPLAY", OsStr::new(&display.name)));
+        }
+        let driver = Driver::start(&env);
         let app = std::env::var_os("EBB_DESKTOP_BIN")
             .map(PathBuf::from)
             .unwrap_or_else(|| workspace_bin("ebb-desktop"));
@@ -129,6 +190,7 @@ impl App {
         Self {
             driver,
             session: Session { client },
+            _display: display,
         }
     }
 
@@ -271,6 +333,27 @@ impl Session {
     }
 
     /// The `value` property of the form control at `css`.
+    /// Starts recording what happens in the window: input, change, key, pointer and focus
+    /// events (target id and value), IPC calls and elements with an id that leave the page.
+    /// [`Session::recorded`] reads it back: a timeout can say what led to it.
+    pub async fn record(&self) {
+        let _ = self.execute(RECORDER, vec![]).await;
+    }
+
+    /// What [`Session::record`] saw, one line per event (the last 200), or why nothing.
+    pub async fn recorded(&self) -> String {
+        match self
+            .execute(
+                "return window.__ebbLog ? window.__ebbLog.slice(-200).join('\\n') : 'nothing recorded (the page was reloaded?)';",
+                vec![],
+            )
+            .await
+        {
+            Ok(value) => value.as_str().unwrap_or_default().to_string(),
+            Err(error) => format!("cannot read the record: {error}"),
+        }
+    }
+
     pub async fn value_of(&self, css: &str) -> Result<Option<String>, String> {
         self.execute(
             "const el = document.querySelector(arguments[0]); return el ? el.value : null;",
@@ -487,3 +570,37 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     }
     files
 }
+
+/// The recorder [`Session::record`] installs (once per page).
+const RECORDER: &str = r##"
+if (window.__ebbLog) return;
+const log = (window.__ebbLog = []);
+const t0 = performance.now();
+const at = () => (performance.now() - t0).toFixed(0).padStart(6);
+const what = (el) => (el && el.id ? "#" + el.id : el && el.tagName ? el.tagName.toLowerCase() : String(el));
+for (const type of ["input", "change", "keydown", "pointerdown", "pointerup", "focusin", "focusout"]) {
+  document.addEventListener(type, (ev) => {
+    const el = ev.target;
+    const value = el && "value" in el ? " value=" + el.value : "";
+    const key = ev.key ? " key=" + ev.key : "";
+    const xy = "clientX" in ev ? " x=" + ev.clientX.toFixed(0) + " y=" + ev.clientY.toFixed(0) : "";
+    log.push(at() + " " + type + " " + what(el) + value + key + xy + (ev.isTrusted ? "" : " (untrusted)"));
+  }, true);
+}
+new MutationObserver((records) => {
+  for (const r of records) for (const n of r.removedNodes) {
+    if (n.nodeType !== 1) continue;
+    const ids = [n, ...n.querySelectorAll("[id]")].filter((e) => e.id).map((e) => e.id);
+    if (ids.length) log.push(at() + " removed " + ids.slice(0, 6).join(" "));
+  }
+}).observe(document.body, { childList: true, subtree: true });
+const internals = window.__TAURI_INTERNALS__;
+if (internals && internals.invoke) {
+  const invoke = internals.invoke.bind(internals);
+  internals.invoke = (cmd, args, options) => {
+    if (!/list_hosts|fleet|metrics|health|activity|chart|info/.test(cmd))
+      log.push(at() + " invoke " + cmd + " " + JSON.stringify(args ?? {}).slice(0, 120));
+    return invoke(cmd, args, options);
+  };
+}
+"##;
