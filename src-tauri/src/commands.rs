@@ -631,31 +631,42 @@ pub async fn delete_pool(state: State<'_, AppState>, name: String) -> Result<(),
 }
 
 /// What moving the slider to `to` would do: cost, free GPUs, where, whether to ask first.
+/// `release` names leases the operator chose to give back first (none: the placement's
+/// choice).
 #[tauri::command]
 #[specta::specta]
 pub async fn preview_scale(
     state: State<'_, AppState>,
     name: String,
     to: u32,
+    release: Option<Vec<String>>,
 ) -> Result<ScalePreview, IpcError> {
     state
         .console
-        .preview_scale(&name, to)
+        .preview_scale_choosing(&name, to, release.as_deref().unwrap_or_default())
         .await
         .map_err(pool_error)
 }
 
-/// Lets the slider go: the pool's desired count becomes `to`.
+/// Lets the slider go: the pool's desired count becomes `to`, giving back the leases in
+/// `release` first.
 #[tauri::command]
 #[specta::specta]
 pub async fn scale_pool(
     state: State<'_, AppState>,
     name: String,
     to: u32,
+    release: Option<Vec<String>>,
 ) -> Result<ActivityEntry, IpcError> {
     state
         .console
-        .scale_pool(&name, to, Actor::Operator, ChangeReason::Slider)
+        .scale_pool_choosing(
+            &name,
+            to,
+            release.as_deref().unwrap_or_default(),
+            Actor::Operator,
+            ChangeReason::Slider,
+        )
         .await
         .map_err(pool_error)
 }

@@ -1,5 +1,6 @@
 //! The Pool slider's scale-in preview: it names the GPUs it would release (host, GPU index,
-//! lease) and warns when they run work, with the grace their workloads get.
+//! lease) and warns when they run work, with the grace their agents give workloads; a lease
+//! ticked in the table is the one released.
 
 use crate::support::{App, Session, shooting};
 use ebb_testkit::TempDir;
@@ -113,7 +114,8 @@ async fn the_scale_in_preview_names_the_gpus_it_releases_and_warns_they_are_busy
             .await;
 
         // Down to 1: the preview names the 2 GPUs to go, each one of the pool's leases, and
-        // warns that they run work and get SIGTERM with the agent's default grace.
+        // warns that they run work and get SIGTERM with the grace the agents report (the demo
+        // fleet's agents give 5 s).
         app.focus("#pool-slider").await;
         app.press(Key::Left, 2).await;
         let released = released_for(&app, 1, 2).await;
@@ -136,7 +138,7 @@ async fn the_scale_in_preview_names_the_gpus_it_releases_and_warns_they_are_busy
             })
             .await;
         assert!(
-            warning.contains("run jobs at") && warning.contains("SIGTERM with a 30 s grace"),
+            warning.contains("run jobs at") && warning.contains("SIGTERM with a 5 s grace"),
             "{warning}"
         );
         let items = app.text_now("[data-testid=\"pool-release\"]").await;
@@ -172,7 +174,7 @@ async fn the_scale_in_preview_names_the_gpus_it_releases_and_warns_they_are_busy
                 )
                 .await;
             assert!(
-                warning.contains("SIGTERM") && warning.contains("宽限 30 秒"),
+                warning.contains("SIGTERM") && warning.contains("宽限 5 秒"),
                 "{warning}"
             );
             app.scroll_to("[data-testid=\"pool-preview\"]").await;
@@ -180,7 +182,80 @@ async fn the_scale_in_preview_names_the_gpus_it_releases_and_warns_they_are_busy
             app.open_settings_hosts().await;
             app.click("#setting-language-en").await;
             app.click("#setting-theme-light").await;
+            app.click("#nav-pool").await;
+            app.select_value("#pool-select", "inference").await;
         }
+
+        // The operator's choice: Escape drops the preview; ticking the lease the placement
+        // would keep moves the slider to 2 and names exactly that one; Apply releases it.
+        app.focus("#pool-slider").await;
+        app.press(Key::Escape, 1).await;
+        let placement: Vec<&String> = released.iter().map(|(lease, _, _)| lease).collect();
+        let (keep, keep_host) = leases
+            .iter()
+            .find(|(lease, _)| !placement.contains(&lease))
+            .cloned()
+            .expect("a lease the placement keeps");
+        app.click(&format!(
+            "[data-testid=\"pool-lease-pick\"][data-lease=\"{keep}\"]"
+        ))
+        .await;
+        let chosen = released_for(&app, 2, 1).await;
+        assert_eq!(chosen, vec![(keep.clone(), keep_host.clone(), chosen[0].2)]);
+        assert_eq!(
+            app.attr_of("[data-testid=\"pool-release-item\"]", "data-chosen")
+                .await
+                .as_deref(),
+            Some("true")
+        );
+        assert!(
+            app.text_now("[data-testid=\"pool-release\"]")
+                .await
+                .contains("your choice")
+        );
+        assert_eq!(
+            app.value_of("#pool-slider").await.ok().flatten().as_deref(),
+            Some("2")
+        );
+        assert_eq!(
+            app.attr_of("[data-testid=\"pool-picked\"]", "data-count")
+                .await
+                .as_deref(),
+            Some("1")
+        );
+        app.scroll_to("[data-testid=\"pool-preview\"]").await;
+        app.shoot("pool-release-chosen-en-light").await;
+        app.scroll_to("[data-testid=\"pool-leases\"]").await;
+        app.shoot("pool-leases-picked-en-light").await;
+        app.click("#pool-apply").await;
+        app.wait_text(
+            "desired 2",
+            "[data-testid=\"pool-desired\"]",
+            "2",
+            Duration::from_secs(10),
+        )
+        .await;
+        let left = app
+            .eventually("two leases left", converge, || async {
+                let rows = measured_lease_rows(&app).await;
+                let active = app
+                    .find_all(Locator::Css(
+                        "[data-testid=\"pool-lease-row\"][data-state=\"active\"]",
+                    ))
+                    .await
+                    .ok()?
+                    .len();
+                (active == 2 && rows.len() == 2).then_some(rows)
+            })
+            .await;
+        assert!(
+            left.iter().all(|(lease, _)| lease != &keep),
+            "the chosen lease {keep} went: {left:?}"
+        );
+        assert!(
+            !app.exists("[data-testid=\"pool-picked\"]").await,
+            "the choice is cleared once committed"
+        );
     })
     .await;
 }

@@ -213,21 +213,24 @@ async deletePool(name: string) : Promise<Result<null, IpcError>> {
 },
 /**
  * What moving the slider to `to` would do: cost, free GPUs, where, whether to ask first.
+ * `release` names leases the operator chose to give back first (none: the placement's
+ * choice).
  */
-async previewScale(name: string, to: number) : Promise<Result<ScalePreview, IpcError>> {
+async previewScale(name: string, to: number, release: string[] | null) : Promise<Result<ScalePreview, IpcError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("preview_scale", { name, to }) };
+    return { status: "ok", data: await TAURI_INVOKE("preview_scale", { name, to, release }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
 }
 },
 /**
- * Lets the slider go: the pool's desired count becomes `to`.
+ * Lets the slider go: the pool's desired count becomes `to`, giving back the leases in
+ * `release` first.
  */
-async scalePool(name: string, to: number) : Promise<Result<ActivityEntry, IpcError>> {
+async scalePool(name: string, to: number, release: string[] | null) : Promise<Result<ActivityEntry, IpcError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("scale_pool", { name, to }) };
+    return { status: "ok", data: await TAURI_INVOKE("scale_pool", { name, to, release }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
@@ -1053,7 +1056,15 @@ export type PoolLeaseView = { lease_id: string; host: string; region: string; gp
 /**
  * GPU utilization at the last look.
  */
-util_pct: number | null }
+util_pct: number | null; 
+/**
+ * When its workload last said it had saved its state (safe to release), Unix ms.
+ */
+checkpoint_at_ms: number | null; 
+/**
+ * The SIGTERM grace its agent gives the workload on release, in seconds.
+ */
+release_grace_s: number | null }
 /**
  * One reason a pool is not where it should be.
  */
@@ -1231,7 +1242,16 @@ paid_until_ms: number;
 /**
  * Kept until `paid_until_ms` (the pool releases at unit end) rather than released now.
  */
-kept_to_unit_end: boolean }
+kept_to_unit_end: boolean; 
+/**
+ * Its workload has saved its state (a checkpoint since its last start): releasing it
+ * loses nothing. Placement releases these first, after the operator's own choice.
+ */
+safe: boolean; 
+/**
+ * The operator chose this one (not the placement).
+ */
+chosen: boolean }
 /**
  * A scale-out in progress: what is warming where, and when it should be ready.
  */

@@ -42,6 +42,7 @@ import {
   releaseWarnings,
 } from "./pool";
 import { fieldOf } from "./ipc";
+import { releaseWarningText } from "./reasons";
 
 afterEach(() => setLocale("en"));
 
@@ -497,6 +498,8 @@ describe("the GPUs a scale-in releases", () => {
       busy: true,
       paid_until_ms: at14,
       kept_to_unit_end: false,
+      safe: false,
+      chosen: false,
       ...over,
     };
   }
@@ -507,8 +510,13 @@ describe("the GPUs a scale-in releases", () => {
       lease: "lease l-1",
       util: "busy 72%",
       paid: "released now; paid until 14:00:00",
+      marks: [],
       tone: "busy",
     });
+    expect(releasedLeaseWords(lease({ chosen: true, safe: true }), now).marks).toEqual([
+      "your choice",
+      "saved its state: safe to release",
+    ]);
     const idle = releasedLeaseWords(lease({ util_pct: 1, busy: false, kept_to_unit_end: true }), now);
     expect(idle.util).toBe("idle 1%");
     expect(idle.paid).toBe("kept until 14:00:00: already paid");
@@ -522,6 +530,12 @@ describe("the GPUs a scale-in releases", () => {
   it("warns of busy GPUs with the grace, and of the paid unit's saving", () => {
     const released = [lease(), lease({ lease_id: "l-2", util_pct: 88.6, paid_until_ms: at14 + 3_600_000 })];
     const warning = { kind: "busy_gpus" as const, busy: 2, of: 3, min_util_pct: 55, max_util_pct: 89, grace_s: 30 };
+    expect(releaseWarningText({ ...warning, busy: 1, of: 1, max_util_pct: 55 })).toBe(
+      "This GPU runs a job at 55%: it gets SIGTERM with a 30 s grace",
+    );
+    expect(releaseWarningText({ ...warning, busy: 3 })).toBe(
+      "All 3 of these GPUs run jobs at 55–89%: they get SIGTERM with a 30 s grace",
+    );
     expect(releaseWarnings({ released, release_warning: warning }, now)).toEqual([
       "2 of these 3 GPUs run jobs at 55–89%: they get SIGTERM with a 30 s grace",
       "Keep until 14:00:00: already paid. Released now, these GPUs save nothing on the unit under way.",

@@ -559,7 +559,7 @@ const UNIT_END_MARGIN_MS = 60_000;
 export function releasedLeaseWords(
   lease: ReleasedLease,
   nowMs: number,
-): { gpu: string; lease: string; util: string; paid: string; tone: "busy" | "idle" | "" } {
+): { gpu: string; lease: string; util: string; paid: string; marks: string[]; tone: "busy" | "idle" | "" } {
   const util =
     lease.util_pct === null
       ? t("pool.release.unknown")
@@ -574,6 +574,8 @@ export function releasedLeaseWords(
     lease: t("pool.release.lease", { id: lease.lease_id }),
     util,
     paid,
+    // Why this one goes: the operator's choice, and a workload that saved its state.
+    marks: [...(lease.chosen ? [t("pool.release.chosen")] : []), ...(lease.safe ? [t("pool.release.safe")] : [])],
     tone: lease.util_pct === null ? "" : lease.busy ? "busy" : "idle",
   };
 }

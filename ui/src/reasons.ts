@@ -124,7 +124,10 @@ export function releaseWarningText(warning: ReleaseWarning): string {
     case "busy_gpus": {
       const range =
         warning.min_util_pct === warning.max_util_pct ? `${warning.min_util_pct}%` : `${warning.min_util_pct}–${warning.max_util_pct}%`;
-      return t("reason.release.busy_gpus", { busy: warning.busy, of: warning.of, range, grace: warning.grace_s });
+      const words = { busy: warning.busy, of: warning.of, range, grace: warning.grace_s };
+      if (warning.of === 1) return t("reason.release.busy_one", words);
+      if (warning.busy === warning.of) return t("reason.release.busy_all", words);
+      return t("reason.release.busy_gpus", words);
     }
     default:
       return never(warning.kind);

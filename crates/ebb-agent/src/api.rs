@@ -49,6 +49,7 @@ pub fn app(state: AgentState) -> Router {
     let lease = Router::new()
         .route("/v1/leases", post(create_lease))
         .route("/v1/leases/{id}", axum::routing::delete(release_lease))
+        .route("/v1/leases/{id}/checkpoint", post(checkpoint_lease))
         .route_layer(from_fn_with_state(state.clone(), require_lease));
     read.merge(lease)
         .fallback(not_found)
@@ -232,6 +233,14 @@ async fn release_lease(State(state): State<AgentState>, Path(id): Path<String>) 
             };
             (status, Json(lease)).into_response()
         }
+        Err(failure) => lease_error(&failure),
+    }
+}
+
+/// The workload saved its state: releasing the lease now loses nothing since.
+async fn checkpoint_lease(State(state): State<AgentState>, Path(id): Path<String>) -> Response {
+    match state.leases.checkpoint(&id).await {
+        Ok(lease) => Json(lease).into_response(),
         Err(failure) => lease_error(&failure),
     }
 }

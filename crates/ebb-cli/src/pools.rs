@@ -75,6 +75,10 @@ pub enum PoolCommand {
         /// Release at once, even GPUs the pool keeps until their paid unit ends.
         #[arg(long)]
         force: bool,
+        /// On a scale-in, give back these leases first (ids as `ebb pool show` lists them,
+        /// comma-separated); the placement chooses the rest.
+        #[arg(long, value_name = "LEASE_IDS", value_delimiter = ',')]
+        release: Vec<String>,
         /// Give up waiting after this many seconds.
         #[arg(long, value_name = "SECONDS", default_value_t = 120)]
         timeout: u64,
@@ -206,9 +210,17 @@ async fn run_with(console: &Console, command: PoolCommand, json: bool) -> anyhow
             wait,
             yes,
             force,
+            release,
             timeout,
         } => {
-            let preview = console.preview_scale(&name, count).await?;
+            let release: Vec<String> = release
+                .iter()
+                .map(|id| id.trim().to_string())
+                .filter(|id| !id.is_empty())
+                .collect();
+            let preview = console
+                .preview_scale_choosing(&name, count, &release)
+                .await?;
             if preview.needs_confirmation && !yes {
                 anyhow::bail!(
                     "{}: this change {}; pass --yes to go ahead",
@@ -221,7 +233,7 @@ async fn run_with(console: &Console, command: PoolCommand, json: bool) -> anyhow
             }
             let since = ebb_core::clock::now_ms();
             let entry = console
-                .scale_pool(&name, count, Actor::Operator, ChangeReason::Cli)
+                .scale_pool_choosing(&name, count, &release, Actor::Operator, ChangeReason::Cli)
                 .await?;
             if force {
                 console.force_release(&name).await?;
@@ -465,9 +477,10 @@ fn lease_table(leases: &[PoolLeaseView]) -> String {
         "GPUS",
         "STATE",
         "GRANTED AT",
+        "SAVED AT",
         "UTIL",
     ];
-    let rows: Vec<[String; 7]> = leases
+    let rows: Vec<[String; 8]> = leases
         .iter()
         .map(|lease| {
             let gpus = if lease.gpu_indexes.is_empty() {
@@ -487,6 +500,10 @@ fn lease_table(leases: &[PoolLeaseView]) -> String {
                 gpus,
                 lease_state_word(lease.state).to_string(),
                 ebb_core::calendar::utc_time(lease.granted_at_ms),
+                // When its workload last saved its state: safe to release.
+                lease
+                    .checkpoint_at_ms
+                    .map_or_else(|| "—".to_string(), ebb_core::calendar::utc_time),
                 lease
                     .util_pct
                     .map_or_else(|| "—".to_string(), |pct| format!("{pct:.0}%")),
@@ -499,7 +516,7 @@ fn lease_table(leases: &[PoolLeaseView]) -> String {
             *width = (*width).max(cell.chars().count());
         }
     }
-    let line = |cells: &[String; 7]| {
+    let line = |cells: &[String; 8]| {
         let mut text = String::from("  ");
         for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
             let pad = " ".repeat(width - cell.chars().count());
@@ -589,6 +606,8 @@ mod tests {
             granted_at_ms: 1_796_280_012_000,
             state: PoolLeaseState::Active,
             util_pct: util,
+            checkpoint_at_ms: None,
+            release_grace_s: None,
         }
     }
 

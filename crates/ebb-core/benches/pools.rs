@@ -170,6 +170,8 @@ fn reconcile_pass(rounds: usize) {
                     workload_exit_code: None,
                     workload_signal: None,
                     workload_log: None,
+                    checkpoint_at_ms: None,
+                    release_grace_s: None,
                 })
                 .collect();
             HostObs {
@@ -201,6 +203,7 @@ fn reconcile_pass(rounds: usize) {
                 .enumerate()
                 .map(|(i, r)| (r.to_string(), 1000 + i as i64 * 100))
                 .collect(),
+            release_first: Vec::new(),
         })
         .collect();
     let input = Input {

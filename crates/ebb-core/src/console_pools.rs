@@ -172,6 +172,18 @@ impl Console {
 
     /// What moving the pool to `to` would do, before letting go.
     pub async fn preview_scale(&self, name: &str, to: u32) -> Result<ScalePreview, PoolError> {
+        self.preview_scale_choosing(name, to, &[]).await
+    }
+
+    /// What moving the pool to `to` would do, giving back the leases in `release` first (the
+    /// operator's choice; the placement chooses the rest). A lease the pool does not hold, or
+    /// more than the change gives back, is refused naming the field `release`.
+    pub async fn preview_scale_choosing(
+        &self,
+        name: &str,
+        to: u32,
+        release: &[String],
+    ) -> Result<ScalePreview, PoolError> {
         let pool = self.pools.get(name).await?;
         pool.check_count("to", to)?;
         let catalog = self.catalog();
@@ -180,11 +192,13 @@ impl Console {
             Some((status, at)) if self.pools.now_ms() - at <= PREVIEW_FRESH_MS => status,
             _ => self.live_status(&pool, &catalog).await?,
         };
+        pools::check_release_choice(&status, to, release)?;
         let confirm = self.pools.confirm_policy().await?;
         Ok(pools::scale_preview(
             &pool,
             &status,
             to,
+            release,
             &catalog,
             confirm,
             self.pools.now_ms(),
@@ -199,7 +213,21 @@ impl Console {
         actor: Actor,
         reason: ChangeReason,
     ) -> Result<ActivityEntry, PoolError> {
-        let preview = self.preview_scale(name, to).await?;
+        self.scale_pool_choosing(name, to, &[], actor, reason).await
+    }
+
+    /// [`Self::scale_pool`], giving back the leases in `release` first (checked as
+    /// [`Self::preview_scale_choosing`] checks them); the enforcer releases exactly those,
+    /// and the placement's choice for the rest.
+    pub async fn scale_pool_choosing(
+        &self,
+        name: &str,
+        to: u32,
+        release: &[String],
+        actor: Actor,
+        reason: ChangeReason,
+    ) -> Result<ActivityEntry, PoolError> {
+        let preview = self.preview_scale_choosing(name, to, release).await?;
         let priced = preview.cost_problem.is_none();
         let change = NewActivity {
             actor,
@@ -209,7 +237,7 @@ impl Console {
             delta_per_hour_fen: priced.then_some(preview.delta_per_hour_fen),
             delta_per_month_fen: priced.then_some(preview.delta_per_month_fen),
         };
-        let (_, entry) = self.pools.set_desired(name, to, &change).await?;
+        let (_, entry) = self.pools.set_desired(name, to, release, &change).await?;
         self.wake_enforcer();
         Ok(entry)
     }

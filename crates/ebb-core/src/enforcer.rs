@@ -521,5 +521,6 @@ pub(crate) fn target(pool: &Pool, catalog: &ebb_cost::Catalog) -> PoolTarget {
         at_unit_end: pool.release_at_unit_end && !pool.force_release,
         unit_ms: pool.unit_ms(),
         prices: pool.hourly_prices(catalog),
+        release_first: pool.release_first.clone(),
     }
 }

@@ -66,6 +66,8 @@ pub struct Pool {
     pub release_at_unit_end: bool,
     /// The operator forced the current scale-in past the paid units.
     pub force_release: bool,
+    /// Leases the operator chose to give back first on the current scale-in.
+    pub release_first: Vec<String>,
     /// When it was made: its subscribed base is paid from then.
     pub created_at_ms: i64,
 }
@@ -144,7 +146,7 @@ pub(crate) use store::random_hex;
 use store::random_id;
 pub use store::{NewActivity, PoolStore};
 pub use validate::{HostFacts, Valid, model_offers, validate};
-pub use view::{pool_view, scale_preview, spend_csv, spend_summary};
+pub use view::{check_release_choice, pool_view, scale_preview, spend_csv, spend_summary};
 
 #[cfg(test)]
 mod tests;

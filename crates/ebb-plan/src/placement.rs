@@ -119,6 +119,10 @@ pub struct Held {
     pub granted_at_ms: i64,
     /// When its current paid unit ends.
     pub paid_until_ms: i64,
+    /// Its workload has saved its state: releasing it loses nothing.
+    pub safe: bool,
+    /// The operator chose it to go.
+    pub chosen: bool,
 }
 
 /// Which leases to release now, and how many are kept until their paid unit ends.
@@ -139,15 +143,19 @@ pub const UNIT_END_MARGIN_MS: i64 = 60_000;
 /// Below this a GPU counts as idle; at or above it, busy.
 pub const IDLE_PCT: f32 = 5.0;
 
-/// Chooses `count` of `held` to give back. With `at_unit_end`, a chosen lease whose paid
-/// unit has more than [`UNIT_END_MARGIN_MS`] left is deferred, not released.
+/// Chooses `count` of `held` to give back: those the operator chose first, then those whose
+/// workload saved its state, then (with `at_unit_end`) the nearest paid unit's end, then idle
+/// before busy, dearer before cheaper, newer before older. With `at_unit_end`, a chosen lease
+/// whose paid unit has more than [`UNIT_END_MARGIN_MS`] left is deferred, not released.
 pub fn choose_release(count: u32, held: &[Held], now_ms: i64, at_unit_end: bool) -> Release {
     let mut order: Vec<usize> = (0..held.len()).collect();
     order.sort_by(|&a, &b| {
         let (x, y) = (&held[a], &held[b]);
         let unit_end = |h: &Held| if at_unit_end { h.paid_until_ms } else { 0 };
-        unit_end(x)
-            .cmp(&unit_end(y))
+        y.chosen
+            .cmp(&x.chosen)
+            .then(y.safe.cmp(&x.safe))
+            .then(unit_end(x).cmp(&unit_end(y)))
             .then(util_rank(x.util_pct).cmp(&util_rank(y.util_pct)))
             .then(y.price_fen.unwrap_or(0).cmp(&x.price_fen.unwrap_or(0)))
             .then(y.granted_at_ms.cmp(&x.granted_at_ms))
@@ -323,6 +331,8 @@ mod tests {
             price_fen: Some(price),
             granted_at_ms: granted,
             paid_until_ms: paid_until,
+            safe: false,
+            chosen: false,
         }
     }
 
@@ -343,6 +353,28 @@ mod tests {
             .collect();
         assert_eq!(ids, ["idle-dear", "idle-cheap", "half", "busy"]);
         assert_eq!(release.deferred, 0);
+    }
+
+    #[test]
+    fn the_operators_choice_goes_first_then_what_saved_its_state() {
+        let mut leases = vec![
+            held("idle", Some(0.0), 1000, 0, 0),
+            held("busy-saved", Some(90.0), 1000, 0, 0),
+            held("busy-picked", Some(95.0), 1000, 0, 0),
+            held("half", Some(50.0), 1000, 0, 0),
+        ];
+        leases[1].safe = true;
+        leases[2].chosen = true;
+        let ids = |count| -> Vec<String> {
+            choose_release(count, &leases, 10, false)
+                .now
+                .iter()
+                .map(|&i| leases[i].lease_id.clone())
+                .collect()
+        };
+        assert_eq!(ids(1), ["busy-picked"]);
+        assert_eq!(ids(2), ["busy-picked", "busy-saved"]);
+        assert_eq!(ids(4), ["busy-picked", "busy-saved", "idle", "half"]);
     }
 
     #[test]

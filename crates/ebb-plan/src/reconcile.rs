@@ -28,6 +28,8 @@ pub struct PoolTarget {
     pub unit_ms: i64,
     /// Price per GPU-hour by region, in fen.
     pub prices: BTreeMap<String, i64>,
+    /// Leases the operator chose to give back first on the next scale-in.
+    pub release_first: Vec<String>,
 }
 
 /// What one host showed this pass.
@@ -334,6 +336,8 @@ pub fn plan(input: &Input<'_>) -> Plan {
                         PoolLeaseState::Unreachable
                     },
                     util_pct: None,
+                    checkpoint_at_ms: None,
+                    release_grace_s: None,
                 });
             }
             continue;
@@ -613,6 +617,8 @@ fn held_lease(
         price_fen: region_price(pool, &host.region),
         granted_at_ms: granted,
         paid_until_ms: placement::paid_until(granted, pool.unit_ms, now_ms),
+        safe: lease.checkpoint_at_ms.is_some(),
+        chosen: pool.release_first.contains(&lease.id),
     }
 }
 
@@ -658,6 +664,10 @@ pub fn lease_view(
         granted_at_ms: i64::try_from(lease.created_at_ms).unwrap_or(i64::MAX),
         state,
         util_pct: mean_util(lease, util),
+        checkpoint_at_ms: lease
+            .checkpoint_at_ms
+            .map(|at| i64::try_from(at).unwrap_or(i64::MAX)),
+        release_grace_s: lease.release_grace_s,
     }
 }
 

@@ -137,6 +137,15 @@ pub struct Lease {
     pub workload_signal: Option<i32>,
     /// Where the workload's output goes, on the agent's host.
     pub workload_log: Option<String>,
+    /// When the workload last said it had saved its state (it touched the file named by
+    /// `EBB_CHECKPOINT_FILE`, or someone called `POST /v1/leases/{id}/checkpoint`), Unix ms:
+    /// releasing it loses only the work done since. `None`: it never said so.
+    #[serde(default)]
+    pub checkpoint_at_ms: Option<u64>,
+    /// How long a release lets the workload stop after SIGTERM before SIGKILL, in seconds, as
+    /// this agent is set; `None` from agents that do not say.
+    #[serde(default)]
+    pub release_grace_s: Option<u32>,
 }
 
 /// `GET /v1/leases`.

@@ -105,6 +105,10 @@ pub struct PoolLeaseView {
     pub state: PoolLeaseState,
     /// GPU utilization at the last look.
     pub util_pct: Option<f32>,
+    /// When its workload last said it had saved its state (safe to release), Unix ms.
+    pub checkpoint_at_ms: Option<i64>,
+    /// The SIGTERM grace its agent gives the workload on release, in seconds.
+    pub release_grace_s: Option<u32>,
 }
 
 /// What a pool has cost this month, and where the month is heading.
@@ -239,6 +243,11 @@ pub struct ReleasedLease {
     pub paid_until_ms: i64,
     /// Kept until `paid_until_ms` (the pool releases at unit end) rather than released now.
     pub kept_to_unit_end: bool,
+    /// Its workload has saved its state (a checkpoint since its last start): releasing it
+    /// loses nothing. Placement releases these first, after the operator's own choice.
+    pub safe: bool,
+    /// The operator chose this one (not the placement).
+    pub chosen: bool,
 }
 
 /// What moving the slider from the pool's count to `to` would do, before letting go.

@@ -324,10 +324,20 @@ impl fmt::Display for ReleaseWarning {
                 } else {
                     format!("{min_util_pct}–{max_util_pct}%")
                 };
-                write!(
-                    f,
-                    "{busy} of these {of} GPUs run jobs at {range}: they get SIGTERM with a {grace_s} s grace"
-                )
+                let grace = format!("SIGTERM with a {grace_s} s grace");
+                if *of == 1 {
+                    write!(f, "This GPU runs a job at {range}: it gets {grace}")
+                } else if busy == of {
+                    write!(
+                        f,
+                        "All {of} of these GPUs run jobs at {range}: they get {grace}"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "{busy} of these {of} GPUs run jobs at {range}: they get {grace}"
+                    )
+                }
             }
         }
     }
@@ -411,6 +421,28 @@ mod tests {
         assert_eq!(
             warning.to_string(),
             "2 of these 3 GPUs run jobs at 55–89%: they get SIGTERM with a 30 s grace"
+        );
+        let all = ReleaseWarning::BusyGpus {
+            busy: 3,
+            of: 3,
+            min_util_pct: 55,
+            max_util_pct: 89,
+            grace_s: 5,
+        };
+        assert_eq!(
+            all.to_string(),
+            "All 3 of these GPUs run jobs at 55–89%: they get SIGTERM with a 5 s grace"
+        );
+        let one = ReleaseWarning::BusyGpus {
+            busy: 1,
+            of: 1,
+            min_util_pct: 70,
+            max_util_pct: 70,
+            grace_s: 5,
+        };
+        assert_eq!(
+            one.to_string(),
+            "This GPU runs a job at 70%: it gets SIGTERM with a 5 s grace"
         );
     }
 

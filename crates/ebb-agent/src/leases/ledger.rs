@@ -199,6 +199,8 @@ impl Ledger {
             workload_exit_code: None,
             workload_signal: None,
             workload_log: None,
+            checkpoint_at_ms: None,
+            release_grace_s: None,
         }))
     }
 

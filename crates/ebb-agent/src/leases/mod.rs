@@ -120,18 +120,61 @@ impl LeaseService {
         Ok(service)
     }
 
-    /// Every lease, oldest first.
+    /// Every lease, oldest first, as answered (see [`Self::shown`]).
     pub async fn list(&self) -> Vec<Lease> {
-        self.ledger.lock().await.leases().cloned().collect()
+        let leases: Vec<Lease> = self.ledger.lock().await.leases().cloned().collect();
+        leases.into_iter().map(|lease| self.shown(lease)).collect()
     }
 
     pub async fn get(&self, id: &str) -> Result<Lease, LeaseError> {
-        self.ledger
+        let lease = self
+            .ledger
             .lock()
             .await
             .get(id)
             .cloned()
-            .ok_or_else(|| LeaseError::NotFound { id: id.into() })
+            .ok_or_else(|| LeaseError::NotFound { id: id.into() })?;
+        Ok(self.shown(lease))
+    }
+
+    /// `POST /v1/leases/{id}/checkpoint`: the lease's workload has saved its state, so
+    /// releasing it now loses only what it did since. Kept with the lease; only an active
+    /// lease can say so.
+    pub async fn checkpoint(&self, id: &str) -> Result<Lease, ServiceError> {
+        let mut ledger = self.ledger.lock().await;
+        let mut lease = ledger
+            .get(id)
+            .cloned()
+            .ok_or_else(|| LeaseError::NotFound { id: id.into() })?;
+        if lease.state != LeaseState::Active {
+            return Err(LeaseError::Invalid {
+                field: "id",
+                problem: format!(
+                    "lease {id} is being released or was: only an active lease can report a checkpoint"
+                ),
+            }
+            .into());
+        }
+        lease.checkpoint_at_ms = Some(now_ms());
+        self.store.update(&lease).await?;
+        ledger.update(lease.clone());
+        drop(ledger);
+        Ok(self.shown(lease))
+    }
+
+    /// A lease as this agent answers it: with the time its workload last touched its
+    /// checkpoint file when that is newer than the one kept, and the release grace.
+    fn shown(&self, mut lease: Lease) -> Lease {
+        if lease.state == LeaseState::Active
+            && let Some(dir) = &self.config.log_dir
+            && let Some(at) = workload::checkpoint_touched(dir, &lease.id)
+            && lease.checkpoint_at_ms.is_none_or(|known| at > known)
+        {
+            lease.checkpoint_at_ms = Some(at);
+        }
+        lease.release_grace_s =
+            Some(u32::try_from(self.config.release_grace.as_secs()).unwrap_or(u32::MAX));
+        lease
     }
 
     /// UUID → lease id of every held GPU, as of the last change.
@@ -159,7 +202,12 @@ impl LeaseService {
         let mut ledger = self.ledger.lock().await;
         let id = lease_id(&self.host, ledger.last_fencing_token() + 1, key);
         let lease = match ledger.plan_grant(key, request, &slots, &id, now_ms())? {
-            Grant::Replayed(lease) => return Ok(Created { lease, new: false }),
+            Grant::Replayed(lease) => {
+                return Ok(Created {
+                    lease: self.shown(lease),
+                    new: false,
+                });
+            }
             Grant::New(lease) => lease,
         };
         if let Some(command) = &lease.command {
@@ -189,7 +237,10 @@ impl LeaseService {
             lease
         };
         self.publish(&ledger);
-        Ok(Created { lease, new: true })
+        Ok(Created {
+            lease: self.shown(lease),
+            new: true,
+        })
     }
 
     /// `DELETE /v1/leases/{id}`: stops the workload gracefully, then frees the GPUs.
@@ -202,7 +253,7 @@ impl LeaseService {
             .cloned()
             .ok_or_else(|| LeaseError::NotFound { id: id.into() })?;
         if current.state == LeaseState::Released {
-            return Ok(current);
+            return Ok(self.shown(current));
         }
         let mut next = ledger.plan_release(id, now_ms())?;
         let running = next.workload_pid.is_some_and(|pid| {
@@ -223,7 +274,7 @@ impl LeaseService {
         if running {
             self.spawn_release(id.to_string());
         }
-        Ok(next)
+        Ok(self.shown(next))
     }
 
     /// Waits for background work (workload watchers, releases) to be stopped.

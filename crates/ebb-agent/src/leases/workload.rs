@@ -22,6 +22,7 @@ pub fn start(lease: &Lease, log_dir: &Path) -> std::io::Result<(tokio::process::
         .env("CUDA_VISIBLE_DEVICES", visible.join(","))
         .env("EBB_LEASE_ID", &lease.id)
         .env("EBB_FENCING_TOKEN", lease.fencing_token.to_string())
+        .env("EBB_CHECKPOINT_FILE", checkpoint_file(log_dir, &lease.id))
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)
@@ -33,6 +34,22 @@ pub fn start(lease: &Lease, log_dir: &Path) -> std::io::Result<(tokio::process::
         std::io::Error::new(error.kind(), format!("cannot start `{program}`: {error}"))
     })?;
     Ok((child, log_path))
+}
+
+/// The file a workload touches when it has saved its state (named to it in
+/// `EBB_CHECKPOINT_FILE`); the agent never writes it.
+pub fn checkpoint_file(log_dir: &Path, lease_id: &str) -> PathBuf {
+    log_dir.join(format!("{lease_id}.checkpoint"))
+}
+
+/// When the workload last touched its checkpoint file, Unix ms; `None` when it never did.
+pub fn checkpoint_touched(log_dir: &Path, lease_id: &str) -> Option<u64> {
+    let modified = std::fs::metadata(checkpoint_file(log_dir, lease_id))
+        .ok()?
+        .modified()
+        .ok()?;
+    let since = modified.duration_since(std::time::UNIX_EPOCH).ok()?;
+    u64::try_from(since.as_millis()).ok()
 }
 
 /// Writes why a workload could not start into its log, so the operator finds it there.

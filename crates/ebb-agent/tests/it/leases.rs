@@ -445,6 +445,69 @@ async fn a_workload_that_ignores_sigterm_is_killed_after_the_grace_period() {
     assert!(took >= 300, "waited the grace period first: {took} ms");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workload_says_it_saved_its_state_and_the_lease_reports_it_with_the_grace() {
+    let agent = TestAgent::with(2, Auth::open(), Duration::from_secs(7)).await;
+    // Through the API, for one without a command.
+    let plain: Lease = json(&agent.post_lease("k", ONE).await.1);
+    assert_eq!(plain.checkpoint_at_ms, None);
+    assert_eq!(plain.release_grace_s, Some(7));
+    let checkpoint = |id: &str| {
+        Request::post(format!("/v1/leases/{id}/checkpoint"))
+            .body(Body::empty())
+            .unwrap()
+    };
+    let (status, body) = agent.send(checkpoint(&plain.id)).await;
+    assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
+    let saved = json::<Lease>(&body)
+        .checkpoint_at_ms
+        .expect("a checkpoint time");
+    let listed = leases(&agent).await;
+    assert_eq!(
+        listed[0].checkpoint_at_ms,
+        Some(saved),
+        "kept with the lease"
+    );
+    let (status, body) = agent.send(checkpoint("no-such-lease")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(json::<ApiError>(&body).kind, "not_found");
+    // A workload touches the file it is told of.
+    let script = r#"sleep 0.2; touch "$EBB_CHECKPOINT_FILE"; while true; do sleep 0.05; done"#;
+    let body = serde_json::json!({"pool_id": "p", "holder_id": "h", "count": 1, "command": ["sh", "-c", script]});
+    let (status, answer) = agent.post_lease("w", &body.to_string()).await;
+    assert_eq!(
+        status,
+        StatusCode::CREATED,
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    let worker: Lease = json(&answer);
+    let mut seen = None;
+    for _ in 0..100 {
+        let (_, body) = agent.get(&format!("/v1/leases/{}", worker.id)).await;
+        seen = json::<Lease>(&body).checkpoint_at_ms;
+        if seen.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        seen.is_some_and(|at| at >= worker.created_at_ms),
+        "{seen:?}"
+    );
+    // Released, it can no longer say so.
+    agent.delete(&format!("/v1/leases/{}", plain.id)).await;
+    let (status, body) = agent.send(checkpoint(&plain.id)).await;
+    assert_eq!(
+        status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        String::from_utf8_lossy(&body)
+    );
+    agent.delete(&format!("/v1/leases/{}", worker.id)).await;
+    wait_released(&agent, &worker.id).await;
+}
+
 #[tokio::test]
 async fn a_release_without_workload_is_immediate() {
     let agent = TestAgent::new(2).await;

@@ -1,8 +1,22 @@
 //! `ebb pool show` through the real binary on simulated agents: the pool's leases, in text
-//! and in `--json`.
+//! and in `--json`; `ebb pool scale --release` gives back the leases it names.
 
 use ebb_testkit::{Cli, TempDir, TestFleet};
 use std::path::Path;
+
+/// `ebb ARGS` on `data`, expected to fail: its stderr.
+async fn ebb_err(data: &Path, args: &[&str]) -> String {
+    let cli = Cli::with_program(Path::new(env!("CARGO_BIN_EXE_ebb")), data);
+    let args: Vec<String> = args.iter().map(ToString::to_string).collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = cli.run(&args);
+        assert!(!output.status.success(), "ebb {args:?} succeeded");
+        String::from_utf8_lossy(&output.stderr).to_string()
+    })
+    .await
+    .unwrap()
+}
 
 /// `ebb ARGS` on `data` (file token store), off the runtime the fleet answers on.
 async fn ebb_ok(data: &Path, args: &[&str]) -> String {
@@ -116,5 +130,51 @@ async fn pool_show_lists_each_lease_with_its_host_gpus_state_and_grant() {
             .collect();
         assert!(row.contains(&indexes.join(",")), "{row}");
     }
+
+    // The oldest lease is the placement's last choice (newest go first): named, it goes.
+    let oldest = leases
+        .iter()
+        .min_by_key(|lease| lease["fencing_token"].as_u64().unwrap())
+        .unwrap()["lease_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let refused = ebb_err(
+        &data,
+        &["pool", "scale", "train", "2", "--release", "nope", "--yes"],
+    )
+    .await;
+    assert!(
+        refused.contains("release") && refused.contains("nope"),
+        "{refused}"
+    );
+    ebb_ok(
+        &data,
+        &[
+            "pool",
+            "scale",
+            "train",
+            "2",
+            "--release",
+            &oldest,
+            "--yes",
+            "--wait",
+        ],
+    )
+    .await;
+    let view: serde_json::Value =
+        serde_json::from_str(&ebb_ok(&data, &["pool", "show", "train", "--json"]).await).unwrap();
+    let left: Vec<&str> = view["leases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|lease| lease["state"] == "active")
+        .map(|lease| lease["lease_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(left.len(), 2, "{view}");
+    assert!(
+        !left.contains(&oldest.as_str()),
+        "{oldest} was kept: {view}"
+    );
     fleet.stop().await;
 }

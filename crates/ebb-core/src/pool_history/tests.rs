@@ -56,6 +56,8 @@ fn lease(state: PoolLeaseState, util_pct: Option<f32>) -> ebb_wire::pools::PoolL
         granted_at_ms: 0,
         state,
         util_pct,
+        checkpoint_at_ms: None,
+        release_grace_s: None,
     }
 }
 

@@ -23,7 +23,7 @@ pub(crate) fn random_hex(bytes: usize) -> String {
     buf.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-pub(super) const POOL_COLUMNS: &str = "id, name, model, regions, min_gpus, max_gpus, desired, base_gpus, term, overlay, placement, interruptible, release_at_unit_end, force_release, created_at_ms";
+pub(super) const POOL_COLUMNS: &str = "id, name, model, regions, min_gpus, max_gpus, desired, base_gpus, term, overlay, placement, interruptible, release_at_unit_end, force_release, release_first, created_at_ms";
 
 pub(super) fn pool_row(row: &sqlx::sqlite::SqliteRow) -> Pool {
     let regions: String = row.get("regions");
@@ -47,6 +47,8 @@ pub(super) fn pool_row(row: &sqlx::sqlite::SqliteRow) -> Pool {
         interruptible: row.get::<i64, _>("interruptible") != 0,
         release_at_unit_end: row.get::<i64, _>("release_at_unit_end") != 0,
         force_release: row.get::<i64, _>("force_release") != 0,
+        release_first: serde_json::from_str(row.get::<&str, _>("release_first"))
+            .unwrap_or_default(),
         created_at_ms: row.get("created_at_ms"),
     }
 }
@@ -237,21 +239,27 @@ impl PoolStore {
     }
 
     /// Sets a pool's desired count and logs the change, in one transaction; an unfinished
-    /// change of the same pool is marked superseded.
+    /// change of the same pool is marked superseded. `release_first` names the leases to give
+    /// back first (checked by the caller against what the pool holds); it replaces the last
+    /// change's.
     pub async fn set_desired(
         &self,
         name: &str,
         to: u32,
+        release_first: &[String],
         change: &NewActivity,
     ) -> Result<(Pool, ActivityEntry), PoolError> {
         let mut pool = self.get(name).await?;
         pool.check_count("desired", to)?;
         let now = self.now_ms();
+        let chosen = serde_json::to_string(release_first)
+            .map_err(|error| invalid("release", error.to_string()))?;
         let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
         sqlx::query(
-            "UPDATE pools SET desired = ?, force_release = 0, updated_at_ms = ? WHERE id = ?",
+            "UPDATE pools SET desired = ?, force_release = 0, release_first = ?, updated_at_ms = ? WHERE id = ?",
         )
         .bind(i64::from(to))
+        .bind(chosen)
         .bind(now)
         .bind(&pool.id)
         .execute(&mut *tx)
@@ -260,6 +268,7 @@ impl PoolStore {
         let id = insert_activity(&mut tx, &pool, change, now).await?;
         tx.commit().await?;
         pool.desired = to;
+        pool.release_first = release_first.to_vec();
         Ok((pool, self.activity_entry(id).await?))
     }
 

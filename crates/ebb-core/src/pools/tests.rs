@@ -160,10 +160,13 @@ async fn pools_round_trip_and_changes_are_logged() {
         delta_per_hour_fen: Some(7500),
         delta_per_month_fen: Some(5_475_000),
     };
-    let (scaled, entry) = store.set_desired("web", 8, &change).await.unwrap();
+    let (scaled, entry) = store.set_desired("web", 8, &[], &change).await.unwrap();
     assert_eq!(scaled.desired, 8);
     assert_eq!(entry.outcome, Outcome::InProgress);
-    let error = store.set_desired("web", 11, &change).await.unwrap_err();
+    let error = store
+        .set_desired("web", 11, &[], &change)
+        .await
+        .unwrap_err();
     assert_eq!(
         error.to_string(),
         "desired: 11 is outside the pool's range 2 to 10"
@@ -174,7 +177,7 @@ async fn pools_round_trip_and_changes_are_logged() {
         "nothing half-changed"
     );
     // A second change supersedes the first.
-    store.set_desired("web", 4, &change).await.unwrap();
+    store.set_desired("web", 4, &[], &change).await.unwrap();
     let log = store.activity(Some("web"), 10).await.unwrap();
     assert_eq!(
         log.len(),

@@ -251,6 +251,7 @@ pub fn validate(
         interruptible: input.interruptible,
         release_at_unit_end: input.release_at_unit_end,
         force_release: false,
+        release_first: Vec::new(),
         created_at_ms: 0,
     }))
 }

@@ -126,6 +126,7 @@ pub fn scale_preview(
     pool: &Pool,
     status: &PoolStatus,
     to: u32,
+    release_first: &[String],
     catalog: &Catalog,
     confirm: ConfirmPolicy,
     now: i64,
@@ -138,6 +139,7 @@ pub fn scale_preview(
     let mut short = 0;
     let mut held_to_unit_end = 0;
     let mut released = Vec::new();
+    let mut grace_s = DEFAULT_RELEASE_GRACE_S;
     if to > have {
         let candidates: Vec<placement::Candidate> = status
             .free
@@ -181,6 +183,8 @@ pub fn scale_preview(
                 price_fen: prices.get(&lease.region).copied(),
                 granted_at_ms: lease.granted_at_ms,
                 paid_until_ms: placement::paid_until(lease.granted_at_ms, pool.unit_ms(), now),
+                safe: lease.checkpoint_at_ms.is_some(),
+                chosen: release_first.contains(&lease.lease_id),
             })
             .collect();
         let chosen = placement::choose_release(
@@ -191,6 +195,7 @@ pub fn scale_preview(
         );
         held_to_unit_end = chosen.deferred;
         released = released_leases(&active, &held, &chosen);
+        grace_s = release_grace_s(&active, &released);
         let mut by_host: BTreeMap<(String, String), u32> = BTreeMap::new();
         for i in chosen.now {
             *by_host
@@ -256,9 +261,50 @@ pub fn scale_preview(
         needs_confirmation: confirmation_reason.is_some(),
         confirmation_reason,
         cost_problem: problem,
-        release_warning: release_warning(&released, DEFAULT_RELEASE_GRACE_S),
+        release_warning: release_warning(&released, grace_s),
         released,
     }
+}
+
+/// Whether the operator's choice of leases to give back fits the change to `to`: each one a
+/// lease the pool holds, none twice, and no more than the change gives back.
+pub fn check_release_choice(
+    status: &PoolStatus,
+    to: u32,
+    release: &[String],
+) -> Result<(), PoolError> {
+    if release.is_empty() {
+        return Ok(());
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for id in release {
+        if !seen.insert(id.as_str()) {
+            return Err(invalid("release", format!("lease {id} is named twice")));
+        }
+        let held = status
+            .leases
+            .iter()
+            .any(|l| &l.lease_id == id && l.state == PoolLeaseState::Active);
+        if !held {
+            return Err(invalid(
+                "release",
+                format!("lease {id} is not one this pool holds now"),
+            ));
+        }
+    }
+    let have = status.actual + status.pending;
+    let gives_back = have.saturating_sub(to).min(status.actual);
+    let chosen = u32::try_from(release.len()).unwrap_or(u32::MAX);
+    if chosen > gives_back {
+        return Err(invalid(
+            "release",
+            format!(
+                "{chosen} lease{} chosen, but going to {to} from {have} held gives back {gives_back}",
+                if chosen == 1 { "" } else { "s" }
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The chosen leases, those released now first, then those kept to their unit's end.
@@ -281,8 +327,26 @@ fn released_leases(
                 .is_some_and(|pct| pct >= placement::IDLE_PCT),
             paid_until_ms: held[i].paid_until_ms,
             kept_to_unit_end,
+            safe: held[i].safe,
+            chosen: held[i].chosen,
         })
         .collect()
+}
+
+/// The SIGTERM grace the busy leases released now get: the longest their agents report,
+/// or the agent's documented default where none says.
+fn release_grace_s(active: &[&PoolLeaseView], released: &[ebb_wire::pools::ReleasedLease]) -> u32 {
+    released
+        .iter()
+        .filter(|l| l.busy && !l.kept_to_unit_end)
+        .filter_map(|l| {
+            active
+                .iter()
+                .find(|a| a.lease_id == l.lease_id)
+                .and_then(|a| a.release_grace_s)
+        })
+        .max()
+        .unwrap_or(DEFAULT_RELEASE_GRACE_S)
 }
 
 /// What releasing the leases released now would stop: the busy ones, their utilization's
@@ -457,7 +521,71 @@ mod tests {
             busy: util.is_some_and(|pct| pct >= placement::IDLE_PCT),
             paid_until_ms: 3_600_000,
             kept_to_unit_end: kept,
+            safe: false,
+            chosen: false,
         }
+    }
+
+    fn held(id: &str, util: f32, grace: Option<u32>) -> PoolLeaseView {
+        PoolLeaseView {
+            lease_id: id.into(),
+            host: "h1".into(),
+            region: "cn-east".into(),
+            gpu_uuids: vec![format!("GPU-{id}")],
+            gpu_indexes: vec![0],
+            fencing_token: 1,
+            granted_at_ms: 0,
+            state: PoolLeaseState::Active,
+            util_pct: Some(util),
+            checkpoint_at_ms: None,
+            release_grace_s: grace,
+        }
+    }
+
+    #[test]
+    fn the_operators_choice_must_be_held_once_and_fit_the_change() {
+        let status = PoolStatus {
+            actual: 3,
+            leases: vec![
+                held("a", 0.0, None),
+                held("b", 0.0, None),
+                held("c", 0.0, None),
+            ],
+            ..PoolStatus::default()
+        };
+        let ids = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(check_release_choice(&status, 1, &ids(&["a", "b"])).is_ok());
+        assert!(check_release_choice(&status, 1, &ids(&["c"])).is_ok());
+        assert!(check_release_choice(&status, 3, &[]).is_ok());
+        let problem = |to, list: &[&str]| match check_release_choice(&status, to, &ids(list)) {
+            Err(PoolError::Invalid { field, problem }) => format!("{field}: {problem}"),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(problem(1, &["a", "a"]), "release: lease a is named twice");
+        assert_eq!(
+            problem(1, &["z"]),
+            "release: lease z is not one this pool holds now"
+        );
+        assert_eq!(
+            problem(2, &["a", "b"]),
+            "release: 2 leases chosen, but going to 2 from 3 held gives back 1"
+        );
+        assert_eq!(
+            problem(3, &["a"]),
+            "release: 1 lease chosen, but going to 3 from 3 held gives back 0"
+        );
+    }
+
+    #[test]
+    fn the_warning_says_the_grace_the_agents_report() {
+        let active = [held("a", 80.0, Some(120)), held("b", 60.0, None)];
+        let refs: Vec<&PoolLeaseView> = active.iter().collect();
+        let released = [lease("a", Some(80.0), false), lease("b", Some(60.0), false)];
+        assert_eq!(release_grace_s(&refs, &released), 120);
+        assert_eq!(
+            release_grace_s(&refs, &released[1..]),
+            DEFAULT_RELEASE_GRACE_S
+        );
     }
 
     #[test]
@@ -502,6 +630,8 @@ mod tests {
                 granted_at_ms: 0,
                 state: PoolLeaseState::Active,
                 util_pct: Some(70.0),
+                checkpoint_at_ms: None,
+                release_grace_s: None,
             },
             PoolLeaseView {
                 lease_id: "idle".into(),
@@ -513,6 +643,8 @@ mod tests {
                 granted_at_ms: 0,
                 state: PoolLeaseState::Active,
                 util_pct: Some(0.0),
+                checkpoint_at_ms: None,
+                release_grace_s: None,
             },
         ];
         let refs: Vec<&PoolLeaseView> = active.iter().collect();
@@ -526,6 +658,8 @@ mod tests {
                 price_fen: None,
                 granted_at_ms: 0,
                 paid_until_ms: 3_600_000,
+                safe: false,
+                chosen: false,
             })
             .collect();
         let chosen = placement::Release {

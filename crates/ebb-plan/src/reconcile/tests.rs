@@ -136,6 +136,8 @@ impl World {
                 workload_exit_code: None,
                 workload_signal: None,
                 workload_log: None,
+                checkpoint_at_ms: None,
+                release_grace_s: None,
             };
             self.known.push(KnownLease {
                 host: host.name.clone(),
@@ -197,6 +199,7 @@ fn pool(id: &str, model: &str, regions: &[&str], desired: u32) -> PoolTarget {
         ]
         .into_iter()
         .collect(),
+        release_first: Vec::new(),
     }
 }
 
@@ -380,12 +383,33 @@ fn someone_elses_leases_are_left_alone() {
         workload_exit_code: None,
         workload_signal: None,
         workload_log: None,
+        checkpoint_at_ms: None,
+        release_grace_s: None,
     });
     let plan = world.pass(&[pool("p", "A100", &["cn-east"], 8)]);
     assert_eq!(plan.creates.len(), 7, "GPU-c-0 is taken");
     assert!(plan.creates.iter().all(|c| c.gpu_uuid != "GPU-c-0"));
     let plan = world.pass(&[pool("p", "A100", &["cn-east"], 0)]);
     assert!(plan.releases.iter().all(|r| r.lease_id != "theirs"));
+}
+
+#[test]
+fn a_scale_in_gives_back_the_operators_choice_then_what_saved_its_state() {
+    let mut world = fleet();
+    let mut target = pool("p", "A100", &["cn-east"], 4);
+    world.pass(std::slice::from_ref(&target));
+    let ids: Vec<String> = world.hosts[2].leases.iter().map(|l| l.id.clone()).collect();
+    assert_eq!(ids.len(), 4);
+    // The third saved its state; the operator picks the fourth.
+    world.hosts[2].leases[2].checkpoint_at_ms = Some(1);
+    target.release_first = vec![ids[3].clone()];
+    target.desired = 2;
+    let plan = world.pass(std::slice::from_ref(&target));
+    let released: Vec<&str> = plan.releases.iter().map(|r| r.lease_id.as_str()).collect();
+    assert_eq!(released, [ids[3].as_str(), ids[2].as_str()]);
+    let status = &plan.pools[0];
+    let saved = status.leases.iter().find(|l| l.lease_id == ids[2]).unwrap();
+    assert_eq!(saved.checkpoint_at_ms, Some(1));
 }
 
 #[test]

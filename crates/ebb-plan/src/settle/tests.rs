@@ -24,6 +24,8 @@ fn lease(id: &str, pool: &str, holder: &str) -> Lease {
         workload_exit_code: None,
         workload_signal: None,
         workload_log: None,
+        checkpoint_at_ms: None,
+        release_grace_s: None,
     }
 }
 
@@ -60,6 +62,7 @@ fn target(desired: u32) -> PoolTarget {
         at_unit_end: false,
         unit_ms: 3_600_000,
         prices: BTreeMap::new(),
+        release_first: Vec::new(),
     }
 }
 

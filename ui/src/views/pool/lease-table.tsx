@@ -1,6 +1,10 @@
 // Every lease the pool holds: the host and region, the GPU indexes, its state, the GPUs'
-// utilization and when it was granted. The rows are a store reconciled by lease id, so a
-// refresh updates a lease's cells in place and only a new or gone lease adds or drops a row.
+// utilization, when it was granted and when its workload last saved its state. The rows are
+// a store reconciled by lease id, so a refresh updates a lease's cells in place and only a
+// new or gone lease adds or drops a row.
+//
+// Each active lease has a checkbox: ticked, it is the operator's choice of what to give back
+// (the slider then previews releasing exactly those; see slider.tsx).
 
 import { createComputed, For, Show, type JSX } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
@@ -10,10 +14,35 @@ import { formatPercent } from "../../format";
 import { t } from "../../i18n";
 import { formatWhen, indexesText, leaseStateText } from "../../pool";
 
-function LeaseRow(props: { lease: PoolLeaseView; now: number }): JSX.Element {
+function LeaseRow(props: {
+  lease: PoolLeaseView;
+  now: number;
+  picked: boolean;
+  onPick: (id: string, on: boolean) => void;
+}): JSX.Element {
   const lease = props.lease;
   return (
-    <tr data-testid="pool-lease-row" data-lease={lease.lease_id} data-host={lease.host} data-state={lease.state}>
+    <tr
+      data-testid="pool-lease-row"
+      data-lease={lease.lease_id}
+      data-host={lease.host}
+      data-state={lease.state}
+      data-saved={lease.checkpoint_at_ms === null ? "false" : "true"}
+      classList={{ picked: props.picked }}
+    >
+      <td class="pick">
+        <Show when={lease.state === "active"}>
+          <input
+            type="checkbox"
+            class="lease-pick"
+            data-testid="pool-lease-pick"
+            data-lease={lease.lease_id}
+            checked={props.picked}
+            aria-label={t("pool.leases.pickLabel", { host: lease.host, indexes: indexesText(lease.gpu_indexes) })}
+            onChange={(event) => props.onPick(lease.lease_id, event.currentTarget.checked)}
+          />
+        </Show>
+      </td>
       <th scope="row">
         {lease.host}
         <span class="host-url">{lease.region}</span>
@@ -24,11 +53,20 @@ function LeaseRow(props: { lease: PoolLeaseView; now: number }): JSX.Element {
       </td>
       <td class="num">{formatPercent(lease.util_pct)}</td>
       <td>{formatWhen(lease.granted_at_ms, props.now)}</td>
+      <td data-testid="pool-lease-saved">{lease.checkpoint_at_ms === null ? "—" : formatWhen(lease.checkpoint_at_ms, props.now)}</td>
     </tr>
   );
 }
 
-export function LeaseTable(props: { pool: string; leases: readonly PoolLeaseView[]; now: number }): JSX.Element {
+export function LeaseTable(props: {
+  pool: string;
+  leases: readonly PoolLeaseView[];
+  now: number;
+  /** The leases the operator ticked to give back. */
+  picked: readonly string[];
+  onPick: (id: string, on: boolean) => void;
+  onClearPicked: () => void;
+}): JSX.Element {
   const [rows, setRows] = createStore<{ leases: PoolLeaseView[] }>({ leases: [] });
   // The store owns its copy: reconciling mutates it, never the answer it came from.
   createComputed(() => setRows("leases", reconcile(structuredClone(props.leases) as PoolLeaseView[], { key: "lease_id" })));
@@ -44,24 +82,45 @@ export function LeaseTable(props: { pool: string; leases: readonly PoolLeaseView
           {t("pool.leases.none")}
         </p>
       </Show>
-      <div class="table-wrap" hidden={empty()}>
-        <table class="hosts pool-leases" data-testid="pool-leases">
-          <caption class="visually-hidden">{t("pool.leases.caption", { pool: props.pool })}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{t("pool.col.host")}</th>
-              <th scope="col">{t("pool.col.gpus")}</th>
-              <th scope="col">{t("pool.col.state")}</th>
-              <th scope="col" class="num">
-                {t("pool.col.util")}
-              </th>
-              <th scope="col">{t("pool.col.granted")}</th>
-            </tr>
-          </thead>
-          <tbody>
-            <For each={rows.leases}>{(lease) => <LeaseRow lease={lease} now={props.now} />}</For>
-          </tbody>
-        </table>
+      <div hidden={empty()}>
+        <p class="field-hint pool-pick-hint">
+          {t("pool.leases.pickHint")}{" "}
+          <Show when={props.picked.length > 0}>
+            <span class="pool-picked" data-testid="pool-picked" data-count={props.picked.length}>
+              {t("pool.leases.picked", { n: formatCount(props.picked.length) })}
+            </span>{" "}
+            <button type="button" class="btn btn-small" id="pool-pick-clear" data-testid="pool-pick-clear" onClick={() => props.onClearPicked()}>
+              {t("pool.leases.clear")}
+            </button>
+          </Show>
+        </p>
+        <div class="table-wrap">
+          <table class="hosts pool-leases" data-testid="pool-leases">
+            <caption class="visually-hidden">{t("pool.leases.caption", { pool: props.pool })}</caption>
+            <thead>
+              <tr>
+                <th scope="col" class="pick">
+                  {t("pool.col.release")}
+                </th>
+                <th scope="col">{t("pool.col.host")}</th>
+                <th scope="col">{t("pool.col.gpus")}</th>
+                <th scope="col">{t("pool.col.state")}</th>
+                <th scope="col" class="num">
+                  {t("pool.col.util")}
+                </th>
+                <th scope="col">{t("pool.col.granted")}</th>
+                <th scope="col">{t("pool.col.saved")}</th>
+              </tr>
+            </thead>
+            <tbody>
+              <For each={rows.leases}>
+                {(lease) => (
+                  <LeaseRow lease={lease} now={props.now} picked={props.picked.includes(lease.lease_id)} onPick={props.onPick} />
+                )}
+              </For>
+            </tbody>
+          </table>
+        </div>
       </div>
     </section>
   );

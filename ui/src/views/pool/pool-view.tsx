@@ -99,6 +99,8 @@ export function poolView(): View {
   const [now, setNow] = createSignal(Date.now());
   /** Bumped when the confirmation limits change: the slider asks again for what it shows. */
   const [limitsSaved, setLimitsSaved] = createSignal(0);
+  /** Leases of the shown pool the operator ticked to give back (the slider previews those). */
+  const [picked, setPicked] = createSignal<readonly string[]>([]);
   let loading = false;
   let disposed = false;
   let timer: number | undefined;
@@ -112,8 +114,15 @@ export function poolView(): View {
   const raw = (name: string): PoolView | undefined => latest().find((p) => p.name === name);
 
   function choose(name: string | null): void {
+    if (name !== selected()) setPicked([]);
     memory.selected = name;
     setSelected(name);
+  }
+
+  function pick(id: string, on: boolean): void {
+    const now = picked();
+    if (on && !now.includes(id)) setPicked([...now, id]);
+    else if (!on && now.includes(id)) setPicked(now.filter((x) => x !== id));
   }
 
   async function refresh(): Promise<void> {
@@ -128,6 +137,11 @@ export function poolView(): View {
         setState("pools", reconcile(res.data.map(summary), { key: "name" }));
         setLoadError(null);
         choose(keepSelection(res.data.map((p) => p.name), memory.selected));
+        // A ticked lease that is gone or going is no longer a choice.
+        const active = new Set(
+          (res.data.find((p) => p.name === selected())?.leases ?? []).filter((l) => l.state === "active").map((l) => l.lease_id),
+        );
+        if (picked().some((id) => !active.has(id))) setPicked(picked().filter((id) => active.has(id)));
       } else {
         setLoadError(res.error);
       }
@@ -266,13 +280,22 @@ export function poolView(): View {
                   pool={shown}
                   now={now}
                   limitsSaved={limitsSaved}
+                  picked={picked}
+                  clearPicked={() => setPicked([])}
                   announce={setAnnouncement}
                   refresh={() => void refresh()}
                 />
               </div>
               <PoolChart pool={shown.name} />
               <HostTable pool={shown.name} hosts={raw(shown.name)?.hosts ?? []} />
-              <LeaseTable pool={shown.name} leases={raw(shown.name)?.leases ?? []} now={now()} />
+              <LeaseTable
+                pool={shown.name}
+                leases={raw(shown.name)?.leases ?? []}
+                now={now()}
+                picked={picked()}
+                onPick={pick}
+                onClearPicked={() => setPicked([])}
+              />
             </>
           )}
         </Show>

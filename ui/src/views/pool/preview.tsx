@@ -50,10 +50,13 @@ function Released(props: { preview: ScalePreview }): JSX.Element {
                 data-host={lease.host}
                 data-busy={lease.busy ? "true" : "false"}
                 data-kept={lease.kept_to_unit_end ? "true" : "false"}
+                data-chosen={lease.chosen ? "true" : "false"}
+                data-safe={lease.safe ? "true" : "false"}
               >
                 <span class="gpu">{words.gpu}</span>
                 <span class="util">{words.util}</span>
                 <span class="paid">{words.paid}</span>
+                <For each={words.marks}>{(mark) => <span class="mark">{mark}</span>}</For>
                 <span class="lease mono">{words.lease}</span>
               </li>
             );

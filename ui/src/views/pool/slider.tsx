@@ -8,6 +8,11 @@
 // not rent at every step. Escape puts it back. When the preview says `needs_confirmation`,
 // an inline question comes first; Cancel puts the slider back.
 //
+// Leases ticked in the lease table (`picked`) move the slider to the desired count less
+// those, and the preview and the commit name them: the enforcer gives back exactly those
+// (the placement chooses any more). Moving the slider by hand, Escape, or a commit clears
+// the choice.
+//
 // The two inputs are set from code, not bound: on each look at the pool they follow its
 // count unless the operator has chosen another, and the number field keeps what is being
 // typed in it (a bound value would overwrite a half-typed number, or miss "4" back to "4").
@@ -24,6 +29,19 @@ import { Preview, type PreviewShown, type PreviewState } from "./preview";
 
 type PreviewAnswer = Awaited<ReturnType<typeof call<ScalePreview>>>;
 type Control = "range" | "count";
+/** What a preview is asked for: a count and the leases the operator chose to give back. */
+type Ask = { to: number; release: readonly string[] };
+
+/** The leases as the IPC takes them: none chosen is `null` (the placement's choice). */
+function releaseArg(ids: readonly string[]): string[] | null {
+  return ids.length > 0 ? [...ids] : null;
+}
+
+/** Whether `preview` was made for exactly the leases in `ids` as the operator's choice. */
+function sameChoice(preview: ScalePreview, ids: readonly string[]): boolean {
+  const chosen = preview.released.filter((l) => l.chosen).map((l) => l.lease_id);
+  return chosen.length === ids.length && ids.every((id) => chosen.includes(id));
+}
 
 export function Slider(props: {
   /** The pool's store entry: the same object for this slider's life, updated in place. */
@@ -32,6 +50,9 @@ export function Slider(props: {
   now: Accessor<number>;
   /** Bumped when the confirmation limits change: what is shown is asked for again. */
   limitsSaved: Accessor<number>;
+  /** Leases the operator ticked to give back. */
+  picked: Accessor<readonly string[]>;
+  clearPicked: () => void;
   announce: (text: string) => void;
   refresh: () => void;
 }): JSX.Element {
@@ -51,13 +72,15 @@ export function Slider(props: {
   let lastInput: "pointer" | "key" = "key";
   let disposed = false;
   let following = false;
+  /** The choice of leases was cleared here (a move by hand, Escape, a commit), not there. */
+  let clearedHere = false;
   let range!: HTMLInputElement;
   let count!: HTMLInputElement;
   let confirmYes: HTMLButtonElement | undefined;
 
-  const gate = new LatestOnly<number, PreviewAnswer>(
-    (to) => call(() => commands.previewScale(pool.name, to)),
-    (to, res) => showPreview(to, res),
+  const gate = new LatestOnly<Ask, PreviewAnswer>(
+    (ask) => call(() => commands.previewScale(pool.name, ask.to, releaseArg(ask.release))),
+    (ask, res) => showPreview(ask.to, res),
   );
   onCleanup(() => {
     disposed = true;
@@ -93,19 +116,41 @@ export function Slider(props: {
       props.limitsSaved,
       () => {
         const asked = chosen();
-        if (asked !== null) void gate.ask(asked);
+        if (asked !== null) void gate.ask({ to: asked, release: props.picked() });
       },
       { defer: true },
     ),
   );
+
+  // Leases ticked in the table: the desired count less those, previewed naming them.
+  createEffect(
+    on(
+      props.picked,
+      (ids) => {
+        if (ids.length > 0) onMove(Math.max(pool.min, desired() - ids.length), null);
+        else if (clearedHere) clearedHere = false;
+        else if (chosen() !== null && !committing()) reset();
+      },
+      { defer: true },
+    ),
+  );
+
+  /** Drops the operator's choice of leases, here. */
+  function clearChoice(): void {
+    if (props.picked().length === 0) return;
+    clearedHere = true;
+    props.clearPicked();
+  }
 
   function setControls(n: number, except: Control | null): void {
     if (except !== "range" && range.value !== String(n)) range.value = String(n);
     if (except !== "count" && count.value !== String(n)) count.value = String(n);
   }
 
-  function onMove(n: number, from: Control): void {
+  /** The slider or the number field moved (`from`), or the ticked leases did (`null`). */
+  function onMove(n: number, from: Control | null): void {
     if (committing()) return;
+    if (from !== null) clearChoice();
     batch(() => {
       setChosen(n);
       cancelConfirm(false);
@@ -113,7 +158,7 @@ export function Slider(props: {
       setPreviewState("pending");
       setPreviewTo(n);
     });
-    void gate.ask(n);
+    void gate.ask({ to: n, release: props.picked() });
   }
 
   function onKey(event: KeyboardEvent, from: Control): void {
@@ -123,6 +168,7 @@ export function Slider(props: {
       const n = from === "count" ? parseCount(count.value, pool.min, pool.max) : Number(range.value);
       setCountInvalid(n === null);
       if (n === null) return;
+      // Enter on what the ticked leases chose keeps that choice.
       if (n !== chosen()) onMove(n, from);
       void commitTo(n);
     } else if (event.key === "Escape" && chosen() !== null) {
@@ -133,6 +179,7 @@ export function Slider(props: {
 
   /** Back to the pool's desired count; nothing asked is shown. */
   function reset(): void {
+    clearChoice();
     batch(() => {
       setChosen(null);
       gate.reset();
@@ -165,8 +212,9 @@ export function Slider(props: {
 
   async function previewFor(to: number): Promise<ScalePreview | null> {
     const now = shown();
-    if (now.kind === "ready" && now.preview.to === to && previewState() === "ready") return now.preview;
-    const res = await call(() => commands.previewScale(pool.name, to));
+    const ids = props.picked();
+    if (now.kind === "ready" && now.preview.to === to && previewState() === "ready" && sameChoice(now.preview, ids)) return now.preview;
+    const res = await call(() => commands.previewScale(pool.name, to, releaseArg(ids)));
     if (disposed) return null;
     showPreview(to, res);
     return res.status === "ok" ? res.data : null;
@@ -213,11 +261,13 @@ export function Slider(props: {
       setCommitting(true);
       setCommit({ kind: "sending", to });
     });
-    const res = await call(() => commands.scalePool(pool.name, to));
+    const release = releaseArg(props.picked());
+    const res = await call(() => commands.scalePool(pool.name, to, release));
     setCommitting(false);
     if (disposed) return;
     if (res.status === "ok") {
       const entry = res.data;
+      clearChoice();
       batch(() => {
         setDesired(entry.to);
         setChosen(null);
