@@ -12,7 +12,8 @@ use ebb_core::pools::{ConfirmPolicy, PoolError};
 use ebb_core::registry::RegistryError;
 use ebb_wire::ipc::{
     AppInfo, CatalogImport, CatalogView, ChartMetric, ChartTheme, ConnectionOk, ExportFormat,
-    FleetCapacity, FleetSnapshot, HostEntry, HostInput, IpcError, IpcErrorKind, PlanComparisonView,
+    FleetCapacity, FleetSnapshot, HostEntry, HostInput, HostRemoval, IpcError, IpcErrorKind,
+    PlanComparisonView,
 };
 use ebb_wire::pools::{
     ActivityEntry, Actor, PoolInput, PoolOptions, PoolView, ScalePreview, SpendSummary,
@@ -427,10 +428,16 @@ pub async fn update_host(
 
 #[tauri::command]
 #[specta::specta]
-pub async fn remove_host(state: State<'_, AppState>, name: String) -> Result<(), IpcError> {
+/// Removes a host; with `release`, where pools hold GPUs there, releases them first (each
+/// pool takes its GPUs elsewhere) and the host goes once none is left.
+pub async fn remove_host(
+    state: State<'_, AppState>,
+    name: String,
+    release: bool,
+) -> Result<HostRemoval, IpcError> {
     state
         .console
-        .remove_host(&name)
+        .remove_host(&name, release)
         .await
         .map_err(console_error)
 }
@@ -556,6 +563,7 @@ fn spec(input: &HostInput) -> HostEntry {
         labels: input.labels.clone(),
         fingerprint: input.fingerprint.clone(),
         has_token: false,
+        draining: false,
     }
 }
 
@@ -564,6 +572,11 @@ fn registry_error(error: RegistryError) -> IpcError {
         RegistryError::Invalid { field, .. } => return IpcError::invalid(field, error.to_string()),
         RegistryError::NotFound(_) => IpcErrorKind::NotFound,
         RegistryError::Vault(_) => IpcErrorKind::TokenStore,
+        RegistryError::HoldsGpus { .. } => {
+            let mut refused = IpcError::new(IpcErrorKind::HostHoldsGpus, error.to_string());
+            refused.field = Some("name".into());
+            return refused;
+        }
         RegistryError::Open { .. } | RegistryError::Sql(_) => {
             tracing::error!(%error, "registry failure");
             IpcErrorKind::Internal

@@ -61,6 +61,7 @@ impl AppState {
                     labels: [("demo".to_string(), "true".to_string())].into(),
                     fingerprint: None,
                     has_token: false,
+                    draining: false,
                 };
                 console.upsert_host(&spec, None).await?;
             }

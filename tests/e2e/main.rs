@@ -7,6 +7,7 @@
 mod costs;
 mod fleet;
 mod host_detail;
+mod host_drain;
 mod pool;
 mod pool_chart;
 mod pool_release;

@@ -62,9 +62,13 @@ async updateHost(name: string, input: HostInput) : Promise<Result<HostEntry, Ipc
     else return { status: "error", error: e  as any };
 }
 },
-async removeHost(name: string) : Promise<Result<null, IpcError>> {
+/**
+ * Removes a host; with `release`, where pools hold GPUs there, releases them first (each
+ * pool takes its GPUs elsewhere) and the host goes once none is left.
+ */
+async removeHost(name: string, release: boolean) : Promise<Result<HostRemoval, IpcError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("remove_host", { name }) };
+    return { status: "ok", data: await TAURI_INVOKE("remove_host", { name, release }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
@@ -459,6 +463,11 @@ export type ChangeReason =
  */
 { kind: "host_removed"; host: string } | 
 /**
+ * A host is to be removed: the pools' GPUs there are released and taken elsewhere
+ * first (console-wide).
+ */
+{ kind: "host_draining"; host: string; gpus: number } | 
+/**
  * When a slider move asks first changed (console-wide).
  */
 { kind: "confirm_limits_changed"; above_gpus: number; above_per_hour_fen: number } | 
@@ -634,7 +643,12 @@ fingerprint: string | null;
 /**
  * Whether a token is stored for the host (the token itself never is here).
  */
-has_token: boolean }
+has_token: boolean; 
+/**
+ * Being removed: the pools' GPUs there are released (and taken elsewhere), then the
+ * registry drops it. Set by the registry; ignored on input.
+ */
+draining?: boolean }
 /**
  * Free GPUs of the pool's model in one of its regions.
  */
@@ -711,6 +725,19 @@ export type HostProblem =
  * The host answered, slowly.
  */
 { kind: "slow"; latency_ms: number }
+/**
+ * What removing a host did.
+ */
+export type HostRemoval = 
+/**
+ * Gone from the registry.
+ */
+{ kind: "removed" } | 
+/**
+ * Pools held GPUs there: they are being released (each pool takes its GPUs
+ * elsewhere), and the host goes once none is left.
+ */
+{ kind: "draining"; pools: PoolGpus[] }
 /**
  * One host's part in a change.
  */
@@ -825,6 +852,10 @@ export type IpcErrorKind =
  * The agent speaks another API version.
  */
 "incompatible" | 
+/**
+ * Pools still hold GPUs on the host to be removed: release them first.
+ */
+"host_holds_gpus" | 
 /**
  * A bug or a broken database: the message says what failed.
  */
@@ -969,6 +1000,10 @@ scale_out: ScaleOut | null; desired: number; ready: number }
  * The pool chart's legend, in the viewer's language.
  */
 export type PoolChartLabels = { desired: string; ready: string; warming: string; utilization: string }
+/**
+ * A pool and a number of its GPUs (held on one host).
+ */
+export type PoolGpus = { pool: string; gpus: number }
 /**
  * One host's part in a pool.
  */

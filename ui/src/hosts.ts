@@ -154,6 +154,7 @@ const ERROR_KINDS: Readonly<Record<IpcErrorKind, MessageKey>> = {
   refused_request: "hosts.error.refused_request",
   token_store: "hosts.error.token_store",
   not_found: "hosts.error.not_found",
+  host_holds_gpus: "hosts.error.host_holds_gpus",
   internal: "hosts.error.internal",
 };
 

@@ -41,6 +41,8 @@ export function changeReasonText(reason: ChangeReason): string {
       return t("reason.change.hostAdded", { host: reason.host, region: reason.region });
     case "host_removed":
       return t("reason.change.hostRemoved", { host: reason.host });
+    case "host_draining":
+      return t("reason.change.hostDraining", { host: reason.host, gpus: reason.gpus });
     case "confirm_limits_changed":
       return t("reason.change.confirmLimits", { gpus: reason.above_gpus, cost: formatMoney(reason.above_per_hour_fen) });
     case "budget_changed":

@@ -82,6 +82,7 @@ async fn main() {
             labels: Default::default(),
             fingerprint: None,
             has_token: false,
+            draining: false,
         };
         registry.add(&spec, None).await.unwrap();
     }

@@ -7,6 +7,7 @@ use ebb_core::console::{self, Console, ConsoleOptions, Role, TokenStore};
 use ebb_core::db::ConsoleDb;
 use ebb_core::registry::{HostEntry, Registry};
 use ebb_core::vault::{FileVault, KeychainVault, MemoryVault, TokenVault};
+use ebb_wire::ipc::HostRemoval;
 use ebb_wire::ipc::{Health, HostStatus};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -42,10 +43,14 @@ pub enum HostsCommand {
         /// The host's registered name.
         name: String,
     },
-    /// Forget a host and its token.
+    /// Forget a host and its token (refused while pools hold GPUs there, unless --release).
     Remove {
         /// The host's registered name.
         name: String,
+        /// Where pools hold GPUs on the host, release them first: each pool takes its GPUs
+        /// elsewhere, then the enforcer (the app or `ebb daemon`) removes the host.
+        #[arg(long)]
+        release: bool,
     },
 }
 
@@ -98,6 +103,7 @@ pub async fn run(
                 labels: labels.into_iter().collect::<BTreeMap<_, _>>(),
                 fingerprint,
                 has_token: false,
+                draining: false,
             };
             let added = registry.add(&spec, token.as_deref()).await?;
             if json {
@@ -139,10 +145,29 @@ pub async fn run(
                 Err(error) => anyhow::bail!("{name}: {error}"),
             }
         }
-        HostsCommand::Remove { name } => {
-            registry.remove(&name).await?;
-            if !json {
-                println!("removed {name}");
+        HostsCommand::Remove { name, release } => {
+            let removal = if release {
+                registry.remove_releasing(&name).await?
+            } else {
+                registry.remove(&name).await?;
+                HostRemoval::Removed
+            };
+            if json {
+                println!("{}", serde_json::to_string_pretty(&removal)?);
+            } else {
+                match removal {
+                    HostRemoval::Removed => println!("removed {name}"),
+                    HostRemoval::Draining { pools } => {
+                        let held: Vec<String> = pools
+                            .iter()
+                            .map(|held| format!("{} ({} GPU(s))", held.pool, held.gpus))
+                            .collect();
+                        println!(
+                            "{name}: releasing the GPUs held there by {}; each pool takes its GPUs elsewhere, then the enforcer (the app or `ebb daemon`) removes the host",
+                            held.join(", ")
+                        );
+                    }
+                }
             }
         }
     }

@@ -65,6 +65,7 @@ async fn slider_release(rounds: usize) {
             labels: Default::default(),
             fingerprint: None,
             has_token: false,
+            draining: false,
         };
         console.upsert_host(&spec, None).await.expect("host added");
     }
@@ -181,6 +182,7 @@ fn reconcile_pass(rounds: usize) {
                 down_since_ms: None,
                 lost_fence: None,
                 refusing: None,
+                draining: false,
             }
         })
         .collect();

@@ -265,10 +265,26 @@ impl Console {
         Ok(updated)
     }
 
-    pub async fn remove_host(&self, name: &str) -> Result<(), ConsoleError> {
-        self.registry.remove(name).await?;
-        self.reload().await?;
-        Ok(())
+    /// Removes a host. Where pools hold GPUs there: refused (`release` false), or
+    /// `release` drains it: the enforcer releases those GPUs, each pool takes its GPUs
+    /// elsewhere, and the host goes once none is left.
+    pub async fn remove_host(
+        &self,
+        name: &str,
+        release: bool,
+    ) -> Result<ebb_wire::ipc::HostRemoval, ConsoleError> {
+        let removal = if release {
+            self.registry.remove_releasing(name).await?
+        } else {
+            self.registry.remove(name).await?;
+            ebb_wire::ipc::HostRemoval::Removed
+        };
+        if removal == ebb_wire::ipc::HostRemoval::Removed {
+            self.reload().await?;
+        } else {
+            self.wake_enforcer();
+        }
+        Ok(removal)
     }
 
     /// Adds the host, or updates it when one of that name exists (the demo fleet's ports

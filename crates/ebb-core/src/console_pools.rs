@@ -30,7 +30,7 @@ impl Console {
             .and_then(|slot| slot.as_ref().map(crate::enforcer::Enforcer::reports))
     }
 
-    fn wake_enforcer(&self) {
+    pub(crate) fn wake_enforcer(&self) {
         if let Ok(slot) = self.enforcer.lock()
             && let Some(enforcer) = slot.as_ref()
         {

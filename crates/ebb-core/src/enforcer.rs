@@ -211,6 +211,7 @@ impl Clients {
                 down_since_ms: None,
                 lost_fence: None,
                 refusing: None,
+                draining: spec.draining,
             })
             .collect()
     }
@@ -269,6 +270,14 @@ impl Loop {
         self.passes += 1;
         let now = self.store.now_ms();
         let holder = self.holder().await?;
+        // Hosts being removed go once no pool holds or asked for anything there.
+        for host in self.registry.draining().await.unwrap_or_default() {
+            match self.registry.remove_drained(&host).await {
+                Ok(true) => tracing::info!(%host, "drained host removed"),
+                Ok(false) => {}
+                Err(error) => tracing::warn!(%host, %error, "cannot remove a drained host"),
+            }
+        }
         // Changes first, then pools: a change seen here is already in the pools read next,
         // so a pass never calls a change done on the strength of an older desired count.
         let recorded = Recorded {

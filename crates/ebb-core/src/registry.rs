@@ -10,6 +10,7 @@ use std::sync::Arc;
 /// A host as the operator describes it (the token travels beside it, never inside): the
 /// wire's one host type, stored here as the Settings view and `ebb hosts` show it.
 pub use ebb_wire::ipc::HostEntry;
+use ebb_wire::ipc::{HostRemoval, PoolGpus};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
@@ -26,6 +27,23 @@ pub enum RegistryError {
     Open { path: String, reason: String },
     #[error("console database error: {0}")]
     Sql(#[from] sqlx::Error),
+    /// Pools hold GPUs on the host: removing it now would forget their leases.
+    #[error(
+        "name: `{host}` still holds GPUs for {}: release them first (`ebb hosts remove {host} --release` releases them, the pools take theirs elsewhere, then the host goes), so no lease is forgotten",
+        held_words(.pools)
+    )]
+    HoldsGpus { host: String, pools: Vec<PoolGpus> },
+}
+
+fn held_words(pools: &[PoolGpus]) -> String {
+    pools
+        .iter()
+        .map(|held| {
+            let s = if held.gpus == 1 { "" } else { "s" };
+            format!("`{}` ({} GPU{s})", held.pool, held.gpus)
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn invalid(field: &'static str, problem: impl Into<String>) -> RegistryError {
@@ -88,6 +106,7 @@ pub fn validate(spec: &HostEntry) -> Result<HostEntry, RegistryError> {
         labels: spec.labels.clone(),
         fingerprint,
         has_token: spec.has_token,
+        draining: spec.draining,
     })
 }
 
@@ -186,15 +205,21 @@ impl Registry {
     }
 
     pub async fn list(&self) -> Result<Vec<HostEntry>, RegistryError> {
-        let rows = sqlx::query("SELECT name, url, region, labels, fingerprint, has_token FROM hosts ORDER BY region, name")
-            .fetch_all(self.db.pool())
-            .await?;
+        let rows = sqlx::query(
+            "SELECT name, url, region, labels, fingerprint, has_token,
+                    EXISTS (SELECT 1 FROM host_drain d WHERE d.host = hosts.name) AS draining
+             FROM hosts ORDER BY region, name",
+        )
+        .fetch_all(self.db.pool())
+        .await?;
         Ok(rows.iter().map(row_to_spec).collect())
     }
 
     pub async fn get(&self, name: &str) -> Result<HostEntry, RegistryError> {
         let row = sqlx::query(
-            "SELECT name, url, region, labels, fingerprint, has_token FROM hosts WHERE name = ?",
+            "SELECT name, url, region, labels, fingerprint, has_token,
+                    EXISTS (SELECT 1 FROM host_drain d WHERE d.host = hosts.name) AS draining
+             FROM hosts WHERE name = ?",
         )
         .bind(name)
         .fetch_optional(self.db.pool())
@@ -319,44 +344,82 @@ impl Registry {
         Ok(spec)
     }
 
-    /// Removes a host and its token.
+    /// Removes a host and its token. Refused while a pool holds or asked for GPUs there
+    /// ([`RegistryError::HoldsGpus`]): their leases would be forgotten, never released.
     pub async fn remove(&self, name: &str) -> Result<(), RegistryError> {
+        match self.remove_or_drain(name, false).await? {
+            HostRemoval::Removed => Ok(()),
+            HostRemoval::Draining { pools } => Err(RegistryError::HoldsGpus {
+                host: name.to_string(),
+                pools,
+            }),
+        }
+    }
+
+    /// Removes a host now when no pool holds GPUs there; otherwise marks it draining (one
+    /// transaction with its activity entry): the enforcer releases the pools' GPUs there,
+    /// each pool takes its GPUs elsewhere, and [`Registry::remove_drained`] drops the host
+    /// once none is left. Asking again while it drains changes nothing.
+    pub async fn remove_releasing(&self, name: &str) -> Result<HostRemoval, RegistryError> {
+        self.remove_or_drain(name, true).await
+    }
+
+    /// The hosts being removed once their pools' GPUs are released.
+    pub async fn draining(&self) -> Result<Vec<String>, RegistryError> {
+        Ok(
+            sqlx::query_scalar("SELECT host FROM host_drain ORDER BY host")
+                .fetch_all(self.db.pool())
+                .await?,
+        )
+    }
+
+    /// Drops a draining host once no pool holds or asked for GPUs there; `false` while some
+    /// are left (or it is not draining).
+    pub async fn remove_drained(&self, name: &str) -> Result<bool, RegistryError> {
+        let draining: Option<i64> =
+            sqlx::query_scalar("SELECT since_ms FROM host_drain WHERE host = ?")
+                .bind(name)
+                .fetch_optional(self.db.pool())
+                .await?;
+        if draining.is_none() {
+            return Ok(false);
+        }
+        match self.remove_or_drain(name, false).await {
+            Ok(HostRemoval::Removed) => Ok(true),
+            Ok(HostRemoval::Draining { .. }) => Ok(false),
+            Err(RegistryError::NotFound(_)) => Ok(false),
+            Err(error) => Err(error),
+        }
+    }
+
+    async fn remove_or_drain(&self, name: &str, drain: bool) -> Result<HostRemoval, RegistryError> {
         let mut tx = self.db.pool().begin_with("BEGIN IMMEDIATE").await?;
         let current = self.get(name).await?;
-        // A pool's GPUs there would be forgotten, never released: say which, refuse.
-        let held: Vec<(String, i64)> = sqlx::query_as(
-            "SELECT COALESCE(p.name, held.pool_id), COUNT(*) FROM (
-                 SELECT pool_id FROM pool_leases WHERE host = ?1 AND ended_at_ms IS NULL
-                 UNION ALL SELECT pool_id FROM lease_intents WHERE host = ?1
-             ) AS held LEFT JOIN pools p ON p.id = held.pool_id
-             GROUP BY held.pool_id ORDER BY 1",
-        )
-        .bind(name)
-        .fetch_all(&mut *tx)
-        .await?;
+        // A pool's GPUs there would be forgotten, never released: drain, or say which.
+        let held = held_on(&mut tx, name).await?;
         if !held.is_empty() {
-            let pools: Vec<String> = held
-                .iter()
-                .map(|(pool, gpus)| {
-                    format!("`{pool}` ({gpus} GPU{})", if *gpus == 1 { "" } else { "s" })
-                })
-                .collect();
-            return Err(invalid(
-                "name",
-                format!(
-                    "`{name}` still holds GPUs for {}: scale those pools down or delete them first, so the leases are released rather than forgotten",
-                    pools.join(", ")
-                ),
-            ));
+            if drain && !current.draining {
+                sqlx::query("INSERT INTO host_drain (host, since_ms) VALUES (?, ?)")
+                    .bind(name)
+                    .bind(self.db.now_ms())
+                    .execute(&mut *tx)
+                    .await?;
+                let reason = ChangeReason::HostDraining {
+                    host: current.name.clone(),
+                    gpus: held.iter().map(|h| h.gpus).sum(),
+                };
+                crate::pools::insert_console_activity(&mut tx, &reason, self.db.now_ms()).await?;
+                tx.commit().await?;
+            }
+            return Ok(HostRemoval::Draining { pools: held });
         }
-        sqlx::query("DELETE FROM hosts WHERE name = ?")
-            .bind(name)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("DELETE FROM host_health WHERE name = ?")
-            .bind(name)
-            .execute(&mut *tx)
-            .await?;
+        for table in [
+            "DELETE FROM hosts WHERE name = ?",
+            "DELETE FROM host_health WHERE name = ?",
+            "DELETE FROM host_drain WHERE host = ?",
+        ] {
+            sqlx::query(table).bind(name).execute(&mut *tx).await?;
+        }
         if current.has_token {
             let vault = self.vault.clone();
             let owned = name.to_string();
@@ -367,7 +430,7 @@ impl Registry {
         };
         crate::pools::insert_console_activity(&mut tx, &reason, self.db.now_ms()).await?;
         tx.commit().await?;
-        Ok(())
+        Ok(HostRemoval::Removed)
     }
 }
 
@@ -379,7 +442,32 @@ fn row_to_spec(row: &sqlx::sqlite::SqliteRow) -> HostEntry {
         labels: serde_json::from_str(row.get::<&str, _>("labels")).unwrap_or_default(),
         fingerprint: row.get("fingerprint"),
         has_token: row.get::<i64, _>("has_token") != 0,
+        draining: row.get::<i64, _>("draining") != 0,
     }
+}
+
+/// The GPUs each pool holds or asked for on a host, by pool name.
+async fn held_on(
+    tx: &mut sqlx::SqliteConnection,
+    host: &str,
+) -> Result<Vec<PoolGpus>, sqlx::Error> {
+    let held: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT COALESCE(p.name, held.pool_id), COUNT(*) FROM (
+             SELECT pool_id FROM pool_leases WHERE host = ?1 AND ended_at_ms IS NULL
+             UNION ALL SELECT pool_id FROM lease_intents WHERE host = ?1
+         ) AS held LEFT JOIN pools p ON p.id = held.pool_id
+         GROUP BY held.pool_id ORDER BY 1",
+    )
+    .bind(host)
+    .fetch_all(&mut *tx)
+    .await?;
+    Ok(held
+        .into_iter()
+        .map(|(pool, gpus)| PoolGpus {
+            pool,
+            gpus: u32::try_from(gpus).unwrap_or(u32::MAX),
+        })
+        .collect())
 }
 
 /// Keychains may block (and some talk D-Bus): keep them off the async workers.
@@ -403,6 +491,7 @@ mod tests {
             labels: std::collections::BTreeMap::new(),
             fingerprint: None,
             has_token: false,
+            draining: false,
         }
     }
 

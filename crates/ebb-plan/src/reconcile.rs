@@ -46,6 +46,10 @@ pub struct HostObs {
     /// The host refuses our lease requests for itself (no token, or one without the lease
     /// scope): no new request goes there while this lasts (see [`Refusals`]).
     pub refusing: Option<HostProblem>,
+    /// The operator is removing the host: nothing new goes there, and each pool's leases
+    /// there are released once the pool holds their replacements elsewhere (at once when
+    /// no host has room for them).
+    pub draining: bool,
 }
 
 /// Hosts that refused our lease requests for themselves, each kept off new requests for a
@@ -191,6 +195,8 @@ pub enum Why {
     Stale,
     /// Its pool no longer exists.
     Orphan,
+    /// Its host is being removed; the pool holds a replacement elsewhere.
+    Drain,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -265,6 +271,8 @@ pub fn plan(input: &Input<'_>) -> Plan {
     let mut per_host: Vec<BTreeMap<usize, PoolHostView>> = vec![BTreeMap::new(); input.pools.len()];
     // Per pool: its active leases with their host and mean utilization.
     let mut held: Vec<Vec<(&Lease, usize, Option<f32>)>> = vec![Vec::new(); input.pools.len()];
+    // Per pool: its active leases on draining hosts.
+    let mut draining: Vec<Vec<(&Lease, usize, Option<f32>)>> = vec![Vec::new(); input.pools.len()];
     let host_index: HashMap<&str, usize> = input
         .hosts
         .iter()
@@ -354,6 +362,7 @@ pub fn plan(input: &Input<'_>) -> Plan {
                 .iter()
                 .filter(|gpu| {
                     host.refusing.is_none()
+                        && !host.draining
                         && gpu.healthy
                         && gpu.lease_id.is_none()
                         && !held_uuids.contains(gpu.uuid.as_str())
@@ -413,6 +422,11 @@ pub fn plan(input: &Input<'_>) -> Plan {
                 continue;
             }
             let Some(p) = pool else { continue };
+            if host.draining {
+                // Counted once the pool knows whether its replacements are in place.
+                draining[p].push((lease, h, mean_util(lease, &util)));
+                continue;
+            }
             status[p].actual += 1;
             host_view(&mut per_host[p], h, input.hosts).leased += 1;
             status[p]
@@ -550,6 +564,42 @@ pub fn plan(input: &Input<'_>) -> Plan {
                     shown.state = PoolLeaseState::Releasing;
                 }
             }
+        }
+        // Leases on draining hosts: kept while the pool waits for their replacements
+        // elsewhere (make before break), released once it holds them, or at once when no
+        // host has room for them.
+        let kept = if status[p].short > 0 {
+            0
+        } else {
+            pool.desired.saturating_sub(status[p].actual)
+        };
+        let kept = usize::try_from(kept)
+            .unwrap_or(usize::MAX)
+            .min(draining[p].len());
+        // The newest go first.
+        draining[p].sort_by_key(|(lease, _, _)| std::cmp::Reverse(lease.created_at_ms));
+        let no_util: HashMap<&str, f32> = HashMap::new();
+        let release_count = draining[p].len() - kept;
+        for (i, &(lease, h, util)) in draining[p].iter().enumerate() {
+            if i >= release_count {
+                status[p].actual += 1;
+                host_view(&mut per_host[p], h, input.hosts).leased += 1;
+                let mut view = lease_view(lease, &input.hosts[h], &no_util, PoolLeaseState::Active);
+                view.util_pct = util;
+                status[p].leases.push(view);
+                continue;
+            }
+            out.releases.push(ReleaseOrder {
+                host: input.hosts[h].name.clone(),
+                lease_id: lease.id.clone(),
+                pool_id: pool.id.clone(),
+                why: Why::Drain,
+            });
+            status[p].releasing += 1;
+            host_view(&mut per_host[p], h, input.hosts).releasing += 1;
+            let mut view = lease_view(lease, &input.hosts[h], &no_util, PoolLeaseState::Releasing);
+            view.util_pct = util;
+            status[p].leases.push(view);
         }
         status[p].free = candidates
             .iter()

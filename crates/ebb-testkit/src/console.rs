@@ -35,6 +35,7 @@ impl TestFleet {
                 labels: Default::default(),
                 fingerprint: None,
                 has_token: false,
+                draining: false,
             })
             .collect()
     }

@@ -194,6 +194,28 @@ pub struct HostEntry {
     pub fingerprint: Option<String>,
     /// Whether a token is stored for the host (the token itself never is here).
     pub has_token: bool,
+    /// Being removed: the pools' GPUs there are released (and taken elsewhere), then the
+    /// registry drops it. Set by the registry; ignored on input.
+    #[serde(default)]
+    pub draining: bool,
+}
+
+/// What removing a host did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum HostRemoval {
+    /// Gone from the registry.
+    Removed,
+    /// Pools held GPUs there: they are being released (each pool takes its GPUs
+    /// elsewhere), and the host goes once none is left.
+    Draining { pools: Vec<PoolGpus> },
+}
+
+/// A pool and a number of its GPUs (held on one host).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct PoolGpus {
+    pub pool: String,
+    pub gpus: u32,
 }
 
 /// A host as the operator typed it in Settings, token included (it goes to the keychain).
@@ -363,6 +385,8 @@ pub enum IpcErrorKind {
     Decode,
     /// The agent speaks another API version.
     Incompatible,
+    /// Pools still hold GPUs on the host to be removed: release them first.
+    HostHoldsGpus,
     /// A bug or a broken database: the message says what failed.
     Internal,
 }

@@ -171,6 +171,9 @@ pub enum ChangeReason {
     HostAdded { host: String, region: String },
     /// A host was removed from the registry (console-wide).
     HostRemoved { host: String },
+    /// A host is to be removed: the pools' GPUs there are released and taken elsewhere
+    /// first (console-wide).
+    HostDraining { host: String, gpus: u32 },
     /// When a slider move asks first changed (console-wide).
     ConfirmLimitsChanged {
         above_gpus: u32,
@@ -228,6 +231,10 @@ impl fmt::Display for ChangeReason {
                 write!(f, "host {host} added in {region}")
             }
             ChangeReason::HostRemoved { host } => write!(f, "host {host} removed"),
+            ChangeReason::HostDraining { host, gpus } => write!(
+                f,
+                "host {host} to be removed: releasing the {gpus} pool GPU(s) there first, taken elsewhere"
+            ),
             ChangeReason::ConfirmLimitsChanged {
                 above_gpus,
                 above_per_hour_fen,

@@ -139,17 +139,25 @@ export function HostsSection(): JSX.Element {
     rowButton(name, "remove")?.focus();
   }
 
-  async function removeHost(name: string): Promise<void> {
+  /**
+   * Removes a host; with `release`, where pools hold GPUs there, they are released first
+   * (each pool takes its GPUs elsewhere) and the enforcer removes the host after.
+   */
+  async function removeHost(name: string, release = false): Promise<void> {
     batch(() => {
       setRemoving(name);
       setRemoveError(null);
     });
-    const res = await call(() => commands.removeHost(name));
+    const res = await call(() => commands.removeHost(name, release));
     batch(() => {
       setRemoving(null);
       setConfirming(null);
     });
-    if (res.status === "ok") {
+    if (res.status === "ok" && res.data.kind === "draining") {
+      setStatus(t("hosts.drainingStarted", { name }));
+      await reload();
+      rowButton(name, "edit")?.focus();
+    } else if (res.status === "ok") {
       setStatus(t("hosts.removed", { name }));
       if (editedName() === name) closeForm();
       await reload();
@@ -202,7 +210,21 @@ export function HostsSection(): JSX.Element {
                   error={failed.error}
                   testid="hosts-error"
                   sentenceFor={hostSentence}
-                />
+                >
+                  <Show when={ipcError(failed.error)?.kind === "host_holds_gpus"}>
+                    <span class="discard-actions">
+                      <button
+                        type="button"
+                        class="btn btn-small btn-danger"
+                        data-action="release-and-remove"
+                        disabled={removing() !== null}
+                        onClick={() => void removeHost(failed.name, true)}
+                      >
+                        {t("hosts.releaseAndRemove")}
+                      </button>
+                    </span>
+                  </Show>
+                </ErrorAlert>
               )}
             </Show>
           }

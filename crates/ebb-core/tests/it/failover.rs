@@ -9,6 +9,7 @@ use ebb_core::console::{Console, ConsoleOptions, TokenStore};
 use ebb_core::enforcer::{EnforcerConfig, PassReport};
 use ebb_core::registry::HostEntry;
 use ebb_testkit::{TempDir, eventually};
+use ebb_wire::ipc::{HostRemoval, PoolGpus};
 use ebb_wire::plan::{OverlayMode, Term};
 use ebb_wire::pools::{Actor, PlacementPolicy, PoolInput, PoolPhase};
 use ebb_wire::reasons::ChangeReason;
@@ -81,6 +82,7 @@ async fn two_hosts_and_a_pool_of_two(
             labels: Default::default(),
             fingerprint: None,
             has_token: false,
+            draining: false,
         };
         console.upsert_host(&spec, None).await.unwrap();
     }
@@ -220,7 +222,11 @@ async fn a_host_holding_a_pools_gpus_cannot_be_removed_until_they_are_released()
     let console = open(dir.path(), &clock).await;
     let holder = two_hosts_and_a_pool_of_two(&console, &clock, &fleets).await;
     let other = if holder == "gpu-a" { "gpu-b" } else { "gpu-a" };
-    let refused = console.remove_host(&holder).await.unwrap_err().to_string();
+    let refused = console
+        .remove_host(&holder, false)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(
         refused.starts_with("name: ") && refused.contains("`burst` (2 GPUs)"),
         "{refused}"
@@ -230,7 +236,10 @@ async fn a_host_holding_a_pools_gpus_cannot_be_removed_until_they_are_released()
         "still registered"
     );
     // A host holding nothing goes at once.
-    console.remove_host(other).await.unwrap();
+    assert_eq!(
+        console.remove_host(other, false).await.unwrap(),
+        HostRemoval::Removed
+    );
     // Released, then it can go.
     let since = clock.now_ms();
     console
@@ -247,9 +256,86 @@ async fn a_host_holding_a_pools_gpus_cannot_be_removed_until_they_are_released()
     eventually(
         "the host removed once the pool released",
         Duration::from_secs(10),
-        || console.remove_host(&holder),
+        || console.remove_host(&holder, false),
     )
     .await;
+    console.shutdown().await;
+    let [a, b] = fleets;
+    a.stop().await;
+    b.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removing_a_host_with_release_moves_its_pool_gpus_elsewhere_then_drops_it() {
+    let fleets = [one_host().await, one_host().await];
+    let dir = TempDir::new("failover-drain");
+    let clock = Arc::new(ManualClock::new(1_800_000_000_000));
+    let console = open(dir.path(), &clock).await;
+    let holder = two_hosts_and_a_pool_of_two(&console, &clock, &fleets).await;
+    let other = if holder == "gpu-a" { "gpu-b" } else { "gpu-a" };
+    let before: Vec<String> = console
+        .show_pool("burst")
+        .await
+        .unwrap()
+        .leases
+        .iter()
+        .map(|lease| lease.lease_id.clone())
+        .collect();
+    let removal = console.remove_host(&holder, true).await.unwrap();
+    assert_eq!(
+        removal,
+        HostRemoval::Draining {
+            pools: vec![PoolGpus {
+                pool: "burst".into(),
+                gpus: 2
+            }]
+        }
+    );
+    assert!(console.registry().get(&holder).await.unwrap().draining);
+    // Asking again while it drains changes nothing.
+    assert_eq!(console.remove_host(&holder, true).await.unwrap(), removal);
+    // The pool's two GPUs end up on the other host, and the drained host is gone.
+    let view = eventually(
+        "both GPUs on the other host and the drained host removed",
+        Duration::from_secs(20),
+        || async {
+            clock.advance(Duration::from_millis(50));
+            let view = console
+                .show_pool("burst")
+                .await
+                .map_err(|e| e.to_string())?;
+            let gone = console.registry().get(&holder).await.is_err();
+            let moved = view.actual == 2
+                && view.leases.len() == 2
+                && view.leases.iter().all(|lease| lease.host == other);
+            if gone && moved {
+                Ok(view)
+            } else {
+                Err(format!("gone: {gone}, leases: {:?}", view.leases))
+            }
+        },
+    )
+    .await;
+    assert_eq!(view.desired, 2, "the pool keeps its count");
+    assert!(
+        view.leases
+            .iter()
+            .all(|lease| !before.contains(&lease.lease_id)),
+        "new leases: {view:#?}"
+    );
+    // The log says the host was drained, then removed.
+    let log = console.activity(None, 50).await.unwrap();
+    let kinds: Vec<String> = log.iter().map(|entry| entry.reason.to_string()).collect();
+    assert!(
+        kinds
+            .iter()
+            .any(|k| k.contains("to be removed: releasing the 2 pool GPU(s)")),
+        "{kinds:#?}"
+    );
+    assert!(
+        kinds.iter().any(|k| k == &format!("host {holder} removed")),
+        "{kinds:#?}"
+    );
     console.shutdown().await;
     let [a, b] = fleets;
     a.stop().await;

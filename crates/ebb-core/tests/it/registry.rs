@@ -19,6 +19,7 @@ fn spec(name: &str) -> HostEntry {
         labels: BTreeMap::from([("rack".to_string(), "r7".to_string())]),
         fingerprint: None,
         has_token: false,
+        draining: false,
     }
 }
 

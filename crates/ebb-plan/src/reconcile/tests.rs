@@ -15,6 +15,8 @@ struct World {
     known: Vec<KnownLease>,
     fences: HashMap<String, u64>,
     down_since: HashMap<String, i64>,
+    /// Hosts the operator is removing.
+    draining: HashSet<String>,
 }
 
 struct SimHost {
@@ -54,6 +56,7 @@ impl World {
             known: Vec::new(),
             fences: HashMap::new(),
             down_since: HashMap::new(),
+            draining: HashSet::new(),
         }
     }
 
@@ -70,6 +73,7 @@ impl World {
                 down_since_ms: self.down_since.get(&host.name).copied(),
                 lost_fence: self.fences.get(&host.name).copied(),
                 refusing: None,
+                draining: self.draining.contains(&host.name),
             })
             .collect()
     }
@@ -468,6 +472,7 @@ fn down_since_starts_at_the_first_silence_is_kept_and_forgiven_on_return() {
         down_since_ms: None,
         lost_fence: None,
         refusing: None,
+        draining: false,
     };
     let mut down = HashMap::from([("old".to_string(), 5)]);
     let mut hosts = vec![obs("a", true), obs("b", false)];
@@ -537,4 +542,63 @@ fn a_host_that_refuses_our_requests_is_left_alone_for_a_doubling_backoff() {
     refusals.granted("c");
     refusals.mark(&mut hosts, 1);
     assert!(hosts.iter().all(|h| h.refusing.is_none()));
+}
+
+#[test]
+fn a_draining_host_keeps_its_leases_until_the_replacements_are_granted_elsewhere() {
+    let mut world = World::new(&[
+        ("a", "cn-east", 4, "NVIDIA A100-SXM4-80GB"),
+        ("b", "cn-east", 4, "NVIDIA A100-SXM4-80GB"),
+    ]);
+    let pools = [pool("p", "A100", &["cn-east"], 3)];
+    world.pass(&pools);
+    let first = world.active("p");
+    let holder = first[0].0.clone();
+    assert!(first.iter().all(|(h, _)| *h == holder), "packed: {first:?}");
+    let other = if holder == "a" { "b" } else { "a" };
+    world.draining.insert(holder.clone());
+
+    // Make before break: replacements first, nothing released while they are asked for.
+    let plan = world.pass(&pools);
+    assert_eq!(plan.creates.len(), 3);
+    assert!(plan.creates.iter().all(|c| c.host == other), "{plan:?}");
+    assert!(plan.releases.is_empty(), "{plan:?}");
+    assert_eq!(plan.pools[0].actual, 3, "the draining leases still serve");
+
+    // Once they are granted, the draining host's leases go.
+    let plan = world.pass(&pools);
+    assert!(plan.creates.is_empty(), "{plan:?}");
+    assert_eq!(plan.releases.len(), 3);
+    assert!(
+        plan.releases
+            .iter()
+            .all(|r| r.host == holder && r.why == Why::Drain),
+        "{plan:?}"
+    );
+    let active = world.active("p");
+    assert_eq!(active.len(), 3);
+    assert!(active.iter().all(|(h, _)| h == other), "{active:?}");
+    // And it stays put: nothing new goes to the draining host.
+    let plan = world.pass(&pools);
+    assert!(
+        plan.creates.is_empty() && plan.releases.is_empty(),
+        "{plan:?}"
+    );
+}
+
+#[test]
+fn a_draining_host_with_no_room_elsewhere_is_released_at_once() {
+    let mut world = World::new(&[("a", "cn-east", 4, "NVIDIA A100-SXM4-80GB")]);
+    let pools = [pool("p", "A100", &["cn-east"], 4)];
+    world.pass(&pools);
+    // A host with room for one comes.
+    let more = World::new(&[("b", "cn-east", 1, "NVIDIA A100-SXM4-80GB")]);
+    world.hosts.extend(more.hosts);
+    world.draining.insert("a".into());
+    let plan = world.pass(&pools);
+    // One replacement fits on b; the pool is short of 3 and the host still goes.
+    assert_eq!(plan.creates.len(), 1);
+    assert_eq!(plan.pools[0].short, 3);
+    assert_eq!(plan.releases.len(), 4);
+    assert!(plan.releases.iter().all(|r| r.why == Why::Drain));
 }

@@ -40,6 +40,7 @@ fn host(name: &str, leases: Vec<Lease>) -> HostObs {
         down_since_ms: None,
         lost_fence: None,
         refusing: None,
+        draining: false,
     }
 }
 

@@ -115,6 +115,11 @@ export function HostRows(props: {
         </td>
         <td data-col="health">
           <Health status={props.status} />
+          <Show when={props.host.draining}>
+            <span class="badge badge-warn draining" data-draining="true">
+              {t("hosts.draining")}
+            </span>
+          </Show>
         </td>
         <td class="row-actions">
           <span class="btn-row">
@@ -134,7 +139,7 @@ export function HostRows(props: {
               data-action="remove"
               aria-label={t("hosts.removeLabel", { name: props.host.name })}
               aria-expanded={props.asking}
-              disabled={props.asking}
+              disabled={props.asking || props.host.draining}
               onClick={() => props.onAskRemove()}
             >
               {t("hosts.remove")}
