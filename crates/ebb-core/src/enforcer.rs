@@ -12,6 +12,7 @@ use crate::client::{AgentAccess, AgentClient, AgentError, ClientConfig};
 use crate::fanout::fan_out;
 use crate::pools::{NewActivity, Pool, PoolError, PoolStore};
 use crate::registry::{HostEntry, Registry};
+use crate::rules_live::RulesRunner;
 use ebb_plan::reconcile::{self, HostObs, Input, KnownLease, Pending, PoolTarget, Refusals, Seen};
 use ebb_plan::settle::{self, CreateAnswer, ReleaseAnswer, Tally};
 use ebb_wire::agent::LeaseRequest;
@@ -58,6 +59,10 @@ pub struct PassReport {
     pub failed: u32,
     /// Every pool holds exactly what it should, nothing pending.
     pub converged: bool,
+    /// Pools whose rules decided this pass (enabled or in shadow mode).
+    pub rule_decisions: u32,
+    /// Desired counts a rule changed this pass: (pool, from, to). The next pass runs at once.
+    pub rule_changes: Vec<(String, u32, u32)>,
 }
 
 /// The running loop; [`Enforcer::stop`] ends it.
@@ -87,15 +92,25 @@ impl Enforcer {
             refusals: Refusals::default(),
             holder: None,
             passes: 0,
+            rules: RulesRunner::default(),
         };
         let wake_loop = wake.clone();
         let task = tokio::spawn(async move {
             loop {
-                match state.pass().await {
+                let again = match state.pass().await {
                     Ok(report) => {
+                        let again = !report.rule_changes.is_empty();
                         publish.send_replace(report);
+                        again
                     }
-                    Err(error) => tracing::warn!(%error, "reconcile pass failed"),
+                    Err(error) => {
+                        tracing::warn!(%error, "reconcile pass failed");
+                        false
+                    }
+                };
+                if again {
+                    // A rule set a new count: carry it out now, not a tick later.
+                    continue;
                 }
                 tokio::select! {
                     () = tokio::time::sleep(state.config.interval) => {}
@@ -230,6 +245,8 @@ struct Loop {
     refusals: Refusals,
     holder: Option<String>,
     passes: u64,
+    /// Each pool's rules, evaluated after the pass.
+    rules: RulesRunner,
 }
 
 /// What a pass reads from the database before it looks at the agents.
@@ -415,12 +432,30 @@ impl Loop {
             .write_status(&settled.statuses, self.store.now_ms())
             .await?;
         crate::pool_history::after_pass(&self.store, &recorded.pools, &settled.statuses).await;
+        // The rules see what this pass saw, and may set new counts for the next.
+        let ruled = self
+            .rules
+            .tick(
+                &self.store,
+                &recorded.pools,
+                &settled.statuses,
+                &hosts,
+                &catalog,
+                self.store.now_ms(),
+            )
+            .await;
+        let ruled = ruled.unwrap_or_else(|error| {
+            tracing::warn!(%error, "the rules could not decide");
+            crate::rules_live::RulesTick::default()
+        });
         Ok(PassReport {
             number: self.passes,
             granted: tally.granted(),
             released: tally.released(),
             failed: tally.failed(),
-            converged: settled.converged && sent.pending.is_empty(),
+            converged: settled.converged && sent.pending.is_empty() && ruled.changed.is_empty(),
+            rule_decisions: u32::try_from(ruled.decisions).unwrap_or(u32::MAX),
+            rule_changes: ruled.changed,
         })
     }
 

@@ -135,6 +135,7 @@ impl Default for ConfirmPolicy {
     }
 }
 
+pub mod rules;
 mod store;
 mod validate;
 mod view;

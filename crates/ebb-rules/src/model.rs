@@ -228,6 +228,55 @@ pub fn parse(text: &str) -> Result<RuleSet, RuleError> {
     }
 }
 
+/// What a new version of a rule set changed, by name: the rules (thresholds, targets,
+/// schedules) added, removed and changed, and the sections `limits`, `scale_in` and
+/// `metrics` where they changed (listed as changed). For the activity log's "what changed".
+pub fn diff(old: &spec::RuleSet, new: &spec::RuleSet) -> (Vec<String>, Vec<String>, Vec<String>) {
+    fn named<'a, T: PartialEq>(
+        old: &'a [T],
+        new: &'a [T],
+        name: impl Fn(&T) -> &str,
+        out: &mut (Vec<String>, Vec<String>, Vec<String>),
+    ) {
+        for rule in new {
+            match old.iter().find(|had| name(had) == name(rule)) {
+                None => out.0.push(name(rule).to_string()),
+                Some(had) if had != rule => out.2.push(name(rule).to_string()),
+                Some(_) => {}
+            }
+        }
+        for had in old {
+            if !new.iter().any(|rule| name(rule) == name(had)) {
+                out.1.push(name(had).to_string());
+            }
+        }
+    }
+    let mut out = (Vec::new(), Vec::new(), Vec::new());
+    named(
+        &old.thresholds,
+        &new.thresholds,
+        |r| r.name.as_str(),
+        &mut out,
+    );
+    named(&old.targets, &new.targets, |r| r.name.as_str(), &mut out);
+    named(
+        &old.schedules,
+        &new.schedules,
+        |r| r.name.as_str(),
+        &mut out,
+    );
+    if old.limits != new.limits {
+        out.2.push("limits".into());
+    }
+    if old.scale_in != new.scale_in {
+        out.2.push("scale_in".into());
+    }
+    if old.metrics != new.metrics {
+        out.2.push("metrics".into());
+    }
+    out
+}
+
 /// The line (from 1) of a field in a rule file (`threshold[1].action`), for warnings about
 /// a parsed file.
 pub fn line_of_field(text: &str, field: &str) -> Option<u32> {

@@ -135,7 +135,7 @@ impl fmt::Display for HostProblem {
 impl std::error::Error for HostProblem {}
 
 /// Why a pool's desired count (or its settings) changed: one line of the activity log.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ChangeReason {
     /// The pool was made.
@@ -181,6 +181,31 @@ pub enum ChangeReason {
     },
     /// The monthly budget was set (`Some`) or cleared (console-wide).
     BudgetChanged { budget_fen: Option<i64> },
+    /// The pool's rule set was saved as `version`: the rules (and `limits`, `scale_in`,
+    /// `metrics` for those sections) added, removed and changed, by name.
+    RulesSaved {
+        version: u32,
+        mode: crate::rules::RulesMode,
+        added: Vec<String>,
+        removed: Vec<String>,
+        changed: Vec<String>,
+        /// Lint warnings the operator acknowledged on saving.
+        warnings: u32,
+    },
+    /// The pool's rules were enabled, disabled or put in shadow mode.
+    RulesMode {
+        version: u32,
+        mode: crate::rules::RulesMode,
+    },
+    /// A rule decision: the count it set (or, in shadow mode or held by a clamp, would
+    /// have set), with every rule's say, each clamp and the cost delta.
+    RuleDecision {
+        decision: Box<crate::rules::Decision>,
+        /// Shadow mode: decided and logged, nothing changed.
+        shadow: bool,
+    },
+    /// The operator went past the pool's budget cap on purpose (the slider or the CLI).
+    BudgetOverride { per_hour_fen: i64, cap_fen: i64 },
     /// Words with no kind: log lines written before reasons had one.
     Note { text: String },
 }
@@ -249,6 +274,52 @@ impl fmt::Display for ChangeReason {
             ChangeReason::BudgetChanged { budget_fen: None } => {
                 f.write_str("monthly budget cleared")
             }
+            ChangeReason::RulesSaved {
+                version,
+                mode,
+                added,
+                removed,
+                changed,
+                warnings,
+            } => {
+                write!(f, "rules saved as version {version} ({mode})")?;
+                for (what, names) in [("added", added), ("removed", removed), ("changed", changed)]
+                {
+                    if !names.is_empty() {
+                        write!(f, "; {what} {}", names.join(", "))?;
+                    }
+                }
+                if *warnings > 0 {
+                    write!(f, "; {warnings} lint warning(s) acknowledged")?;
+                }
+                Ok(())
+            }
+            ChangeReason::RulesMode { version, mode } => {
+                write!(f, "rules version {version} {mode}")
+            }
+            ChangeReason::RuleDecision { decision, shadow } => {
+                if *shadow {
+                    f.write_str("shadow: ")?;
+                }
+                write!(f, "{}", decision.reason)?;
+                if decision.desired_gpus != decision.current_gpus {
+                    write!(
+                        f,
+                        " ({} → {} GPUs)",
+                        decision.current_gpus, decision.desired_gpus
+                    )?;
+                }
+                Ok(())
+            }
+            ChangeReason::BudgetOverride {
+                per_hour_fen,
+                cap_fen,
+            } => write!(
+                f,
+                "past the budget cap on purpose: {} per hour against a cap of {}",
+                yuan(*per_hour_fen),
+                yuan(*cap_fen)
+            ),
             ChangeReason::Note { text } => f.write_str(text),
         }
     }

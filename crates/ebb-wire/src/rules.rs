@@ -906,3 +906,74 @@ pub struct LintReport {
     /// Warnings about a valid set.
     pub warnings: Vec<LintWarning>,
 }
+
+// ---------------------------------------------------------------------------------------
+// Rules on a pool, live
+
+/// Whether the console acts on a pool's rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum RulesMode {
+    /// Decide each tick and set the pool's desired count.
+    Enabled,
+    /// Kept, not evaluated.
+    Disabled,
+    /// Decide and log each change the rules would make; change nothing.
+    Shadow,
+}
+
+impl fmt::Display for RulesMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RulesMode::Enabled => "enabled",
+            RulesMode::Disabled => "disabled",
+            RulesMode::Shadow => "shadow",
+        })
+    }
+}
+
+/// A pool's rules as stored, with what the console last decided on them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct PoolRules {
+    pub pool: String,
+    /// 1 for the first save, one more for each.
+    pub version: u32,
+    pub mode: RulesMode,
+    /// The rule file (TOML) as saved.
+    pub source: String,
+    /// The same, as data.
+    pub rules: RuleSet,
+    pub updated_at_ms: i64,
+    /// Its lint warnings (acknowledged when it was saved).
+    pub warnings: Vec<LintWarning>,
+    /// The enforcer's latest decision on these rules (also "no change", with why).
+    pub last_decision: Option<Decision>,
+    /// The custom metrics the rules name: the latest value and when it came.
+    pub metrics: Vec<MetricValue>,
+}
+
+/// A custom metric's latest value for a pool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct MetricValue {
+    pub name: String,
+    /// `None` when none has come yet.
+    pub value: Option<f64>,
+    pub at_ms: Option<i64>,
+    /// Past its staleness limit (or never seen): the rules that name it do nothing.
+    pub stale: bool,
+    pub stale_after_minutes: u32,
+}
+
+/// A custom metric pushed by the operator's systems (`POST /v1/metrics`, `ebb metric push`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct MetricPush {
+    /// `[a-z0-9_]`, 1 to 64 characters, starting with a letter.
+    pub name: String,
+    pub value: f64,
+    /// The pool it is about; `None` for every pool.
+    #[serde(default)]
+    pub pool: Option<String>,
+    /// When it was measured (epoch ms); `None` for now.
+    #[serde(default)]
+    pub at: Option<i64>,
+}

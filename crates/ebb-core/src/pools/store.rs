@@ -94,7 +94,7 @@ impl PoolStore {
         Self { db }
     }
 
-    fn pool(&self) -> &sqlx::SqlitePool {
+    pub(super) fn pool(&self) -> &sqlx::SqlitePool {
         self.db.pool()
     }
 

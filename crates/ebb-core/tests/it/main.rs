@@ -7,3 +7,4 @@ mod failover;
 mod metrics_store;
 mod pools;
 mod registry;
+mod rules;

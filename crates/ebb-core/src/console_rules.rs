@@ -1,0 +1,209 @@
+//! The console's rules operations, shared by the desktop shell and the CLI: lint a rule
+//! file against a pool, save it (refused when invalid, and when it has warnings the
+//! operator did not acknowledge), show it with the latest decision and its metrics,
+//! enable/disable/shadow it, and take custom metric pushes.
+
+use crate::console::Console;
+use crate::pools::rules::{RulesEdit, StoredRules};
+use crate::pools::{Pool, PoolError};
+use crate::rules_live::pricing;
+use ebb_rules::lint::{LintContext, lint_file};
+use ebb_wire::rules::{LintReport, MetricPush, MetricValue, PoolRules, RuleProblem, RulesMode};
+
+/// The warmup lint checks cooldowns against, in minutes (the replay model's default).
+pub const LINT_WARMUP_MINUTES: u32 = 5;
+
+/// Why a rule file was not saved.
+#[derive(Debug, thiserror::Error)]
+pub enum RulesError {
+    /// Not a valid rule set (or not one for this pool): every problem, with its line.
+    #[error("the rule file is invalid: {}", problems_words(&.0.errors))]
+    Invalid(LintReport),
+    /// Valid, with warnings the operator has not acknowledged.
+    #[error("the rule file has {} warning(s) to acknowledge before it is saved", .0.warnings.len())]
+    Unacknowledged(LintReport),
+    #[error(transparent)]
+    Pool(#[from] PoolError),
+}
+
+fn problems_words(problems: &[RuleProblem]) -> String {
+    problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+impl RulesError {
+    /// The first problem (field and line), for an error that names one.
+    pub fn first_problem(&self) -> Option<&RuleProblem> {
+        match self {
+            RulesError::Invalid(report) => report.errors.first(),
+            _ => None,
+        }
+    }
+}
+
+/// The pool's own checks on a valid rule set: its `pool` names this one, its limits lie
+/// within the pool's range.
+fn against_pool(rules: &ebb_wire::rules::RuleSet, pool: &Pool, text: &str) -> Vec<RuleProblem> {
+    let mut problems = Vec::new();
+    let line = |field: &str| ebb_rules::model::line_of_field(text, field);
+    if let Some(name) = rules.pool.as_deref()
+        && name != pool.name
+    {
+        problems.push(RuleProblem {
+            line: line("pool"),
+            field: "pool".into(),
+            message: format!("the file is for `{name}`, not `{}`", pool.name),
+        });
+    }
+    let limits = &rules.limits;
+    if limits.min_gpus < pool.min {
+        problems.push(RuleProblem {
+            line: line("limits.min_gpus"),
+            field: "limits.min_gpus".into(),
+            message: format!("{} is below the pool's min {}", limits.min_gpus, pool.min),
+        });
+    }
+    if limits.max_gpus > pool.max {
+        problems.push(RuleProblem {
+            line: line("limits.max_gpus"),
+            field: "limits.max_gpus".into(),
+            message: format!(
+                "{} is above the pool's max {} (raise the pool's max first)",
+                limits.max_gpus, pool.max
+            ),
+        });
+    }
+    problems
+}
+
+impl Console {
+    /// Lints a rule file as it would be saved for `pool`: invalid (with every problem's line
+    /// and field), or valid with its warnings.
+    pub async fn lint_rules(&self, pool: &str, source: &str) -> Result<LintReport, PoolError> {
+        let pool = self.pools.get(pool).await?;
+        let price = pricing(&pool, &self.catalog());
+        let context = LintContext {
+            warmup_minutes: LINT_WARMUP_MINUTES,
+            pricing: price.as_ref(),
+            peak_busy_gpus: None,
+        };
+        let mut report = lint_file(&format!("{}.toml", pool.name), source, &context);
+        if report.valid
+            && let Ok(rules) = ebb_rules::model::parse(source)
+        {
+            let problems = against_pool(rules.spec(), &pool, source);
+            if !problems.is_empty() {
+                report.valid = false;
+                report.errors = problems;
+                report.warnings.clear();
+            }
+        }
+        Ok(report)
+    }
+
+    /// Saves a new version of a pool's rules: refused when invalid, and when it has
+    /// warnings not `acknowledged`; one transaction with its activity entry (what changed).
+    pub async fn save_rules(
+        &self,
+        pool: &str,
+        source: &str,
+        mode: Option<RulesMode>,
+        acknowledged: bool,
+    ) -> Result<PoolRules, RulesError> {
+        let report = self.lint_rules(pool, source).await?;
+        if !report.valid {
+            return Err(RulesError::Invalid(report));
+        }
+        if !report.warnings.is_empty() && !acknowledged {
+            return Err(RulesError::Unacknowledged(report));
+        }
+        let new =
+            ebb_rules::model::parse(source).map_err(|_| RulesError::Invalid(report.clone()))?;
+        let old = self
+            .pools
+            .rules(pool)
+            .await?
+            .and_then(|stored| ebb_rules::model::parse(&stored.source).ok());
+        let (added, removed, changed) = match &old {
+            Some(old) => ebb_rules::model::diff(old.spec(), new.spec()),
+            None => (Vec::new(), Vec::new(), Vec::new()),
+        };
+        let edit = RulesEdit {
+            added,
+            removed,
+            changed,
+            warnings: u32::try_from(report.warnings.len()).unwrap_or(u32::MAX),
+        };
+        let stored = self.pools.save_rules(pool, source, mode, edit).await?;
+        self.wake_enforcer();
+        Ok(self.pool_rules_view(stored, report).await?)
+    }
+
+    /// Enables, disables or shadows a pool's rules (logged).
+    pub async fn set_rules_mode(
+        &self,
+        pool: &str,
+        mode: RulesMode,
+    ) -> Result<PoolRules, PoolError> {
+        self.pools.set_rules_mode(pool, mode).await?;
+        self.wake_enforcer();
+        self.pool_rules(pool)
+            .await?
+            .ok_or_else(|| PoolError::NotFound(pool.to_string()))
+    }
+
+    /// A pool's rules with their warnings, the latest decision and the custom metrics they
+    /// name; `None` when the pool has none.
+    pub async fn pool_rules(&self, pool: &str) -> Result<Option<PoolRules>, PoolError> {
+        let Some(stored) = self.pools.rules(pool).await? else {
+            return Ok(None);
+        };
+        let report = self.lint_rules(pool, &stored.source).await?;
+        Ok(Some(self.pool_rules_view(stored, report).await?))
+    }
+
+    async fn pool_rules_view(
+        &self,
+        stored: StoredRules,
+        report: LintReport,
+    ) -> Result<PoolRules, PoolError> {
+        let rules = ebb_rules::model::parse(&stored.source)
+            .map(|rules| rules.spec().clone())
+            .unwrap_or_default();
+        let now = self.pools.now_ms();
+        let mut metrics = Vec::with_capacity(rules.metrics.len());
+        for metric in &rules.metrics {
+            let latest = self
+                .pools
+                .latest_metric(&metric.name, &stored.pool_name)
+                .await?;
+            let stale_ms = i64::from(metric.stale_after_minutes) * 60_000;
+            metrics.push(MetricValue {
+                name: metric.name.clone(),
+                value: latest.map(|(_, v)| v),
+                at_ms: latest.map(|(at, _)| at),
+                stale: latest.is_none_or(|(at, _)| now - at > stale_ms),
+                stale_after_minutes: metric.stale_after_minutes,
+            });
+        }
+        Ok(PoolRules {
+            pool: stored.pool_name,
+            version: stored.version,
+            mode: stored.mode,
+            source: stored.source,
+            rules,
+            updated_at_ms: stored.updated_at_ms,
+            warnings: report.warnings,
+            last_decision: stored.last_decision,
+            metrics,
+        })
+    }
+
+    /// Stores a custom metric pushed by the operator's systems (checked, naming the field).
+    pub async fn push_metric(&self, push: &MetricPush) -> Result<(), PoolError> {
+        self.pools.push_metric(push).await
+    }
+}

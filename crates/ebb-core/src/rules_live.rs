@@ -1,0 +1,505 @@
+//! Rules enforced live: the shell around `ebb_rules::decide`. After each enforcer pass it
+//! takes a sample of every ruled pool (GPU and memory utilization and busy GPUs over the
+//! pool's leased GPUs, from what the agents just reported), keeps a few minutes of them,
+//! reads the custom metrics pushed for the pool, and asks the pure engine for a decision:
+//!
+//! - **enabled**: a new count is set through the same path as the slider
+//!   (`PoolStore::set_desired`, one transaction with its activity entry, actor `rule`), and
+//!   the reconcile loop does the rest on the next pass (woken at once);
+//! - **shadow**: the count the rules would hold is kept here, not in the pool; each change
+//!   of it is logged (done at once) and nothing else moves;
+//! - a tick where a rule wanted a change that a clamp stopped is logged once per reason
+//!   (rule and clamp), not every second; "no change" ticks are not logged, the latest
+//!   decision is kept on the rules (`record_decision`) for the Rules view and the CLI.
+//!
+//! Samples are one a tick; the engine counts minutes, so each tick it is handed sliding
+//! minute means ending now, now − 1 min, … (a custom metric's at its last push in each
+//! minute): a breach sustained for N minutes fills N of them exactly when the N-th minute
+//! closes, and the decision comes in that same tick.
+
+use crate::pools::rules::StoredRules;
+use crate::pools::{NewActivity, Pool, PoolError, PoolStore};
+use ebb_cost::Catalog;
+use ebb_plan::reconcile::{HostObs, PoolStatus};
+use ebb_rules::decide::{MetricWindows, PoolState, Pricing, Window, decide, window_minutes};
+use ebb_rules::model::RuleSet;
+use ebb_wire::pools::{Actor, PoolLeaseState};
+use ebb_wire::reasons::ChangeReason;
+use ebb_wire::rules::{Decision, DecisionReason, RulesMode};
+use std::collections::{HashMap, VecDeque};
+
+const MINUTE_MS: i64 = 60_000;
+/// The latest decision is written at least this often (and whenever its reason changes).
+const RECORD_EVERY_MS: i64 = 5_000;
+/// How far after a minute's start the first tick may come and the minute still count.
+const TICK_SLACK_MS: i64 = 2_000;
+
+/// One tick's sample of a pool.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tick {
+    pub at_ms: i64,
+    /// Mean GPU utilization over the pool's leased GPUs with a reading, %.
+    pub gpu_util: Option<f64>,
+    /// Mean memory used over those GPUs, % of their memory.
+    pub mem_util: Option<f64>,
+    /// Σ utilization ÷ 100.
+    pub busy_gpus: f64,
+    /// GPUs ready (leased and answering).
+    pub ready_gpus: f64,
+}
+
+/// What the pool's leased GPUs show now, from the pass's observations. Pure.
+pub fn sample(status: &PoolStatus, hosts: &[HostObs], now_ms: i64) -> Tick {
+    let mut util = Vec::new();
+    let mut mem = Vec::new();
+    let mut ready = 0u32;
+    for lease in status
+        .leases
+        .iter()
+        .filter(|lease| lease.state == PoolLeaseState::Active)
+    {
+        ready += 1;
+        let gpus = hosts
+            .iter()
+            .find(|host| host.name == lease.host)
+            .and_then(|host| host.seen.as_ref())
+            .map(|seen| seen.gpus.as_slice())
+            .unwrap_or_default();
+        for uuid in &lease.gpu_uuids {
+            let Some(gpu) = gpus.iter().find(|gpu| &gpu.uuid == uuid) else {
+                continue;
+            };
+            if let Some(u) = gpu.gpu_util_pct {
+                util.push(f64::from(u));
+            }
+            let used = gpu
+                .memory_used_mib
+                .filter(|_| gpu.memory_total_mib > 0)
+                .map(|used| f64::from(used) * 100.0 / f64::from(gpu.memory_total_mib));
+            if let Some(m) = used.or(gpu.memory_util_pct.map(f64::from)) {
+                mem.push(m);
+            }
+        }
+    }
+    let mean = |values: &[f64]| {
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+    };
+    Tick {
+        at_ms: now_ms,
+        gpu_util: mean(&util),
+        mem_util: mean(&mem),
+        busy_gpus: util.iter().sum::<f64>() / 100.0,
+        ready_gpus: f64::from(ready),
+    }
+}
+
+/// Sliding minute means of `samples` (oldest first) for the `minutes` minutes before
+/// `now_ms`: one sample per minute that has any, at the minute's end (`at_end`) or at its
+/// last sample. A minute counts only when the series reaches back to its start (within
+/// `slack_ms`): a metric first seen 70 s ago has one whole minute, not two, so "for 2
+/// minutes" means two. Pure.
+pub fn minute_means(
+    samples: impl Iterator<Item = (i64, f64)> + Clone,
+    now_ms: i64,
+    minutes: u32,
+    slack_ms: i64,
+    at_end: bool,
+) -> Window {
+    let mut window = Window::default();
+    let Some(first) = samples.clone().map(|(at, _)| at).min() else {
+        return window;
+    };
+    for k in (0..i64::from(minutes)).rev() {
+        let end = now_ms - k * MINUTE_MS;
+        let start = end - MINUTE_MS;
+        if first > start + slack_ms {
+            continue;
+        }
+        let (mut sum, mut count, mut last) = (0.0, 0u32, start);
+        for (at, value) in samples.clone().filter(|(at, _)| *at > start && *at <= end) {
+            sum += value;
+            count += 1;
+            last = last.max(at);
+        }
+        if count > 0 {
+            window.push(if at_end { end } else { last }, sum / f64::from(count));
+        }
+    }
+    window
+}
+
+/// A ruled pool as the runner keeps it between ticks.
+#[derive(Debug)]
+struct Live {
+    version: u32,
+    mode: RulesMode,
+    rules: RuleSet,
+    ticks: VecDeque<Tick>,
+    last_out_ms: Option<i64>,
+    last_in_ms: Option<i64>,
+    /// Shadow mode: the count the rules would hold.
+    shadow_desired: Option<u32>,
+    /// The held decision last logged (rule and clamp), so it is logged once.
+    held_logged: Option<String>,
+    recorded: Option<(i64, String)>,
+}
+
+/// What one tick of the rules did, for the enforcer's report and tests.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RulesTick {
+    /// Pools whose desired count a rule changed: (pool name, from, to).
+    pub changed: Vec<(String, u32, u32)>,
+    /// Decisions made (one per pool with enabled or shadowed rules).
+    pub decisions: usize,
+}
+
+/// The rules of every pool, evaluated once per enforcer pass.
+#[derive(Debug, Default)]
+pub struct RulesRunner {
+    live: HashMap<String, Live>,
+}
+
+impl RulesRunner {
+    /// One tick: a decision for each pool with enabled or shadowed rules.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn tick(
+        &mut self,
+        store: &PoolStore,
+        pools: &[Pool],
+        statuses: &[PoolStatus],
+        hosts: &[HostObs],
+        catalog: &Catalog,
+        now_ms: i64,
+    ) -> Result<RulesTick, PoolError> {
+        let mut out = RulesTick::default();
+        let stored = store.all_rules().await?;
+        self.live
+            .retain(|id, _| stored.iter().any(|rules| &rules.pool_id == id));
+        for rules in stored {
+            let Some(pool) = pools.iter().find(|pool| pool.id == rules.pool_id) else {
+                continue;
+            };
+            let Some(status) = statuses.iter().find(|s| s.pool_id == pool.id) else {
+                continue;
+            };
+            if rules.mode == RulesMode::Disabled {
+                self.live.remove(&pool.id);
+                continue;
+            }
+            let live = match self.live.get_mut(&pool.id) {
+                Some(live) if live.version == rules.version => live,
+                _ => match Self::load(store, pool, &rules).await? {
+                    Some(live) => self
+                        .live
+                        .entry(pool.id.clone())
+                        .insert_entry(live)
+                        .into_mut(),
+                    None => continue,
+                },
+            };
+            if live.mode != rules.mode {
+                // What shadow mode would have done never happened: cooldowns count from
+                // the pool's real changes again.
+                live.mode = rules.mode;
+                live.shadow_desired = None;
+                live.held_logged = None;
+                (live.last_out_ms, live.last_in_ms) = last_changes(store, pool).await?;
+            }
+            out.decisions += 1;
+            if let Some((from, to)) =
+                step(live, store, pool, status, hosts, catalog, now_ms).await?
+            {
+                out.changed.push((pool.name.clone(), from, to));
+            }
+        }
+        Ok(out)
+    }
+
+    async fn load(
+        store: &PoolStore,
+        pool: &Pool,
+        stored: &StoredRules,
+    ) -> Result<Option<Live>, PoolError> {
+        let rules = match ebb_rules::model::parse(&stored.source) {
+            Ok(rules) => rules,
+            Err(error) => {
+                tracing::warn!(pool = %pool.name, %error, "stored rules do not parse; not enforced");
+                return Ok(None);
+            }
+        };
+        let (last_out_ms, last_in_ms) = last_changes(store, pool).await?;
+        Ok(Some(Live {
+            version: stored.version,
+            mode: stored.mode,
+            rules,
+            ticks: VecDeque::new(),
+            last_out_ms,
+            last_in_ms,
+            shadow_desired: None,
+            held_logged: None,
+            recorded: None,
+        }))
+    }
+}
+
+/// The pool's last scale-out and scale-in, whoever made them (cooldowns count from these);
+/// what shadow mode would have done does not count.
+async fn last_changes(
+    store: &PoolStore,
+    pool: &Pool,
+) -> Result<(Option<i64>, Option<i64>), PoolError> {
+    let log = store.activity(Some(&pool.name), 500).await?;
+    let real = |e: &&ebb_wire::pools::ActivityEntry| {
+        !matches!(e.reason, ChangeReason::RuleDecision { shadow: true, .. })
+    };
+    let out = log
+        .iter()
+        .filter(real)
+        .find(|e| e.to > e.from)
+        .map(|e| e.at_ms);
+    let r#in = log
+        .iter()
+        .filter(real)
+        .find(|e| e.to < e.from)
+        .map(|e| e.at_ms);
+    Ok((out, r#in))
+}
+
+/// The pool's price: its model in the cheapest of its regions the catalog prices.
+pub fn pricing(pool: &Pool, catalog: &Catalog) -> Option<Pricing> {
+    pool.regions
+        .iter()
+        .filter_map(|region| catalog.find(&pool.model, region).ok())
+        .min_by_key(|entry| entry.hour.fen())
+        .map(|entry| Pricing {
+            entry: entry.clone(),
+            plan: pool.plan(),
+        })
+}
+
+/// One pool's tick; answers (from, to) when the pool's desired count was changed.
+async fn step(
+    live: &mut Live,
+    store: &PoolStore,
+    pool: &Pool,
+    status: &PoolStatus,
+    hosts: &[HostObs],
+    catalog: &Catalog,
+    now_ms: i64,
+) -> Result<Option<(u32, u32)>, PoolError> {
+    let minutes = window_minutes(&live.rules);
+    live.ticks.push_back(sample(status, hosts, now_ms));
+    let keep_from = now_ms - i64::from(minutes + 1) * MINUTE_MS;
+    while live.ticks.front().is_some_and(|t| t.at_ms <= keep_from) {
+        live.ticks.pop_front();
+    }
+    let mut windows = MetricWindows::default();
+    let series = |pick: fn(&Tick) -> Option<f64>| {
+        live.ticks
+            .iter()
+            .filter_map(move |t| pick(t).map(|v| (t.at_ms, v)))
+    };
+    windows.gpu_util = minute_means(series(|t| t.gpu_util), now_ms, minutes, TICK_SLACK_MS, true);
+    windows.mem_util = minute_means(series(|t| t.mem_util), now_ms, minutes, TICK_SLACK_MS, true);
+    windows.busy_gpus = minute_means(
+        series(|t| Some(t.busy_gpus)),
+        now_ms,
+        minutes,
+        TICK_SLACK_MS,
+        true,
+    );
+    windows.ready_gpus = minute_means(
+        series(|t| Some(t.ready_gpus)),
+        now_ms,
+        minutes,
+        TICK_SLACK_MS,
+        true,
+    );
+    for metric in &live.rules.spec().metrics {
+        // One minute more than the window, to know whether the series reaches back to it.
+        let since = now_ms - i64::from(minutes + 1) * MINUTE_MS;
+        let samples = store
+            .metric_samples(&metric.name, &pool.name, since)
+            .await?;
+        let window = windows.custom_mut(&metric.name);
+        if samples
+            .iter()
+            .any(|(at, _)| *at > now_ms - i64::from(minutes) * MINUTE_MS)
+        {
+            *window = minute_means(samples.iter().copied(), now_ms, minutes, 0, false);
+        } else if let Some((at, value)) = store.latest_metric(&metric.name, &pool.name).await? {
+            // Older than the window: still said, so the rule can say since when it is stale.
+            window.push(at, value);
+        }
+    }
+
+    let mut held_since: Vec<i64> = status
+        .leases
+        .iter()
+        .filter(|lease| lease.state == PoolLeaseState::Active)
+        .map(|lease| lease.granted_at_ms)
+        .collect();
+    held_since.sort_unstable();
+    let price = pricing(pool, catalog);
+    let shadow = live.mode == RulesMode::Shadow;
+    let current = if shadow {
+        *live.shadow_desired.get_or_insert(pool.desired)
+    } else {
+        pool.desired
+    };
+    let state = PoolState {
+        desired_gpus: current,
+        ready_gpus: status.actual,
+        held_gpus: status.actual + status.pending,
+        warming_gpus: status.pending,
+        held_since_ms: &held_since,
+        last_scale_out_ms: live.last_out_ms,
+        last_scale_in_ms: live.last_in_ms,
+        pricing: price.as_ref(),
+    };
+    let mut decision = decide(&live.rules, &state, &windows, now_ms);
+    // The pool's own range bounds every count (the rules' limits are saved within it).
+    decision.desired_gpus = decision.desired_gpus.clamp(pool.min, pool.max);
+
+    let key = reason_key(&decision);
+    let due = live
+        .recorded
+        .as_ref()
+        .is_none_or(|(at, had)| *had != key || now_ms - at >= RECORD_EVERY_MS);
+    if due {
+        store.record_decision(&pool.id, &decision).await?;
+        live.recorded = Some((now_ms, key.clone()));
+    }
+
+    let to = decision.desired_gpus;
+    if to != current {
+        live.held_logged = None;
+        if to > current {
+            live.last_out_ms = Some(now_ms);
+        } else {
+            live.last_in_ms = Some(now_ms);
+        }
+        let change = entry(&decision, shadow);
+        if shadow {
+            live.shadow_desired = Some(to);
+            store.log_done(pool, &change).await?;
+            return Ok(None);
+        }
+        // The operator may have moved the pool since the pass began: theirs stands.
+        if store.get(&pool.name).await?.desired != current {
+            return Ok(None);
+        }
+        store.set_desired(&pool.name, to, &[], &change).await?;
+        tracing::info!(pool = %pool.name, from = current, to, reason = %decision.reason, "a rule scaled the pool");
+        return Ok(Some((current, to)));
+    }
+    // A rule wanted a change and a clamp kept the count: said once per rule and clamp.
+    if matches!(decision.reason, DecisionReason::Held { .. }) {
+        if live.held_logged.as_deref() != Some(key.as_str()) {
+            store.log_done(pool, &entry(&decision, shadow)).await?;
+            live.held_logged = Some(key);
+        }
+    } else {
+        live.held_logged = None;
+    }
+    Ok(None)
+}
+
+/// The activity entry of a decision.
+fn entry(decision: &Decision, shadow: bool) -> NewActivity {
+    let per_hour = decision.cost_delta_per_hour_fen;
+    NewActivity {
+        actor: Actor::Rule,
+        from: decision.current_gpus,
+        to: decision.desired_gpus,
+        reason: ChangeReason::RuleDecision {
+            decision: Box::new(decision.clone()),
+            shadow,
+        },
+        delta_per_hour_fen: per_hour,
+        delta_per_month_fen: per_hour.map(|fen| fen.saturating_mul(730)),
+    }
+}
+
+/// What makes two decisions "the same reason": its kind, the rule, and the clamp's kind.
+fn reason_key(decision: &Decision) -> String {
+    let clamp_kind = |clamp: &ebb_wire::rules::Clamp| {
+        serde_json::to_value(clamp)
+            .ok()
+            .and_then(|v| v.get("kind").and_then(|k| k.as_str().map(str::to_string)))
+            .unwrap_or_default()
+    };
+    match &decision.reason {
+        DecisionReason::Rule { rule, to_gpus, .. } => format!("rule:{rule}:{to_gpus}"),
+        DecisionReason::Bound { clamp } => format!("bound:{}", clamp_kind(clamp)),
+        DecisionReason::Held { rule, clamp } => format!("held:{rule}:{}", clamp_kind(clamp)),
+        DecisionReason::Waiting { rule, status } => {
+            let kind = serde_json::to_value(status)
+                .ok()
+                .and_then(|v| v.get("kind").and_then(|k| k.as_str().map(str::to_string)))
+                .unwrap_or_default();
+            format!("waiting:{rule}:{kind}")
+        }
+        DecisionReason::Steady => "steady".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minute_means_slide_with_now() {
+        // 1 Hz at 90 for the last 150 s, 10 before.
+        let now = 1_000_000;
+        let samples: Vec<(i64, f64)> = (0..300)
+            .map(|s| {
+                (
+                    now - 299_000 + s * 1_000,
+                    if s >= 150 { 90.0 } else { 10.0 },
+                )
+            })
+            .collect();
+        let window = minute_means(samples.iter().copied(), now, 3, 0, true);
+        assert_eq!(window.len(), 3);
+        let latest = window.latest().unwrap();
+        assert_eq!((latest.at_ms, latest.value), (now, 90.0));
+        // The minute 2..3 ago is half and half.
+        let means: Vec<f64> = (0..3)
+            .map(|k| {
+                minute_means(samples.iter().copied(), now - k * MINUTE_MS, 1, 0, true)
+                    .latest()
+                    .unwrap()
+                    .value
+            })
+            .collect();
+        assert_eq!(means[0], 90.0);
+        assert_eq!(means[1], 90.0);
+        assert!((means[2] - 50.0).abs() < 2.0, "{means:?}");
+    }
+
+    #[test]
+    fn a_minute_counts_only_when_the_series_reaches_back_to_its_start() {
+        let now = 600_000;
+        // Pushed every 10 s for the last 70 s: one whole minute, not two.
+        let pushes: Vec<(i64, f64)> = (0..8).map(|i| (now - 70_000 + i * 10_000, 7.0)).collect();
+        let window = minute_means(pushes.iter().copied(), now, 5, 0, false);
+        assert_eq!(window.len(), 1);
+        assert_eq!(window.latest().unwrap().at_ms, now);
+        // From 130 s ago: two.
+        let pushes: Vec<(i64, f64)> = (0..14).map(|i| (now - 130_000 + i * 10_000, 7.0)).collect();
+        assert_eq!(
+            minute_means(pushes.iter().copied(), now, 5, 0, false).len(),
+            2
+        );
+        // A push keeps its own time.
+        let window = minute_means(
+            [(now - 90_000, 1.0), (now - 30_000, 7.0)].into_iter(),
+            now,
+            5,
+            0,
+            false,
+        );
+        assert_eq!(window.latest().unwrap().at_ms, now - 30_000);
+    }
+}

@@ -1,0 +1,377 @@
+//! Rules enforced live, on the console's own clock: a custom metric pushed each 10 s of
+//! that clock drives a threshold rule out and back; the window, the shadow mode, a stale
+//! metric, the linter's refusal and the decision log, each with the real enforcer on a
+//! simulated fleet.
+
+use ebb_agent::GpuModel;
+use ebb_core::clock::ManualClock;
+use ebb_core::console_rules::RulesError;
+use ebb_core::enforcer::PassReport;
+use ebb_testkit::{TestConsole, TestFleet};
+use ebb_wire::plan::{OverlayMode, Term};
+use ebb_wire::pools::{Actor, PlacementPolicy, PoolInput};
+use ebb_wire::reasons::ChangeReason;
+use ebb_wire::rules::{DecisionReason, MetricPush, RuleStatus, RulesMode};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+const RULES: &str = r#"
+pool = "burst"
+
+[limits]
+min_gpus = 1
+max_gpus = 4
+
+[scale_in]
+force = true
+
+[[metric]]
+name = "queue_len"
+stale_after_minutes = 2
+
+[[threshold]]
+name = "queue-high"
+metric = "queue_len"
+op = ">"
+value = 10
+for_minutes = 2
+action = "+2"
+cooldown_minutes = 5
+
+[[threshold]]
+name = "queue-low"
+metric = "queue_len"
+op = "<"
+value = 2
+for_minutes = 2
+action = "-2"
+"#;
+
+struct Rig {
+    console: TestConsole,
+    fleet: TestFleet,
+    clock: Arc<ManualClock>,
+    reports: watch::Receiver<PassReport>,
+}
+
+impl Rig {
+    async fn new(tag: &str) -> Rig {
+        let fleet = TestFleet::builder()
+            .hosts(1)
+            .gpus_per_host(4)
+            .model(GpuModel::A100)
+            .start()
+            .await;
+        let clock = Arc::new(ManualClock::new(1_800_000_000_000));
+        let console = TestConsole::builder(tag)
+            .fleet(&fleet)
+            .clock(clock.clone())
+            .enforcer(Duration::from_millis(30), Duration::from_secs(30))
+            .open()
+            .await;
+        console
+            .create_pool(&PoolInput {
+                name: "burst".into(),
+                model: "A100".into(),
+                regions: vec![fleet.hosts()[0].region.clone()],
+                min: 0,
+                max: 4,
+                base_gpus: 0,
+                term: Term::Month,
+                overlay: OverlayMode::Hour,
+                placement: PlacementPolicy::Pack,
+                interruptible: false,
+                release_at_unit_end: false,
+            })
+            .await
+            .unwrap();
+        console
+            .scale_pool("burst", 1, Actor::Operator, ChangeReason::Cli)
+            .await
+            .unwrap();
+        let reports = console.enforcer_reports().expect("this console enforces");
+        Rig {
+            console,
+            fleet,
+            clock,
+            reports,
+        }
+    }
+
+    /// Moves the console's clock by `seconds`, pushes `queue_len` (when given) at the new
+    /// now, and waits for a whole enforcer pass to have seen it.
+    async fn step(&mut self, seconds: u64, queue: Option<f64>) -> PassReport {
+        self.clock.advance(Duration::from_secs(seconds));
+        if let Some(value) = queue {
+            self.console
+                .push_metric(&MetricPush {
+                    name: "queue_len".into(),
+                    value,
+                    pool: Some("burst".into()),
+                    at: None,
+                })
+                .await
+                .unwrap();
+        }
+        // The pass in progress may have read the clock before the step: wait for the next.
+        let until = self.reports.borrow_and_update().number + 2;
+        tokio::time::timeout(Duration::from_secs(20), async {
+            loop {
+                self.reports.changed().await.unwrap();
+                if self.reports.borrow_and_update().number >= until {
+                    return;
+                }
+            }
+        })
+        .await
+        .expect("enforcer passes");
+        self.reports.borrow().clone()
+    }
+
+    async fn desired(&self) -> u32 {
+        self.console.show_pool("burst").await.unwrap().desired
+    }
+
+    async fn stop(self) {
+        self.console.shutdown().await;
+        self.fleet.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pushed_metric_drives_a_threshold_rule_out_after_its_window_and_back() {
+    let mut rig = Rig::new("rules-out-and-back").await;
+    let saved = rig
+        .console
+        .save_rules("burst", RULES, None, false)
+        .await
+        .unwrap();
+    assert_eq!((saved.version, saved.mode), (1, RulesMode::Enabled));
+    // Past the 5-minute cooldown of the operator's own scale-out to 1.
+    rig.step(300, None).await;
+
+    // A queue of 50, pushed every 10 s: nothing before two whole minutes.
+    rig.step(10, Some(50.0)).await;
+    let mut seconds = 0;
+    while seconds < 110 {
+        rig.step(10, Some(50.0)).await;
+        seconds += 10;
+        assert_eq!(rig.desired().await, 1, "{seconds} s after the first push");
+    }
+    let rules = rig.console.pool_rules("burst").await.unwrap().unwrap();
+    let decision = rules.last_decision.expect("a decision is kept");
+    assert!(
+        matches!(
+            &decision.reason,
+            DecisionReason::Waiting { rule, status: RuleStatus::Sustaining { minutes_met: 1, minutes_needed: 2, .. } }
+                if rule == "queue-high"
+        ),
+        "{decision:?}"
+    );
+    // The second minute closes 120 s after the first push: the order goes in that tick.
+    rig.step(10, Some(50.0)).await;
+    assert_eq!(rig.desired().await, 3, "+2 when the 2-minute window closes");
+    let view = rig
+        .console
+        .wait_converged("burst", 0, Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert_eq!(view.actual, 3);
+
+    // The queue drains: back down after two more minutes below 2.
+    for _ in 0..11 {
+        rig.step(10, Some(0.0)).await;
+    }
+    assert_eq!(rig.desired().await, 3);
+    rig.step(10, Some(0.0)).await;
+    assert_eq!(rig.desired().await, 1, "-2 after two minutes below 2");
+
+    // Both decisions are in the log with their reasons, made by the rule; and, once each,
+    // what a clamp held (queue-high cooling down, queue-low at the pool's min).
+    let log = rig.console.activity(Some("burst"), 50).await.unwrap();
+    let held: Vec<String> = log
+        .iter()
+        .filter(|entry| entry.actor == Actor::Rule && entry.from == entry.to)
+        .map(|entry| entry.reason.to_string())
+        .collect();
+    assert_eq!(held.len(), 2, "{held:#?}");
+    assert!(
+        held[1].starts_with("queue-high held by queue-high cooling down"),
+        "{held:#?}"
+    );
+    assert!(
+        held[0].starts_with("queue-low held by the pool's min"),
+        "{held:#?}"
+    );
+    let decisions: Vec<(u32, u32, String)> = log
+        .iter()
+        .filter(|entry| entry.actor == Actor::Rule && entry.from != entry.to)
+        .map(|entry| (entry.from, entry.to, entry.reason.to_string()))
+        .collect();
+    assert_eq!(decisions.len(), 2, "{decisions:#?}");
+    assert_eq!((decisions[1].0, decisions[1].1), (1, 3));
+    assert!(decisions[1].2.contains("queue-high"), "{decisions:#?}");
+    assert_eq!((decisions[0].0, decisions[0].1), (3, 1));
+    assert!(decisions[0].2.contains("queue-low"), "{decisions:#?}");
+    // And the rules' save, with who and what.
+    assert!(log.iter().any(|entry| matches!(
+        &entry.reason,
+        ChangeReason::RulesSaved {
+            version: 1,
+            mode: RulesMode::Enabled,
+            ..
+        }
+    )));
+    // No GPU twice, none above desired.
+    let held = rig.fleet.held(&view.id).await;
+    let mut uuids: Vec<&String> = held.iter().map(|(_, uuid)| uuid).collect();
+    uuids.sort();
+    uuids.dedup();
+    assert_eq!(uuids.len(), held.len());
+    rig.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shadow_mode_logs_what_it_would_do_and_changes_nothing() {
+    let mut rig = Rig::new("rules-shadow").await;
+    rig.console
+        .save_rules("burst", RULES, Some(RulesMode::Shadow), false)
+        .await
+        .unwrap();
+    rig.step(300, None).await;
+    for _ in 0..14 {
+        rig.step(10, Some(50.0)).await;
+    }
+    assert_eq!(rig.desired().await, 1, "shadow changes nothing");
+    let log = rig.console.activity(Some("burst"), 50).await.unwrap();
+    let shadow: Vec<_> = log
+        .iter()
+        .filter(|entry| {
+            matches!(
+                entry.reason,
+                ChangeReason::RuleDecision { shadow: true, .. }
+            ) && entry.from != entry.to
+        })
+        .collect();
+    assert_eq!(shadow.len(), 1, "logged once: {shadow:#?}");
+    assert_eq!((shadow[0].from, shadow[0].to), (1, 3));
+    // Enabled, it acts on what it has seen.
+    rig.console
+        .set_rules_mode("burst", RulesMode::Enabled)
+        .await
+        .unwrap();
+    rig.step(1, Some(50.0)).await;
+    assert_eq!(rig.desired().await, 3);
+    rig.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_metric_puts_its_rules_idle_and_says_so() {
+    let mut rig = Rig::new("rules-stale").await;
+    rig.console
+        .save_rules("burst", RULES, None, false)
+        .await
+        .unwrap();
+    rig.step(10, Some(50.0)).await;
+    // Then nothing for three minutes: past its 2-minute limit.
+    for _ in 0..18 {
+        rig.step(10, None).await;
+    }
+    assert_eq!(rig.desired().await, 1);
+    let rules = rig.console.pool_rules("burst").await.unwrap().unwrap();
+    assert!(rules.metrics[0].stale, "{:?}", rules.metrics);
+    let decision = rules.last_decision.unwrap();
+    let stale = decision
+        .rules
+        .iter()
+        .all(|outcome| matches!(outcome.status, RuleStatus::Stale { .. }));
+    assert!(stale, "{decision:#?}");
+    rig.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rule_set_the_linter_refuses_changes_nothing_and_warnings_need_acknowledging() {
+    let rig = Rig::new("rules-refused").await;
+    // Invalid: an action that is not one, named with its line and field.
+    let bad = RULES.replace("action = \"+2\"", "action = \"+two\"");
+    let error = rig
+        .console
+        .save_rules("burst", &bad, None, true)
+        .await
+        .unwrap_err();
+    let problem = error.first_problem().expect("a problem named").clone();
+    assert_eq!(problem.field, "threshold[0].action");
+    assert_eq!(problem.line, Some(21));
+    // Past the pool's range: refused, naming the field.
+    let wide = RULES.replace("max_gpus = 4", "max_gpus = 9");
+    let error = rig
+        .console
+        .save_rules("burst", &wide, None, true)
+        .await
+        .unwrap_err();
+    assert_eq!(error.first_problem().unwrap().field, "limits.max_gpus");
+    // Warnings (a scale-out that lands right in the scale-in band flaps): refused until
+    // acknowledged.
+    let flapping = r#"
+[limits]
+min_gpus = 1
+max_gpus = 4
+
+[[threshold]]
+name = "out"
+metric = "gpu_util"
+op = ">"
+value = 60
+for_minutes = 1
+action = "+100%"
+
+[[threshold]]
+name = "in"
+metric = "gpu_util"
+op = "<"
+value = 40
+for_minutes = 1
+action = "-1"
+"#;
+    let error = rig
+        .console
+        .save_rules("burst", flapping, None, false)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, RulesError::Unacknowledged(_)), "{error}");
+    assert!(
+        rig.console.pool_rules("burst").await.unwrap().is_none(),
+        "nothing saved"
+    );
+    let log = rig.console.activity(Some("burst"), 50).await.unwrap();
+    assert!(
+        !log.iter()
+            .any(|entry| matches!(entry.reason, ChangeReason::RulesSaved { .. }))
+    );
+    let saved = rig
+        .console
+        .save_rules("burst", flapping, None, true)
+        .await
+        .unwrap();
+    assert!(!saved.warnings.is_empty());
+    // A second version says what changed.
+    rig.console
+        .save_rules("burst", RULES, None, false)
+        .await
+        .unwrap();
+    let log = rig.console.activity(Some("burst"), 50).await.unwrap();
+    let Some(ChangeReason::RulesSaved {
+        version,
+        added,
+        removed,
+        ..
+    }) = log.first().map(|entry| entry.reason.clone())
+    else {
+        panic!("{log:#?}");
+    };
+    assert_eq!(version, 2);
+    assert_eq!(added, ["queue-high", "queue-low"]);
+    assert_eq!(removed, ["out", "in"]);
+    rig.stop().await;
+}
