@@ -1,6 +1,7 @@
 //! Real `ebb-agent` and `ebb` processes on loopback, read by the console core.
 
 mod pools;
+mod rules;
 
 use ebb_core::client::AgentAccess;
 use ebb_core::client::{AgentClient, ClientConfig};

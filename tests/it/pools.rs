@@ -11,7 +11,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 /// An A100 agent with `gpus` GPUs, on the port it picked.
-fn a100_agent(dir: &Path, gpus: u32) -> AgentProcess {
+pub(crate) fn a100_agent(dir: &Path, gpus: u32) -> AgentProcess {
     AgentCommand::sim(dir, &format!("{gpus}xA100"))
         .sample_interval_ms(200)
         .start()
@@ -67,7 +67,7 @@ async fn leases(url: &str) -> Vec<ebb_wire::agent::Lease> {
     }
 }
 
-async fn active(url: &str) -> Vec<String> {
+pub(crate) async fn active(url: &str) -> Vec<String> {
     leases(url)
         .await
         .into_iter()

@@ -267,7 +267,11 @@ fn host_table(statuses: &[HostStatus]) -> String {
 
 /// `ebb daemon`: collects from the registry until stopped. While another process
 /// collects from the same data directory, it says so and waits to take over.
-pub async fn daemon(data_dir: &Path, store: TokenStore) -> anyhow::Result<()> {
+pub async fn daemon(
+    data_dir: &Path,
+    store: TokenStore,
+    metrics_listen: Option<std::net::SocketAddr>,
+) -> anyhow::Result<()> {
     raise_open_file_limit();
     loop {
         let console = Console::open(ConsoleOptions {
@@ -275,12 +279,16 @@ pub async fn daemon(data_dir: &Path, store: TokenStore) -> anyhow::Result<()> {
             // No window draws live charts here.
             history_points: 1,
             enforcer: crate::pools::enforcer_config()?,
+            metrics_listen,
             ..ConsoleOptions::new(data_dir)
         })
         .await?;
         if console.role() == Role::Collector {
             let hosts = console.registry().list().await?.len();
             println!("collecting from {hosts} hosts into {}", data_dir.display());
+            if let Some(addr) = console.metrics_api_addr() {
+                println!("custom metrics: POST http://{addr}/v1/metrics");
+            }
             let mut snapshots = console.subscribe();
             let mut last: Vec<(String, Health)> = Vec::new();
             loop {

@@ -5,6 +5,7 @@
 mod costs;
 mod hosts;
 mod metrics;
+mod pool_rules;
 mod pools;
 mod replay;
 mod rules;
@@ -82,9 +83,14 @@ enum Command {
     /// The host registry: add, list (with health), test, remove.
     #[command(subcommand)]
     Hosts(hosts::HostsCommand),
-    /// Collect from every registered host and enforce every pool without a window, until
-    /// stopped.
-    Daemon,
+    /// Collect from every registered host and enforce every pool (and its rules) without a
+    /// window, until stopped.
+    Daemon {
+        /// Where to serve POST /v1/metrics (custom metrics for the rules, with a token from
+        /// `ebb metric token new`); `off` to not serve it.
+        #[arg(long, value_name = "ADDR", default_value = ebb_core::console::DEFAULT_METRICS_LISTEN, env = "EBB_METRICS_LISTEN")]
+        metrics_listen: String,
+    },
     /// Pools: create, list, show, scale (the slider on the command line), delete.
     #[command(subcommand)]
     Pool(pools::PoolCommand),
@@ -96,13 +102,19 @@ enum Command {
         /// At most this many entries.
         #[arg(long, value_name = "N", default_value_t = 50)]
         limit: u32,
+        /// Only what the rules did and why (decisions, held changes, rule edits).
+        #[arg(long)]
+        rules: bool,
     },
     /// Replay a rule file against a demand trace before enabling it: cost, shortfall,
     /// actions, beside the baselines asked for.
     Replay(replay::ReplayArgs),
-    /// Rule files: lint before saving.
+    /// Rules: lint and suggest rule files; set, show, enable, disable or shadow a pool's.
     #[command(subcommand)]
     Rules(rules::RulesCommand),
+    /// Custom metrics for the rules: push a value, make a token for POST /v1/metrics.
+    #[command(subcommand)]
+    Metric(pool_rules::MetricCommand),
     /// A host's stored readings over a past window (what `ebb daemon` or the app collected).
     Metrics {
         /// The host's registered name.
@@ -225,23 +237,42 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Hosts(command) => {
             hosts::run(command.clone(), &data_dir()?, cli.token_store, cli.json).await?;
         }
-        Command::Daemon => hosts::daemon(&data_dir()?, cli.token_store).await?,
+        Command::Daemon { metrics_listen } => {
+            let listen = match metrics_listen.trim() {
+                "off" => None,
+                text => Some(text.parse().map_err(|_| {
+                    anyhow::anyhow!("--metrics-listen: `{text}` is not an address like 127.0.0.1:7171 (or `off`)")
+                })?),
+            };
+            hosts::daemon(&data_dir()?, cli.token_store, listen).await?;
+        }
         Command::Pool(command) => {
             pools::run(command.clone(), &data_dir()?, cli.token_store, cli.json).await?;
         }
-        Command::Activity { pool, limit } => {
+        Command::Activity { pool, limit, rules } => {
             pools::activity(
                 &data_dir()?,
                 cli.token_store,
                 pool.as_deref(),
                 (*limit).clamp(1, 10_000),
+                *rules,
                 cli.json,
             )
             .await?;
         }
+        Command::Metric(command) => {
+            pool_rules::metric(command, &data_dir()?, cli.token_store, cli.json).await?;
+        }
         Command::Replay(args) => replay::run(args, &data_dir()?, cli.json)?,
         Command::Rules(rules::RulesCommand::Suggest(args)) => {
             suggest::run(args, &data_dir()?, cli.json)?;
+        }
+        Command::Rules(command) if command.on_pool().is_some() => {
+            let on_pool = command.on_pool().expect("checked");
+            let code = pool_rules::run(&on_pool, &data_dir()?, cli.token_store, cli.json).await?;
+            if code != 0 {
+                std::process::exit(code);
+            }
         }
         Command::Rules(command) => {
             let code = rules::run(command, cli.json)?;

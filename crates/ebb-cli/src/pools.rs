@@ -121,7 +121,11 @@ pub fn enforcer_config() -> anyhow::Result<EnforcerConfig> {
     Ok(config)
 }
 
-async fn open(data_dir: &Path, store: TokenStore, enforce: bool) -> anyhow::Result<Console> {
+pub(crate) async fn open(
+    data_dir: &Path,
+    store: TokenStore,
+    enforce: bool,
+) -> anyhow::Result<Console> {
     Ok(Console::open(ConsoleOptions {
         token_store: store,
         history_points: 1,
@@ -291,12 +295,22 @@ pub async fn activity(
     store: TokenStore,
     pool: Option<&str>,
     limit: u32,
+    rules: bool,
     json: bool,
 ) -> anyhow::Result<()> {
     let console = open(data_dir, store, false).await?;
     let result = console.activity(pool, limit).await;
     console.shutdown().await;
-    let entries = result?;
+    let mut entries = result?;
+    if rules {
+        entries.retain(|entry| {
+            entry.actor == Actor::Rule
+                || matches!(
+                    entry.reason,
+                    ChangeReason::RulesSaved { .. } | ChangeReason::RulesMode { .. }
+                )
+        });
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&entries)?);
     } else {

@@ -21,6 +21,76 @@ pub enum RulesCommand {
     /// Suggest a rule file for a recorded trace: the cheapest found by replay within the
     /// shortfall limit, each lever with a comment saying why (the file on standard output).
     Suggest(crate::suggest::SuggestArgs),
+    /// Save a rule file as a pool's rules (a new version; linted first: invalid files are
+    /// refused, warnings must be acknowledged with --yes). The app or `ebb daemon` enforces.
+    Set {
+        /// The pool's name.
+        pool: String,
+        /// The rule file (TOML).
+        file: PathBuf,
+        /// enabled, shadow (decide and log, change nothing) or disabled; the last version's
+        /// mode when left out (enabled for the first).
+        #[arg(long, value_name = "MODE")]
+        mode: Option<crate::pool_rules::ModeArg>,
+        /// Acknowledge the file's lint warnings and save it anyway.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Show a pool's rules: version, mode, the latest decision and why, its metrics.
+    Show {
+        /// The pool's name.
+        pool: String,
+    },
+    /// Enforce a pool's rules.
+    Enable {
+        /// The pool's name.
+        pool: String,
+    },
+    /// Keep a pool's rules without evaluating them.
+    Disable {
+        /// The pool's name.
+        pool: String,
+    },
+    /// Decide and log what a pool's rules would do, changing nothing.
+    Shadow {
+        /// The pool's name.
+        pool: String,
+    },
+}
+
+impl RulesCommand {
+    /// The commands on a pool's stored rules (they need the data directory).
+    pub fn on_pool(&self) -> Option<crate::pool_rules::PoolRulesCommand> {
+        use crate::pool_rules::PoolRulesCommand as P;
+        use ebb_wire::rules::RulesMode;
+        Some(match self {
+            RulesCommand::Set {
+                pool,
+                file,
+                mode,
+                yes,
+            } => P::Set {
+                pool: pool.clone(),
+                file: file.clone(),
+                mode: *mode,
+                yes: *yes,
+            },
+            RulesCommand::Show { pool } => P::Show { pool: pool.clone() },
+            RulesCommand::Enable { pool } => P::Mode {
+                pool: pool.clone(),
+                mode: RulesMode::Enabled,
+            },
+            RulesCommand::Disable { pool } => P::Mode {
+                pool: pool.clone(),
+                mode: RulesMode::Disabled,
+            },
+            RulesCommand::Shadow { pool } => P::Mode {
+                pool: pool.clone(),
+                mode: RulesMode::Shadow,
+            },
+            RulesCommand::Lint { .. } | RulesCommand::Suggest(_) => return None,
+        })
+    }
 }
 
 /// Runs the command; answers the exit code.
@@ -41,8 +111,13 @@ pub fn run(command: &RulesCommand, json: bool) -> anyhow::Result<i32> {
             }
             Ok(exit_code(&report))
         }
-        RulesCommand::Suggest(_) => {
-            unreachable!("main runs `rules suggest` itself: it needs the data directory")
+        RulesCommand::Suggest(_)
+        | RulesCommand::Set { .. }
+        | RulesCommand::Show { .. }
+        | RulesCommand::Enable { .. }
+        | RulesCommand::Disable { .. }
+        | RulesCommand::Shadow { .. } => {
+            unreachable!("main runs these itself: they need the data directory")
         }
     }
 }

@@ -59,7 +59,13 @@ pub struct ConsoleOptions {
     pub viewer_only: bool,
     /// What the stores and the enforcer read as now (the wall clock but in tests).
     pub clock: SharedClock,
+    /// Where the collecting process serves `POST /v1/metrics` (custom metrics for the
+    /// rules); `None`: not served. A port in use is said in the log, not fatal.
+    pub metrics_listen: Option<std::net::SocketAddr>,
 }
+
+/// The metrics endpoint's default address: loopback only.
+pub const DEFAULT_METRICS_LISTEN: &str = "127.0.0.1:7171";
 
 impl ConsoleOptions {
     pub fn new(data_dir: &Path) -> Self {
@@ -71,6 +77,7 @@ impl ConsoleOptions {
             enforcer: EnforcerConfig::default(),
             viewer_only: false,
             clock: Arc::new(SystemClock),
+            metrics_listen: None,
         }
     }
 }
@@ -107,6 +114,8 @@ pub struct Console {
     pub(crate) enforcer: std::sync::Mutex<Option<Enforcer>>,
     pub(crate) data_dir: PathBuf,
     tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
+    /// `POST /v1/metrics`, when this process collects and was asked to serve it.
+    metrics_api: std::sync::Mutex<Option<crate::metrics_api::MetricsApi>>,
     /// Held while this process is the collector; the OS frees it if the process dies.
     _lock: Option<std::fs::File>,
 }
@@ -175,6 +184,18 @@ impl Console {
             )));
             (Role::Viewer, None, snapshot)
         };
+        let metrics_api = match options.metrics_listen {
+            Some(listen) if role == Role::Collector => {
+                match crate::metrics_api::MetricsApi::start(pools.clone(), listen).await {
+                    Ok(api) => Some(api),
+                    Err(error) => {
+                        tracing::warn!(%listen, %error, "cannot serve the metrics endpoint; custom metrics can still be pushed with `ebb metric push`");
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
         let console = Self {
             registry,
             role,
@@ -186,6 +207,7 @@ impl Console {
             enforcer: std::sync::Mutex::new(enforcer),
             data_dir: data_dir.clone(),
             tasks: std::sync::Mutex::new(tasks),
+            metrics_api: std::sync::Mutex::new(metrics_api),
             _lock: lock,
         };
         console.reload().await?;
@@ -342,7 +364,23 @@ impl Console {
     }
 
     /// Stops collecting and viewing.
+    /// Where `POST /v1/metrics` is served, when it is.
+    pub fn metrics_api_addr(&self) -> Option<std::net::SocketAddr> {
+        self.metrics_api
+            .lock()
+            .ok()
+            .and_then(|api| api.as_ref().map(crate::metrics_api::MetricsApi::addr))
+    }
+
     pub async fn shutdown(&self) {
+        let api = self
+            .metrics_api
+            .lock()
+            .ok()
+            .and_then(|mut slot| slot.take());
+        if let Some(api) = api {
+            api.stop().await;
+        }
         let enforcer = self.enforcer.lock().ok().and_then(|mut slot| slot.take());
         if let Some(enforcer) = enforcer {
             enforcer.stop().await;

@@ -20,6 +20,7 @@ pub mod downsample;
 pub mod enforcer;
 pub mod fanout;
 pub mod history;
+pub mod metrics_api;
 pub mod metrics_store;
 pub mod pool_history;
 pub mod pools;

@@ -245,9 +245,9 @@ impl PoolStore {
         Ok(id)
     }
 
-    /// Stores a pushed metric sample, checked: its name, a finite value, a pool that exists,
-    /// a time within the last hour (or now). Old samples go as new ones come.
-    pub async fn push_metric(&self, push: &MetricPush) -> Result<(), PoolError> {
+    /// Checks a pushed metric sample: its name, a finite value, a pool that exists, a time
+    /// within the last hour (or now). Answers the pool's name ('' for every pool) and when.
+    pub async fn check_metric(&self, push: &MetricPush) -> Result<(String, i64), PoolError> {
         check_metric_name(&push.name)?;
         if !push.value.is_finite() {
             return Err(invalid("value", "must be a finite number"));
@@ -270,6 +270,14 @@ impl PoolStore {
                 Err(error) => return Err(error),
             },
         };
+        Ok((pool, at))
+    }
+
+    /// Stores a pushed metric sample, checked ([`Self::check_metric`]). Old samples go as
+    /// new ones come.
+    pub async fn push_metric(&self, push: &MetricPush) -> Result<(), PoolError> {
+        let (pool, at) = self.check_metric(push).await?;
+        let now = self.now_ms();
         let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
         sqlx::query("INSERT INTO custom_metrics (name, pool, at_ms, value) VALUES (?, ?, ?, ?)")
             .bind(&push.name)
