@@ -23,6 +23,26 @@ pub struct Options {
     /// data directory, for machines without a keychain).
     #[arg(long, env = "EBB_TOKEN_STORE", default_value = "keychain")]
     pub token_store: TokenStore,
+    /// In the demo, the pool's rules and the users they follow (a festival peak on a fast
+    /// clock): `on`, or `off` for a demo that moves only when told.
+    #[arg(
+        long,
+        env = "EBB_DEMO_RULES",
+        default_value = "on",
+        value_name = "on|off"
+    )]
+    pub demo_rules: OnOff,
+    /// Where to serve POST /v1/metrics (custom metrics for the rules); `off` to not serve
+    /// it. Not served in the demo (its users are pushed from inside).
+    #[arg(long, env = "EBB_METRICS_LISTEN", default_value = ebb_core::console::DEFAULT_METRICS_LISTEN, value_name = "ADDR")]
+    pub metrics_listen: String,
+}
+
+/// A switch on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
 }
 
 /// Everything the commands read. Holds no secret that reaches the webview: IPC answers
@@ -35,6 +55,8 @@ pub struct AppState {
     pub console: Console,
     fleet: tokio::sync::Mutex<Option<Fleet>>,
     forwarder: Mutex<Option<JoinHandle<()>>>,
+    /// The demo's users, pushed as a custom metric.
+    users: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl AppState {
@@ -45,8 +67,23 @@ impl AppState {
         } else {
             (data_dir, options.token_store)
         };
+        let demo_rules = options.demo && options.demo_rules == OnOff::On;
+        let metrics_listen = match options.metrics_listen.trim() {
+            _ if options.demo => None,
+            "off" => None,
+            text => Some(text.parse().map_err(|_| {
+                anyhow::anyhow!(
+                    "--metrics-listen: `{text}` is not an address like 127.0.0.1:7171 (or `off`)"
+                )
+            })?),
+        };
         let console = Console::open(ConsoleOptions {
             token_store,
+            metrics_listen,
+            enforcer: ebb_core::enforcer::EnforcerConfig {
+                rules_speed: if demo_rules { DEMO_RULES_SPEED } else { 1 },
+                ..ebb_core::enforcer::EnforcerConfig::default()
+            },
             ..ConsoleOptions::new(&data_dir)
         })
         .await?;
@@ -66,10 +103,15 @@ impl AppState {
                 console.upsert_host(&spec, None).await?;
             }
             seed_demo_pool(&console).await;
+            if demo_rules {
+                seed_demo_rules(&console).await;
+            }
             Some(fleet)
         } else {
             None
         };
+        let users = (fleet.is_some() && demo_rules)
+            .then(|| tauri::async_runtime::spawn(push_demo_users(console.pool_store().clone())));
         Ok(Self {
             info: AppInfo {
                 version: env!("CARGO_PKG_VERSION").into(),
@@ -85,6 +127,7 @@ impl AppState {
             data_dir,
             fleet: tokio::sync::Mutex::new(fleet),
             forwarder: Mutex::new(None),
+            users: Mutex::new(users),
         })
     }
 
@@ -108,6 +151,10 @@ impl AppState {
     pub async fn shutdown(&self) {
         let forwarder = self.forwarder.lock().ok().and_then(|mut slot| slot.take());
         if let Some(task) = forwarder {
+            task.abort();
+        }
+        let users = self.users.lock().ok().and_then(|mut slot| slot.take());
+        if let Some(task) = users {
             task.abort();
         }
         self.console.shutdown().await;
@@ -141,6 +188,92 @@ async fn seed_demo_pool(console: &Console) {
     };
     if let Err(error) = console.create_pool(&input).await {
         tracing::warn!(%error, "cannot create the demo pool");
+    }
+}
+
+/// In the demo a rule minute lasts 6 s, so a new user sees the rules act within a minute.
+const DEMO_RULES_SPEED: u32 = 10;
+
+/// The demo pool's rules: the seed's e-commerce case ("users > 100k → 20 GPUs, < 50k →
+/// 5"), sized to the demo pool; written on the first start only.
+const DEMO_RULES: &str = r#"# The demo pool follows its users, as the seed's e-commerce case does: a festival peak
+# sets it to 6 GPUs, back to normal sets it to 2. In the demo a rule minute is 6 seconds.
+pool = "inference"
+
+[limits]
+min_gpus = 1
+max_gpus = 8
+
+[scale_in]
+force = true
+
+[[metric]]
+name = "users"
+stale_after_minutes = 3
+
+[[threshold]]
+name = "festival-peak"
+metric = "users"
+op = ">"
+value = 100000
+for_minutes = 1
+action = "set 6"
+cooldown_minutes = 5
+
+[[threshold]]
+name = "back-to-normal"
+metric = "users"
+op = "<"
+value = 50000
+for_minutes = 2
+action = "set 2"
+"#;
+
+/// The demo pool's rules, saved when it has none (the demo's own data directory).
+async fn seed_demo_rules(console: &Console) {
+    if console
+        .pool_rules("inference")
+        .await
+        .ok()
+        .flatten()
+        .is_some()
+    {
+        return;
+    }
+    if let Err(error) = console
+        .save_rules("inference", DEMO_RULES, None, true)
+        .await
+    {
+        tracing::warn!(%error, "cannot save the demo pool's rules");
+    }
+}
+
+/// The demo's users, each second: 30k, then a festival peak of 150k from 20 s to 75 s of
+/// every 150 s (a day on the rules' fast clock), with a little noise.
+pub fn demo_users(elapsed_s: u64) -> f64 {
+    let t = elapsed_s % 150;
+    let base = if (20..75).contains(&t) {
+        150_000.0
+    } else {
+        30_000.0
+    };
+    base + ((elapsed_s * 7_919) % 2_000) as f64
+}
+
+async fn push_demo_users(store: ebb_core::pools::PoolStore) {
+    let started = std::time::Instant::now();
+    let mut ticks = tokio::time::interval(std::time::Duration::from_secs(1));
+    loop {
+        ticks.tick().await;
+        let push = ebb_wire::rules::MetricPush {
+            name: "users".into(),
+            value: demo_users(started.elapsed().as_secs()),
+            pool: Some("inference".into()),
+            at: None,
+        };
+        if let Err(error) = store.push_metric(&push).await {
+            tracing::warn!(%error, "cannot push the demo's users");
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 //! `support` holds the one session helper they share.
 
 mod costs;
+mod demo_rules;
 mod fleet;
 mod host_detail;
 mod host_drain;

@@ -160,6 +160,11 @@ impl App {
     pub async fn open_with_env(env: &[(&str, &OsStr)], args: &[&OsStr]) -> Self {
         let display = Display::start();
         let mut env = env.to_vec();
+        // The demo pool's own rules move it on their own: off unless a test asks for them,
+        // so a test's slider is the only thing that moves it.
+        if !env.iter().any(|(key, _)| *key == "EBB_DEMO_RULES") {
+            env.push(("EBB_DEMO_RULES", OsStr::new("off")));
+        }
         if let Some(display) = &display {
             env.push(("DISPLAY", OsStr::new(&display.name)));
         }

@@ -82,6 +82,9 @@ pub enum PoolCommand {
         /// Give up waiting after this many seconds.
         #[arg(long, value_name = "SECONDS", default_value_t = 120)]
         timeout: u64,
+        /// Go past the budget cap of the pool's rules on purpose (logged as such).
+        #[arg(long)]
+        over_budget: bool,
     },
     /// Delete a pool; the enforcer releases every GPU it held.
     Delete {
@@ -216,6 +219,7 @@ async fn run_with(console: &Console, command: PoolCommand, json: bool) -> anyhow
             force,
             release,
             timeout,
+            over_budget,
         } => {
             let release: Vec<String> = release
                 .iter()
@@ -237,7 +241,14 @@ async fn run_with(console: &Console, command: PoolCommand, json: bool) -> anyhow
             }
             let since = ebb_core::clock::now_ms();
             let entry = console
-                .scale_pool_choosing(&name, count, &release, Actor::Operator, ChangeReason::Cli)
+                .scale_pool_over(
+                    &name,
+                    count,
+                    &release,
+                    Actor::Operator,
+                    ChangeReason::Cli,
+                    over_budget,
+                )
                 .await?;
             if force {
                 console.force_release(&name).await?;

@@ -218,7 +218,8 @@ impl Console {
 
     /// [`Self::scale_pool`], giving back the leases in `release` first (checked as
     /// [`Self::preview_scale_choosing`] checks them); the enforcer releases exactly those,
-    /// and the placement's choice for the rest.
+    /// and the placement's choice for the rest. A scale-out past the budget cap of the
+    /// pool's rules is refused (field `budget`).
     pub async fn scale_pool_choosing(
         &self,
         name: &str,
@@ -227,7 +228,40 @@ impl Console {
         actor: Actor,
         reason: ChangeReason,
     ) -> Result<ActivityEntry, PoolError> {
+        self.scale_pool_over(name, to, release, actor, reason, false)
+            .await
+    }
+
+    /// [`Self::scale_pool_choosing`]; with `over_budget`, a scale-out past the rules'
+    /// budget cap goes ahead, logged as such (`ChangeReason::BudgetOverride`).
+    pub async fn scale_pool_over(
+        &self,
+        name: &str,
+        to: u32,
+        release: &[String],
+        actor: Actor,
+        mut reason: ChangeReason,
+        over_budget: bool,
+    ) -> Result<ActivityEntry, PoolError> {
         let preview = self.preview_scale_choosing(name, to, release).await?;
+        if to > preview.from
+            && let Some((per_hour_fen, cap_fen)) = self.budget_breach(name, to).await?
+        {
+            if !over_budget {
+                return Err(PoolError::Invalid {
+                    field: "budget",
+                    problem: format!(
+                        "{to} GPUs cost {} per hour, past the budget cap of this pool's rules ({} per hour): go past it on purpose (the slider's \"Apply past the budget\", `ebb pool scale --over-budget`) or raise the cap",
+                        ebb_cost::Money::from_fen(per_hour_fen),
+                        ebb_cost::Money::from_fen(cap_fen)
+                    ),
+                });
+            }
+            reason = ChangeReason::BudgetOverride {
+                per_hour_fen,
+                cap_fen,
+            };
+        }
         let priced = preview.cost_problem.is_none();
         let change = NewActivity {
             actor,
@@ -240,6 +274,48 @@ impl Console {
         let (_, entry) = self.pools.set_desired(name, to, release, &change).await?;
         self.wake_enforcer();
         Ok(entry)
+    }
+
+    /// When `to` GPUs would cost more than the budget cap of the pool's rules (enabled or
+    /// shadowed): that cost and the cap, per hour (a monthly cap as its hourly share, ÷ 730).
+    pub async fn budget_breach(
+        &self,
+        name: &str,
+        to: u32,
+    ) -> Result<Option<(i64, i64)>, PoolError> {
+        let Some(stored) = self.pools.rules(name).await? else {
+            return Ok(None);
+        };
+        if stored.mode == ebb_wire::rules::RulesMode::Disabled {
+            return Ok(None);
+        }
+        let Ok(rules) = ebb_rules::model::parse(&stored.source) else {
+            return Ok(None);
+        };
+        let budget = rules.spec().limits.budget;
+        if budget.per_hour_fen.is_none() && budget.per_month_fen.is_none() {
+            return Ok(None);
+        }
+        let pool = self.pools.get(name).await?;
+        let Some(pricing) = crate::rules_live::pricing(&pool, &self.catalog()) else {
+            return Ok(None);
+        };
+        let Ok(rate) = ebb_cost::run_rate(&pricing.entry, &pricing.plan, to) else {
+            return Ok(None);
+        };
+        let per_hour = rate.total.per_hour.fen();
+        let per_month = rate.total.per_month.fen();
+        if let Some(cap) = budget.per_hour_fen
+            && per_hour > cap
+        {
+            return Ok(Some((per_hour, cap)));
+        }
+        if let Some(cap) = budget.per_month_fen
+            && per_month > cap
+        {
+            return Ok(Some((per_hour, cap / 730)));
+        }
+        Ok(None)
     }
 
     /// Releases now what the pool keeps until its paid units end.

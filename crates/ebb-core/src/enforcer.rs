@@ -34,6 +34,9 @@ pub struct EnforcerConfig {
     pub client: ClientConfig,
     /// Requests in flight at once, over all hosts.
     pub concurrency: usize,
+    /// How much faster the rules' clock runs (1; the demo's is faster so rules act within
+    /// a minute).
+    pub rules_speed: u32,
 }
 
 impl Default for EnforcerConfig {
@@ -46,6 +49,7 @@ impl Default for EnforcerConfig {
                 request_timeout: Duration::from_secs(3),
             },
             concurrency: 64,
+            rules_speed: 1,
         }
     }
 }
@@ -92,7 +96,7 @@ impl Enforcer {
             refusals: Refusals::default(),
             holder: None,
             passes: 0,
-            rules: RulesRunner::default(),
+            rules: RulesRunner::with_speed(config.rules_speed),
         };
         let wake_loop = wake.clone();
         let task = tokio::spawn(async move {

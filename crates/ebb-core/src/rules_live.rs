@@ -157,9 +157,52 @@ pub struct RulesTick {
 #[derive(Debug, Default)]
 pub struct RulesRunner {
     live: HashMap<String, Live>,
+    pace: Pace,
+}
+
+/// How fast the rules' clock runs against the console's: 1 but in the demo, where a rule
+/// minute lasts `60 / speed` seconds so a new user sees the rules act (the activity log,
+/// the pool's history and its spend keep the console's own clock).
+#[derive(Debug, Clone, Copy, Default)]
+struct Pace {
+    speed: i64,
+    origin_ms: Option<i64>,
+}
+
+impl Pace {
+    fn speed(&self) -> i64 {
+        self.speed.max(1)
+    }
+
+    /// The rules' time at the console's `real_ms`.
+    fn virt(&self, real_ms: i64) -> i64 {
+        match self.origin_ms {
+            Some(origin) => origin + (real_ms - origin) * self.speed(),
+            None => real_ms,
+        }
+    }
+
+    /// The console's time at the rules' `virt_ms`.
+    fn real(&self, virt_ms: i64) -> i64 {
+        match self.origin_ms {
+            Some(origin) => origin + (virt_ms - origin) / self.speed(),
+            None => virt_ms,
+        }
+    }
 }
 
 impl RulesRunner {
+    /// A runner whose rule minutes last `60 / speed` seconds (the demo's fast clock).
+    pub fn with_speed(speed: u32) -> RulesRunner {
+        RulesRunner {
+            live: HashMap::new(),
+            pace: Pace {
+                speed: i64::from(speed.max(1)),
+                origin_ms: None,
+            },
+        }
+    }
+
     /// One tick: a decision for each pool with enabled or shadowed rules.
     #[allow(clippy::too_many_arguments)]
     pub async fn tick(
@@ -172,6 +215,17 @@ impl RulesRunner {
         now_ms: i64,
     ) -> Result<RulesTick, PoolError> {
         let mut out = RulesTick::default();
+        if pools.is_empty() {
+            return Ok(out);
+        }
+        // The counts as they are now, not as the pass read them when it began: the slider
+        // may have moved one since.
+        let fresh = store.list().await?;
+        let pools = fresh.as_slice();
+        if self.pace.speed() > 1 && self.pace.origin_ms.is_none() {
+            self.pace.origin_ms = Some(now_ms);
+        }
+        let pace = self.pace;
         let stored = store.all_rules().await?;
         self.live
             .retain(|id, _| stored.iter().any(|rules| &rules.pool_id == id));
@@ -188,7 +242,7 @@ impl RulesRunner {
             }
             let live = match self.live.get_mut(&pool.id) {
                 Some(live) if live.version == rules.version => live,
-                _ => match Self::load(store, pool, &rules).await? {
+                _ => match Self::load(store, pool, &rules, pace).await? {
                     Some(live) => self
                         .live
                         .entry(pool.id.clone())
@@ -203,11 +257,11 @@ impl RulesRunner {
                 live.mode = rules.mode;
                 live.shadow_desired = None;
                 live.held_logged = None;
-                (live.last_out_ms, live.last_in_ms) = last_changes(store, pool).await?;
+                (live.last_out_ms, live.last_in_ms) = last_changes(store, pool, pace).await?;
             }
             out.decisions += 1;
             if let Some((from, to)) =
-                step(live, store, pool, status, hosts, catalog, now_ms).await?
+                step(live, store, pool, status, hosts, catalog, now_ms, pace).await?
             {
                 out.changed.push((pool.name.clone(), from, to));
             }
@@ -219,6 +273,7 @@ impl RulesRunner {
         store: &PoolStore,
         pool: &Pool,
         stored: &StoredRules,
+        pace: Pace,
     ) -> Result<Option<Live>, PoolError> {
         let rules = match ebb_rules::model::parse(&stored.source) {
             Ok(rules) => rules,
@@ -227,7 +282,7 @@ impl RulesRunner {
                 return Ok(None);
             }
         };
-        let (last_out_ms, last_in_ms) = last_changes(store, pool).await?;
+        let (last_out_ms, last_in_ms) = last_changes(store, pool, pace).await?;
         Ok(Some(Live {
             version: stored.version,
             mode: stored.mode,
@@ -247,6 +302,7 @@ impl RulesRunner {
 async fn last_changes(
     store: &PoolStore,
     pool: &Pool,
+    pace: Pace,
 ) -> Result<(Option<i64>, Option<i64>), PoolError> {
     let log = store.activity(Some(&pool.name), 500).await?;
     let real = |e: &&ebb_wire::pools::ActivityEntry| {
@@ -256,12 +312,12 @@ async fn last_changes(
         .iter()
         .filter(real)
         .find(|e| e.to > e.from)
-        .map(|e| e.at_ms);
+        .map(|e| pace.virt(e.at_ms));
     let r#in = log
         .iter()
         .filter(real)
         .find(|e| e.to < e.from)
-        .map(|e| e.at_ms);
+        .map(|e| pace.virt(e.at_ms));
     Ok((out, r#in))
 }
 
@@ -285,8 +341,11 @@ async fn step(
     status: &PoolStatus,
     hosts: &[HostObs],
     catalog: &Catalog,
-    now_ms: i64,
+    real_now_ms: i64,
+    pace: Pace,
 ) -> Result<Option<(u32, u32)>, PoolError> {
+    // Everything below is on the rules' clock (the console's but in the demo).
+    let now_ms = pace.virt(real_now_ms);
     let minutes = window_minutes(&live.rules);
     live.ticks.push_back(sample(status, hosts, now_ms));
     let keep_from = now_ms - i64::from(minutes + 1) * MINUTE_MS;
@@ -317,10 +376,13 @@ async fn step(
     );
     for metric in &live.rules.spec().metrics {
         // One minute more than the window, to know whether the series reaches back to it.
-        let since = now_ms - i64::from(minutes + 1) * MINUTE_MS;
-        let samples = store
+        let since = pace.real(now_ms - i64::from(minutes + 1) * MINUTE_MS);
+        let samples: Vec<(i64, f64)> = store
             .metric_samples(&metric.name, &pool.name, since)
-            .await?;
+            .await?
+            .into_iter()
+            .map(|(at, value)| (pace.virt(at), value))
+            .collect();
         let window = windows.custom_mut(&metric.name);
         if samples
             .iter()
@@ -329,7 +391,7 @@ async fn step(
             *window = minute_means(samples.iter().copied(), now_ms, minutes, 0, false);
         } else if let Some((at, value)) = store.latest_metric(&metric.name, &pool.name).await? {
             // Older than the window: still said, so the rule can say since when it is stale.
-            window.push(at, value);
+            window.push(pace.virt(at), value);
         }
     }
 
@@ -337,7 +399,7 @@ async fn step(
         .leases
         .iter()
         .filter(|lease| lease.state == PoolLeaseState::Active)
-        .map(|lease| lease.granted_at_ms)
+        .map(|lease| pace.virt(lease.granted_at_ms))
         .collect();
     held_since.sort_unstable();
     let price = pricing(pool, catalog);
@@ -358,6 +420,7 @@ async fn step(
         pricing: price.as_ref(),
     };
     let mut decision = decide(&live.rules, &state, &windows, now_ms);
+    decision.at_ms = real_now_ms;
     // The pool's own range bounds every count (the rules' limits are saved within it).
     decision.desired_gpus = decision.desired_gpus.clamp(pool.min, pool.max);
 
@@ -365,28 +428,29 @@ async fn step(
     let due = live
         .recorded
         .as_ref()
-        .is_none_or(|(at, had)| *had != key || now_ms - at >= RECORD_EVERY_MS);
+        .is_none_or(|(at, had)| *had != key || real_now_ms - at >= RECORD_EVERY_MS);
     if due {
         store.record_decision(&pool.id, &decision).await?;
-        live.recorded = Some((now_ms, key.clone()));
+        live.recorded = Some((real_now_ms, key.clone()));
     }
 
     let to = decision.desired_gpus;
     if to != current {
+        let change = entry(&decision, shadow);
+        if shadow {
+            live.shadow_desired = Some(to);
+        } else if store.get(&pool.name).await?.desired != current {
+            // The operator moved the pool during this tick: theirs stands.
+            return Ok(None);
+        }
         live.held_logged = None;
         if to > current {
             live.last_out_ms = Some(now_ms);
         } else {
             live.last_in_ms = Some(now_ms);
         }
-        let change = entry(&decision, shadow);
         if shadow {
-            live.shadow_desired = Some(to);
             store.log_done(pool, &change).await?;
-            return Ok(None);
-        }
-        // The operator may have moved the pool since the pass began: theirs stands.
-        if store.get(&pool.name).await?.desired != current {
             return Ok(None);
         }
         store.set_desired(&pool.name, to, &[], &change).await?;
@@ -447,6 +511,21 @@ fn reason_key(decision: &Decision) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fast_rules_clock_maps_both_ways_from_where_it_started() {
+        let pace = Pace {
+            speed: 10,
+            origin_ms: Some(1_000_000),
+        };
+        assert_eq!(pace.virt(1_000_000), 1_000_000);
+        assert_eq!(pace.virt(1_006_000), 1_060_000, "6 s is a rule minute");
+        assert_eq!(pace.real(1_060_000), 1_006_000);
+        assert_eq!(pace.virt(994_000), 940_000, "before the start too");
+        let plain = Pace::default();
+        assert_eq!(plain.virt(5), 5);
+        assert_eq!(plain.real(5), 5);
+    }
 
     #[test]
     fn minute_means_slide_with_now() {

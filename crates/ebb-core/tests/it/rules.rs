@@ -375,3 +375,42 @@ action = "-1"
     assert_eq!(removed, ["out", "in"]);
     rig.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rules_budget_cap_guards_the_slider_unless_gone_past_on_purpose() {
+    let rig = Rig::new("rules-budget").await;
+    let capped = RULES.replace("max_gpus = 4\n", "max_gpus = 4\nbudget_per_hour = 1\n");
+    rig.console
+        .save_rules("burst", &capped, Some(RulesMode::Shadow), true)
+        .await
+        .unwrap();
+    let refused = rig
+        .console
+        .scale_pool("burst", 3, Actor::Operator, ChangeReason::Slider)
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().starts_with("budget: 3 GPUs cost"),
+        "{refused}"
+    );
+    assert_eq!(rig.desired().await, 1, "nothing changed");
+    // A scale-in is never refused.
+    rig.console
+        .scale_pool("burst", 0, Actor::Operator, ChangeReason::Slider)
+        .await
+        .unwrap();
+    let entry = rig
+        .console
+        .scale_pool_over("burst", 3, &[], Actor::Operator, ChangeReason::Slider, true)
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            entry.reason,
+            ChangeReason::BudgetOverride { cap_fen: 100, .. }
+        ),
+        "{entry:?}"
+    );
+    assert_eq!(rig.desired().await, 3);
+    rig.stop().await;
+}

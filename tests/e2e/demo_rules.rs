@@ -1,0 +1,92 @@
+//! The demo scales by itself: its pool carries the seed's e-commerce rules and the demo's
+//! users rise to a festival peak, so a new user sees the pool scale out and back, each
+//! with its reason in the Activity view, within a couple of minutes of starting.
+
+use crate::support::{App, shooting};
+use ebb_testkit::TempDir;
+use fantoccini::Locator;
+use std::ffi::OsStr;
+use std::time::Duration;
+
+#[tokio::test]
+#[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
+async fn the_demo_pool_follows_its_users_out_and_back_on_its_own() {
+    let data_dir = TempDir::new("e2e-demo-rules");
+    let app = App::open_with_env(
+        &[("EBB_DEMO_RULES", OsStr::new("on"))],
+        &[
+            "--demo".as_ref(),
+            "--data-dir".as_ref(),
+            data_dir.as_os_str(),
+        ],
+    )
+    .await;
+
+    app.run(|app| async move {
+        let started = std::time::Instant::now();
+        app.click("#nav-pool").await;
+        // The festival peak: the rule sets 6, the pool holds them.
+        app.wait_text(
+            "the festival peak to set 6",
+            "[data-testid=\"pool-desired\"]",
+            "6",
+            Duration::from_secs(90),
+        )
+        .await;
+        let out = started.elapsed();
+        app.wait_text(
+            "six GPUs held",
+            "[data-testid=\"pool-actual\"]",
+            "6",
+            Duration::from_secs(60),
+        )
+        .await;
+        app.shoot("en-light-demo-pool-scaled-out").await;
+        // Back to normal: 2.
+        app.wait_text(
+            "back to normal",
+            "[data-testid=\"pool-desired\"]",
+            "2",
+            Duration::from_secs(120),
+        )
+        .await;
+        eprintln!(
+            "demo: out after {out:?}, back after {:?}",
+            started.elapsed()
+        );
+        assert!(out < Duration::from_secs(75), "out after {out:?}");
+
+        // The Activity view says who did it and why.
+        app.click("#nav-activity").await;
+        let rows = app
+            .eventually("the rules' entries", Duration::from_secs(20), || async {
+                let rows = app
+                    .find_all(Locator::Css(
+                        "tr[data-testid=\"activity-row\"][data-actor=\"rule\"]",
+                    ))
+                    .await
+                    .ok()?;
+                let mut texts = Vec::new();
+                for row in rows {
+                    texts.push(row.text().await.ok()?);
+                }
+                (texts.iter().any(|t| t.contains("festival-peak"))
+                    && texts.iter().any(|t| t.contains("back-to-normal")))
+                .then_some(texts)
+            })
+            .await;
+        assert!(!rows.is_empty());
+        app.shoot("en-light-demo-activity-rules").await;
+        if shooting() {
+            app.open_settings_hosts().await;
+            app.click("#setting-theme-dark").await;
+            app.click("#setting-language-zh-CN").await;
+            app.click("#nav-activity").await;
+            app.shoot("zh-dark-demo-activity-rules").await;
+            app.open_settings_hosts().await;
+            app.click("#setting-theme-light").await;
+            app.click("#setting-language-en").await;
+        }
+    })
+    .await;
+}
