@@ -57,13 +57,18 @@ struct Rig {
 
 impl Rig {
     async fn new(tag: &str) -> Rig {
+        Rig::new_at(tag, 1_800_000_000_000).await
+    }
+
+    /// With the console's clock starting at `start_ms`.
+    async fn new_at(tag: &str, start_ms: i64) -> Rig {
         let fleet = TestFleet::builder()
             .hosts(1)
             .gpus_per_host(4)
             .model(GpuModel::A100)
             .start()
             .await;
-        let clock = Arc::new(ManualClock::new(1_800_000_000_000));
+        let clock = Arc::new(ManualClock::new(start_ms));
         let console = TestConsole::builder(tag)
             .fleet(&fleet)
             .clock(clock.clone())
@@ -412,5 +417,90 @@ async fn the_rules_budget_cap_guards_the_slider_unless_gone_past_on_purpose() {
         "{entry:?}"
     );
     assert_eq!(rig.desired().await, 3);
+    rig.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schedule_fires_in_its_time_zone_across_midnight_and_a_dst_change() {
+    // 2026-03-08 06:20 UTC = 01:20 in New York, the night its clocks spring forward at 2:00.
+    let mut rig = Rig::new_at("rules-dst", 1_772_950_800_000).await;
+    let nightly = r#"
+[limits]
+min_gpus = 1
+max_gpus = 4
+
+[[schedule]]
+name = "nightly"
+cron = "30 1 * * *"
+duration_minutes = 60
+time_zone = "America/New_York"
+floor = 3
+
+[[schedule]]
+name = "late"
+cron = "30 23 * * *"
+duration_minutes = 120
+time_zone = "America/New_York"
+floor = 2
+"#;
+    rig.console
+        .save_rules("burst", nightly, None, true)
+        .await
+        .unwrap();
+    rig.step(1, None).await;
+    assert_eq!(
+        rig.desired().await,
+        2,
+        "01:20 EST: the late floor from 23:30 the night before, across midnight"
+    );
+    // 01:31 EST (06:31 UTC): the nightly floor.
+    rig.step(11 * 60, None).await;
+    assert_eq!(rig.desired().await, 3, "01:31 EST");
+    // An hour later it is 03:31 EDT (07:31 UTC): over.
+    rig.step(60 * 60, None).await;
+    let rules = rig.console.pool_rules("burst").await.unwrap().unwrap();
+    let decision = rules.last_decision.unwrap();
+    assert!(
+        decision
+            .rules
+            .iter()
+            .all(|r| matches!(r.status, RuleStatus::ScheduleInactive)),
+        "{decision:#?}"
+    );
+    // 23:31 EDT (03:31 UTC on the 9th): the late floor, through midnight.
+    rig.step((20 * 60) * 60, None).await;
+    let rules = rig.console.pool_rules("burst").await.unwrap().unwrap();
+    let late = &rules.last_decision.unwrap().rules[1];
+    assert!(
+        matches!(late.status, RuleStatus::ScheduleActive { gpus: 2, .. }),
+        "{late:?}"
+    );
+    // 00:31 EDT: still on.
+    rig.step(60 * 60, None).await;
+    let rules = rig.console.pool_rules("burst").await.unwrap().unwrap();
+    let late = &rules.last_decision.unwrap().rules[1];
+    assert!(
+        matches!(late.status, RuleStatus::ScheduleActive { .. }),
+        "{late:?}"
+    );
+    // 01:31 EDT on the 9th is 05:31 UTC: the nightly floor an hour earlier in UTC than the
+    // day before. 04:59 UTC: not yet.
+    rig.step(28 * 60, None).await;
+    let rules = rig.console.pool_rules("burst").await.unwrap().unwrap();
+    let nightly_status = &rules.last_decision.unwrap().rules[0];
+    assert!(
+        matches!(nightly_status.status, RuleStatus::ScheduleInactive),
+        "{nightly_status:?}"
+    );
+    rig.step(32 * 60, None).await;
+    let rules = rig.console.pool_rules("burst").await.unwrap().unwrap();
+    let nightly_status = &rules.last_decision.unwrap().rules[0];
+    assert!(
+        matches!(
+            nightly_status.status,
+            RuleStatus::ScheduleActive { gpus: 3, .. }
+        ),
+        "05:31 UTC is 01:31 EDT: {nightly_status:?}"
+    );
     rig.stop().await;
 }
