@@ -48,8 +48,24 @@ pub struct Tick {
     pub ready_gpus: f64,
 }
 
+/// Every observed GPU by host and UUID, built once a tick.
+pub type GpuIndex<'a> = HashMap<(&'a str, &'a str), &'a ebb_wire::agent::Gpu>;
+
+/// Indexes the pass's observations.
+pub fn gpu_index(hosts: &[HostObs]) -> GpuIndex<'_> {
+    hosts
+        .iter()
+        .filter_map(|host| host.seen.as_ref().map(|seen| (host.name.as_str(), seen)))
+        .flat_map(|(host, seen)| {
+            seen.gpus
+                .iter()
+                .map(move |gpu| ((host, gpu.uuid.as_str()), gpu))
+        })
+        .collect()
+}
+
 /// What the pool's leased GPUs show now, from the pass's observations. Pure.
-pub fn sample(status: &PoolStatus, hosts: &[HostObs], now_ms: i64) -> Tick {
+pub fn sample(status: &PoolStatus, gpus: &GpuIndex<'_>, now_ms: i64) -> Tick {
     let mut util = Vec::new();
     let mut mem = Vec::new();
     let mut ready = 0u32;
@@ -59,14 +75,8 @@ pub fn sample(status: &PoolStatus, hosts: &[HostObs], now_ms: i64) -> Tick {
         .filter(|lease| lease.state == PoolLeaseState::Active)
     {
         ready += 1;
-        let gpus = hosts
-            .iter()
-            .find(|host| host.name == lease.host)
-            .and_then(|host| host.seen.as_ref())
-            .map(|seen| seen.gpus.as_slice())
-            .unwrap_or_default();
         for uuid in &lease.gpu_uuids {
-            let Some(gpu) = gpus.iter().find(|gpu| &gpu.uuid == uuid) else {
+            let Some(gpu) = gpus.get(&(lease.host.as_str(), uuid.as_str())) else {
                 continue;
             };
             if let Some(u) = gpu.gpu_util_pct {
@@ -109,21 +119,29 @@ pub fn minute_means(
     let Some(first) = samples.clone().map(|(at, _)| at).min() else {
         return window;
     };
-    for k in (0..i64::from(minutes)).rev() {
-        let end = now_ms - k * MINUTE_MS;
-        let start = end - MINUTE_MS;
-        if first > start + slack_ms {
+    let slots = usize::try_from(minutes).unwrap_or(0);
+    // Per minute back from now (0 = the latest): sum, count, last sample's time.
+    let mut sums = vec![(0.0f64, 0u32, i64::MIN); slots];
+    for (at, value) in samples {
+        let back = now_ms - at;
+        if back < 0 {
             continue;
         }
-        let (mut sum, mut count, mut last) = (0.0, 0u32, start);
-        for (at, value) in samples.clone().filter(|(at, _)| *at > start && *at <= end) {
-            sum += value;
-            count += 1;
-            last = last.max(at);
+        let Ok(k) = usize::try_from(back / MINUTE_MS) else {
+            continue;
+        };
+        if let Some(slot) = sums.get_mut(k) {
+            slot.0 += value;
+            slot.1 += 1;
+            slot.2 = slot.2.max(at);
         }
-        if count > 0 {
-            window.push(if at_end { end } else { last }, sum / f64::from(count));
+    }
+    for (k, (sum, count, last)) in sums.iter().enumerate().rev() {
+        let end = now_ms - i64::try_from(k).unwrap_or(0) * MINUTE_MS;
+        if *count == 0 || first > end - MINUTE_MS + slack_ms {
+            continue;
         }
+        window.push(if at_end { end } else { *last }, sum / f64::from(*count));
     }
     window
 }
@@ -218,15 +236,20 @@ impl RulesRunner {
         if pools.is_empty() {
             return Ok(out);
         }
-        // The counts as they are now, not as the pass read them when it began: the slider
-        // may have moved one since.
-        let fresh = store.list().await?;
-        let pools = fresh.as_slice();
         if self.pace.speed() > 1 && self.pace.origin_ms.is_none() {
             self.pace.origin_ms = Some(now_ms);
         }
         let pace = self.pace;
         let stored = store.all_rules().await?;
+        if stored.is_empty() {
+            self.live.clear();
+            return Ok(out);
+        }
+        // The counts as they are now, not as the pass read them when it began: the slider
+        // may have moved one since.
+        let fresh = store.list().await?;
+        let pools = fresh.as_slice();
+        let gpus = gpu_index(hosts);
         self.live
             .retain(|id, _| stored.iter().any(|rules| &rules.pool_id == id));
         for rules in stored {
@@ -261,7 +284,7 @@ impl RulesRunner {
             }
             out.decisions += 1;
             if let Some((from, to)) =
-                step(live, store, pool, status, hosts, catalog, now_ms, pace).await?
+                step(live, store, pool, status, &gpus, catalog, now_ms, pace).await?
             {
                 out.changed.push((pool.name.clone(), from, to));
             }
@@ -334,12 +357,13 @@ pub fn pricing(pool: &Pool, catalog: &Catalog) -> Option<Pricing> {
 }
 
 /// One pool's tick; answers (from, to) when the pool's desired count was changed.
+#[allow(clippy::too_many_arguments)]
 async fn step(
     live: &mut Live,
     store: &PoolStore,
     pool: &Pool,
     status: &PoolStatus,
-    hosts: &[HostObs],
+    gpus: &GpuIndex<'_>,
     catalog: &Catalog,
     real_now_ms: i64,
     pace: Pace,
@@ -347,7 +371,7 @@ async fn step(
     // Everything below is on the rules' clock (the console's but in the demo).
     let now_ms = pace.virt(real_now_ms);
     let minutes = window_minutes(&live.rules);
-    live.ticks.push_back(sample(status, hosts, now_ms));
+    live.ticks.push_back(sample(status, gpus, now_ms));
     let keep_from = now_ms - i64::from(minutes + 1) * MINUTE_MS;
     while live.ticks.front().is_some_and(|t| t.at_ms <= keep_from) {
         live.ticks.pop_front();
