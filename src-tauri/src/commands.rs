@@ -6,10 +6,12 @@ use ebb_core::chart::{ChartSpec, RangeChartSpec, gpu_lines_svg, heatmap_svg, uti
 use ebb_core::client::AgentError;
 use ebb_core::collect::CollectorConfig;
 use ebb_core::console::{Console, ConsoleError};
+use ebb_core::console_rules::RulesError;
 use ebb_core::cost_view;
 use ebb_core::metrics_store::{HeatmapQuery, MetricsError, SeriesQuery};
 use ebb_core::pools::{ConfirmPolicy, PoolError};
 use ebb_core::registry::RegistryError;
+use ebb_core::rules_replay::{ReplayChart, ReplayError};
 use ebb_wire::ipc::{
     AppInfo, CatalogImport, CatalogView, ChartMetric, ChartTheme, ConnectionOk, ExportFormat,
     FleetCapacity, FleetSnapshot, HostEntry, HostInput, HostRemoval, IpcError, IpcErrorKind,
@@ -19,6 +21,8 @@ use ebb_wire::pools::{
     ActivityEntry, Actor, PoolInput, PoolOptions, PoolView, ScalePreview, SpendSummary,
 };
 use ebb_wire::reasons::ChangeReason;
+use ebb_wire::replay::{ReplayChartLabels, RulesReplay};
+use ebb_wire::rules::{LintReport, PoolRules, RuleSet, RulesMode};
 use serde::{Deserialize, Serialize};
 use tauri::State;
 
@@ -224,13 +228,21 @@ pub async fn pool_chart(
         warming: &labels.warming,
         util: &labels.utilization,
     };
-    let svg = ebb_core::chart::pool_svg(&spec, &legend, &samples)
+    // The rule decisions of the range, marked on the utilization panel (the newest 500).
+    let decisions = state
+        .console
+        .pool_store()
+        .rule_activity(&name, from_ms, to_ms, 500)
+        .await
+        .map_err(pool_error)?;
+    let (svg, marks) = ebb_core::chart::pool_chart(&spec, &legend, &samples, &decisions)
         .map_err(|error| IpcError::new(IpcErrorKind::InvalidInput, error.to_string()))?;
     Ok(ebb_wire::pools::PoolChart {
         svg,
         scale_out,
         desired,
         ready,
+        marks,
     })
 }
 
@@ -670,15 +682,17 @@ pub async fn scale_pool(
     name: String,
     to: u32,
     release: Option<Vec<String>>,
+    over_budget: Option<bool>,
 ) -> Result<ActivityEntry, IpcError> {
     state
         .console
-        .scale_pool_choosing(
+        .scale_pool_over(
             &name,
             to,
             release.as_deref().unwrap_or_default(),
             Actor::Operator,
             ChangeReason::Slider,
+            over_budget.unwrap_or(false),
         )
         .await
         .map_err(pool_error)
@@ -779,4 +793,205 @@ fn pool_error(error: PoolError) -> IpcError {
         }
     };
     IpcError::new(kind, error.to_string())
+}
+
+/// A pool's rules with their warnings, the latest decision and the custom metrics they
+/// name; `None` when the pool has none yet.
+#[tauri::command]
+#[specta::specta]
+pub async fn pool_rules(
+    state: State<'_, AppState>,
+    pool: String,
+) -> Result<Option<PoolRules>, IpcError> {
+    state.console.pool_rules(&pool).await.map_err(pool_error)
+}
+
+/// Lints a rule file as it would be saved for `pool`: its problems (each with its line and
+/// field) or its warnings.
+#[tauri::command]
+#[specta::specta]
+pub async fn lint_rules(
+    state: State<'_, AppState>,
+    pool: String,
+    source: String,
+) -> Result<LintReport, IpcError> {
+    state
+        .console
+        .lint_rules(&pool, &source)
+        .await
+        .map_err(pool_error)
+}
+
+/// Saves a new version of a pool's rules (`mode`: as it is, or the first save's disabled,
+/// when `None`): refused when invalid (the first problem's field and line), and when it has
+/// warnings not `acknowledged` (`unacknowledged_warnings`).
+#[tauri::command]
+#[specta::specta]
+pub async fn save_rules(
+    state: State<'_, AppState>,
+    pool: String,
+    source: String,
+    mode: Option<RulesMode>,
+    acknowledged: bool,
+) -> Result<PoolRules, IpcError> {
+    state
+        .console
+        .save_rules(&pool, &source, mode, acknowledged)
+        .await
+        .map_err(rules_error)
+}
+
+/// Enables, disables or shadows a pool's rules.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_rules_mode(
+    state: State<'_, AppState>,
+    pool: String,
+    mode: RulesMode,
+) -> Result<PoolRules, IpcError> {
+    state
+        .console
+        .set_rules_mode(&pool, mode)
+        .await
+        .map_err(pool_error)
+}
+
+/// Replays a rule file (as typed) for `pool` over `trace` (CSV `minute,demand[,metric…]`)
+/// or, without one, the pool's recorded history, beside seed-80-30, HPA and the oracle;
+/// with the chart of the rules' run.
+#[tauri::command]
+#[specta::specta]
+pub async fn replay_rules(
+    state: State<'_, AppState>,
+    pool: String,
+    source: String,
+    trace: Option<String>,
+    theme: ChartTheme,
+    width_px: u32,
+    labels: ReplayChartLabels,
+) -> Result<RulesReplay, IpcError> {
+    let chart = ReplayChart {
+        theme,
+        width_px,
+        height_px: REPLAY_CHART_HEIGHT_PX,
+        labels: ebb_core::chart::ReplayChartLabels {
+            demand: &labels.demand,
+            ready: &labels.ready,
+            held: &labels.held,
+            scale_out: &labels.scale_out,
+            scale_in: &labels.scale_in,
+            day: &labels.day,
+        },
+    };
+    state
+        .console
+        .replay_rules(&pool, &source, trace.as_deref(), chart)
+        .await
+        .map_err(replay_error)
+}
+
+/// The replay chart's height.
+const REPLAY_CHART_HEIGHT_PX: u32 = 280;
+
+/// A rule file for `pool` chosen by replay over `trace` or the pool's history.
+#[tauri::command]
+#[specta::specta]
+pub async fn suggest_rules(
+    state: State<'_, AppState>,
+    pool: String,
+    trace: Option<String>,
+) -> Result<String, IpcError> {
+    state
+        .console
+        .suggest_rules(&pool, trace.as_deref())
+        .await
+        .map_err(replay_error)
+}
+
+/// Rules as data (the Rules form) written as a rule file, checked or not: the linter says
+/// what is wrong with it, by line and field.
+#[tauri::command]
+#[specta::specta]
+pub fn rules_to_toml(rules: RuleSet) -> Result<String, IpcError> {
+    Ok(ebb_core::rules_replay::rules_file(&rules))
+}
+
+/// A rule file read as data for the Rules form; refused with its first problem's field and
+/// line.
+#[tauri::command]
+#[specta::specta]
+pub fn parse_rules(source: String) -> Result<RuleSet, IpcError> {
+    ebb_core::rules_replay::parse_source(&source)
+        .map(|rules| rules.spec().clone())
+        .map_err(replay_error)
+}
+
+fn rules_error(error: RulesError) -> IpcError {
+    match error {
+        RulesError::Invalid(_) => {
+            let (field, line) = error.first_problem().map_or(("rules", None), |problem| {
+                (problem.field.as_str(), problem.line)
+            });
+            let mut refused = IpcError::invalid(field, error.to_string());
+            refused.line = line;
+            refused
+        }
+        RulesError::Unacknowledged(_) => {
+            IpcError::new(IpcErrorKind::UnacknowledgedWarnings, error.to_string())
+        }
+        RulesError::Pool(error) => pool_error(error),
+    }
+}
+
+fn replay_error(error: ReplayError) -> IpcError {
+    match error {
+        ReplayError::Invalid {
+            field,
+            line,
+            message,
+        } => {
+            let mut refused = IpcError::invalid(&field, format!("{field}: {message}"));
+            refused.line = line;
+            refused
+        }
+        ReplayError::Pool(error) => pool_error(error),
+        ReplayError::Cost(_) | ReplayError::Chart(_) => {
+            IpcError::new(IpcErrorKind::InvalidInput, error.to_string())
+        }
+        ReplayError::Task(_) => {
+            tracing::error!(%error, "replay failure");
+            IpcError::new(IpcErrorKind::Internal, error.to_string())
+        }
+    }
+}
+
+/// Which desktop notifications the app shows (a rule scaled a pool, the budget held one, a
+/// metric went stale); all of them until the operator says.
+#[tauri::command]
+#[specta::specta]
+pub async fn notification_prefs(
+    state: State<'_, AppState>,
+) -> Result<ebb_wire::pools::NotificationPrefs, IpcError> {
+    state
+        .console
+        .pool_store()
+        .notification_prefs()
+        .await
+        .map_err(pool_error)
+}
+
+/// Turns each kind of desktop notification on or off (kept in `console.db`); returns them
+/// as stored.
+#[tauri::command]
+#[specta::specta]
+pub async fn set_notification_prefs(
+    state: State<'_, AppState>,
+    prefs: ebb_wire::pools::NotificationPrefs,
+) -> Result<ebb_wire::pools::NotificationPrefs, IpcError> {
+    let store = state.console.pool_store();
+    store
+        .set_notification_prefs(prefs)
+        .await
+        .map_err(pool_error)?;
+    store.notification_prefs().await.map_err(pool_error)
 }

@@ -2,6 +2,7 @@
 //! `ebb-core`; the demo fleet comes from `ebb-agent`.
 
 mod commands;
+mod notify;
 mod state;
 
 pub use state::Options;
@@ -46,6 +47,16 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::spend_summary,
             commands::set_budget,
             commands::export_spend_csv,
+            commands::notification_prefs,
+            commands::set_notification_prefs,
+            commands::pool_rules,
+            commands::lint_rules,
+            commands::save_rules,
+            commands::set_rules_mode,
+            commands::replay_rules,
+            commands::suggest_rules,
+            commands::rules_to_toml,
+            commands::parse_rules,
         ])
         .events(collect_events![commands::FleetTick])
 }
@@ -67,6 +78,7 @@ pub fn run(options: Options) -> anyhow::Result<()> {
     let builder = specta_builder();
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_notification::init())
         .invoke_handler(builder.invoke_handler())
         .setup(move |app| {
             builder.mount_events(app);
@@ -77,12 +89,20 @@ pub fn run(options: Options) -> anyhow::Result<()> {
             open_main_window(app, &data_dir)?;
             let state = tauri::async_runtime::block_on(AppState::start(&options, data_dir))?;
             state.forward_ticks(app.handle().clone());
+            let notifier =
+                notify::Notifier::start(app.handle().clone(), state.console.pool_store().clone());
             app.manage(state);
+            app.manage(notifier);
             Ok(())
         })
         .build(tauri::generate_context!())
         .context("cannot start the Tauri app")?;
     app.run(|handle, event| {
+        if let tauri::RunEvent::Exit = event
+            && let Some(notifier) = handle.try_state::<notify::Notifier>()
+        {
+            notifier.stop();
+        }
         if let tauri::RunEvent::Exit = event
             && let Some(state) = handle.try_state::<AppState>()
         {

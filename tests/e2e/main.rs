@@ -12,5 +12,6 @@ mod host_drain;
 mod pool;
 mod pool_chart;
 mod pool_release;
+mod rules;
 mod settings_hosts;
 mod support;

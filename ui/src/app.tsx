@@ -23,8 +23,8 @@ import { getLocale, onLocaleChange, t, type MessageKey } from "./i18n";
 import { activityView } from "./views/activity";
 import { costsView } from "./views/costs";
 import { fleetView } from "./views/fleet";
-import { placeholderView } from "./views/placeholder";
 import { poolView } from "./views/pool";
+import { rulesView } from "./views/rules";
 import { settingsView } from "./views/settings";
 import { isViewId, VIEW_IDS, type View, type ViewId } from "./views/view";
 
@@ -44,7 +44,7 @@ function createView(id: ViewId): View {
     case "pool":
       return poolView();
     case "rules":
-      return placeholderView("rules", "rules.title", "rules.empty");
+      return rulesView();
     case "costs":
       return costsView();
     case "activity":

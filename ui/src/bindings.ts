@@ -232,9 +232,9 @@ async previewScale(name: string, to: number, release: string[] | null) : Promise
  * Lets the slider go: the pool's desired count becomes `to`, giving back the leases in
  * `release` first.
  */
-async scalePool(name: string, to: number, release: string[] | null) : Promise<Result<ActivityEntry, IpcError>> {
+async scalePool(name: string, to: number, release: string[] | null, overBudget: boolean | null) : Promise<Result<ActivityEntry, IpcError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("scale_pool", { name, to, release }) };
+    return { status: "ok", data: await TAURI_INVOKE("scale_pool", { name, to, release, overBudget }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
@@ -306,6 +306,126 @@ async exportSpendCsv() : Promise<Result<string | null, IpcError>> {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
 }
+},
+/**
+ * Which desktop notifications the app shows (a rule scaled a pool, the budget held one, a
+ * metric went stale); all of them until the operator says.
+ */
+async notificationPrefs() : Promise<Result<NotificationPrefs, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("notification_prefs") };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Turns each kind of desktop notification on or off (kept in `console.db`); returns them
+ * as stored.
+ */
+async setNotificationPrefs(prefs: NotificationPrefs) : Promise<Result<NotificationPrefs, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("set_notification_prefs", { prefs }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * A pool's rules with their warnings, the latest decision and the custom metrics they
+ * name; `None` when the pool has none yet.
+ */
+async poolRules(pool: string) : Promise<Result<PoolRules | null, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("pool_rules", { pool }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Lints a rule file as it would be saved for `pool`: its problems (each with its line and
+ * field) or its warnings.
+ */
+async lintRules(pool: string, source: string) : Promise<Result<LintReport, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("lint_rules", { pool, source }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Saves a new version of a pool's rules (`mode`: as it is, or the first save's disabled,
+ * when `None`): refused when invalid (the first problem's field and line), and when it has
+ * warnings not `acknowledged` (`unacknowledged_warnings`).
+ */
+async saveRules(pool: string, source: string, mode: RulesMode | null, acknowledged: boolean) : Promise<Result<PoolRules, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("save_rules", { pool, source, mode, acknowledged }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Enables, disables or shadows a pool's rules.
+ */
+async setRulesMode(pool: string, mode: RulesMode) : Promise<Result<PoolRules, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("set_rules_mode", { pool, mode }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Replays a rule file (as typed) for `pool` over `trace` (CSV `minute,demand[,metric…]`)
+ * or, without one, the pool's recorded history, beside seed-80-30, HPA and the oracle;
+ * with the chart of the rules' run.
+ */
+async replayRules(pool: string, source: string, trace: string | null, theme: ChartTheme, widthPx: number, labels: ReplayChartLabels) : Promise<Result<RulesReplay, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("replay_rules", { pool, source, trace, theme, widthPx, labels }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * A rule file for `pool` chosen by replay over `trace` or the pool's history.
+ */
+async suggestRules(pool: string, trace: string | null) : Promise<Result<string, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("suggest_rules", { pool, trace }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Rules as data (the Rules form) written as a rule file, checked or not: the linter says
+ * what is wrong with it, by line and field.
+ */
+async rulesToToml(rules: RuleSet) : Promise<Result<string, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("rules_to_toml", { rules }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * A rule file read as data for the Rules form; refused with its first problem's field and
+ * line.
+ */
+async parseRules(source: string) : Promise<Result<RuleSet, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("parse_rules", { source }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
 }
 }
 
@@ -324,6 +444,30 @@ fleetTick: "fleet-tick"
 
 /** user-defined types **/
 
+/**
+ * What a threshold rule does when it fires.
+ */
+export type Action = 
+/**
+ * `+N`
+ */
+{ kind: "add_gpus"; gpus: number } | 
+/**
+ * `+N%` of the current count, rounded up, at least one.
+ */
+{ kind: "add_pct"; pct: number } | 
+/**
+ * `-N`
+ */
+{ kind: "remove_gpus"; gpus: number } | 
+/**
+ * `-N%` of the current count, rounded up, at least one.
+ */
+{ kind: "remove_pct"; pct: number } | 
+/**
+ * `set N`
+ */
+{ kind: "set"; gpus: number }
 /**
  * One line of the activity log.
  */
@@ -354,6 +498,35 @@ token_store: TokenStoreKind;
  * the UI's default language follows it.
  */
 os_locale: string | null }
+/**
+ * What an active schedule does to the bounds.
+ */
+export type BoundKind = 
+/**
+ * At least.
+ */
+"floor" | 
+/**
+ * At most.
+ */
+"ceiling" | 
+/**
+ * Exactly (a floor and a ceiling).
+ */
+"exact"
+/**
+ * A budget cap on the pool's run rate (base and overlay, through the pool's plan and the
+ * catalog), in fen.
+ */
+export type Budget = { 
+/**
+ * The most per hour.
+ */
+per_hour_fen: number | null; 
+/**
+ * The most per month (730 hours).
+ */
+per_month_fen: number | null }
 /**
  * Where the month stands against the budget.
  */
@@ -476,6 +649,24 @@ export type ChangeReason =
  */
 { kind: "budget_changed"; budget_fen: number | null } | 
 /**
+ * The pool's rule set was saved as `version`: the rules (and `limits`, `scale_in`,
+ * `metrics` for those sections) added, removed and changed, by name.
+ */
+{ kind: "rules_saved"; version: number; mode: RulesMode; added: string[]; removed: string[]; changed: string[]; warnings: number } | 
+/**
+ * The pool's rules were enabled, disabled or put in shadow mode.
+ */
+{ kind: "rules_mode"; version: number; mode: RulesMode } | 
+/**
+ * A rule decision: the count it set (or, in shadow mode or held by a clamp, would
+ * have set), with every rule's say, each clamp and the cost delta.
+ */
+{ kind: "rule_decision"; decision: Decision; shadow: boolean } | 
+/**
+ * The operator went past the pool's budget cap on purpose (the slider or the CLI).
+ */
+{ kind: "budget_override"; per_hour_fen: number; cap_fen: number } | 
+/**
  * Words with no kind: log lines written before reasons had one.
  */
 { kind: "note"; text: string }
@@ -508,6 +699,67 @@ export type ChartMetric =
  */
 export type ChartTheme = "light" | "dark"
 /**
+ * A clamp that changed the count, with its numbers: `from_gpus` before it, `to_gpus` after.
+ */
+export type Clamp = 
+/**
+ * A schedule's floor, ceiling or exact count.
+ */
+{ kind: "schedule"; schedule: string; bound: BoundKind; from_gpus: number; to_gpus: number } | 
+/**
+ * The pool's minimum.
+ */
+{ kind: "min"; from_gpus: number; to_gpus: number } | 
+/**
+ * The pool's maximum.
+ */
+{ kind: "max"; from_gpus: number; to_gpus: number } | 
+/**
+ * The pool's step cap.
+ */
+{ kind: "step_cap"; from_gpus: number; to_gpus: number; step_gpus: number } | 
+/**
+ * The budget: `to_gpus` is the most the budget pays for (`None` figures: no price, so
+ * the pool may not grow).
+ */
+{ kind: "budget"; from_gpus: number; to_gpus: number; per_hour_fen: number | null; per_month_fen: number | null } | 
+/**
+ * A rule cooling down.
+ */
+{ kind: "cooldown"; rule: string; from_gpus: number; to_gpus: number; until_ms: number } | 
+/**
+ * A target's stabilization (scale-in) or sustain (scale-out) window.
+ */
+{ kind: "stabilization"; rule: string; from_gpus: number; to_gpus: number; window_minutes: number } | 
+/**
+ * Surplus GPUs kept until near the end of the unit they have paid for.
+ */
+{ kind: "paid_unit_hold"; from_gpus: number; to_gpus: number; next_release_ms: number } | 
+/**
+ * Too few GPUs surplus over the deadband window to release.
+ */
+{ kind: "deadband"; from_gpus: number; to_gpus: number; surplus_gpus: number; deadband_gpus: number; window_minutes: number }
+/**
+ * How a threshold rule compares its metric.
+ */
+export type Comparison = 
+/**
+ * `>`
+ */
+"above" | 
+/**
+ * `>=`
+ */
+"at_least" | 
+/**
+ * `<`
+ */
+"below" | 
+/**
+ * `<=`
+ */
+"at_most"
+/**
  * Why a slider move asks for confirmation before it is made.
  */
 export type ConfirmationReason = 
@@ -523,6 +775,111 @@ export type ConfirmationReason =
  * What "Test connection" found when it worked.
  */
 export type ConnectionOk = { host: string; agent_version: string; backend: string }
+/**
+ * A custom metric and how old its last value may be before rules on it stand still.
+ */
+export type CustomMetric = { 
+/**
+ * As pushed, e.g. `users`, `latency_ms`, `queue_len`.
+ */
+name: string; 
+/**
+ * A value older than this is stale: rules on it do nothing and say so.
+ */
+stale_after_minutes: number }
+/**
+ * One decision for one pool at one minute: the decision log's line.
+ */
+export type Decision = { 
+/**
+ * When it was made.
+ */
+at_ms: number; 
+/**
+ * The count held before (the pool's desired count).
+ */
+current_gpus: number; 
+/**
+ * What each rule and schedule said, in file order (thresholds, targets, schedules).
+ */
+rules: RuleOutcome[]; 
+/**
+ * The rules' combined recommendation before any clamp (the current count when no
+ * rule recommends).
+ */
+recommended_gpus: number; 
+/**
+ * Every clamp that changed the count, in the order applied.
+ */
+clamps: Clamp[]; 
+/**
+ * The count to hold from now on.
+ */
+desired_gpus: number; 
+/**
+ * What the change does to the pool's cost per hour (negative saves); `None` without a
+ * price.
+ */
+cost_delta_per_hour_fen: number | null; 
+/**
+ * Why, in one structured reason (also when nothing changes).
+ */
+reason: DecisionReason }
+/**
+ * One rule decision marked on a pool chart, where the SVG draws it, so the UI can lay a
+ * focusable button with the reason over the image.
+ */
+export type DecisionMark = { 
+/**
+ * The activity entry's id.
+ */
+id: number; at_ms: number; 
+/**
+ * The mark's centre in the image, 0–100 % of its width from the left and of its
+ * height from the top.
+ */
+x_pct: number; y_pct: number; 
+/**
+ * The desired count before and after (equal when a clamp held it).
+ */
+from: number; to: number; 
+/**
+ * Shadow mode: decided and logged, nothing changed (drawn hollow).
+ */
+shadow: boolean; 
+/**
+ * A clamp kept the count where it was.
+ */
+held: boolean; 
+/**
+ * The entry's reason (a `rule_decision`).
+ */
+reason: ChangeReason }
+/**
+ * Why the decision is what it is.
+ */
+export type DecisionReason = 
+/**
+ * A rule's recommendation moved the pool (perhaps clamped: see the clamps).
+ */
+{ kind: "rule"; rule: string; from_gpus: number; to_gpus: number } | 
+/**
+ * A bound moved the pool with no rule asking (a schedule starting, min, max, budget).
+ */
+{ kind: "bound"; clamp: Clamp } | 
+/**
+ * A rule asked for a change and a clamp kept the pool where it was.
+ */
+{ kind: "held"; rule: string; clamp: Clamp } | 
+/**
+ * Nothing changes; the rule nearest to acting and its state ("80% for 2 of 3 minutes",
+ * a stale metric).
+ */
+{ kind: "waiting"; rule: string; status: RuleStatus } | 
+/**
+ * Nothing changes and no rule is near acting.
+ */
+{ kind: "steady" }
 /**
  * The file format a chart is exported in.
  */
@@ -857,9 +1214,145 @@ export type IpcErrorKind =
  */
 "host_holds_gpus" | 
 /**
+ * A rule file has lint warnings the operator has not acknowledged: save again with
+ * them acknowledged.
+ */
+"unacknowledged_warnings" | 
+/**
  * A bug or a broken database: the message says what failed.
  */
 "internal"
+/**
+ * The pool's hard limits.
+ */
+export type Limits = { 
+/**
+ * Never fewer (unless the budget cannot pay for them).
+ */
+min_gpus: number; 
+/**
+ * Never more.
+ */
+max_gpus: number; 
+/**
+ * The largest change one decision makes, per direction.
+ */
+step: StepCap; 
+/**
+ * What the pool may cost; no rule and no schedule can break it.
+ */
+budget: Budget }
+/**
+ * What a lint warning found.
+ */
+export type LintProblem = 
+/**
+ * A scale-out moves the metric from its threshold to about `after` (U·N/(N+k)), at or
+ * past a scale-in rule's threshold (or a scale-in the other way): the pool flaps.
+ */
+{ kind: "flapping"; other_rule: string; at_gpus: number; from_value: number; after_value: number; other_threshold: number } | 
+/**
+ * A scale-out rule's cooldown ends before the GPUs it ordered are ready: it fires again
+ * on a metric that does not show them yet.
+ */
+{ kind: "cooldown_shorter_than_warmup"; cooldown_minutes: number; warmup_minutes: number } | 
+/**
+ * A scale-out and a scale-in band on the same metric overlap: both can fire at once.
+ */
+{ kind: "bands_overlap"; other_rule: string; out_threshold: number; in_threshold: number } | 
+/**
+ * A threshold the metric can never meet (utilization beyond 0–100%).
+ */
+{ kind: "unreachable"; metric: string; comparison: Comparison; threshold: number } | 
+/**
+ * A schedule's count outside min/max: the limits win and the schedule does nothing there.
+ */
+{ kind: "schedule_fights_limits"; bound: BoundKind; gpus: number; min_gpus: number; max_gpus: number } | 
+/**
+ * A schedule's floor (or the pool's min) costs more than the budget: the budget wins.
+ */
+{ kind: "over_budget"; gpus: number; budget_gpus: number } | 
+/**
+ * A `set N` outside min/max.
+ */
+{ kind: "set_outside_limits"; gpus: number; min_gpus: number; max_gpus: number } | 
+/**
+ * Holding the target at the expected peak needs more than max.
+ */
+{ kind: "target_unreachable"; peak_value: number; needed_gpus: number; max_gpus: number }
+/**
+ * `ebb rules lint --json`: a file's problems (invalid) or warnings.
+ */
+export type LintReport = { 
+/**
+ * The file linted.
+ */
+file: string; 
+/**
+ * Whether it is a valid rule set.
+ */
+valid: boolean; 
+/**
+ * Why not (empty when valid).
+ */
+errors: RuleProblem[]; 
+/**
+ * Warnings about a valid set.
+ */
+warnings: LintWarning[] }
+/**
+ * A warning about a valid rule set: it will run, but probably not as meant.
+ */
+export type LintWarning = { 
+/**
+ * The rule or schedule it is about (`None`: the limits).
+ */
+rule: string | null; 
+/**
+ * The field, as in [`RuleProblem::field`].
+ */
+field: string; 
+/**
+ * The line in the file, when linted from one.
+ */
+line: number | null; 
+/**
+ * What, with its numbers.
+ */
+problem: LintProblem }
+/**
+ * A metric a rule watches.
+ */
+export type MetricRef = 
+/**
+ * Pool GPU utilization, % (the mean over the pool's ready GPUs; saturates at 100).
+ */
+{ kind: "gpu_util" } | 
+/**
+ * Pool memory utilization, %.
+ */
+{ kind: "mem_util" } | 
+/**
+ * Busy GPUs: the sum of the ready GPUs' utilization ÷ 100 (demand; may exceed ready
+ * when the pool is short, as the replay model's `demand`).
+ */
+{ kind: "busy_gpus" } | 
+/**
+ * A metric the operator's systems push (queue length, users, latency), by name.
+ */
+{ kind: "custom"; name: string }
+/**
+ * A custom metric's latest value for a pool.
+ */
+export type MetricValue = { name: string; 
+/**
+ * `None` when none has come yet.
+ */
+value: number | null; at_ms: number | null; 
+/**
+ * Past its staleness limit (or never seen): the rules that name it do nothing.
+ */
+stale: boolean; stale_after_minutes: number }
 /**
  * A GPU model as a host reports it (`NVIDIA A100-SXM4-80GB`) and the catalog's name for
  * it (`A100`); `None` when the catalog prices no such model.
@@ -886,6 +1379,22 @@ reported: string[];
  * Hosts reporting it, and their regions (sorted).
  */
 hosts: number; regions: string[] }
+/**
+ * Which desktop notifications the app shows; each kind on or off.
+ */
+export type NotificationPrefs = { 
+/**
+ * A rule scaled a pool.
+ */
+scaled: boolean; 
+/**
+ * The budget held a scale-out or a change.
+ */
+budget: boolean; 
+/**
+ * A metric a rule watches went stale.
+ */
+stale: boolean }
 /**
  * How a change ended.
  */
@@ -995,7 +1504,12 @@ svg: string;
 /**
  * The GPUs asked for and not granted yet; `None` when nothing is warming.
  */
-scale_out: ScaleOut | null; desired: number; ready: number }
+scale_out: ScaleOut | null; desired: number; ready: number; 
+/**
+ * The rule decisions of the range (changes, held ones and shadow ones), where the SVG
+ * marks them on the utilization panel, oldest first.
+ */
+marks: DecisionMark[] }
 /**
  * The pool chart's legend, in the viewer's language.
  */
@@ -1182,6 +1696,34 @@ export type PoolPhase =
  */
 "not_enforced"
 /**
+ * A pool's rules as stored, with what the console last decided on them.
+ */
+export type PoolRules = { pool: string; 
+/**
+ * 1 for the first save, one more for each.
+ */
+version: number; mode: RulesMode; 
+/**
+ * The rule file (TOML) as saved.
+ */
+source: string; 
+/**
+ * The same, as data.
+ */
+rules: RuleSet; updated_at_ms: number; 
+/**
+ * Its lint warnings (acknowledged when it was saved).
+ */
+warnings: LintWarning[]; 
+/**
+ * The enforcer's latest decision on these rules (also "no change", with why).
+ */
+last_decision: Decision | null; 
+/**
+ * The custom metrics the rules name: the latest value and when it came.
+ */
+metrics: MetricValue[] }
+/**
  * One pool's line of the spend summary.
  */
 export type PoolSpend = { pool: string; model: string; 
@@ -1288,6 +1830,310 @@ safe: boolean;
  */
 chosen: boolean }
 /**
+ * The replay chart's legend, in the viewer's language.
+ */
+export type ReplayChartLabels = { demand: string; ready: string; held: string; scale_out: string; scale_in: string; 
+/**
+ * The time axis's label for whole days from minute 0, `{n}` standing for the number
+ * ("day {n}"); shorter spans are labelled `H:MM` from minute 0.
+ */
+day: string }
+/**
+ * Paid GPU-hours, by how they were paid.
+ */
+export type ReplayGpuHours = { 
+/**
+ * Subscribed GPUs times the trace's started hours.
+ */
+subscribed: number; 
+/**
+ * Overlay units bought, times their hours (a day unit is 24).
+ */
+overlay: number }
+/**
+ * `ebb replay --json`: the rule set's result, then each baseline's.
+ */
+export type ReplayReport = 
+/**
+ * The rule set's replay.
+ */
+({ 
+/**
+ * "rules", "static-peak", "seed-80-30", "hpa" or "oracle".
+ */
+policy: string; 
+/**
+ * What the held series costs under the best base, in fen.
+ */
+cost_fen: number; 
+/**
+ * GPUs on subscription in that plan.
+ */
+base_gpus: number; 
+/**
+ * GPU-hours paid.
+ */
+gpu_hours: ReplayGpuHours; 
+/**
+ * `sum_t max(0, demand(t) - ready(t))`.
+ */
+shortfall_gpu_minutes: number; 
+/**
+ * The shortfall as a share of all demand, in percent.
+ */
+shortfall_pct: number; 
+/**
+ * Minutes in which the held count changed.
+ */
+actions: number; 
+/**
+ * Actions per day of trace.
+ */
+actions_per_day: number; 
+/**
+ * The most GPUs held at once.
+ */
+peak_held_gpus: number }) & { 
+/**
+ * Each baseline asked for, in the order asked.
+ */
+baselines: ReplayResult[] }
+/**
+ * One policy's replay.
+ */
+export type ReplayResult = { 
+/**
+ * "rules", "static-peak", "seed-80-30", "hpa" or "oracle".
+ */
+policy: string; 
+/**
+ * What the held series costs under the best base, in fen.
+ */
+cost_fen: number; 
+/**
+ * GPUs on subscription in that plan.
+ */
+base_gpus: number; 
+/**
+ * GPU-hours paid.
+ */
+gpu_hours: ReplayGpuHours; 
+/**
+ * `sum_t max(0, demand(t) - ready(t))`.
+ */
+shortfall_gpu_minutes: number; 
+/**
+ * The shortfall as a share of all demand, in percent.
+ */
+shortfall_pct: number; 
+/**
+ * Minutes in which the held count changed.
+ */
+actions: number; 
+/**
+ * Actions per day of trace.
+ */
+actions_per_day: number; 
+/**
+ * The most GPUs held at once.
+ */
+peak_held_gpus: number }
+/**
+ * Where a Rules view replay's demand came from.
+ */
+export type ReplaySource = 
+/**
+ * The pool's own recorded history (desired, ready, utilization each minute): demand is
+ * utilization × ready ÷ 100; minute 0 is `from_ms`.
+ */
+{ kind: "history"; from_ms: number } | 
+/**
+ * A trace the operator gave (CSV `minute,demand[,metric…]`).
+ */
+{ kind: "trace" }
+/**
+ * What one rule said.
+ */
+export type RuleOutcome = { 
+/**
+ * The rule's or schedule's name.
+ */
+rule: string; 
+/**
+ * The count it recommends (before the pool's clamps); `None` when it has no opinion.
+ */
+recommended_gpus: number | null; 
+/**
+ * Why.
+ */
+status: RuleStatus }
+/**
+ * One reason a rule file (or rule set) is invalid.
+ */
+export type RuleProblem = { 
+/**
+ * The line in the file (from 1), when there is a file and the field is found in it.
+ */
+line: number | null; 
+/**
+ * The field, as the file names it: `limits.max_gpus`, `threshold[1].action` (indexes
+ * from 0 in file order).
+ */
+field: string; 
+/**
+ * What is wrong, in words.
+ */
+message: string }
+/**
+ * One pool's rules, validated (what `ebb_rules::model::parse` accepts, as data).
+ */
+export type RuleSet = { 
+/**
+ * The pool these rules are for, when the file says.
+ */
+pool: string | null; 
+/**
+ * Min, max, step cap, budget: bounds no rule or schedule breaks (the budget none at all).
+ */
+limits: Limits; 
+/**
+ * How surplus GPUs are given back.
+ */
+scale_in: ScaleIn; 
+/**
+ * Custom metrics the rules may name, each with its staleness limit.
+ */
+metrics: CustomMetric[]; 
+/**
+ * Threshold rules, in file order.
+ */
+thresholds: ThresholdRule[]; 
+/**
+ * Target-tracking rules, in file order.
+ */
+targets: TargetRule[]; 
+/**
+ * Schedules, in file order.
+ */
+schedules: Schedule[] }
+/**
+ * A rule's state at a decision, with its numbers.
+ */
+export type RuleStatus = 
+/**
+ * A threshold met for its whole window: the rule fires.
+ */
+{ kind: "fired"; metric: string; value: number; comparison: Comparison; threshold: number; minutes: number; action: Action } | 
+/**
+ * A threshold met for only part of its window ("80% for 2 of 3 minutes").
+ */
+{ kind: "sustaining"; metric: string; value: number; comparison: Comparison; threshold: number; minutes_met: number; minutes_needed: number } | 
+/**
+ * A threshold not met now.
+ */
+{ kind: "not_met"; metric: string; value: number; comparison: Comparison; threshold: number } | 
+/**
+ * No value for the metric yet.
+ */
+{ kind: "no_data"; metric: string } | 
+/**
+ * The metric's last value is too old: the rule does nothing.
+ */
+{ kind: "stale"; metric: string; last_seen_ms: number; stale_after_minutes: number } | 
+/**
+ * The rule would act but is cooling down.
+ */
+{ kind: "cooldown"; until_ms: number; would_gpus: number } | 
+/**
+ * A target met within its tolerance: no change.
+ */
+{ kind: "within_tolerance"; metric: string; value: number; target: number; tolerance: number } | 
+/**
+ * A target's recommendation (after its own stabilization or sustain window).
+ */
+{ kind: "tracking"; metric: string; value: number; target: number; instant_gpus: number } | 
+/**
+ * A target above the count, waiting for its sustain window (`minutes_met` of
+ * `minutes_needed`), the overload not reached.
+ */
+{ kind: "target_sustaining"; metric: string; value: number; target: number; instant_gpus: number; minutes_met: number; minutes_needed: number } | 
+/**
+ * A schedule in force.
+ */
+{ kind: "schedule_active"; bound: BoundKind; gpus: number; until_ms: number } | 
+/**
+ * A schedule not in force now.
+ */
+{ kind: "schedule_inactive" }
+/**
+ * Whether the console acts on a pool's rules.
+ */
+export type RulesMode = 
+/**
+ * Decide each tick and set the pool's desired count.
+ */
+"enabled" | 
+/**
+ * Kept, not evaluated.
+ */
+"disabled" | 
+/**
+ * Decide and log each change the rules would make; change nothing.
+ */
+"shadow"
+/**
+ * A rule file replayed for a pool before it is enabled: the rules beside the baselines
+ * `seed-80-30`, `hpa` and `oracle`, priced with the pool's model, region and plan through
+ * the active catalog, and the chart of the rules' run.
+ */
+export type RulesReplay = { 
+/**
+ * The rules' result, then each baseline's.
+ */
+report: ReplayReport; 
+/**
+ * Demand, ready and held GPUs each minute, the decisions marked (SVG).
+ */
+chart_svg: string; 
+/**
+ * Minutes replayed.
+ */
+minutes: number; 
+/**
+ * The trace's peak demand, whole GPUs.
+ */
+peak_demand_gpus: number; source: ReplaySource; 
+/**
+ * The catalog entry that priced it.
+ */
+model: string; region: string; 
+/**
+ * Minutes from ordering a GPU to its being ready.
+ */
+warmup_minutes: number }
+/**
+ * Scale-in settings: billing-increment-aware release and a deadband.
+ */
+export type ScaleIn = { 
+/**
+ * Release a surplus GPU at once, even in the middle of the unit it has paid for.
+ * Off by default: a GPU is released only in the last `release_window_minutes` of its
+ * paid unit (hour, day, week), newest first.
+ */
+force: boolean; 
+/**
+ * How near the end of its paid unit a GPU may be released.
+ */
+release_window_minutes: number; 
+/**
+ * Release only when at least this many GPUs are surplus (0: any).
+ */
+deadband_gpus: number; 
+/**
+ * …over the whole of the last this many minutes (surplus: held − ⌈busy GPUs⌉).
+ */
+deadband_minutes: number }
+/**
  * A scale-out in progress: what is warming where, and when it should be ready.
  */
 export type ScaleOut = { warming: number; 
@@ -1340,6 +2186,42 @@ released: ReleasedLease[];
  * What releasing them now would stop, when it stops anything.
  */
 release_warning: ReleaseWarning | null }
+/**
+ * "From … to … (in this time zone), at least / at most / exactly N GPUs".
+ */
+export type Schedule = { 
+/**
+ * Unique in the set.
+ */
+name: string; 
+/**
+ * When.
+ */
+when: ScheduleWhen; 
+/**
+ * IANA time zone the times are in, e.g. `Asia/Shanghai`.
+ */
+time_zone: string; 
+/**
+ * Floor, ceiling or exact.
+ */
+bound: BoundKind; 
+/**
+ * The count.
+ */
+gpus: number }
+/**
+ * When a schedule applies.
+ */
+export type ScheduleWhen = 
+/**
+ * From each time the cron expression matches (local time), for `duration_minutes`.
+ */
+{ kind: "cron"; cron: string; duration_minutes: number } | 
+/**
+ * Once, from `start` to `end` (local date-times `YYYY-MM-DDTHH:MM:SS`, end excluded).
+ */
+{ kind: "window"; start: string; end: string }
 /**
  * Why the comparison could not price a plan.
  */
@@ -1406,6 +2288,63 @@ gpu_hours: number;
  */
 base_from_ms: number }
 /**
+ * A cap on one step, per direction: the larger of a count and a share of the current
+ * count (HPA's `selectPolicy: Max`), so `out_gpus = 4, out_pct = 100` is "×2 or +4".
+ * A direction with neither is unlimited.
+ */
+export type StepCap = { 
+/**
+ * At most this many GPUs added at once.
+ */
+out_gpus: number | null; 
+/**
+ * At most this share of the current count added at once (rounded up).
+ */
+out_pct: number | null; 
+/**
+ * At most this many GPUs released at once.
+ */
+in_gpus: number | null; 
+/**
+ * At most this share of the current count released at once (rounded up).
+ */
+in_pct: number | null }
+/**
+ * Keep a metric near a target (Kubernetes HPA semantics by default).
+ */
+export type TargetRule = { 
+/**
+ * Unique in the set.
+ */
+name: string; 
+/**
+ * What it watches: `gpu_util`/`mem_util` (a mean, %), `busy_gpus` (the target is the
+ * % of each GPU to fill, up to 100: 100 sizes the pool to demand), or a custom metric
+ * (the target is its value per GPU, e.g. 5,000 users per GPU).
+ */
+metric: MetricRef; 
+/**
+ * The target, in the unit above.
+ */
+target: number; 
+/**
+ * No change while `|value / target − 1| ≤ tolerance` (HPA: 0.1).
+ */
+tolerance: number; 
+/**
+ * A scale-in goes only to the highest count recommended over this window (HPA: 5).
+ */
+scale_in_stabilization_minutes: number; 
+/**
+ * A scale-out goes only to the lowest count recommended over this window (HPA: 0) …
+ */
+scale_out_sustain_minutes: number; 
+/**
+ * … unless the recommendation is at least this many GPUs above the current count:
+ * then at once (the asymmetric trigger).
+ */
+overload_gpus: number | null }
+/**
  * The subscription term of a pool's base.
  */
 export type Term = 
@@ -1417,6 +2356,39 @@ export type Term =
  * 8,760 hours at the `year` price.
  */
 "year"
+/**
+ * "When `metric` `comparison` `threshold` for `for_minutes`, do `action`".
+ */
+export type ThresholdRule = { 
+/**
+ * Unique in the set; how decisions and warnings name it.
+ */
+name: string; 
+/**
+ * What it watches.
+ */
+metric: MetricRef; 
+/**
+ * How.
+ */
+comparison: Comparison; 
+/**
+ * Against what, in the metric's unit.
+ */
+threshold: number; 
+/**
+ * Every minute of the last this many must meet it (1: the latest minute).
+ */
+for_minutes: number; 
+/**
+ * What it does.
+ */
+action: Action; 
+/**
+ * After it acts, it waits this long: a scale-out rule after the last scale-out, a
+ * scale-in rule after the last change of either direction.
+ */
+cooldown_minutes: number }
 /**
  * Where host tokens are kept.
  */

@@ -155,6 +155,7 @@ const ERROR_KINDS: Readonly<Record<IpcErrorKind, MessageKey>> = {
   token_store: "hosts.error.token_store",
   not_found: "hosts.error.not_found",
   host_holds_gpus: "hosts.error.host_holds_gpus",
+  unacknowledged_warnings: "hosts.error.unacknowledged_warnings",
   internal: "hosts.error.internal",
 };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ScaleOut } from "./bindings";
-import { barShares, scaleOutState, shortDuration } from "./pool-chart";
+import { barShares, markKind, markLabelKey, markPlace, scaleOutState, shortDuration, tipSide } from "./pool-chart";
 
 const out = (warming: number, eta_ms: number | null): ScaleOut => ({ warming, eta_ms, hosts: [] });
 
@@ -36,5 +36,32 @@ describe("shortDuration", () => {
     expect(shortDuration(120, u)).toBe("2 min");
     expect(shortDuration(7800, u)).toBe("2 h 10 min");
     expect(shortDuration(-3, u)).toBe("0 s");
+  });
+});
+
+describe("decision marks", () => {
+  const mark = (from: number, to: number, held = false, shadow = false) => ({ from, to, held, shadow });
+  it("say which way the rules moved the pool, or that a clamp held it", () => {
+    expect(markKind(mark(2, 6))).toBe("out");
+    expect(markKind(mark(6, 4))).toBe("in");
+    expect(markKind(mark(6, 6, true))).toBe("held");
+    expect(markKind(mark(6, 6))).toBe("held");
+  });
+  it("are named as changes or, in shadow mode, as what would have been", () => {
+    expect(markLabelKey(mark(2, 6))).toBe("pool.chart.mark.out");
+    expect(markLabelKey(mark(6, 4))).toBe("pool.chart.mark.in");
+    expect(markLabelKey(mark(6, 6, true))).toBe("pool.chart.mark.held");
+    expect(markLabelKey(mark(2, 6, false, true))).toBe("pool.chart.mark.shadowOut");
+    expect(markLabelKey(mark(6, 4, false, true))).toBe("pool.chart.mark.shadowIn");
+    expect(markLabelKey(mark(6, 6, true, true))).toBe("pool.chart.mark.shadowHeld");
+  });
+  it("sit where the chart drew them, never outside the image", () => {
+    expect(markPlace({ x_pct: 12.5, y_pct: 80 })).toEqual({ left: "12.5%", top: "80%" });
+    expect(markPlace({ x_pct: -3, y_pct: 140 })).toEqual({ left: "0%", top: "100%" });
+    expect(markPlace({ x_pct: Number.NaN, y_pct: 50 })).toEqual({ left: "0%", top: "50%" });
+  });
+  it("open their tooltip toward the middle of the chart", () => {
+    expect(tipSide(10)).toBe("right");
+    expect(tipSide(90)).toBe("left");
   });
 });

@@ -1,7 +1,18 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { ChangeReason, ConfirmationReason, HostProblem, PoolNote } from "./bindings";
+import type { ChangeReason, Clamp, ConfirmationReason, Decision, HostProblem, LintProblem, PoolNote, RuleStatus } from "./bindings";
 import { setLocale } from "./i18n";
-import { changeReasonText, confirmationText, hostProblemText, poolNoteText, poolNotesText } from "./reasons";
+import {
+  changeReasonText,
+  clampText,
+  confirmationText,
+  decisionReasonText,
+  hostProblemText,
+  lintProblemText,
+  poolNoteText,
+  poolNotesText,
+  ruleStatusText,
+  rulesModeText,
+} from "./reasons";
 
 afterEach(() => setLocale("en"));
 
@@ -89,5 +100,100 @@ describe("structured reasons", () => {
       expect(rest, text).not.toMatch(/[A-Za-z]{3,}/);
     }
     expect(changeReasonText(changes[7]!)).toBe("gpu-a 已 30 秒无响应：其 2 块 GPU 已注销，并在别处补充");
+  });
+});
+
+describe("rules in words", () => {
+  const decision: Decision = {
+    at_ms: 0,
+    current_gpus: 4,
+    rules: [],
+    recommended_gpus: 8,
+    clamps: [{ kind: "step_cap", from_gpus: 8, to_gpus: 6, step_gpus: 2 }],
+    desired_gpus: 6,
+    cost_delta_per_hour_fen: 2_400,
+    reason: { kind: "rule", rule: "out-at-80", from_gpus: 4, to_gpus: 6 },
+  };
+  const rulesChanges: ChangeReason[] = [
+    { kind: "rules_saved", version: 2, mode: "shadow", added: ["out"], removed: [], changed: ["limits", "in"], warnings: 1 },
+    { kind: "rules_mode", version: 2, mode: "enabled" },
+    { kind: "rule_decision", decision, shadow: false },
+    { kind: "rule_decision", decision: { ...decision, desired_gpus: 4, reason: { kind: "steady" } }, shadow: true },
+    { kind: "budget_override", per_hour_fen: 50_000, cap_fen: 40_000 },
+  ];
+  const statuses: RuleStatus[] = [
+    { kind: "fired", metric: "gpu_util", value: 91.5, comparison: "at_least", threshold: 80, minutes: 3, action: { kind: "add_pct", pct: 20 } },
+    { kind: "sustaining", metric: "gpu_util", value: 85, comparison: "at_least", threshold: 80, minutes_met: 2, minutes_needed: 3 },
+    { kind: "not_met", metric: "queue_len", value: 3, comparison: "above", threshold: 10 },
+    { kind: "no_data", metric: "users" },
+    { kind: "stale", metric: "users", last_seen_ms: 0, stale_after_minutes: 2 },
+    { kind: "cooldown", until_ms: 0, would_gpus: 5 },
+    { kind: "within_tolerance", metric: "gpu_util", value: 62, target: 60, tolerance: 0.1 },
+    { kind: "tracking", metric: "gpu_util", value: 90, target: 60, instant_gpus: 6 },
+    { kind: "target_sustaining", metric: "busy_gpus", value: 5, target: 100, instant_gpus: 5, minutes_met: 1, minutes_needed: 3 },
+    { kind: "schedule_active", bound: "floor", gpus: 4, until_ms: 0 },
+    { kind: "schedule_inactive" },
+  ];
+  const clamps: Clamp[] = [
+    { kind: "schedule", schedule: "mornings", bound: "floor", from_gpus: 2, to_gpus: 4 },
+    { kind: "min", from_gpus: 0, to_gpus: 1 },
+    { kind: "max", from_gpus: 12, to_gpus: 8 },
+    { kind: "step_cap", from_gpus: 8, to_gpus: 6, step_gpus: 2 },
+    { kind: "budget", from_gpus: 8, to_gpus: 5, per_hour_fen: 12_000, per_month_fen: 5_000_000 },
+    { kind: "budget", from_gpus: 8, to_gpus: 4, per_hour_fen: null, per_month_fen: null },
+    { kind: "cooldown", rule: "out", from_gpus: 6, to_gpus: 4, until_ms: 0 },
+    { kind: "stabilization", rule: "util-60", from_gpus: 2, to_gpus: 4, window_minutes: 5 },
+    { kind: "paid_unit_hold", from_gpus: 2, to_gpus: 4, next_release_ms: 0 },
+    { kind: "deadband", from_gpus: 3, to_gpus: 4, surplus_gpus: 1, deadband_gpus: 2, window_minutes: 10 },
+  ];
+  const lint: LintProblem[] = [
+    { kind: "flapping", other_rule: "in", at_gpus: 4, from_value: 80, after_value: 66.67, other_threshold: 70 },
+    { kind: "cooldown_shorter_than_warmup", cooldown_minutes: 2, warmup_minutes: 5 },
+    { kind: "bands_overlap", other_rule: "in", out_threshold: 60, in_threshold: 70 },
+    { kind: "unreachable", metric: "gpu_util", comparison: "above", threshold: 120 },
+    { kind: "schedule_fights_limits", bound: "exact", gpus: 12, min_gpus: 0, max_gpus: 8 },
+    { kind: "over_budget", gpus: 8, budget_gpus: 4 },
+    { kind: "set_outside_limits", gpus: 12, min_gpus: 0, max_gpus: 8 },
+    { kind: "target_unreachable", peak_value: 30, needed_gpus: 12, max_gpus: 8 },
+  ];
+
+  it("read in English as the Rust side writes them", () => {
+    expect(rulesChanges.map(changeReasonText)).toEqual([
+      "rules saved as version 2 (shadow); added out; changed limits, in; 1 lint warning(s) acknowledged",
+      "rules version 2 enabled",
+      "out-at-80: 4 → 6 (4 → 6 GPUs)",
+      "shadow: no rule asks for a change",
+      "past the budget cap on purpose: ¥500.00 per hour against a cap of ¥400.00",
+    ]);
+    expect(ruleStatusText(statuses[0]!)).toBe("gpu_util >= 80 for 3 min (now 91.50): +20%");
+    expect(ruleStatusText(statuses[1]!)).toBe("gpu_util >= 80 for 2 of 3 minutes");
+    expect(ruleStatusText(statuses[2]!)).toBe("queue_len is 3, not > 10");
+    expect(ruleStatusText(statuses[6]!)).toBe("gpu_util 62 is within 10% of the target 60");
+    expect(clampText(clamps[0]!)).toBe("schedule mornings (at least 4): 2 → 4");
+    expect(clampText(clamps[4]!)).toBe("budget of ¥120.00/hour and ¥50,000.00/month: 8 → 5");
+    expect(clampText(clamps[5]!)).toBe("budget (no price to check it against): 8 → 4");
+    expect(clampText(clamps[9]!)).toBe("deadband: 1 surplus over 10 min, 2 needed: 3 → 4");
+    expect(decisionReasonText({ kind: "held", rule: "out", clamp: clamps[2]! })).toBe("out held by the pool's max: 12 → 8");
+    expect(lintProblemText(lint[1]!)).toBe(
+      "the cooldown (2 min) is shorter than the warmup (5 min): it fires again before its GPUs are ready",
+    );
+    expect(lintProblemText(lint[4]!)).toBe("exactly 12 is outside the pool's min 0 and max 8: the limits win");
+    expect(rulesModeText("shadow")).toBe("shadow");
+  });
+
+  it("have no English words left in zh-CN but metric and rule names", () => {
+    setLocale("zh-CN");
+    const texts = [
+      ...rulesChanges.map(changeReasonText),
+      ...statuses.map(ruleStatusText),
+      ...clamps.map(clampText),
+      ...lint.map(lintProblemText),
+      decisionReasonText({ kind: "waiting", rule: "out", status: statuses[1]! }),
+    ];
+    for (const text of texts) {
+      expect(text, text).toMatch(/[\u4e00-\u9fff]/);
+      const rest = text.replace(/\b(gpu_util|queue_len|busy_gpus|users|out-at-80|out|in|limits|util-60|mornings|GPU|Kubernetes|HPA)\b/g, "");
+      expect(rest, text).not.toMatch(/[A-Za-z]{3,}/);
+    }
   });
 });

@@ -4,7 +4,23 @@
 // which logs and the CLI use. Each switch is exhaustive over the generated union, so a
 // reason added in Rust is a type error here until it is worded.
 
-import type { ChangeReason, ConfirmationReason, HostProblem, PoolNote, ReleaseWarning, SkipReason, TokenStoreKind } from "./bindings";
+import type {
+  Action,
+  BoundKind,
+  ChangeReason,
+  Clamp,
+  Comparison,
+  ConfirmationReason,
+  DecisionReason,
+  HostProblem,
+  LintProblem,
+  PoolNote,
+  ReleaseWarning,
+  RuleStatus,
+  RulesMode,
+  SkipReason,
+  TokenStoreKind,
+} from "./bindings";
 import { formatMoney } from "./costs";
 import { t, type MessageKey } from "./i18n";
 
@@ -49,6 +65,27 @@ export function changeReasonText(reason: ChangeReason): string {
       return reason.budget_fen === null
         ? t("reason.change.budgetCleared")
         : t("reason.change.budgetSet", { budget: formatMoney(reason.budget_fen) });
+    case "rules_saved": {
+      const parts = [t("reason.change.rulesSaved", { version: reason.version, mode: rulesModeText(reason.mode) })];
+      if (reason.added.length > 0) parts.push(t("reason.change.rulesAdded", { names: list(reason.added) }));
+      if (reason.removed.length > 0) parts.push(t("reason.change.rulesRemoved", { names: list(reason.removed) }));
+      if (reason.changed.length > 0) parts.push(t("reason.change.rulesChanged", { names: list(reason.changed) }));
+      if (reason.warnings > 0) parts.push(t("reason.change.rulesWarnings", { warnings: reason.warnings }));
+      return parts.join(t("reason.notesSeparator"));
+    }
+    case "rules_mode":
+      return t("reason.change.rulesMode", { version: reason.version, mode: rulesModeText(reason.mode) });
+    case "rule_decision": {
+      const decision = reason.decision;
+      const why = decisionReasonText(decision.reason);
+      const text =
+        decision.desired_gpus === decision.current_gpus
+          ? why
+          : t("reason.change.ruleDecisionMoved", { why, from: decision.current_gpus, to: decision.desired_gpus });
+      return reason.shadow ? t("reason.change.ruleDecisionShadow", { text }) : text;
+    }
+    case "budget_override":
+      return t("reason.change.budgetOverride", { perHour: formatMoney(reason.per_hour_fen), cap: formatMoney(reason.cap_fen) });
     case "note":
       // Rows written before reasons had a kind: their words, as stored.
       return reason.text;
@@ -184,5 +221,233 @@ export function tokenStoreText(store: TokenStoreKind): string {
       return t("hosts.tokenStore.noKeychain", { reason: store.reason });
     default:
       return never(store);
+  }
+}
+
+// ---------- rules: modes, decisions, clamps, each rule's state, lint warnings ----------
+
+const RULES_MODES: Readonly<Record<RulesMode, MessageKey>> = {
+  enabled: "reason.rules.mode.enabled",
+  disabled: "reason.rules.mode.disabled",
+  shadow: "reason.rules.mode.shadow",
+};
+
+/** "enabled", "disabled", "shadow". */
+export function rulesModeText(mode: RulesMode): string {
+  return t(RULES_MODES[mode]);
+}
+
+const BOUNDS: Readonly<Record<BoundKind, MessageKey>> = {
+  floor: "reason.rules.bound.floor",
+  ceiling: "reason.rules.bound.ceiling",
+  exact: "reason.rules.bound.exact",
+};
+
+/** A schedule's bound and count: "at least 4". */
+function boundText(bound: BoundKind, gpus: number): string {
+  return t(BOUNDS[bound], { gpus });
+}
+
+const COMPARISONS: Readonly<Record<Comparison, string>> = { above: ">", at_least: ">=", below: "<", at_most: "<=" };
+
+/** The operator as a rule file writes it: ">=". */
+export function comparisonSymbol(comparison: Comparison): string {
+  return COMPARISONS[comparison];
+}
+
+/** A rule's number as the Rust side writes it: whole numbers bare, others to 2 places. */
+export function ruleNumber(value: number): string {
+  if (Number.isInteger(value) && Math.abs(value) < 1e15) return String(value);
+  return value.toFixed(2);
+}
+
+/** What a threshold rule does: "+2", "-30%", "set 4". */
+export function actionText(action: Action): string {
+  switch (action.kind) {
+    case "add_gpus":
+      return `+${action.gpus}`;
+    case "add_pct":
+      return `+${action.pct}%`;
+    case "remove_gpus":
+      return `-${action.gpus}`;
+    case "remove_pct":
+      return `-${action.pct}%`;
+    case "set":
+      return t("reason.rules.actionSet", { gpus: action.gpus });
+    default:
+      return never(action);
+  }
+}
+
+function pad2(n: number): string {
+  return String(n).padStart(2, "0");
+}
+
+/** Local "HH:MM" (the Rust side writes UTC for logs; the view shows the viewer's clock). */
+export function clockText(ms: number): string {
+  const at = new Date(ms);
+  return `${pad2(at.getHours())}:${pad2(at.getMinutes())}`;
+}
+
+/** One rule's state at a decision: "gpu_util >= 80 for 2 of 3 minutes". */
+export function ruleStatusText(status: RuleStatus): string {
+  switch (status.kind) {
+    case "fired":
+      return t("reason.rules.status.fired", {
+        metric: status.metric,
+        op: comparisonSymbol(status.comparison),
+        threshold: ruleNumber(status.threshold),
+        minutes: status.minutes,
+        value: ruleNumber(status.value),
+        action: actionText(status.action),
+      });
+    case "sustaining":
+      return t("reason.rules.status.sustaining", {
+        metric: status.metric,
+        op: comparisonSymbol(status.comparison),
+        threshold: ruleNumber(status.threshold),
+        met: status.minutes_met,
+        needed: status.minutes_needed,
+      });
+    case "not_met":
+      return t("reason.rules.status.notMet", {
+        metric: status.metric,
+        value: ruleNumber(status.value),
+        op: comparisonSymbol(status.comparison),
+        threshold: ruleNumber(status.threshold),
+      });
+    case "no_data":
+      return t("reason.rules.status.noData", { metric: status.metric });
+    case "stale":
+      return t("reason.rules.status.stale", { metric: status.metric, time: clockText(status.last_seen_ms), limit: status.stale_after_minutes });
+    case "cooldown":
+      return t("reason.rules.status.cooldown", { time: clockText(status.until_ms), gpus: status.would_gpus });
+    case "within_tolerance":
+      return t("reason.rules.status.withinTolerance", {
+        metric: status.metric,
+        value: ruleNumber(status.value),
+        tolerance: ruleNumber(status.tolerance * 100),
+        target: ruleNumber(status.target),
+      });
+    case "tracking":
+      return t("reason.rules.status.tracking", {
+        metric: status.metric,
+        value: ruleNumber(status.value),
+        target: ruleNumber(status.target),
+        gpus: status.instant_gpus,
+      });
+    case "target_sustaining":
+      return t("reason.rules.status.targetSustaining", {
+        metric: status.metric,
+        value: ruleNumber(status.value),
+        target: ruleNumber(status.target),
+        gpus: status.instant_gpus,
+        met: status.minutes_met,
+        needed: status.minutes_needed,
+      });
+    case "schedule_active":
+      return t("reason.rules.status.scheduleActive", { time: clockText(status.until_ms), bound: boundText(status.bound, status.gpus) });
+    case "schedule_inactive":
+      return t("reason.rules.status.scheduleInactive");
+    default:
+      return never(status);
+  }
+}
+
+/** A clamp that changed the count: "step cap of 2: 2 → 4". */
+export function clampText(clamp: Clamp): string {
+  const counts = { from: clamp.from_gpus, to: clamp.to_gpus };
+  switch (clamp.kind) {
+    case "schedule":
+      return t("reason.rules.clamp.schedule", { ...counts, schedule: clamp.schedule, bound: boundText(clamp.bound, clamp.to_gpus) });
+    case "min":
+      return t("reason.rules.clamp.min", counts);
+    case "max":
+      return t("reason.rules.clamp.max", counts);
+    case "step_cap":
+      return t("reason.rules.clamp.stepCap", { ...counts, step: clamp.step_gpus });
+    case "budget": {
+      const caps: string[] = [];
+      if (clamp.per_hour_fen !== null) caps.push(t("reason.rules.clamp.perHour", { money: formatMoney(clamp.per_hour_fen) }));
+      if (clamp.per_month_fen !== null) caps.push(t("reason.rules.clamp.perMonth", { money: formatMoney(clamp.per_month_fen) }));
+      return caps.length === 0
+        ? t("reason.rules.clamp.budgetNoPrice", counts)
+        : t("reason.rules.clamp.budget", { ...counts, caps: caps.join(t("reason.rules.clamp.and")) });
+    }
+    case "cooldown":
+      return t("reason.rules.clamp.cooldown", { ...counts, rule: clamp.rule, time: clockText(clamp.until_ms) });
+    case "stabilization":
+      return t("reason.rules.clamp.stabilization", { ...counts, rule: clamp.rule, window: clamp.window_minutes });
+    case "paid_unit_hold":
+      return t("reason.rules.clamp.paidUnitHold", { ...counts, time: clockText(clamp.next_release_ms) });
+    case "deadband":
+      return t("reason.rules.clamp.deadband", {
+        ...counts,
+        surplus: clamp.surplus_gpus,
+        window: clamp.window_minutes,
+        needed: clamp.deadband_gpus,
+      });
+    default:
+      return never(clamp);
+  }
+}
+
+/** Why a decision is what it is: "out-at-80: 4 → 6", "no rule asks for a change". */
+export function decisionReasonText(reason: DecisionReason): string {
+  switch (reason.kind) {
+    case "rule":
+      return t("reason.rules.decision.rule", { rule: reason.rule, from: reason.from_gpus, to: reason.to_gpus });
+    case "bound":
+      return clampText(reason.clamp);
+    case "held":
+      return t("reason.rules.decision.held", { rule: reason.rule, clamp: clampText(reason.clamp) });
+    case "waiting":
+      return t("reason.rules.decision.waiting", { rule: reason.rule, status: ruleStatusText(reason.status) });
+    case "steady":
+      return t("reason.rules.decision.steady");
+    default:
+      return never(reason);
+  }
+}
+
+/** What a lint warning found: "the cooldown (3 min) is shorter than the warmup (5 min): …". */
+export function lintProblemText(problem: LintProblem): string {
+  switch (problem.kind) {
+    case "flapping":
+      return t("reason.rules.lint.flapping", {
+        gpus: problem.at_gpus,
+        from: ruleNumber(problem.from_value),
+        after: ruleNumber(problem.after_value),
+        other: problem.other_rule,
+        threshold: ruleNumber(problem.other_threshold),
+      });
+    case "cooldown_shorter_than_warmup":
+      return t("reason.rules.lint.cooldownShorterThanWarmup", { cooldown: problem.cooldown_minutes, warmup: problem.warmup_minutes });
+    case "bands_overlap":
+      return t("reason.rules.lint.bandsOverlap", {
+        other: problem.other_rule,
+        out: ruleNumber(problem.out_threshold),
+        in: ruleNumber(problem.in_threshold),
+      });
+    case "unreachable":
+      return t("reason.rules.lint.unreachable", {
+        metric: problem.metric,
+        op: comparisonSymbol(problem.comparison),
+        threshold: ruleNumber(problem.threshold),
+      });
+    case "schedule_fights_limits":
+      return t("reason.rules.lint.scheduleFightsLimits", {
+        bound: boundText(problem.bound, problem.gpus),
+        min: problem.min_gpus,
+        max: problem.max_gpus,
+      });
+    case "over_budget":
+      return t("reason.rules.lint.overBudget", { gpus: problem.gpus, budget: problem.budget_gpus });
+    case "set_outside_limits":
+      return t("reason.rules.lint.setOutsideLimits", { gpus: problem.gpus, min: problem.min_gpus, max: problem.max_gpus });
+    case "target_unreachable":
+      return t("reason.rules.lint.targetUnreachable", { peak: ruleNumber(problem.peak_value), needed: problem.needed_gpus, max: problem.max_gpus });
+    default:
+      return never(problem);
   }
 }

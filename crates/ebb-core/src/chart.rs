@@ -21,7 +21,9 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::ops::Range;
 
 mod pool;
-pub use pool::{PoolChartLabels, pool_svg, steps};
+mod replay;
+pub use pool::{Decided, PoolChartLabels, decisions_in, pool_chart, pool_svg, steps};
+pub use replay::{ReplayChartData, ReplayChartLabels, ReplayChartSpec, decision_marks, replay_svg};
 
 /// The smallest and largest chart the renderer accepts, in pixels.
 pub const MIN_SIZE_PX: u32 = 120;

@@ -387,6 +387,9 @@ pub enum IpcErrorKind {
     Incompatible,
     /// Pools still hold GPUs on the host to be removed: release them first.
     HostHoldsGpus,
+    /// A rule file has lint warnings the operator has not acknowledged: save again with
+    /// them acknowledged.
+    UnacknowledgedWarnings,
     /// A bug or a broken database: the message says what failed.
     Internal,
 }

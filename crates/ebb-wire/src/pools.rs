@@ -397,6 +397,52 @@ pub struct PoolChart {
     pub scale_out: Option<ScaleOut>,
     pub desired: u32,
     pub ready: u32,
+    /// The rule decisions of the range (changes, held ones and shadow ones), where the SVG
+    /// marks them on the utilization panel, oldest first.
+    pub marks: Vec<DecisionMark>,
+}
+
+/// One rule decision marked on a pool chart, where the SVG draws it, so the UI can lay a
+/// focusable button with the reason over the image.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct DecisionMark {
+    /// The activity entry's id.
+    pub id: i64,
+    pub at_ms: i64,
+    /// The mark's centre in the image, 0–100 % of its width from the left and of its
+    /// height from the top.
+    pub x_pct: f64,
+    pub y_pct: f64,
+    /// The desired count before and after (equal when a clamp held it).
+    pub from: u32,
+    pub to: u32,
+    /// Shadow mode: decided and logged, nothing changed (drawn hollow).
+    pub shadow: bool,
+    /// A clamp kept the count where it was.
+    pub held: bool,
+    /// The entry's reason (a `rule_decision`).
+    pub reason: ChangeReason,
+}
+
+/// Which desktop notifications the app shows; each kind on or off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct NotificationPrefs {
+    /// A rule scaled a pool.
+    pub scaled: bool,
+    /// The budget held a scale-out or a change.
+    pub budget: bool,
+    /// A metric a rule watches went stale.
+    pub stale: bool,
+}
+
+impl Default for NotificationPrefs {
+    fn default() -> NotificationPrefs {
+        NotificationPrefs {
+            scaled: true,
+            budget: true,
+            stale: true,
+        }
+    }
 }
 
 /// A scale-out in progress: what is warming where, and when it should be ready.

@@ -46,3 +46,48 @@ pub struct ReplayReport {
     /// Each baseline asked for, in the order asked.
     pub baselines: Vec<ReplayResult>,
 }
+
+/// Where a Rules view replay's demand came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ReplaySource {
+    /// The pool's own recorded history (desired, ready, utilization each minute): demand is
+    /// utilization × ready ÷ 100; minute 0 is `from_ms`.
+    History { from_ms: i64 },
+    /// A trace the operator gave (CSV `minute,demand[,metric…]`).
+    Trace,
+}
+
+/// A rule file replayed for a pool before it is enabled: the rules beside the baselines
+/// `seed-80-30`, `hpa` and `oracle`, priced with the pool's model, region and plan through
+/// the active catalog, and the chart of the rules' run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct RulesReplay {
+    /// The rules' result, then each baseline's.
+    pub report: ReplayReport,
+    /// Demand, ready and held GPUs each minute, the decisions marked (SVG).
+    pub chart_svg: String,
+    /// Minutes replayed.
+    pub minutes: u32,
+    /// The trace's peak demand, whole GPUs.
+    pub peak_demand_gpus: u32,
+    pub source: ReplaySource,
+    /// The catalog entry that priced it.
+    pub model: String,
+    pub region: String,
+    /// Minutes from ordering a GPU to its being ready.
+    pub warmup_minutes: u32,
+}
+
+/// The replay chart's legend, in the viewer's language.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct ReplayChartLabels {
+    pub demand: String,
+    pub ready: String,
+    pub held: String,
+    pub scale_out: String,
+    pub scale_in: String,
+    /// The time axis's label for whole days from minute 0, `{n}` standing for the number
+    /// ("day {n}"); shorter spans are labelled `H:MM` from minute 0.
+    pub day: String,
+}

@@ -1,17 +1,25 @@
 // Settings: the host registry (views/hosts.tsx), language and theme (saved on this
-// computer), a pointer to the price catalog (in Costs), and About (version, data directory, who
-// collects, where tokens are kept).
+// computer), which desktop notifications to show (kept in the data directory, through
+// `notification_prefs`/`set_notification_prefs`), a pointer to the price catalog (in Costs),
+// and About (version, data directory, who collects, where tokens are kept).
+//
+// Stable selectors: [data-testid="notifications-setting"] (the card), each checkbox
+// input[data-testid="notify-scaled|notify-budget|notify-stale"],
+// [data-testid="notifications-error"] (role=alert).
 //
 // On Solid: About follows the app-info store through a signal, in place; the Hosts
 // section is a child component (its subscriptions go with the view's dispose).
 
-import { createSignal, For, Match, onCleanup, Switch, type JSX } from "solid-js";
+import { createSignal, For, Match, onCleanup, Show, Switch, type JSX } from "solid-js";
+import { commands, type NotificationPrefs } from "../bindings";
 import { appInfoState, onAppInfo } from "../app-info";
 import { describeError } from "../format";
 import { getLocale, LOCALES, setLocale, tIn, t, type Locale, type MessageKey } from "../i18n";
 import { saveLocale, saveThemePref } from "../prefs";
+import { call } from "../ipc";
 import { tokenStoreText } from "../reasons";
 import { getThemePref, setThemePref, THEME_PREFS, type ThemePref } from "../theme";
+import { ErrorAlert } from "./error-alert";
 import { HostsSection } from "./hosts";
 import { mountView } from "./solid";
 import type { View } from "./view";
@@ -60,6 +68,69 @@ const LANGUAGE_LABELS: Record<Locale, MessageKey> = {
   en: "settings.language.en",
   "zh-CN": "settings.language.zh-CN",
 };
+
+const NOTIFICATION_KINDS: readonly { kind: keyof NotificationPrefs; label: MessageKey }[] = [
+  { kind: "scaled", label: "settings.notifications.scaled" },
+  { kind: "budget", label: "settings.notifications.budget" },
+  { kind: "stale", label: "settings.notifications.stale" },
+];
+
+/** Which desktop notifications to show: a checkbox a kind, saved as it is ticked. */
+function Notifications(): JSX.Element {
+  const [prefs, setPrefs] = createSignal<NotificationPrefs | null>(null);
+  const [error, setError] = createSignal<unknown>(null);
+  let disposed = false;
+  onCleanup(() => (disposed = true));
+  void call(() => commands.notificationPrefs()).then((res) => {
+    if (disposed) return;
+    if (res.status === "ok") setPrefs(res.data);
+    else setError(res.error);
+  });
+  async function set(kind: keyof NotificationPrefs, on: boolean): Promise<void> {
+    const before = prefs();
+    if (before === null) return;
+    setPrefs({ ...before, [kind]: on });
+    const res = await call(() => commands.setNotificationPrefs({ ...before, [kind]: on }));
+    if (disposed) return;
+    if (res.status === "ok") {
+      setPrefs(res.data);
+      setError(null);
+    } else {
+      setPrefs(before);
+      setError(res.error);
+    }
+  }
+  return (
+    <section class="card" aria-labelledby="settings-notifications" data-testid="notifications-setting">
+      <h2 id="settings-notifications">{t("settings.notifications")}</h2>
+      <fieldset class="choice-group" disabled={prefs() === null} aria-describedby="settings-notifications-hint">
+        <legend class="visually-hidden">{t("settings.notifications")}</legend>
+        <div class="choices">
+          <For each={NOTIFICATION_KINDS}>
+            {(k) => (
+              <label class="choice" for={`setting-notify-${k.kind}`}>
+                <input
+                  type="checkbox"
+                  id={`setting-notify-${k.kind}`}
+                  data-testid={`notify-${k.kind}`}
+                  checked={prefs()?.[k.kind] ?? false}
+                  onChange={(e) => void set(k.kind, e.currentTarget.checked)}
+                />
+                <span>{t(k.label)}</span>
+              </label>
+            )}
+          </For>
+        </div>
+      </fieldset>
+      <p class="hint" id="settings-notifications-hint">
+        {t("settings.notificationsHint")}
+      </p>
+      <Show when={error() !== null}>
+        <ErrorAlert testid="notifications-error" lead={t("settings.notificationsFailed")} error={error()} />
+      </Show>
+    </section>
+  );
+}
 
 function About(): JSX.Element {
   // The app-info state is one object changed in place: every notice is news.
@@ -139,6 +210,7 @@ export function settingsView(): View {
           />
           <p class="hint">{t("settings.savedLocally")}</p>
         </section>
+        <Notifications />
         <section class="card">
           {/* The price catalog lives in Costs; Settings points there. */}
           <div class="coming-row">

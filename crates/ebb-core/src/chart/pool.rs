@@ -1,10 +1,16 @@
 //! A pool's own chart: desired as a step line, ready as a step line, the GPUs warming
 //! (asked for, not granted yet) as a band above ready, and the held GPUs' mean
 //! utilization in a panel of its own below. The legend has its column right of both
-//! panels, as the host charts', so it never covers a line.
+//! panels, as the host charts', so it never covers a line. Each rule decision of the range
+//! is marked on the utilization panel at its time (▲ out, ▼ in, ◆ held; hollow in shadow
+//! mode), and its place in the image is returned beside the SVG for the UI to lay a
+//! button over.
 
 use super::*;
 use crate::pool_history::PoolSample;
+use ebb_wire::pools::{ActivityEntry, Actor, DecisionMark};
+use ebb_wire::reasons::ChangeReason;
+use std::cmp::Ordering;
 
 /// The legend's words (the viewer's language).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,11 +45,85 @@ pub fn steps(
     out
 }
 
+/// A rule decision to mark on the chart.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Decided<'a> {
+    pub entry: &'a ActivityEntry,
+    /// Shadow mode: nothing changed.
+    pub shadow: bool,
+    /// A clamp kept the count.
+    pub held: bool,
+    /// Which way the rules wanted the count to go (`Equal`: a bound or nothing).
+    pub direction: Ordering,
+}
+
+/// The rule decisions among `entries` (actor `rule`, reason `rule_decision`) inside
+/// `from_ms..=to_ms`, oldest first (pure).
+pub fn decisions_in(entries: &[ActivityEntry], from_ms: i64, to_ms: i64) -> Vec<Decided<'_>> {
+    let mut out: Vec<Decided<'_>> = entries
+        .iter()
+        .filter(|entry| entry.actor == Actor::Rule && (from_ms..=to_ms).contains(&entry.at_ms))
+        .filter_map(|entry| match &entry.reason {
+            ChangeReason::RuleDecision { decision, shadow } => {
+                let held = entry.from == entry.to;
+                let direction = if held {
+                    decision.recommended_gpus.cmp(&decision.current_gpus)
+                } else {
+                    entry.to.cmp(&entry.from)
+                };
+                Some(Decided {
+                    entry,
+                    shadow: *shadow,
+                    held,
+                    direction,
+                })
+            }
+            _ => None,
+        })
+        .collect();
+    out.sort_by_key(|decided| (decided.entry.at_ms, decided.entry.id));
+    out
+}
+
+/// The utilization the chart's line shows at `at_ms` (pure): between two looks with a
+/// reading, on the straight line joining them; after the last, its reading; in a gap, none.
+fn util_at(samples: &[PoolSample], at_ms: i64) -> Option<f64> {
+    let after = samples.partition_point(|sample| sample.at_ms <= at_ms);
+    let before = samples.get(after.checked_sub(1)?)?;
+    let value = |sample: &PoolSample| sample.util_pct.map(|pct| f64::from(pct).clamp(0.0, 100.0));
+    let at_before = value(before)?;
+    match samples
+        .get(after)
+        .and_then(|next| Some((next.at_ms, value(next)?)))
+    {
+        Some((next_ms, at_next)) if next_ms > before.at_ms => {
+            let share = (at_ms - before.at_ms) as f64 / (next_ms - before.at_ms) as f64;
+            Some(at_before + (at_next - at_before) * share)
+        }
+        _ => Some(at_before),
+    }
+}
+
+/// A mark's half size, in pixels.
+const MARK_PX: i32 = 6;
+
+/// The pool chart as SVG (no decision marks).
 pub fn pool_svg(
     spec: &RangeChartSpec<'_>,
     labels: &PoolChartLabels<'_>,
     samples: &[PoolSample],
 ) -> Result<String, ChartError> {
+    pool_chart(spec, labels, samples, &[]).map(|(svg, _)| svg)
+}
+
+/// The pool chart as SVG with the rule decisions among `entries` marked on the utilization
+/// panel, and where each mark is in the image (pure).
+pub fn pool_chart(
+    spec: &RangeChartSpec<'_>,
+    labels: &PoolChartLabels<'_>,
+    samples: &[PoolSample],
+    entries: &[ActivityEntry],
+) -> Result<(String, Vec<DecisionMark>), ChartError> {
     spec.validate()?;
     let colors = palette(spec.theme);
     let (desired_color, ready_color, util_color) =
@@ -113,6 +193,7 @@ pub fn pool_svg(
     }
 
     let mut svg = String::new();
+    let mut marks = Vec::new();
     {
         let root =
             SVGBackend::with_string(&mut svg, (spec.width_px, spec.height_px)).into_drawing_area();
@@ -199,6 +280,60 @@ pub fn pool_svg(
             }
         }
 
+        // The rule decisions, on the utilization at their time (kept inside the panel).
+        let (_, rows) = util.plotting_area().get_pixel_range();
+        let (top_px, bottom_px) = (rows.start + MARK_PX + 1, rows.end - MARK_PX - 2);
+        for decided in decisions_in(entries, spec.from_ms, spec.to_ms) {
+            let at = decided.entry.at_ms;
+            let (x, y) = util.backend_coord(&(at as f64, util_at(&samples, at).unwrap_or(0.0)));
+            let y = y.clamp(top_px, bottom_px.max(top_px));
+            let r = MARK_PX;
+            let shape: Vec<(i32, i32)> = match (decided.held, decided.direction) {
+                (true, _) | (false, Ordering::Equal) => {
+                    vec![(x, y - r), (x + r, y), (x, y + r), (x - r, y)]
+                }
+                (false, Ordering::Greater) => {
+                    vec![(x, y - r), (x + r, y + r - 1), (x - r, y + r - 1)]
+                }
+                (false, Ordering::Less) => vec![(x, y + r), (x + r, y - r + 1), (x - r, y - r + 1)],
+            };
+            // As the replay chart's marks: out green, in pink; held in the desired colour.
+            let color = match (decided.held, decided.direction) {
+                (false, Ordering::Greater) => colors.lines[3],
+                (false, Ordering::Less) => colors.lines[4],
+                _ => desired_color,
+            };
+            let fill = if decided.shadow {
+                colors.background.filled()
+            } else {
+                color.filled()
+            };
+            root.draw(&Polygon::new(shape.clone(), fill))
+                .map_err(draw_error)?;
+            let mut outline = shape;
+            outline.push(outline[0]);
+            let stroke = if decided.shadow {
+                color.stroke_width(2)
+            } else {
+                colors.background.stroke_width(1)
+            };
+            root.draw(&PathElement::new(outline, stroke))
+                .map_err(draw_error)?;
+            let pct =
+                |px: i32, whole: u32| (f64::from(px) * 10_000.0 / f64::from(whole)).round() / 100.0;
+            marks.push(DecisionMark {
+                id: decided.entry.id,
+                at_ms: at,
+                x_pct: pct(x, spec.width_px),
+                y_pct: pct(y, spec.height_px),
+                from: decided.entry.from,
+                to: decided.entry.to,
+                shadow: decided.shadow,
+                held: decided.held,
+                reason: decided.entry.reason.clone(),
+            });
+        }
+
         // The legend, level with the counts' plot top, one entry a row.
         let entries = [
             (labels.desired, desired_color, false),
@@ -230,7 +365,7 @@ pub fn pool_svg(
         }
         root.present().map_err(draw_error)?;
     }
-    Ok(svg)
+    Ok((svg, marks))
 }
 
 #[cfg(test)]
@@ -331,6 +466,156 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    /// A rule's activity entry at `minute`: `from` → `to` (held when equal, the rules having
+    /// asked for `asked`).
+    fn decision(
+        id: i64,
+        minute: i64,
+        from: u32,
+        to: u32,
+        asked: u32,
+        shadow: bool,
+    ) -> ActivityEntry {
+        use ebb_wire::rules::{Clamp, Decision, DecisionReason};
+        let reason = if from == to {
+            DecisionReason::Held {
+                rule: "busy".into(),
+                clamp: Clamp::Max {
+                    from_gpus: asked,
+                    to_gpus: to,
+                },
+            }
+        } else {
+            DecisionReason::Rule {
+                rule: "busy".into(),
+                from_gpus: from,
+                to_gpus: to,
+            }
+        };
+        ActivityEntry {
+            id,
+            at_ms: T0 + minute * 60_000,
+            pool: "render-farm".into(),
+            actor: Actor::Rule,
+            from,
+            to,
+            reason: ChangeReason::RuleDecision {
+                decision: Box::new(Decision {
+                    at_ms: T0 + minute * 60_000,
+                    current_gpus: from,
+                    rules: Vec::new(),
+                    recommended_gpus: asked,
+                    clamps: Vec::new(),
+                    desired_gpus: to,
+                    cost_delta_per_hour_fen: None,
+                    reason,
+                }),
+                shadow,
+            },
+            delta_per_hour_fen: None,
+            delta_per_month_fen: None,
+            results: Vec::new(),
+            outcome: ebb_wire::pools::Outcome::Done,
+            finished_at_ms: None,
+        }
+    }
+
+    #[test]
+    fn decisions_are_marked_on_the_utilization_panel_at_their_time() {
+        let operator = ActivityEntry {
+            actor: Actor::Operator,
+            reason: ChangeReason::Slider,
+            ..decision(4, 5, 6, 5, 5, false)
+        };
+        let entries = [
+            decision(9, 6, 6, 4, 4, true),   // shadow, out of order
+            decision(1, -1, 1, 2, 2, false), // before the range
+            decision(2, 1, 2, 6, 6, false),
+            decision(3, 4, 6, 6, 8, false), // held at max
+            operator,
+            decision(10, 11, 6, 7, 7, false), // after the range
+        ];
+        let decided = decisions_in(&entries, T0, T0 + 600_000);
+        let ids: Vec<i64> = decided.iter().map(|d| d.entry.id).collect();
+        assert_eq!(
+            ids,
+            [2, 3, 9],
+            "in the range, rule decisions only, oldest first"
+        );
+        assert_eq!(
+            decided
+                .iter()
+                .map(|d| (d.held, d.shadow, d.direction))
+                .collect::<Vec<_>>(),
+            [
+                (false, false, Ordering::Greater),
+                (true, false, Ordering::Greater),
+                (false, true, Ordering::Less)
+            ]
+        );
+
+        let plain = pool_svg(&spec(ChartTheme::Light), &LABELS, &scale_out()).unwrap();
+        let (svg, marks) =
+            pool_chart(&spec(ChartTheme::Light), &LABELS, &scale_out(), &entries).unwrap();
+        assert_eq!(
+            svg.matches("<polygon").count(),
+            plain.matches("<polygon").count() + 3,
+            "one shape a mark"
+        );
+        assert_eq!(marks.iter().map(|m| m.id).collect::<Vec<_>>(), [2, 3, 9]);
+        assert_eq!(
+            marks
+                .iter()
+                .map(|m| (m.from, m.to, m.held, m.shadow))
+                .collect::<Vec<_>>(),
+            [
+                (2, 6, false, false),
+                (6, 6, true, false),
+                (6, 4, false, true)
+            ]
+        );
+        assert!(matches!(marks[1].reason, ChangeReason::RuleDecision { .. }));
+        // Inside the utilization panel's plot area: right of the y labels (40 px), left
+        // of the legend, below the counts (62 % of the height), above the time labels.
+        let legend_left = 100.0 * f64::from(800 - 56) / 800.0;
+        for mark in &marks {
+            assert!(
+                mark.x_pct > 100.0 * 40.0 / 800.0 && mark.x_pct < legend_left,
+                "x {} in the plot",
+                mark.x_pct
+            );
+            assert!(
+                mark.y_pct > 62.0 && mark.y_pct < 100.0 * (300.0 - 26.0) / 300.0,
+                "y {} in the utilization panel",
+                mark.y_pct
+            );
+        }
+        // At their time: minute 1, 4 and 6 of ten.
+        let (x1, x4, x6) = (marks[0].x_pct, marks[1].x_pct, marks[2].x_pct);
+        assert!(x1 < x4 && x4 < x6);
+        assert!(
+            ((x6 - x1) / (x4 - x1) - 5.0 / 3.0).abs() < 0.05,
+            "proportional to time: {x1} {x4} {x6}"
+        );
+        // On the utilization line then: 98 % at minute 1 stands above the 84.5 % of
+        // minute 4 (half-way from 70 % to 99 %).
+        assert!(marks[0].y_pct < marks[1].y_pct);
+        assert_eq!(util_at(&scale_out(), T0 + 4 * 60_000), Some(84.5));
+        assert_eq!(util_at(&scale_out(), T0 + 9 * 60_000), Some(99.0));
+        assert_eq!(util_at(&scale_out(), T0 - 1), None);
+        let gap = [look(0, 2, 2, 0, None), look(2, 2, 2, 0, Some(50.0))];
+        assert_eq!(util_at(&gap, T0 + 60_000), None);
+        // Nothing in the range: nothing marked.
+        let (_, none) = pool_chart(
+            &spec(ChartTheme::Dark),
+            &LABELS,
+            &scale_out(),
+            &entries[1..2],
+        )
+        .unwrap();
+        assert!(none.is_empty());
     }
 
     /// The x of every point of every `<polyline>` of more than two points (a legend

@@ -343,6 +343,53 @@ impl PoolStore {
         Ok(rows.iter().map(activity_row).collect())
     }
 
+    /// The activity entries after `after_id`, oldest first, at most `limit` (what the
+    /// desktop's notifications read every few seconds).
+    pub async fn activity_after(
+        &self,
+        after_id: i64,
+        limit: u32,
+    ) -> Result<Vec<ActivityEntry>, PoolError> {
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE id > ? ORDER BY id LIMIT ?"
+        )))
+        .bind(after_id)
+        .bind(i64::from(limit))
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows.iter().map(activity_row).collect())
+    }
+
+    /// The newest activity entry's id (0 when there is none).
+    pub async fn last_activity_id(&self) -> Result<i64, PoolError> {
+        let id: Option<i64> = sqlx::query_scalar("SELECT MAX(id) FROM activity")
+            .fetch_one(self.pool())
+            .await?;
+        Ok(id.unwrap_or(0))
+    }
+
+    /// A pool's rule decisions (actor `rule`) in `from_ms..=to_ms`: the newest `limit`,
+    /// oldest first (the pool chart marks them).
+    pub async fn rule_activity(
+        &self,
+        pool: &str,
+        from_ms: i64,
+        to_ms: i64,
+        limit: u32,
+    ) -> Result<Vec<ActivityEntry>, PoolError> {
+        let mut rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE pool_name = ? AND actor = 'rule' AND at_ms BETWEEN ? AND ? ORDER BY id DESC LIMIT ?"
+        )))
+        .bind(pool.trim())
+        .bind(from_ms)
+        .bind(to_ms)
+        .bind(i64::from(limit))
+        .fetch_all(self.pool())
+        .await?;
+        rows.reverse();
+        Ok(rows.iter().map(activity_row).collect())
+    }
+
     /// The unfinished changes of each pool, oldest first: pool id → (activity id, results).
     pub async fn open_changes(
         &self,
@@ -686,6 +733,31 @@ impl PoolStore {
             insert_console_activity(&mut tx, &reason, self.now_ms()).await?;
         }
         tx.commit().await?;
+        Ok(())
+    }
+
+    /// Which desktop notifications the app shows (all of them until the operator says).
+    pub async fn notification_prefs(
+        &self,
+    ) -> Result<ebb_wire::pools::NotificationPrefs, PoolError> {
+        let value: Option<String> =
+            sqlx::query_scalar("SELECT value FROM settings WHERE key = 'notification_prefs'")
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(value
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default())
+    }
+
+    /// Sets which desktop notifications the app shows (a preference: no activity entry).
+    pub async fn set_notification_prefs(
+        &self,
+        prefs: ebb_wire::pools::NotificationPrefs,
+    ) -> Result<(), PoolError> {
+        sqlx::query("INSERT INTO settings (key, value) VALUES ('notification_prefs', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            .bind(serde_json::to_string(&prefs).unwrap_or_default())
+            .execute(self.pool())
+            .await?;
         Ok(())
     }
 }

@@ -388,3 +388,87 @@ async fn budget_and_limit_changes_are_logged_once() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[tokio::test]
+async fn notifications_read_new_entries_prefs_and_the_charts_rule_decisions() {
+    use ebb_wire::pools::NotificationPrefs;
+    let (store, dir) = store().await;
+    assert_eq!(
+        store.notification_prefs().await.unwrap(),
+        NotificationPrefs::default(),
+        "all on until the operator says"
+    );
+    let quiet = NotificationPrefs {
+        scaled: false,
+        budget: true,
+        stale: false,
+    };
+    store.set_notification_prefs(quiet).await.unwrap();
+    assert_eq!(store.notification_prefs().await.unwrap(), quiet);
+    assert!(
+        store.activity(None, 10).await.unwrap().is_empty(),
+        "a preference, not a change"
+    );
+    assert_eq!(store.last_activity_id().await.unwrap(), 0);
+
+    let valid = validate(
+        &input("web", "A100", &["cn-north"], 0, 10),
+        &hosts(),
+        &Catalog::demo(),
+    )
+    .unwrap();
+    store.create(valid).await.unwrap();
+    let seen = store.last_activity_id().await.unwrap();
+    assert!(seen > 0);
+    let change = |actor, to| NewActivity {
+        actor,
+        from: 0,
+        to,
+        reason: ChangeReason::Slider,
+        delta_per_hour_fen: None,
+        delta_per_month_fen: None,
+    };
+    store
+        .set_desired("web", 3, &[], &change(Actor::Rule, 3))
+        .await
+        .unwrap();
+    store
+        .set_desired("web", 5, &[], &change(Actor::Operator, 5))
+        .await
+        .unwrap();
+    let new = store.activity_after(seen, 10).await.unwrap();
+    assert_eq!(
+        new.iter().map(|e| e.to).collect::<Vec<_>>(),
+        [3, 5],
+        "oldest first"
+    );
+    assert_eq!(store.activity_after(seen, 1).await.unwrap().len(), 1);
+    assert!(
+        store
+            .activity_after(new[1].id, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let rules = store.rule_activity("web", 0, i64::MAX, 10).await.unwrap();
+    assert_eq!(
+        rules.iter().map(|e| e.to).collect::<Vec<_>>(),
+        [3],
+        "the rule's only"
+    );
+    assert!(
+        store
+            .rule_activity("web", 0, 1, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .rule_activity("other", 0, i64::MAX, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -8,3 +8,4 @@ mod metrics_store;
 mod pools;
 mod registry;
 mod rules;
+mod rules_replay;

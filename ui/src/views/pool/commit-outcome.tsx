@@ -7,6 +7,7 @@ import type { ActivityEntry } from "../../bindings";
 import { formatCount } from "../../costs";
 import { t } from "../../i18n";
 import { hostResultText, outcomeText, outcomeTone, signedPerHour, signedPerMonth } from "../../pool";
+import { ipcError } from "../../ipc";
 import { ErrorAlert } from "../error-alert";
 
 export type CommitShown =
@@ -46,7 +47,11 @@ function Outcome(props: { entry: ActivityEntry }): JSX.Element {
   );
 }
 
-export function CommitOutcome(props: { shown: CommitShown | null }): JSX.Element {
+export function CommitOutcome(props: {
+  shown: CommitShown | null;
+  /** Sends the refused count again, past the rules' budget cap on purpose. */
+  onOverBudget?: (to: number) => void;
+}): JSX.Element {
   const sending = () => (props.shown?.kind === "sending" ? props.shown : null);
   const done = () => (props.shown?.kind === "done" ? props.shown.entry : null);
   const failed = () => (props.shown?.kind === "error" ? props.shown : null);
@@ -62,7 +67,27 @@ export function CommitOutcome(props: { shown: CommitShown | null }): JSX.Element
         </Match>
         <Match when={done()}>{(entry) => <Outcome entry={entry()} />}</Match>
         <Match when={failed()}>
-          {(f) => <ErrorAlert lead={t("pool.commit.error", { n: formatCount(f().to) })} error={f().error} testid="pool-commit-error" />}
+          {(f) => (
+            <ErrorAlert
+              lead={t("pool.commit.error", { n: formatCount(f().to) })}
+              error={f().error}
+              testid="pool-commit-error"
+              sentenceFor={(e) => (e.field === "budget" ? "pool.commit.budget" : null)}
+            >
+              <Show when={ipcError(f().error)?.field === "budget" && props.onOverBudget}>
+                <span class="discard-actions">
+                  <button
+                    type="button"
+                    class="btn btn-small btn-danger"
+                    id="pool-over-budget"
+                    onClick={() => props.onOverBudget?.(f().to)}
+                  >
+                    {t("pool.commit.overBudget", { n: formatCount(f().to) })}
+                  </button>
+                </span>
+              </Show>
+            </ErrorAlert>
+          )}
         </Match>
       </Switch>
     </div>

@@ -14,15 +14,26 @@
 //                                           data-desired, data-ready, data-warming (numbers)
 //       [data-testid="pool-scale-out-eta"]          the ETA in words (absent when none)
 //       li[data-testid="pool-warming-host"][data-host]   each host's warming and delivery
+//   [data-testid="pool-chart-marks"]      role=group over the image: the rule decisions
+//     button[data-testid="pool-chart-mark"]  data-id (the activity entry), data-kind="out|in|held",
+//                                           data-shadow; aria-label names it, aria-describedby
+//                                           its tooltip
+//     [data-testid="pool-chart-mark-tip"]  role=tooltip: the reason; shown on hover or focus
+//
+// The decision marks are buttons laid over the image where the Rust side drew each mark
+// (its x/y in % of the image); reconciled by entry id, so a refresh never replaces the
+// focused one. Hover, focus or a click shows the reason; Escape hides it.
 
 import { createMemo, createSignal, For, onCleanup, onMount, Show, type JSX } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
-import { commands, type PoolChart as PoolChartData, type WarmingHost } from "../../bindings";
+import { commands, type DecisionMark, type PoolChart as PoolChartData, type WarmingHost } from "../../bindings";
 import { svgDataUrl } from "../../format";
 import { chartWidth, utcOffsetMinutes } from "../../history";
 import { t } from "../../i18n";
 import { call } from "../../ipc";
-import { barShares, scaleOutState, shortDuration } from "../../pool-chart";
+import { formatWhen } from "../../pool";
+import { barShares, markKind, markLabelKey, markPlace, scaleOutState, shortDuration, tipSide } from "../../pool-chart";
+import { changeReasonText } from "../../reasons";
 import { getEffectiveTheme, onThemeChange } from "../../theme";
 import { ErrorAlert } from "../error-alert";
 
@@ -32,12 +43,55 @@ const HEIGHT_PX = 260;
 
 const units = () => ({ s: t("pool.unit.s"), min: t("pool.unit.min"), h: t("pool.unit.h") });
 
+/** One rule decision over the chart: a focusable button on the drawn mark, its tooltip. */
+function Mark(props: { mark: DecisionMark; now: number; open: boolean; onOpen: (open: boolean) => void }): JSX.Element {
+  const tipId = () => `pool-mark-tip-${props.mark.id}`;
+  const label = () =>
+    t(markLabelKey(props.mark), { time: formatWhen(props.mark.at_ms, props.now), from: props.mark.from, to: props.mark.to });
+  return (
+    <span
+      class="pool-mark-spot"
+      style={markPlace(props.mark)}
+      data-side={tipSide(props.mark.x_pct)}
+      onMouseEnter={() => props.onOpen(true)}
+      onMouseLeave={() => props.onOpen(false)}
+    >
+      <button
+        type="button"
+        class="pool-mark"
+        data-testid="pool-chart-mark"
+        data-id={props.mark.id}
+        data-kind={markKind(props.mark)}
+        data-shadow={String(props.mark.shadow)}
+        aria-label={label()}
+        aria-describedby={tipId()}
+        data-open={String(props.open)}
+        onFocus={() => props.onOpen(true)}
+        onBlur={() => props.onOpen(false)}
+        onClick={() => props.onOpen(true)}
+        onKeyDown={(e) => {
+          if (e.key === "Escape" && props.open) {
+            e.stopPropagation();
+            props.onOpen(false);
+          }
+        }}
+      />
+      <span role="tooltip" id={tipId()} class="pool-mark-tip" data-testid="pool-chart-mark-tip" hidden={!props.open}>
+        <strong>{label()}</strong>
+        <span>{changeReasonText(props.mark.reason)}</span>
+      </span>
+    </span>
+  );
+}
+
 export function PoolChart(props: { pool: string }): JSX.Element {
   const [chart, setChart] = createSignal<PoolChartData | null>(null);
   const [theme, setTheme] = createSignal(getEffectiveTheme());
   const [error, setError] = createSignal<unknown>(null);
   const [now, setNow] = createSignal(Date.now());
   const [hosts, setHosts] = createStore<{ list: WarmingHost[] }>({ list: [] });
+  const [marks, setMarks] = createStore<{ list: DecisionMark[] }>({ list: [] });
+  const [openMark, setOpenMark] = createSignal<number | null>(null);
   let figure!: HTMLDivElement;
   let loading = false;
   let disposed = false;
@@ -61,6 +115,7 @@ export function PoolChart(props: { pool: string }): JSX.Element {
       setChart(res.data);
       setTheme(drawn);
       setHosts("list", reconcile(structuredClone(res.data.scale_out?.hosts ?? []), { key: "host" }));
+      setMarks("list", reconcile(structuredClone(res.data.marks), { key: "id" }));
       setError(null);
     } else {
       setError(res.error);
@@ -114,12 +169,28 @@ export function PoolChart(props: { pool: string }): JSX.Element {
       <div class="pool-chart-figure" ref={figure}>
         <Show when={chart()} fallback={<p class="muted">{t("pool.chart.loading")}</p>}>
           {(c) => (
-            <img
-              data-testid="pool-chart-img"
-              data-theme={theme()}
-              src={svgDataUrl(c().svg)}
-              alt={t("pool.chart.alt", { name: props.pool })}
-            />
+            <div class="pool-chart-frame">
+              <img
+                data-testid="pool-chart-img"
+                data-theme={theme()}
+                src={svgDataUrl(c().svg)}
+                alt={t("pool.chart.alt", { name: props.pool })}
+              />
+              <Show when={marks.list.length > 0}>
+                <div class="pool-chart-marks" role="group" aria-label={t("pool.chart.marks")} data-testid="pool-chart-marks">
+                  <For each={marks.list}>
+                    {(mark) => (
+                      <Mark
+                        mark={mark}
+                        now={now()}
+                        open={openMark() === mark.id}
+                        onOpen={(open) => setOpenMark((was) => (open ? mark.id : was === mark.id ? null : was))}
+                      />
+                    )}
+                  </For>
+                </div>
+              </Show>
+            </div>
           )}
         </Show>
       </div>

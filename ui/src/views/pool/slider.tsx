@@ -256,13 +256,13 @@ export function Slider(props: {
     }
   }
 
-  async function send(to: number): Promise<void> {
+  async function send(to: number, overBudget = false): Promise<void> {
     batch(() => {
       setCommitting(true);
       setCommit({ kind: "sending", to });
     });
     const release = releaseArg(props.picked());
-    const res = await call(() => commands.scalePool(pool.name, to, release));
+    const res = await call(() => commands.scalePool(pool.name, to, release, overBudget));
     setCommitting(false);
     if (disposed) return;
     if (res.status === "ok") {
@@ -406,7 +406,7 @@ export function Slider(props: {
           {t("pool.apply")}
         </button>
       </div>
-      <CommitOutcome shown={commit()} />
+      <CommitOutcome shown={commit()} onOverBudget={(to) => void send(to, true)} />
     </section>
   );
 }

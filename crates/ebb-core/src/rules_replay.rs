@@ -1,0 +1,554 @@
+//! A rule file tried on a pool before it is enabled, and a rule file suggested for it: the
+//! shell of `ebb_rules::replay` and `ebb_rules::suggest` for the Rules view (what `ebb
+//! replay` and `ebb rules suggest` do from files, from the console's own data).
+//!
+//! The demand is a trace the operator gave (CSV `minute,demand[,metric…]`) or, without one,
+//! the pool's recorded history ([`history_demand`]: each minute's utilization × ready ÷
+//! 100, the busy GPUs). It is priced as the enforcer prices the pool
+//! ([`crate::rules_live::pricing`]: the pool's model in its cheapest region in the active
+//! catalog) under the pool's term and overlay, with the lint's warmup; the rules run beside
+//! the baselines `seed-80-30`, `hpa` and the perfect-foresight `oracle`, and the rules'
+//! run is drawn ([`crate::chart::replay_svg`]).
+
+use crate::chart::{ChartError, ReplayChartData, ReplayChartLabels, ReplayChartSpec, replay_svg};
+use crate::console::Console;
+use crate::console_rules::LINT_WARMUP_MINUTES;
+use crate::pool_history::{KEEP_MS, PoolHistory, PoolSample};
+use crate::pools::{Pool, PoolError};
+use crate::rules_live::pricing;
+use ebb_cost::{Catalog, CostError, PriceEntry};
+use ebb_rules::model::RuleSet;
+use ebb_rules::replay::baselines::{self, baseline};
+use ebb_rules::replay::sim::Series;
+use ebb_rules::replay::trace::Trace;
+use ebb_rules::replay::{ReplayOptions, replay};
+use ebb_rules::rules_policy::RulesPolicy;
+use ebb_rules::suggest::{SuggestOptions, suggest};
+use ebb_wire::ipc::ChartTheme;
+use ebb_wire::replay::{ReplayReport, ReplaySource, RulesReplay};
+
+/// The fewest minutes of recorded history a replay or a suggestion uses.
+pub const MIN_HISTORY_MINUTES: usize = 30;
+/// The baselines a Rules view replay is read against, in the order shown.
+pub const REPLAY_BASELINES: [&str; 3] = ["seed-80-30", "hpa", "oracle"];
+/// The most shortfall a suggestion allows, % of demand (`ebb rules suggest`'s default).
+pub const SUGGEST_MAX_SHORTFALL_PCT: f64 = 1.0;
+const MINUTE_MS: i64 = 60_000;
+
+/// Why a replay or a suggestion was not made.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// An input is wrong: the rule file (its first problem's field and line), the trace
+    /// (`trace`, with the CSV's line), or no price for the pool (`model`).
+    #[error("{field}: {message}")]
+    Invalid {
+        field: String,
+        line: Option<u32>,
+        message: String,
+    },
+    #[error(transparent)]
+    Pool(#[from] PoolError),
+    /// The billing could not price the held series.
+    #[error("cannot price the replay: {0}")]
+    Cost(#[from] CostError),
+    #[error("cannot draw the replay chart: {0}")]
+    Chart(#[from] ChartError),
+    /// The blocking task did not finish (a panic in the engine).
+    #[error("the replay did not finish: {0}")]
+    Task(String),
+}
+
+fn invalid(field: &str, line: Option<u32>, message: impl Into<String>) -> ReplayError {
+    ReplayError::Invalid {
+        field: field.to_string(),
+        line,
+        message: message.into(),
+    }
+}
+
+/// The pool's busy GPUs each minute from its recorded rows (oldest first), from the first
+/// row's minute to the last's (pure). A minute takes the last row written in it or, with
+/// none, the one before (rows are written once a minute or when a count moves); its demand
+/// is utilization × ready ÷ 100. A row without a utilization reading keeps the demand of
+/// the minute before, unless nothing is ready (then 0).
+pub fn history_demand(rows: &[PoolSample]) -> Vec<f64> {
+    let (Some(first), Some(last)) = (rows.first(), rows.last()) else {
+        return Vec::new();
+    };
+    let (from, to) = (
+        first.at_ms.div_euclid(MINUTE_MS),
+        last.at_ms.div_euclid(MINUTE_MS),
+    );
+    let mut out = Vec::with_capacity(usize::try_from(to - from + 1).unwrap_or(0));
+    let mut next = 0;
+    let mut demand = 0.0;
+    for minute in from..=to {
+        let end = (minute + 1) * MINUTE_MS;
+        while let Some(row) = rows.get(next).filter(|row| row.at_ms < end) {
+            demand = match row.util_pct {
+                Some(util) => f64::from(util.clamp(0.0, 100.0)) * f64::from(row.ready) / 100.0,
+                None if row.ready == 0 => 0.0,
+                None => demand,
+            };
+            next += 1;
+        }
+        out.push(demand);
+    }
+    out
+}
+
+/// The history as a trace (`minute,demand`) and the instant of its minute 0; refused,
+/// naming `trace`, when fewer than [`MIN_HISTORY_MINUTES`] minutes are recorded (pure).
+pub fn history_trace(rows: &[PoolSample]) -> Result<(Trace, i64), ReplayError> {
+    let demand = history_demand(rows);
+    if demand.len() < MIN_HISTORY_MINUTES {
+        return Err(invalid(
+            "trace",
+            None,
+            format!(
+                "the pool has recorded {} minute(s) of history and a replay needs at least {MIN_HISTORY_MINUTES}: let it run longer, or give a trace (CSV minute,demand)",
+                demand.len()
+            ),
+        ));
+    }
+    let start_ms = rows[0].at_ms.div_euclid(MINUTE_MS) * MINUTE_MS;
+    let trace = Trace::from_demand(demand)
+        .ok_or_else(|| invalid("trace", None, "the recorded history is not a usable trace"))?;
+    Ok((trace, start_ms))
+}
+
+/// A trace the operator gave, its problems naming `trace` and the CSV's line.
+pub fn trace_from_csv(text: &str) -> Result<Trace, ReplayError> {
+    Trace::from_csv(text).map_err(|error| {
+        invalid(
+            "trace",
+            u32::try_from(error.line).ok().filter(|line| *line > 0),
+            error.to_string(),
+        )
+    })
+}
+
+/// A rule file, its first problem (field and line) the refusal.
+pub fn parse_source(source: &str) -> Result<RuleSet, ReplayError> {
+    ebb_rules::model::parse(source).map_err(|error| {
+        let first = error.problems.into_iter().next();
+        match first {
+            Some(problem) => invalid(&problem.field, problem.line, problem.message),
+            None => invalid("rules", None, "the rule file is invalid"),
+        }
+    })
+}
+
+/// The price and billing a replay for `pool` runs under: the entry the enforcer prices the
+/// pool with, the pool's term and overlay, the lint's warmup; minute 0 at `start_ms`.
+pub fn replay_price(
+    pool: &Pool,
+    catalog: &Catalog,
+    start_ms: i64,
+) -> Result<(PriceEntry, ReplayOptions), ReplayError> {
+    let price = pricing(pool, catalog).ok_or_else(|| {
+        invalid(
+            "model",
+            None,
+            format!(
+                "the active catalog has no price for {} in {}: a replay needs one",
+                pool.model,
+                pool.regions.join(", ")
+            ),
+        )
+    })?;
+    let options = ReplayOptions {
+        warmup_minutes: LINT_WARMUP_MINUTES,
+        start_ms,
+        term: price.plan.term,
+        overlay: price.plan.overlay,
+    };
+    Ok((price.entry, options))
+}
+
+/// The rules over `trace` beside [`REPLAY_BASELINES`], as `ebb replay --baseline …` runs
+/// them, and the rules' minute series (pure).
+pub fn replay_report(
+    trace: &Trace,
+    rules: RuleSet,
+    entry: &PriceEntry,
+    options: &ReplayOptions,
+) -> Result<(ReplayReport, Series), CostError> {
+    let mut policy = RulesPolicy::new("rules", rules, Some(baselines::pricing(entry, options)));
+    let run = replay(trace, &mut policy, entry, options)?;
+    let mut results = Vec::with_capacity(REPLAY_BASELINES.len());
+    for name in REPLAY_BASELINES {
+        let mut policy = baseline(name, trace, options, entry)
+            .expect("every replay baseline is one ebb-rules knows");
+        results.push(replay(trace, policy.as_mut(), entry, options)?.result);
+    }
+    Ok((
+        ReplayReport {
+            rules: run.result,
+            baselines: results,
+        },
+        run.series,
+    ))
+}
+
+/// A suggested rule file with its limits fitted to the pool's range (pure): `min_gpus` at
+/// least the pool's min, `max_gpus` at most its max, so the file can be saved as it is
+/// (the suggestion's own max, ten times the peak, is for a pool without one).
+pub fn fit_to_pool(file: &str, pool: &Pool) -> String {
+    let mut in_limits = false;
+    let mut out = String::with_capacity(file.len() + 80);
+    for line in file.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            in_limits = trimmed == "[limits]";
+        }
+        let value = |key: &str| {
+            trimmed
+                .strip_prefix(key)
+                .and_then(|rest| rest.trim_start().strip_prefix('='))
+                .and_then(|rest| rest.trim().parse::<u32>().ok())
+        };
+        match (in_limits, value("min_gpus"), value("max_gpus")) {
+            (true, Some(min), _) => {
+                let fitted = min.max(pool.min).min(pool.max);
+                out.push_str(&format!("min_gpus = {fitted}"));
+                if fitted != min {
+                    out.push_str(&format!(
+                        " # the pool's range is {} to {}",
+                        pool.min, pool.max
+                    ));
+                }
+            }
+            (true, _, Some(max)) => {
+                let fitted = max.min(pool.max).max(pool.min);
+                out.push_str(&format!("max_gpus = {fitted}"));
+                if fitted != max {
+                    out.push_str(&format!(" # the pool's max (the suggestion had {max})"));
+                }
+            }
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Rules as data (the Rules view's form) as a rule file, valid or not, without comments:
+/// the linter then says what is wrong, by line and field (pure).
+pub fn rules_file(rules: &ebb_wire::rules::RuleSet) -> String {
+    ebb_rules::model_toml::to_toml_with_notes(rules, &ebb_rules::model_toml::Notes::new())
+}
+
+/// How the replay chart is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplayChart<'a> {
+    pub theme: ChartTheme,
+    pub width_px: u32,
+    pub height_px: u32,
+    pub labels: ReplayChartLabels<'a>,
+}
+
+impl Console {
+    /// The demand to replay for `pool`: `trace` (CSV) when given, else the pool's recorded
+    /// history; with where it came from and the instant of minute 0.
+    async fn demand_for(
+        &self,
+        pool: &Pool,
+        trace: Option<&str>,
+    ) -> Result<(Trace, ReplaySource, i64), ReplayError> {
+        match trace {
+            Some(text) => Ok((trace_from_csv(text)?, ReplaySource::Trace, 0)),
+            None => {
+                let history = PoolHistory::new(self.pools.db().clone());
+                let since = self.pools.now_ms() - KEEP_MS;
+                let rows = history
+                    .series(&pool.id, since)
+                    .await
+                    .map_err(PoolError::Db)?;
+                let (trace, from_ms) = history_trace(&rows)?;
+                Ok((trace, ReplaySource::History { from_ms }, from_ms))
+            }
+        }
+    }
+
+    /// Replays a rule file (as typed, not saved) for `pool` over `trace` or the pool's
+    /// history, beside the baselines, and draws the rules' run.
+    pub async fn replay_rules(
+        &self,
+        pool: &str,
+        source: &str,
+        trace: Option<&str>,
+        chart: ReplayChart<'_>,
+    ) -> Result<RulesReplay, ReplayError> {
+        let rules = parse_source(source)?;
+        let pool = self.pools.get(pool).await?;
+        let (trace, source, start_ms) = self.demand_for(&pool, trace).await?;
+        let (entry, options) = replay_price(&pool, &self.catalog(), start_ms)?;
+        let model = entry.model.clone();
+        let region = entry.region.clone();
+        let (trace, report, series) = tokio::task::spawn_blocking(move || {
+            replay_report(&trace, rules, &entry, &options)
+                .map(|(report, series)| (trace, report, series))
+        })
+        .await
+        .map_err(|error| ReplayError::Task(error.to_string()))??;
+        let chart_svg = replay_svg(
+            &ReplayChartSpec {
+                title: &pool.name,
+                theme: chart.theme,
+                width_px: chart.width_px,
+                height_px: chart.height_px,
+            },
+            &chart.labels,
+            &ReplayChartData {
+                demand: trace.demand(),
+                ready: &series.ready,
+                held: &series.held,
+                initial_gpus: series.initial_gpus,
+            },
+        )?;
+        Ok(RulesReplay {
+            report,
+            chart_svg,
+            minutes: u32::try_from(trace.minutes()).unwrap_or(u32::MAX),
+            peak_demand_gpus: trace.peak_gpus(),
+            source,
+            model,
+            region,
+            warmup_minutes: LINT_WARMUP_MINUTES,
+        })
+    }
+
+    /// A rule file for `pool` chosen by replay on `trace` or the pool's history
+    /// (`ebb_rules::suggest`), its limits fitted to the pool's range.
+    pub async fn suggest_rules(
+        &self,
+        pool: &str,
+        trace: Option<&str>,
+    ) -> Result<String, ReplayError> {
+        let pool = self.pools.get(pool).await?;
+        let (trace, _, start_ms) = self.demand_for(&pool, trace).await?;
+        let (entry, replay) = replay_price(&pool, &self.catalog(), start_ms)?;
+        let options = SuggestOptions {
+            max_shortfall_pct: SUGGEST_MAX_SHORTFALL_PCT,
+            replay,
+            pool: Some(pool.name.clone()),
+        };
+        let suggestion = tokio::task::spawn_blocking(move || suggest(&trace, &entry, &options))
+            .await
+            .map_err(|error| ReplayError::Task(error.to_string()))??;
+        Ok(fit_to_pool(&suggestion.file, &pool))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ebb_cost::{OverlayMode, Term};
+    use ebb_wire::pools::PlacementPolicy;
+
+    const RULES: &str = r#"
+[limits]
+min_gpus = 1
+max_gpus = 8
+
+[scale_in]
+force = true
+
+[[threshold]]
+name = "out"
+metric = "gpu_util"
+op = ">="
+value = 80
+for_minutes = 2
+action = "+2"
+cooldown_minutes = 5
+
+[[threshold]]
+name = "in"
+metric = "gpu_util"
+op = "<="
+value = 30
+for_minutes = 5
+action = "-1"
+"#;
+
+    fn pool(min: u32, max: u32) -> Pool {
+        Pool {
+            id: "p1".into(),
+            name: "inference".into(),
+            model: "A100".into(),
+            regions: vec!["cn-north".into(), "cn-east".into()],
+            min,
+            max,
+            desired: 0,
+            base_gpus: 2,
+            term: Term::Month,
+            overlay: OverlayMode::Hour,
+            placement: PlacementPolicy::Pack,
+            interruptible: false,
+            release_at_unit_end: false,
+            force_release: false,
+            release_first: Vec::new(),
+            created_at_ms: 0,
+        }
+    }
+
+    fn row(minute: i64, second: i64, ready: u32, util: Option<f32>) -> PoolSample {
+        PoolSample {
+            at_ms: 1_800_000_000_000 + minute * MINUTE_MS + second * 1_000,
+            desired: ready,
+            ready,
+            warming: 0,
+            util_pct: util,
+        }
+    }
+
+    #[test]
+    fn history_rows_become_busy_gpus_each_minute() {
+        let rows = [
+            row(0, 10, 2, Some(50.0)),
+            // Two rows in minute 1: the later one counts.
+            row(1, 5, 2, Some(90.0)),
+            row(1, 40, 4, Some(75.0)),
+            // Nothing written in minutes 2 and 3: minute 1's demand holds.
+            row(4, 0, 4, None),
+            row(5, 0, 0, None),
+            row(6, 59, 3, Some(100.0)),
+        ];
+        assert_eq!(
+            history_demand(&rows),
+            [1.0, 3.0, 3.0, 3.0, 3.0, 0.0, 3.0],
+            "utilization × ready ÷ 100, carried over unwritten minutes"
+        );
+        assert!(history_demand(&[]).is_empty());
+    }
+
+    #[test]
+    fn a_short_history_is_refused_naming_the_trace() {
+        let rows: Vec<PoolSample> = (0..12).map(|m| row(m, 0, 2, Some(50.0))).collect();
+        let error = history_trace(&rows).unwrap_err();
+        match &error {
+            ReplayError::Invalid { field, message, .. } => {
+                assert_eq!(field, "trace");
+                assert!(
+                    message.contains("12 minute(s)") && message.contains("30"),
+                    "{message}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let rows: Vec<PoolSample> = (0..40).map(|m| row(m, 30, 2, Some(50.0))).collect();
+        let (trace, start_ms) = history_trace(&rows).unwrap();
+        assert_eq!(trace.minutes(), 40);
+        assert_eq!(start_ms, 1_800_000_000_000 - 1_800_000_000_000 % MINUTE_MS);
+    }
+
+    #[test]
+    fn a_bad_trace_or_rule_file_names_its_field_and_line() {
+        match trace_from_csv("minute,demand\n0,1\n1,x\n").unwrap_err() {
+            ReplayError::Invalid { field, line, .. } => {
+                assert_eq!((field.as_str(), line), ("trace", Some(3)));
+            }
+            other => panic!("{other:?}"),
+        }
+        let broken = RULES.replace("action = \"+2\"", "action = \"twice\"");
+        match parse_source(&broken).unwrap_err() {
+            ReplayError::Invalid { field, line, .. } => {
+                assert_eq!(field, "threshold[0].action");
+                let want = broken.lines().position(|l| l.contains("twice")).unwrap() + 1;
+                assert_eq!(line, Some(want as u32));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_replay_gives_the_engines_own_numbers() {
+        let catalog = Catalog::demo();
+        let (entry, options) = replay_price(&pool(0, 8), &catalog, 0).unwrap();
+        // The cheapest of the pool's regions, under its plan.
+        let cheapest = ["cn-north", "cn-east"]
+            .iter()
+            .filter_map(|region| catalog.find("A100", region).ok())
+            .min_by_key(|entry| entry.hour.fen())
+            .unwrap();
+        assert_eq!(entry.region, cheapest.region);
+        assert_eq!(
+            (options.term, options.overlay),
+            (Term::Month, OverlayMode::Hour)
+        );
+
+        let csv: String = std::iter::once("minute,demand".to_string())
+            .chain((0..240).map(|t| {
+                let demand = if (60..150).contains(&t) { 5.5 } else { 1.2 };
+                format!("{t},{demand}")
+            }))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let trace = trace_from_csv(&csv).unwrap();
+        let (report, series) =
+            replay_report(&trace, parse_source(RULES).unwrap(), &entry, &options).unwrap();
+
+        // The same, straight through ebb_rules as `ebb replay` runs it.
+        let rules = ebb_rules::model::parse(RULES).unwrap();
+        let mut policy =
+            RulesPolicy::new("rules", rules, Some(baselines::pricing(&entry, &options)));
+        let direct = replay(&trace, &mut policy, &entry, &options).unwrap();
+        assert_eq!(report.rules, direct.result);
+        assert_eq!(series, direct.series);
+        let names: Vec<&str> = report.baselines.iter().map(|r| r.policy.as_str()).collect();
+        assert_eq!(names, REPLAY_BASELINES);
+        for (name, result) in REPLAY_BASELINES.iter().zip(&report.baselines) {
+            let mut policy = baseline(name, &trace, &options, &entry).unwrap();
+            let direct = replay(&trace, policy.as_mut(), &entry, &options).unwrap();
+            assert_eq!(result, &direct.result, "{name}");
+        }
+        assert!(report.rules.actions > 0, "the rules moved the pool");
+        assert!(report.rules.cost_fen > 0);
+    }
+
+    #[test]
+    fn the_forms_rules_become_a_file_that_reads_back_the_same_valid_or_not() {
+        let spec = parse_source(RULES).unwrap().spec().clone();
+        let file = rules_file(&spec);
+        assert_eq!(parse_source(&file).unwrap().spec(), &spec);
+        // Max below min: still a file, and the problem is named by field and line.
+        let mut wrong = spec.clone();
+        wrong.limits.max_gpus = 0;
+        let file = rules_file(&wrong);
+        match parse_source(&file).unwrap_err() {
+            ReplayError::Invalid { field, line, .. } => {
+                assert!(field.starts_with("limits."), "{field}");
+                assert!(line.is_some());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_suggestion_fits_the_pools_range_and_stays_a_valid_file() {
+        let demand: Vec<f64> = (0..600)
+            .map(|t| if (200..400).contains(&t) { 5.0 } else { 1.0 })
+            .collect();
+        let trace = Trace::from_demand(demand).unwrap();
+        let catalog = Catalog::demo();
+        let pool = pool(2, 8);
+        let (entry, replay) = replay_price(&pool, &catalog, 0).unwrap();
+        let options = SuggestOptions {
+            max_shortfall_pct: SUGGEST_MAX_SHORTFALL_PCT,
+            replay,
+            pool: Some(pool.name.clone()),
+        };
+        let file = suggest(&trace, &entry, &options).unwrap().file;
+        let fitted = fit_to_pool(&file, &pool);
+        let rules = ebb_rules::model::parse(&fitted).unwrap();
+        assert_eq!(
+            (rules.spec().limits.min_gpus, rules.spec().limits.max_gpus),
+            (2, 8)
+        );
+        assert!(fitted.contains("# the pool's max"), "{fitted}");
+        // Only the two lines changed; the comments stay.
+        assert_eq!(fitted.lines().count(), file.lines().count());
+    }
+}

@@ -1,0 +1,149 @@
+//! Desktop notifications: every 2 s the activity entries new since the last look (ids above
+//! the last seen) and the pools' latest rule decisions go through
+//! `ebb_core::notify::select` under the operator's preferences, and what it returns is
+//! shown with the notification plugin, from Rust (the webview is granted none of its
+//! commands). With no notification server (no D-Bus session under Xvfb) the plugin shows
+//! nothing: that is logged once and the app goes on; a show that does not return in time is
+//! given up, so nothing here can hold the app.
+
+use ebb_core::notify::{Notification, Said, select};
+use ebb_core::pools::{PoolError, PoolStore};
+use ebb_wire::rules::RulesMode;
+use std::sync::Mutex;
+use std::time::Duration;
+use tauri::AppHandle;
+use tauri::async_runtime::JoinHandle;
+use tauri_plugin_notification::NotificationExt;
+
+/// How often the activity log is looked at.
+const EVERY: Duration = Duration::from_secs(2);
+/// The most entries read a look (the rest wait for the next).
+const BATCH: u32 = 200;
+/// The most notifications shown a look; any more are summed up in one.
+const MOST_SHOWN: usize = 4;
+/// How long a show may take before it is given up.
+const SHOW_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The notification task; its owner stops it.
+pub struct Notifier {
+    task: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Notifier {
+    /// Starts looking at the activity log from its newest entry on (nothing from before
+    /// the app started is said).
+    pub fn start(app: AppHandle, store: PoolStore) -> Notifier {
+        let task = tauri::async_runtime::spawn(run(app, store));
+        Notifier {
+            task: Mutex::new(Some(task)),
+        }
+    }
+
+    pub fn stop(&self) {
+        if let Some(task) = self.task.lock().ok().and_then(|mut slot| slot.take()) {
+            task.abort();
+        }
+    }
+}
+
+async fn run(app: AppHandle, store: PoolStore) {
+    if let Some(why) = no_notification_server() {
+        tracing::warn!("desktop notifications cannot be shown: {why}");
+    }
+    let mut last = None;
+    let mut said = Said::default();
+    let mut failing = false;
+    loop {
+        tokio::time::sleep(EVERY).await;
+        let notes = match look(&store, &mut last, &mut said).await {
+            Ok(notes) => notes,
+            Err(error) => {
+                tracing::warn!(%error, "cannot read the activity log for notifications");
+                continue;
+            }
+        };
+        for note in &notes {
+            tracing::debug!(kind = ?note.kind, pool = %note.pool, title = %note.title, "desktop notification");
+        }
+        let shown = notes.len().min(MOST_SHOWN);
+        let mut batch: Vec<(String, String)> = notes[..shown]
+            .iter()
+            .map(|note| (note.title.clone(), note.body.clone()))
+            .collect();
+        if notes.len() > shown {
+            batch.push((
+                format!("{} more from Ebb", notes.len() - shown),
+                "See the Activity view.".into(),
+            ));
+        }
+        for (title, body) in batch {
+            match show(&app, title, body).await {
+                Ok(()) => failing = false,
+                Err(error) if !failing => {
+                    failing = true;
+                    tracing::warn!(%error, "cannot show a desktop notification");
+                }
+                Err(_) => {}
+            }
+        }
+    }
+}
+
+/// One look: the entries after the last seen (the first look only notes where the log
+/// ends) and each pool's latest decision, through the pure selection.
+async fn look(
+    store: &PoolStore,
+    last: &mut Option<i64>,
+    said: &mut Said,
+) -> Result<Vec<Notification>, PoolError> {
+    let prefs = store.notification_prefs().await?;
+    let entries = match *last {
+        None => {
+            *last = Some(store.last_activity_id().await?);
+            Vec::new()
+        }
+        Some(after) => store.activity_after(after, BATCH).await?,
+    };
+    if let Some(newest) = entries.last() {
+        *last = Some(newest.id);
+    }
+    let latest: Vec<(String, ebb_wire::rules::Decision)> = store
+        .all_rules()
+        .await?
+        .into_iter()
+        .filter(|rules| rules.mode != RulesMode::Disabled)
+        .filter_map(|rules| Some((rules.pool_name, rules.last_decision?)))
+        .collect();
+    Ok(select(&entries, &latest, &prefs, said))
+}
+
+/// Shows one notification off the async threads, given up after [`SHOW_TIMEOUT`].
+async fn show(app: &AppHandle, title: String, body: String) -> Result<(), String> {
+    let app = app.clone();
+    let shown = tauri::async_runtime::spawn_blocking(move || {
+        app.notification()
+            .builder()
+            .title(title)
+            .body(body)
+            .show()
+            .map_err(|error| error.to_string())
+    });
+    match tokio::time::timeout(SHOW_TIMEOUT, shown).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(_) => Err(format!("no answer in {} s", SHOW_TIMEOUT.as_secs())),
+    }
+}
+
+/// Why no notification can show, where that can be told up front: on Linux and the BSDs
+/// the notification server is reached over the D-Bus session bus.
+fn no_notification_server() -> Option<&'static str> {
+    if cfg!(all(unix, not(target_os = "macos"))) {
+        let bus_socket = std::env::var_os("XDG_RUNTIME_DIR")
+            .is_some_and(|dir| std::path::Path::new(&dir).join("bus").exists());
+        if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none() && !bus_socket {
+            return Some("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)");
+        }
+    }
+    None
+}

@@ -1,0 +1,337 @@
+//! The Rules view: a rule set typed into the TOML tab of the demo pool `inference`, its lint
+//! warning beside the field it names in the form, a replay over a trace file beside the
+//! baselines, a save refused until the warning is acknowledged, then saved enabled as
+//! version 1 (the pool's first); in en light and (when shooting) zh-CN dark.
+
+use crate::support::{App, Session, shooting};
+use ebb_testkit::TempDir;
+use fantoccini::key::Key;
+use std::path::Path;
+use std::time::Duration;
+
+/// A scale-out rule whose cooldown (2 min) ends before its GPUs are ready (the 5 min
+/// warmup): valid, with one warning, on `threshold[0].cooldown_minutes`; and a rule on a
+/// custom metric nothing pushes.
+const RULES: &str = r#"pool = "inference"
+
+[limits]
+min_gpus = 0
+max_gpus = 8
+
+[[threshold]]
+name = "busy-out"
+metric = "busy_gpus"
+op = ">="
+value = 2
+for_minutes = 2
+action = "+2"
+cooldown_minutes = 2
+
+[[threshold]]
+name = "idle-in"
+metric = "gpu_util"
+op = "<="
+value = 20
+for_minutes = 10
+action = "-1"
+cooldown_minutes = 10
+
+[[threshold]]
+name = "queue-empty"
+metric = "queue_len"
+op = "<"
+value = 1
+for_minutes = 5
+action = "-1"
+cooldown_minutes = 10
+
+[[metric]]
+name = "queue_len"
+stale_after_minutes = 2
+"#;
+
+/// Four hours: 1.2 GPUs busy, 5.5 from the first to the third hour.
+fn trace_csv() -> String {
+    let mut csv = String::from("minute,demand\n");
+    for minute in 0..240 {
+        let demand = if (60..150).contains(&minute) {
+            5.5
+        } else {
+            1.2
+        };
+        csv.push_str(&format!("{minute},{demand}\n"));
+    }
+    csv
+}
+
+async fn open_rules(app: &Session) {
+    app.click("#nav-rules").await;
+    app.eventually(
+        "the demo pool in the Rules view",
+        Duration::from_secs(30),
+        || async {
+            let names = app.attr_of("#rules-select", "data-names").await?;
+            names.lines().any(|name| name == "inference").then_some(())
+        },
+    )
+    .await;
+    app.select_value("#rules-select", "inference").await;
+    app.eventually("the editor", Duration::from_secs(15), || async {
+        app.exists("#rules-editor").await.then_some(())
+    })
+    .await;
+}
+
+/// The lint's answer once it has one: (state, warnings).
+async fn linted(app: &Session, state: &str, warnings: &str) {
+    app.eventually(
+        &format!("the lint {state} with {warnings} warning(s)"),
+        Duration::from_secs(15),
+        || async {
+            let lint = "[data-testid=\"rules-lint\"]";
+            let seen = (
+                app.attr_of(lint, "data-state").await,
+                app.attr_of(lint, "data-warnings").await,
+            );
+            if seen.0.as_deref() == Some(state) && seen.1.as_deref() == Some(warnings) {
+                Ok(())
+            } else {
+                Err(format!("{seen:?}"))
+            }
+        },
+    )
+    .await;
+}
+
+/// Replays over the trace file and waits for the table's four policies.
+async fn replay_trace(app: &Session, trace: &Path) {
+    app.choose_file("#rules-trace-file", trace).await;
+    app.eventually("the trace loaded", Duration::from_secs(10), || async {
+        let status = app.text_of("[data-testid=\"rules-trace-status\"]").await?;
+        status.contains("240").then_some(())
+    })
+    .await;
+    app.click("#rules-replay-run").await;
+    app.eventually("the replay", Duration::from_secs(30), || async {
+        let replay = "[data-testid=\"rules-replay\"]";
+        let state = app.attr_of(replay, "data-state").await;
+        if state.as_deref() == Some("error") {
+            let why = app.text_of("[data-testid=\"rules-replay-error\"]").await;
+            panic!("the replay failed: {why:?}");
+        }
+        (state.as_deref() == Some("ready")).then_some(())?;
+        for policy in ["rules", "seed-80-30", "hpa", "oracle"] {
+            app.exists(&format!("tr[data-policy=\"{policy}\"]"))
+                .await
+                .then_some(())?;
+        }
+        app.exists("img[data-testid=\"rules-replay-chart\"]")
+            .await
+            .then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
+async fn rules_are_linted_replayed_and_saved_enabled() {
+    let data_dir = TempDir::new("e2e-rules");
+    let trace = data_dir.path().join("trace.csv");
+    std::fs::write(&trace, trace_csv()).unwrap();
+    let app = App::open(&[
+        "--demo".as_ref(),
+        "--data-dir".as_ref(),
+        data_dir.as_os_str(),
+    ])
+    .await;
+
+    app.run(move |app| async move {
+        open_rules(&app).await;
+        // The demo pool starts without rules (unless EBB_DEMO_RULES gives it the demo's).
+        let before: u32 = app
+            .attr_of("[data-testid=\"rules-current\"]", "data-version")
+            .await
+            .and_then(|version| version.parse().ok())
+            .unwrap_or(0);
+        let version = (before + 1).to_string();
+
+        // Typed into the TOML tab: valid, with one warning on the scale-out's cooldown.
+        app.click("#rules-tab-toml").await;
+        app.type_lines("#rules-source", RULES).await;
+        linted(&app, "valid", "1").await;
+        let item = "li[data-testid=\"rules-lint-item\"][data-severity=\"warning\"]";
+        assert_eq!(
+            app.attr_of(item, "data-field").await.as_deref(),
+            Some("threshold[0].cooldown_minutes")
+        );
+        let line = app.attr_of(item, "data-line").await.unwrap_or_default();
+        assert_eq!(line, "14", "the cooldown's line");
+        let listed = app.text_now(item).await;
+        assert!(
+            listed.contains("line 14") && listed.contains("warmup"),
+            "{listed}"
+        );
+
+        // The form shows the same file, the warning under the cooldown it names.
+        app.click("#rules-tab-form").await;
+        let beside =
+            "#rules-f-threshold-0-cooldown_minutes-notes .field-error[data-severity=\"warning\"]";
+        let words = app
+            .eventually(
+                "the warning beside the cooldown",
+                Duration::from_secs(10),
+                || async { app.text_of(beside).await },
+            )
+            .await;
+        assert!(words.contains("shorter than the warmup"), "{words}");
+        app.wait_value("#rules-f-threshold-0-cooldown_minutes", "2")
+            .await;
+        app.wait_value("#rules-f-limits-max_gpus", "8").await;
+        app.scroll_to("[data-testid=\"rules-threshold-row\"]").await;
+        app.shoot("rules-editor-en-light").await;
+
+        // Replayed over the trace file, beside seed-80-30, HPA and the oracle.
+        replay_trace(&app, &trace).await;
+        let summary = app.text_now("[data-testid=\"rules-replay-summary\"]").await;
+        assert!(
+            summary.contains("240 minutes") && summary.contains("trace.csv"),
+            "{summary}"
+        );
+        app.scroll_to("[data-testid=\"rules-replay-summary\"]")
+            .await;
+        app.shoot("rules-replay-en-light").await;
+
+        // Saving with the warning unacknowledged is refused; acknowledged, saved enabled.
+        app.select_value("#rules-save-mode", "enabled").await;
+        app.click("#rules-save").await;
+        app.eventually("the refusal", Duration::from_secs(10), || async {
+            let kind = app
+                .attr_of("[data-testid=\"rules-save-error\"]", "data-kind")
+                .await?;
+            (kind == "unacknowledged_warnings").then_some(())
+        })
+        .await;
+        assert_eq!(
+            app.active_id().await,
+            "rules-ack",
+            "the focus goes to the checkbox"
+        );
+        app.click("#rules-ack").await;
+        app.click("#rules-save").await;
+        app.wait_text(
+            "the save said",
+            "[data-testid=\"rules-save-status\"]",
+            &format!("Saved as version {version}, enabled."),
+            Duration::from_secs(10),
+        )
+        .await;
+        app.eventually(
+            "the new version, enabled",
+            Duration::from_secs(10),
+            || async {
+                let current = "[data-testid=\"rules-current\"]";
+                let shown = app.attr_of(current, "data-version").await?;
+                let mode = app.attr_of(current, "data-mode").await?;
+                (shown == version && mode == "enabled").then_some(())
+            },
+        )
+        .await;
+        assert_eq!(
+            app.text_now("[data-testid=\"rules-version\"]").await,
+            format!("Version {version}")
+        );
+        assert_eq!(
+            app.text_now("[data-testid=\"rules-mode\"]").await,
+            "enabled"
+        );
+        assert_eq!(
+            app.attr_of("#rules-mode-enabled", "aria-pressed")
+                .await
+                .as_deref(),
+            Some("true")
+        );
+        assert_eq!(app.attr_of("#rules-editor", "data-dirty").await, None);
+        // Nothing pushes queue_len here: stale, and the rule on it idle.
+        app.eventually(
+            "the custom metric, stale",
+            Duration::from_secs(10),
+            || async {
+                let stale = app
+                    .attr_of("tr[data-metric=\"queue_len\"]", "data-stale")
+                    .await?;
+                (stale == "true").then_some(())
+            },
+        )
+        .await;
+
+        // A change in the form is the file's change; Escape asks, then puts the saved back.
+        app.type_into("#rules-f-limits-max_gpus", "6").await;
+        app.eventually(
+            "the change in the file",
+            Duration::from_secs(10),
+            || async {
+                (app.attr_of("#rules-editor", "data-dirty").await.as_deref() == Some("true"))
+                    .then_some(())
+            },
+        )
+        .await;
+        app.send_key("#rules-f-limits-max_gpus", Key::Escape).await;
+        app.eventually("the discard question", Duration::from_secs(5), || async {
+            (app.active_id().await == "rules-discard-no").then_some(())
+        })
+        .await;
+        app.click("#rules-discard-yes").await;
+        app.wait_value("#rules-f-limits-max_gpus", "8").await;
+        assert_eq!(app.attr_of("#rules-editor", "data-dirty").await, None);
+
+        // The enforcer decides on them within a few passes.
+        let reason = app
+            .eventually("a decision", Duration::from_secs(30), || async {
+                let state = app
+                    .attr_of("[data-testid=\"rules-decision\"]", "data-state")
+                    .await?;
+                (state != "none").then_some(())?;
+                app.text_of("[data-testid=\"rules-decision-reason\"]").await
+            })
+            .await;
+        assert!(!reason.is_empty());
+        app.scroll_to("#view-rules").await;
+        app.shoot("rules-saved-en-light").await;
+
+        if shooting() {
+            app.open_settings_hosts().await;
+            app.click("#setting-theme-dark").await;
+            app.click("#setting-language-zh-CN").await;
+            app.wait_lang("zh-CN", "zh-CN").await;
+            open_rules(&app).await;
+            app.eventually(
+                "the saved version in zh-CN",
+                Duration::from_secs(10),
+                || async {
+                    let shown = app
+                        .attr_of("[data-testid=\"rules-current\"]", "data-version")
+                        .await?;
+                    (shown == version).then_some(())
+                },
+            )
+            .await;
+            assert_eq!(app.text_now("[data-testid=\"rules-mode\"]").await, "已启用");
+            app.shoot("rules-saved-zh-dark").await;
+            linted(&app, "valid", "1").await;
+            app.scroll_to("[data-testid=\"rules-threshold-row\"]").await;
+            app.shoot("rules-editor-zh-dark").await;
+            replay_trace(&app, &trace).await;
+            let theme = app
+                .attr_of("img[data-testid=\"rules-replay-chart\"]", "data-theme")
+                .await;
+            assert_eq!(theme.as_deref(), Some("dark"));
+            app.scroll_to("[data-testid=\"rules-replay-summary\"]")
+                .await;
+            app.shoot("rules-replay-zh-dark").await;
+            app.open_settings_hosts().await;
+            app.click("#setting-theme-light").await;
+            app.click("#setting-language-en").await;
+        }
+    })
+    .await;
+}

@@ -1,0 +1,366 @@
+// Pure helpers for the Rules view: the editor's form as text fields and back to a RuleSet
+// (the TOML file stays the one source of truth: the form's RuleSet is written as a file by
+// the shell), which form field a lint problem names (`threshold[0].action` → that row's
+// action), the problems and warnings grouped by field, and a metric's age. No DOM, so
+// they are unit-tested in node.
+
+import type { Action, Comparison, LintReport, LintWarning, MetricRef, RuleProblem, RuleSet, RulesMode } from "./bindings";
+import type { Phrase } from "./costs";
+import { t } from "./i18n";
+
+export const BUILTIN_METRICS = ["gpu_util", "mem_util", "busy_gpus"] as const;
+
+/** A metric as a rule file names it. */
+export function metricName(metric: MetricRef): string {
+  return metric.kind === "custom" ? metric.name : metric.kind;
+}
+
+/** A name typed in the form as a metric: a built-in one, else a custom one by that name. */
+export function metricRef(name: string): MetricRef {
+  const trimmed = name.trim();
+  switch (trimmed) {
+    case "gpu_util":
+    case "mem_util":
+    case "busy_gpus":
+      return { kind: trimmed };
+    default:
+      return { kind: "custom", name: trimmed };
+  }
+}
+
+export type ActionKind = Action["kind"];
+export const ACTION_KINDS: readonly ActionKind[] = ["add_gpus", "add_pct", "remove_gpus", "remove_pct", "set"];
+export const COMPARISONS: readonly Comparison[] = ["above", "at_least", "below", "at_most"];
+export const RULES_MODES: readonly RulesMode[] = ["enabled", "shadow", "disabled"];
+
+function actionAmount(action: Action): number {
+  switch (action.kind) {
+    case "add_pct":
+    case "remove_pct":
+      return action.pct;
+    default:
+      return action.gpus;
+  }
+}
+
+function makeAction(kind: ActionKind, amount: number): Action {
+  switch (kind) {
+    case "add_pct":
+    case "remove_pct":
+      return { kind, pct: amount };
+    default:
+      return { kind, gpus: amount };
+  }
+}
+
+/** A threshold rule as the form holds it: text fields, a stable key per row. */
+export type ThresholdRow = {
+  key: number;
+  name: string;
+  metric: string;
+  op: Comparison;
+  value: string;
+  for_minutes: string;
+  action_kind: ActionKind;
+  action: string;
+  cooldown_minutes: string;
+};
+
+/** A target rule as the form holds it. */
+export type TargetRow = {
+  key: number;
+  name: string;
+  metric: string;
+  target: string;
+  tolerance: string;
+  scale_in_stabilization_minutes: string;
+  scale_out_sustain_minutes: string;
+  overload_gpus: string;
+};
+
+/** The form's values: every limit, the scale-in settings and the rules, as typed. */
+export type RulesFormValues = {
+  min_gpus: string;
+  max_gpus: string;
+  out_gpus: string;
+  out_pct: string;
+  in_gpus: string;
+  in_pct: string;
+  /** Yuan, as typed ("120", "99.50"); empty for none. */
+  budget_per_hour: string;
+  budget_per_month: string;
+  force: boolean;
+  release_window_minutes: string;
+  deadband_gpus: string;
+  deadband_minutes: string;
+  thresholds: ThresholdRow[];
+  targets: TargetRow[];
+};
+
+let nextKey = 1;
+
+/** A key for a new row (rows are reconciled by it, so an edited row keeps its inputs). */
+export function rowKey(): number {
+  return nextKey++;
+}
+
+const text = (n: number | null | undefined): string => (n === null || n === undefined ? "" : String(n));
+
+/** Fen as yuan text: 12000 → "120", 9950 → "99.50". */
+export function yuanText(fen: number | null): string {
+  if (fen === null) return "";
+  const whole = Math.trunc(fen / 100);
+  const cents = Math.abs(fen % 100);
+  return cents === 0 ? String(whole) : `${whole}.${String(cents).padStart(2, "0")}`;
+}
+
+export function formFromRules(rules: RuleSet): RulesFormValues {
+  const { limits, scale_in: scaleIn } = rules;
+  return {
+    min_gpus: text(limits.min_gpus),
+    max_gpus: text(limits.max_gpus),
+    out_gpus: text(limits.step.out_gpus),
+    out_pct: text(limits.step.out_pct),
+    in_gpus: text(limits.step.in_gpus),
+    in_pct: text(limits.step.in_pct),
+    budget_per_hour: yuanText(limits.budget.per_hour_fen),
+    budget_per_month: yuanText(limits.budget.per_month_fen),
+    force: scaleIn.force,
+    release_window_minutes: text(scaleIn.release_window_minutes),
+    deadband_gpus: text(scaleIn.deadband_gpus),
+    deadband_minutes: text(scaleIn.deadband_minutes),
+    thresholds: rules.thresholds.map((rule) => ({
+      key: rowKey(),
+      name: rule.name,
+      metric: metricName(rule.metric),
+      op: rule.comparison,
+      value: text(rule.threshold),
+      for_minutes: text(rule.for_minutes),
+      action_kind: rule.action.kind,
+      action: text(actionAmount(rule.action)),
+      cooldown_minutes: text(rule.cooldown_minutes),
+    })),
+    targets: rules.targets.map((rule) => ({
+      key: rowKey(),
+      name: rule.name,
+      metric: metricName(rule.metric),
+      target: text(rule.target),
+      tolerance: text(rule.tolerance),
+      scale_in_stabilization_minutes: text(rule.scale_in_stabilization_minutes),
+      scale_out_sustain_minutes: text(rule.scale_out_sustain_minutes),
+      overload_gpus: text(rule.overload_gpus),
+    })),
+  };
+}
+
+/** A new threshold row: scale out by 1 when GPU utilization is at least 80% for 3 minutes. */
+export function newThreshold(n: number): ThresholdRow {
+  return {
+    key: rowKey(),
+    name: `rule-${n}`,
+    metric: "gpu_util",
+    op: "at_least",
+    value: "80",
+    for_minutes: "3",
+    action_kind: "add_gpus",
+    action: "1",
+    cooldown_minutes: "5",
+  };
+}
+
+/** A new target row: keep GPU utilization near 60% with HPA's defaults. */
+export function newTarget(n: number): TargetRow {
+  return {
+    key: rowKey(),
+    name: `target-${n}`,
+    metric: "gpu_util",
+    target: "60",
+    tolerance: "0.1",
+    scale_in_stabilization_minutes: "5",
+    scale_out_sustain_minutes: "0",
+    overload_gpus: "",
+  };
+}
+
+/** A whole number ≥ 0, or null. */
+export function parseWhole(value: string): number | null {
+  const trimmed = value.trim();
+  if (!/^\d+$/.test(trimmed)) return null;
+  const n = Number(trimmed);
+  return Number.isSafeInteger(n) && n <= 0xffff_ffff ? n : null;
+}
+
+/** A finite number, or null. */
+export function parseNumber(value: string): number | null {
+  const trimmed = value.trim();
+  if (!/^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/.test(trimmed)) return null;
+  const n = Number(trimmed);
+  return Number.isFinite(n) ? n : null;
+}
+
+/** Yuan with at most two decimals as whole fen ("99.5" → 9950), or null. String arithmetic: no float drift. */
+export function parseYuan(value: string): number | null {
+  const match = /^(\d+)(?:\.(\d{1,2}))?$/.exec(value.trim());
+  if (!match) return null;
+  const fen = Number(match[1]) * 100 + Number((match[2] ?? "").padEnd(2, "0"));
+  return Number.isSafeInteger(fen) ? fen : null;
+}
+
+export type FormProblems = Record<string, Phrase>;
+
+/**
+ * The form's values as a RuleSet, over `base` (what the form does not show stays: the
+ * pool, custom metrics, schedules), or the fields that are not numbers, keyed by the
+ * field as a rule file names it (`limits.min_gpus`, `threshold[0].value`). Everything else
+ * is the linter's to judge.
+ */
+export function rulesFromForm(values: RulesFormValues, base: RuleSet): { ok: true; rules: RuleSet } | { ok: false; problems: FormProblems } {
+  const problems: FormProblems = {};
+  const whole = (field: string, value: string): number => {
+    const n = parseWhole(value);
+    if (n === null) problems[field] = { key: "rules.form.whole" };
+    return n ?? 0;
+  };
+  const optionalWhole = (field: string, value: string): number | null => (value.trim() === "" ? null : whole(field, value));
+  const number = (field: string, value: string): number => {
+    const n = parseNumber(value);
+    if (n === null) problems[field] = { key: "rules.form.number" };
+    return n ?? 0;
+  };
+  const optionalNumber = (field: string, value: string): number | null => (value.trim() === "" ? null : number(field, value));
+  const yuan = (field: string, value: string): number | null => {
+    if (value.trim() === "") return null;
+    const fen = parseYuan(value);
+    if (fen === null) problems[field] = { key: "rules.form.yuan" };
+    return fen;
+  };
+  const rules: RuleSet = {
+    ...base,
+    limits: {
+      min_gpus: whole("limits.min_gpus", values.min_gpus),
+      max_gpus: whole("limits.max_gpus", values.max_gpus),
+      step: {
+        out_gpus: optionalWhole("limits.step.out_gpus", values.out_gpus),
+        out_pct: optionalNumber("limits.step.out_pct", values.out_pct),
+        in_gpus: optionalWhole("limits.step.in_gpus", values.in_gpus),
+        in_pct: optionalNumber("limits.step.in_pct", values.in_pct),
+      },
+      budget: {
+        per_hour_fen: yuan("limits.budget_per_hour", values.budget_per_hour),
+        per_month_fen: yuan("limits.budget_per_month", values.budget_per_month),
+      },
+    },
+    scale_in: {
+      force: values.force,
+      release_window_minutes: whole("scale_in.release_window_minutes", values.release_window_minutes),
+      deadband_gpus: whole("scale_in.deadband_gpus", values.deadband_gpus),
+      deadband_minutes: whole("scale_in.deadband_minutes", values.deadband_minutes),
+    },
+    thresholds: values.thresholds.map((row, i) => {
+      const at = (key: string): string => `threshold[${i}].${key}`;
+      const amount = row.action_kind.endsWith("_pct") ? number(at("action"), row.action) : whole(at("action"), row.action);
+      return {
+        name: row.name.trim(),
+        metric: metricRef(row.metric),
+        comparison: row.op,
+        threshold: number(at("value"), row.value),
+        for_minutes: whole(at("for_minutes"), row.for_minutes),
+        action: makeAction(row.action_kind, amount),
+        cooldown_minutes: whole(at("cooldown_minutes"), row.cooldown_minutes),
+      };
+    }),
+    targets: values.targets.map((row, i) => {
+      const at = (key: string): string => `target[${i}].${key}`;
+      return {
+        name: row.name.trim(),
+        metric: metricRef(row.metric),
+        target: number(at("target"), row.target),
+        tolerance: number(at("tolerance"), row.tolerance),
+        scale_in_stabilization_minutes: whole(at("scale_in_stabilization_minutes"), row.scale_in_stabilization_minutes),
+        scale_out_sustain_minutes: whole(at("scale_out_sustain_minutes"), row.scale_out_sustain_minutes),
+        overload_gpus: optionalWhole(at("overload_gpus"), row.overload_gpus),
+      };
+    }),
+  };
+  return Object.keys(problems).length === 0 ? { ok: true, rules } : { ok: false, problems };
+}
+
+const LIMIT_KEYS = ["min_gpus", "max_gpus", "budget_per_hour", "budget_per_month"];
+const STEP_KEYS = ["out_gpus", "out_pct", "in_gpus", "in_pct"];
+const SCALE_IN_KEYS = ["force", "release_window_minutes", "deadband_gpus", "deadband_minutes"];
+const ROW_KEYS: Readonly<Record<"threshold" | "target", readonly string[]>> = {
+  threshold: ["name", "metric", "op", "value", "for_minutes", "action", "cooldown_minutes"],
+  target: ["name", "metric", "target", "tolerance", "scale_in_stabilization_minutes", "scale_out_sustain_minutes", "overload_gpus"],
+};
+
+/**
+ * The form field a problem's `field` names, as a rule file names it, or null when the form
+ * has none (the pool, custom metrics, schedules: the TOML tab shows those). A table or a
+ * row named whole goes to its first field: `limits` → `limits.max_gpus`, `threshold[1]` →
+ * `threshold[1].name`.
+ */
+export function formField(field: string): string | null {
+  const parts = field.trim().split(".");
+  const [head, second, third] = parts;
+  if (head === "limits") {
+    if (second === undefined) return "limits.max_gpus";
+    if (second === "step") return `limits.step.${third !== undefined && STEP_KEYS.includes(third) ? third : "out_gpus"}`;
+    return LIMIT_KEYS.includes(second) ? `limits.${second}` : "limits.max_gpus";
+  }
+  if (head === "scale_in") {
+    return `scale_in.${second !== undefined && SCALE_IN_KEYS.includes(second) ? second : "release_window_minutes"}`;
+  }
+  const row = /^(threshold|target)\[(\d+)\]$/.exec(head ?? "");
+  if (row) {
+    const kind = row[1] as "threshold" | "target";
+    const key = second !== undefined && ROW_KEYS[kind].includes(second) ? second : "name";
+    return `${kind}[${row[2]}].${key}`;
+  }
+  return null;
+}
+
+/** The id of a form field's input: `threshold[0].action` → `rules-f-threshold-0-action`. */
+export function fieldId(field: string): string {
+  return `rules-f-${field.replace(/\[(\d+)\]/g, "-$1").replace(/\./g, "-")}`;
+}
+
+/** What the linter said about one form field. */
+export type FieldNotes = { errors: RuleProblem[]; warnings: LintWarning[] };
+
+/** The report's errors and warnings by the form field they name (those with none are left out). */
+export function notesByField(report: LintReport | null): Map<string, FieldNotes> {
+  const out = new Map<string, FieldNotes>();
+  if (!report) return out;
+  const at = (field: string): FieldNotes | null => {
+    const key = formField(field);
+    if (key === null) return null;
+    let notes = out.get(key);
+    if (!notes) {
+      notes = { errors: [], warnings: [] };
+      out.set(key, notes);
+    }
+    return notes;
+  };
+  for (const error of report.errors) at(error.field)?.errors.push(error);
+  for (const warning of report.warnings) at(warning.field)?.warnings.push(warning);
+  return out;
+}
+
+/** A problem's place in the file: "line 12, threshold[0].action" (or the field alone). */
+export function placeText(line: number | null, field: string): string {
+  return line === null ? field : t("rules.lint.place", { line, field });
+}
+
+/** How old a metric's last value is: "12 s", "3 min", "2 h"; "—" when none came. */
+export function ageText(atMs: number | null, nowMs: number): string {
+  if (atMs === null) return t("common.empty");
+  const seconds = Math.max(0, Math.round((nowMs - atMs) / 1000));
+  if (seconds < 60) return t("rules.age.s", { n: seconds });
+  if (seconds < 3600) return t("rules.age.min", { n: Math.floor(seconds / 60) });
+  return t("rules.age.h", { n: Math.floor(seconds / 3600) });
+}
+
+/** A starting rule file for a pool without rules: its range, and nothing that acts yet. */
+export function starterRules(pool: string, min: number, max: number): string {
+  return `pool = "${pool}"\n\n[limits]\nmin_gpus = ${min}\nmax_gpus = ${max}\n`;
+}
