@@ -8,6 +8,12 @@ use fantoccini::Locator;
 use std::ffi::OsStr;
 use std::time::Duration;
 
+/// Focuses the chart's newest scale-out mark; answers its tooltip's text once shown.
+const FOCUS_NEWEST_OUT_MARK: &str = "const marks = document.querySelectorAll('button[data-testid=\"pool-chart-mark\"][data-kind=\"out\"]');\
+     const mark = marks[marks.length - 1]; if (!mark) return null; mark.focus();\
+     const tip = document.getElementById(mark.getAttribute('aria-describedby'));\
+     return tip && !tip.hidden ? tip.textContent : null;";
+
 #[tokio::test]
 #[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
 async fn the_demo_pool_follows_its_users_out_and_back_on_its_own() {
@@ -41,6 +47,20 @@ async fn the_demo_pool_follows_its_users_out_and_back_on_its_own() {
             Duration::from_secs(60),
         )
         .await;
+        // The decision is marked on the pool's chart; focusing the newest scale-out mark
+        // shows its reason (the chart is drawn again every 3 s).
+        let tip = app
+            .eventually(
+                "the festival's mark and its reason",
+                Duration::from_secs(60),
+                || async {
+                    let text = app.execute(FOCUS_NEWEST_OUT_MARK, vec![]).await.ok()?;
+                    let text = text.as_str()?.to_string();
+                    text.contains("festival-peak").then_some(text)
+                },
+            )
+            .await;
+        assert!(tip.contains("6"), "{tip}");
         app.shoot("en-light-demo-pool-scaled-out").await;
         // Back to normal: 2.
         app.wait_text(
@@ -83,6 +103,13 @@ async fn the_demo_pool_follows_its_users_out_and_back_on_its_own() {
             app.click("#setting-language-zh-CN").await;
             app.click("#nav-activity").await;
             app.shoot("zh-dark-demo-activity-rules").await;
+            app.click("#nav-pool").await;
+            app.eventually("a mark in Chinese", Duration::from_secs(30), || async {
+                let text = app.execute(FOCUS_NEWEST_OUT_MARK, vec![]).await.ok()?;
+                text.as_str().map(str::to_string)
+            })
+            .await;
+            app.shoot("zh-dark-demo-pool-mark").await;
             app.open_settings_hosts().await;
             app.click("#setting-theme-light").await;
             app.click("#setting-language-en").await;

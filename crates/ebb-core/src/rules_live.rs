@@ -444,6 +444,9 @@ async fn step(
         pricing: price.as_ref(),
     };
     let mut decision = decide(&live.rules, &state, &windows, now_ms);
+    if pace.speed() > 1 {
+        decision = on_console_clock(decision, pace);
+    }
     decision.at_ms = real_now_ms;
     // The pool's own range bounds every count (the rules' limits are saved within it).
     decision.desired_gpus = decision.desired_gpus.clamp(pool.min, pool.max);
@@ -493,6 +496,38 @@ async fn step(
     Ok(None)
 }
 
+/// A decision made on a fast rules clock, its times (`until_ms`, `last_seen_ms`,
+/// `next_release_ms`, ...) put back on the console's clock, so the log and the views say
+/// when on the clock the operator reads.
+fn on_console_clock(decision: Decision, pace: Pace) -> Decision {
+    fn walk(value: &mut serde_json::Value, pace: Pace) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, field) in map.iter_mut() {
+                    if key.ends_with("_ms")
+                        && let Some(ms) = field.as_i64()
+                    {
+                        *field = serde_json::Value::from(pace.real(ms));
+                    } else {
+                        walk(field, pace);
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for item in items {
+                    walk(item, pace);
+                }
+            }
+            _ => {}
+        }
+    }
+    let Ok(mut value) = serde_json::to_value(&decision) else {
+        return decision;
+    };
+    walk(&mut value, pace);
+    serde_json::from_value(value).unwrap_or(decision)
+}
+
 /// The activity entry of a decision.
 fn entry(decision: &Decision, shadow: bool) -> NewActivity {
     let per_hour = decision.cost_delta_per_hour_fen;
@@ -535,6 +570,40 @@ fn reason_key(decision: &Decision) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fast_clocks_decision_says_its_times_on_the_consoles_clock() {
+        let pace = Pace {
+            speed: 10,
+            origin_ms: Some(1_000_000),
+        };
+        let decision = Decision {
+            at_ms: 1_600_000,
+            current_gpus: 2,
+            rules: vec![ebb_wire::rules::RuleOutcome {
+                rule: "r".into(),
+                recommended_gpus: Some(6),
+                status: ebb_wire::rules::RuleStatus::Cooldown {
+                    until_ms: 1_300_000,
+                    would_gpus: 6,
+                },
+            }],
+            recommended_gpus: 6,
+            clamps: Vec::new(),
+            desired_gpus: 2,
+            cost_delta_per_hour_fen: None,
+            reason: DecisionReason::Steady,
+        };
+        let back = on_console_clock(decision, pace);
+        assert_eq!(back.at_ms, 1_060_000);
+        assert!(matches!(
+            back.rules[0].status,
+            ebb_wire::rules::RuleStatus::Cooldown {
+                until_ms: 1_030_000,
+                would_gpus: 6
+            }
+        ));
+    }
 
     #[test]
     fn a_fast_rules_clock_maps_both_ways_from_where_it_started() {
