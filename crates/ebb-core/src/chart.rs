@@ -22,6 +22,22 @@ use std::ops::Range;
 
 mod pool;
 mod replay;
+
+/// What the chart tests read back out of a drawn SVG.
+#[cfg(test)]
+pub(crate) mod svg_probe {
+    /// The x of the `<text>` whose words are `label`.
+    pub(crate) fn text_x(svg: &str, label: &str) -> Option<f64> {
+        svg.split("<text").skip(1).find_map(|element| {
+            let (attrs, rest) = element.split_once('>')?;
+            if rest.split('<').next()?.trim() != label {
+                return None;
+            }
+            let x = attrs.split("x=\"").nth(1)?;
+            x[..x.find('"')?].parse().ok()
+        })
+    }
+}
 pub use pool::{Decided, PoolChartLabels, decisions_in, pool_chart, pool_svg, steps};
 pub use replay::{ReplayChartData, ReplayChartLabels, ReplayChartSpec, decision_marks, replay_svg};
 

@@ -371,6 +371,7 @@ pub fn pool_chart(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chart::svg_probe::text_x;
 
     const T0: i64 = 1_699_999_200_000;
     const LABELS: PoolChartLabels<'static> = PoolChartLabels {
@@ -633,17 +634,6 @@ mod tests {
             })
             .filter(|xs| xs.len() > 2)
             .collect()
-    }
-
-    fn text_x(svg: &str, label: &str) -> Option<f64> {
-        svg.split("<text").skip(1).find_map(|element| {
-            let (attrs, rest) = element.split_once('>')?;
-            if rest.split('<').next()?.trim() != label {
-                return None;
-            }
-            let x = attrs.split("x=\"").nth(1)?;
-            x[..x.find('"')?].parse().ok()
-        })
     }
 
     #[test]

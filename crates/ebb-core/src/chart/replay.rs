@@ -278,6 +278,7 @@ pub fn replay_svg(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chart::svg_probe::text_x;
 
     const LABELS: ReplayChartLabels<'static> = ReplayChartLabels {
         demand: "demand",
@@ -328,17 +329,6 @@ mod tests {
             })
             .filter(|points| points.len() > 2)
             .collect()
-    }
-
-    fn text_x(svg: &str, label: &str) -> Option<f64> {
-        svg.split("<text").skip(1).find_map(|element| {
-            let (attrs, rest) = element.split_once('>')?;
-            if rest.split('<').next()?.trim() != label {
-                return None;
-            }
-            let x = attrs.split("x=\"").nth(1)?;
-            x[..x.find('"')?].parse().ok()
-        })
     }
 
     #[test]
