@@ -199,6 +199,11 @@ async fn a_pushed_metric_scales_a_pool_out_and_back_through_ebb_daemon() {
         () = out => {}
     }
     let took = started.elapsed();
+    eprintln!(
+        "a 1-minute breach: 3 GPUs held {:.1} s after the first push, {:.1} s after its minute closed (the daemon's 1 s pass and the agent's grant included)",
+        took.as_secs_f64(),
+        took.as_secs_f64() - 60.0
+    );
     assert!(
         took >= Duration::from_secs(55),
         "not before its minute: {took:?}"
