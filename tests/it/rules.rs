@@ -167,6 +167,28 @@ async fn a_pushed_metric_scales_a_pool_out_and_back_through_ebb_daemon() {
     let body: serde_json::Value = answer.json().await.unwrap();
     assert_eq!(body["field"], "pool", "{body}");
 
+    // The same endpoint tells a Prometheus which agents to scrape (HTTP service discovery).
+    let targets = format!("http://127.0.0.1:{port}/v1/prometheus/targets");
+    let refused = client.get(&targets).send().await.unwrap();
+    assert_eq!(refused.status().as_u16(), 401);
+    let groups: serde_json::Value = client
+        .get(&targets)
+        .header("Authorization", format!("Bearer {token}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let agent_address = agent.url.trim_start_matches("http://").to_string();
+    assert_eq!(groups[0]["targets"][0], agent_address.as_str(), "{groups}");
+    assert_eq!(groups[0]["labels"]["host"], "gpu-0", "{groups}");
+    assert_eq!(groups[0]["labels"]["region"], "cn-north", "{groups}");
+    assert_eq!(
+        groups[0]["labels"]["__metrics_path__"], "/metrics",
+        "{groups}"
+    );
+
     // A queue of 50 from the endpoint every 5 s, then the CLI: out by 2 once a whole
     // minute is over 10.
     let started = std::time::Instant::now();

@@ -18,6 +18,10 @@ use ebb_cost::{OverlayMode, PlanOptions, PoolPlan, Term};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+/// What `ebb` exits with, as `--help` says it.
+pub const EXIT_CODES: &str = "Exit codes: 0 done; 1 failed (an agent, the data directory, the database); \
+2 usage or invalid input (a flag, a file, a name or a value refused; nothing was changed).";
+
 /// The heading the flags every subcommand takes stand under, after the subcommand's own.
 const GLOBAL: &str = "Global options";
 
@@ -26,7 +30,8 @@ const GLOBAL: &str = "Global options";
 #[command(
     name = "ebb",
     version,
-    about = "Ebb, the elastic GPU console, on the command line"
+    about = "Ebb, the elastic GPU console, on the command line",
+    after_help = EXIT_CODES
 )]
 pub struct Cli {
     /// Print JSON instead of a table.
@@ -115,6 +120,19 @@ enum Command {
     /// Custom metrics for the rules: push a value, make a token for POST /v1/metrics.
     #[command(subcommand)]
     Metric(pool_rules::MetricCommand),
+    /// Shell completions for bash, zsh, fish, elvish or powershell, on standard output
+    /// (e.g. `ebb completions bash > /etc/bash_completion.d/ebb`).
+    Completions {
+        /// The shell.
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Man pages: `ebb(1)` and one per subcommand (`ebb-pool(1)`, ...), written into DIR.
+    Man {
+        /// Where to write them (made when missing).
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
     /// A host's stored readings over a past window (what `ebb daemon` or the app collected).
     Metrics {
         /// The host's registered name.
@@ -260,6 +278,25 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             )
             .await?;
         }
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut command = Cli::command();
+            let mut script = Vec::new();
+            clap_complete::generate(*shell, &mut command, "ebb", &mut script);
+            // A reader that stops early (`| head`) is not an error.
+            match std::io::Write::write_all(&mut std::io::stdout(), &script) {
+                Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
+                    return Err(error.into());
+                }
+                _ => {}
+            }
+        }
+        Command::Man { dir } => {
+            let written = man_pages(dir)?;
+            if !cli.json {
+                println!("{written} man pages in {}", dir.display());
+            }
+        }
         Command::Metric(command) => {
             pool_rules::metric(command, &data_dir()?, cli.token_store, cli.json).await?;
         }
@@ -289,6 +326,67 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         } => metrics::run(&data_dir()?, name, *gpu, *since, *metric, *points, cli.json).await?,
     }
     Ok(())
+}
+
+/// Writes `ebb.1` and a page per subcommand (`ebb-pool.1`, `ebb-pool-scale.1`, ...) into
+/// `dir`; answers how many.
+pub fn man_pages(dir: &Path) -> anyhow::Result<usize> {
+    use clap::CommandFactory;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot make {}", dir.display()))?;
+    fn write(
+        command: clap::Command,
+        name: String,
+        dir: &Path,
+        count: &mut usize,
+    ) -> anyhow::Result<()> {
+        let command = command.name(name.clone());
+        let mut page = Vec::new();
+        clap_mangen::Man::new(command.clone()).render(&mut page)?;
+        let path = dir.join(format!("{name}.1"));
+        std::fs::write(&path, page).with_context(|| format!("cannot write {}", path.display()))?;
+        *count += 1;
+        for sub in command.get_subcommands() {
+            if sub.is_hide_set() || sub.get_name() == "help" {
+                continue;
+            }
+            write(
+                sub.clone(),
+                format!("{name}-{}", sub.get_name()),
+                dir,
+                count,
+            )?;
+        }
+        Ok(())
+    }
+    let mut count = 0;
+    let mut command = Cli::command();
+    command.build();
+    write(command, "ebb".into(), dir, &mut count)?;
+    Ok(count)
+}
+
+/// The exit code for an error: 2 for input refused (a field, a file, a value), 1 else.
+pub fn exit_code(error: &anyhow::Error) -> u8 {
+    let refused = error.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<ebb_core::pools::PoolError>(),
+            Some(
+                ebb_core::pools::PoolError::Invalid { .. }
+                    | ebb_core::pools::PoolError::Exists(_)
+                    | ebb_core::pools::PoolError::NotFound(_)
+            )
+        ) || matches!(
+            cause.downcast_ref::<ebb_core::registry::RegistryError>(),
+            Some(
+                ebb_core::registry::RegistryError::Invalid { .. }
+                    | ebb_core::registry::RegistryError::NotFound(_)
+                    | ebb_core::registry::RegistryError::HoldsGpus { .. }
+            )
+        ) || cause
+            .downcast_ref::<ebb_core::console_rules::RulesError>()
+            .is_some_and(|e| !matches!(e, ebb_core::console_rules::RulesError::Pool(_)))
+    });
+    if refused { 2 } else { 1 }
 }
 
 fn catalog(command: &CatalogCommand, data_dir: &Path, json: bool) -> anyhow::Result<()> {

@@ -186,7 +186,9 @@ impl Console {
         };
         let metrics_api = match options.metrics_listen {
             Some(listen) if role == Role::Collector => {
-                match crate::metrics_api::MetricsApi::start(pools.clone(), listen).await {
+                match crate::metrics_api::MetricsApi::start(pools.clone(), registry.clone(), listen)
+                    .await
+                {
                     Ok(api) => Some(api),
                     Err(error) => {
                         tracing::warn!(%listen, %error, "cannot serve the metrics endpoint; custom metrics can still be pushed with `ebb metric push`");

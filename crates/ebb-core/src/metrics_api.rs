@@ -9,13 +9,19 @@
 //!   first invalid one (nothing of the body is stored then);
 //! - at most 50 requests a second (a token bucket): 429 past that;
 //! - 200 `{"stored": N}`.
+//!
+//! And `GET /v1/prometheus/targets` (the same token): the registered hosts as Prometheus
+//! HTTP service discovery, one target group per host (its agent's `host:port`, `__scheme__`,
+//! `__metrics_path__ = /metrics`, the host's name, region and labels as target labels), so a
+//! Prometheus scrapes exactly the agents Ebb knows.
 
 use crate::pools::{PoolError, PoolStore};
+use crate::registry::{HostEntry, Registry};
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use ebb_wire::rules::MetricPush;
 use serde::Serialize;
 use std::net::SocketAddr;
@@ -67,7 +73,60 @@ struct Bucket {
 #[derive(Debug, Clone)]
 struct ApiState {
     store: PoolStore,
+    registry: Registry,
     bucket: Arc<Mutex<Bucket>>,
+}
+
+/// One target group of Prometheus HTTP service discovery.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TargetGroup {
+    pub targets: Vec<String>,
+    pub labels: std::collections::BTreeMap<String, String>,
+}
+
+/// A label name Prometheus takes: `[a-zA-Z_][a-zA-Z0-9_]*`, other characters as `_`.
+fn label_name(key: &str) -> String {
+    let mut name: String = key
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name.starts_with(|c: char| c.is_ascii_digit()) {
+        name.insert(0, '_');
+    }
+    name
+}
+
+/// The registered hosts as Prometheus HTTP service discovery target groups. Pure.
+pub fn prometheus_targets(hosts: &[HostEntry]) -> Vec<TargetGroup> {
+    hosts
+        .iter()
+        .filter_map(|host| {
+            let url = reqwest::Url::parse(&host.url).ok()?;
+            let address = format!("{}:{}", url.host_str()?, url.port_or_known_default()?);
+            let mut labels = std::collections::BTreeMap::new();
+            for (key, value) in &host.labels {
+                let name = label_name(key.trim());
+                // Names with two leading underscores are Prometheus's own.
+                if !name.is_empty() && !name.starts_with("__") {
+                    labels.insert(name, value.clone());
+                }
+            }
+            labels.insert("__scheme__".into(), url.scheme().to_string());
+            labels.insert("__metrics_path__".into(), "/metrics".into());
+            labels.insert("host".into(), host.name.clone());
+            labels.insert("region".into(), host.region.clone());
+            Some(TargetGroup {
+                targets: vec![address],
+                labels,
+            })
+        })
+        .collect()
 }
 
 /// The running endpoint; dropped or [`MetricsApi::stop`]ped, it stops.
@@ -79,11 +138,16 @@ pub struct MetricsApi {
 
 impl MetricsApi {
     /// Binds `listen` and serves; the bound address (port 0 picks one) is [`Self::addr`].
-    pub async fn start(store: PoolStore, listen: SocketAddr) -> std::io::Result<MetricsApi> {
+    pub async fn start(
+        store: PoolStore,
+        registry: Registry,
+        listen: SocketAddr,
+    ) -> std::io::Result<MetricsApi> {
         let listener = tokio::net::TcpListener::bind(listen).await?;
         let addr = listener.local_addr()?;
         let state = ApiState {
             store,
+            registry,
             bucket: Arc::new(Mutex::new(Bucket {
                 tokens: RATE_PER_S,
                 at: Instant::now(),
@@ -91,12 +155,13 @@ impl MetricsApi {
         };
         let app = Router::new()
             .route("/v1/metrics", post(push))
+            .route("/v1/prometheus/targets", get(targets))
             .fallback(|| async {
                 error(
                     StatusCode::NOT_FOUND,
                     "not_found",
                     None,
-                    "the console serves POST /v1/metrics only".into(),
+                    "the console serves POST /v1/metrics and GET /v1/prometheus/targets".into(),
                 )
             })
             .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
@@ -155,33 +220,9 @@ async fn handle(state: ApiState, request: Request) -> Response {
             format!("at most {RATE_PER_S} requests a second"),
         );
     }
-    let bearer = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .map(str::trim)
-        .filter(|token| !token.is_empty())
-        .map(str::to_string);
-    let authorized = match &bearer {
-        Some(token) => state.store.metric_token_ok(token).await.unwrap_or(false),
-        None => false,
-    };
-    if !authorized {
-        let mut response = error(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            None,
-            if bearer.is_none() {
-                "a bearer token is needed (ebb metric token new)".into()
-            } else {
-                "the token is not one of this console's (ebb metric token new)".into()
-            },
-        );
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        return response;
+    let headers = request.headers().clone();
+    if let Err(refused) = authorize(&state, &headers).await {
+        return refused;
     }
     let json = request
         .headers()
@@ -241,6 +282,60 @@ async fn handle(state: ApiState, request: Request) -> Response {
         axum::Json(serde_json::json!({ "stored": pushes.len() })),
     )
         .into_response()
+}
+
+/// The request's bearer token is one of this console's metric tokens, or the 401 to send.
+async fn authorize(state: &ApiState, headers: &axum::http::HeaderMap) -> Result<(), Response> {
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|token| !token.is_empty())
+        .map(str::to_string);
+    let authorized = match &bearer {
+        Some(token) => state.store.metric_token_ok(token).await.unwrap_or(false),
+        None => false,
+    };
+    if !authorized {
+        let mut response = error(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            None,
+            if bearer.is_none() {
+                "a bearer token is needed (ebb metric token new)".into()
+            } else {
+                "the token is not one of this console's (ebb metric token new)".into()
+            },
+        );
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return Err(response);
+    }
+    Ok(())
+}
+
+/// `GET /v1/prometheus/targets`.
+async fn targets(State(state): State<ApiState>, headers: axum::http::HeaderMap) -> Response {
+    if let Err(refused) = authorize(&state, &headers).await {
+        return refused;
+    }
+    match tokio::time::timeout(REQUEST_TIMEOUT, state.registry.list()).await {
+        Ok(Ok(hosts)) => axum::Json(prometheus_targets(&hosts)).into_response(),
+        Ok(Err(problem)) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            None,
+            problem.to_string(),
+        ),
+        Err(_) => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "timeout",
+            None,
+            "the console's database did not answer in time".into(),
+        ),
+    }
 }
 
 fn internal(problem: PoolError) -> Response {
@@ -390,6 +485,41 @@ fn take_token(bucket: &Mutex<Bucket>) -> bool {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn hosts_become_target_groups_with_their_region_and_labels() {
+        let host = |name: &str, url: &str, labels: &[(&str, &str)]| HostEntry {
+            name: name.into(),
+            url: url.into(),
+            region: "cn-north".into(),
+            labels: labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            fingerprint: None,
+            has_token: false,
+            draining: false,
+        };
+        let groups = prometheus_targets(&[
+            host(
+                "gpu-a",
+                "https://10.0.0.5:7070",
+                &[("rack", "r1"), ("team.name", "ml"), ("__x", "no")],
+            ),
+            host("gpu-b", "http://gpu-b.example", &[]),
+        ]);
+        assert_eq!(groups.len(), 2);
+        assert_eq!(groups[0].targets, ["10.0.0.5:7070"]);
+        assert_eq!(groups[0].labels["__scheme__"], "https");
+        assert_eq!(groups[0].labels["__metrics_path__"], "/metrics");
+        assert_eq!(groups[0].labels["host"], "gpu-a");
+        assert_eq!(groups[0].labels["region"], "cn-north");
+        assert_eq!(groups[0].labels["rack"], "r1");
+        assert_eq!(groups[0].labels["team_name"], "ml");
+        assert!(!groups[0].labels.contains_key("__x"));
+        assert_eq!(groups[1].targets, ["gpu-b.example:80"]);
+        assert_eq!(label_name("9lives"), "_9lives");
+    }
 
     #[test]
     fn bodies_are_read_naming_the_field() {

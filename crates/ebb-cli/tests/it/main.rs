@@ -2,6 +2,7 @@
 
 mod cost;
 mod help;
+mod peers;
 mod pool;
 mod replay;
 mod rules;
