@@ -10,6 +10,7 @@ mod pools;
 mod replay;
 mod rules;
 mod suggest;
+mod when;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -37,6 +38,10 @@ pub struct Cli {
     /// Print JSON instead of a table.
     #[arg(long, global = true, help_heading = GLOBAL)]
     json: bool,
+    /// Print times in UTC instead of the local time zone (RFC 3339 either way; --json keeps
+    /// epoch milliseconds).
+    #[arg(long, global = true, help_heading = GLOBAL)]
+    utc: bool,
     /// The directory where Ebb keeps everything: hosts, pools, leases' history, activity,
     /// metrics, the active price catalog, host tokens with the file store.
     ///
@@ -220,6 +225,7 @@ enum CostCommand {
 
 /// Runs one parsed command line.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    when::set_utc(cli.utc);
     let data_dir = || match &cli.data_dir {
         Some(dir) => Ok(dir.clone()),
         None => costs::default_data_dir(),

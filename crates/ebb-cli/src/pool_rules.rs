@@ -181,14 +181,14 @@ pub fn show_text(rules: &PoolRules, now_ms: i64) -> String {
         rules.pool,
         rules.version,
         rules.mode,
-        ebb_core::calendar::utc_time(rules.updated_at_ms)
+        crate::when::time(rules.updated_at_ms)
     );
     match &rules.last_decision {
         Some(decision) => {
             let _ = writeln!(
                 out,
                 "last decision ({}): {} — {} GPUs",
-                ebb_core::calendar::utc_time(decision.at_ms),
+                crate::when::time(decision.at_ms),
                 decision.reason,
                 decision.desired_gpus
             );
@@ -203,8 +203,8 @@ pub fn show_text(rules: &PoolRules, now_ms: i64) -> String {
     for metric in &rules.metrics {
         let value = match (metric.value, metric.at_ms) {
             (Some(value), Some(at)) => format!(
-                "{value} ({} s ago){}",
-                (now_ms - at).max(0) / 1_000,
+                "{value} ({} ago){}",
+                crate::when::duration(now_ms - at),
                 if metric.stale {
                     ", stale: its rules stand still"
                 } else {

@@ -490,7 +490,8 @@ fn lease_state_word(state: PoolLeaseState) -> &'static str {
 }
 
 /// Each lease the pool holds, one a line, columns as wide as their widest cell:
-/// lease id, host, region, GPU indexes, state, granted at (UTC), utilization (`—` unknown).
+/// lease id, host, region, GPU indexes, state, granted at (local time, or UTC with `--utc`),
+/// utilization (`—` unknown).
 fn lease_table(leases: &[PoolLeaseView]) -> String {
     if leases.is_empty() {
         return "no leases\n".into();
@@ -524,11 +525,11 @@ fn lease_table(leases: &[PoolLeaseView]) -> String {
                 lease.region.clone(),
                 gpus,
                 lease_state_word(lease.state).to_string(),
-                ebb_core::calendar::utc_time(lease.granted_at_ms),
+                crate::when::time(lease.granted_at_ms),
                 // When its workload last saved its state: safe to release.
                 lease
                     .checkpoint_at_ms
-                    .map_or_else(|| "—".to_string(), ebb_core::calendar::utc_time),
+                    .map_or_else(|| "—".to_string(), crate::when::time),
                 lease
                     .util_pct
                     .map_or_else(|| "—".to_string(), |pct| format!("{pct:.0}%")),
@@ -590,7 +591,7 @@ fn activity_table(entries: &[ActivityEntry]) -> String {
         let _ = writeln!(
             out,
             "{} {:<14} {:<9} {:>3} → {:<3} {:<11} {}{delta}",
-            ebb_core::calendar::utc_time(entry.at_ms),
+            crate::when::time(entry.at_ms),
             entry.pool,
             actor,
             entry.from,
@@ -652,7 +653,7 @@ mod tests {
             lines[2].contains("active") && lines[2].ends_with("57%"),
             "{table}"
         );
-        assert!(lines[2].contains(&ebb_core::calendar::utc_time(1_796_280_012_000)));
+        assert!(lines[2].contains(&crate::when::time(1_796_280_012_000)));
         assert!(
             lines[3].contains(" 2,3 ") && lines[3].contains("releasing"),
             "{table}"
