@@ -2,6 +2,7 @@
 
 mod pools;
 mod rules;
+mod secrets;
 
 use ebb_core::client::AgentAccess;
 use ebb_core::client::{AgentClient, ClientConfig};
