@@ -174,7 +174,6 @@ fn main() {
                 ..PoolStatus::default()
             });
         }
-        let pools = store.list().await.unwrap();
         let catalog = console.catalog();
         let mut runner = RulesRunner::default();
         let mut times = Vec::with_capacity(rounds);
@@ -193,7 +192,7 @@ fn main() {
             }
             let started = Instant::now();
             let tick = runner
-                .tick(&store, &pools, &statuses, &hosts, &catalog, ebb_core::clock::now_ms())
+                .tick(&store, &statuses, &hosts, &catalog, ebb_core::clock::now_ms())
                 .await
                 .expect("a tick");
             times.push(started.elapsed());

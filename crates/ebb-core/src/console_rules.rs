@@ -7,7 +7,7 @@ use crate::console::Console;
 use crate::pools::rules::{RulesEdit, StoredRules};
 use crate::pools::{Pool, PoolError};
 use crate::rules_live::pricing;
-use ebb_rules::lint::{LintContext, lint_file};
+use ebb_rules::lint::{LintContext, lint_source};
 use ebb_wire::rules::{LintReport, MetricPush, MetricValue, PoolRules, RuleProblem, RulesMode};
 
 /// The warmup lint checks cooldowns against, in minutes (the replay model's default).
@@ -83,6 +83,15 @@ impl Console {
     /// Lints a rule file as it would be saved for `pool`: invalid (with every problem's line
     /// and field), or valid with its warnings.
     pub async fn lint_rules(&self, pool: &str, source: &str) -> Result<LintReport, PoolError> {
+        Ok(self.checked_rules(pool, source).await?.0)
+    }
+
+    /// [`Self::lint_rules`], with the rule set when it may be saved (parsed once).
+    async fn checked_rules(
+        &self,
+        pool: &str,
+        source: &str,
+    ) -> Result<(LintReport, Option<ebb_rules::model::RuleSet>), PoolError> {
         let pool = self.pools.get(pool).await?;
         let price = pricing(&pool, &self.catalog());
         let context = LintContext {
@@ -90,18 +99,17 @@ impl Console {
             pricing: price.as_ref(),
             peak_busy_gpus: None,
         };
-        let mut report = lint_file(&format!("{}.toml", pool.name), source, &context);
-        if report.valid
-            && let Ok(rules) = ebb_rules::model::parse(source)
-        {
+        let (mut report, rules) = lint_source(&format!("{}.toml", pool.name), source, &context);
+        if let Some(rules) = &rules {
             let problems = against_pool(rules.spec(), &pool, source);
             if !problems.is_empty() {
                 report.valid = false;
                 report.errors = problems;
                 report.warnings.clear();
+                return Ok((report, None));
             }
         }
-        Ok(report)
+        Ok((report, rules))
     }
 
     /// Saves a new version of a pool's rules: refused when invalid, and when it has
@@ -113,15 +121,13 @@ impl Console {
         mode: Option<RulesMode>,
         acknowledged: bool,
     ) -> Result<PoolRules, RulesError> {
-        let report = self.lint_rules(pool, source).await?;
-        if !report.valid {
+        let (report, rules) = self.checked_rules(pool, source).await?;
+        let Some(new) = rules else {
             return Err(RulesError::Invalid(report));
-        }
+        };
         if !report.warnings.is_empty() && !acknowledged {
             return Err(RulesError::Unacknowledged(report));
         }
-        let new =
-            ebb_rules::model::parse(source).map_err(|_| RulesError::Invalid(report.clone()))?;
         let old = self
             .pools
             .rules(pool)
@@ -139,7 +145,9 @@ impl Console {
         };
         let stored = self.pools.save_rules(pool, source, mode, edit).await?;
         self.wake_enforcer();
-        Ok(self.pool_rules_view(stored, report).await?)
+        Ok(self
+            .pool_rules_view(stored, report, new.spec().clone())
+            .await?)
     }
 
     /// Enables, disables or shadows a pool's rules (logged).
@@ -161,18 +169,21 @@ impl Console {
         let Some(stored) = self.pools.rules(pool).await? else {
             return Ok(None);
         };
-        let report = self.lint_rules(pool, &stored.source).await?;
-        Ok(Some(self.pool_rules_view(stored, report).await?))
+        let (report, checked) = self.checked_rules(pool, &stored.source).await?;
+        // Saved within the pool's range; the pool's range may have moved since.
+        let rules = checked
+            .or_else(|| ebb_rules::model::parse(&stored.source).ok())
+            .map(|rules| rules.spec().clone())
+            .unwrap_or_default();
+        Ok(Some(self.pool_rules_view(stored, report, rules).await?))
     }
 
     async fn pool_rules_view(
         &self,
         stored: StoredRules,
         report: LintReport,
+        rules: ebb_wire::rules::RuleSet,
     ) -> Result<PoolRules, PoolError> {
-        let rules = ebb_rules::model::parse(&stored.source)
-            .map(|rules| rules.spec().clone())
-            .unwrap_or_default();
         let now = self.pools.now_ms();
         let mut metrics = Vec::with_capacity(rules.metrics.len());
         for metric in &rules.metrics {

@@ -441,7 +441,6 @@ impl Loop {
             .rules
             .tick(
                 &self.store,
-                &recorded.pools,
                 &settled.statuses,
                 &hosts,
                 &catalog,

@@ -253,29 +253,22 @@ async fn handle(state: ApiState, request: Request) -> Response {
         Err((status, kind, field, message)) => return error(status, kind, field, message),
     };
     // Every sample is checked before any is stored.
-    for (i, push) in pushes.iter().enumerate() {
-        if let Err(problem) = state.store.check_metric(push).await {
-            let (field, message) = match problem {
-                PoolError::Invalid { field, problem } => (field.to_string(), problem),
-                other => return internal(other),
-            };
+    match state.store.push_metrics(&pushes).await {
+        Ok(()) => {}
+        Err((i, PoolError::Invalid { field, problem })) => {
             let field = if pushes.len() > 1 {
                 format!("[{i}].{field}")
             } else {
-                field
+                field.to_string()
             };
             return error(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "invalid",
                 Some(field.clone()),
-                format!("{field}: {message}"),
+                format!("{field}: {problem}"),
             );
         }
-    }
-    for push in &pushes {
-        if let Err(problem) = state.store.push_metric(push).await {
-            return internal(problem);
-        }
+        Err((_, other)) => return internal(other),
     }
     (
         StatusCode::OK,

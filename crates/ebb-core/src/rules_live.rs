@@ -222,20 +222,17 @@ impl RulesRunner {
     }
 
     /// One tick: a decision for each pool with enabled or shadowed rules.
-    #[allow(clippy::too_many_arguments)]
+    /// The pools' counts are read at the tick (the slider may have moved one since the
+    /// pass began); only pools with rules are looked at.
     pub async fn tick(
         &mut self,
         store: &PoolStore,
-        pools: &[Pool],
         statuses: &[PoolStatus],
         hosts: &[HostObs],
         catalog: &Catalog,
         now_ms: i64,
     ) -> Result<RulesTick, PoolError> {
         let mut out = RulesTick::default();
-        if pools.is_empty() {
-            return Ok(out);
-        }
         if self.pace.speed() > 1 && self.pace.origin_ms.is_none() {
             self.pace.origin_ms = Some(now_ms);
         }
@@ -247,8 +244,7 @@ impl RulesRunner {
         }
         // The counts as they are now, not as the pass read them when it began: the slider
         // may have moved one since.
-        let fresh = store.list().await?;
-        let pools = fresh.as_slice();
+        let pools = store.list().await?;
         let gpus = gpu_index(hosts);
         self.live
             .retain(|id, _| stored.iter().any(|rules| &rules.pool_id == id));

@@ -264,24 +264,40 @@ fn flap(
 
 /// Parses and lints a rule file: its problems if invalid, else its warnings, with lines.
 pub fn lint_file(file: &str, text: &str, context: &LintContext<'_>) -> LintReport {
+    lint_source(file, text, context).0
+}
+
+/// [`lint_file`], with the rule set when the file is valid (parsed once, for a caller that
+/// goes on to use it).
+pub fn lint_source(
+    file: &str,
+    text: &str,
+    context: &LintContext<'_>,
+) -> (LintReport, Option<RuleSet>) {
     match model::parse(text) {
-        Err(error) => LintReport {
-            file: file.to_string(),
-            valid: false,
-            errors: error.problems,
-            warnings: Vec::new(),
-        },
-        Ok(rules) => LintReport {
-            file: file.to_string(),
-            valid: true,
-            errors: Vec::new(),
-            warnings: lint(&rules, context)
-                .into_iter()
-                .map(|mut warning| {
-                    warning.line = model::line_of_field(text, &warning.field);
-                    warning
-                })
-                .collect(),
-        },
+        Err(error) => (
+            LintReport {
+                file: file.to_string(),
+                valid: false,
+                errors: error.problems,
+                warnings: Vec::new(),
+            },
+            None,
+        ),
+        Ok(rules) => {
+            let report = LintReport {
+                file: file.to_string(),
+                valid: true,
+                errors: Vec::new(),
+                warnings: lint(&rules, context)
+                    .into_iter()
+                    .map(|mut warning| {
+                        warning.line = model::line_of_field(text, &warning.field);
+                        warning
+                    })
+                    .collect(),
+            };
+            (report, Some(rules))
+        }
     }
 }

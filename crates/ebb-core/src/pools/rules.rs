@@ -276,24 +276,42 @@ impl PoolStore {
     /// Stores a pushed metric sample, checked ([`Self::check_metric`]). Old samples go as
     /// new ones come.
     pub async fn push_metric(&self, push: &MetricPush) -> Result<(), PoolError> {
-        let (pool, at) = self.check_metric(push).await?;
-        let now = self.now_ms();
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
-        sqlx::query("INSERT INTO custom_metrics (name, pool, at_ms, value) VALUES (?, ?, ?, ?)")
-            .bind(&push.name)
-            .bind(&pool)
-            .bind(at)
-            .bind(push.value)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("DELETE FROM custom_metrics WHERE name = ? AND pool = ? AND at_ms < ?")
-            .bind(&push.name)
-            .bind(&pool)
-            .bind(now - METRIC_RETENTION_MS)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(())
+        self.push_metrics(std::slice::from_ref(push))
+            .await
+            .map_err(|(_, error)| error)
+    }
+
+    /// Stores pushed samples, all or none: each is checked first, and the first refused one
+    /// is answered with its index; then all go in one transaction.
+    pub async fn push_metrics(&self, pushes: &[MetricPush]) -> Result<(), (usize, PoolError)> {
+        let mut checked = Vec::with_capacity(pushes.len());
+        for (i, push) in pushes.iter().enumerate() {
+            checked.push(self.check_metric(push).await.map_err(|error| (i, error))?);
+        }
+        let stored = async {
+            let now = self.now_ms();
+            let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+            for (push, (pool, at)) in pushes.iter().zip(&checked) {
+                sqlx::query(
+                    "INSERT INTO custom_metrics (name, pool, at_ms, value) VALUES (?, ?, ?, ?)",
+                )
+                .bind(&push.name)
+                .bind(pool)
+                .bind(at)
+                .bind(push.value)
+                .execute(&mut *tx)
+                .await?;
+                sqlx::query("DELETE FROM custom_metrics WHERE name = ? AND pool = ? AND at_ms < ?")
+                    .bind(&push.name)
+                    .bind(pool)
+                    .bind(now - METRIC_RETENTION_MS)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await?;
+            Ok::<(), PoolError>(())
+        };
+        stored.await.map_err(|error| (0, error))
     }
 
     /// A metric's samples for a pool since `since_ms`, oldest first: the pool's own, and
