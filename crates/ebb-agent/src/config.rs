@@ -23,6 +23,11 @@ pub struct Settings {
     pub nvml_library: Option<PathBuf>,
     pub state_dir: Option<PathBuf>,
     pub tls: Option<bool>,
+    /// A PEM certificate chain to serve (leaf first), e.g. signed by the operator's CA;
+    /// with `tls_key`, instead of the self-signed certificate.
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of `tls_cert`'s leaf.
+    pub tls_key: Option<PathBuf>,
     /// Serve plain HTTP on a non-loopback address (tokens then cross the network in clear).
     pub allow_plain_http: Option<bool>,
     pub sample_interval_ms: Option<u64>,
@@ -51,6 +56,23 @@ pub enum Backend {
     },
 }
 
+/// How the agent serves its API.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TlsMode {
+    /// Plain HTTP.
+    Off,
+    /// HTTPS with a self-signed certificate made on first start in `state_dir/tls`.
+    SelfSigned,
+    /// HTTPS with the operator's certificate chain (leaf first) and its key.
+    Provided { cert: PathBuf, key: PathBuf },
+}
+
+impl TlsMode {
+    pub fn is_on(&self) -> bool {
+        *self != TlsMode::Off
+    }
+}
+
 /// A validated configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentConfig {
@@ -58,7 +80,7 @@ pub struct AgentConfig {
     pub host_name: String,
     pub backend: Backend,
     pub state_dir: PathBuf,
-    pub tls: bool,
+    pub tls: TlsMode,
     pub allow_plain_http: bool,
     pub sample_interval: Duration,
     pub release_grace: Duration,
@@ -147,6 +169,8 @@ pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Settings, Config
         nvml_library: var("EBB_AGENT_NVML_LIBRARY").map(PathBuf::from),
         state_dir: var("EBB_AGENT_STATE_DIR").map(PathBuf::from),
         tls: flag(&var, "EBB_AGENT_TLS")?,
+        tls_cert: var("EBB_AGENT_TLS_CERT").map(PathBuf::from),
+        tls_key: var("EBB_AGENT_TLS_KEY").map(PathBuf::from),
         allow_plain_http: flag(&var, "EBB_AGENT_ALLOW_PLAIN_HTTP")?,
         sample_interval_ms: parsed(
             &var,
@@ -169,6 +193,8 @@ impl Settings {
             nvml_library: over.nvml_library.or(self.nvml_library),
             state_dir: over.state_dir.or(self.state_dir),
             tls: over.tls.or(self.tls),
+            tls_cert: over.tls_cert.or(self.tls_cert),
+            tls_key: over.tls_key.or(self.tls_key),
             allow_plain_http: over.allow_plain_http.or(self.allow_plain_http),
             sample_interval_ms: over.sample_interval_ms.or(self.sample_interval_ms),
             release_grace_s: over.release_grace_s.or(self.release_grace_s),
@@ -266,6 +292,29 @@ pub fn resolve(
             ));
         }
     }
+    let tls = match (settings.tls_cert, settings.tls_key) {
+        (Some(_), Some(_)) if settings.tls == Some(false) => {
+            return Err(invalid(
+                "tls",
+                "is false, but tls_cert and tls_key are given: remove them or set tls = true",
+            ));
+        }
+        (Some(cert), Some(key)) => TlsMode::Provided { cert, key },
+        (Some(_), None) => {
+            return Err(invalid(
+                "tls_key",
+                "missing: tls_cert is given, so its private key must be too (--tls-key FILE or EBB_AGENT_TLS_KEY)",
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(invalid(
+                "tls_cert",
+                "missing: tls_key is given, so its certificate must be too (--tls-cert FILE or EBB_AGENT_TLS_CERT)",
+            ));
+        }
+        (None, None) if settings.tls == Some(true) => TlsMode::SelfSigned,
+        (None, None) => TlsMode::Off,
+    };
     let config = AgentConfig {
         listen: settings
             .listen
@@ -273,7 +322,7 @@ pub fn resolve(
         host_name,
         backend,
         state_dir: settings.state_dir.unwrap_or_else(default_state_dir),
-        tls: settings.tls.unwrap_or(false),
+        tls,
         allow_plain_http: settings.allow_plain_http.unwrap_or(false),
         sample_interval: Duration::from_millis(sample_interval_ms),
         release_grace: Duration::from_secs(release_grace_s),
@@ -299,7 +348,7 @@ impl AgentConfig {
                 ),
             ));
         }
-        if !self.tls && !self.allow_plain_http {
+        if !self.tls.is_on() && !self.allow_plain_http {
             return Err(invalid(
                 "listen",
                 format!(
@@ -313,7 +362,7 @@ impl AgentConfig {
 
     /// A warning to log at start, if any.
     pub fn exposure_warning(&self) -> Option<String> {
-        (!self.listen.ip().is_loopback() && !self.tls).then(|| {
+        (!self.listen.ip().is_loopback() && !self.tls.is_on()).then(|| {
             format!(
                 "serving plain HTTP on {}: tokens and readings cross the network unencrypted",
                 self.listen
@@ -427,8 +476,55 @@ mod tests {
                 .contains("ebb-agent token new")
         );
         let config = resolve(sample.settings, vec![token()], no_trace).unwrap();
-        assert!(config.tls);
+        assert_eq!(config.tls, TlsMode::SelfSigned);
         assert_eq!(config.backend, Backend::Nvml { library: None });
+    }
+
+    #[test]
+    fn a_certificate_and_key_come_together_and_imply_tls() {
+        let env = from_env(|name| match name {
+            "EBB_AGENT_TLS_CERT" => Some("/etc/ebb-agent/chain.pem".into()),
+            "EBB_AGENT_TLS_KEY" => Some("/etc/ebb-agent/key.pem".into()),
+            _ => None,
+        })
+        .unwrap();
+        let public = Settings {
+            listen: Some("0.0.0.0:7070".parse().unwrap()),
+            sim: Some("1xA100".into()),
+            ..Settings::default()
+        };
+        let config = resolve(public.clone().overridden_by(env), vec![token()], no_trace).unwrap();
+        assert_eq!(
+            config.tls,
+            TlsMode::Provided {
+                cert: "/etc/ebb-agent/chain.pem".into(),
+                key: "/etc/ebb-agent/key.pem".into(),
+            }
+        );
+        assert_eq!(config.exposure_warning(), None);
+        let only_cert = Settings {
+            tls_cert: Some("chain.pem".into()),
+            ..public.clone()
+        };
+        let error = resolve(only_cert, vec![token()], no_trace).unwrap_err();
+        assert!(error.to_string().starts_with("tls_key: missing"), "{error}");
+        let only_key = Settings {
+            tls_key: Some("key.pem".into()),
+            ..public.clone()
+        };
+        let error = resolve(only_key, vec![token()], no_trace).unwrap_err();
+        assert!(
+            error.to_string().starts_with("tls_cert: missing"),
+            "{error}"
+        );
+        let refused = Settings {
+            tls: Some(false),
+            tls_cert: Some("chain.pem".into()),
+            tls_key: Some("key.pem".into()),
+            ..public
+        };
+        let error = resolve(refused, vec![token()], no_trace).unwrap_err();
+        assert!(error.to_string().starts_with("tls: is false"), "{error}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use ebb_agent::auth::{Auth, Scope, TokenEntry};
-use ebb_agent::config::{self, AgentConfig, Backend, Settings};
+use ebb_agent::config::{self, AgentConfig, Backend, Settings, TlsMode};
 use ebb_agent::leases::LeaseConfig;
 use ebb_agent::leases::store::LeaseDb;
 use ebb_agent::{
@@ -28,7 +28,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve this host's GPUs (NVML) or simulated ones (--sim).
-    Serve(ServeFlags),
+    Serve(Box<ServeFlags>),
     /// Serve many simulated hosts from one process, each on its own loopback port.
     Fleet(FleetFlags),
     /// Manage access tokens.
@@ -63,6 +63,13 @@ struct ServeFlags {
     /// Serve HTTPS with a self-signed certificate made on first start.
     #[arg(long)]
     tls: bool,
+    /// Serve HTTPS with this PEM certificate chain (leaf first, e.g. signed by your CA)
+    /// instead of a self-signed one; needs --tls-key.
+    #[arg(long, value_name = "FILE")]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert's leaf certificate.
+    #[arg(long, value_name = "FILE")]
+    tls_key: Option<PathBuf>,
     /// Allow plain HTTP on a non-loopback address.
     #[arg(long)]
     allow_plain_http: bool,
@@ -121,7 +128,7 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     match Cli::parse().command {
-        Command::Serve(flags) => serve(flags).await,
+        Command::Serve(flags) => serve(*flags).await,
         Command::Fleet(flags) => fleet(flags).await,
         Command::Token(TokenCommand::New {
             scope,
@@ -147,6 +154,8 @@ async fn serve(flags: ServeFlags) -> anyhow::Result<()> {
         nvml_library: flags.nvml_library,
         state_dir: flags.state_dir,
         tls: flags.tls.then_some(true),
+        tls_cert: flags.tls_cert,
+        tls_key: flags.tls_key,
         allow_plain_http: flags.allow_plain_http.then_some(true),
         sample_interval_ms: flags.sample_interval_ms,
         release_grace_s: flags.release_grace_s,
@@ -158,7 +167,7 @@ async fn serve(flags: ServeFlags) -> anyhow::Result<()> {
     }
     let agent = start_agent(&config).await?;
     // Tests and scripts read this line to learn the address.
-    let scheme = if config.tls { "https" } else { "http" };
+    let scheme = if config.tls.is_on() { "https" } else { "http" };
     println!("listening on {scheme}://{}", agent.addr);
     wait_for_shutdown().await;
     agent.stop().await;
@@ -188,21 +197,23 @@ async fn start_agent(config: &AgentConfig) -> anyhow::Result<RunningAgent> {
     if auth.is_open() {
         tracing::warn!("no tokens configured: every local request is let in (loopback only)");
     }
-    let tls = if config.tls {
-        let mut names = vec![config.host_name.clone(), "localhost".to_string()];
-        names.push(config.listen.ip().to_string());
-        let files = ebb_agent::tls::load_or_create(&config.state_dir.join("tls"), &names)?;
-        let verb = if files.created { "made" } else { "using" };
-        println!("tls: {verb} certificate {}", files.cert_path.display());
-        println!("tls: sha256 fingerprint {}", files.fingerprint);
-        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
-        Some(
-            axum_server::tls_rustls::RustlsConfig::from_pem_file(&files.cert_path, &files.key_path)
-                .await
-                .context("cannot load the TLS certificate")?,
-        )
-    } else {
-        None
+    let tls = match &config.tls {
+        TlsMode::Off => None,
+        TlsMode::SelfSigned => Some(self_signed_tls(config).await?),
+        TlsMode::Provided { cert, key } => {
+            // Checked before anything listens: a bad file serves nothing.
+            let provided = ebb_agent::tls::load_provided(cert, key)
+                .context("cannot serve the TLS certificate given by tls_cert and tls_key")?;
+            println!(
+                "tls: using certificate {} ({} in the chain)",
+                cert.display(),
+                provided.chain_len
+            );
+            println!("tls: sha256 fingerprint {}", provided.fingerprint);
+            Some(axum_server::tls_rustls::RustlsConfig::from_config(
+                provided.server_config,
+            ))
+        }
     };
     let db = LeaseDb::open(&config.state_dir).await?;
     let listener = tokio::net::TcpListener::bind(config.listen)
@@ -225,6 +236,22 @@ async fn start_agent(config: &AgentConfig) -> anyhow::Result<RunningAgent> {
     )
     .await?;
     Ok(agent)
+}
+
+/// The self-signed certificate in the state directory, made on first start.
+async fn self_signed_tls(
+    config: &AgentConfig,
+) -> anyhow::Result<axum_server::tls_rustls::RustlsConfig> {
+    let mut names = vec![config.host_name.clone(), "localhost".to_string()];
+    names.push(config.listen.ip().to_string());
+    let files = ebb_agent::tls::load_or_create(&config.state_dir.join("tls"), &names)?;
+    let verb = if files.created { "made" } else { "using" };
+    println!("tls: {verb} certificate {}", files.cert_path.display());
+    println!("tls: sha256 fingerprint {}", files.fingerprint);
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    axum_server::tls_rustls::RustlsConfig::from_pem_file(&files.cert_path, &files.key_path)
+        .await
+        .context("cannot load the TLS certificate")
 }
 
 async fn fleet(flags: FleetFlags) -> anyhow::Result<()> {

@@ -1,7 +1,8 @@
 //! The agent tested in-process: its `Router` request by request, and a whole agent on
-//! loopback.
+//! loopback; and the `ebb-agent` binary itself where its flags matter (`tls`).
 
 mod api;
 mod leases;
 mod nvml;
 mod support;
+mod tls;
