@@ -1,6 +1,7 @@
 //! Real `ebb-agent` and `ebb` processes on loopback, read by the console core.
 
 mod pools;
+mod prometheus;
 mod rules;
 mod secrets;
 

@@ -5,7 +5,8 @@ use ebb_wire::agent::{GpuList, Lease, LeaseState};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-/// Renders every gauge for one host.
+/// Renders every series for one host: the gauges, the Xid counter, and which pool holds each
+/// leased GPU.
 pub fn render(
     list: &GpuList,
     backend: &str,
@@ -86,6 +87,43 @@ pub fn render(
     for gpu in &list.gpus {
         let leased = u8::from(holders.contains_key(&gpu.uuid));
         let _ = writeln!(out, "ebb_gpu_leased{{{}}} {leased}", gpu_labels(&host, gpu));
+    }
+    let _ = writeln!(
+        out,
+        "# HELP ebb_gpu_xid_errors_total Xid error events seen since the agent started."
+    );
+    let _ = writeln!(out, "# TYPE ebb_gpu_xid_errors_total counter");
+    for gpu in &list.gpus {
+        if let Some(count) = gpu.xid_errors {
+            let _ = writeln!(
+                out,
+                "ebb_gpu_xid_errors_total{{{}}} {count}",
+                gpu_labels(&host, gpu)
+            );
+        }
+    }
+    // One series per held GPU naming its lease and the console's pool, so PromQL can join
+    // any GPU reading to its pool (`* on (instance, uuid) group_left (pool)`).
+    let _ = writeln!(
+        out,
+        "# HELP ebb_gpu_lease_info The lease holding the GPU and the console pool it belongs to."
+    );
+    let _ = writeln!(out, "# TYPE ebb_gpu_lease_info gauge");
+    for gpu in &list.gpus {
+        let Some(lease_id) = holders.get(&gpu.uuid) else {
+            continue;
+        };
+        let pool = leases
+            .iter()
+            .find(|lease| &lease.id == lease_id)
+            .map_or("", |lease| lease.pool_id.as_str());
+        let _ = writeln!(
+            out,
+            "ebb_gpu_lease_info{{{},lease_id=\"{}\",pool=\"{}\"}} 1",
+            gpu_labels(&host, gpu),
+            escape(lease_id),
+            escape(pool)
+        );
     }
     let _ = writeln!(out, "# HELP ebb_leases Leases by state.");
     let _ = writeln!(out, "# TYPE ebb_leases gauge");

@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-/// Debian/Ubuntu packages the build, the app and the end-to-end test need.
+/// Debian/Ubuntu packages the build, the app, the end-to-end test and the Prometheus test
+/// (`prometheus`, `promtool`) need.
 const APT_PACKAGES: &[&str] = &[
     "libwebkit2gtk-4.1-dev",
     "libxdo-dev",
@@ -26,6 +27,7 @@ const APT_PACKAGES: &[&str] = &[
     "xvfb",
     "xauth",
     "webkit2gtk-driver",
+    "prometheus",
 ];
 
 const USAGE: &str = "usage:

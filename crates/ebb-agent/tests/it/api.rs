@@ -182,6 +182,33 @@ async fn metrics_parse_as_prometheus_and_leave_out_missing_readings() {
         })
         .unwrap();
     assert!(matches!(active.value, prometheus_parse::Value::Gauge(count) if count == 1.0));
+    // The held GPU names its lease and pool; the free one has no such series.
+    let held: Vec<_> = scrape
+        .samples
+        .iter()
+        .filter(|sample| sample.metric == "ebb_gpu_lease_info")
+        .collect();
+    assert_eq!(held.len(), 1, "{text}");
+    assert_eq!(held[0].labels.get("index"), Some("0"));
+    assert_eq!(held[0].labels.get("pool"), Some("p"));
+    assert!(
+        held[0]
+            .labels
+            .get("lease_id")
+            .is_some_and(|id| !id.is_empty())
+    );
+    assert!(
+        text.contains("# TYPE ebb_gpu_xid_errors_total counter"),
+        "{text}"
+    );
+    let xid = scrape
+        .samples
+        .iter()
+        .find(|sample| {
+            sample.metric == "ebb_gpu_xid_errors_total" && sample.labels.get("index") == Some("0")
+        })
+        .unwrap();
+    assert!(matches!(xid.value, prometheus_parse::Value::Counter(count) if count == 0.0));
 }
 
 #[tokio::test]

@@ -1,0 +1,460 @@
+//! Ebb in a real Prometheus: simulated agents in two regions, `ebb daemon` serving the
+//! registry as HTTP service discovery (`GET /v1/prometheus/targets`, a metric token), two
+//! pools leasing GPUs, and Debian's `prometheus` scraping the agents it was told of. Every
+//! query of the Grafana dashboard (`dist/grafana/ebb-gpus.json`) and of its variables must
+//! answer something; `promtool` must find nothing wrong with the config or an agent's
+//! `/metrics`.
+
+use crate::http;
+use ebb_testkit::{AgentCommand, AgentProcess, Cli, TempDir, eventually, try_eventually};
+use ebb_wire::agent::{LeaseList, LeaseState};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::io::{BufRead, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const DASHBOARD: &str = include_str!("../../dist/grafana/ebb-gpus.json");
+
+/// The hosts: name, region, rack label.
+const HOSTS: [(&str, &str, &str); 4] = [
+    ("gpu-n1", "cn-north", "r1"),
+    ("gpu-n2", "cn-north", "r2"),
+    ("gpu-e1", "cn-east", "r1"),
+    ("gpu-e2", "cn-east", "r2"),
+];
+
+/// Processes this test started, killed and reaped however it ends.
+struct Children(Vec<Child>);
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+        }
+        for child in &mut self.0 {
+            let _ = child.wait();
+        }
+    }
+}
+
+/// `prometheus` or `promtool` from Debian's package, on `PATH` or in `/usr/bin`.
+fn prometheus_tool(name: &str) -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain([PathBuf::from("/usr/bin")])
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "`{name}` is not on PATH nor in /usr/bin: this test runs a real Prometheus. \
+                 Install Debian's `prometheus` package (`apt-get install prometheus`); \
+                 `cargo xtask test` installs it when missing"
+            )
+        })
+}
+
+/// A free loopback port, for Prometheus, which cannot say which port `:0` gave it.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts `ebb daemon` on port 0 and reads the metrics endpoint's address from its stdout.
+fn start_daemon(cli: &Cli, children: &mut Children) -> String {
+    let mut daemon = cli
+        .command(&["daemon", "--metrics-listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = daemon.stdout.take().unwrap();
+    children.0.push(daemon);
+    let (send, lines) = std::sync::mpsc::channel::<String>();
+    // Drains stdout for the daemon's whole life, so it never writes to a closed pipe.
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = send.send(line);
+        }
+    });
+    let mut seen = Vec::new();
+    loop {
+        let line = lines
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("ebb daemon did not say where it listens; said {seen:?}"));
+        if let Some(rest) = line.trim().strip_prefix("custom metrics: POST http://") {
+            return rest.trim_end_matches("/v1/metrics").to_string();
+        }
+        seen.push(line);
+    }
+}
+
+/// Starts Prometheus on a free port, trying another when the port was taken meanwhile;
+/// answers its base URL once `/-/ready` says so.
+async fn start_prometheus(dir: &Path, config: &Path, children: &mut Children) -> String {
+    let binary = prometheus_tool("prometheus");
+    for attempt in 0..3 {
+        let port = free_port();
+        let log = dir.join(format!("prometheus-{attempt}.txt"));
+        let out = std::fs::File::create(&log).unwrap();
+        let child = Command::new(&binary)
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("tsdb").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .spawn()
+            .unwrap_or_else(|error| panic!("cannot start {}: {error}", binary.display()));
+        children.0.push(child);
+        let url = format!("http://127.0.0.1:{port}");
+        let child = children.0.last_mut().unwrap();
+        let client = http();
+        let ready = try_eventually("Prometheus ready", Duration::from_secs(30), || {
+            let exited = child.try_wait().ok().flatten();
+            let ready = client.get(format!("{url}/-/ready")).send();
+            async move {
+                if let Some(status) = exited {
+                    return Ok(Err(format!("exited: {status}")));
+                }
+                match ready.await {
+                    Ok(answer) if answer.status().is_success() => Ok(Ok(())),
+                    Ok(answer) => Err(format!("{}", answer.status())),
+                    Err(error) => Err(error.to_string()),
+                }
+            }
+        })
+        .await;
+        match ready {
+            Ok(Ok(())) => return url,
+            Ok(Err(exited)) => {
+                eprintln!(
+                    "prometheus on port {port} {exited}: {}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
+            }
+            Err(timeout) => panic!(
+                "{timeout}\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            ),
+        }
+    }
+    panic!("Prometheus did not start on three free ports");
+}
+
+/// The dashboard's panels, those inside rows included.
+fn panels(dashboard: &Value) -> Vec<&Value> {
+    let mut all = Vec::new();
+    for panel in dashboard["panels"].as_array().expect("panels") {
+        all.push(panel);
+        if let Some(inner) = panel["panels"].as_array() {
+            all.extend(inner);
+        }
+    }
+    all
+}
+
+/// A query as Grafana would send it with every variable on All and a one-minute interval.
+fn substitute(query: &str) -> String {
+    let mut out = query.to_string();
+    for interval in ["$__rate_interval", "$__interval", "$__range"] {
+        out = out.replace(interval, "1m");
+    }
+    for variable in ["$job", "$region", "$host", "$pool"] {
+        out = out.replace(variable, ".*");
+    }
+    assert!(!out.contains('$'), "a variable left in {out}");
+    out
+}
+
+/// Checks the model Grafana imports: unique ids, every panel placed on the 24-column grid,
+/// every query on the `${DS_PROMETHEUS}` variable.
+fn check_importable(dashboard: &Value) {
+    let mut ids = HashSet::new();
+    for panel in panels(dashboard) {
+        let id = panel["id"].as_u64().expect("a numeric panel id");
+        assert!(ids.insert(id), "panel id {id} twice");
+        let grid = &panel["gridPos"];
+        let (x, w, h) = (&grid["x"], &grid["w"], &grid["h"]);
+        let (x, w) = (x.as_u64().unwrap(), w.as_u64().unwrap());
+        assert!(grid["y"].is_u64() && h.as_u64().unwrap() > 0, "{panel}");
+        assert!(w > 0 && x + w <= 24, "panel {id} off the grid: {grid}");
+        if panel["type"] != "row" {
+            assert_eq!(panel["datasource"]["uid"], "${DS_PROMETHEUS}", "panel {id}");
+            assert!(panel["targets"].as_array().is_some_and(|t| !t.is_empty()));
+        }
+    }
+    let variables = dashboard["templating"]["list"].as_array().unwrap();
+    let names: BTreeSet<&str> = variables
+        .iter()
+        .map(|variable| variable["name"].as_str().unwrap())
+        .collect();
+    for name in ["DS_PROMETHEUS", "region", "host", "pool"] {
+        assert!(names.contains(name), "no {name} variable: {names:?}");
+    }
+    assert!(
+        variables
+            .iter()
+            .any(|v| v["name"] == "DS_PROMETHEUS" && v["type"] == "datasource"),
+        "DS_PROMETHEUS is the Prometheus data source variable"
+    );
+}
+
+/// Every GPU our pools hold, by pool id, from the agents.
+async fn held_by_pool(agents: &[AgentProcess]) -> BTreeMap<String, usize> {
+    let mut held = BTreeMap::new();
+    for agent in agents {
+        let list: LeaseList = http()
+            .get(format!("{}/v1/leases", agent.url))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        for lease in list.leases {
+            if lease.state == LeaseState::Active {
+                *held.entry(lease.pool_id).or_default() += lease.gpu_uuids.len();
+            }
+        }
+    }
+    held
+}
+
+/// `GET base/path?params` on Prometheus's API: the `data`, or a panic naming `what` and the
+/// error when Prometheus refused (a query it cannot parse fails at once, it is not waited on).
+async fn api(base: &str, path: &str, params: &[(&str, &str)], what: &str) -> Value {
+    let body: Value = http()
+        .get(reqwest::Url::parse_with_params(&format!("{base}{path}"), params).unwrap())
+        .send()
+        .await
+        .unwrap_or_else(|error| panic!("{what}: {error}"))
+        .json()
+        .await
+        .unwrap_or_else(|error| panic!("{what}: {error}"));
+    assert_eq!(body["status"], "success", "{what}: {body}");
+    body["data"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_dashboard_query_answers_from_a_real_prometheus_fed_by_service_discovery() {
+    let started = Instant::now();
+    let dashboard: Value = serde_json::from_str(DASHBOARD).expect("the dashboard is JSON");
+    check_importable(&dashboard);
+    let promtool = prometheus_tool("promtool");
+    prometheus_tool("prometheus");
+
+    let dir = TempDir::new("it-prometheus");
+    let agents: Vec<AgentProcess> = HOSTS
+        .iter()
+        .map(|(name, _, _)| {
+            AgentCommand::sim(&dir.subdir(name), "2xA100")
+                .host_name(name)
+                .sample_interval_ms(200)
+                .start()
+        })
+        .collect();
+    let data = dir.join("console");
+    let cli = Cli::new(&data);
+    for ((name, region, rack), agent) in HOSTS.iter().zip(&agents) {
+        let rack = format!("rack={rack}");
+        cli.ok(&[
+            "hosts", "add", name, &agent.url, "--region", region, "--label", &rack,
+        ]);
+    }
+    // Two pools, one per region, so the per-pool and per-region panels have something.
+    for (pool, region, gpus) in [("train", "cn-north", "3"), ("infer", "cn-east", "2")] {
+        cli.ok(&[
+            "pool", "create", pool, "--model", "A100", "--region", region, "--min", "0", "--max",
+            "4",
+        ]);
+        cli.ok(&["pool", "scale", pool, gpus, "--yes", "--wait"]);
+    }
+    let held = held_by_pool(&agents).await;
+    let mut counts: Vec<usize> = held.values().copied().collect();
+    counts.sort_unstable();
+    assert_eq!(counts, [2, 3], "{held:?}");
+
+    let mut children = Children(Vec::new());
+    let console = start_daemon(&cli, &mut children);
+    let token = cli.ok(&["metric", "token", "new"]).trim().to_string();
+
+    // A service-discovery scrape job, as README.md shows it. `type: Bearer` is needed: in
+    // http_sd_configs Prometheus sends the bare credentials without it (prometheus/docs#2377).
+    let config = dir.join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
+             scrape_configs:\n  - job_name: ebb-agents\n    http_sd_configs:\n      \
+             - url: http://{console}/v1/prometheus/targets\n        refresh_interval: 5s\n        \
+             authorization:\n          type: Bearer\n          credentials: {token}\n"
+        ),
+    )
+    .unwrap();
+    let checked = Command::new(&promtool)
+        .args(["check", "config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(
+        checked.status.success(),
+        "promtool check config: {}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+
+    // promtool's lint of a real exposition, with a lease held (ebb_gpu_lease_info present).
+    let body = http()
+        .get(format!("{}/metrics", agents[0].url))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(body.contains("ebb_gpu_lease_info{"), "{body}");
+    let mut lint = Command::new(&promtool)
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    lint.stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let lint = lint.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&lint.stdout),
+        String::from_utf8_lossy(&lint.stderr)
+    );
+    assert!(
+        lint.status.success() && said.trim().is_empty(),
+        "promtool check metrics ({}): {said}",
+        lint.status
+    );
+    eprintln!("promtool: the config and an agent's /metrics have no problems");
+
+    let prometheus = start_prometheus(dir.path(), &config, &mut children).await;
+    let targets = eventually(
+        "Prometheus to scrape every agent",
+        Duration::from_secs(60),
+        || async {
+            let data = api(&prometheus, "/api/v1/targets", &[], "targets").await;
+            let active = data["activeTargets"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let up = active
+                .iter()
+                .filter(|target| target["health"] == "up")
+                .count();
+            let seen: Vec<String> = active
+                .iter()
+                .map(|t| format!("{} {}", t["labels"]["host"], t["health"]))
+                .collect();
+            (up == HOSTS.len()).then_some(active).ok_or(seen)
+        },
+    )
+    .await;
+    for (name, region, rack) in HOSTS {
+        let target = targets
+            .iter()
+            .find(|target| target["labels"]["host"] == name)
+            .unwrap_or_else(|| panic!("no target for {name}"));
+        assert_eq!(target["labels"]["region"], region, "{target}");
+        assert_eq!(target["labels"]["rack"], rack, "{target}");
+        assert_eq!(target["labels"]["job"], "ebb-agents", "{target}");
+    }
+
+    // Every panel's queries answer, with every variable on All.
+    let mut panel_queries = 0;
+    for panel in panels(&dashboard) {
+        for target in panel["targets"].as_array().into_iter().flatten() {
+            let expr = substitute(target["expr"].as_str().expect("an expr"));
+            let what = format!("panel {}: {expr}", panel["title"]);
+            let series = eventually(&what, Duration::from_secs(30), || async {
+                let data = api(&prometheus, "/api/v1/query", &[("query", &expr)], &what).await;
+                let result = data["result"].as_array().cloned().unwrap_or_default();
+                (!result.is_empty()).then_some(result).ok_or("no series")
+            })
+            .await;
+            assert!(!series.is_empty());
+            panel_queries += 1;
+        }
+    }
+
+    // The variables' label_values(SELECTOR, LABEL) queries list what the fleet has.
+    let mut variables = BTreeMap::new();
+    for variable in dashboard["templating"]["list"].as_array().unwrap() {
+        if variable["type"] != "query" {
+            continue;
+        }
+        let query = variable["query"].as_str().unwrap();
+        let inner = query
+            .strip_prefix("label_values(")
+            .and_then(|rest| rest.strip_suffix(')'))
+            .unwrap_or_else(|| panic!("not label_values(...): {query}"));
+        let (selector, label) = inner.rsplit_once(',').unwrap();
+        let selector = substitute(selector.trim());
+        let what = format!("variable {}: {query}", variable["name"]);
+        let path = format!("/api/v1/label/{}/values", label.trim());
+        let values: BTreeSet<String> =
+            serde_json::from_value(api(&prometheus, &path, &[("match[]", &selector)], &what).await)
+                .unwrap();
+        assert!(!values.is_empty(), "{what}");
+        variables.insert(variable["name"].as_str().unwrap().to_string(), values);
+    }
+    let set = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+    assert_eq!(variables["job"], set(&["ebb-agents"]));
+    assert_eq!(variables["region"], set(&["cn-east", "cn-north"]));
+    assert_eq!(
+        variables["host"],
+        set(&HOSTS.map(|(name, _, _)| name)),
+        "the registry's names"
+    );
+    let pools: BTreeSet<String> = held.keys().cloned().collect();
+    assert_eq!(variables["pool"], pools, "the pools' ids");
+
+    // The join the per-pool panels rest on counts each pool's GPUs as the agents do.
+    let data = api(
+        &prometheus,
+        "/api/v1/query",
+        &[(
+            "query",
+            "count by (pool) (ebb_gpu_utilization_percent * on (instance, uuid) group_left (pool) ebb_gpu_lease_info)",
+        )],
+        "GPUs by pool",
+    )
+    .await;
+    let joined: BTreeMap<String, usize> = data["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|series| {
+            let pool = series["metric"]["pool"].as_str().unwrap().to_string();
+            let count = series["value"][1].as_str().unwrap().parse().unwrap();
+            (pool, count)
+        })
+        .collect();
+    assert_eq!(joined, held, "GPUs per pool through PromQL");
+
+    eprintln!(
+        "{panel_queries} panel queries and {} variable queries of the dashboard answered by Prometheus, {:.1} s in all",
+        variables.len(),
+        started.elapsed().as_secs_f64()
+    );
+    drop(children);
+}
