@@ -1,9 +1,23 @@
 //! Chart export as PNG: the chart's SVG rasterized with resvg, which is pure Rust (no
 //! system graphics or font libraries to install). Text needs fonts: the system's are
 //! found once, when a [`Rasterizer`] is made (the one IO here), and kept for every chart.
+//!
+//! Two fonts ship inside the binary so that a zh-CN chart reads the same on a machine with
+//! no CJK font, or none at all: subsets of DejaVu Sans (Latin; Bitstream Vera licence) and
+//! of Droid Sans Fallback (simplified Chinese: GB2312 level 1 and every character of the
+//! UI's zh-CN catalog; Apache-2.0), about 0.7 MB together. `fonts/README.md` says what they
+//! hold and how `fonts/make_subsets.py` makes them again. A character the chosen sans
+//! family lacks is drawn by the shipped faces first (simplified forms, the same on every
+//! machine), then by any other face that has it.
 
+use resvg::usvg::fontdb;
 use resvg::{tiny_skia, usvg};
 use std::sync::Arc;
+
+/// DejaVu Sans, subset to Latin text and the symbols charts draw (see `fonts/README.md`).
+pub const SHIPPED_LATIN_FONT: &[u8] = include_bytes!("../fonts/DejaVuSans-subset.ttf");
+/// Droid Sans Fallback, subset to common simplified Chinese (see `fonts/README.md`).
+pub const SHIPPED_CJK_FONT: &[u8] = include_bytes!("../fonts/DroidSansFallback-subset.ttf");
 
 /// The largest PNG side we draw, in pixels.
 pub const MAX_PNG_SIDE_PX: u32 = 8192;
@@ -33,9 +47,13 @@ const SANS_SERIF: [&str; 9] = [
     "PingFang SC",
 ];
 
-/// Turns chart SVGs into PNGs. Making one reads the system's font list; keep it.
+/// Turns chart SVGs into PNGs. Making one reads the system's font list; keep it. Beside the
+/// system's fonts it holds the shipped subsets of DejaVu Sans and Droid Sans Fallback, so
+/// that Chinese labels are drawn where no installed font has them (see the module docs).
 pub struct Rasterizer {
-    fonts: Arc<usvg::fontdb::Database>,
+    fonts: Arc<fontdb::Database>,
+    /// The faces tried first for a character the chosen family lacks.
+    fallback_first: Arc<[fontdb::ID]>,
 }
 
 impl std::fmt::Debug for Rasterizer {
@@ -47,11 +65,32 @@ impl std::fmt::Debug for Rasterizer {
 }
 
 impl Rasterizer {
-    /// With the fonts installed on this machine. Without any, a chart's lines and colours
-    /// still come out; its text does not.
+    /// With the fonts installed on this machine and the shipped ones (Latin and simplified
+    /// Chinese), which draw whatever the system's lack. DejaVu Sans heads the sans-serif
+    /// list, so where none is installed the shipped one draws the Latin text too.
     pub fn with_system_fonts() -> Self {
-        let mut fonts = usvg::fontdb::Database::new();
+        let mut fonts = fontdb::Database::new();
         fonts.load_system_fonts();
+        Self::with_shipped_fonts_and(fonts)
+    }
+
+    /// With the shipped fonts alone: what export draws on a machine without any font.
+    pub fn with_shipped_fonts_only() -> Self {
+        Self::with_shipped_fonts_and(fontdb::Database::new())
+    }
+
+    fn with_shipped_fonts_and(mut fonts: fontdb::Database) -> Self {
+        let mut shipped = Vec::new();
+        for data in [SHIPPED_CJK_FONT, SHIPPED_LATIN_FONT] {
+            shipped.extend(fonts.load_font_source(fontdb::Source::Binary(Arc::new(data))));
+        }
+        let mut rasterizer = Self::with_fonts(fonts);
+        rasterizer.fallback_first = shipped.into();
+        rasterizer
+    }
+
+    /// With exactly the faces of `fonts` (a test's choice: say, none with CJK).
+    pub fn with_fonts(mut fonts: fontdb::Database) -> Self {
         let installed = |family: &str| {
             fonts.faces().any(|face| {
                 face.families
@@ -73,6 +112,7 @@ impl Rasterizer {
         }
         Self {
             fonts: Arc::new(fonts),
+            fallback_first: Arc::new([]),
         }
     }
 
@@ -81,16 +121,33 @@ impl Rasterizer {
         self.fonts.len()
     }
 
+    /// How usvg reads a chart here: these fonts, and for a character the chosen face lacks
+    /// the shipped faces first, then usvg's own choice (any face that has it, in database
+    /// order, with a warning in the log).
+    pub fn options(&self) -> usvg::Options<'static> {
+        let first = Arc::clone(&self.fallback_first);
+        let others = usvg::FontResolver::default_fallback_selector();
+        usvg::Options {
+            fontdb: Arc::clone(&self.fonts),
+            font_resolver: usvg::FontResolver {
+                select_font: usvg::FontResolver::default_font_selector(),
+                // usvg shapes the text again with the face returned, keeps the glyphs it
+                // found, and asks again, without the faces tried, for what is still missing.
+                select_fallback: Box::new(move |c, tried, fonts| {
+                    let untried = first.iter().copied().find(|id| !tried.contains(id));
+                    untried.or_else(|| others(c, tried, fonts))
+                }),
+            },
+            ..usvg::Options::default()
+        }
+    }
+
     /// The PNG of `svg`, `scale` times its size (2 for a high-density screen).
     pub fn png(&self, svg: &str, scale: f32) -> Result<Vec<u8>, RasterError> {
         if !(0.25..=4.0).contains(&scale) {
             return Err(RasterError::Scale(scale));
         }
-        let options = usvg::Options {
-            fontdb: Arc::clone(&self.fonts),
-            ..usvg::Options::default()
-        };
-        let tree = usvg::Tree::from_str(svg, &options)?;
+        let tree = usvg::Tree::from_str(svg, &self.options())?;
         let size = tree
             .size()
             .to_int_size()

@@ -3,6 +3,7 @@
 mod charts;
 mod collect;
 mod downsample;
+mod export_fonts;
 mod failover;
 mod metrics_store;
 mod pools;
