@@ -81,8 +81,9 @@ impl DemandSeries {
     /// extra columns are ignored). Demand may be fractional: an hour needs `ceil(demand)`
     /// GPUs. A minute file gives each hour its highest minute. Rows must be in time order,
     /// each hour or minute once; a missing one needs no GPU. Blank lines and lines starting
-    /// with `#` are skipped.
+    /// with `#` are skipped, and so is a byte order mark (spreadsheets write one).
     pub fn from_csv(text: &str) -> Result<DemandSeries, DemandError> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut lines = text
             .lines()
             .enumerate()

@@ -8,6 +8,8 @@
 //!   process can be restarted behind the same address.
 //! - [`AgentProcess`] / [`Cli`]: the workspace's binaries as processes; an agent listens on
 //!   `127.0.0.1:0` and the test reads the address it prints.
+//! - [`fuzz`]: inputs for the parsers' never-panic properties (arbitrary bytes, mutations
+//!   of valid files) and a runner that counts the cases.
 //! - `TestFleet` (feature `fleet`): simulated agents in this process.
 //! - `TestConsole` (feature `console`): a console on a temp data directory with its hosts.
 
@@ -15,6 +17,7 @@
 mod console;
 #[cfg(feature = "fleet")]
 mod fleet;
+pub mod fuzz;
 mod net;
 mod process;
 mod temp;

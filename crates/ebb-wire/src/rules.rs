@@ -743,10 +743,14 @@ pub struct RuleProblem {
 
 impl fmt::Display for RuleProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(line) => write!(f, "line {line}: {}: {}", self.field, self.message),
-            None => write!(f, "{}: {}", self.field, self.message),
+        if let Some(line) = self.line {
+            write!(f, "line {line}: ")?;
         }
+        // A TOML syntax error outside any key has a line and no field.
+        if !self.field.is_empty() {
+            write!(f, "{}: ", self.field)?;
+        }
+        f.write_str(&self.message)
     }
 }
 

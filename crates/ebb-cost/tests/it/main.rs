@@ -5,6 +5,7 @@
 #![allow(clippy::inconsistent_digit_grouping)]
 
 mod catalog;
+mod parsers;
 mod plans;
 mod preview;
 mod properties;

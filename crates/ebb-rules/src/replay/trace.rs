@@ -45,8 +45,10 @@ impl Trace {
     /// Parses the CSV: a header whose first two columns are `minute,demand` (any others are
     /// metrics by name; `mem_pct` is the pool's memory utilization), then one row per
     /// minute, consecutive from 0. Demand is in GPUs, ≥ 0, may be fractional; a metric cell
-    /// may be empty (not reported). Blank lines and lines starting with `#` are skipped.
+    /// may be empty (not reported). Blank lines and lines starting with `#` are skipped, and
+    /// so is a byte order mark (spreadsheets write one).
     pub fn from_csv(text: &str) -> Result<Trace, TraceError> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut lines = text
             .lines()
             .enumerate()

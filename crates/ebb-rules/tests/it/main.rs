@@ -5,6 +5,7 @@ mod decide;
 mod families;
 mod lint;
 mod model;
+mod parsers;
 mod replay;
 mod seed_rules;
 mod suggest;
