@@ -123,8 +123,23 @@ fn open_main_window(app: &tauri::App, data_dir: &std::path::Path) -> tauri::Resu
         .find(|window| window.label == "main")
         .cloned()
         .expect("tauri.conf.json defines the main window");
+    let started = std::time::Instant::now();
+    let logged = std::sync::atomic::AtomicBool::new(false);
     tauri::WebviewWindowBuilder::from_config(app.handle(), &config)?
         .data_directory(data_dir.join("webview"))
+        .on_page_load(move |window, payload| {
+            // The UI renders as its script runs, before the page's load event: this line marks
+            // the first painted window (the installed-package test measures start-up by it).
+            if payload.event() == tauri::webview::PageLoadEvent::Finished
+                && !logged.swap(true, std::sync::atomic::Ordering::Relaxed)
+            {
+                tracing::info!(
+                    window = window.label(),
+                    ms = started.elapsed().as_millis() as u64,
+                    "first page loaded"
+                );
+            }
+        })
         .build()?;
     Ok(())
 }

@@ -4,6 +4,8 @@
 //!   embedded demo fleet.
 //! - `cargo xtask test`: install what is missing, then every check and test, the
 //!   end-to-end test in the real webview included.
+//! - `cargo xtask bundle`: the installers: the desktop app's `.deb` (Tauri's bundler) and
+//!   the agent's `.deb` (binary, systemd unit, config as a conffile, a system user).
 //!
 //! Both are safe to run again: each step checks before it installs.
 
@@ -33,6 +35,7 @@ const APT_PACKAGES: &[&str] = &[
 const USAGE: &str = "usage:
   cargo xtask demo [ARGS...]   run the console on its embedded demo fleet (ARGS go to ebb-desktop)
   cargo xtask test             run every check and test, the end-to-end test included
+  cargo xtask bundle           build the app's and the agent's .deb into target/release/bundle/deb
   cargo xtask bindings         regenerate ui/src/bindings.ts from the Rust types";
 
 fn main() -> Result<()> {
@@ -44,6 +47,7 @@ fn main() -> Result<()> {
     match task.as_deref() {
         Some("demo") => demo(&root, &rest),
         Some("test") => test(&root),
+        Some("bundle") => bundle(&root).map(|_| ()),
         Some("bindings") => bindings(&root),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
@@ -125,15 +129,7 @@ fn test(root: &Path) -> Result<()> {
             "EBB_DESKTOP_BIN",
             root.join("target/debug").join(exe("ebb-desktop")),
         );
-        if cfg!(target_os = "linux") && std::env::var_os("DISPLAY").is_none() {
-            let mut wrapped = Command::new("xvfb-run");
-            wrapped
-                .args(["-a", "-s", "-screen 0 1280x800x24", "cargo"])
-                .args(command.get_args())
-                .envs(command.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))));
-            command = wrapped;
-        }
-        run(&mut command)
+        run(&mut under_display(command))
     };
     step(
         "running the end-to-end test in the real webview",
@@ -149,11 +145,196 @@ fn test(root: &Path) -> Result<()> {
             }
         },
     )?;
+    if cfg!(target_os = "linux") {
+        let bundles = bundle(root)?;
+        step(
+            "installing, running and removing both .deb files (dpkg)",
+            || {
+                let mut command = Command::new("cargo");
+                command
+                    .args(["test", "-p", "ebb-tests", "--test", "install", "--"])
+                    .args(["--ignored", "--nocapture"])
+                    .env("EBB_APP_DEB", &bundles.app)
+                    .env("EBB_AGENT_DEB", &bundles.agent);
+                run(&mut under_display(command))
+            },
+        )?;
+    }
     say(&format!(
         "all checks and tests passed in {:.0} s",
         started.elapsed().as_secs_f64()
     ));
     Ok(())
+}
+
+/// The two packages `cargo xtask bundle` makes.
+struct Bundles {
+    app: PathBuf,
+    agent: PathBuf,
+}
+
+fn bundle(root: &Path) -> Result<Bundles> {
+    install_system_packages()?;
+    build_ui(root, false)?;
+    // The app's package carries the `ebb` command line too (tauri.conf.json's deb files).
+    step("building ebb and ebb-agent (release)", || {
+        cargo(&["build", "--release", "-p", "ebb-cli", "-p", "ebb-agent"])
+    })?;
+    step("building the desktop app's .deb (Tauri's bundler)", || {
+        run(npm(&root.join("ui"))
+            .args(["exec", "--", "tauri", "build", "--bundles", "deb"])
+            .env("TAURI_APP_PATH", root.join("src-tauri")))
+    })?;
+    let out = root.join("target/release/bundle/deb");
+    let version = env!("CARGO_PKG_VERSION");
+    let app = std::fs::read_dir(&out)
+        .with_context(|| format!("cannot read {}", out.display()))?
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .find(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| {
+                    name.starts_with(&format!("Ebb_{version}_")) && name.ends_with(".deb")
+                })
+        })
+        .with_context(|| {
+            format!(
+                "Tauri's bundler left no Ebb_{version}_*.deb in {}",
+                out.display()
+            )
+        })?;
+    let agent = step("building the agent's .deb (dpkg-deb)", || {
+        agent_deb(root, &out, version)
+    })?;
+    for deb in [&app, &agent] {
+        let bytes = std::fs::metadata(deb)?.len();
+        say(&format!(
+            "{}: {:.1} MB",
+            deb.display(),
+            bytes as f64 / 1_000_000.0
+        ));
+    }
+    Ok(Bundles { app, agent })
+}
+
+/// The agent's `.deb`, staged under target/release and built with `dpkg-deb`.
+fn agent_deb(root: &Path, out: &Path, version: &str) -> Result<PathBuf> {
+    let dist = root.join("crates/ebb-agent/dist");
+    let stage = root.join("target/release/ebb-agent-deb");
+    if stage.exists() {
+        std::fs::remove_dir_all(&stage)?;
+    }
+    let place = |from: &Path, to: &str, mode: u32| -> Result<()> {
+        let to = stage.join(to);
+        std::fs::create_dir_all(to.parent().expect("a file in a folder"))?;
+        std::fs::copy(from, &to)
+            .with_context(|| format!("cannot copy {} to {}", from.display(), to.display()))?;
+        set_mode(&to, mode)
+    };
+    place(
+        &root.join("target/release").join(exe("ebb-agent")),
+        "usr/bin/ebb-agent",
+        0o755,
+    )?;
+    place(
+        &dist.join("ebb-agent.service"),
+        "usr/lib/systemd/system/ebb-agent.service",
+        0o644,
+    )?;
+    place(&dist.join("agent.toml"), "etc/ebb-agent/agent.toml", 0o640)?;
+    place(
+        &dist.join("deb/copyright"),
+        "usr/share/doc/ebb-agent/copyright",
+        0o644,
+    )?;
+    for script in ["postinst", "prerm", "postrm"] {
+        place(
+            &dist.join("deb").join(script),
+            &format!("DEBIAN/{script}"),
+            0o755,
+        )?;
+    }
+    let arch = String::from_utf8(
+        Command::new("dpkg")
+            .arg("--print-architecture")
+            .output()
+            .context("cannot run dpkg --print-architecture")?
+            .stdout,
+    )?
+    .trim()
+    .to_string();
+    let installed_kib = dir_bytes(&stage)? / 1024 + 1;
+    std::fs::write(
+        stage.join("DEBIAN/control"),
+        format!(
+            "Package: ebb-agent\n\
+             Version: {version}\n\
+             Architecture: {arch}\n\
+             Maintainer: Ebb <ebb@ebb.dev>\n\
+             Installed-Size: {installed_kib}\n\
+             Depends: libc6, passwd\n\
+             Suggests: nvidia-driver\n\
+             Section: admin\n\
+             Priority: optional\n\
+             Homepage: https://github.com/ebb/ebb\n\
+             Description: Ebb host agent: serves this host's GPUs and leases to Ebb consoles\n \
+             Reads the GPUs through NVIDIA's management library (or simulates them), and\n \
+             grants, tracks and releases leases over an HTTPS API with tokens, with\n \
+             Prometheus metrics. Runs as the ebb-agent system user under systemd.\n"
+        ),
+    )?;
+    std::fs::write(
+        stage.join("DEBIAN/conffiles"),
+        "/etc/ebb-agent/agent.toml\n",
+    )?;
+    std::fs::create_dir_all(out)?;
+    let deb = out.join(format!("ebb-agent_{version}_{arch}.deb"));
+    run(Command::new("dpkg-deb")
+        .args(["--root-owner-group", "--build"])
+        .arg(&stage)
+        .arg(&deb))?;
+    Ok(deb)
+}
+
+fn dir_bytes(dir: &Path) -> Result<u64> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let meta = entry.metadata()?;
+        total += if meta.is_dir() {
+            dir_bytes(&entry.path())?
+        } else {
+            meta.len()
+        };
+    }
+    Ok(total)
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .with_context(|| format!("cannot set the mode of {}", path.display()))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_path: &Path, _mode: u32) -> Result<()> {
+    Ok(())
+}
+
+/// `command` under Xvfb (`xvfb-run`) on Linux when there is no display.
+fn under_display(command: Command) -> Command {
+    if cfg!(target_os = "linux") && std::env::var_os("DISPLAY").is_none() {
+        let mut wrapped = Command::new("xvfb-run");
+        wrapped
+            .args(["-a", "-s", "-screen 0 1280x800x24"])
+            .arg(command.get_program())
+            .args(command.get_args())
+            .envs(command.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))));
+        wrapped
+    } else {
+        command
+    }
 }
 
 fn bindings(root: &Path) -> Result<()> {
@@ -400,15 +581,15 @@ fn run(command: &mut Command) -> Result<()> {
     Ok(())
 }
 
-fn step(what: &str, action: impl FnOnce() -> Result<()>) -> Result<()> {
+fn step<T>(what: &str, action: impl FnOnce() -> Result<T>) -> Result<T> {
     say(what);
     let started = Instant::now();
-    action().with_context(|| format!("step failed: {what}"))?;
+    let done = action().with_context(|| format!("step failed: {what}"))?;
     say(&format!(
         "done in {:.1} s: {what}",
         started.elapsed().as_secs_f64()
     ));
-    Ok(())
+    Ok(done)
 }
 
 fn say(message: &str) {
