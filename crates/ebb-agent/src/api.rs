@@ -7,15 +7,17 @@ use crate::auth::{Auth, AuthError, Scope};
 use crate::leases::ledger::LeaseError;
 use crate::leases::{LeaseService, ServiceError};
 use crate::metrics;
-use axum::extract::rejection::JsonRejection;
-use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{DefaultBodyLimit, Path, Query, RawQuery, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use ebb_wire::agent::{API_VERSION, ApiError, GpuList, Health, LeaseList, LeaseRequest};
+use ebb_wire::agent::{
+    API_VERSION, ApiError, GpuList, Health, LeaseList, LeaseListQuery, LeaseListState, LeaseRequest,
+};
 use std::convert::Infallible;
 use std::sync::Arc;
 use tokio::sync::watch;
@@ -138,7 +140,10 @@ async fn stream(State(state): State<AgentState>) -> impl IntoResponse {
 async fn prometheus(State(state): State<AgentState>) -> Response {
     let latest = state.latest.borrow().clone();
     let holders = state.leases.holders_now();
-    let leases = state.leases.list().await;
+    let every = LeaseListQuery {
+        state: Some(LeaseListState::All),
+    };
+    let leases = state.leases.list(every).await;
     let text = metrics::render(&latest, state.backend, &holders, &leases);
     (
         [(
@@ -150,10 +155,35 @@ async fn prometheus(State(state): State<AgentState>) -> Response {
         .into_response()
 }
 
-async fn list_leases(State(state): State<AgentState>) -> Json<LeaseList> {
+/// `GET /v1/leases[?state=all|released]`: by default only the leases not yet released, so
+/// what a holder polls does not grow with the agent's history.
+async fn list_leases(
+    State(state): State<AgentState>,
+    query: Result<Query<LeaseListQuery>, QueryRejection>,
+    RawQuery(raw): RawQuery,
+) -> Response {
+    let Ok(Query(query)) = query else {
+        let given = raw
+            .as_deref()
+            .unwrap_or_default()
+            .split('&')
+            .filter_map(|pair| pair.strip_prefix("state="))
+            .collect::<Vec<_>>()
+            .join("`, `");
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            format!(
+                "state: `{given}` is not allowed; use `{}` (released leases too) or `{}` (only those), or leave it out for the leases not yet released",
+                LeaseListState::All.as_str(),
+                LeaseListState::Released.as_str(),
+            ),
+        );
+    };
     Json(LeaseList {
-        leases: state.leases.list().await,
+        leases: state.leases.list(query).await,
     })
+    .into_response()
 }
 
 async fn get_lease(State(state): State<AgentState>, Path(id): Path<String>) -> Response {

@@ -8,6 +8,11 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Hours a released lease is kept when the config does not say: 7 days.
+pub const DEFAULT_LEASE_RETENTION_H: u64 = 168;
+/// The longest retention: a year.
+pub const MAX_LEASE_RETENTION_H: u64 = 8760;
+
 /// The settings one source (file, environment or flags) may give; `None` leaves it be.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -32,6 +37,8 @@ pub struct Settings {
     pub allow_plain_http: Option<bool>,
     pub sample_interval_ms: Option<u64>,
     pub release_grace_s: Option<u64>,
+    /// Hours a released lease (and the idempotency key that granted it) is kept.
+    pub lease_retention_h: Option<u64>,
 }
 
 /// The config file: settings plus the token hashes.
@@ -84,6 +91,7 @@ pub struct AgentConfig {
     pub allow_plain_http: bool,
     pub sample_interval: Duration,
     pub release_grace: Duration,
+    pub lease_retention: Duration,
     pub tokens: Vec<TokenEntry>,
 }
 
@@ -178,6 +186,7 @@ pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Settings, Config
             "a number of milliseconds",
         )?,
         release_grace_s: parsed(&var, "EBB_AGENT_RELEASE_GRACE_S", "a number of seconds")?,
+        lease_retention_h: parsed(&var, "EBB_AGENT_LEASE_RETENTION_H", "a number of hours")?,
     })
 }
 
@@ -198,6 +207,7 @@ impl Settings {
             allow_plain_http: over.allow_plain_http.or(self.allow_plain_http),
             sample_interval_ms: over.sample_interval_ms.or(self.sample_interval_ms),
             release_grace_s: over.release_grace_s.or(self.release_grace_s),
+            lease_retention_h: over.lease_retention_h.or(self.lease_retention_h),
         }
     }
 }
@@ -283,6 +293,17 @@ pub fn resolve(
     if release_grace_s > 3600 {
         return Err(invalid("release_grace_s", "must be at most 3600"));
     }
+    let lease_retention_h = settings
+        .lease_retention_h
+        .unwrap_or(DEFAULT_LEASE_RETENTION_H);
+    if !(1..=MAX_LEASE_RETENTION_H).contains(&lease_retention_h) {
+        return Err(invalid(
+            "lease_retention_h",
+            format!(
+                "must be from 1 to {MAX_LEASE_RETENTION_H} hours (a retry of a released lease's key is answered only within it)"
+            ),
+        ));
+    }
     let mut names = std::collections::HashSet::new();
     for token in &tokens {
         if !names.insert(token.name.as_str()) {
@@ -326,6 +347,7 @@ pub fn resolve(
         allow_plain_http: settings.allow_plain_http.unwrap_or(false),
         sample_interval: Duration::from_millis(sample_interval_ms),
         release_grace: Duration::from_secs(release_grace_s),
+        lease_retention: Duration::from_secs(lease_retention_h * 3600),
         tokens,
     };
     config.check_exposure()?;
@@ -466,6 +488,47 @@ mod tests {
     }
 
     #[test]
+    fn the_lease_retention_is_a_week_unless_given_in_hours_within_a_year() {
+        let sim = || Settings {
+            sim: Some("1xA100".into()),
+            ..Settings::default()
+        };
+        let default = resolve(sim(), vec![], no_trace).unwrap();
+        assert_eq!(default.lease_retention, Duration::from_secs(7 * 24 * 3600));
+        let file = parse_file("sim = \"1xA100\"\nlease_retention_h = 24\n").unwrap();
+        let env =
+            from_env(|name| (name == "EBB_AGENT_LEASE_RETENTION_H").then(|| "48".to_string()))
+                .unwrap();
+        let from_file = resolve(file.settings.clone(), vec![], no_trace).unwrap();
+        assert_eq!(from_file.lease_retention, Duration::from_secs(24 * 3600));
+        let env_wins = resolve(file.settings.overridden_by(env), vec![], no_trace).unwrap();
+        assert_eq!(env_wins.lease_retention, Duration::from_secs(48 * 3600));
+        for hours in [0, MAX_LEASE_RETENTION_H + 1] {
+            let error = resolve(
+                Settings {
+                    lease_retention_h: Some(hours),
+                    ..sim()
+                },
+                vec![],
+                no_trace,
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                error.starts_with("lease_retention_h: must be from 1 to 8760 hours"),
+                "{error}"
+            );
+        }
+        let bad =
+            from_env(|name| (name == "EBB_AGENT_LEASE_RETENTION_H").then(|| "a week".to_string()))
+                .unwrap_err();
+        assert_eq!(
+            bad.to_string(),
+            "EBB_AGENT_LEASE_RETENTION_H: `a week` is not a number of hours"
+        );
+    }
+
+    #[test]
     fn the_shipped_sample_config_is_valid_once_it_has_a_token() {
         let sample = parse_file(include_str!("../dist/agent.toml")).unwrap();
         let without = resolve(sample.settings.clone(), sample.tokens.clone(), no_trace);
@@ -478,6 +541,10 @@ mod tests {
         let config = resolve(sample.settings, vec![token()], no_trace).unwrap();
         assert_eq!(config.tls, TlsMode::SelfSigned);
         assert_eq!(config.backend, Backend::Nvml { library: None });
+        assert_eq!(
+            config.lease_retention,
+            Duration::from_secs(DEFAULT_LEASE_RETENTION_H * 3600)
+        );
     }
 
     #[test]

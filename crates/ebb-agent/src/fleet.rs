@@ -3,7 +3,7 @@
 
 use crate::auth::Auth;
 use crate::leases::LeaseConfig;
-use crate::leases::store::LeaseDb;
+use crate::leases::store::{LeaseDb, StoreError};
 use crate::sim::{GpuModel, LoadProfile, SimConfig, Simulator};
 use crate::{AgentParts, RunningAgent, StartError};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -29,6 +29,8 @@ pub struct FleetConfig {
     /// Where the fleet keeps its leases; `None` keeps them in memory.
     pub state_dir: Option<PathBuf>,
     pub release_grace: Duration,
+    /// How long each host keeps a released lease (see [`LeaseConfig::retention`]).
+    pub lease_retention: Duration,
     /// Every host carries this model; `None` cycles through the simulator's models.
     pub model: Option<GpuModel>,
 }
@@ -45,6 +47,7 @@ impl Default for FleetConfig {
             sample_interval: Duration::from_secs(1),
             state_dir: None,
             release_grace: Duration::from_secs(5),
+            lease_retention: crate::leases::DEFAULT_RETENTION,
             model: None,
         }
     }
@@ -120,6 +123,7 @@ impl Fleet {
                             .state_dir
                             .as_ref()
                             .map(|dir| dir.join("logs").join(&name)),
+                        retention: config.lease_retention,
                     },
                     auth: auth.clone(),
                     tls: None,
@@ -140,6 +144,16 @@ impl Fleet {
 
     pub fn hosts(&self) -> &[FleetHost] {
         &self.hosts
+    }
+
+    /// Prunes every host's released leases as its timer would at `now_ms` (Unix ms): a
+    /// test or a tool need not wait out the retention. Returns how many leases went.
+    pub async fn prune_released(&self, now_ms: u64) -> Result<usize, StoreError> {
+        let mut pruned = 0;
+        for agent in &self.agents {
+            pruned += agent.leases().prune_released(now_ms).await?;
+        }
+        Ok(pruned)
     }
 
     /// Stops every host at once (each gives open requests a second to finish).

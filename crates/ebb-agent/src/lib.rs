@@ -111,6 +111,11 @@ impl RunningAgent {
         })
     }
 
+    /// The agent's leases, as its API serves them.
+    pub fn leases(&self) -> &Arc<LeaseService> {
+        &self.leases
+    }
+
     /// Stops serving (open requests get a second to finish), then leases and sampling.
     /// Workloads keep running: their leases outlive the agent.
     pub async fn stop(self) {

@@ -81,6 +81,10 @@ struct ServeFlags {
     /// Seconds between SIGTERM and SIGKILL when a lease's workload is stopped.
     #[arg(long)]
     release_grace_s: Option<u64>,
+    /// Hours a released lease, and the idempotency key that granted it, is kept (default
+    /// 168, a week); a retry of that key is answered with the lease only within it.
+    #[arg(long, value_name = "HOURS")]
+    lease_retention_h: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -159,6 +163,7 @@ async fn serve(flags: ServeFlags) -> anyhow::Result<()> {
         allow_plain_http: flags.allow_plain_http.then_some(true),
         sample_interval_ms: flags.sample_interval_ms,
         release_grace_s: flags.release_grace_s,
+        lease_retention_h: flags.lease_retention_h,
     };
     let settings = file.settings.overridden_by(env).overridden_by(from_flags);
     let config = config::resolve(settings, file.tokens, |path| std::fs::read_to_string(path))?;
@@ -228,6 +233,7 @@ async fn start_agent(config: &AgentConfig) -> anyhow::Result<RunningAgent> {
             lease_config: LeaseConfig {
                 release_grace: config.release_grace,
                 log_dir: Some(config.state_dir.join("logs")),
+                retention: config.lease_retention,
             },
             auth: Arc::new(auth),
             tls,

@@ -125,7 +125,10 @@ pub fn render(
             escape(pool)
         );
     }
-    let _ = writeln!(out, "# HELP ebb_leases Leases by state.");
+    let _ = writeln!(
+        out,
+        "# HELP ebb_leases Leases by state; released counts those kept, released within the retention (lease_retention_h)."
+    );
     let _ = writeln!(out, "# TYPE ebb_leases gauge");
     for (state, label) in [
         (LeaseState::Active, "active"),

@@ -148,10 +148,52 @@ pub struct Lease {
     pub release_grace_s: Option<u32>,
 }
 
-/// `GET /v1/leases`.
+/// `GET /v1/leases`: oldest grant first, those [`LeaseListQuery`] asks for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
 pub struct LeaseList {
     pub leases: Vec<Lease>,
+}
+
+/// The query of `GET /v1/leases`. Left out, `state` answers the leases not yet released
+/// (active and releasing): what a holder acts on, which does not grow with the agent's
+/// history.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct LeaseListQuery {
+    #[serde(default)]
+    pub state: Option<LeaseListState>,
+}
+
+/// `?state=`: which leases besides, or instead of, those not yet released. An agent keeps
+/// a released lease (and the idempotency key that granted it) for its retention
+/// (`lease_retention_h`, 7 days by default), then forgets both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum LeaseListState {
+    /// Every lease kept: those not yet released and those released within the retention.
+    All,
+    /// Only the released leases still kept.
+    Released,
+}
+
+impl LeaseListState {
+    /// The value as written in the query.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::All => "all",
+            Self::Released => "released",
+        }
+    }
+}
+
+impl LeaseListQuery {
+    /// Whether a lease in `state` is answered.
+    pub fn includes(&self, state: LeaseState) -> bool {
+        match self.state {
+            None => state != LeaseState::Released,
+            Some(LeaseListState::All) => true,
+            Some(LeaseListState::Released) => state == LeaseState::Released,
+        }
+    }
 }
 
 /// The JSON body of every error the agent answers with.
@@ -166,6 +208,40 @@ pub struct ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_lease_list_query_picks_states_and_names_them_as_the_query_does() {
+        use LeaseState::{Active, Released, Releasing};
+        let cases = [
+            (LeaseListQuery::default(), [true, true, false]),
+            (
+                LeaseListQuery {
+                    state: Some(LeaseListState::All),
+                },
+                [true, true, true],
+            ),
+            (
+                LeaseListQuery {
+                    state: Some(LeaseListState::Released),
+                },
+                [false, false, true],
+            ),
+        ];
+        for (query, expected) in cases {
+            let got = [Active, Releasing, Released].map(|state| query.includes(state));
+            assert_eq!(got, expected, "{query:?}");
+        }
+        for (state, name) in [
+            (LeaseListState::All, "all"),
+            (LeaseListState::Released, "released"),
+        ] {
+            assert_eq!(state.as_str(), name);
+            assert_eq!(
+                serde_json::to_string(&state).unwrap(),
+                format!("\"{name}\"")
+            );
+        }
+    }
 
     #[test]
     fn a_process_from_an_older_agent_parses_without_a_name() {

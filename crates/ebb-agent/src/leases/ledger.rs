@@ -56,6 +56,29 @@ pub enum Grant {
     Replayed(Lease),
 }
 
+/// Released leases past their retention and the idempotency keys that granted them: what
+/// a prune forgets.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Expired {
+    pub lease_ids: Vec<String>,
+    pub keys: Vec<String>,
+}
+
+impl Expired {
+    pub fn is_empty(&self) -> bool {
+        self.lease_ids.is_empty() && self.keys.is_empty()
+    }
+}
+
+/// When a released lease ended: its release time (a record from before those were kept
+/// falls back to when the release was asked, then to the grant).
+pub fn ended_at_ms(lease: &Lease) -> u64 {
+    lease
+        .released_at_ms
+        .or(lease.release_requested_at_ms)
+        .unwrap_or(lease.created_at_ms)
+}
+
 /// Every lease of one host and the idempotency records behind them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ledger {
@@ -223,6 +246,37 @@ impl Ledger {
     /// Replaces a lease's record (after the store has it).
     pub fn update(&mut self, lease: Lease) {
         self.leases.insert(lease.id.clone(), lease);
+    }
+
+    /// The released leases that ended before `cutoff_ms` and the keys that granted them.
+    /// A lease not yet released is never expired, however old.
+    pub fn expired(&self, cutoff_ms: u64) -> Expired {
+        let mut lease_ids: Vec<String> = self
+            .leases
+            .values()
+            .filter(|lease| lease.state == LeaseState::Released && ended_at_ms(lease) < cutoff_ms)
+            .map(|lease| lease.id.clone())
+            .collect();
+        lease_ids.sort();
+        let mut keys: Vec<String> = self
+            .idempotency
+            .iter()
+            .filter(|(_, (_, answer))| lease_ids.binary_search(&answer.id).is_ok())
+            .map(|(key, _)| key.clone())
+            .collect();
+        keys.sort();
+        Expired { lease_ids, keys }
+    }
+
+    /// Forgets expired leases and their keys (after the store has). The last fencing token
+    /// stays, so a fence is never given twice.
+    pub fn forget(&mut self, expired: &Expired) {
+        for id in &expired.lease_ids {
+            self.leases.remove(id);
+        }
+        for key in &expired.keys {
+            self.idempotency.remove(key);
+        }
     }
 
     /// The lease as it is once a release is asked: `releasing`, or unchanged when it is
@@ -542,6 +596,40 @@ mod tests {
                 .to_string()
                 .starts_with("Idempotency-Key: the header is required")
         );
+    }
+
+    #[test]
+    fn a_released_lease_and_its_key_expire_after_the_cutoff_and_fences_still_grow() {
+        let slots = gpus(4);
+        let mut ledger = Ledger::default();
+        let kept = grant(&mut ledger, "k-live", &by_count(1), &slots).unwrap();
+        let old = grant(&mut ledger, "k-old", &by_count(1), &slots).unwrap();
+        let mut released = ledger.plan_release(&old.id, 2_000).unwrap();
+        released.state = LeaseState::Released;
+        released.released_at_ms = Some(3_000);
+        ledger.update(released);
+        assert_eq!(ledger.expired(3_000), Expired::default(), "not before");
+        let expired = ledger.expired(3_001);
+        assert_eq!(
+            expired,
+            Expired {
+                lease_ids: vec![old.id.clone()],
+                keys: vec!["k-old".into()],
+            }
+        );
+        // A lease not yet released never expires, however old its grant.
+        assert!(!expired.lease_ids.contains(&kept.id));
+        ledger.forget(&expired);
+        assert_eq!(ledger.get(&old.id), None);
+        assert_eq!(
+            grant(&mut ledger, "k-live", &by_count(1), &slots).unwrap(),
+            kept,
+            "the live lease's key still replays"
+        );
+        // Forgotten: the key is a new request now, and its fence is a new one.
+        let again = grant(&mut ledger, "k-old", &by_count(1), &slots).unwrap();
+        assert_ne!(again.id, old.id);
+        assert!(again.fencing_token > old.fencing_token);
     }
 
     #[test]

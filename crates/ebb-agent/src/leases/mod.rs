@@ -7,7 +7,7 @@ pub mod workload;
 
 use crate::probe::{GpuProbe, LeaseWorkload};
 use crate::sim::LoadProfile;
-use ebb_wire::agent::{GpuList, Lease, LeaseRequest, LeaseState};
+use ebb_wire::agent::{GpuList, Lease, LeaseListQuery, LeaseRequest, LeaseState};
 use ledger::{GpuSlot, Grant, LeaseError, Ledger};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -18,6 +18,9 @@ use store::{HostStore, StoreError};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+/// How long a released lease is kept by default: 7 days.
+pub const DEFAULT_RETENTION: Duration = Duration::from_secs(168 * 3600);
+
 /// How leases behave on this host.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseConfig {
@@ -25,6 +28,10 @@ pub struct LeaseConfig {
     pub release_grace: Duration,
     /// Where workload logs go; `None` refuses leases with a command.
     pub log_dir: Option<PathBuf>,
+    /// How long a released lease, and the idempotency key that granted it, is kept after
+    /// its release. Within it, a retry of the key replays the grant; after it both are
+    /// forgotten and the key is a new request.
+    pub retention: Duration,
 }
 
 impl Default for LeaseConfig {
@@ -32,8 +39,15 @@ impl Default for LeaseConfig {
         Self {
             release_grace: Duration::from_secs(30),
             log_dir: None,
+            retention: DEFAULT_RETENTION,
         }
     }
+}
+
+/// How often released leases past their retention are pruned: a quarter of it, from a
+/// second to an hour, so one outlives its retention by at most that.
+pub fn prune_interval(retention: Duration) -> Duration {
+    (retention / 4).clamp(Duration::from_secs(1), Duration::from_secs(3600))
 }
 
 /// A lease call's failure: the request's fault, or the store's.
@@ -77,8 +91,9 @@ fn now_ms() -> u64 {
 }
 
 impl LeaseService {
-    /// Loads the host's leases, restarts what a crash interrupted (a release half done, a
-    /// workload never started), and tells the probe which loads the leased GPUs run.
+    /// Loads the host's leases, forgets those released longer ago than the retention,
+    /// restarts what a crash interrupted (a release half done, a workload never started),
+    /// tells the probe which loads the leased GPUs run, and prunes on a timer from then on.
     pub async fn start(
         host: &str,
         store: HostStore,
@@ -99,6 +114,7 @@ impl LeaseService {
             holders: Default::default(),
             me: me.clone(),
         });
+        service.prune_released(now_ms()).await?;
         let mut ledger = service.ledger.lock().await;
         let leases: Vec<Lease> = ledger.leases().cloned().collect();
         for lease in leases {
@@ -117,13 +133,60 @@ impl LeaseService {
         }
         service.publish(&ledger);
         drop(ledger);
+        service.spawn_pruning();
         Ok(service)
     }
 
-    /// Every lease, oldest first, as answered (see [`Self::shown`]).
-    pub async fn list(&self) -> Vec<Lease> {
-        let leases: Vec<Lease> = self.ledger.lock().await.leases().cloned().collect();
+    /// The leases `query` asks for, oldest first, as answered (see [`Self::shown`]).
+    pub async fn list(&self, query: LeaseListQuery) -> Vec<Lease> {
+        let leases: Vec<Lease> = self
+            .ledger
+            .lock()
+            .await
+            .leases()
+            .filter(|lease| query.includes(lease.state))
+            .cloned()
+            .collect();
         leases.into_iter().map(|lease| self.shown(lease)).collect()
+    }
+
+    /// Forgets the leases released before `now_ms` less the retention, with the keys that
+    /// granted them (the store first, then the ledger). Returns how many leases went.
+    pub async fn prune_released(&self, now_ms: u64) -> Result<usize, StoreError> {
+        let retention_ms = u64::try_from(self.config.retention.as_millis()).unwrap_or(u64::MAX);
+        let cutoff_ms = now_ms.saturating_sub(retention_ms);
+        let mut ledger = self.ledger.lock().await;
+        let expired = ledger.expired(cutoff_ms);
+        if expired.is_empty() {
+            return Ok(0);
+        }
+        self.store.forget(&expired).await?;
+        ledger.forget(&expired);
+        drop(ledger);
+        tracing::info!(
+            host = %self.host,
+            leases = expired.lease_ids.len(),
+            "released leases past their retention forgotten"
+        );
+        Ok(expired.lease_ids.len())
+    }
+
+    /// Prunes every [`prune_interval`], starting one interval from now (start has pruned).
+    fn spawn_pruning(&self) {
+        let me = self.me.clone();
+        let every = prune_interval(self.config.retention);
+        self.tasks.lock().expect("tasks lock").spawn(async move {
+            let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticks.tick().await;
+                // Held only while pruning: the service may go away between ticks.
+                let Some(service) = me.upgrade() else { return };
+                if let Err(error) = service.prune_released(now_ms()).await {
+                    tracing::warn!(%error, host = %service.host, "cannot prune released leases; trying again later");
+                }
+            }
+        });
     }
 
     pub async fn get(&self, id: &str) -> Result<Lease, LeaseError> {

@@ -1,6 +1,6 @@
 //! Where leases live between restarts: SQLite through sqlx, WAL, one transaction per change.
 
-use super::ledger::Ledger;
+use super::ledger::{Expired, Ledger};
 use ebb_wire::agent::{Lease, LeaseRequest};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Row, SqlitePool};
@@ -169,6 +169,28 @@ impl HostStore {
             .bind(key)
             .execute(&mut *tx)
             .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Deletes expired leases and their idempotency records, together. The host's last
+    /// fencing token is kept, so fences only grow.
+    pub async fn forget(&self, expired: &Expired) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        for id in &expired.lease_ids {
+            sqlx::query("DELETE FROM leases WHERE host = ? AND id = ?")
+                .bind(&self.host)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        for key in &expired.keys {
+            sqlx::query("DELETE FROM idempotency WHERE host = ? AND key = ?")
+                .bind(&self.host)
+                .bind(key)
+                .execute(&mut *tx)
+                .await?;
+        }
         tx.commit().await?;
         Ok(())
     }

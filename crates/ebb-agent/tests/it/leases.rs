@@ -9,7 +9,9 @@ use ebb_agent::leases::store::LeaseDb;
 use ebb_agent::leases::{LeaseConfig, LeaseService};
 use ebb_agent::{GpuModel, GpuProbe, LoadProfile, SimConfig, Simulator};
 use ebb_testkit::TempDir;
-use ebb_wire::agent::{ApiError, GpuList, Lease, LeaseList, LeaseRequest, LeaseState};
+use ebb_wire::agent::{
+    ApiError, GpuList, Lease, LeaseList, LeaseListQuery, LeaseListState, LeaseRequest, LeaseState,
+};
 use proptest::prelude::*;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -559,7 +561,11 @@ async fn leases_keys_and_fences_survive_a_restart() {
     let replay = second.create("key-1", &request).await.unwrap();
     assert!(!replay.new);
     assert_eq!(replay.lease, granted);
-    let all = second.list().await;
+    let all = second
+        .list(LeaseListQuery {
+            state: Some(LeaseListState::All),
+        })
+        .await;
     assert_eq!(all.len(), 2);
     assert_eq!(all[1].state, LeaseState::Released);
     let next = second.create("key-3", &request).await.unwrap().lease;

@@ -4,5 +4,6 @@
 mod api;
 mod leases;
 mod nvml;
+mod retention;
 mod support;
 mod tls;

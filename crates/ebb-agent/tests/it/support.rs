@@ -35,6 +35,15 @@ impl TestAgent {
     }
 
     pub async fn with(gpus: usize, auth: Auth, grace: Duration) -> Self {
+        Self::configured(gpus, auth, grace, LeaseConfig::default().retention).await
+    }
+
+    /// An open agent with this release grace that keeps released leases for `retention`.
+    pub async fn with_retention(gpus: usize, grace: Duration, retention: Duration) -> Self {
+        Self::configured(gpus, Auth::open(), grace, retention).await
+    }
+
+    async fn configured(gpus: usize, auth: Auth, grace: Duration, retention: Duration) -> Self {
         let sim = Arc::new(Simulator::new(SimConfig {
             host: "host-a".into(),
             gpus: vec![GpuModel::H800; gpus],
@@ -57,6 +66,7 @@ impl TestAgent {
             LeaseConfig {
                 release_grace: grace,
                 log_dir: Some(logs.to_path_buf()),
+                retention,
             },
         )
         .await
