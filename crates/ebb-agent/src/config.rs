@@ -118,8 +118,8 @@ fn invalid(key: &str, problem: impl Into<String>) -> ConfigError {
 
 /// Reads the config file; a missing file is an error only when `required`.
 pub fn read_file(path: &Path, required: bool) -> Result<FileConfig, ConfigError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound && !required => {
             return Ok(FileConfig::default());
         }
@@ -130,9 +130,28 @@ pub fn read_file(path: &Path, required: bool) -> Result<FileConfig, ConfigError>
             });
         }
     };
-    parse_file(&text).map_err(|message| ConfigError::Parse {
-        path: path.display().to_string(),
-        message,
+    utf8(&bytes)
+        .and_then(parse_file)
+        .map_err(|message| ConfigError::Parse {
+            path: path.display().to_string(),
+            message,
+        })
+}
+
+/// The file's text, or where it stops being UTF-8 (line and column, as TOML errors say).
+fn utf8(bytes: &[u8]) -> Result<&str, String> {
+    std::str::from_utf8(bytes).map_err(|error| {
+        let good = &bytes[..error.valid_up_to()];
+        let line = good.iter().filter(|byte| **byte == b'\n').count() + 1;
+        let line_start = good
+            .iter()
+            .rposition(|byte| *byte == b'\n')
+            .map_or(0, |i| i + 1);
+        let column = String::from_utf8_lossy(&good[line_start..]).chars().count() + 1;
+        format!(
+            "line {line}, column {column}: not UTF-8 (byte 0x{:02X}): save the file as UTF-8",
+            bytes[error.valid_up_to()]
+        )
     })
 }
 

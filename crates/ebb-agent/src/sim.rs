@@ -192,8 +192,9 @@ pub fn parse_spec(spec: &str) -> Result<Vec<GpuModel>, SimSpecError> {
 }
 
 /// Parses a trace: CSV with a header `t_s,util_pct` (seconds from the start, percent),
-/// rows in increasing time.
+/// rows in increasing time. A byte order mark (spreadsheets write one) is skipped.
 pub fn parse_trace(text: &str) -> Result<LoadProfile, SimSpecError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut points = Vec::new();
     let mut lines = text
         .lines()

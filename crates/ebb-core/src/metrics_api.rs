@@ -129,6 +129,31 @@ pub fn prometheus_targets(hosts: &[HostEntry]) -> Vec<TargetGroup> {
         .collect()
 }
 
+/// The endpoint's routes, with a fresh rate limit; [`MetricsApi::start`] serves them.
+pub fn app(store: PoolStore, registry: Registry) -> Router {
+    let state = ApiState {
+        store,
+        registry,
+        bucket: Arc::new(Mutex::new(Bucket {
+            tokens: RATE_PER_S,
+            at: Instant::now(),
+        })),
+    };
+    Router::new()
+        .route("/v1/metrics", post(push))
+        .route("/v1/prometheus/targets", get(targets))
+        .fallback(|| async {
+            error(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                None,
+                "the console serves POST /v1/metrics and GET /v1/prometheus/targets".into(),
+            )
+        })
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state)
+}
+
 /// The running endpoint; dropped or [`MetricsApi::stop`]ped, it stops.
 #[derive(Debug)]
 pub struct MetricsApi {
@@ -145,27 +170,7 @@ impl MetricsApi {
     ) -> std::io::Result<MetricsApi> {
         let listener = tokio::net::TcpListener::bind(listen).await?;
         let addr = listener.local_addr()?;
-        let state = ApiState {
-            store,
-            registry,
-            bucket: Arc::new(Mutex::new(Bucket {
-                tokens: RATE_PER_S,
-                at: Instant::now(),
-            })),
-        };
-        let app = Router::new()
-            .route("/v1/metrics", post(push))
-            .route("/v1/prometheus/targets", get(targets))
-            .fallback(|| async {
-                error(
-                    StatusCode::NOT_FOUND,
-                    "not_found",
-                    None,
-                    "the console serves POST /v1/metrics and GET /v1/prometheus/targets".into(),
-                )
-            })
-            .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-            .with_state(state);
+        let app = app(store, registry);
         let task = tokio::spawn(async move {
             if let Err(error) = axum::serve(listener, app).await {
                 tracing::warn!(%error, "the metrics endpoint stopped");
@@ -378,16 +383,32 @@ fn parse(body: &[u8]) -> Result<Vec<MetricPush>, Refusal> {
                 }
             };
             let Some(object) = item.as_object() else {
+                if many {
+                    let field = format!("[{i}]");
+                    return Err((
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        "invalid",
+                        Some(field.clone()),
+                        format!("{field}: each sample is an object {{name, value, pool?, at?}}"),
+                    ));
+                }
                 return Err((
                     StatusCode::BAD_REQUEST,
                     "malformed",
                     None,
-                    "each sample is an object {name, value, pool?, at?}".into(),
+                    "the body is not a sample: send an object {name, value, pool?, at?} or an array of them"
+                        .into(),
                 ));
             };
             for key in object.keys() {
                 if !["name", "value", "pool", "at"].contains(&key.as_str()) {
-                    let field = at(key);
+                    // An empty or odd key is named as JSON writes it (`""`), never as nothing.
+                    let shown = if !key.is_empty() && key.chars().all(|c| c.is_ascii_graphic()) {
+                        key.clone()
+                    } else {
+                        serde_json::Value::String(key.clone()).to_string()
+                    };
+                    let field = at(&shown);
                     return Err((
                         StatusCode::UNPROCESSABLE_ENTITY,
                         "invalid",

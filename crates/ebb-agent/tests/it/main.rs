@@ -4,6 +4,7 @@
 mod api;
 mod leases;
 mod nvml;
+mod parsers;
 mod retention;
 mod support;
 mod tls;

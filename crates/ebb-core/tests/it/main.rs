@@ -6,6 +6,7 @@ mod downsample;
 mod export_fonts;
 mod failover;
 mod metrics_store;
+mod parsers;
 mod pools;
 mod registry;
 mod rules;
