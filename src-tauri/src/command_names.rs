@@ -1,5 +1,5 @@
 /// The app's own commands: `build.rs` makes a permission for each and
-/// `capabilities/main.json` grants exactly these (a test checks it).
+/// `capabilities/main.json` grants exactly these (`tests/it/lockdown.rs` checks it).
 pub const COMMANDS: [&str; 39] = [
     "add_host",
     "app_info",

@@ -7,6 +7,7 @@ mod export_fonts;
 mod failover;
 mod metrics_store;
 mod parsers;
+mod pinning;
 mod pools;
 mod registry;
 mod rules;
