@@ -1074,6 +1074,15 @@ fn compile(rules: spec::RuleSet, problems: &mut Problems) -> Option<RuleSet> {
                 cron,
                 duration_minutes,
             } => match cron.parse::<Cron>() {
+                // One that matches no date (the 31st of February) would be searched for, and
+                // not found, at every decision: seconds each in a replay's minute loop.
+                Ok(parsed) if never_occurs(&parsed, tz) => {
+                    problems.add(
+                        at("cron"),
+                        format!("`{cron}` never occurs: no date matches it"),
+                    );
+                    continue;
+                }
                 Ok(parsed) => CompiledWhen::Cron {
                     cron: Box::new(parsed),
                     duration_ms: i64::from(*duration_minutes) * 60_000,
@@ -1125,6 +1134,13 @@ fn compile(rules: spec::RuleSet, problems: &mut Problems) -> Option<RuleSet> {
         threshold_stale_ms,
         target_stale_ms,
     })
+}
+
+/// Whether `cron` matches no instant from 2000 on (croner gives up after its search limit).
+fn never_occurs(cron: &Cron, tz: Tz) -> bool {
+    tz.timestamp_millis_opt(946_684_800_000)
+        .single()
+        .is_none_or(|from| cron.find_next_occurrence(&from, true).is_err())
 }
 
 /// A local `YYYY-MM-DDTHH:MM:SS` in `tz` as epoch ms (the earlier of two in a DST fold).

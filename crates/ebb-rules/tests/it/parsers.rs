@@ -4,7 +4,8 @@
 //! (a BOM, CRLF). Inputs: arbitrary bytes and text, and mutations of valid files
 //! (`ebb_testkit::fuzz`); each test prints `parser cases run: ...`.
 
-use super::decide::hourly;
+use super::decide::{hourly, pool};
+use ebb_rules::decide::{MetricWindows, PoolState, decide};
 use ebb_rules::lint::{LintContext, lint_source};
 use ebb_rules::model::{self, RuleSet};
 use ebb_rules::model_toml::to_toml;
@@ -118,6 +119,12 @@ fn check_rules(text: &str) -> Result<Option<RuleSet>, String> {
     let Some(rules) = rules else {
         return Ok(None);
     };
+    // What was accepted decides (inside the festival window, with a price).
+    let state = PoolState {
+        pricing: Some(&pricing),
+        ..pool(4)
+    };
+    decide(&rules, &state, &MetricWindows::default(), 1_762_732_800_000);
     // What was accepted writes back to a file that reads as the same rules.
     let written = to_toml(&rules);
     match model::parse(&written) {
@@ -227,4 +234,29 @@ fn a_syntax_error_outside_any_key_names_its_line_alone() {
     assert_eq!(error.problems[0].field, "");
     let shown = error.to_string();
     assert!(shown.starts_with("line 1: key with no value"), "{shown}");
+}
+
+/// Found while probing what the parser accepts: a cron that matches no date (the 31st of
+/// February) was accepted, then searched for at every decision, about a second each in a
+/// debug build (a replay decides every minute of its trace). It is refused, naming it.
+#[test]
+fn a_cron_that_never_occurs_is_refused() {
+    for cron in ["0 0 31 2 *", "0 0 30 2 *", "0 0 31 4,6,9,11 *"] {
+        let text = format!(
+            "[limits]\nmax_gpus = 10\n\n[[schedule]]\nname = \"never\"\ncron = \"{cron}\"\nduration_minutes = 5\ntime_zone = \"Asia/Shanghai\"\nfloor = 2\n"
+        );
+        let error = model::parse(&text).unwrap_err();
+        let shown = error.to_string();
+        assert!(
+            shown.starts_with(&format!("line 6: schedule[0].cron: `{cron}` never occurs")),
+            "{shown}"
+        );
+    }
+    // Rare is not never: the 29th of February, the fifth Friday, the last day.
+    for cron in ["0 0 29 2 *", "0 0 * * 5#5", "0 0 L * *"] {
+        let text = format!(
+            "[limits]\nmax_gpus = 10\n\n[[schedule]]\nname = \"rare\"\ncron = \"{cron}\"\nduration_minutes = 5\ntime_zone = \"UTC\"\nfloor = 2\n"
+        );
+        assert!(model::parse(&text).is_ok(), "{cron}");
+    }
 }
