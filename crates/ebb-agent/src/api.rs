@@ -16,7 +16,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use ebb_wire::agent::{
-    API_VERSION, ApiError, GpuList, Health, LeaseList, LeaseListQuery, LeaseListState, LeaseRequest,
+    API_VERSION, ApiError, GpuList, Health, LeaseList, LeaseListQuery, LeaseListState,
+    LeaseRequest, ReleaseQuery,
 };
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -243,10 +244,31 @@ async fn create_lease(
     }
 }
 
-async fn release_lease(State(state): State<AgentState>, Path(id): Path<String>) -> Response {
+/// `DELETE /v1/leases/{id}[?console_group=G&term=N]`.
+async fn release_lease(
+    State(state): State<AgentState>,
+    Path(id): Path<String>,
+    query: Result<Query<ReleaseQuery>, QueryRejection>,
+) -> Response {
+    let term = match query.map(|Query(query)| query.console_term()) {
+        Ok(Ok(term)) => term,
+        Ok(Err(field)) => {
+            return lease_error(&ServiceError::Lease(LeaseError::Invalid {
+                field,
+                problem: "give console_group and term together, or neither".into(),
+            }));
+        }
+        Err(rejection) => {
+            return error(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_request",
+                rejection.body_text(),
+            );
+        }
+    };
     // Like a grant, a release runs to the end whether or not the client waits for it.
     let leases = state.leases.clone();
-    let done = tokio::spawn(async move { leases.release(&id).await }).await;
+    let done = tokio::spawn(async move { leases.release_fenced(&id, term.as_ref()).await }).await;
     let Ok(result) = done else {
         return error(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -286,6 +308,7 @@ fn lease_error(failure: &ServiceError) -> Response {
                     (StatusCode::UNPROCESSABLE_ENTITY, "idempotency_key_reused")
                 }
                 LeaseError::NotFound { .. } => (StatusCode::NOT_FOUND, "not_found"),
+                LeaseError::StaleTerm { .. } => (StatusCode::CONFLICT, "stale_term"),
             };
             error(status, kind, refused.to_string())
         }

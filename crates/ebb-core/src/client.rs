@@ -2,7 +2,9 @@
 //! a pinned certificate is checked by its SHA-256 fingerprint; failures are classified in
 //! words an operator can act on.
 
-use ebb_wire::agent::{API_VERSION, ApiError, GpuList, Health, Lease, LeaseList, LeaseRequest};
+use ebb_wire::agent::{
+    API_VERSION, ApiError, ConsoleTerm, GpuList, Health, Lease, LeaseList, LeaseRequest,
+};
 use ebb_wire::reasons::HostProblem;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
@@ -150,11 +152,24 @@ impl AgentClient {
     }
 
     /// `DELETE /v1/leases/{id}`: graceful; the lease is `releasing` until its workload ends.
-    pub async fn release_lease(&self, id: &str) -> Result<Lease, AgentError> {
-        let builder = self
-            .http
-            .delete(format!("{}/v1/leases/{id}", self.base_url));
-        Ok(self.send(builder).await?.1)
+    /// `term` fences it (`?console_group=G&term=N`); `None` sends none, as a console that is
+    /// not elected does.
+    pub async fn release_lease(
+        &self,
+        id: &str,
+        term: Option<&ConsoleTerm>,
+    ) -> Result<Lease, AgentError> {
+        let mut url = reqwest::Url::parse(&format!("{}/v1/leases/{id}", self.base_url))
+            .map_err(|error| AgentError::BadUrl {
+                url: self.base_url.clone(),
+                reason: error.to_string(),
+            })?;
+        if let Some(term) = term {
+            url.query_pairs_mut()
+                .append_pair("console_group", &term.console_group)
+                .append_pair("term", &term.term.to_string());
+        }
+        Ok(self.send(self.http.delete(url)).await?.1)
     }
 
     async fn get<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, AgentError> {

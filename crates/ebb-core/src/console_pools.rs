@@ -5,8 +5,9 @@
 use crate::catalog_store::ActiveCatalog;
 use crate::client::ClientConfig;
 use crate::console::{Console, Role, read_snapshot};
-use crate::enforcer::{Clients, PassReport};
+use crate::enforcer::PassReport;
 use crate::pools::{self, HostFacts, NewActivity, Pool, PoolError, PoolStore};
+use crate::provider::{AgentProvider, GpuProvider};
 use ebb_cost::{Catalog, OverlayMode, Term};
 use ebb_plan::reconcile::{self, HostObs};
 use ebb_wire::pools::{
@@ -14,6 +15,7 @@ use ebb_wire::pools::{
     RegionOffer, ScalePreview, SpendSummary,
 };
 use ebb_wire::reasons::ChangeReason;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -88,12 +90,15 @@ impl Console {
 
     /// Asks these hosts for their GPUs and leases now (short timeouts, all at once).
     async fn observe_now(&self, specs: &[crate::registry::HostEntry]) -> Vec<HostObs> {
-        let mut clients = Clients::new(ClientConfig {
-            connect_timeout: Duration::from_millis(500),
-            request_timeout: Duration::from_millis(1500),
-        });
-        clients.refresh(self.registry(), specs).await;
-        clients.observe(specs, 64).await
+        let provider: Arc<dyn GpuProvider> = Arc::new(AgentProvider::new(
+            self.registry().clone(),
+            ClientConfig {
+                connect_timeout: Duration::from_millis(500),
+                request_timeout: Duration::from_millis(1500),
+            },
+        ));
+        provider.prepare(specs).await;
+        crate::provider::observe(&provider, specs, 64).await
     }
 
     /// The pool as its agents show it right now, planned as the enforcer would.

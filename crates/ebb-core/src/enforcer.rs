@@ -5,19 +5,21 @@
 //! [`settle`] (pure) makes of the answers: the lease history, the fences, what each pool
 //! looks like, and each change's per-host results in the activity log. Time comes from the
 //! store's clock, so a test can run a pass on virtual time. One process per data directory
-//! runs it (the collector).
+//! runs it (the collector). It reaches the GPUs only through a [`GpuProvider`] (the agents,
+//! unless a test or another provider is given).
 
 use crate::catalog_store::ActiveCatalog;
-use crate::client::{AgentAccess, AgentClient, AgentError, ClientConfig};
+use crate::client::ClientConfig;
 use crate::fanout::fan_out;
 use crate::pools::{NewActivity, Pool, PoolError, PoolStore};
+use crate::provider::{AgentProvider, GpuChoice, GpuProvider, Release, Rent};
 use crate::registry::{HostEntry, Registry};
 use crate::rules_live::RulesRunner;
-use ebb_plan::reconcile::{self, HostObs, Input, KnownLease, Pending, PoolTarget, Refusals, Seen};
+use ebb_plan::reconcile::{self, HostObs, Input, KnownLease, Pending, PoolTarget, Refusals};
 use ebb_plan::settle::{self, CreateAnswer, ReleaseAnswer, Tally};
-use ebb_wire::agent::LeaseRequest;
+use ebb_wire::agent::ConsoleTerm;
 use ebb_wire::pools::{Actor, HostResult};
-use ebb_wire::reasons::ChangeReason;
+use ebb_wire::reasons::{ChangeReason, HostProblem};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -78,11 +80,24 @@ pub struct Enforcer {
 }
 
 impl Enforcer {
+    /// The enforcer over the registry's agents.
     pub fn start(
         store: PoolStore,
         registry: Registry,
         data_dir: PathBuf,
         config: EnforcerConfig,
+    ) -> Self {
+        let provider = Arc::new(AgentProvider::new(registry.clone(), config.client));
+        Self::with_provider(store, registry, data_dir, config, provider)
+    }
+
+    /// The enforcer renting through `provider`: the registry's hosts are its targets.
+    pub fn with_provider(
+        store: PoolStore,
+        registry: Registry,
+        data_dir: PathBuf,
+        config: EnforcerConfig,
+        provider: Arc<dyn GpuProvider>,
     ) -> Self {
         let wake = Arc::new(Notify::new());
         let (publish, reports) = watch::channel(PassReport::default());
@@ -91,7 +106,10 @@ impl Enforcer {
             registry,
             data_dir,
             config,
-            clients: Clients::new(config.client),
+            provider,
+            // No console is elected yet (issue 13: the election comes later), so every call
+            // goes unfenced, as a single console's always have.
+            term: None,
             down_since: None,
             refusals: Refusals::default(),
             holder: None,
@@ -155,93 +173,15 @@ impl Drop for Enforcer {
     }
 }
 
-/// A client per registered host, remade when its spec changes.
-#[derive(Debug)]
-pub(crate) struct Clients {
-    map: HashMap<String, (HostEntry, AgentClient)>,
-    config: ClientConfig,
-}
-
-impl Clients {
-    pub(crate) fn new(config: ClientConfig) -> Self {
-        Self {
-            map: HashMap::new(),
-            config,
-        }
-    }
-
-    fn get(&self, host: &str) -> Option<&AgentClient> {
-        self.map.get(host).map(|(_, client)| client)
-    }
-
-    pub(crate) async fn refresh(&mut self, registry: &Registry, specs: &[HostEntry]) {
-        self.map
-            .retain(|name, _| specs.iter().any(|s| &s.name == name));
-        for spec in specs {
-            if self.map.get(&spec.name).is_some_and(|(had, _)| had == spec) {
-                continue;
-            }
-            let token = registry.token(spec).await.unwrap_or(None);
-            let access = AgentAccess {
-                url: spec.url.clone(),
-                token,
-                fingerprint: spec.fingerprint.clone(),
-            };
-            match AgentClient::with_access(&access, self.config) {
-                Ok(client) => {
-                    self.map.insert(spec.name.clone(), (spec.clone(), client));
-                }
-                Err(error) => tracing::warn!(host = %spec.name, %error, "cannot make a client"),
-            }
-        }
-    }
-
-    /// Every host's GPUs and leases at once; a host that fails either call is unseen.
-    pub(crate) async fn observe(&self, specs: &[HostEntry], concurrency: usize) -> Vec<HostObs> {
-        let calls = specs.iter().enumerate().filter_map(|(index, spec)| {
-            let (_, client) = self.map.get(&spec.name)?;
-            Some((index, client.clone()))
-        });
-        let answers = fan_out(calls, concurrency, |(index, client)| async move {
-            let (gpus, leases) = tokio::join!(client.gpus(), client.leases());
-            (index, gpus.and_then(|g| leases.map(|l| (g, l))))
-        })
-        .await;
-        let mut seen: HashMap<usize, Seen> = answers
-            .into_iter()
-            .filter_map(|(index, answer)| {
-                let (gpus, leases) = answer.ok()?;
-                Some((
-                    index,
-                    Seen {
-                        gpus: gpus.gpus,
-                        leases: leases.leases,
-                    },
-                ))
-            })
-            .collect();
-        specs
-            .iter()
-            .enumerate()
-            .map(|(index, spec)| HostObs {
-                name: spec.name.clone(),
-                region: spec.region.clone(),
-                seen: seen.remove(&index),
-                down_since_ms: None,
-                lost_fence: None,
-                refusing: None,
-                draining: spec.draining,
-            })
-            .collect()
-    }
-}
-
 struct Loop {
     store: PoolStore,
     registry: Registry,
     data_dir: PathBuf,
     config: EnforcerConfig,
-    clients: Clients,
+    provider: Arc<dyn GpuProvider>,
+    /// The term this console was elected for, sent with every rent and release so an
+    /// agent can refuse a leader that was replaced; `None`: not elected, nothing sent.
+    term: Option<ConsoleTerm>,
     /// Since when each silent host has been silent; read from the store once, then kept
     /// here and written through.
     down_since: Option<HashMap<String, i64>>,
@@ -321,7 +261,7 @@ impl Loop {
             .list()
             .await
             .map_err(|error| PoolError::Registry(error.to_string()))?;
-        self.clients.refresh(&self.registry, &specs).await;
+        self.provider.prepare(&specs).await;
         let catalog = ActiveCatalog::prices(&self.data_dir);
         let targets: Vec<PoolTarget> = recorded
             .pools
@@ -334,7 +274,8 @@ impl Loop {
             .into_iter()
             .filter(|spec| recorded.concerns(spec))
             .collect();
-        let mut hosts = self.clients.observe(&scoped, self.config.concurrency).await;
+        let mut hosts =
+            crate::provider::observe(&self.provider, &scoped, self.config.concurrency).await;
         self.note_down_since(&mut hosts, now).await?;
 
         // Requests whose answer never came: the same key again, where the host answers.
@@ -491,27 +432,26 @@ impl Loop {
         holder: &str,
         intents: Vec<Pending>,
     ) -> Vec<(Pending, CreateAnswer)> {
-        let calls = intents.into_iter().filter_map(|intent| {
-            let client = self.clients.get(&intent.host)?.clone();
-            let request = LeaseRequest {
+        let calls = intents.into_iter().map(|intent| {
+            let rent = Rent {
+                target: intent.host.clone(),
+                gpus: GpuChoice::Exact(vec![intent.gpu_uuid.clone()]),
+                key: intent.key.clone(),
                 pool_id: intent.pool_id.clone(),
                 holder_id: holder.to_string(),
-                count: None,
-                gpu_uuids: Some(vec![intent.gpu_uuid.clone()]),
-                command: None,
-                load_profile: None,
+                term: self.term.clone(),
             };
-            Some((intent, client, request))
+            (intent, rent, self.provider.clone())
         });
         fan_out(
             calls,
             self.config.concurrency,
-            |(intent, client, request)| async move {
-                let answer = match client.create_lease(&intent.key, &request).await {
-                    Ok((_, lease)) => CreateAnswer::Granted(Box::new(lease)),
+            |(intent, rent, provider)| async move {
+                let answer = match provider.rent(&rent).await {
+                    Ok(rented) => CreateAnswer::Granted(Box::new(rented.lease)),
                     // Certainly not granted: refused for the GPU or the request (4xx), or
                     // for the host itself (no token, or one without the lease scope).
-                    Err(error @ AgentError::RefusedRequest { status, .. })
+                    Err(error @ HostProblem::RefusedRequest { status, .. })
                         if (400..500).contains(&status) =>
                     {
                         CreateAnswer::Refused(error)
@@ -529,15 +469,19 @@ impl Loop {
         &self,
         orders: &[reconcile::ReleaseOrder],
     ) -> Vec<(reconcile::ReleaseOrder, ReleaseAnswer)> {
-        let calls = orders.iter().filter_map(|order| {
-            let client = self.clients.get(&order.host)?.clone();
-            Some((order.clone(), client))
+        let calls = orders.iter().map(|order| {
+            let release = Release {
+                target: order.host.clone(),
+                lease_id: order.lease_id.clone(),
+                term: self.term.clone(),
+            };
+            (order.clone(), release, self.provider.clone())
         });
         fan_out(
             calls,
             self.config.concurrency,
-            |(order, client)| async move {
-                let answer = client.release_lease(&order.lease_id).await.map(|_| ());
+            |(order, release, provider)| async move {
+                let answer = provider.release(&release).await.map(|_| ());
                 (order, answer)
             },
         )

@@ -25,6 +25,7 @@ pub mod metrics_store;
 pub mod notify;
 pub mod pool_history;
 pub mod pools;
+pub mod provider;
 pub mod raster;
 pub mod registry;
 pub mod rules_live;

@@ -99,6 +99,88 @@ pub struct LeaseRequest {
     /// Simulator only: how busy the leased GPUs run (`idle`, `steady`, `diurnal`, `burst`).
     #[serde(default)]
     pub load_profile: Option<String>,
+    /// The group of consoles (sharing one database) this request speaks for; given with
+    /// `term`, or neither (a single console). Left out of the JSON when `None`, so an agent
+    /// that predates terms still takes the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub console_group: Option<String>,
+    /// The term the group's leader was elected for (see [`ConsoleTerm`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub term: Option<u64>,
+}
+
+impl LeaseRequest {
+    /// The request fenced by `term`; `None` sends none, as a console that is not elected
+    /// (a single console) does.
+    #[must_use]
+    pub fn with_term(mut self, term: Option<&ConsoleTerm>) -> Self {
+        self.console_group = term.map(|term| term.console_group.clone());
+        self.term = term.map(|term| term.term);
+        self
+    }
+
+    /// The same request, fence aside: a retry of a key by a newer term is the same request.
+    pub fn same_apart_from_term(&self, other: &LeaseRequest) -> bool {
+        self.clone().with_term(None) == other.clone().with_term(None)
+    }
+}
+
+/// An elected console's standing on a lease call: the group of consoles that share one
+/// database, and the term its leader was elected for (a number that grows with each
+/// election). An agent keeps the highest term it has seen from each group and refuses a
+/// lower one with 409 `stale_term`, so a leader that was paused and replaced cannot act: a
+/// fencing token per console group.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, Type)]
+pub struct ConsoleTerm {
+    pub console_group: String,
+    pub term: u64,
+}
+
+impl ConsoleTerm {
+    pub fn new(console_group: impl Into<String>, term: u64) -> Self {
+        Self {
+            console_group: console_group.into(),
+            term,
+        }
+    }
+
+    /// The fence two optional wire fields make: `Ok(None)` for neither, `Err(field)` naming
+    /// the missing one when only one is given.
+    pub fn from_parts(
+        console_group: Option<&str>,
+        term: Option<u64>,
+    ) -> Result<Option<Self>, &'static str> {
+        match (console_group, term) {
+            (None, None) => Ok(None),
+            (Some(group), Some(term)) => Ok(Some(Self::new(group, term))),
+            (Some(_), None) => Err("term"),
+            (None, Some(_)) => Err("console_group"),
+        }
+    }
+}
+
+/// The query of `DELETE /v1/leases/{id}`: the caller's [`ConsoleTerm`], both fields or
+/// neither (`?console_group=G&term=N`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct ReleaseQuery {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub console_group: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub term: Option<u64>,
+}
+
+impl ReleaseQuery {
+    pub fn new(term: Option<&ConsoleTerm>) -> Self {
+        Self {
+            console_group: term.map(|term| term.console_group.clone()),
+            term: term.map(|term| term.term),
+        }
+    }
+
+    /// See [`ConsoleTerm::from_parts`].
+    pub fn console_term(&self) -> Result<Option<ConsoleTerm>, &'static str> {
+        ConsoleTerm::from_parts(self.console_group.as_deref(), self.term)
+    }
 }
 
 /// Where a lease is in its life.
@@ -208,6 +290,49 @@ pub struct ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn request() -> LeaseRequest {
+        LeaseRequest {
+            pool_id: "pool-a".into(),
+            holder_id: "console-1".into(),
+            count: Some(1),
+            gpu_uuids: None,
+            command: None,
+            load_profile: None,
+            console_group: None,
+            term: None,
+        }
+    }
+
+    #[test]
+    fn a_request_without_a_term_says_nothing_of_one() {
+        let json = serde_json::to_value(request()).unwrap();
+        assert!(json.get("term").is_none(), "{json}");
+        assert!(json.get("console_group").is_none(), "{json}");
+        let fenced = request().with_term(Some(&ConsoleTerm::new("group-1", 7)));
+        let json = serde_json::to_value(&fenced).unwrap();
+        assert_eq!(json["term"], 7);
+        assert_eq!(json["console_group"], "group-1");
+        assert!(fenced.same_apart_from_term(&request()));
+        assert!(!fenced.same_apart_from_term(&LeaseRequest {
+            count: Some(2),
+            ..request()
+        }));
+    }
+
+    #[test]
+    fn a_term_comes_with_its_group_or_not_at_all() {
+        assert_eq!(ConsoleTerm::from_parts(None, None), Ok(None));
+        assert_eq!(
+            ConsoleTerm::from_parts(Some("g"), Some(3)),
+            Ok(Some(ConsoleTerm::new("g", 3)))
+        );
+        assert_eq!(ConsoleTerm::from_parts(Some("g"), None), Err("term"));
+        assert_eq!(ConsoleTerm::from_parts(None, Some(3)), Err("console_group"));
+        let query = ReleaseQuery::new(Some(&ConsoleTerm::new("g", 3)));
+        assert_eq!(query.console_term(), Ok(Some(ConsoleTerm::new("g", 3))));
+        assert_eq!(ReleaseQuery::new(None), ReleaseQuery::default());
+    }
 
     #[test]
     fn the_lease_list_query_picks_states_and_names_them_as_the_query_does() {

@@ -1,7 +1,7 @@
 //! The lease ledger: who holds which GPU. Pure: no IO, no clock, no randomness; the shell
 //! persists every change before it applies it here.
 
-use ebb_wire::agent::{Lease, LeaseRequest, LeaseState};
+use ebb_wire::agent::{ConsoleTerm, Lease, LeaseRequest, LeaseState};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The most GPUs one request may name or count.
@@ -45,6 +45,15 @@ pub enum LeaseError {
     /// 404.
     #[error("no lease with id `{id}`")]
     NotFound { id: String },
+    /// 409: the console group has elected a newer leader since this term.
+    #[error(
+        "term: {term} of console group `{console_group}` is stale: this agent has seen term {highest} from that group, so a newer console leads it and this one must not act"
+    )]
+    StaleTerm {
+        console_group: String,
+        term: u64,
+        highest: u64,
+    },
 }
 
 /// What a grant plan comes to.
@@ -86,6 +95,8 @@ pub struct Ledger {
     /// key → (the request as first sent, the lease as first granted).
     idempotency: HashMap<String, (LeaseRequest, Lease)>,
     last_fencing_token: u64,
+    /// Console group → the highest term seen from it.
+    terms: HashMap<String, u64>,
 }
 
 impl Ledger {
@@ -111,11 +122,50 @@ impl Ledger {
                 .map(|(key, request, lease)| (key, (request, lease)))
                 .collect(),
             last_fencing_token: last_fencing_token.max(highest),
+            terms: HashMap::new(),
         }
+    }
+
+    /// The ledger with the highest terms the store kept, per console group.
+    #[must_use]
+    pub fn with_terms(mut self, terms: impl IntoIterator<Item = (String, u64)>) -> Self {
+        self.terms.extend(terms);
+        self
     }
 
     pub fn last_fencing_token(&self) -> u64 {
         self.last_fencing_token
+    }
+
+    /// The highest term seen from a console group.
+    pub fn highest_term(&self, console_group: &str) -> Option<u64> {
+        self.terms.get(console_group).copied()
+    }
+
+    /// Decides whether a lease call fenced by `term` may go on, changing nothing: refused
+    /// when its group has been seen with a higher term; `Ok(true)` when the term is new or
+    /// higher, to persist and then [`Ledger::commit_term`] (an agent has seen a term once it
+    /// is admitted, whatever the call then comes to); `Ok(false)` for no term or the same one.
+    pub fn admit_term(&self, term: Option<&ConsoleTerm>) -> Result<bool, LeaseError> {
+        let Some(term) = term else {
+            return Ok(false);
+        };
+        match self.highest_term(&term.console_group) {
+            Some(highest) if term.term < highest => Err(LeaseError::StaleTerm {
+                console_group: term.console_group.clone(),
+                term: term.term,
+                highest,
+            }),
+            Some(highest) => Ok(term.term > highest),
+            None => Ok(true),
+        }
+    }
+
+    /// Records a term as the highest seen from its group (after the store has it); a lower
+    /// one changes nothing, so terms only grow.
+    pub fn commit_term(&mut self, term: &ConsoleTerm) {
+        let highest = self.terms.entry(term.console_group.clone()).or_insert(0);
+        *highest = (*highest).max(term.term);
     }
 
     pub fn get(&self, id: &str) -> Option<&Lease> {
@@ -155,7 +205,8 @@ impl Ledger {
     ) -> Result<Grant, LeaseError> {
         validate_key(key)?;
         if let Some((first_request, first_answer)) = self.idempotency.get(key) {
-            return if first_request == request {
+            // A retry by a newer leader carries its own term: still the same request.
+            return if first_request.same_apart_from_term(request) {
                 Ok(Grant::Replayed(first_answer.clone()))
             } else {
                 Err(LeaseError::KeyReused { key: key.into() })
@@ -295,6 +346,43 @@ impl Ledger {
     }
 }
 
+/// The fence a lease call carries, checked: both `console_group` and `term` or neither,
+/// the group an id like `holder_id`, the term within what SQLite keeps.
+pub fn fence(
+    console_group: Option<&str>,
+    term: Option<u64>,
+) -> Result<Option<ConsoleTerm>, LeaseError> {
+    let fence =
+        ConsoleTerm::from_parts(console_group, term).map_err(|field| LeaseError::Invalid {
+            field,
+            problem: "give console_group and term together, or neither".into(),
+        })?;
+    if let Some(fence) = &fence {
+        check_id("console_group", &fence.console_group)?;
+        if i64::try_from(fence.term).is_err() {
+            return Err(LeaseError::Invalid {
+                field: "term",
+                problem: format!("must be at most {}", i64::MAX),
+            });
+        }
+    }
+    Ok(fence)
+}
+
+fn check_id(field: &'static str, value: &str) -> Result<(), LeaseError> {
+    let invalid = |problem: String| Err(LeaseError::Invalid { field, problem });
+    if value.trim().is_empty() {
+        return invalid("must not be empty".into());
+    }
+    if value.chars().count() > MAX_ID_CHARS {
+        return invalid(format!("must be at most {MAX_ID_CHARS} characters"));
+    }
+    if value.chars().any(char::is_control) {
+        return invalid("must not contain control characters".into());
+    }
+    Ok(())
+}
+
 fn validate_key(key: &str) -> Result<(), LeaseError> {
     let bad = |problem: &str| LeaseError::Invalid {
         field: "Idempotency-Key",
@@ -320,16 +408,9 @@ pub fn validate(request: &LeaseRequest) -> Result<(), LeaseError> {
         ("pool_id", &request.pool_id),
         ("holder_id", &request.holder_id),
     ] {
-        if value.trim().is_empty() {
-            return invalid(field, "must not be empty".into());
-        }
-        if value.chars().count() > MAX_ID_CHARS {
-            return invalid(field, format!("must be at most {MAX_ID_CHARS} characters"));
-        }
-        if value.chars().any(char::is_control) {
-            return invalid(field, "must not contain control characters".into());
-        }
+        check_id(field, value)?;
     }
+    fence(request.console_group.as_deref(), request.term)?;
     match (&request.count, &request.gpu_uuids) {
         (None, None) => return invalid("count", "give either count or gpu_uuids".into()),
         (Some(_), Some(_)) => {
@@ -413,6 +494,8 @@ mod tests {
             gpu_uuids: None,
             command: None,
             load_profile: None,
+            console_group: None,
+            term: None,
         }
     }
 
@@ -630,6 +713,81 @@ mod tests {
         let again = grant(&mut ledger, "k-old", &by_count(1), &slots).unwrap();
         assert_ne!(again.id, old.id);
         assert!(again.fencing_token > old.fencing_token);
+    }
+
+    #[test]
+    fn a_lower_term_is_refused_an_equal_or_higher_one_admitted_per_group() {
+        let mut ledger = Ledger::default();
+        let term = |group: &str, term: u64| ConsoleTerm::new(group, term);
+        assert_eq!(ledger.admit_term(None), Ok(false), "no term: as before");
+        assert_eq!(
+            ledger.admit_term(Some(&term("a", 5))),
+            Ok(true),
+            "new group"
+        );
+        ledger.commit_term(&term("a", 5));
+        assert_eq!(
+            ledger.admit_term(Some(&term("a", 5))),
+            Ok(false),
+            "same term"
+        );
+        assert_eq!(ledger.admit_term(Some(&term("a", 6))), Ok(true), "higher");
+        let stale = ledger.admit_term(Some(&term("a", 4))).unwrap_err();
+        assert_eq!(
+            stale,
+            LeaseError::StaleTerm {
+                console_group: "a".into(),
+                term: 4,
+                highest: 5
+            }
+        );
+        assert!(
+            stale
+                .to_string()
+                .contains("term: 4 of console group `a` is stale")
+        );
+        assert!(stale.to_string().contains("seen term 5"));
+        assert_eq!(
+            ledger.admit_term(Some(&term("b", 1))),
+            Ok(true),
+            "groups apart"
+        );
+        ledger.commit_term(&term("a", 3));
+        assert_eq!(ledger.highest_term("a"), Some(5), "terms only grow");
+        let restored = Ledger::default().with_terms([("a".to_string(), 5)]);
+        assert!(restored.admit_term(Some(&term("a", 4))).is_err());
+    }
+
+    #[test]
+    fn a_retry_under_a_newer_term_replays_the_grant() {
+        let slots = gpus(2);
+        let mut ledger = Ledger::default();
+        let old = by_count(1).with_term(Some(&ConsoleTerm::new("g", 1)));
+        let first = grant(&mut ledger, "k1", &old, &slots).unwrap();
+        let new = by_count(1).with_term(Some(&ConsoleTerm::new("g", 2)));
+        assert_eq!(grant(&mut ledger, "k1", &new, &slots).unwrap(), first);
+        assert_eq!(ledger.leases().count(), 1);
+    }
+
+    #[test]
+    fn a_fence_is_both_fields_or_neither() {
+        assert_eq!(fence(None, None), Ok(None));
+        let half = fence(Some("g"), None).unwrap_err().to_string();
+        assert_eq!(
+            half,
+            "term: give console_group and term together, or neither"
+        );
+        let half = fence(None, Some(1)).unwrap_err().to_string();
+        assert!(half.starts_with("console_group: give"), "{half}");
+        let empty = fence(Some(" "), Some(1)).unwrap_err().to_string();
+        assert_eq!(empty, "console_group: must not be empty");
+        let huge = fence(Some("g"), Some(u64::MAX)).unwrap_err().to_string();
+        assert!(huge.starts_with("term: must be at most"), "{huge}");
+        let request = LeaseRequest {
+            term: Some(1),
+            ..by_count(1)
+        };
+        assert!(validate(&request).is_err());
     }
 
     #[test]

@@ -7,7 +7,7 @@ pub mod workload;
 
 use crate::probe::{GpuProbe, LeaseWorkload};
 use crate::sim::LoadProfile;
-use ebb_wire::agent::{GpuList, Lease, LeaseListQuery, LeaseRequest, LeaseState};
+use ebb_wire::agent::{ConsoleTerm, GpuList, Lease, LeaseListQuery, LeaseRequest, LeaseState};
 use ledger::{GpuSlot, Grant, LeaseError, Ledger};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -248,9 +248,33 @@ impl LeaseService {
             .unwrap_or_default()
     }
 
+    /// Refuses a call whose console term is below its group's highest, and keeps a higher
+    /// one (persisted first) before the call goes on: a term counts as seen once admitted,
+    /// even when the call is then refused for something else. Called with the ledger locked.
+    async fn admit_term(
+        &self,
+        ledger: &mut Ledger,
+        term: Option<&ConsoleTerm>,
+    ) -> Result<(), ServiceError> {
+        if let Some(term) = term
+            && ledger.admit_term(Some(term))?
+        {
+            self.store.raise_term(term).await?;
+            ledger.commit_term(term);
+        }
+        Ok(())
+    }
+
+    /// The highest term seen from a console group.
+    pub async fn highest_term(&self, console_group: &str) -> Option<u64> {
+        self.ledger.lock().await.highest_term(console_group)
+    }
+
     /// `POST /v1/leases`. One at a time per host: the ledger lock is held from the plan
-    /// to the commit, so two requests can never take the same GPU.
+    /// to the commit, so two requests can never take the same GPU. A request fenced by a
+    /// console term below its group's highest is refused before anything else.
     pub async fn create(&self, key: &str, request: &LeaseRequest) -> Result<Created, ServiceError> {
+        let term = ledger::fence(request.console_group.as_deref(), request.term)?;
         let slots: Vec<GpuSlot> = self
             .gpus
             .borrow()
@@ -263,6 +287,7 @@ impl LeaseService {
             })
             .collect();
         let mut ledger = self.ledger.lock().await;
+        self.admit_term(&mut ledger, term.as_ref()).await?;
         let id = lease_id(&self.host, ledger.last_fencing_token() + 1, key);
         let lease = match ledger.plan_grant(key, request, &slots, &id, now_ms())? {
             Grant::Replayed(lease) => {
@@ -310,7 +335,21 @@ impl LeaseService {
     /// Returns the lease as it is now: `released` when there was nothing to stop,
     /// `releasing` while the workload is being stopped.
     pub async fn release(&self, id: &str) -> Result<Lease, ServiceError> {
+        self.release_fenced(id, None).await
+    }
+
+    /// [`Self::release`] fenced by a console term, as a create is: refused when the term is
+    /// below its group's highest.
+    pub async fn release_fenced(
+        &self,
+        id: &str,
+        term: Option<&ConsoleTerm>,
+    ) -> Result<Lease, ServiceError> {
+        if let Some(term) = term {
+            ledger::fence(Some(&term.console_group), Some(term.term))?;
+        }
         let mut ledger = self.ledger.lock().await;
+        self.admit_term(&mut ledger, term).await?;
         let current = ledger
             .get(id)
             .cloned()

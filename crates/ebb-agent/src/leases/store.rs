@@ -1,7 +1,7 @@
 //! Where leases live between restarts: SQLite through sqlx, WAL, one transaction per change.
 
 use super::ledger::{Expired, Ledger};
-use ebb_wire::agent::{Lease, LeaseRequest};
+use ebb_wire::agent::{ConsoleTerm, Lease, LeaseRequest};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Row, SqlitePool};
 use std::path::Path;
@@ -114,7 +114,33 @@ impl HostStore {
             .bind(&self.host)
             .fetch_optional(&self.pool)
             .await?;
-        Ok(Ledger::restore(leases, records, last.unwrap_or(0) as u64))
+        let terms: Vec<(String, i64)> =
+            sqlx::query_as("SELECT console_group, term FROM console_terms WHERE host = ?")
+                .bind(&self.host)
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(
+            Ledger::restore(leases, records, last.unwrap_or(0) as u64).with_terms(
+                terms
+                    .into_iter()
+                    .map(|(group, term)| (group, u64::try_from(term).unwrap_or(0))),
+            ),
+        )
+    }
+
+    /// Keeps `term` as its group's highest, unless a higher one is kept already.
+    pub async fn raise_term(&self, term: &ConsoleTerm) -> Result<(), StoreError> {
+        // The ledger refuses terms past i64::MAX, so the cast is exact.
+        sqlx::query(
+            "INSERT INTO console_terms (host, console_group, term) VALUES (?, ?, ?)
+             ON CONFLICT (host, console_group) DO UPDATE SET term = MAX(term, excluded.term)",
+        )
+        .bind(&self.host)
+        .bind(&term.console_group)
+        .bind(term.term as i64)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
     }
 
     /// Stores a new grant: the lease, its idempotency record and the fence, together.

@@ -7,4 +7,5 @@ mod nvml;
 mod parsers;
 mod retention;
 mod support;
+mod terms;
 mod tls;

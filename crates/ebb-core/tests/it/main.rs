@@ -9,6 +9,7 @@ mod metrics_store;
 mod parsers;
 mod pinning;
 mod pools;
+mod provider;
 mod registry;
 mod rules;
 mod rules_replay;
