@@ -130,9 +130,20 @@ impl AgentClient {
         self.get("/v1/gpus").await
     }
 
-    /// `GET /v1/leases`: every lease the agent keeps.
+    /// `GET /v1/leases`: the leases not yet released (active and releasing); the agent
+    /// keeps released ones a while longer, but a pass has no need of them.
     pub async fn leases(&self) -> Result<LeaseList, AgentError> {
         self.get("/v1/leases").await
+    }
+
+    /// `GET /v1/leases/{id}`: one lease, released ones too while the agent keeps them;
+    /// `None` when it keeps no such lease (404).
+    pub async fn lease(&self, id: &str) -> Result<Option<Lease>, AgentError> {
+        match self.get(&format!("/v1/leases/{id}")).await {
+            Ok(lease) => Ok(Some(lease)),
+            Err(AgentError::RefusedRequest { status: 404, .. }) => Ok(None),
+            Err(error) => Err(error),
+        }
     }
 
     /// `POST /v1/leases` with an idempotency key: the same key and body always come back

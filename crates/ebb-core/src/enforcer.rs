@@ -16,7 +16,7 @@ use crate::provider::{AgentProvider, GpuChoice, GpuProvider, Release, Rent};
 use crate::registry::{HostEntry, Registry};
 use crate::rules_live::RulesRunner;
 use ebb_plan::reconcile::{self, HostObs, Input, KnownLease, Pending, PoolTarget, Refusals};
-use ebb_plan::settle::{self, CreateAnswer, ReleaseAnswer, Tally};
+use ebb_plan::settle::{self, CreateAnswer, Lookup, ReleaseAnswer, Tally};
 use ebb_wire::agent::ConsoleTerm;
 use ebb_wire::pools::{Actor, HostResult};
 use ebb_wire::reasons::{ChangeReason, HostProblem};
@@ -293,9 +293,15 @@ impl Loop {
         pending.extend(retried.pending);
 
         // The lease history follows what the agents report (written only where it moved).
+        // An agent lists only the leases not yet released, so a lease of ours gone from its
+        // list is asked for by id, and its end recorded as the agent recorded it.
+        let vanished = self
+            .look_up(settle::vanished(&hosts, &recorded.leases))
+            .await;
+        let waiting = settle::looked_up(vanished, &mut hosts);
         self.store
             .sync_hosts(
-                &settle::moved_history(&hosts, &recorded.leases, &holder),
+                &settle::moved_history(&hosts, &recorded.leases, &holder, &waiting),
                 now,
             )
             .await?;
@@ -359,6 +365,7 @@ impl Loop {
         let sent = settle::creates(sent, &mut hosts, &mut tally);
         sent.update(&mut self.refusals, now);
         self.store.resolve_intents(&sent.resolved).await?;
+        self.store.record_ended(&settle::ended(&released)).await?;
         settle::releases(released, &mut tally);
         let settled = settle::finish(
             plan.pools,
@@ -465,6 +472,29 @@ impl Loop {
         .await
     }
 
+    /// Asks each host, by id, for the leases of ours it no longer lists.
+    async fn look_up(&self, vanished: Vec<(String, String)>) -> Vec<((String, String), Lookup)> {
+        let calls = vanished
+            .into_iter()
+            .map(|asked| (asked, self.provider.clone()));
+        fan_out(
+            calls,
+            self.config.concurrency,
+            |((host, lease_id), provider)| async move {
+                let answer = match provider.lease(&host, &lease_id).await {
+                    Ok(Some(lease)) => Lookup::Found(Box::new(lease)),
+                    Ok(None) => {
+                        tracing::info!(%host, lease = %lease_id, "a lease of ours is no longer known to its agent (released longer ago than its retention); its end is recorded as now");
+                        Lookup::Forgotten
+                    }
+                    Err(error) => Lookup::Failed(error),
+                };
+                ((host, lease_id), answer)
+            },
+        )
+        .await
+    }
+
     async fn send_releases(
         &self,
         orders: &[reconcile::ReleaseOrder],
@@ -481,7 +511,7 @@ impl Loop {
             calls,
             self.config.concurrency,
             |(order, release, provider)| async move {
-                let answer = provider.release(&release).await.map(|_| ());
+                let answer = provider.release(&release).await.map(Box::new);
                 (order, answer)
             },
         )

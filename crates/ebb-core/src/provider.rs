@@ -118,6 +118,20 @@ pub trait GpuProvider: Send + Sync + fmt::Debug {
     /// The leases on a target, ours and others', as it lists them.
     fn list<'a>(&'a self, target: &'a str) -> ProviderFuture<'a, Vec<Lease>>;
 
+    /// One lease of a target by id, released ones too while the target keeps them; `None`
+    /// when it keeps no such lease. The enforcer asks for each lease of ours that left
+    /// [`GpuProvider::list`] (an agent lists only the leases not yet released), to record
+    /// when it ended. A provider that keeps no released leases answers `None` (this
+    /// default): the lease then ended when it was seen gone.
+    fn lease<'a>(
+        &'a self,
+        target: &'a str,
+        lease_id: &'a str,
+    ) -> ProviderFuture<'a, Option<Lease>> {
+        let _ = (target, lease_id);
+        Box::pin(async { Ok(None) })
+    }
+
     /// Asks for GPUs. A 4xx-like refusal (`RefusedRequest`, `Unauthorized`, `Forbidden`)
     /// means certainly not granted; any other error may have been granted, and the same key
     /// is sent again.

@@ -2,9 +2,11 @@
 //!
 //! A pass is plan ([`crate::reconcile::plan`]) → act (the enforcer sends the requests and
 //! releases) → settle (here): which intents the answers end and which stay pending, the
-//! per-host tally, which hosts' lease history moved, the activity reasons a write-off or
-//! a host coming back gives, each pool's notes, its status after the pass, and how each
-//! open change stands. The enforcer writes what this returns; nothing here does IO.
+//! per-host tally, which of our leases left an agent's list (to be looked up by id, since
+//! an agent lists only the leases not yet released) and which ended in a release's answer,
+//! which hosts' lease history moved, the activity reasons a write-off or a host coming
+//! back gives, each pool's notes, its status after the pass, and how each open change
+//! stands. The enforcer writes what this returns; nothing here does IO.
 
 use crate::reconcile::{
     HostObs, KnownLease, Pending, PoolStatus, PoolTarget, Refusals, ReleaseOrder, Why,
@@ -12,7 +14,7 @@ use crate::reconcile::{
 use ebb_wire::agent::{Lease, LeaseState};
 use ebb_wire::pools::{HostResult, Outcome, PoolLeaseState};
 use ebb_wire::reasons::{ChangeReason, HostProblem, PoolNote};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// An agent's answer to one lease request.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,8 +26,21 @@ pub enum CreateAnswer {
     Unknown(HostProblem),
 }
 
-/// An agent's answer to one release.
-pub type ReleaseAnswer = Result<(), HostProblem>;
+/// An agent's answer to one release: the lease as it is now (`released` when nothing was
+/// left to stop, `releasing` while its workload stops).
+pub type ReleaseAnswer = Result<Box<Lease>, HostProblem>;
+
+/// What an agent answered when asked by id for a lease of ours it no longer lists.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Lookup {
+    /// The lease as the agent keeps it.
+    Found(Box<Lease>),
+    /// The agent keeps no such lease: released longer ago than its retention (or its
+    /// lease database was lost).
+    Forgotten,
+    /// No certain answer: asked again next pass.
+    Failed(HostProblem),
+}
 
 /// What one pass did with one pool's requests to one host.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -148,12 +163,25 @@ pub fn creates(
     settled
 }
 
+/// The leases the release answers say are over, by host: their end, as the agents
+/// recorded it, goes into the lease history at once.
+pub fn ended(answers: &[(ReleaseOrder, ReleaseAnswer)]) -> Vec<(&str, &Lease)> {
+    answers
+        .iter()
+        .filter_map(|(order, answer)| {
+            let lease = answer.as_ref().ok()?;
+            (lease.state == LeaseState::Released && lease.released_at_ms.is_some())
+                .then_some((order.host.as_str(), &**lease))
+        })
+        .collect()
+}
+
 /// Reads release answers into the tally.
 pub fn releases(answers: Vec<(ReleaseOrder, ReleaseAnswer)>, tally: &mut Tally) {
     for (order, answer) in answers {
         let entry = tally.at(&order.pool_id, &order.host);
         match answer {
-            Ok(()) => entry.released += 1,
+            Ok(_) => entry.released += 1,
             Err(error) => {
                 entry.failed += 1;
                 entry.last_error = Some(error);
@@ -162,16 +190,81 @@ pub fn releases(answers: Vec<(ReleaseOrder, ReleaseAnswer)>, tally: &mut Tally) 
     }
 }
 
+/// Our leases recorded as held, by host and id, that a host which answered no longer
+/// lists: released since (an agent lists only the leases not yet released), or forgotten
+/// by it. The enforcer asks the agent for each by id, so the history records when it
+/// ended as the agent does; a pass asks only for what left the list since the last.
+pub fn vanished(hosts: &[HostObs], recorded: &[KnownLease]) -> Vec<(String, String)> {
+    let listed: HashMap<&str, HashSet<&str>> = hosts
+        .iter()
+        .filter_map(|host| {
+            let seen = host.seen.as_ref()?;
+            Some((
+                host.name.as_str(),
+                seen.leases.iter().map(|lease| lease.id.as_str()).collect(),
+            ))
+        })
+        .collect();
+    recorded
+        .iter()
+        .filter(|lease| {
+            listed
+                .get(lease.host.as_str())
+                .is_some_and(|ids| !ids.contains(lease.lease_id.as_str()))
+        })
+        .map(|lease| (lease.host.clone(), lease.lease_id.clone()))
+        .collect()
+}
+
+/// Reads the answers about vanished leases: a released one joins its host's observation,
+/// so the history records the agent's end for it; a forgotten one is left out, so the
+/// history ends it now. Returns the hosts whose history waits a pass: an answer did not
+/// come, or said the lease is not released after all.
+pub fn looked_up(
+    answers: Vec<((String, String), Lookup)>,
+    hosts: &mut [HostObs],
+) -> BTreeSet<String> {
+    let mut waiting = BTreeSet::new();
+    for ((host_name, lease_id), answer) in answers {
+        let Some(host) = hosts.iter_mut().find(|host| host.name == host_name) else {
+            continue;
+        };
+        match answer {
+            Lookup::Found(lease)
+                if lease.id == lease_id
+                    && lease.state == LeaseState::Released
+                    && lease.released_at_ms.is_some() =>
+            {
+                if let Some(seen) = &mut host.seen
+                    && !seen.leases.iter().any(|listed| listed.id == lease.id)
+                {
+                    seen.leases.push(*lease);
+                }
+            }
+            Lookup::Forgotten => {}
+            Lookup::Found(_) | Lookup::Failed(_) => {
+                waiting.insert(host_name);
+            }
+        }
+    }
+    waiting
+}
+
 /// The hosts whose live leases of ours differ from the recorded ones, with every lease of
-/// ours they report: the lease history is written only where it moved.
+/// ours they report: the lease history is written only where it moved, and not for the
+/// hosts `waiting` for an answer about a lease they no longer list.
 pub fn moved_history<'a>(
     hosts: &'a [HostObs],
     recorded: &[KnownLease],
     holder: &str,
+    waiting: &BTreeSet<String>,
 ) -> Vec<(&'a str, Vec<&'a Lease>)> {
     let mut moved = Vec::new();
     for host in hosts {
         let Some(seen) = &host.seen else { continue };
+        if waiting.contains(&host.name) {
+            continue;
+        }
         let ours: Vec<&Lease> = seen
             .leases
             .iter()

@@ -31,6 +31,12 @@ impl TestFleetBuilder {
         self
     }
 
+    /// How long each host keeps a released lease (default: the agent's 7 days).
+    pub fn lease_retention(mut self, retention: Duration) -> Self {
+        self.config.lease_retention = retention;
+        self
+    }
+
     /// Every host carries `model` (default: the simulator's models in turn).
     pub fn model(mut self, model: GpuModel) -> Self {
         self.config.model = Some(model);
@@ -74,6 +80,17 @@ impl TestFleet {
 
     pub fn hosts(&self) -> &[FleetHost] {
         self.fleet.as_ref().expect("a running fleet").hosts()
+    }
+
+    /// Every host forgets its released leases as its timer would at `now_ms` (Unix ms;
+    /// `u64::MAX` forgets them all). Returns how many went.
+    pub async fn prune_released(&self, now_ms: u64) -> usize {
+        self.fleet
+            .as_ref()
+            .expect("a running fleet")
+            .prune_released(now_ms)
+            .await
+            .unwrap_or_else(|error| panic!("pruning the test fleet's leases: {error}"))
     }
 
     pub async fn stop(mut self) {

@@ -492,9 +492,23 @@ impl PoolStore {
         Ok(())
     }
 
+    /// Records the end of leases whose release an agent answered as done (one
+    /// transaction), at the agent's release time, before the lease leaves its list.
+    pub async fn record_ended(&self, ended: &[(&str, &Lease)]) -> Result<(), PoolError> {
+        if ended.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        for (host, lease) in ended {
+            upsert_lease(&mut tx, host, lease).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Brings the lease history of these hosts in line with what their agents reported
-    /// (one transaction): our leases there are recorded, and a recorded one an agent no
-    /// longer holds is ended.
+    /// (one transaction): our leases there are recorded (a released one with the agent's
+    /// release time), and a recorded one an agent no longer knows of at all is ended now.
     pub async fn sync_hosts(
         &self,
         hosts: &[(&str, Vec<&Lease>)],

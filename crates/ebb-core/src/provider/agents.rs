@@ -85,6 +85,14 @@ impl GpuProvider for AgentProvider {
         Box::pin(async move { Ok(self.client(target)?.leases().await?.leases) })
     }
 
+    fn lease<'a>(
+        &'a self,
+        target: &'a str,
+        lease_id: &'a str,
+    ) -> ProviderFuture<'a, Option<Lease>> {
+        Box::pin(async move { self.client(target)?.lease(lease_id).await })
+    }
+
     fn rent<'a>(&'a self, rent: &'a Rent) -> ProviderFuture<'a, Rented> {
         Box::pin(async move {
             let client = self.client(&rent.target)?;

@@ -5,6 +5,7 @@ mod collect;
 mod downsample;
 mod export_fonts;
 mod failover;
+mod lease_history;
 mod metrics_store;
 mod parsers;
 mod pinning;

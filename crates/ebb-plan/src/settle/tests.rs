@@ -178,10 +178,135 @@ fn history_moves_only_where_our_live_leases_differ_from_the_record() {
         known("grew", "l2"),
         known("away", "l9"),
     ];
-    let moved = moved_history(&hosts, &recorded, US);
+    let moved = moved_history(&hosts, &recorded, US, &BTreeSet::new());
     assert_eq!(moved.len(), 1, "{moved:?}");
     assert_eq!(moved[0].0, "grew");
     assert_eq!(moved[0].1.len(), 2);
+    let waiting = BTreeSet::from(["grew".to_string()]);
+    assert!(moved_history(&hosts, &recorded, US, &waiting).is_empty());
+}
+
+fn released(id: &str, at_ms: u64) -> Lease {
+    Lease {
+        state: LeaseState::Released,
+        release_requested_at_ms: Some(at_ms - 1),
+        released_at_ms: Some(at_ms),
+        ..lease(id, "pool-a", US)
+    }
+}
+
+#[test]
+fn a_lease_gone_from_the_list_is_looked_up_and_recorded_with_the_agents_end() {
+    // gpu-1 lists l1 still; l2 and l3 left its list; gpu-2 did not answer.
+    let mut hosts = vec![
+        host("gpu-1", vec![lease("l1", "pool-a", US)]),
+        host("gpu-3", Vec::new()),
+        HostObs {
+            seen: None,
+            ..host("gpu-2", Vec::new())
+        },
+    ];
+    let recorded = vec![
+        known("gpu-1", "l1"),
+        known("gpu-1", "l2"),
+        known("gpu-1", "l3"),
+        known("gpu-2", "l4"),
+        known("gpu-3", "l5"),
+    ];
+    let asked = vanished(&hosts, &recorded);
+    let pair = |host: &str, id: &str| (host.to_string(), id.to_string());
+    assert_eq!(
+        asked,
+        vec![
+            pair("gpu-1", "l2"),
+            pair("gpu-1", "l3"),
+            pair("gpu-3", "l5")
+        ],
+        "the silent host's lease is not asked for"
+    );
+    let waiting = looked_up(
+        vec![
+            (
+                pair("gpu-1", "l2"),
+                Lookup::Found(Box::new(released("l2", 5_000))),
+            ),
+            (pair("gpu-1", "l3"), Lookup::Forgotten),
+            (
+                pair("gpu-3", "l5"),
+                Lookup::Failed(HostProblem::Timeout {
+                    url: "http://gpu-3".into(),
+                    timeout_ms: 900,
+                }),
+            ),
+        ],
+        &mut hosts,
+    );
+    assert_eq!(waiting, BTreeSet::from(["gpu-3".to_string()]));
+    let seen = hosts[0].seen.as_ref().unwrap();
+    assert_eq!(
+        seen.leases.len(),
+        2,
+        "the released l2 joins the observation"
+    );
+    // gpu-1's history moves: l2 with the agent's end, l3 (forgotten) to be ended now.
+    let moved = moved_history(&hosts, &recorded, US, &waiting);
+    assert_eq!(moved.len(), 1, "{moved:?}");
+    assert_eq!(moved[0].0, "gpu-1");
+    let ids: Vec<(&str, Option<u64>)> = moved[0]
+        .1
+        .iter()
+        .map(|lease| (lease.id.as_str(), lease.released_at_ms))
+        .collect();
+    assert_eq!(ids, vec![("l1", None), ("l2", Some(5_000))]);
+    // Once recorded, nothing is asked again.
+    let recorded = vec![known("gpu-1", "l1")];
+    assert!(vanished(&hosts, &recorded).is_empty());
+}
+
+#[test]
+fn a_lookup_that_finds_the_lease_not_released_waits_a_pass() {
+    let mut hosts = vec![host("gpu-1", Vec::new())];
+    let pair = ("gpu-1".to_string(), "l1".to_string());
+    let waiting = looked_up(
+        vec![(pair, Lookup::Found(Box::new(lease("l1", "pool-a", US))))],
+        &mut hosts,
+    );
+    assert_eq!(waiting, BTreeSet::from(["gpu-1".to_string()]));
+    assert!(hosts[0].seen.as_ref().unwrap().leases.is_empty());
+}
+
+#[test]
+fn a_release_answered_released_is_an_end_to_record_and_a_releasing_one_is_not() {
+    let order = |id: &str| ReleaseOrder {
+        host: "gpu-1".into(),
+        lease_id: id.into(),
+        pool_id: "pool-a".into(),
+        why: crate::reconcile::Why::ScaleIn,
+    };
+    let releasing = Lease {
+        state: LeaseState::Releasing,
+        release_requested_at_ms: Some(4_000),
+        ..lease("l2", "pool-a", US)
+    };
+    let answers = vec![
+        (order("l1"), Ok(Box::new(released("l1", 5_000)))),
+        (order("l2"), Ok(Box::new(releasing))),
+        (
+            order("l3"),
+            Err(HostProblem::Timeout {
+                url: "http://gpu-1".into(),
+                timeout_ms: 900,
+            }),
+        ),
+    ];
+    let ends: Vec<(&str, &str, Option<u64>)> = ended(&answers)
+        .into_iter()
+        .map(|(host, lease)| (host, lease.id.as_str(), lease.released_at_ms))
+        .collect();
+    assert_eq!(ends, vec![("gpu-1", "l1", Some(5_000))]);
+    let mut tally = Tally::default();
+    releases(answers, &mut tally);
+    assert_eq!((tally.released(), tally.failed()), (2, 1));
 }
 
 #[test]
