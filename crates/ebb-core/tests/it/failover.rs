@@ -195,11 +195,12 @@ async fn a_restarted_enforcer_remembers_since_when_a_host_has_been_silent() {
     let holder = two_hosts_and_a_pool_of_two(&console, &clock, &fleets).await;
     let [a, b] = fleets;
     let (gone, stays) = if holder == "gpu-a" { (a, b) } else { (b, a) };
+    // Silent from t0 (the console's clock stands still until the test moves it).
     gone.stop().await;
     let mut reports = console.enforcer_reports().unwrap();
     passes(&mut reports, 3).await;
-    // 20 s of silence, then the console restarts.
-    clock.advance(Duration::from_secs(20));
+    // Half the grace period of silence (t0 + 15 s), then the console restarts.
+    clock.advance(Duration::from_secs(15));
     passes(&mut reports, 2).await;
     console.shutdown().await;
     drop(console);
@@ -207,8 +208,13 @@ async fn a_restarted_enforcer_remembers_since_when_a_host_has_been_silent() {
     let mut reports = console.enforcer_reports().unwrap();
     passes(&mut reports, 3).await;
     no_failover_yet(&console).await;
-    // 11 s more: 31 s since the host went silent, only 11 s since the restart.
-    clock.advance(Duration::from_secs(11));
+    // t0 + 29 s: not yet, the grace period counts from t0 ...
+    clock.advance(Duration::from_secs(14));
+    passes(&mut reports, 3).await;
+    no_failover_yet(&console).await;
+    // ... and at t0 + 31 s the leases are replaced: 16 s after the restart, where a
+    // forgetful enforcer would wait until t0 + 45 s.
+    clock.advance(Duration::from_secs(2));
     replaced_on_the_other_host(&console, &clock, &holder).await;
     console.shutdown().await;
     stays.stop().await;
