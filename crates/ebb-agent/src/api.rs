@@ -7,6 +7,7 @@ use crate::auth::{Auth, AuthError, Scope};
 use crate::leases::ledger::LeaseError;
 use crate::leases::{LeaseService, ServiceError};
 use crate::metrics;
+use crate::sampler::SampleHistory;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{DefaultBodyLimit, Path, Query, RawQuery, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -17,7 +18,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use ebb_wire::agent::{
     API_VERSION, ApiError, GpuList, Health, LeaseList, LeaseListQuery, LeaseListState,
-    LeaseRequest, ReleaseQuery,
+    LeaseRequest, ReleaseQuery, SampleBatch,
 };
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -35,6 +36,8 @@ pub struct AgentState {
     pub host: String,
     pub backend: &'static str,
     pub latest: watch::Receiver<Arc<GpuList>>,
+    /// The numbered samples of the last minute, for `/v1/samples`.
+    pub history: SampleHistory,
     pub leases: Arc<LeaseService>,
     pub auth: Arc<Auth>,
 }
@@ -44,6 +47,7 @@ pub fn app(state: AgentState) -> Router {
     let read = Router::new()
         .route("/v1/health", get(health))
         .route("/v1/gpus", get(gpus))
+        .route("/v1/samples", get(samples))
         .route("/v1/stream", get(stream))
         .route("/v1/leases", get(list_leases))
         .route("/v1/leases/{id}", get(get_lease))
@@ -127,6 +131,48 @@ fn current_gpus(state: &AgentState, list: &GpuList) -> GpuList {
 async fn gpus(State(state): State<AgentState>) -> Json<GpuList> {
     let latest = state.latest.borrow().clone();
     Json(current_gpus(&state, &latest))
+}
+
+/// `GET /v1/samples?boot=B&after=N`: every sample taken after number `after` of run `boot`
+/// (both from the last answer), oldest first, so a collector stores each one.
+async fn samples(State(state): State<AgentState>, RawQuery(raw): RawQuery) -> Response {
+    let mut boot = None;
+    let mut after = 0u64;
+    for pair in raw.as_deref().unwrap_or_default().split('&') {
+        match pair.split_once('=') {
+            Some(("boot", value)) => boot = Some(value.to_string()),
+            Some(("after", value)) => match value.parse() {
+                Ok(number) => after = number,
+                Err(_) => {
+                    return error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_request",
+                        format!("after: `{value}` is not a sample number (0 or more)"),
+                    );
+                }
+            },
+            _ if pair.is_empty() => {}
+            _ => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_request",
+                    format!("`{pair}`: /v1/samples takes only boot=B and after=N"),
+                );
+            }
+        }
+    }
+    let since = state.history.after(boot.as_deref(), after);
+    Json(SampleBatch {
+        boot: since.boot,
+        last_seq: since.last_seq,
+        missed: since.missed,
+        samples: since
+            .samples
+            .iter()
+            .map(|list| current_gpus(&state, list))
+            .collect(),
+    })
+    .into_response()
 }
 
 /// Server-sent events: one `sample` event with a [`GpuList`] per sampling interval.
@@ -354,7 +400,7 @@ async fn not_found(uri: axum::http::Uri) -> Response {
         StatusCode::NOT_FOUND,
         "not_found",
         format!(
-            "no such endpoint `{}`; this agent serves /v1/health, /v1/gpus, /v1/stream, /v1/leases and /metrics",
+            "no such endpoint `{}`; this agent serves /v1/health, /v1/gpus, /v1/samples, /v1/stream, /v1/leases and /metrics",
             uri.path()
         ),
     )

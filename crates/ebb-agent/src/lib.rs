@@ -18,7 +18,7 @@ pub mod tls;
 pub use api::{AgentState, app};
 pub use fleet::{Fleet, FleetConfig, FleetHost};
 pub use probe::GpuProbe;
-pub use sampler::Sampler;
+pub use sampler::{SampleHistory, Sampler};
 pub use sim::{GpuModel, LoadProfile, SimConfig, Simulator};
 
 use auth::Auth;
@@ -85,6 +85,7 @@ impl RunningAgent {
             host: parts.host.clone(),
             backend: parts.probe.backend(),
             latest: sampler.latest(),
+            history: sampler.history(),
             leases: leases.clone(),
             auth: parts.auth,
         };

@@ -2,8 +2,10 @@
 //! `cargo build --release -p ebb-agent` first).
 //!
 //! Starts the virtual fleet (`EBB_BENCH_HOSTS`, default 1,250 hosts x 8 GPUs at 1 Hz),
-//! registers every host, runs `ebb daemon` on them for `EBB_BENCH_SECONDS` (default 300)
-//! and reports the daemon's CPU (cores) and RSS, and how many polls answered.
+//! registers every host, runs `ebb daemon` on them for `EBB_BENCH_SECONDS` (default 300;
+//! 1800 for the 30-minute soak) and reports the daemon's CPU (cores), its RSS at 1, 10 and
+//! 30 minutes and at most, and of the readings the agents took near the end, how many it
+//! stored.
 
 use ebb_core::db::ConsoleDb;
 use ebb_core::registry::{HostEntry, Registry};
@@ -107,11 +109,42 @@ async fn main() {
     let (cpu_start, _) = proc_stat(pid);
     let window = Instant::now();
     let mut max_rss = 0;
+    let mut checkpoints = vec![60u64, 600, 1800];
     while window.elapsed() < Duration::from_secs(seconds) {
         std::thread::sleep(Duration::from_secs(1));
-        max_rss = max_rss.max(proc_stat(pid).1);
+        let rss = proc_stat(pid).1;
+        max_rss = max_rss.max(rss);
+        let ran = started.elapsed().as_secs();
+        if checkpoints.first().is_some_and(|at| ran >= *at) {
+            checkpoints.remove(0);
+            println!(
+                "RSS at {} min: {:.1} MiB",
+                ran / 60,
+                rss as f64 / 1_048_576.0
+            );
+        }
     }
     let (cpu_end, _) = proc_stat(pid);
+    // What the agents took in the last 45 s but the newest 5 (which the daemon may not have
+    // polled yet): each agent keeps its last minute of samples, by number.
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let (from_ms, to_ms) = (now_ms - 50_000, now_ms - 5_000);
+    let mut taken = 0u64;
+    for (_, _, url) in &urls {
+        let client =
+            ebb_core::client::AgentClient::new(url, ebb_core::client::ClientConfig::default())
+                .unwrap();
+        let batch = client.samples(None).await.unwrap();
+        taken += batch
+            .samples
+            .iter()
+            .filter(|list| (from_ms..=to_ms).contains(&list.sampled_at_ms))
+            .map(|list| list.gpus.len() as u64)
+            .sum::<u64>();
+    }
     let elapsed_total = started.elapsed().as_secs_f64();
     let snapshot = ebb_core::console::read_snapshot(&ConsoleDb::open(&data_dir).await.unwrap())
         .await
@@ -134,12 +167,17 @@ async fn main() {
     .stats()
     .await
     .unwrap();
-    let offered = hosts as f64 * 8.0 * elapsed_total;
+    let store = ebb_core::metrics_store::MetricsStore::open(
+        &data_dir.join("metrics.db"),
+        ebb_core::metrics_store::RetentionConfig::default(),
+    )
+    .await
+    .unwrap();
+    let stored = store.raw_rows_between(from_ms, to_ms).await.unwrap();
     println!(
-        "stored {} samples of the {:.0} the agents took while the daemon ran ({:.1} %; polling at the sampling rate skips a sample now and then by phase)",
+        "over {elapsed_total:.0} s the daemon stored {} GPU readings; of the {taken} the agents took in a 45 s window near the end, it stored {stored} ({:.2} %)",
         stats.raw_rows,
-        offered,
-        100.0 * stats.raw_rows as f64 / offered
+        100.0 * stored as f64 / taken.max(1) as f64
     );
     for child in [&mut daemon, &mut fleet] {
         let _ = Command::new("kill")

@@ -4,6 +4,7 @@
 
 use ebb_wire::agent::{
     API_VERSION, ApiError, ConsoleTerm, GpuList, Health, Lease, LeaseList, LeaseRequest,
+    SampleBatch,
 };
 use ebb_wire::reasons::HostProblem;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -130,6 +131,22 @@ impl AgentClient {
         self.get("/v1/gpus").await
     }
 
+    /// `GET /v1/samples`: the samples taken after number `after` of the agent's run `boot`
+    /// (the last answer's), or every sample it keeps when there is none.
+    pub async fn samples(&self, after: Option<(&str, u64)>) -> Result<SampleBatch, AgentError> {
+        match after {
+            Some((boot, seq)) => {
+                let boot: String = boot
+                    .chars()
+                    .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+                    .collect();
+                self.get(&format!("/v1/samples?boot={boot}&after={seq}"))
+                    .await
+            }
+            None => self.get("/v1/samples").await,
+        }
+    }
+
     /// `GET /v1/leases`: the leases not yet released (active and releasing); the agent
     /// keeps released ones a while longer, but a pass has no need of them.
     pub async fn leases(&self) -> Result<LeaseList, AgentError> {
@@ -170,10 +187,12 @@ impl AgentClient {
         id: &str,
         term: Option<&ConsoleTerm>,
     ) -> Result<Lease, AgentError> {
-        let mut url = reqwest::Url::parse(&format!("{}/v1/leases/{id}", self.base_url))
-            .map_err(|error| AgentError::BadUrl {
-                url: self.base_url.clone(),
-                reason: error.to_string(),
+        let mut url =
+            reqwest::Url::parse(&format!("{}/v1/leases/{id}", self.base_url)).map_err(|error| {
+                AgentError::BadUrl {
+                    url: self.base_url.clone(),
+                    reason: error.to_string(),
+                }
             })?;
         if let Some(term) = term {
             url.query_pairs_mut()

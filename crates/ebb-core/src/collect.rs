@@ -178,7 +178,10 @@ fn without_readings(gpu: &Gpu) -> Gpu {
 struct PollResult {
     name: String,
     generation: u64,
+    /// The host's newest sample, or why it did not answer.
     result: Result<GpuList, AgentError>,
+    /// Every sample new since the last poll, oldest first (the newest among them).
+    fresh: Vec<GpuList>,
     latency: Duration,
 }
 
@@ -270,13 +273,13 @@ async fn supervise(
                 }
                 apply_poll(&mut tracked.status, &mut tracked.failures, &poll.result, poll.latency, &config);
                 // Polling faster than the agent samples must not store a reading twice.
-                if let Ok(mut list) = poll.result
-                    && tracked.last_sample_ms.is_none_or(|last| list.sampled_at_ms > last)
-                {
-                    tracked.last_sample_ms = Some(list.sampled_at_ms);
-                    // Samples are filed under the registry's name, not the one the agent reports.
-                    list.host = poll.name;
-                    pending.push(Arc::new(list));
+                for mut list in poll.fresh {
+                    if tracked.last_sample_ms.is_none_or(|last| list.sampled_at_ms > last) {
+                        tracked.last_sample_ms = Some(list.sampled_at_ms);
+                        // Samples are filed under the registry's name, not the one the agent reports.
+                        list.host.clone_from(&poll.name);
+                        pending.push(Arc::new(list));
+                    }
                 }
             },
             _ = ticks.tick() => {
@@ -318,6 +321,7 @@ async fn poll_host(
                     name,
                     generation,
                     result: Err(error),
+                    fresh: Vec::new(),
                     latency: Duration::ZERO,
                 })
                 .await;
@@ -325,13 +329,14 @@ async fn poll_host(
         }
     };
     let mut failures = 0u32;
+    let mut reader = SampleReader::default();
     loop {
         let started = Instant::now();
-        let result = {
+        let (result, fresh) = {
             let Ok(_permit) = permits.acquire().await else {
                 return;
             };
-            client.gpus().await
+            reader.read(&client).await
         };
         let latency = started.elapsed();
         failures = if result.is_ok() {
@@ -344,6 +349,7 @@ async fn poll_host(
                 name: name.clone(),
                 generation,
                 result,
+                fresh,
                 latency,
             })
             .await
@@ -353,6 +359,59 @@ async fn poll_host(
         }
         let wait = next_delay(failures, &config, jitter_seed(&name, started));
         tokio::time::sleep_until(started + wait).await;
+    }
+}
+
+/// Reads a host's samples by number (`/v1/samples`), so none is skipped when polls and
+/// sampling drift out of phase or a poll is late; an agent without that endpoint is read
+/// through `/v1/gpus` (its newest sample) from then on.
+#[derive(Debug, Default)]
+struct SampleReader {
+    /// The agent's run and the number of the last sample read.
+    cursor: Option<(String, u64)>,
+    /// The newest sample read, answered again when nothing is new.
+    newest: Option<GpuList>,
+    latest_only: bool,
+    /// Samples the agent no longer kept when asked (a long pause between two reads).
+    missed: u64,
+}
+
+impl SampleReader {
+    async fn read(&mut self, client: &AgentClient) -> (Result<GpuList, AgentError>, Vec<GpuList>) {
+        if !self.latest_only {
+            let after = self
+                .cursor
+                .as_ref()
+                .map(|(boot, seq)| (boot.as_str(), *seq));
+            match client.samples(after).await {
+                Ok(batch) => {
+                    self.cursor = Some((batch.boot, batch.last_seq));
+                    if batch.missed > 0 {
+                        self.missed += batch.missed;
+                        tracing::debug!(
+                            missed = batch.missed,
+                            "samples no longer kept by the agent"
+                        );
+                    }
+                    if let Some(newest) = batch.samples.last() {
+                        self.newest = Some(newest.clone());
+                    }
+                    return match &self.newest {
+                        Some(newest) => (Ok(newest.clone()), batch.samples),
+                        None => (client.gpus().await, Vec::new()),
+                    };
+                }
+                Err(
+                    AgentError::RefusedRequest { status: 404, .. }
+                    | AgentError::Status { status: 404, .. },
+                ) => self.latest_only = true,
+                Err(error) => return (Err(error), Vec::new()),
+            }
+        }
+        match client.gpus().await {
+            Ok(list) => (Ok(list.clone()), vec![list]),
+            Err(error) => (Err(error), Vec::new()),
+        }
     }
 }
 

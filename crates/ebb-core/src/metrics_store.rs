@@ -825,6 +825,16 @@ impl MetricsStore {
         })
     }
 
+    /// Raw rows (one per GPU reading) taken from `from_ms` to `to_ms`, both included.
+    pub async fn raw_rows_between(&self, from_ms: u64, to_ms: u64) -> Result<u64, MetricsError> {
+        let row = sqlx::query("SELECT count(*) FROM samples WHERE t_ms BETWEEN ?1 AND ?2")
+            .bind(i64::try_from(from_ms).unwrap_or(i64::MAX))
+            .bind(i64::try_from(to_ms).unwrap_or(i64::MAX))
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(row.try_get::<i64, _>(0)? as u64)
+    }
+
     /// The table a query would read.
     pub async fn resolution_for(&self, q: &SeriesQuery) -> Result<Resolution, MetricsError> {
         q.validate()?;

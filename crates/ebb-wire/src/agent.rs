@@ -29,6 +29,22 @@ pub struct GpuList {
     pub gpus: Vec<Gpu>,
 }
 
+/// `GET /v1/samples?boot=B&after=N`: every sample the agent took after number `after`, oldest first, so a
+/// collector that polls out of phase with the sampling (or misses a poll) stores each one.
+/// Samples are numbered from 1 in each run of the agent (`boot`); an `after` from another
+/// boot, or none, gives the samples the agent still keeps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct SampleBatch {
+    /// This run of the agent; a new value means the numbering began again.
+    pub boot: String,
+    /// The number of the newest sample kept (0 before the first): the next call's `after`.
+    pub last_seq: u64,
+    /// Samples after `after` that the agent no longer keeps (it keeps about a minute).
+    pub missed: u64,
+    /// Oldest first; the last is the newest. Each with its GPUs' current leases.
+    pub samples: Vec<GpuList>,
+}
+
 /// One GPU: its static facts and its latest dynamic readings.
 ///
 /// Every reading is `None` when the card cannot give it (NVML's NOT_SUPPORTED) or when the

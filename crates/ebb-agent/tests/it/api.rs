@@ -4,7 +4,7 @@ use crate::support::{TestAgent, json, token_entry};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use ebb_agent::auth::{Auth, Scope};
-use ebb_wire::agent::{ApiError, GpuList, Health};
+use ebb_wire::agent::{ApiError, GpuList, Health, SampleBatch};
 use std::time::Duration;
 
 #[tokio::test]
@@ -35,6 +35,44 @@ async fn gpus_serves_the_latest_sample_with_every_reading() {
         assert!(gpu.healthy);
         assert!(gpu.gpu_util_pct.is_some() && gpu.sm_clock_mhz.is_some());
         assert_eq!(gpu.lease_id, None);
+    }
+}
+
+#[tokio::test]
+async fn samples_come_by_number_once_each_and_a_bad_number_is_named() {
+    let agent = TestAgent::new(2).await;
+    let latest = agent.state.latest.borrow().clone();
+    for at in [1_000, 2_000, 3_000] {
+        agent.state.history.push(std::sync::Arc::new(GpuList {
+            sampled_at_ms: at,
+            ..(*latest).clone()
+        }));
+    }
+    let times = |batch: &SampleBatch| -> Vec<u64> {
+        batch
+            .samples
+            .iter()
+            .map(|list| list.sampled_at_ms)
+            .collect()
+    };
+    let (status, body) = agent.get("/v1/samples").await;
+    assert_eq!(status, StatusCode::OK);
+    let first: SampleBatch = json(&body);
+    assert_eq!((first.boot.as_str(), first.last_seq), ("test", 3));
+    assert_eq!(times(&first), vec![1_000, 2_000, 3_000]);
+    let (_, body) = agent.get("/v1/samples?boot=test&after=2").await;
+    assert_eq!(times(&json(&body)), vec![3_000]);
+    let (_, body) = agent.get("/v1/samples?boot=test&after=3").await;
+    assert!(json::<SampleBatch>(&body).samples.is_empty());
+    for (query, names) in [("after=soon", "after"), ("since=3", "since=3")] {
+        let (status, body) = agent.get(&format!("/v1/samples?{query}")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{query}");
+        let refused: ApiError = json(&body);
+        assert!(
+            refused.message.contains(names),
+            "{query}: {}",
+            refused.message
+        );
     }
 }
 

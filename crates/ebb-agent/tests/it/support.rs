@@ -75,6 +75,7 @@ impl TestAgent {
             host: "host-a".into(),
             backend: "simulator",
             latest,
+            history: ebb_agent::SampleHistory::new("test".into(), 60),
             leases,
             auth: Arc::new(auth),
         };

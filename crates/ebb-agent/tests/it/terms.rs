@@ -265,11 +265,19 @@ async fn the_highest_term_survives_a_restart() {
     );
     let old = ConsoleTerm::new("group-1", 4);
     assert_eq!(
-        stale(second.release_fenced(&held.id, Some(&old)).await.map(|_| ())),
+        stale(
+            second
+                .release_fenced(&held.id, Some(&old))
+                .await
+                .map(|_| ())
+        ),
         (4, 5)
     );
     let current = ConsoleTerm::new("group-1", 6);
-    let released = second.release_fenced(&held.id, Some(&current)).await.unwrap();
+    let released = second
+        .release_fenced(&held.id, Some(&current))
+        .await
+        .unwrap();
     assert_eq!(released.state, LeaseState::Released);
     second.shutdown().await;
     drop(second);

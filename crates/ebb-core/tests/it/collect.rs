@@ -212,3 +212,77 @@ async fn something_else_on_the_port_is_not_an_ebb_agent() {
         HostProblem::Status { status: 502, .. }
     ));
 }
+
+/// Polls out of phase with sampling (every 350 ms against samples every 100 ms) still store
+/// every sample the agents took: each poll reads the samples by number since the last.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_sample_an_agent_took_is_collected_once() {
+    let fleet = TestFleet::builder()
+        .hosts(2)
+        .gpus_per_host(2)
+        .sample_interval(Duration::from_millis(100))
+        .start()
+        .await;
+    let (sink, mut ticks) = mpsc::channel::<Tick>(64);
+    let config = CollectorConfig {
+        interval: Duration::from_millis(350),
+        ..CollectorConfig::default()
+    };
+    let collector = Collector::start(fleet.targets(), config, Some(sink)).unwrap();
+    let mut stored = std::collections::HashMap::<String, Vec<u64>>::new();
+    let started = tokio::time::Instant::now();
+    while started.elapsed() < Duration::from_secs(4) {
+        let tick = tokio::time::timeout(Duration::from_secs(5), ticks.recv())
+            .await
+            .expect("a tick within 5 s")
+            .expect("the collector runs");
+        for list in &tick.samples {
+            stored
+                .entry(list.host.clone())
+                .or_default()
+                .push(list.sampled_at_ms);
+        }
+    }
+    collector.stop().await;
+    for target in fleet.targets() {
+        let got = &stored[&target.name];
+        assert!(
+            got.windows(2).all(|pair| pair[0] < pair[1]),
+            "{}: stored in order, each once: {got:?}",
+            target.name
+        );
+        // What the agent itself took over the same span (it keeps the last minute).
+        let client = ebb_core::client::AgentClient::with_access(
+            &target.access,
+            ebb_core::client::ClientConfig::default(),
+        )
+        .unwrap();
+        let taken: Vec<u64> = client
+            .samples(None)
+            .await
+            .unwrap()
+            .samples
+            .iter()
+            .map(|list| list.sampled_at_ms)
+            .filter(|at| (got[0]..=*got.last().unwrap()).contains(at))
+            .collect();
+        assert_eq!(
+            got, &taken,
+            "{}: every sample taken between the first and the last stored",
+            target.name
+        );
+        assert!(
+            got.len() >= 20,
+            "{}: {} samples in 4 s",
+            target.name,
+            got.len()
+        );
+        println!(
+            "{}: {} samples taken, {} stored",
+            target.name,
+            taken.len(),
+            got.len()
+        );
+    }
+    fleet.stop().await;
+}
