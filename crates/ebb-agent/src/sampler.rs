@@ -71,18 +71,19 @@ impl SampleHistory {
     pub fn after(&self, boot: Option<&str>, after: u64) -> Since {
         let kept = self.kept.lock().expect("sample history lock");
         let first_kept = kept.last_seq + 1 - kept.samples.len() as u64;
-        let after = if boot == Some(&*self.boot) {
+        let same_boot = boot == Some(&*self.boot);
+        let after = if same_boot {
             after.min(kept.last_seq)
         } else {
             0
         };
         let from = (after + 1).max(first_kept);
-        let missed = from - (after + 1);
         let skip = usize::try_from(from - first_kept).unwrap_or(usize::MAX);
         Since {
             boot: self.boot.to_string(),
             last_seq: kept.last_seq,
-            missed: if boot == Some(&*self.boot) { missed } else { 0 },
+            // From another run nothing was missed: the numbering began again.
+            missed: if same_boot { from - (after + 1) } else { 0 },
             samples: kept.samples.iter().skip(skip).cloned().collect(),
         }
     }

@@ -158,21 +158,13 @@ async fn main() {
         (cpu_end - cpu_start) / window.elapsed().as_secs_f64(),
         max_rss as f64 / 1_048_576.0,
     );
-    let stats = ebb_core::metrics_store::MetricsStore::open(
-        &data_dir.join("metrics.db"),
-        ebb_core::metrics_store::RetentionConfig::default(),
-    )
-    .await
-    .unwrap()
-    .stats()
-    .await
-    .unwrap();
     let store = ebb_core::metrics_store::MetricsStore::open(
         &data_dir.join("metrics.db"),
         ebb_core::metrics_store::RetentionConfig::default(),
     )
     .await
     .unwrap();
+    let stats = store.stats().await.unwrap();
     let stored = store.raw_rows_between(from_ms, to_ms).await.unwrap();
     println!(
         "over {elapsed_total:.0} s the daemon stored {} GPU readings; of the {taken} the agents took in a 45 s window near the end, it stored {stored} ({:.2} %)",

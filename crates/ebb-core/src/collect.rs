@@ -372,8 +372,6 @@ struct SampleReader {
     /// The newest sample read, answered again when nothing is new.
     newest: Option<GpuList>,
     latest_only: bool,
-    /// Samples the agent no longer kept when asked (a long pause between two reads).
-    missed: u64,
 }
 
 impl SampleReader {
@@ -387,7 +385,6 @@ impl SampleReader {
                 Ok(batch) => {
                     self.cursor = Some((batch.boot, batch.last_seq));
                     if batch.missed > 0 {
-                        self.missed += batch.missed;
                         tracing::debug!(
                             missed = batch.missed,
                             "samples no longer kept by the agent"
