@@ -1,13 +1,11 @@
 //! Leases through the API: grants, idempotency, concurrency, bad input, workloads and
 //! restarts.
 
-use crate::support::{TestAgent, json};
+use crate::support::{RestartableHost, TestAgent, json};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use ebb_agent::auth::Auth;
-use ebb_agent::leases::store::LeaseDb;
-use ebb_agent::leases::{LeaseConfig, LeaseService};
-use ebb_agent::{GpuModel, GpuProbe, LoadProfile, SimConfig, Simulator};
+use ebb_agent::leases::LeaseConfig;
 use ebb_testkit::TempDir;
 use ebb_wire::agent::{
     ApiError, GpuList, Lease, LeaseList, LeaseListQuery, LeaseListState, LeaseRequest, LeaseState,
@@ -16,7 +14,6 @@ use proptest::prelude::*;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::watch;
 
 const ONE: &str = r#"{"pool_id":"pool-a","holder_id":"console-1","count":1}"#;
 
@@ -525,31 +522,9 @@ async fn a_release_without_workload_is_immediate() {
 #[tokio::test]
 async fn leases_keys_and_fences_survive_a_restart() {
     let dir = TempDir::new("agent-leases-restart");
-    let sim = Arc::new(Simulator::new(SimConfig {
-        host: "h".into(),
-        gpus: vec![GpuModel::A100; 4],
-        seed: 1,
-        profile: LoadProfile::Idle,
-    }));
-    let list = GpuList {
-        host: "h".into(),
-        sampled_at_ms: 0,
-        gpus: sim.read(0),
-    };
-    let (_publish, latest) = watch::channel(Arc::new(list));
     let request: LeaseRequest = serde_json::from_str(ONE).unwrap();
-    let start = || async {
-        let db = LeaseDb::open(&dir).await.unwrap();
-        LeaseService::start(
-            "h",
-            db.host("h"),
-            sim.clone(),
-            latest.clone(),
-            LeaseConfig::default(),
-        )
-        .await
-        .unwrap()
-    };
+    let host = RestartableHost::new(&dir);
+    let start = || host.start(LeaseConfig::default());
     let first = start().await;
     let granted = first.create("key-1", &request).await.unwrap().lease;
     let released = first.create("key-2", &request).await.unwrap().lease;

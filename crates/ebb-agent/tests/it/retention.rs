@@ -1,18 +1,14 @@
 //! Released leases: listed only when asked for, kept for the retention with the keys that
 //! granted them, then forgotten (at start and on a timer).
 
-use crate::support::{TestAgent, json};
+use crate::support::{RestartableHost, TestAgent, json};
 use axum::http::StatusCode;
-use ebb_agent::leases::store::LeaseDb;
-use ebb_agent::leases::{LeaseConfig, LeaseService};
-use ebb_agent::{GpuModel, GpuProbe, LoadProfile, SimConfig, Simulator};
+use ebb_agent::leases::LeaseConfig;
 use ebb_testkit::{TempDir, eventually};
 use ebb_wire::agent::{
-    ApiError, GpuList, Lease, LeaseList, LeaseListQuery, LeaseListState, LeaseRequest, LeaseState,
+    ApiError, Lease, LeaseList, LeaseListQuery, LeaseListState, LeaseRequest, LeaseState,
 };
-use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::watch;
 
 const ONE: &str = r#"{"pool_id":"pool-a","holder_id":"console-1","count":1}"#;
 const HOUR_MS: u64 = 3_600_000;
@@ -175,36 +171,13 @@ async fn a_released_lease_and_its_key_are_kept_for_the_retention_then_forgotten(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn released_leases_past_the_retention_are_pruned_at_start_and_on_a_timer() {
     let dir = TempDir::new("agent-leases-retention");
-    let sim = Arc::new(Simulator::new(SimConfig {
-        host: "h".into(),
-        gpus: vec![GpuModel::A100; 4],
-        seed: 1,
-        profile: LoadProfile::Idle,
-    }));
-    let list = GpuList {
-        host: "h".into(),
-        sampled_at_ms: 0,
-        gpus: sim.read(0),
-    };
-    let (_publish, latest) = watch::channel(Arc::new(list));
     let request: LeaseRequest = serde_json::from_str(ONE).unwrap();
+    let host = RestartableHost::new(dir.path());
     let start = |retention: Duration| {
-        let (dir, sim, latest) = (dir.path().to_path_buf(), sim.clone(), latest.clone());
-        async move {
-            let db = LeaseDb::open(&dir).await.unwrap();
-            LeaseService::start(
-                "h",
-                db.host("h"),
-                sim,
-                latest,
-                LeaseConfig {
-                    retention,
-                    ..LeaseConfig::default()
-                },
-            )
-            .await
-            .unwrap()
-        }
+        host.start(LeaseConfig {
+            retention,
+            ..LeaseConfig::default()
+        })
     };
     let all = LeaseListQuery {
         state: Some(LeaseListState::All),

@@ -9,6 +9,7 @@ use ebb_agent::{AgentState, GpuModel, GpuProbe, LoadProfile, SimConfig, Simulato
 use ebb_testkit::TempDir;
 use ebb_wire::agent::GpuList;
 use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -19,6 +20,52 @@ pub struct TestAgent {
     pub publish: watch::Sender<Arc<GpuList>>,
     /// Where the workloads write their logs; removed with the agent.
     _logs: TempDir,
+}
+
+/// Four idle simulated A100s on host `h` whose lease service is started on one folder's
+/// `leases.db`, and started again there as after a restart.
+pub struct RestartableHost {
+    dir: PathBuf,
+    sim: Arc<Simulator>,
+    latest: watch::Receiver<Arc<GpuList>>,
+    _publish: watch::Sender<Arc<GpuList>>,
+}
+
+impl RestartableHost {
+    pub fn new(dir: &Path) -> Self {
+        let sim = Arc::new(Simulator::new(SimConfig {
+            host: "h".into(),
+            gpus: vec![GpuModel::A100; 4],
+            seed: 1,
+            profile: LoadProfile::Idle,
+        }));
+        let list = GpuList {
+            host: "h".into(),
+            sampled_at_ms: 0,
+            gpus: sim.read(0),
+        };
+        let (publish, latest) = watch::channel(Arc::new(list));
+        Self {
+            dir: dir.to_path_buf(),
+            sim,
+            latest,
+            _publish: publish,
+        }
+    }
+
+    /// The lease service on the folder's database, as a fresh start of the agent would be.
+    pub async fn start(&self, config: LeaseConfig) -> Arc<LeaseService> {
+        let db = LeaseDb::open(&self.dir).await.unwrap();
+        LeaseService::start(
+            "h",
+            db.host("h"),
+            self.sim.clone(),
+            self.latest.clone(),
+            config,
+        )
+        .await
+        .unwrap()
+    }
 }
 
 pub fn token_entry(token: &str, scope: Scope) -> TokenEntry {

@@ -2,16 +2,12 @@
 //! call came with, refuses a lower one (409 `stale_term`, both terms named) for a create and
 //! a release alike, keeps it across a restart, and treats a call without a term as before.
 
-use crate::support::{TestAgent, json};
+use crate::support::{RestartableHost, TestAgent, json};
 use axum::http::StatusCode;
 use ebb_agent::leases::ledger::LeaseError;
-use ebb_agent::leases::store::LeaseDb;
-use ebb_agent::leases::{LeaseConfig, LeaseService, ServiceError};
-use ebb_agent::{GpuModel, GpuProbe, LoadProfile, SimConfig, Simulator};
+use ebb_agent::leases::{LeaseConfig, ServiceError};
 use ebb_testkit::TempDir;
-use ebb_wire::agent::{ApiError, ConsoleTerm, GpuList, Lease, LeaseList, LeaseRequest, LeaseState};
-use std::sync::Arc;
-use tokio::sync::watch;
+use ebb_wire::agent::{ApiError, ConsoleTerm, Lease, LeaseList, LeaseRequest, LeaseState};
 
 /// A one-GPU request fenced by `term` of `group` (none when `term` is `None`).
 fn body(group: &str, term: Option<u64>) -> String {
@@ -222,30 +218,8 @@ async fn half_a_fence_is_refused_naming_the_missing_field() {
 #[tokio::test]
 async fn the_highest_term_survives_a_restart() {
     let dir = TempDir::new("agent-terms-restart");
-    let sim = Arc::new(Simulator::new(SimConfig {
-        host: "h".into(),
-        gpus: vec![GpuModel::A100; 4],
-        seed: 1,
-        profile: LoadProfile::Idle,
-    }));
-    let list = GpuList {
-        host: "h".into(),
-        sampled_at_ms: 0,
-        gpus: sim.read(0),
-    };
-    let (_publish, latest) = watch::channel(Arc::new(list));
-    let start = || async {
-        let db = LeaseDb::open(&dir).await.unwrap();
-        LeaseService::start(
-            "h",
-            db.host("h"),
-            sim.clone(),
-            latest.clone(),
-            LeaseConfig::default(),
-        )
-        .await
-        .unwrap()
-    };
+    let host = RestartableHost::new(&dir);
+    let start = || host.start(LeaseConfig::default());
     let fenced =
         |term: u64| -> LeaseRequest { serde_json::from_str(&body("group-1", Some(term))).unwrap() };
     let first = start().await;
