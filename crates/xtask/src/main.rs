@@ -175,7 +175,8 @@ struct Bundles {
 
 fn bundle(root: &Path) -> Result<Bundles> {
     install_system_packages()?;
-    build_ui(root, false)?;
+    // Tauri's bundler builds the UI itself (beforeBuildCommand); the npm packages it needs.
+    install_npm_packages(&root.join("ui"))?;
     // The app's package carries the `ebb` command line too (tauri.conf.json's deb files).
     step("building ebb and ebb-agent (release)", || {
         cargo(&["build", "--release", "-p", "ebb-cli", "-p", "ebb-agent"])
@@ -358,19 +359,7 @@ fn bindings(root: &Path) -> Result<()> {
 /// `npm ci` when the lock file changed, then the build (and, for tests, type check and unit tests).
 fn build_ui(root: &Path, checks: bool) -> Result<()> {
     let ui = root.join("ui");
-    let lock = ui.join("package-lock.json");
-    let installed = ui.join("node_modules/.package-lock.json");
-    let fresh = match (lock.metadata(), installed.metadata()) {
-        (Ok(lock), Ok(installed)) => installed.modified()? >= lock.modified()?,
-        _ => false,
-    };
-    if fresh {
-        say("npm packages are installed");
-    } else {
-        step("installing npm packages (npm ci)", || {
-            run(npm(&ui).args(["ci", "--no-audit", "--no-fund"]))
-        })?;
-    }
+    install_npm_packages(&ui)?;
     if checks {
         step("type-checking the UI (tsc --noEmit)", || {
             run(npm(&ui).args(["run", "check"]))
@@ -382,6 +371,24 @@ fn build_ui(root: &Path, checks: bool) -> Result<()> {
     step("building the UI (vite build)", || {
         run(npm(&ui).args(["run", "build"]))
     })
+}
+
+/// `npm ci` unless `ui/node_modules` is as new as the lock file.
+fn install_npm_packages(ui: &Path) -> Result<()> {
+    let lock = ui.join("package-lock.json");
+    let installed = ui.join("node_modules/.package-lock.json");
+    let fresh = match (lock.metadata(), installed.metadata()) {
+        (Ok(lock), Ok(installed)) => installed.modified()? >= lock.modified()?,
+        _ => false,
+    };
+    if fresh {
+        say("npm packages are installed");
+        Ok(())
+    } else {
+        step("installing npm packages (npm ci)", || {
+            run(npm(ui).args(["ci", "--no-audit", "--no-fund"]))
+        })
+    }
 }
 
 fn npm(dir: &Path) -> Command {
