@@ -542,11 +542,11 @@ async fn write_health(db: &ConsoleDb, hosts: &[HostStatus]) -> Result<(), sqlx::
         .duration_since(std::time::UNIX_EPOCH)
         .map(|elapsed| elapsed.as_millis() as i64)
         .unwrap_or(0);
-    let mut tx = db.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = db.begin_write().await?;
     for host in hosts {
         sqlx::query(
             "INSERT INTO host_health (name, health, reason, gpu_count, models, mean_util_pct, checked_at_ms)
-             VALUES (?, ?, ?, ?, ?, ?, ?)
+             VALUES ($1, $2, $3, $4, $5, CASE WHEN $8 = 1 THEN $6 END, $7)
              ON CONFLICT (name) DO UPDATE SET health = excluded.health, reason = excluded.reason,
                gpu_count = excluded.gpu_count, models = excluded.models,
                mean_util_pct = excluded.mean_util_pct, checked_at_ms = excluded.checked_at_ms",
@@ -556,10 +556,11 @@ async fn write_health(db: &ConsoleDb, hosts: &[HostStatus]) -> Result<(), sqlx::
         .bind(host.last_error.as_ref().map(|problem| {
             serde_json::to_string(problem).expect("a host problem always serializes")
         }))
-        .bind(host.gpu_count)
+        .bind(i64::from(host.gpu_count))
         .bind(serde_json::to_string(&host.models).unwrap_or_default())
-        .bind(host.mean_util_pct)
+        .bind(host.mean_util_pct.map_or(0.0, f64::from))
         .bind(now)
+        .bind(i64::from(host.mean_util_pct.is_some()))
         .execute(&mut *tx)
         .await?;
     }

@@ -1,55 +1,221 @@
-//! `console.db`: the console's one SQLite database (hosts, pools, lease intents and
-//! history, fences, pool status, the activity log, settings), opened in WAL mode with
-//! its migrations run. The registry and the pool store share it.
+//! The console's state database: the registry, pools, rules, lease intents and history,
+//! fences, pool status, the activity log and settings. One schema on two engines:
+//!
+//! - **SQLite** (`console.db` in the data directory, WAL mode): the default, one desktop;
+//! - **PostgreSQL** (`database = "postgres://…"` in the data directory's `console.toml`, or
+//!   `--database`): consoles sharing one fleet, which elect one enforcer
+//!   ([`crate::election`]).
+//!
+//! Every query is written once, in the SQL both engines speak (`$1` parameters, `ON
+//! CONFLICT`, `RETURNING`, 64-bit integers), through sqlx's `Any` driver; only the
+//! migrations are written twice (`migrations/console` and `migrations/console_pg`, the same
+//! tables), and a write transaction is taken the way each engine serializes writers.
+//!
+//! A nullable float is bound as a value and a flag (`CASE WHEN $flag = 1 THEN $value END`):
+//! sqlx 0.9's `Any` sends a NULL `f64` as PostgreSQL's float4, and the statement cached for
+//! it then refuses the next call's float8.
 
 use crate::clock::{SharedClock, SystemClock};
 use crate::registry::RegistryError;
-use sqlx::SqlitePool;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{Any, AnyPool, Executor, Transaction};
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// A row of the console database, whichever engine holds it.
+pub type DbRow = sqlx::any::AnyRow;
+
+/// The file in a data directory that may name a shared database.
+pub const CONFIG_FILE: &str = "console.toml";
+
+/// Which engine holds the console's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Sqlite,
+    Postgres,
+}
+
+/// Where the console's state lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// `console.db` in this data directory.
+    DataDir(std::path::PathBuf),
+    /// A PostgreSQL database shared with other consoles (`postgres://…`).
+    Postgres(String),
+}
+
+impl Location {
+    /// The data directory's choice: its `console.toml`'s `database`, or its own
+    /// `console.db`. A bad file is an error naming the file and the field.
+    pub fn of_data_dir(data_dir: &Path) -> Result<Self, RegistryError> {
+        let path = data_dir.join(CONFIG_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Self::DataDir(data_dir.to_path_buf()));
+            }
+            Err(error) => {
+                return Err(RegistryError::Open {
+                    path: path.display().to_string(),
+                    reason: error.to_string(),
+                });
+            }
+        };
+        let bad = |reason: String| RegistryError::Open {
+            path: path.display().to_string(),
+            reason,
+        };
+        let table: toml::Table = text
+            .parse()
+            .map_err(|error: toml::de::Error| bad(error.message().to_string()))?;
+        for key in table.keys() {
+            if key != "database" {
+                return Err(bad(format!(
+                    "unknown field `{key}`: the only field is `database`"
+                )));
+            }
+        }
+        match table.get("database") {
+            None => Ok(Self::DataDir(data_dir.to_path_buf())),
+            Some(toml::Value::String(url)) => Self::parse(url, data_dir).map_err(bad),
+            Some(_) => Err(bad(
+                "database: expected a string such as \"postgres://user@host/ebb\"".into(),
+            )),
+        }
+    }
+
+    /// `--database`: a `postgres://` URL, or `sqlite` for the data directory's own file.
+    pub fn parse(text: &str, data_dir: &Path) -> Result<Self, String> {
+        let text = text.trim();
+        if text == "sqlite" {
+            Ok(Self::DataDir(data_dir.to_path_buf()))
+        } else if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            Ok(Self::Postgres(text.to_string()))
+        } else {
+            Err(format!(
+                "database: `{}` is neither `sqlite` nor a postgres:// URL",
+                redact(text)
+            ))
+        }
+    }
+
+    pub fn engine(&self) -> Engine {
+        match self {
+            Self::DataDir(_) => Engine::Sqlite,
+            Self::Postgres(_) => Engine::Postgres,
+        }
+    }
+
+    /// Where it is, for messages: a URL's password is never shown.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::DataDir(dir) => dir.join("console.db").display().to_string(),
+            Self::Postgres(url) => redact(url),
+        }
+    }
+}
+
+/// A URL with its password replaced, for messages and logs.
+fn redact(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// A PostgreSQL database made when missing, as SQLite makes its file: a fresh server needs
+/// only a role allowed to create databases. Two consoles making it at once is no error.
+async fn create_if_missing(url: &str) -> Result<(), sqlx::Error> {
+    use sqlx::migrate::MigrateDatabase;
+    if Any::database_exists(url).await? {
+        return Ok(());
+    }
+    match Any::create_database(url).await {
+        Err(_) if Any::database_exists(url).await.unwrap_or(false) => Ok(()),
+        made => made,
+    }
+}
+
 /// The console database and the clock its stores read; cheap to clone.
 #[derive(Debug, Clone)]
 pub struct ConsoleDb {
-    pool: SqlitePool,
+    pool: AnyPool,
+    engine: Engine,
     clock: SharedClock,
 }
 
 impl ConsoleDb {
+    /// The data directory's database (see [`Location::of_data_dir`]), migrated.
     pub async fn open(data_dir: &Path) -> Result<Self, RegistryError> {
         std::fs::create_dir_all(data_dir).map_err(|error| RegistryError::Open {
             path: data_dir.display().to_string(),
             reason: error.to_string(),
         })?;
-        let path = data_dir.join("console.db");
-        let options = SqliteConnectOptions::from_str("sqlite:")?
-            .filename(&path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            // WAL + NORMAL survives a killed process; a power cut may lose the last
-            // commits, which the enforcer recovers from what the agents report.
-            .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
-            .busy_timeout(Duration::from_secs(5));
-        let pool = SqlitePoolOptions::new()
+        Self::connect(&Location::of_data_dir(data_dir)?).await
+    }
+
+    /// The database at `location`, migrated.
+    pub async fn connect(location: &Location) -> Result<Self, RegistryError> {
+        sqlx::any::install_default_drivers();
+        let open_error = |error: &dyn std::fmt::Display| RegistryError::Open {
+            path: location.describe(),
+            reason: error.to_string(),
+        };
+        let engine = location.engine();
+        let url = match location {
+            Location::DataDir(dir) => {
+                let path = dir.join("console.db");
+                let path = path
+                    .to_str()
+                    .ok_or_else(|| open_error(&"the data directory's path is not UTF-8"))?;
+                format!("sqlite://{path}?mode=rwc")
+            }
+            Location::Postgres(url) => url.clone(),
+        };
+        if engine == Engine::Postgres {
+            create_if_missing(&url)
+                .await
+                .map_err(|error| open_error(&error))?;
+        }
+        let options = AnyConnectOptions::from_str(&url).map_err(|error| open_error(&error))?;
+        let pool = AnyPoolOptions::new()
             .max_connections(4)
+            .acquire_timeout(Duration::from_secs(10))
+            .after_connect(move |connection, _| {
+                Box::pin(async move {
+                    // A writer waits up to 5 s for another, then fails saying so.
+                    let setup = match engine {
+                        // WAL + NORMAL survives a killed process; a power cut may lose the
+                        // last commits, which the enforcer recovers from what the agents
+                        // report.
+                        Engine::Sqlite => {
+                            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                             PRAGMA busy_timeout = 5000;"
+                        }
+                        Engine::Postgres => {
+                            "SET lock_timeout = '5s'; SET statement_timeout = '30s';"
+                        }
+                    };
+                    connection.execute(sqlx::raw_sql(setup)).await?;
+                    Ok(())
+                })
+            })
             .connect_with(options)
             .await
-            .map_err(|error| RegistryError::Open {
-                path: path.display().to_string(),
-                reason: error.to_string(),
-            })?;
-        sqlx::migrate!("./migrations/console")
-            .run(&pool)
-            .await
-            .map_err(|error| RegistryError::Open {
-                path: path.display().to_string(),
-                reason: error.to_string(),
-            })?;
+            .map_err(|error| open_error(&error))?;
+        let migrated = match engine {
+            Engine::Sqlite => sqlx::migrate!("./migrations/console").run(&pool).await,
+            Engine::Postgres => sqlx::migrate!("./migrations/console_pg").run(&pool).await,
+        };
+        migrated.map_err(|error| open_error(&error))?;
         Ok(Self {
             pool,
+            engine,
             clock: Arc::new(SystemClock),
         })
     }
@@ -59,12 +225,81 @@ impl ConsoleDb {
         Self { clock, ..self }
     }
 
-    pub fn pool(&self) -> &SqlitePool {
+    pub fn pool(&self) -> &AnyPool {
         &self.pool
+    }
+
+    pub fn engine(&self) -> Engine {
+        self.engine
+    }
+
+    /// Whether other consoles may share this database (and so elect one enforcer).
+    pub fn is_shared(&self) -> bool {
+        self.engine == Engine::Postgres
+    }
+
+    /// A transaction that writes: one writer at a time, as SQLite's `BEGIN IMMEDIATE` gives
+    /// (on PostgreSQL, a transaction-scoped advisory lock every writer takes first), so a
+    /// read-then-write inside it sees no other writer's change in between.
+    pub async fn begin_write(&self) -> Result<Transaction<'static, Any>, sqlx::Error> {
+        match self.engine {
+            Engine::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
+            Engine::Postgres => {
+                let mut tx = self.pool.begin().await?;
+                sqlx::query("SELECT pg_advisory_xact_lock(7171)")
+                    .execute(&mut *tx)
+                    .await?;
+                Ok(tx)
+            }
+        }
     }
 
     /// Now, on this database's clock.
     pub fn now_ms(&self) -> i64 {
         self.clock.now_ms()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_data_directory_without_a_config_keeps_its_own_file() {
+        let dir = ebb_testkit::TempDir::new("db-no-config");
+        // (The suites' PostgreSQL run writes one into every test directory.)
+        let _ = std::fs::remove_file(dir.join(CONFIG_FILE));
+        let location = Location::of_data_dir(dir.path()).unwrap();
+        assert_eq!(location, Location::DataDir(dir.path().to_path_buf()));
+        assert_eq!(location.engine(), Engine::Sqlite);
+    }
+
+    #[test]
+    fn the_config_names_a_shared_database_and_bad_ones_say_which_field() {
+        let dir = ebb_testkit::TempDir::new("db-config");
+        let write = |text: &str| std::fs::write(dir.path().join(CONFIG_FILE), text).unwrap();
+        write("database = \"postgres://ebb:secret@db.example/ebb\"\n");
+        let location = Location::of_data_dir(dir.path()).unwrap();
+        assert_eq!(location.engine(), Engine::Postgres);
+        assert!(
+            !location.describe().contains("secret"),
+            "{}",
+            location.describe()
+        );
+
+        write("database = \"mysql://x\"\n");
+        let error = Location::of_data_dir(dir.path()).unwrap_err().to_string();
+        assert!(
+            error.contains("database:") && error.contains("mysql://x"),
+            "{error}"
+        );
+
+        write("databse = \"postgres://x\"\n");
+        let error = Location::of_data_dir(dir.path()).unwrap_err().to_string();
+        assert!(error.contains("unknown field `databse`"), "{error}");
+
+        write("database = 5\n");
+        let error = Location::of_data_dir(dir.path()).unwrap_err().to_string();
+        assert!(error.contains("database: expected a string"), "{error}");
     }
 }

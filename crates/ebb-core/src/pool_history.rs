@@ -98,7 +98,7 @@ impl PoolHistory {
         let mut due = Vec::new();
         for (pool_id, look) in looks {
             let last = sqlx::query(
-                "SELECT at_ms, desired, ready, warming, util_pct FROM pool_history WHERE pool_id = ? ORDER BY at_ms DESC LIMIT 1",
+                "SELECT at_ms, desired, ready, warming, util_pct FROM pool_history WHERE pool_id = $1 ORDER BY at_ms DESC LIMIT 1",
             )
             .bind(pool_id)
             .fetch_optional(self.db.pool())
@@ -112,18 +112,19 @@ impl PoolHistory {
             return Ok(0);
         }
         let mut written = 0;
-        let mut tx = self.db.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.db.begin_write().await?;
         for (pool_id, look) in due {
-            sqlx::query("INSERT OR REPLACE INTO pool_history (pool_id, at_ms, desired, ready, warming, util_pct) VALUES (?, ?, ?, ?, ?, ?)")
+            sqlx::query("INSERT INTO pool_history (pool_id, at_ms, desired, ready, warming, util_pct) VALUES ($1, $2, $3, $4, $5, CASE WHEN $7 = 1 THEN $6 END) ON CONFLICT (pool_id, at_ms) DO UPDATE SET desired = excluded.desired, ready = excluded.ready, warming = excluded.warming, util_pct = excluded.util_pct")
                 .bind(pool_id)
                 .bind(look.at_ms)
                 .bind(i64::from(look.desired))
                 .bind(i64::from(look.ready))
                 .bind(i64::from(look.warming))
-                .bind(look.util_pct.map(f64::from))
+                .bind(look.util_pct.map_or(0.0, f64::from))
+                .bind(i64::from(look.util_pct.is_some()))
                 .execute(&mut *tx)
                 .await?;
-            sqlx::query("DELETE FROM pool_history WHERE pool_id = ? AND at_ms < ?")
+            sqlx::query("DELETE FROM pool_history WHERE pool_id = $1 AND at_ms < $2")
                 .bind(pool_id)
                 .bind(look.at_ms - KEEP_MS)
                 .execute(&mut *tx)
@@ -141,7 +142,7 @@ impl PoolHistory {
         since_ms: i64,
     ) -> Result<Vec<PoolSample>, sqlx::Error> {
         let rows = sqlx::query(
-            "SELECT at_ms, desired, ready, warming, util_pct FROM pool_history WHERE pool_id = ? AND at_ms >= ? ORDER BY at_ms",
+            "SELECT at_ms, desired, ready, warming, util_pct FROM pool_history WHERE pool_id = $1 AND at_ms >= $2 ORDER BY at_ms",
         )
         .bind(pool_id)
         .bind(since_ms)
@@ -161,7 +162,7 @@ impl PoolHistory {
         if any.is_none() {
             return Ok(0);
         }
-        let mut tx = self.db.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.db.begin_write().await?;
         let answered =
             sqlx::query("SELECT key, pool_id, host, gpu_uuid, asked_at_ms FROM lease_answered")
                 .fetch_all(&mut *tx)
@@ -171,20 +172,20 @@ impl PoolHistory {
             let host: String = row.get("host");
             let uuid: String = row.get("gpu_uuid");
             let asked: i64 = row.get("asked_at_ms");
-            let granted: Option<i64> = sqlx::query_scalar(
-                "SELECT 1 FROM pool_leases WHERE host = ? AND pool_id = ? AND instr(gpu_uuids, ?) > 0 LIMIT 1",
+            let leases: Vec<String> = sqlx::query_scalar(
+                "SELECT gpu_uuids FROM pool_leases WHERE host = $1 AND pool_id = $2",
             )
             .bind(&host)
             .bind(row.get::<String, _>("pool_id"))
-            .bind(format!("\"{uuid}\""))
-            .fetch_optional(&mut *tx)
+            .fetch_all(&mut *tx)
             .await?;
-            if granted.is_some() {
+            let quoted = format!("\"{uuid}\"");
+            if leases.iter().any(|uuids| uuids.contains(&quoted)) {
                 let took = (now_ms - asked).max(0);
                 sqlx::query(
-                    "INSERT INTO host_delivery (host, samples, mean_ms, last_ms, at_ms) VALUES (?, 1, ?, ?, ?) \
+                    "INSERT INTO host_delivery (host, samples, mean_ms, last_ms, at_ms) VALUES ($1, 1, $2, $3, $4) \
                      ON CONFLICT (host) DO UPDATE SET \
-                     mean_ms = (host_delivery.mean_ms * MIN(host_delivery.samples, ?) + excluded.mean_ms) / (MIN(host_delivery.samples, ?) + 1), \
+                     mean_ms = (host_delivery.mean_ms * (CASE WHEN host_delivery.samples < $5 THEN host_delivery.samples ELSE $5 END) + excluded.mean_ms) / ((CASE WHEN host_delivery.samples < $6 THEN host_delivery.samples ELSE $6 END) + 1), \
                      samples = host_delivery.samples + 1, last_ms = excluded.last_ms, at_ms = excluded.at_ms",
                 )
                 .bind(&host)
@@ -197,7 +198,7 @@ impl PoolHistory {
                 .await?;
                 measured += 1;
             }
-            sqlx::query("DELETE FROM lease_answered WHERE key = ?")
+            sqlx::query("DELETE FROM lease_answered WHERE key = $1")
                 .bind(row.get::<String, _>("key"))
                 .execute(&mut *tx)
                 .await?;
@@ -229,7 +230,7 @@ impl PoolHistory {
     /// A pool's lease requests not answered yet, oldest first.
     pub async fn asked(&self, pool_id: &str) -> Result<Vec<Asked>, sqlx::Error> {
         let rows = sqlx::query(
-            "SELECT host, created_at_ms FROM lease_intents WHERE pool_id = ? ORDER BY created_at_ms",
+            "SELECT host, created_at_ms FROM lease_intents WHERE pool_id = $1 ORDER BY created_at_ms",
         )
         .bind(pool_id)
         .fetch_all(self.db.pool())
@@ -244,7 +245,7 @@ impl PoolHistory {
     }
 }
 
-fn sample(row: &sqlx::sqlite::SqliteRow) -> PoolSample {
+fn sample(row: &crate::db::DbRow) -> PoolSample {
     let count = |name: &str| u32::try_from(row.get::<i64, _>(name)).unwrap_or(0);
     PoolSample {
         at_ms: row.get("at_ms"),
@@ -310,7 +311,7 @@ pub async fn chart_data(
     let history = PoolHistory::new(store.db().clone());
     let mut rows = history.series(&pool.id, from_ms).await?;
     let before = sqlx::query(
-        "SELECT at_ms, desired, ready, warming, util_pct FROM pool_history WHERE pool_id = ? AND at_ms < ? ORDER BY at_ms DESC LIMIT 1",
+        "SELECT at_ms, desired, ready, warming, util_pct FROM pool_history WHERE pool_id = $1 AND at_ms < $2 ORDER BY at_ms DESC LIMIT 1",
     )
     .bind(&pool.id)
     .bind(from_ms)

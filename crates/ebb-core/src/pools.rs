@@ -143,8 +143,6 @@ mod view;
 pub(crate) use store::insert_console_activity;
 #[allow(unused_imports)]
 pub(crate) use store::random_hex;
-#[cfg(test)]
-use store::random_id;
 pub use store::{NewActivity, PoolStore};
 pub use validate::{HostFacts, Valid, model_offers, validate};
 pub use view::{check_release_choice, pool_view, scale_preview, spend_csv, spend_summary};

@@ -207,7 +207,7 @@ impl Registry {
     pub async fn list(&self) -> Result<Vec<HostEntry>, RegistryError> {
         let rows = sqlx::query(
             "SELECT name, url, region, labels, fingerprint, has_token,
-                    EXISTS (SELECT 1 FROM host_drain d WHERE d.host = hosts.name) AS draining
+                    CASE WHEN EXISTS (SELECT 1 FROM host_drain d WHERE d.host = hosts.name) THEN 1 ELSE 0 END AS draining
              FROM hosts ORDER BY region, name",
         )
         .fetch_all(self.db.pool())
@@ -218,8 +218,8 @@ impl Registry {
     pub async fn get(&self, name: &str) -> Result<HostEntry, RegistryError> {
         let row = sqlx::query(
             "SELECT name, url, region, labels, fingerprint, has_token,
-                    EXISTS (SELECT 1 FROM host_drain d WHERE d.host = hosts.name) AS draining
-             FROM hosts WHERE name = ?",
+                    CASE WHEN EXISTS (SELECT 1 FROM host_drain d WHERE d.host = hosts.name) THEN 1 ELSE 0 END AS draining
+             FROM hosts WHERE name = $1",
         )
         .bind(name)
         .fetch_optional(self.db.pool())
@@ -254,8 +254,8 @@ impl Registry {
             has_token: token.is_some(),
             ..spec.clone()
         })?;
-        let mut tx = self.db.pool().begin_with("BEGIN IMMEDIATE").await?;
-        let exists: Option<String> = sqlx::query_scalar("SELECT name FROM hosts WHERE name = ?")
+        let mut tx = self.db.begin_write().await?;
+        let exists: Option<String> = sqlx::query_scalar("SELECT name FROM hosts WHERE name = $1")
             .bind(&spec.name)
             .fetch_optional(&mut *tx)
             .await?;
@@ -267,14 +267,14 @@ impl Registry {
         }
         let now = self.db.now_ms();
         sqlx::query(
-            "INSERT INTO hosts (name, url, region, labels, fingerprint, has_token, created_at_ms, updated_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO hosts (name, url, region, labels, fingerprint, has_token, created_at_ms, updated_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
         .bind(&spec.name)
         .bind(&spec.url)
         .bind(&spec.region)
         .bind(serde_json::to_string(&spec.labels).unwrap_or_else(|_| "{}".into()))
         .bind(&spec.fingerprint)
-        .bind(spec.has_token)
+        .bind(i64::from(spec.has_token))
         .bind(now)
         .bind(now)
         .execute(&mut *tx)
@@ -312,15 +312,15 @@ impl Registry {
                 "a host cannot be renamed; remove it and add it again",
             ));
         }
-        let mut tx = self.db.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.db.begin_write().await?;
         let updated = sqlx::query(
-            "UPDATE hosts SET url = ?, region = ?, labels = ?, fingerprint = ?, has_token = ?, updated_at_ms = ? WHERE name = ?",
+            "UPDATE hosts SET url = $1, region = $2, labels = $3, fingerprint = $4, has_token = $5, updated_at_ms = $6 WHERE name = $7",
         )
         .bind(&spec.url)
         .bind(&spec.region)
         .bind(serde_json::to_string(&spec.labels).unwrap_or_else(|_| "{}".into()))
         .bind(&spec.fingerprint)
-        .bind(spec.has_token)
+        .bind(i64::from(spec.has_token))
         .bind(self.db.now_ms())
         .bind(name)
         .execute(&mut *tx)
@@ -377,7 +377,7 @@ impl Registry {
     /// are left (or it is not draining).
     pub async fn remove_drained(&self, name: &str) -> Result<bool, RegistryError> {
         let draining: Option<i64> =
-            sqlx::query_scalar("SELECT since_ms FROM host_drain WHERE host = ?")
+            sqlx::query_scalar("SELECT since_ms FROM host_drain WHERE host = $1")
                 .bind(name)
                 .fetch_optional(self.db.pool())
                 .await?;
@@ -393,13 +393,13 @@ impl Registry {
     }
 
     async fn remove_or_drain(&self, name: &str, drain: bool) -> Result<HostRemoval, RegistryError> {
-        let mut tx = self.db.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.db.begin_write().await?;
         let current = self.get(name).await?;
         // A pool's GPUs there would be forgotten, never released: drain, or say which.
         let held = held_on(&mut tx, name).await?;
         if !held.is_empty() {
             if drain && !current.draining {
-                sqlx::query("INSERT INTO host_drain (host, since_ms) VALUES (?, ?)")
+                sqlx::query("INSERT INTO host_drain (host, since_ms) VALUES ($1, $2)")
                     .bind(name)
                     .bind(self.db.now_ms())
                     .execute(&mut *tx)
@@ -414,9 +414,9 @@ impl Registry {
             return Ok(HostRemoval::Draining { pools: held });
         }
         for table in [
-            "DELETE FROM hosts WHERE name = ?",
-            "DELETE FROM host_health WHERE name = ?",
-            "DELETE FROM host_drain WHERE host = ?",
+            "DELETE FROM hosts WHERE name = $1",
+            "DELETE FROM host_health WHERE name = $1",
+            "DELETE FROM host_drain WHERE host = $1",
         ] {
             sqlx::query(table).bind(name).execute(&mut *tx).await?;
         }
@@ -434,7 +434,7 @@ impl Registry {
     }
 }
 
-fn row_to_spec(row: &sqlx::sqlite::SqliteRow) -> HostEntry {
+fn row_to_spec(row: &crate::db::DbRow) -> HostEntry {
     HostEntry {
         name: row.get("name"),
         url: row.get("url"),
@@ -447,16 +447,13 @@ fn row_to_spec(row: &sqlx::sqlite::SqliteRow) -> HostEntry {
 }
 
 /// The GPUs each pool holds or asked for on a host, by pool name.
-async fn held_on(
-    tx: &mut sqlx::SqliteConnection,
-    host: &str,
-) -> Result<Vec<PoolGpus>, sqlx::Error> {
+async fn held_on(tx: &mut sqlx::AnyConnection, host: &str) -> Result<Vec<PoolGpus>, sqlx::Error> {
     let held: Vec<(String, i64)> = sqlx::query_as(
         "SELECT COALESCE(p.name, held.pool_id), COUNT(*) FROM (
-             SELECT pool_id FROM pool_leases WHERE host = ?1 AND ended_at_ms IS NULL
-             UNION ALL SELECT pool_id FROM lease_intents WHERE host = ?1
+             SELECT pool_id FROM pool_leases WHERE host = $1 AND ended_at_ms IS NULL
+             UNION ALL SELECT pool_id FROM lease_intents WHERE host = $1
          ) AS held LEFT JOIN pools p ON p.id = held.pool_id
-         GROUP BY held.pool_id ORDER BY 1",
+         GROUP BY held.pool_id, p.name ORDER BY 1",
     )
     .bind(host)
     .fetch_all(&mut *tx)

@@ -19,6 +19,7 @@ mod console;
 mod fleet;
 pub mod fuzz;
 mod net;
+mod postgres;
 mod process;
 mod temp;
 mod wait;
@@ -28,6 +29,7 @@ pub use console::{TestConsole, TestConsoleBuilder};
 #[cfg(feature = "fleet")]
 pub use fleet::{TestFleet, TestFleetBuilder};
 pub use net::{Relay, bound_listener};
+pub use postgres::PostgresServer;
 pub use process::{AgentCommand, AgentProcess, Cli, workspace_bin};
-pub use temp::TempDir;
+pub use temp::{POSTGRES_ENV, TempDir};
 pub use wait::{Probe, Timeout, eventually, eventually_blocking, try_eventually};

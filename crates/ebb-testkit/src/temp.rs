@@ -3,7 +3,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// A fresh, empty directory under the system's temp dir, removed on drop.
+/// Set to a PostgreSQL server's URL (`postgres://user@127.0.0.1:port`, no database), test
+/// directories name a fresh database there for their console (see [`TempDir::new`]).
+pub const POSTGRES_ENV: &str = "EBB_TEST_POSTGRES";
+
+/// A fresh, empty directory under the system's temp dir, removed on drop. With
+/// [`POSTGRES_ENV`] set it holds a `console.toml` naming a fresh database on that server.
 ///
 /// `EBB_KEEP_TEST_DIRS=1` keeps the directory of a test that panics (and prints where it
 /// is); `EBB_KEEP_TEST_DIRS=all` keeps every one.
@@ -27,6 +32,21 @@ impl TempDir {
         ));
         std::fs::create_dir_all(&path)
             .unwrap_or_else(|error| panic!("cannot create {}: {error}", path.display()));
+        // The console suites' second run: every console on a test directory keeps its state
+        // in a fresh PostgreSQL database on the test server instead of console.db.
+        if let Ok(server) = std::env::var(POSTGRES_ENV) {
+            let database = format!(
+                "ebb_{}_{}_{nanos}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            );
+            let config = format!(
+                "database = \"{}/{database}\"\n",
+                server.trim_end_matches('/')
+            );
+            std::fs::write(path.join("console.toml"), config)
+                .unwrap_or_else(|error| panic!("cannot write {}: {error}", path.display()));
+        }
         Self { path }
     }
 

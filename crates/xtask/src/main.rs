@@ -30,6 +30,7 @@ const APT_PACKAGES: &[&str] = &[
     "xauth",
     "webkit2gtk-driver",
     "prometheus",
+    "postgresql",
 ];
 
 const USAGE: &str = "usage:
@@ -110,6 +111,15 @@ fn test(root: &Path) -> Result<()> {
         cargo(&["build", "--workspace", "--bins"])
     })?;
     step("running the Rust tests", || cargo(&["test", "--workspace"]))?;
+    step(
+        "running the console store's tests again on PostgreSQL (a server made in a temp dir)",
+        || {
+            let server = ebb_testkit::PostgresServer::start("xtask").map_err(anyhow::Error::msg)?;
+            run(Command::new("cargo")
+                .args(["test", "-p", "ebb-core"])
+                .env(ebb_testkit::POSTGRES_ENV, server.url()))
+        },
+    )?;
     let e2e = || {
         let mut command = Command::new("cargo");
         command.args([

@@ -10,10 +10,10 @@ fn look(at_ms: i64, desired: u32, ready: u32, warming: u32) -> PoolSample {
     }
 }
 
-async fn history() -> PoolHistory {
-    let dir =
-        std::env::temp_dir().join(format!("ebb-pool-history-{}", crate::pools::random_hex(8)));
-    PoolHistory::new(ConsoleDb::open(&dir).await.unwrap())
+/// The history on a fresh database, and its directory (removed when dropped).
+async fn history() -> (PoolHistory, ebb_testkit::TempDir) {
+    let dir = ebb_testkit::TempDir::new("pool-history");
+    (PoolHistory::new(ConsoleDb::open(&dir).await.unwrap()), dir)
 }
 
 #[test]
@@ -63,7 +63,7 @@ fn lease(state: PoolLeaseState, util_pct: Option<f32>) -> ebb_wire::pools::PoolL
 
 #[tokio::test]
 async fn the_store_writes_once_a_minute_and_forgets_past_its_retention() {
-    let history = history().await;
+    let (history, _dir) = history().await;
     let id = "p1".to_string();
     for (at, desired, ready, warming) in [
         (0, 2, 2, 0),
@@ -103,14 +103,14 @@ async fn the_store_writes_once_a_minute_and_forgets_past_its_retention() {
 
 #[tokio::test]
 async fn a_granted_request_measures_its_hosts_delivery_time() {
-    let history = history().await;
+    let (history, _dir) = history().await;
     let db = history.db.pool();
     for (key, uuid, at) in [
         ("k1", "GPU-1", 1_000),
         ("k2", "GPU-2", 1_000),
         ("k3", "GPU-3", 1_000),
     ] {
-        sqlx::query("INSERT INTO lease_intents (key, pool_id, host, gpu_uuid, created_at_ms) VALUES (?, 'p1', 'h1', ?, ?)")
+        sqlx::query("INSERT INTO lease_intents (key, pool_id, host, gpu_uuid, created_at_ms) VALUES ($1, 'p1', 'h1', $2, $3)")
             .bind(key)
             .bind(uuid)
             .bind(at)
@@ -129,7 +129,7 @@ async fn a_granted_request_measures_its_hosts_delivery_time() {
     );
     // GPU-1 and GPU-2 granted, GPU-3 refused (no lease): two samples.
     for (lease, uuid) in [("L1", "GPU-1"), ("L2", "GPU-2")] {
-        sqlx::query("INSERT INTO pool_leases (host, lease_id, pool_id, gpu_uuids, gpu_indexes, fencing_token, granted_at_ms) VALUES ('h1', ?, 'p1', ?, '[0]', 1, 0)")
+        sqlx::query("INSERT INTO pool_leases (host, lease_id, pool_id, gpu_uuids, gpu_indexes, fencing_token, granted_at_ms) VALUES ('h1', $1, 'p1', $2, '[0]', 1, 0)")
             .bind(lease)
             .bind(format!("[\"{uuid}\"]"))
             .execute(db)

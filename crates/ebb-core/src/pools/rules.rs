@@ -55,7 +55,7 @@ fn mode_of(word: &str) -> RulesMode {
     }
 }
 
-fn rules_row(row: &sqlx::sqlite::SqliteRow) -> StoredRules {
+fn rules_row(row: &crate::db::DbRow) -> StoredRules {
     StoredRules {
         pool_id: row.get("pool_id"),
         pool_name: row.get("name"),
@@ -102,7 +102,7 @@ impl PoolStore {
     pub async fn rules(&self, name: &str) -> Result<Option<StoredRules>, PoolError> {
         let pool = self.get(name).await?;
         let row = sqlx::query(
-            "SELECT r.*, p.name FROM pool_rules r JOIN pools p ON p.id = r.pool_id WHERE r.pool_id = ?",
+            "SELECT r.*, p.name FROM pool_rules r JOIN pools p ON p.id = r.pool_id WHERE r.pool_id = $1",
         )
         .bind(&pool.id)
         .fetch_optional(self.pool())
@@ -131,9 +131,9 @@ impl PoolStore {
     ) -> Result<StoredRules, PoolError> {
         let pool = self.get(name).await?;
         let now = self.now_ms();
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.db().begin_write().await?;
         let had: Option<(i64, String)> =
-            sqlx::query_as("SELECT version, mode FROM pool_rules WHERE pool_id = ?")
+            sqlx::query_as("SELECT version, mode FROM pool_rules WHERE pool_id = $1")
                 .bind(&pool.id)
                 .fetch_optional(&mut *tx)
                 .await?;
@@ -142,8 +142,8 @@ impl PoolStore {
             .or_else(|| had.as_ref().map(|(_, m)| mode_of(m)))
             .unwrap_or(RulesMode::Enabled);
         sqlx::query(
-            "INSERT INTO pool_rules (pool_id, version, mode, source, updated_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (pool_id) DO UPDATE SET version = ?2, mode = ?3, source = ?4, updated_at_ms = ?5",
+            "INSERT INTO pool_rules (pool_id, version, mode, source, updated_at_ms) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (pool_id) DO UPDATE SET version = $2, mode = $3, source = $4, updated_at_ms = $5",
         )
         .bind(&pool.id)
         .bind(version)
@@ -153,7 +153,7 @@ impl PoolStore {
         .execute(&mut *tx)
         .await?;
         sqlx::query(
-            "INSERT INTO pool_rules_versions (pool_id, version, mode, source, at_ms) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO pool_rules_versions (pool_id, version, mode, source, at_ms) VALUES ($1, $2, $3, $4, $5)",
         )
         .bind(&pool.id)
         .bind(version)
@@ -197,8 +197,8 @@ impl PoolStore {
             return Ok(stored);
         }
         let now = self.now_ms();
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
-        sqlx::query("UPDATE pool_rules SET mode = ?, updated_at_ms = ? WHERE pool_id = ?")
+        let mut tx = self.db().begin_write().await?;
+        sqlx::query("UPDATE pool_rules SET mode = $1, updated_at_ms = $2 WHERE pool_id = $3")
             .bind(mode_word(mode))
             .bind(now)
             .bind(&pool.id)
@@ -222,12 +222,14 @@ impl PoolStore {
     ) -> Result<(), PoolError> {
         let text = serde_json::to_string(decision)
             .map_err(|error| invalid("decision", error.to_string()))?;
-        sqlx::query("UPDATE pool_rules SET last_decision = ?, decided_at_ms = ? WHERE pool_id = ?")
-            .bind(text)
-            .bind(decision.at_ms)
-            .bind(pool_id)
-            .execute(self.pool())
-            .await?;
+        sqlx::query(
+            "UPDATE pool_rules SET last_decision = $1, decided_at_ms = $2 WHERE pool_id = $3",
+        )
+        .bind(text)
+        .bind(decision.at_ms)
+        .bind(pool_id)
+        .execute(self.pool())
+        .await?;
         Ok(())
     }
 
@@ -235,9 +237,9 @@ impl PoolStore {
     /// mode, a change a clamp held).
     pub async fn log_done(&self, pool: &Pool, change: &NewActivity) -> Result<i64, PoolError> {
         let now = self.now_ms();
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.db().begin_write().await?;
         let id = insert_activity(&mut tx, pool, change, now).await?;
-        sqlx::query("UPDATE activity SET outcome = 'done', finished_at_ms = at_ms WHERE id = ?")
+        sqlx::query("UPDATE activity SET outcome = 'done', finished_at_ms = at_ms WHERE id = $1")
             .bind(id)
             .execute(&mut *tx)
             .await?;
@@ -290,10 +292,10 @@ impl PoolStore {
         }
         let stored = async {
             let now = self.now_ms();
-            let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+            let mut tx = self.db().begin_write().await?;
             for (push, (pool, at)) in pushes.iter().zip(&checked) {
                 sqlx::query(
-                    "INSERT INTO custom_metrics (name, pool, at_ms, value) VALUES (?, ?, ?, ?)",
+                    "INSERT INTO custom_metrics (name, pool, at_ms, value) VALUES ($1, $2, $3, $4)",
                 )
                 .bind(&push.name)
                 .bind(pool)
@@ -301,12 +303,14 @@ impl PoolStore {
                 .bind(push.value)
                 .execute(&mut *tx)
                 .await?;
-                sqlx::query("DELETE FROM custom_metrics WHERE name = ? AND pool = ? AND at_ms < ?")
-                    .bind(&push.name)
-                    .bind(pool)
-                    .bind(now - METRIC_RETENTION_MS)
-                    .execute(&mut *tx)
-                    .await?;
+                sqlx::query(
+                    "DELETE FROM custom_metrics WHERE name = $1 AND pool = $2 AND at_ms < $3",
+                )
+                .bind(&push.name)
+                .bind(pool)
+                .bind(now - METRIC_RETENTION_MS)
+                .execute(&mut *tx)
+                .await?;
             }
             tx.commit().await?;
             Ok::<(), PoolError>(())
@@ -324,7 +328,7 @@ impl PoolStore {
     ) -> Result<Vec<(i64, f64)>, PoolError> {
         Ok(sqlx::query_as(
             "SELECT at_ms, value FROM custom_metrics
-             WHERE name = ? AND pool IN (?, '') AND at_ms > ? ORDER BY at_ms",
+             WHERE name = $1 AND pool IN ($2, '') AND at_ms > $3 ORDER BY at_ms",
         )
         .bind(name)
         .bind(pool)
@@ -340,7 +344,7 @@ impl PoolStore {
         pool: &str,
     ) -> Result<Option<(i64, f64)>, PoolError> {
         Ok(sqlx::query_as(
-            "SELECT at_ms, value FROM custom_metrics WHERE name = ? AND pool IN (?, '')
+            "SELECT at_ms, value FROM custom_metrics WHERE name = $1 AND pool IN ($2, '')
              ORDER BY at_ms DESC LIMIT 1",
         )
         .bind(name)
@@ -352,7 +356,7 @@ impl PoolStore {
     /// Makes a bearer token for the metrics endpoint; only its hash is kept.
     pub async fn new_metric_token(&self) -> Result<String, PoolError> {
         let token = format!("ebbm_{}", super::store::random_hex(24));
-        sqlx::query("INSERT INTO metric_tokens (hash, created_at_ms) VALUES (?, ?)")
+        sqlx::query("INSERT INTO metric_tokens (hash, created_at_ms) VALUES ($1, $2)")
             .bind(hash_token(&token))
             .bind(self.now_ms())
             .execute(self.pool())
@@ -362,7 +366,7 @@ impl PoolStore {
 
     /// Whether `token` is one of the metrics endpoint's.
     pub async fn metric_token_ok(&self, token: &str) -> Result<bool, PoolError> {
-        let found: Option<i64> = sqlx::query_scalar("SELECT 1 FROM metric_tokens WHERE hash = ?")
+        let found: Option<i64> = sqlx::query_scalar("SELECT 1 FROM metric_tokens WHERE hash = $1")
             .bind(hash_token(token))
             .fetch_optional(self.pool())
             .await?;

@@ -25,7 +25,7 @@ pub(crate) fn random_hex(bytes: usize) -> String {
 
 pub(super) const POOL_COLUMNS: &str = "id, name, model, regions, min_gpus, max_gpus, desired, base_gpus, term, overlay, placement, interruptible, release_at_unit_end, force_release, release_first, created_at_ms";
 
-pub(super) fn pool_row(row: &sqlx::sqlite::SqliteRow) -> Pool {
+pub(super) fn pool_row(row: &crate::db::DbRow) -> Pool {
     let regions: String = row.get("regions");
     let count = |column: &str| u32::try_from(row.get::<i64, _>(column)).unwrap_or(0);
     Pool {
@@ -94,7 +94,7 @@ impl PoolStore {
         Self { db }
     }
 
-    pub(super) fn pool(&self) -> &sqlx::SqlitePool {
+    pub(super) fn pool(&self) -> &sqlx::AnyPool {
         self.db.pool()
     }
 
@@ -111,10 +111,12 @@ impl PoolStore {
     /// This console's holder id, made once per data directory.
     pub async fn console_id(&self) -> Result<String, PoolError> {
         let fresh = random_id("console-");
-        sqlx::query("INSERT OR IGNORE INTO meta (key, value) VALUES ('console_id', ?)")
-            .bind(&fresh)
-            .execute(self.pool())
-            .await?;
+        sqlx::query(
+            "INSERT INTO meta (key, value) VALUES ('console_id', $1) ON CONFLICT (key) DO NOTHING",
+        )
+        .bind(&fresh)
+        .execute(self.pool())
+        .await?;
         Ok(
             sqlx::query_scalar("SELECT value FROM meta WHERE key = 'console_id'")
                 .fetch_one(self.pool())
@@ -133,7 +135,7 @@ impl PoolStore {
 
     pub async fn get(&self, name: &str) -> Result<Pool, PoolError> {
         sqlx::query(AssertSqlSafe(format!(
-            "SELECT {POOL_COLUMNS} FROM pools WHERE name = ?"
+            "SELECT {POOL_COLUMNS} FROM pools WHERE name = $1"
         )))
         .bind(name.trim())
         .fetch_optional(self.pool())
@@ -148,10 +150,10 @@ impl PoolStore {
         pool.id = random_id("pool-");
         let now = self.now_ms();
         pool.created_at_ms = now;
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.db.begin_write().await?;
         save(
             &mut tx,
-            "INSERT INTO pools (name, model, regions, min_gpus, max_gpus, desired, base_gpus, term, overlay, placement, interruptible, release_at_unit_end, updated_at_ms, id, created_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?13)",
+            "INSERT INTO pools (name, model, regions, min_gpus, max_gpus, desired, base_gpus, term, overlay, placement, interruptible, release_at_unit_end, updated_at_ms, id, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $13)",
             &pool,
             now,
         )
@@ -183,10 +185,10 @@ impl PoolStore {
         pool.created_at_ms = before.created_at_ms;
         pool.desired = before.desired.clamp(pool.min, pool.max);
         let now = self.now_ms();
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.db.begin_write().await?;
         save(
             &mut tx,
-            "UPDATE pools SET name = ?1, model = ?2, regions = ?3, min_gpus = ?4, max_gpus = ?5, desired = ?6, base_gpus = ?7, term = ?8, overlay = ?9, placement = ?10, interruptible = ?11, release_at_unit_end = ?12, updated_at_ms = ?13 WHERE id = ?14",
+            "UPDATE pools SET name = $1, model = $2, regions = $3, min_gpus = $4, max_gpus = $5, desired = $6, base_gpus = $7, term = $8, overlay = $9, placement = $10, interruptible = $11, release_at_unit_end = $12, updated_at_ms = $13 WHERE id = $14",
             &pool,
             now,
         )
@@ -211,12 +213,12 @@ impl PoolStore {
     /// Deletes a pool; the enforcer releases what it still holds.
     pub async fn delete(&self, name: &str) -> Result<Pool, PoolError> {
         let pool = self.get(name).await?;
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
-        sqlx::query("DELETE FROM pools WHERE id = ?")
+        let mut tx = self.db.begin_write().await?;
+        sqlx::query("DELETE FROM pools WHERE id = $1")
             .bind(&pool.id)
             .execute(&mut *tx)
             .await?;
-        sqlx::query("DELETE FROM pool_status WHERE pool_id = ?")
+        sqlx::query("DELETE FROM pool_status WHERE pool_id = $1")
             .bind(&pool.id)
             .execute(&mut *tx)
             .await?;
@@ -230,7 +232,7 @@ impl PoolStore {
             delta_per_month_fen: None,
         };
         let id = insert_activity(&mut tx, &pool, &change, self.now_ms()).await?;
-        sqlx::query("UPDATE activity SET outcome = 'done', finished_at_ms = at_ms WHERE id = ?")
+        sqlx::query("UPDATE activity SET outcome = 'done', finished_at_ms = at_ms WHERE id = $1")
             .bind(id)
             .execute(&mut *tx)
             .await?;
@@ -254,9 +256,9 @@ impl PoolStore {
         let now = self.now_ms();
         let chosen = serde_json::to_string(release_first)
             .map_err(|error| invalid("release", error.to_string()))?;
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.db.begin_write().await?;
         sqlx::query(
-            "UPDATE pools SET desired = ?, force_release = 0, release_first = ?, updated_at_ms = ? WHERE id = ?",
+            "UPDATE pools SET desired = $1, force_release = 0, release_first = $2, updated_at_ms = $3 WHERE id = $4",
         )
         .bind(i64::from(to))
         .bind(chosen)
@@ -277,8 +279,8 @@ impl PoolStore {
     pub async fn force_release(&self, name: &str) -> Result<Pool, PoolError> {
         let mut pool = self.get(name).await?;
         let now = self.now_ms();
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
-        sqlx::query("UPDATE pools SET force_release = 1, updated_at_ms = ? WHERE id = ?")
+        let mut tx = self.db.begin_write().await?;
+        sqlx::query("UPDATE pools SET force_release = 1, updated_at_ms = $1 WHERE id = $2")
             .bind(now)
             .bind(&pool.id)
             .execute(&mut *tx)
@@ -299,7 +301,7 @@ impl PoolStore {
 
     /// Logs a change the enforcer made on its own (failover, stale or orphan releases).
     pub async fn log(&self, pool: &Pool, change: &NewActivity) -> Result<i64, PoolError> {
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.db.begin_write().await?;
         let id = insert_activity(&mut tx, pool, change, self.now_ms()).await?;
         tx.commit().await?;
         Ok(id)
@@ -307,7 +309,7 @@ impl PoolStore {
 
     async fn activity_entry(&self, id: i64) -> Result<ActivityEntry, PoolError> {
         let row = sqlx::query(AssertSqlSafe(format!(
-            "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE id = ?"
+            "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE id = $1"
         )))
         .bind(id)
         .fetch_one(self.pool())
@@ -324,7 +326,7 @@ impl PoolStore {
         let rows = match pool {
             Some(name) => {
                 sqlx::query(AssertSqlSafe(format!(
-                    "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE pool_name = ? ORDER BY id DESC LIMIT ?"
+                    "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE pool_name = $1 ORDER BY id DESC LIMIT $2"
                 )))
                 .bind(name.trim())
                 .bind(i64::from(limit))
@@ -333,7 +335,7 @@ impl PoolStore {
             }
             None => {
                 sqlx::query(AssertSqlSafe(format!(
-                    "SELECT {ACTIVITY_COLUMNS} FROM activity ORDER BY id DESC LIMIT ?"
+                    "SELECT {ACTIVITY_COLUMNS} FROM activity ORDER BY id DESC LIMIT $1"
                 )))
                 .bind(i64::from(limit))
                 .fetch_all(self.pool())
@@ -351,7 +353,7 @@ impl PoolStore {
         limit: u32,
     ) -> Result<Vec<ActivityEntry>, PoolError> {
         let rows = sqlx::query(AssertSqlSafe(format!(
-            "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE id > ? ORDER BY id LIMIT ?"
+            "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE id > $1 ORDER BY id LIMIT $2"
         )))
         .bind(after_id)
         .bind(i64::from(limit))
@@ -378,7 +380,7 @@ impl PoolStore {
         limit: u32,
     ) -> Result<Vec<ActivityEntry>, PoolError> {
         let mut rows = sqlx::query(AssertSqlSafe(format!(
-            "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE pool_name = ? AND actor = 'rule' AND at_ms BETWEEN ? AND ? ORDER BY id DESC LIMIT ?"
+            "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE pool_name = $1 AND actor = 'rule' AND at_ms BETWEEN $2 AND $3 ORDER BY id DESC LIMIT $4"
         )))
         .bind(pool.trim())
         .bind(from_ms)
@@ -421,7 +423,7 @@ impl PoolStore {
     ) -> Result<(), PoolError> {
         let finished = matches!(outcome, Outcome::Done).then(|| self.now_ms());
         sqlx::query(
-            "UPDATE activity SET results = ?, outcome = ?, finished_at_ms = ? WHERE id = ?",
+            "UPDATE activity SET results = $1, outcome = $2, finished_at_ms = $3 WHERE id = $4",
         )
         .bind(serde_json::to_string(results).unwrap_or_default())
         .bind(outcome_word(outcome))
@@ -435,10 +437,10 @@ impl PoolStore {
     /// Writes lease requests before they are sent (one transaction).
     pub async fn add_intents(&self, intents: &[Pending]) -> Result<(), PoolError> {
         let now = self.now_ms();
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.db.begin_write().await?;
         for intent in intents {
             sqlx::query(
-                "INSERT OR IGNORE INTO lease_intents (key, pool_id, host, gpu_uuid, created_at_ms) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO lease_intents (key, pool_id, host, gpu_uuid, created_at_ms) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key) DO NOTHING",
             )
             .bind(&intent.key)
             .bind(&intent.pool_id)
@@ -478,12 +480,12 @@ impl PoolStore {
         if settled.is_empty() {
             return Ok(());
         }
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.db.begin_write().await?;
         for (key, granted) in settled {
             if let Some((host, lease)) = granted {
                 upsert_lease(&mut tx, host, lease).await?;
             }
-            sqlx::query("DELETE FROM lease_intents WHERE key = ?")
+            sqlx::query("DELETE FROM lease_intents WHERE key = $1")
                 .bind(key)
                 .execute(&mut *tx)
                 .await?;
@@ -498,7 +500,7 @@ impl PoolStore {
         if ended.is_empty() {
             return Ok(());
         }
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.db.begin_write().await?;
         for (host, lease) in ended {
             upsert_lease(&mut tx, host, lease).await?;
         }
@@ -517,13 +519,13 @@ impl PoolStore {
         if hosts.is_empty() {
             return Ok(());
         }
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.db.begin_write().await?;
         for (host, ours) in hosts {
             for lease in ours {
                 upsert_lease(&mut tx, host, lease).await?;
             }
             let open: Vec<String> = sqlx::query_scalar(
-                "SELECT lease_id FROM pool_leases WHERE host = ? AND ended_at_ms IS NULL",
+                "SELECT lease_id FROM pool_leases WHERE host = $1 AND ended_at_ms IS NULL",
             )
             .bind(host)
             .fetch_all(&mut *tx)
@@ -531,7 +533,7 @@ impl PoolStore {
             for id in open {
                 if !ours.iter().any(|lease| lease.id == id) {
                     sqlx::query(
-                        "UPDATE pool_leases SET ended_at_ms = ? WHERE host = ? AND lease_id = ?",
+                        "UPDATE pool_leases SET ended_at_ms = $1 WHERE host = $2 AND lease_id = $3",
                     )
                     .bind(now)
                     .bind(host)
@@ -571,7 +573,7 @@ impl PoolStore {
     /// A pool's leases that were held at some time since `since_ms`.
     pub async fn spans(&self, pool_id: &str, since_ms: i64) -> Result<Vec<LeaseSpan>, PoolError> {
         let rows = sqlx::query(
-            "SELECT granted_at_ms, ended_at_ms, gpu_uuids FROM pool_leases WHERE pool_id = ? AND (ended_at_ms IS NULL OR ended_at_ms >= ?)",
+            "SELECT granted_at_ms, ended_at_ms, gpu_uuids FROM pool_leases WHERE pool_id = $1 AND (ended_at_ms IS NULL OR ended_at_ms >= $2)",
         )
         .bind(pool_id)
         .bind(since_ms)
@@ -604,7 +606,7 @@ impl PoolStore {
     }
 
     pub async fn set_fence(&self, host: &str, fence: u64) -> Result<(), PoolError> {
-        sqlx::query("INSERT INTO host_fences (host, fence, at_ms) VALUES (?, ?, ?) ON CONFLICT (host) DO UPDATE SET fence = excluded.fence, at_ms = excluded.at_ms")
+        sqlx::query("INSERT INTO host_fences (host, fence, at_ms) VALUES ($1, $2, $3) ON CONFLICT (host) DO UPDATE SET fence = excluded.fence, at_ms = excluded.at_ms")
             .bind(host)
             .bind(i64::try_from(fence).unwrap_or(i64::MAX))
             .bind(self.now_ms())
@@ -614,7 +616,7 @@ impl PoolStore {
     }
 
     pub async fn clear_fence(&self, host: &str) -> Result<(), PoolError> {
-        sqlx::query("DELETE FROM host_fences WHERE host = ?")
+        sqlx::query("DELETE FROM host_fences WHERE host = $1")
             .bind(host)
             .execute(self.pool())
             .await?;
@@ -635,18 +637,18 @@ impl PoolStore {
     /// Records hosts gone silent (`Some(since)`) and back or out of sight (`None`), in one
     /// transaction.
     pub async fn set_down_since(&self, changes: &[(String, Option<i64>)]) -> Result<(), PoolError> {
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.db.begin_write().await?;
         for (host, since) in changes {
             match since {
                 Some(since) => {
-                    sqlx::query("INSERT INTO host_down (host, since_ms) VALUES (?, ?) ON CONFLICT (host) DO UPDATE SET since_ms = excluded.since_ms")
+                    sqlx::query("INSERT INTO host_down (host, since_ms) VALUES ($1, $2) ON CONFLICT (host) DO UPDATE SET since_ms = excluded.since_ms")
                         .bind(host)
                         .bind(since)
                         .execute(&mut *tx)
                         .await?;
                 }
                 None => {
-                    sqlx::query("DELETE FROM host_down WHERE host = ?")
+                    sqlx::query("DELETE FROM host_down WHERE host = $1")
                         .bind(host)
                         .execute(&mut *tx)
                         .await?;
@@ -659,9 +661,9 @@ impl PoolStore {
 
     /// What the enforcer saw of every pool this pass (one transaction).
     pub async fn write_status(&self, statuses: &[PoolStatus], now: i64) -> Result<(), PoolError> {
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.db.begin_write().await?;
         for status in statuses {
-            sqlx::query("INSERT INTO pool_status (pool_id, status, checked_at_ms) VALUES (?, ?, ?) ON CONFLICT (pool_id) DO UPDATE SET status = excluded.status, checked_at_ms = excluded.checked_at_ms")
+            sqlx::query("INSERT INTO pool_status (pool_id, status, checked_at_ms) VALUES ($1, $2, $3) ON CONFLICT (pool_id) DO UPDATE SET status = excluded.status, checked_at_ms = excluded.checked_at_ms")
                 .bind(&status.pool_id)
                 .bind(serde_json::to_string(status).unwrap_or_default())
                 .bind(now)
@@ -673,7 +675,7 @@ impl PoolStore {
     }
 
     pub async fn read_status(&self, pool_id: &str) -> Result<Option<(PoolStatus, i64)>, PoolError> {
-        let row = sqlx::query("SELECT status, checked_at_ms FROM pool_status WHERE pool_id = ?")
+        let row = sqlx::query("SELECT status, checked_at_ms FROM pool_status WHERE pool_id = $1")
             .bind(pool_id)
             .fetch_optional(self.pool())
             .await?;
@@ -699,8 +701,8 @@ impl PoolStore {
     /// transaction (nothing is logged when the limits stay as they were).
     pub async fn set_confirm_policy(&self, policy: ConfirmPolicy) -> Result<(), PoolError> {
         let before = self.confirm_policy().await?;
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
-        sqlx::query("INSERT INTO settings (key, value) VALUES ('confirm_policy', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+        let mut tx = self.db.begin_write().await?;
+        sqlx::query("INSERT INTO settings (key, value) VALUES ('confirm_policy', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
             .bind(serde_json::to_string(&policy).unwrap_or_default())
             .execute(&mut *tx)
             .await?;
@@ -728,10 +730,10 @@ impl PoolStore {
     /// transaction; nothing is logged when it stays as it was.
     pub async fn set_budget(&self, budget_fen: Option<i64>) -> Result<(), PoolError> {
         let before = self.budget().await?;
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.db.begin_write().await?;
         match budget_fen {
             Some(fen) => {
-                sqlx::query("INSERT INTO settings (key, value) VALUES ('monthly_budget_fen', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+                sqlx::query("INSERT INTO settings (key, value) VALUES ('monthly_budget_fen', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
                     .bind(fen.to_string())
                     .execute(&mut *tx)
                     .await?;
@@ -768,7 +770,7 @@ impl PoolStore {
         &self,
         prefs: ebb_wire::pools::NotificationPrefs,
     ) -> Result<(), PoolError> {
-        sqlx::query("INSERT INTO settings (key, value) VALUES ('notification_prefs', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+        sqlx::query("INSERT INTO settings (key, value) VALUES ('notification_prefs', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
             .bind(serde_json::to_string(&prefs).unwrap_or_default())
             .execute(self.pool())
             .await?;
@@ -778,7 +780,7 @@ impl PoolStore {
 
 pub(super) const ACTIVITY_COLUMNS: &str = "id, at_ms, pool_name, actor, from_gpus, to_gpus, reason, delta_per_hour_fen, delta_per_month_fen, results, outcome, finished_at_ms";
 
-pub(super) fn activity_row(row: &sqlx::sqlite::SqliteRow) -> ActivityEntry {
+pub(super) fn activity_row(row: &crate::db::DbRow) -> ActivityEntry {
     let count = |column: &str| u32::try_from(row.get::<i64, _>(column)).unwrap_or(0);
     ActivityEntry {
         id: row.get("id"),
@@ -808,12 +810,12 @@ pub(super) fn activity_row(row: &sqlx::sqlite::SqliteRow) -> ActivityEntry {
 
 /// Marks a pool's unfinished changes superseded.
 pub(super) async fn supersede_open(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     pool_id: &str,
     now: i64,
 ) -> Result<(), PoolError> {
     sqlx::query(
-        "UPDATE activity SET outcome = 'superseded', finished_at_ms = ? WHERE pool_id = ? AND outcome IN ('in_progress', 'partial')",
+        "UPDATE activity SET outcome = 'superseded', finished_at_ms = $1 WHERE pool_id = $2 AND outcome IN ('in_progress', 'partial')",
     )
     .bind(now)
     .bind(pool_id)
@@ -823,14 +825,14 @@ pub(super) async fn supersede_open(
 }
 
 pub(super) async fn insert_activity(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     pool: &Pool,
     change: &NewActivity,
     now: i64,
 ) -> Result<i64, PoolError> {
     let done = change.from == change.to && change.actor == Actor::Operator;
-    Ok(sqlx::query(
-        "INSERT INTO activity (at_ms, pool_id, pool_name, actor, from_gpus, to_gpus, reason, delta_per_hour_fen, delta_per_month_fen, results, outcome, finished_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, '[]', ?, ?)",
+    Ok(sqlx::query_scalar(
+        "INSERT INTO activity (at_ms, pool_id, pool_name, actor, from_gpus, to_gpus, reason, delta_per_hour_fen, delta_per_month_fen, results, outcome, finished_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, '[]', $10, $11) RETURNING id",
     )
     .bind(now)
     .bind(&pool.id)
@@ -843,38 +845,36 @@ pub(super) async fn insert_activity(
     .bind(change.delta_per_month_fen)
     .bind(if done { "done" } else { "in_progress" })
     .bind(done.then_some(now))
-    .execute(&mut **tx)
-    .await?
-    .last_insert_rowid())
+    .fetch_one(&mut **tx)
+    .await?)
 }
 
 /// A console-wide entry of the activity log (no pool): a host added or removed, a limit
 /// changed. Written in the caller's transaction, so the change and its entry go together;
 /// it is done when written.
 pub(crate) async fn insert_console_activity(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     reason: &ChangeReason,
     now: i64,
 ) -> Result<i64, sqlx::Error> {
-    Ok(sqlx::query(
-        "INSERT INTO activity (at_ms, pool_id, pool_name, actor, from_gpus, to_gpus, reason, results, outcome, finished_at_ms) VALUES (?, '', '', 'operator', 0, 0, ?, '[]', 'done', ?)",
+    Ok(sqlx::query_scalar(
+        "INSERT INTO activity (at_ms, pool_id, pool_name, actor, from_gpus, to_gpus, reason, results, outcome, finished_at_ms) VALUES ($1, '', '', 'operator', 0, 0, $2, '[]', 'done', $3) RETURNING id",
     )
     .bind(now)
     .bind(reason.to_stored())
     .bind(now)
-    .execute(&mut **tx)
-    .await?
-    .last_insert_rowid())
+    .fetch_one(&mut **tx)
+    .await?)
 }
 
 pub(super) async fn upsert_lease(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     host: &str,
     lease: &Lease,
 ) -> Result<(), PoolError> {
     let ended = lease.released_at_ms.and_then(|ms| i64::try_from(ms).ok());
     sqlx::query(
-        "INSERT INTO pool_leases (host, lease_id, pool_id, gpu_uuids, gpu_indexes, fencing_token, granted_at_ms, ended_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (host, lease_id) DO UPDATE SET ended_at_ms = COALESCE(excluded.ended_at_ms, pool_leases.ended_at_ms)",
+        "INSERT INTO pool_leases (host, lease_id, pool_id, gpu_uuids, gpu_indexes, fencing_token, granted_at_ms, ended_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (host, lease_id) DO UPDATE SET ended_at_ms = COALESCE(excluded.ended_at_ms, pool_leases.ended_at_ms)",
     )
     .bind(host)
     .bind(&lease.id)
@@ -892,7 +892,7 @@ pub(super) async fn upsert_lease(
 /// Writes a pool's settings with `sql`, whose parameters are the settings (1 to 12),
 /// the time (13) and the id (14); a name taken by another pool is refused.
 pub(super) async fn save(
-    tx: &mut sqlx::SqliteConnection,
+    tx: &mut sqlx::AnyConnection,
     sql: &'static str,
     pool: &Pool,
     now: i64,

@@ -129,8 +129,8 @@ fn months_are_calendar_months_in_utc() {
     assert_eq!(end, 1_772_323_200_000);
 }
 
-async fn store() -> (PoolStore, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!("ebb-pools-{}", random_id("")));
+async fn store() -> (PoolStore, ebb_testkit::TempDir) {
+    let dir = ebb_testkit::TempDir::new("pools");
     let db = ConsoleDb::open(&dir).await.unwrap();
     (PoolStore::new(db), dir)
 }
@@ -225,7 +225,7 @@ async fn pools_round_trip_and_changes_are_logged() {
         store.get("web").await,
         Err(PoolError::NotFound(_))
     ));
-    let _ = std::fs::remove_dir_all(dir);
+    drop(dir);
 }
 
 #[test]
@@ -386,7 +386,7 @@ async fn budget_and_limit_changes_are_logged_once() {
         log.iter()
             .all(|e| e.pool.is_empty() && e.outcome == Outcome::Done)
     );
-    let _ = std::fs::remove_dir_all(dir);
+    drop(dir);
 }
 
 #[tokio::test]
@@ -470,5 +470,5 @@ async fn notifications_read_new_entries_prefs_and_the_charts_rule_decisions() {
             .unwrap()
             .is_empty()
     );
-    let _ = std::fs::remove_dir_all(dir);
+    drop(dir);
 }
