@@ -68,6 +68,20 @@ pub struct Cli {
         help_heading = GLOBAL
     )]
     token_store: ebb_core::console::TokenStore,
+    /// Where the console's state lives: `sqlite` (console.db in the data directory) or a
+    /// PostgreSQL URL shared with other consoles (postgres://user@host/ebb).
+    ///
+    /// Consoles sharing a database see one fleet and elect one enforcer. Without this flag,
+    /// the data directory's console.toml (`database = "postgres://..."`) decides, else
+    /// console.db.
+    #[arg(
+        long,
+        global = true,
+        env = "EBB_DATABASE",
+        value_name = "URL",
+        help_heading = GLOBAL
+    )]
+    database: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -226,6 +240,9 @@ enum CostCommand {
 /// Runs one parsed command line.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     when::set_utc(cli.utc);
+    if let Some(database) = &cli.database {
+        ebb_core::db::Location::choose_for_process(database).map_err(anyhow::Error::msg)?;
+    }
     let data_dir = || match &cli.data_dir {
         Some(dir) => Ok(dir.clone()),
         None => costs::default_data_dir(),

@@ -6,6 +6,7 @@ use crate::client::{AgentAccess, AgentClient, AgentError};
 use crate::clock::{SharedClock, SystemClock};
 use crate::collect::{Collector, CollectorConfig, Target, Tick, unknown_status};
 use crate::db::ConsoleDb;
+use crate::election::{Election, ElectionConfig, LeaderHandle};
 use crate::enforcer::{Enforcer, EnforcerConfig};
 use crate::metrics_store::{MetricsError, MetricsStore, RetentionConfig, SampleRow};
 use crate::pools::PoolStore;
@@ -62,6 +63,8 @@ pub struct ConsoleOptions {
     /// Where the collecting process serves `POST /v1/metrics` (custom metrics for the
     /// rules); `None`: not served. A port in use is said in the log, not fatal.
     pub metrics_listen: Option<std::net::SocketAddr>,
+    /// How consoles sharing a database elect their enforcer.
+    pub election: ElectionConfig,
 }
 
 /// The metrics endpoint's default address: loopback only.
@@ -78,6 +81,7 @@ impl ConsoleOptions {
             viewer_only: false,
             clock: Arc::new(SystemClock),
             metrics_listen: None,
+            election: ElectionConfig::default(),
         }
     }
 }
@@ -112,6 +116,8 @@ pub struct Console {
     metrics: MetricsStore,
     pub(crate) pools: PoolStore,
     pub(crate) enforcer: std::sync::Mutex<Option<Enforcer>>,
+    /// This console's part in electing the enforcer, when it shares its database.
+    election: std::sync::Mutex<Option<Election>>,
     pub(crate) data_dir: PathBuf,
     tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
     /// `POST /v1/metrics`, when this process collects and was asked to serve it.
@@ -149,12 +155,25 @@ impl Console {
         let mut tasks = Vec::new();
         let pools = PoolStore::new(db.clone());
         let mut enforcer = None;
+        let mut election = None;
         let (role, collector, snapshot) = if lock.is_some() {
+            // Consoles sharing a database elect the one that enforces; one alone enforces.
+            let leader = if db.is_shared() {
+                let elected = Election::start(&pools, options.election)
+                    .await
+                    .map_err(|error| ConsoleError::Registry(error.into()))?;
+                let leader = elected.handle();
+                election = Some(elected);
+                leader
+            } else {
+                LeaderHandle::sole()
+            };
             enforcer = Some(Enforcer::start(
                 pools.clone(),
                 registry.clone(),
                 data_dir.clone(),
                 options.enforcer,
+                leader,
             ));
             let (sink, ticks) = mpsc::channel(8);
             let collector = Collector::start(Vec::new(), options.collector, Some(sink))?;
@@ -207,6 +226,7 @@ impl Console {
             metrics,
             pools,
             enforcer: std::sync::Mutex::new(enforcer),
+            election: std::sync::Mutex::new(election),
             data_dir: data_dir.clone(),
             tasks: std::sync::Mutex::new(tasks),
             metrics_api: std::sync::Mutex::new(metrics_api),
@@ -386,6 +406,11 @@ impl Console {
         let enforcer = self.enforcer.lock().ok().and_then(|mut slot| slot.take());
         if let Some(enforcer) = enforcer {
             enforcer.stop().await;
+        }
+        // The lease goes back once nothing acts on it, so another console takes over now.
+        let election = self.election.lock().ok().and_then(|mut slot| slot.take());
+        if let Some(election) = election {
+            election.stop().await;
         }
         let collector = self.collector.lock().ok().and_then(|mut slot| slot.take());
         if let Some(collector) = collector {

@@ -47,9 +47,28 @@ pub enum Location {
 }
 
 impl Location {
-    /// The data directory's choice: its `console.toml`'s `database`, or its own
-    /// `console.db`. A bad file is an error naming the file and the field.
+    /// The command line's choice for this process (`--database`), over any data
+    /// directory's `console.toml`: set once, before the first database is opened.
+    pub fn choose_for_process(text: &str) -> Result<(), String> {
+        let chosen = if text.trim() == "sqlite" {
+            None
+        } else {
+            Some(Self::parse(text, Path::new("."))?)
+        };
+        PROCESS_CHOICE
+            .set(chosen)
+            .map_err(|_| "database: chosen twice".to_string())
+    }
+
+    /// The data directory's choice: the process's `--database`, else its `console.toml`'s
+    /// `database`, else its own `console.db`. A bad file is an error naming the file and the
+    /// field.
     pub fn of_data_dir(data_dir: &Path) -> Result<Self, RegistryError> {
+        match PROCESS_CHOICE.get() {
+            Some(Some(chosen)) => return Ok(chosen.clone()),
+            Some(None) => return Ok(Self::DataDir(data_dir.to_path_buf())),
+            None => {}
+        }
         let path = data_dir.join(CONFIG_FILE);
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
@@ -116,6 +135,10 @@ impl Location {
         }
     }
 }
+
+/// `--database` as given for this process: `Some(None)` is `sqlite` (the data directory's
+/// own file, whatever its config says).
+static PROCESS_CHOICE: std::sync::OnceLock<Option<Location>> = std::sync::OnceLock::new();
 
 /// A URL with its password replaced, for messages and logs.
 fn redact(url: &str) -> String {

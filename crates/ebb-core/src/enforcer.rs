@@ -10,6 +10,7 @@
 
 use crate::catalog_store::ActiveCatalog;
 use crate::client::ClientConfig;
+use crate::election::LeaderHandle;
 use crate::fanout::fan_out;
 use crate::pools::{NewActivity, Pool, PoolError, PoolStore};
 use crate::provider::{AgentProvider, GpuChoice, GpuProvider, Release, Rent};
@@ -80,15 +81,16 @@ pub struct Enforcer {
 }
 
 impl Enforcer {
-    /// The enforcer over the registry's agents.
+    /// The enforcer over the registry's agents, acting while `leader` says so.
     pub fn start(
         store: PoolStore,
         registry: Registry,
         data_dir: PathBuf,
         config: EnforcerConfig,
+        leader: LeaderHandle,
     ) -> Self {
         let provider = Arc::new(AgentProvider::new(registry.clone(), config.client));
-        Self::with_provider(store, registry, data_dir, config, provider)
+        Self::elected(store, registry, data_dir, config, provider, leader)
     }
 
     /// The enforcer renting through `provider`: the registry's hosts are its targets.
@@ -99,6 +101,27 @@ impl Enforcer {
         config: EnforcerConfig,
         provider: Arc<dyn GpuProvider>,
     ) -> Self {
+        Self::elected(
+            store,
+            registry,
+            data_dir,
+            config,
+            provider,
+            LeaderHandle::sole(),
+        )
+    }
+
+    /// The enforcer of consoles sharing a database: it passes only while `leader` says this
+    /// console leads, sends its term with every rent and release, and steps down when an
+    /// agent refuses the term.
+    pub fn elected(
+        store: PoolStore,
+        registry: Registry,
+        data_dir: PathBuf,
+        config: EnforcerConfig,
+        provider: Arc<dyn GpuProvider>,
+        leader: LeaderHandle,
+    ) -> Self {
         let wake = Arc::new(Notify::new());
         let (publish, reports) = watch::channel(PassReport::default());
         let mut state = Loop {
@@ -107,9 +130,9 @@ impl Enforcer {
             data_dir,
             config,
             provider,
-            // No console is elected yet (issue 13: the election comes later), so every call
-            // goes unfenced, as a single console's always have.
+            // Set before each pass from the election (none for a console alone).
             term: None,
+            stale_term: false,
             down_since: None,
             refusals: Refusals::default(),
             holder: None,
@@ -119,6 +142,15 @@ impl Enforcer {
         let wake_loop = wake.clone();
         let task = tokio::spawn(async move {
             loop {
+                let Some(term) = leader.current().acting(tokio::time::Instant::now()) else {
+                    // Another console enforces: wait for the election (or a wake-up).
+                    tokio::select! {
+                        () = tokio::time::sleep(state.config.interval) => {}
+                        () = wake_loop.notified() => {}
+                    }
+                    continue;
+                };
+                state.term = term;
                 let again = match state.pass().await {
                     Ok(report) => {
                         let again = !report.rule_changes.is_empty();
@@ -130,6 +162,12 @@ impl Enforcer {
                         false
                     }
                 };
+                if std::mem::take(&mut state.stale_term)
+                    && let Some(term) = &state.term
+                {
+                    leader.step_down(term);
+                    continue;
+                }
                 if again {
                     // A rule set a new count: carry it out now, not a tick later.
                     continue;
@@ -182,6 +220,8 @@ struct Loop {
     /// The term this console was elected for, sent with every rent and release so an
     /// agent can refuse a leader that was replaced; `None`: not elected, nothing sent.
     term: Option<ConsoleTerm>,
+    /// An agent refused `term` this pass (409 `stale_term`): a newer leader exists.
+    stale_term: bool,
     /// Since when each silent host has been silent; read from the store once, then kept
     /// here and written through.
     down_since: Option<HashMap<String, i64>>,
@@ -361,6 +401,13 @@ impl Loop {
             self.send_releases(&plan.releases)
         );
 
+        self.stale_term |= sent.iter().any(|(_, answer)| match answer {
+            CreateAnswer::Refused(problem) => is_stale_term(problem),
+            _ => false,
+        }) || released
+            .iter()
+            .any(|(_, answer)| answer.as_ref().is_err_and(is_stale_term));
+
         // Settle: what the answers mean, then written in as few transactions as it takes.
         let sent = settle::creates(sent, &mut hosts, &mut tally);
         sent.update(&mut self.refusals, now);
@@ -517,6 +564,11 @@ impl Loop {
         )
         .await
     }
+}
+
+/// An agent's refusal of this console's term: another console was elected since.
+fn is_stale_term(problem: &HostProblem) -> bool {
+    matches!(problem, HostProblem::RefusedRequest { agent_kind, .. } if agent_kind == "stale_term")
 }
 
 /// The activity entry for a write-off or a host coming back: the count does not move.

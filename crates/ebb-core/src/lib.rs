@@ -17,6 +17,7 @@ pub mod console_rules;
 pub mod cost_view;
 pub mod db;
 pub mod downsample;
+pub mod election;
 pub mod enforcer;
 pub mod fanout;
 pub mod history;

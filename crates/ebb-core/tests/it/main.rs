@@ -3,6 +3,7 @@
 mod charts;
 mod collect;
 mod downsample;
+mod election;
 mod export_fonts;
 mod failover;
 mod lease_history;

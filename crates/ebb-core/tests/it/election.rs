@@ -1,0 +1,276 @@
+//! One enforcer among consoles sharing a database: the election on a real PostgreSQL
+//! (take, renew, lose, take over), and the fence at real agents (a replaced leader's
+//! request refused on its term, and the leader stepping down).
+
+use ebb_agent::sim::GpuModel;
+use ebb_core::catalog_store::ActiveCatalog;
+use ebb_core::client::{AgentClient, ClientConfig};
+use ebb_core::db::{ConsoleDb, Location};
+use ebb_core::election::{Election, ElectionConfig, LeaderHandle, Leadership};
+use ebb_core::enforcer::{Enforcer, EnforcerConfig};
+use ebb_core::pools::{self, HostFacts, NewActivity, PoolStore};
+use ebb_core::registry::Registry;
+use ebb_core::vault::MemoryVault;
+use ebb_testkit::{POSTGRES_ENV, PostgresServer, TempDir, TestFleet};
+use ebb_wire::agent::{ConsoleTerm, LeaseRequest, LeaseState};
+use ebb_wire::plan::{OverlayMode, Term};
+use ebb_wire::pools::{Actor, PlacementPolicy, PoolInput};
+use ebb_wire::reasons::ChangeReason;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A fresh database on the suite's PostgreSQL server (`EBB_TEST_POSTGRES`), or on one
+/// started for this test; the server, when started here, lives as long as the guard.
+fn shared_database(name: &str) -> (Option<PostgresServer>, Location) {
+    let (server, base) = match std::env::var(POSTGRES_ENV) {
+        Ok(base) => (None, base),
+        Err(_) => {
+            let server = PostgresServer::start(name).unwrap_or_else(|error| panic!("{error}"));
+            let base = server.url().to_string();
+            (Some(server), base)
+        }
+    };
+    let database = format!("ebb_{name}_{}", std::process::id());
+    (server, Location::Postgres(format!("{base}/{database}")))
+}
+
+async fn wait_for(what: &str, within: Duration, mut done: impl FnMut() -> bool) -> Duration {
+    let started = Instant::now();
+    while !done() {
+        assert!(started.elapsed() < within, "{what}: not within {within:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    started.elapsed()
+}
+
+fn term_of(leadership: &Leadership) -> Option<u64> {
+    match leadership {
+        Leadership::Leader { term, .. } => Some(term.term),
+        _ => None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consoles_on_one_database_elect_one_enforcer_and_a_stopped_one_is_replaced() {
+    let (_server, location) = shared_database("election");
+    let config = ElectionConfig {
+        ttl: Duration::from_millis(1_200),
+        renew_every: Duration::from_millis(200),
+    };
+    let first = PoolStore::new(ConsoleDb::connect(&location).await.unwrap());
+    let second = PoolStore::new(ConsoleDb::connect(&location).await.unwrap());
+    let third = PoolStore::new(ConsoleDb::connect(&location).await.unwrap());
+    let a = Election::start(&first, config).await.unwrap();
+    let a_leads = a.handle();
+    wait_for("the first console elected", Duration::from_secs(10), || {
+        term_of(&a_leads.current()).is_some()
+    })
+    .await;
+    let first_term = term_of(&a_leads.current()).unwrap();
+    let b = Election::start(&second, config).await.unwrap();
+    let b_leads = b.handle();
+    // Renewals go on for several ttls: the leader keeps it, the other only views.
+    tokio::time::sleep(config.ttl * 3).await;
+    assert_eq!(
+        term_of(&a_leads.current()),
+        Some(first_term),
+        "the leader renews"
+    );
+    assert_eq!(b_leads.current(), Leadership::Follower);
+
+    // The leader stops without a word (its process paused or gone): the lease runs out on
+    // the database's clock and the other console takes it, one term up.
+    drop(a);
+    let took = wait_for(
+        "the second console takes over",
+        config.ttl + config.renew_every * 10,
+        || term_of(&b_leads.current()).is_some(),
+    )
+    .await;
+    assert_eq!(term_of(&b_leads.current()), Some(first_term + 1));
+    assert!(
+        a_leads
+            .current()
+            .acting(tokio::time::Instant::now())
+            .is_none(),
+        "the stopped leader's own clock has it stop acting by now"
+    );
+    println!(
+        "election: a silent leader replaced in {took:?} (ttl {:?}, renewals every {:?})",
+        config.ttl, config.renew_every
+    );
+
+    // A leader that stops properly gives the lease back: the next console takes it at once.
+    let c = Election::start(&third, config).await.unwrap();
+    let c_leads = c.handle();
+    tokio::time::sleep(config.renew_every * 2).await;
+    assert_eq!(c_leads.current(), Leadership::Follower);
+    b.stop().await;
+    let took = wait_for(
+        "the third console takes over from one that stopped",
+        config.renew_every * 10,
+        || term_of(&c_leads.current()).is_some(),
+    )
+    .await;
+    assert_eq!(term_of(&c_leads.current()), Some(first_term + 2));
+    assert_eq!(b_leads.current(), Leadership::Follower);
+    println!("election: a leader that stopped handed over in {took:?}");
+    c.stop().await;
+}
+
+/// One host of four A100s and a pool of them; its enforcer acts for `leader`.
+struct Fenced {
+    fleet: TestFleet,
+    store: PoolStore,
+    enforcer: Enforcer,
+    pool_id: String,
+    _dir: TempDir,
+}
+
+async fn fenced(leader: impl FnOnce(&str) -> LeaderHandle) -> (Fenced, LeaderHandle, String) {
+    let fleet = TestFleet::builder()
+        .hosts(1)
+        .gpus_per_host(4)
+        .model(GpuModel::A100)
+        .release_grace(Duration::from_millis(50))
+        .start()
+        .await;
+    let dir = TempDir::new("core-election-fence");
+    let db = ConsoleDb::open(&dir).await.unwrap();
+    let registry = Registry::new(db.clone(), Arc::new(MemoryVault::default()));
+    let host = &fleet.hosts()[0];
+    registry.add(&fleet.entries()[0], None).await.unwrap();
+    let store = PoolStore::new(db);
+    let facts = vec![HostFacts {
+        name: host.name.clone(),
+        region: host.region.clone(),
+        models: vec![GpuModel::A100.name().to_string()],
+    }];
+    let input = PoolInput {
+        name: "train".into(),
+        model: "A100".into(),
+        regions: vec![host.region.clone()],
+        min: 0,
+        max: 4,
+        base_gpus: 0,
+        term: Term::Month,
+        overlay: OverlayMode::Hour,
+        placement: PlacementPolicy::Pack,
+        interruptible: false,
+        release_at_unit_end: false,
+    };
+    let valid = pools::validate(&input, &facts, &ActiveCatalog::prices(&dir)).unwrap();
+    let pool_id = store.create(valid).await.unwrap().id;
+    let group = store.console_id().await.unwrap();
+    let handle = leader(&group);
+    let enforcer = Enforcer::start(
+        store.clone(),
+        registry,
+        dir.to_path_buf(),
+        EnforcerConfig {
+            interval: Duration::from_millis(50),
+            ..EnforcerConfig::default()
+        },
+        handle.clone(),
+    );
+    let url = host.url.clone();
+    (
+        Fenced {
+            fleet,
+            store,
+            enforcer,
+            pool_id,
+            _dir: dir,
+        },
+        handle,
+        url,
+    )
+}
+
+impl Fenced {
+    async fn scale(&self, to: u32) {
+        let from = self.store.get("train").await.unwrap().desired;
+        let change = NewActivity {
+            actor: Actor::Operator,
+            from,
+            to,
+            reason: ChangeReason::Cli,
+            delta_per_hour_fen: None,
+            delta_per_month_fen: None,
+        };
+        self.store
+            .set_desired("train", to, &[], &change)
+            .await
+            .unwrap();
+        self.enforcer.wake();
+    }
+
+    async fn held(&self) -> usize {
+        self.fleet.held(&self.pool_id).await.len()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replaced_leader_is_refused_on_its_term_by_the_agents_and_steps_down() {
+    // This console was elected for term 1 and, as far as its own clock knows, still is: a
+    // pause that outlasted its lease without its clock seeing it (the case the fence is for).
+    let far = tokio::time::Instant::now() + Duration::from_secs(3_600);
+    let (fenced, leader, url) =
+        fenced(|group| LeaderHandle::leader(ConsoleTerm::new(group, 1), far)).await;
+    fenced.scale(2).await;
+    let mut waited = Duration::ZERO;
+    while fenced.held().await < 2 {
+        assert!(waited < Duration::from_secs(20), "the leader rents 2 GPUs");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        waited += Duration::from_millis(50);
+    }
+
+    // The console elected after it (term 2) reaches the agent: a lease of its own, given
+    // back at once (any rent or release carries the term to the agent).
+    let group = fenced.store.console_id().await.unwrap();
+    let newer = ConsoleTerm::new(group.clone(), 2);
+    let agent = AgentClient::new(&url, ClientConfig::default()).unwrap();
+    let request = LeaseRequest {
+        pool_id: "another-pool".into(),
+        holder_id: group.clone(),
+        count: Some(1),
+        gpu_uuids: None,
+        command: None,
+        load_profile: None,
+        console_group: None,
+        term: None,
+    }
+    .with_term(Some(&newer));
+    let (_, lease) = agent
+        .create_lease("newer-leader-1", &request)
+        .await
+        .unwrap();
+    agent.release_lease(&lease.id, Some(&newer)).await.unwrap();
+
+    // The old leader acts on: its next request is refused on its term, and it steps down.
+    fenced.scale(3).await;
+    let started = Instant::now();
+    while leader.current() != Leadership::Follower {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the replaced leader steps down; it is {:?}",
+            leader.current()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let stepped_down_in = started.elapsed();
+    // It acts no more: the pool stays at the 2 GPUs it had, nothing granted on term 1.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(fenced.held().await, 2, "nothing granted to the stale term");
+    let leases = agent.leases().await.unwrap().leases;
+    let active: Vec<_> = leases
+        .iter()
+        .filter(|lease| lease.state == LeaseState::Active)
+        .collect();
+    assert_eq!(active.len(), 2, "{active:?}");
+    println!(
+        "fence: the replaced leader's rent refused on term 1 (stale_term) and it stepped down in {stepped_down_in:?}; GPUs held for the pool stayed 2 of the 3 it asked"
+    );
+    fenced.enforcer.stop().await;
+    fenced.fleet.stop().await;
+}
