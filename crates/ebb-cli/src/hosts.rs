@@ -5,6 +5,7 @@ use clap::Subcommand;
 use ebb_core::collect::CollectorConfig;
 use ebb_core::console::{self, Console, ConsoleOptions, Role, TokenStore};
 use ebb_core::db::ConsoleDb;
+use ebb_core::election::Leadership;
 use ebb_core::registry::{HostEntry, Registry};
 use ebb_core::vault::{FileVault, KeychainVault, MemoryVault, TokenVault};
 use ebb_wire::ipc::HostRemoval;
@@ -290,10 +291,24 @@ pub async fn daemon(
                 println!("custom metrics: POST http://{addr}/v1/metrics");
             }
             let mut snapshots = console.subscribe();
+            let mut leadership = console.leadership();
+            if let Some(leadership) = &mut leadership {
+                say_leadership(&leadership.borrow_and_update());
+            }
             let mut last: Vec<(String, Health)> = Vec::new();
             loop {
                 tokio::select! {
                     _ = wait_for_shutdown() => break,
+                    Some(()) = async {
+                        match &mut leadership {
+                            Some(watch) => watch.changed().await.ok(),
+                            None => std::future::pending().await,
+                        }
+                    } => {
+                        if let Some(watch) = &mut leadership {
+                            say_leadership(&watch.borrow_and_update());
+                        }
+                    }
                     changed = snapshots.changed() => {
                         if changed.is_err() {
                             break;
@@ -326,6 +341,18 @@ pub async fn daemon(
             _ = wait_for_shutdown() => return Ok(()),
             _ = tokio::time::sleep(Duration::from_secs(5)) => {}
         }
+    }
+}
+
+/// One line each time this console starts or stops enforcing (consoles sharing a database
+/// elect one enforcer).
+fn say_leadership(leadership: &Leadership) {
+    match leadership {
+        Leadership::Sole => println!("enforcing the pools"),
+        Leadership::Leader { term, .. } => {
+            println!("enforcing the pools: elected, term {}", term.term);
+        }
+        Leadership::Follower => println!("viewing: another console enforces the pools"),
     }
 }
 

@@ -6,7 +6,7 @@ use crate::client::{AgentAccess, AgentClient, AgentError};
 use crate::clock::{SharedClock, SystemClock};
 use crate::collect::{Collector, CollectorConfig, Target, Tick, unknown_status};
 use crate::db::ConsoleDb;
-use crate::election::{Election, ElectionConfig, LeaderHandle};
+use crate::election::{Election, ElectionConfig, LeaderHandle, Leadership};
 use crate::enforcer::{Enforcer, EnforcerConfig};
 use crate::metrics_store::{MetricsError, MetricsStore, RetentionConfig, SampleRow};
 use crate::pools::PoolStore;
@@ -238,6 +238,19 @@ impl Console {
 
     pub fn role(&self) -> Role {
         self.role
+    }
+
+    /// Whether this console enforces, as it changes: `Sole` alone on its database; leader or
+    /// follower when it shares one. `None` for a viewer, which never enforces.
+    pub fn leadership(&self) -> Option<watch::Receiver<Leadership>> {
+        if self.role == Role::Viewer {
+            return None;
+        }
+        let election = self.election.lock().ok()?;
+        Some(match election.as_ref() {
+            Some(election) => election.handle().watch(),
+            None => LeaderHandle::sole().watch(),
+        })
     }
 
     pub fn registry(&self) -> &Registry {

@@ -220,8 +220,11 @@ impl ConsoleDb {
                             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
                              PRAGMA busy_timeout = 5000;"
                         }
+                        // A console paused inside a transaction (SIGSTOP, a laptop lid) has
+                        // it ended by the server, so the others' writes wait 5 s at most.
                         Engine::Postgres => {
-                            "SET lock_timeout = '5s'; SET statement_timeout = '30s';"
+                            "SET lock_timeout = '5s'; SET statement_timeout = '30s'; \
+                             SET idle_in_transaction_session_timeout = '5s';"
                         }
                     };
                     connection.execute(sqlx::raw_sql(setup)).await?;

@@ -132,13 +132,17 @@ impl Election {
             state: Arc::new(watch::Sender::new(Leadership::Follower)),
         };
         let db = store.db().clone();
-        let task = tokio::spawn(run(
-            db.clone(),
-            group,
-            holder.clone(),
-            config,
-            handle.clone(),
-        ));
+        // The first try before returning, so a console that is alone leads from the start.
+        attempt(&db, &group, &holder, config, &handle).await;
+        let task = {
+            let (db, holder, handle) = (db.clone(), holder.clone(), handle.clone());
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(config.renew_every).await;
+                    attempt(&db, &group, &holder, config, &handle).await;
+                }
+            })
+        };
         Ok(Self {
             handle,
             db,
@@ -182,47 +186,45 @@ impl Drop for Election {
     }
 }
 
-async fn run(
-    db: ConsoleDb,
-    group: String,
-    holder: String,
+/// One try to take or renew the lease, and what it means for this console.
+async fn attempt(
+    db: &ConsoleDb,
+    group: &str,
+    holder: &str,
     config: ElectionConfig,
-    handle: LeaderHandle,
+    handle: &LeaderHandle,
 ) {
     let ttl_ms = i64::try_from(config.ttl.as_millis()).unwrap_or(i64::MAX);
     let margin = config.renew_every.min(config.ttl / 2);
-    loop {
-        let sent = Instant::now();
-        match hold(&db, &holder, ttl_ms).await {
-            Ok(Some(term)) => {
-                let term = ConsoleTerm::new(group.clone(), term);
-                let until = sent + config.ttl - margin;
-                handle.state.send_if_modified(|state| {
-                    let fresh =
-                        !matches!(state, Leadership::Leader { term: held, .. } if *held == term);
-                    if fresh {
-                        tracing::info!(term = term.term, %holder, "elected to enforce");
-                    }
-                    *state = Leadership::Leader { term, until };
-                    fresh
-                });
-            }
-            Ok(None) => {
-                handle.state.send_if_modified(|state| {
-                    let was = matches!(state, Leadership::Leader { .. });
-                    if was {
-                        tracing::warn!(%holder, "the enforcer lease went to another console; viewing");
-                    }
-                    *state = Leadership::Follower;
-                    was
-                });
-            }
-            // The lease runs out on its own (`until`); the next try may reach the database.
-            Err(error) => {
-                tracing::warn!(%error, "cannot reach the database to renew the enforcer lease")
-            }
+    let sent = Instant::now();
+    match hold(db, holder, ttl_ms).await {
+        Ok(Some(term)) => {
+            let term = ConsoleTerm::new(group, term);
+            let until = sent + config.ttl - margin;
+            handle.state.send_if_modified(|state| {
+                let fresh =
+                    !matches!(state, Leadership::Leader { term: held, .. } if *held == term);
+                if fresh {
+                    tracing::info!(term = term.term, %holder, "elected to enforce");
+                }
+                *state = Leadership::Leader { term, until };
+                fresh
+            });
         }
-        tokio::time::sleep(config.renew_every).await;
+        Ok(None) => {
+            handle.state.send_if_modified(|state| {
+                let was = matches!(state, Leadership::Leader { .. });
+                if was {
+                    tracing::warn!(%holder, "the enforcer lease went to another console; viewing");
+                }
+                *state = Leadership::Follower;
+                was
+            });
+        }
+        // The lease runs out on its own (`until`); the next try may reach the database.
+        Err(error) => {
+            tracing::warn!(%error, "cannot reach the database to renew the enforcer lease");
+        }
     }
 }
 

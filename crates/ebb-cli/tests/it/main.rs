@@ -6,6 +6,7 @@ mod peers;
 mod pool;
 mod replay;
 mod rules;
+mod shared;
 mod suggest;
 
 use std::process::Command;
