@@ -857,14 +857,14 @@ pub(crate) async fn insert_console_activity(
     reason: &ChangeReason,
     now: i64,
 ) -> Result<i64, sqlx::Error> {
-    Ok(sqlx::query_scalar(
+    sqlx::query_scalar(
         "INSERT INTO activity (at_ms, pool_id, pool_name, actor, from_gpus, to_gpus, reason, results, outcome, finished_at_ms) VALUES ($1, '', '', 'operator', 0, 0, $2, '[]', 'done', $3) RETURNING id",
     )
     .bind(now)
     .bind(reason.to_stored())
     .bind(now)
     .fetch_one(&mut **tx)
-    .await?)
+    .await
 }
 
 pub(super) async fn upsert_lease(
