@@ -44,6 +44,15 @@ pub enum HostsCommand {
         /// The host's registered name.
         name: String,
     },
+    /// Keep a registered host's token in this machine's token store: for a console that
+    /// shares its database (--database) with the one that added the host.
+    Token {
+        /// The host's registered name.
+        name: String,
+        /// A file holding the agent's token.
+        #[arg(long, value_name = "FILE")]
+        token_file: PathBuf,
+    },
     /// Forget a host and its token (refused while pools hold GPUs there, unless --release).
     Remove {
         /// The host's registered name.
@@ -128,6 +137,16 @@ pub async fn run(
             } else {
                 print!("{}", host_table(&statuses));
             }
+        }
+        HostsCommand::Token { name, token_file } => {
+            let token = std::fs::read_to_string(&token_file)
+                .with_context(|| format!("--token-file: cannot read {}", token_file.display()))?;
+            if token.trim().is_empty() {
+                anyhow::bail!("--token-file: {} is empty", token_file.display());
+            }
+            let current = registry.get(&name).await?;
+            registry.update(&name, &current, Some(&token)).await?;
+            println!("{name}: its token is in {}", registry.vault().describe());
         }
         HostsCommand::Test { name } => {
             let spec = registry.get(&name).await?;

@@ -305,3 +305,55 @@ async fn two_daemons_on_one_database_elect_one_enforcer_and_the_other_takes_over
     fleet.stop().await;
     drop(server);
 }
+
+#[test]
+fn a_host_added_elsewhere_gets_its_token_on_this_machine() {
+    let dir = TempDir::new("cli-hosts-token");
+    let cli = Cli::with_program(Path::new(env!("CARGO_BIN_EXE_ebb")), &dir.subdir("console"));
+    cli.ok(&[
+        "hosts",
+        "add",
+        "gpu-07",
+        "http://127.0.0.1:9",
+        "--region",
+        "cn-north",
+    ]);
+    let token_file = dir.join("token.txt");
+    std::fs::write(&token_file, "secret-token-7\n").unwrap();
+    let said = cli.ok(&[
+        "hosts",
+        "token",
+        "gpu-07",
+        "--token-file",
+        token_file.to_str().unwrap(),
+    ]);
+    assert!(said.contains("gpu-07: its token is in"), "{said}");
+    let tokens = std::fs::read_to_string(dir.join("console/tokens.json")).unwrap();
+    assert!(tokens.contains("secret-token-7"), "the file store holds it");
+
+    // An empty file or an unknown host is refused, naming what is wrong.
+    std::fs::write(&token_file, "\n").unwrap();
+    let output = cli.run(&[
+        "hosts",
+        "token",
+        "gpu-07",
+        "--token-file",
+        token_file.to_str().unwrap(),
+    ]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("is empty"));
+    std::fs::write(&token_file, "secret-token-7\n").unwrap();
+    let output = cli.run(&[
+        "hosts",
+        "token",
+        "gpu-99",
+        "--token-file",
+        dir.join("token.txt").to_str().unwrap(),
+    ]);
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("gpu-99"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
