@@ -59,8 +59,8 @@ pub struct Rent {
     pub pool_id: String,
     /// This console's id: only leases it holds are its to count or release.
     pub holder_id: String,
-    /// The elected console's term; `None` for a console that is not elected (today's
-    /// single console), which sends none.
+    /// The elected console's term (`election`); `None` for a console alone on its
+    /// database, which sends none.
     pub term: Option<ConsoleTerm>,
 }
 
