@@ -8,14 +8,11 @@ use ebb_core::client::{AgentClient, ClientConfig};
 use ebb_core::db::{ConsoleDb, Location};
 use ebb_core::election::{Election, ElectionConfig, LeaderHandle, Leadership};
 use ebb_core::enforcer::{Enforcer, EnforcerConfig};
-use ebb_core::pools::{self, HostFacts, NewActivity, PoolStore};
+use ebb_core::pools::{self, HostFacts, PoolStore};
 use ebb_core::registry::Registry;
 use ebb_core::vault::MemoryVault;
 use ebb_testkit::{POSTGRES_ENV, PostgresServer, TempDir, TestFleet};
 use ebb_wire::agent::{ConsoleTerm, LeaseRequest, LeaseState};
-use ebb_wire::plan::{OverlayMode, Term};
-use ebb_wire::pools::{Actor, PlacementPolicy, PoolInput};
-use ebb_wire::reasons::ChangeReason;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -146,19 +143,7 @@ async fn fenced(leader: impl FnOnce(&str) -> LeaderHandle) -> (Fenced, LeaderHan
         region: host.region.clone(),
         models: vec![GpuModel::A100.name().to_string()],
     }];
-    let input = PoolInput {
-        name: "train".into(),
-        model: "A100".into(),
-        regions: vec![host.region.clone()],
-        min: 0,
-        max: 4,
-        base_gpus: 0,
-        term: Term::Month,
-        overlay: OverlayMode::Hour,
-        placement: PlacementPolicy::Pack,
-        interruptible: false,
-        release_at_unit_end: false,
-    };
+    let input = crate::pool_input("train", "A100", vec![host.region.clone()], 4);
     let valid = pools::validate(&input, &facts, &ActiveCatalog::prices(&dir)).unwrap();
     let pool_id = store.create(valid).await.unwrap().id;
     let group = store.console_id().await.unwrap();
@@ -189,19 +174,7 @@ async fn fenced(leader: impl FnOnce(&str) -> LeaderHandle) -> (Fenced, LeaderHan
 
 impl Fenced {
     async fn scale(&self, to: u32) {
-        let from = self.store.get("train").await.unwrap().desired;
-        let change = NewActivity {
-            actor: Actor::Operator,
-            from,
-            to,
-            reason: ChangeReason::Cli,
-            delta_per_hour_fen: None,
-            delta_per_month_fen: None,
-        };
-        self.store
-            .set_desired("train", to, &[], &change)
-            .await
-            .unwrap();
+        crate::set_desired(&self.store, "train", to).await;
         self.enforcer.wake();
     }
 

@@ -10,8 +10,7 @@ use ebb_core::enforcer::{EnforcerConfig, PassReport};
 use ebb_core::registry::HostEntry;
 use ebb_testkit::{TempDir, eventually};
 use ebb_wire::ipc::{HostRemoval, PoolGpus};
-use ebb_wire::plan::{OverlayMode, Term};
-use ebb_wire::pools::{Actor, PlacementPolicy, PoolInput, PoolPhase};
+use ebb_wire::pools::{Actor, PoolPhase};
 use ebb_wire::reasons::ChangeReason;
 use std::sync::Arc;
 use std::time::Duration;
@@ -87,19 +86,12 @@ async fn two_hosts_and_a_pool_of_two(
         console.upsert_host(&spec, None).await.unwrap();
     }
     console
-        .create_pool(&PoolInput {
-            name: "burst".into(),
-            model: "A100".into(),
-            regions: vec!["cn-east".into()],
-            min: 0,
-            max: 4,
-            base_gpus: 0,
-            term: Term::Month,
-            overlay: OverlayMode::Hour,
-            placement: PlacementPolicy::Pack,
-            interruptible: false,
-            release_at_unit_end: false,
-        })
+        .create_pool(&crate::pool_input(
+            "burst",
+            "A100",
+            vec!["cn-east".into()],
+            4,
+        ))
         .await
         .unwrap();
     let since = clock.now_ms();

@@ -7,8 +7,7 @@ use ebb_core::clock::{Clock, ManualClock};
 use ebb_core::enforcer::PassReport;
 use ebb_testkit::{TestConsole, TestFleet, eventually};
 use ebb_wire::agent::{Lease, LeaseList, LeaseState};
-use ebb_wire::plan::{OverlayMode, Term};
-use ebb_wire::pools::{Actor, PlacementPolicy, PoolInput, PoolPhase, PoolView};
+use ebb_wire::pools::{Actor, PoolPhase, PoolView};
 use ebb_wire::reasons::ChangeReason;
 use std::sync::Arc;
 use std::time::Duration;
@@ -80,19 +79,12 @@ async fn spend_and_the_pool_view_stay_exact_when_agents_forget_released_leases()
         .open()
         .await;
     let pool = console
-        .create_pool(&PoolInput {
-            name: "train".into(),
-            model: "A100".into(),
-            regions: vec![fleet.hosts()[0].region.clone()],
-            min: 0,
-            max: 4,
-            base_gpus: 0,
-            term: Term::Month,
-            overlay: OverlayMode::Hour,
-            placement: PlacementPolicy::Pack,
-            interruptible: false,
-            release_at_unit_end: false,
-        })
+        .create_pool(&crate::pool_input(
+            "train",
+            "A100",
+            vec![fleet.hosts()[0].region.clone()],
+            4,
+        ))
         .await
         .unwrap();
     for to in [3, 2] {

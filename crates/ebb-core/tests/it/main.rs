@@ -15,3 +15,41 @@ mod provider;
 mod registry;
 mod rules;
 mod rules_replay;
+
+/// A pool as the tests make most: `max` GPUs of `model` in `regions`, none at least, no
+/// base, monthly with an hourly overlay, packed.
+pub(crate) fn pool_input(
+    name: &str,
+    model: &str,
+    regions: Vec<String>,
+    max: u32,
+) -> ebb_wire::pools::PoolInput {
+    use ebb_wire::plan::{OverlayMode, Term};
+    ebb_wire::pools::PoolInput {
+        name: name.into(),
+        model: model.into(),
+        regions,
+        min: 0,
+        max,
+        base_gpus: 0,
+        term: Term::Month,
+        overlay: OverlayMode::Hour,
+        placement: ebb_wire::pools::PlacementPolicy::Pack,
+        interruptible: false,
+        release_at_unit_end: false,
+    }
+}
+
+/// Sets a pool's desired count as `ebb pool scale` does (an operator's change, logged).
+pub(crate) async fn set_desired(store: &ebb_core::pools::PoolStore, pool: &str, to: u32) {
+    let from = store.get(pool).await.unwrap().desired;
+    let change = ebb_core::pools::NewActivity {
+        actor: ebb_wire::pools::Actor::Operator,
+        from,
+        to,
+        reason: ebb_wire::reasons::ChangeReason::Cli,
+        delta_per_hour_fen: None,
+        delta_per_month_fen: None,
+    };
+    store.set_desired(pool, to, &[], &change).await.unwrap();
+}

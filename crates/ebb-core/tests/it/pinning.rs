@@ -11,8 +11,7 @@ use ebb_core::console::Console;
 use ebb_core::registry::HostEntry;
 use ebb_testkit::{AgentCommand, AgentProcess, Relay, TempDir, TestConsole, eventually};
 use ebb_wire::agent::LeaseState;
-use ebb_wire::plan::{OverlayMode, Term};
-use ebb_wire::pools::{Actor, PlacementPolicy, PoolInput};
+use ebb_wire::pools::Actor;
 use ebb_wire::reasons::{ChangeReason, HostProblem};
 use std::time::Duration;
 
@@ -74,19 +73,12 @@ async fn a_pinned_host_refuses_a_changed_certificate_and_nothing_is_leased_there
         .await
         .unwrap();
     console
-        .create_pool(&PoolInput {
-            name: "pinned".into(),
-            model: "A100".into(),
-            regions: vec!["cn-north".into()],
-            min: 0,
-            max: 2,
-            base_gpus: 0,
-            term: Term::Month,
-            overlay: OverlayMode::Hour,
-            placement: PlacementPolicy::Pack,
-            interruptible: false,
-            release_at_unit_end: false,
-        })
+        .create_pool(&crate::pool_input(
+            "pinned",
+            "A100",
+            vec!["cn-north".into()],
+            2,
+        ))
         .await
         .unwrap();
     console

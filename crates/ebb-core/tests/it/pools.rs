@@ -2,25 +2,17 @@
 //! through real HTTP, and what the agents hold is what the pool says.
 
 use ebb_testkit::{TestConsole, TestFleet};
-use ebb_wire::plan::{OverlayMode, Term};
-use ebb_wire::pools::{Actor, Outcome, PlacementPolicy, PoolInput, PoolLeaseState, PoolPhase};
+use ebb_wire::pools::{Actor, Outcome, PoolInput, PoolLeaseState, PoolPhase};
 use ebb_wire::reasons::ChangeReason;
 use std::time::Duration;
 
 fn input(name: &str, model: &str, regions: &[&str], max: u32) -> PoolInput {
-    PoolInput {
-        name: name.into(),
-        model: model.into(),
-        regions: regions.iter().map(|r| r.to_string()).collect(),
-        min: 0,
+    crate::pool_input(
+        name,
+        model,
+        regions.iter().map(|r| r.to_string()).collect(),
         max,
-        base_gpus: 0,
-        term: Term::Month,
-        overlay: OverlayMode::Hour,
-        placement: PlacementPolicy::Pack,
-        interruptible: false,
-        release_at_unit_end: false,
-    }
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

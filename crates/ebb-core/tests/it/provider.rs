@@ -5,15 +5,15 @@
 use ebb_core::catalog_store::ActiveCatalog;
 use ebb_core::db::ConsoleDb;
 use ebb_core::enforcer::{Enforcer, EnforcerConfig, PassReport};
-use ebb_core::pools::{self, HostFacts, NewActivity, PoolStore};
+use ebb_core::pools::{self, HostFacts, PoolStore};
 use ebb_core::provider::{GpuChoice, GpuProvider, ProviderFuture, Release, Rent, Rented};
 use ebb_core::registry::{HostEntry, Registry};
 use ebb_core::vault::MemoryVault;
 use ebb_testkit::TempDir;
 use ebb_wire::agent::{Gpu, GpuList, Lease, LeaseState};
 use ebb_wire::plan::{OverlayMode, Term};
-use ebb_wire::pools::{Actor, PlacementPolicy, PoolInput};
-use ebb_wire::reasons::{ChangeReason, HostProblem};
+use ebb_wire::pools::{PlacementPolicy, PoolInput};
+use ebb_wire::reasons::HostProblem;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
@@ -295,19 +295,7 @@ async fn setup(name: &str, cloud: Arc<FakeCloud>) -> Setup {
 
 impl Setup {
     async fn scale(&self, to: u32) {
-        let from = self.store.get("train").await.unwrap().desired;
-        let change = NewActivity {
-            actor: Actor::Operator,
-            from,
-            to,
-            reason: ChangeReason::Cli,
-            delta_per_hour_fen: None,
-            delta_per_month_fen: None,
-        };
-        self.store
-            .set_desired("train", to, &[], &change)
-            .await
-            .unwrap();
+        crate::set_desired(&self.store, "train", to).await;
         self.enforcer.wake();
     }
 

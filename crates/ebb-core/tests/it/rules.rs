@@ -8,8 +8,7 @@ use ebb_core::clock::ManualClock;
 use ebb_core::console_rules::RulesError;
 use ebb_core::enforcer::PassReport;
 use ebb_testkit::{TestConsole, TestFleet};
-use ebb_wire::plan::{OverlayMode, Term};
-use ebb_wire::pools::{Actor, PlacementPolicy, PoolInput};
+use ebb_wire::pools::Actor;
 use ebb_wire::reasons::ChangeReason;
 use ebb_wire::rules::{DecisionReason, MetricPush, RuleStatus, RulesMode};
 use std::sync::Arc;
@@ -76,19 +75,12 @@ impl Rig {
             .open()
             .await;
         console
-            .create_pool(&PoolInput {
-                name: "burst".into(),
-                model: "A100".into(),
-                regions: vec![fleet.hosts()[0].region.clone()],
-                min: 0,
-                max: 4,
-                base_gpus: 0,
-                term: Term::Month,
-                overlay: OverlayMode::Hour,
-                placement: PlacementPolicy::Pack,
-                interruptible: false,
-                release_at_unit_end: false,
-            })
+            .create_pool(&crate::pool_input(
+                "burst",
+                "A100",
+                vec![fleet.hosts()[0].region.clone()],
+                4,
+            ))
             .await
             .unwrap();
         console

@@ -12,8 +12,6 @@ use ebb_core::rules_replay::{
 };
 use ebb_testkit::{TestConsole, TestFleet};
 use ebb_wire::ipc::ChartTheme;
-use ebb_wire::plan::{OverlayMode, Term};
-use ebb_wire::pools::{PlacementPolicy, PoolInput};
 use ebb_wire::replay::ReplaySource;
 use std::sync::Arc;
 
@@ -62,19 +60,12 @@ async fn a_replay_runs_on_the_pools_history_or_a_trace_and_a_short_history_is_re
         .open()
         .await;
     console
-        .create_pool(&PoolInput {
-            name: "burst".into(),
-            model: "A100".into(),
-            regions: vec![fleet.hosts()[0].region.clone()],
-            min: 0,
-            max: 4,
-            base_gpus: 0,
-            term: Term::Month,
-            overlay: OverlayMode::Hour,
-            placement: PlacementPolicy::Pack,
-            interruptible: false,
-            release_at_unit_end: false,
-        })
+        .create_pool(&crate::pool_input(
+            "burst",
+            "A100",
+            vec![fleet.hosts()[0].region.clone()],
+            4,
+        ))
         .await
         .unwrap();
 
