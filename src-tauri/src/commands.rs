@@ -598,7 +598,7 @@ fn registry_error(error: RegistryError) -> IpcError {
 }
 
 fn agent_error(error: AgentError) -> IpcError {
-    IpcError::new(IpcErrorKind::of_host_problem(&error), error.to_string())
+    IpcError::of_host(error)
 }
 
 fn console_error(error: ConsoleError) -> IpcError {

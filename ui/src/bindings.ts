@@ -1134,9 +1134,14 @@ field: string | null;
  */
 line: number | null; 
 /**
- * The problem in English, for the detail line and logs.
+ * The problem in English, for logs and the CLI; the UI words `kind`, `field` and
+ * `problem` instead.
  */
-message: string }
+message: string; 
+/**
+ * What a host said or did, when the error is an agent's failure: the UI words it.
+ */
+problem: HostProblem | null }
 /**
  * What kind of failure an IPC command met: the UI words each one.
  */
@@ -1734,7 +1739,7 @@ actual_gpus: number; base_gpus: number; term: Term; overlay: OverlayMode; create
 /**
  * Why the pool could not be priced (no catalog price for its model and regions).
  */
-spend_problem: string | null }
+spend_problem: PriceProblem | null }
 /**
  * A pool with its live state.
  */
@@ -1766,7 +1771,27 @@ checked_at_ms: number | null; hosts: PoolHostView[]; leases: PoolLeaseView[];
 /**
  * `None` when the catalog has no price for the model in the pool's regions.
  */
-spend: SpendView | null; spend_problem: string | null }
+spend: SpendView | null; spend_problem: PriceProblem | null }
+/**
+ * Why a pool, its spend or a slider move could not be priced.
+ */
+export type PriceProblem = 
+/**
+ * The catalog has no entry for the model in any of `regions`.
+ */
+{ kind: "no_price"; model: string; regions: string[] } | 
+/**
+ * The entry lacks the price the pool's mode needs (`field` names the catalog field).
+ */
+{ kind: "not_offered"; model: string; region: string; field: string } | 
+/**
+ * The pool has no region to price in.
+ */
+{ kind: "no_region" } | 
+/**
+ * The figures are too large to compute exactly.
+ */
+{ kind: "too_large" }
 /**
  * The cheapest plan found, and the exact base for "base + hourly".
  */
@@ -2177,7 +2202,7 @@ needs_confirmation: boolean; confirmation_reason: ConfirmationReason | null;
 /**
  * Why the prices could not be had, when they could not.
  */
-cost_problem: string | null; 
+cost_problem: PriceProblem | null; 
 /**
  * The leases the placement would give back, in its order (those kept to unit end too).
  */

@@ -44,7 +44,7 @@ describe("ChartLoader", () => {
     calls[0]?.resolve({ status: "ok", data: "<svg/>" });
     await flush();
     loader.request({ host: "a", theme: "light", width: 640, height: 240, tick: 2 });
-    calls[1]?.resolve({ status: "error", error: { kind: "not_found", field: null, line: null, message: "No samples from gpu-a yet" } });
+    calls[1]?.resolve({ status: "error", error: { kind: "not_found", field: null, line: null, message: "No samples from gpu-a yet", problem: null } });
     await flush();
     const entry = loader.get("a");
     expect(entry?.error).toBe("No samples from gpu-a yet");

@@ -143,7 +143,7 @@ describe("tokenToSend", () => {
 });
 
 describe("fieldOf, with the host form's fields", () => {
-  const invalid = (field: string | null) => ({ kind: "invalid_input" as const, field, line: null, message: "m" });
+  const invalid = (field: string | null) => ({ kind: "invalid_input" as const, field, line: null, message: "m", problem: null });
   it("names the form field the error carries", () => {
     expect(fieldOf(invalid("url"), HOST_FIELDS)).toBe("url");
     expect(fieldOf(invalid("fingerprint"), HOST_FIELDS)).toBe("fingerprint");

@@ -144,14 +144,14 @@ describe("the plan in words", () => {
         release: [{ host: "cn-east-001", region: "cn-east", count: 3 }],
         held_to_unit_end: 2,
         short: 1,
-        cost_problem: "no price for H100 in cn-west",
+        cost_problem: { kind: "no_price", model: "H100", regions: ["cn-west"] },
       }),
     );
     expect(words.headline).toBe("Release 3 from cn-east-001");
     expect(words.notes).toEqual([
       "2 of them kept until their paid unit ends.",
       "1 more than are free now: the pool will wait for them.",
-      "The cost is unknown: no price for H100 in cn-west",
+      "The cost is unknown: the catalog has no price for H100 in cn-west",
     ]);
   });
 
@@ -299,7 +299,7 @@ describe("checkPoolForm", () => {
   });
 
   it("finds the field a server error names", () => {
-    const invalid = (field: string | null) => ({ kind: "invalid_input" as const, field, line: null, message: "m" });
+    const invalid = (field: string | null) => ({ kind: "invalid_input" as const, field, line: null, message: "m", problem: null });
     expect(fieldOf(invalid("regions"), POOL_FIELDS)).toBe("regions");
     expect(fieldOf(invalid("base_gpus"), POOL_FIELDS)).toBe("base_gpus");
     expect(fieldOf(invalid("to"), POOL_FIELDS)).toBeNull();

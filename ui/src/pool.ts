@@ -23,7 +23,7 @@ import type {
 } from "./bindings";
 import { formatCount, formatMoney } from "./costs";
 import { t, type MessageKey, type Params } from "./i18n";
-import { confirmationText, hostProblemText, releaseWarningText } from "./reasons";
+import { confirmationText, hostProblemText, priceProblemText, releaseWarningText } from "./reasons";
 
 /** A message from the catalog, not yet translated (the view translates it). */
 export type Phrase = { key: MessageKey; params?: Params };
@@ -273,7 +273,7 @@ export function planWords(preview: ScalePreview): { headline: string; notes: str
   const notes: string[] = [];
   if (preview.held_to_unit_end > 0) notes.push(t("pool.plan.held", { n: formatCount(preview.held_to_unit_end) }));
   if (preview.short > 0) notes.push(t("pool.plan.short", { n: formatCount(preview.short) }));
-  if (preview.cost_problem) notes.push(t("pool.plan.costProblem", { message: preview.cost_problem }));
+  if (preview.cost_problem) notes.push(t("pool.plan.costProblem", { message: priceProblemText(preview.cost_problem) }));
   return { headline, notes };
 }
 

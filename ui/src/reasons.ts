@@ -15,6 +15,7 @@ import type {
   HostProblem,
   LintProblem,
   PoolNote,
+  PriceProblem,
   ReleaseWarning,
   RuleStatus,
   RulesMode,
@@ -194,6 +195,22 @@ export function poolNoteText(note: PoolNote): string {
 /** A pool's notes as one line ("…; …"), or null when it has none. */
 export function poolNotesText(notes: readonly PoolNote[]): string | null {
   return notes.length === 0 ? null : notes.map(poolNoteText).join(t("reason.notesSeparator"));
+}
+
+/** Why a pool, its spend or a slider move could not be priced. */
+export function priceProblemText(problem: PriceProblem): string {
+  switch (problem.kind) {
+    case "no_price":
+      return t("reason.price.no_price", { model: problem.model, regions: list(problem.regions) });
+    case "not_offered":
+      return t("reason.price.not_offered", { model: problem.model, region: problem.region, field: problem.field });
+    case "no_region":
+      return t("reason.price.no_region");
+    case "too_large":
+      return t("reason.price.too_large");
+    default:
+      return never(problem);
+  }
 }
 
 /** Why the comparison could not price a plan. */

@@ -424,8 +424,11 @@ pub struct IpcError {
     pub field: Option<String>,
     /// The 1-based line of the input the error is about (a demand CSV's), when one is.
     pub line: Option<u32>,
-    /// The problem in English, for the detail line and logs.
+    /// The problem in English, for logs and the CLI; the UI words `kind`, `field` and
+    /// `problem` instead.
     pub message: String,
+    /// What a host said or did, when the error is an agent's failure: the UI words it.
+    pub problem: Option<HostProblem>,
 }
 
 impl IpcError {
@@ -435,6 +438,7 @@ impl IpcError {
             field: None,
             line: None,
             message: message.into(),
+            problem: None,
         }
     }
 
@@ -445,6 +449,15 @@ impl IpcError {
             field: Some(field.to_string()),
             line: None,
             message: message.into(),
+            problem: None,
+        }
+    }
+
+    /// An agent's failure: its kind, the English and the problem itself.
+    pub fn of_host(problem: HostProblem) -> IpcError {
+        IpcError {
+            problem: Some(problem.clone()),
+            ..IpcError::new(IpcErrorKind::of_host_problem(&problem), problem.to_string())
         }
     }
 
@@ -458,6 +471,105 @@ impl IpcError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One of each kind. The match has no wildcard and numbers the arms, so a kind added
+    /// to the enum fails to compile here until it is listed, and the count below checks
+    /// the list has every arm.
+    fn every_error_kind() -> Vec<IpcErrorKind> {
+        use IpcErrorKind::*;
+        let all = vec![
+            InvalidInput,
+            InvalidCatalog,
+            NotFound,
+            Io,
+            TokenStore,
+            BadUrl,
+            Dns,
+            Refused,
+            Timeout,
+            Tls,
+            Connect,
+            Unauthorized,
+            Forbidden,
+            Status,
+            RefusedRequest,
+            Decode,
+            Incompatible,
+            HostHoldsGpus,
+            UnacknowledgedWarnings,
+            Internal,
+        ];
+        let arm = |kind: IpcErrorKind| match kind {
+            InvalidInput => 0,
+            InvalidCatalog => 1,
+            NotFound => 2,
+            Io => 3,
+            TokenStore => 4,
+            BadUrl => 5,
+            Dns => 6,
+            Refused => 7,
+            Timeout => 8,
+            Tls => 9,
+            Connect => 10,
+            Unauthorized => 11,
+            Forbidden => 12,
+            Status => 13,
+            RefusedRequest => 14,
+            Decode => 15,
+            Incompatible => 16,
+            HostHoldsGpus => 17,
+            UnacknowledgedWarnings => 18,
+            Internal => 19,
+        };
+        let arms: Vec<usize> = all.iter().map(|&kind| arm(kind)).collect();
+        assert_eq!(arms, (0..all.len()).collect::<Vec<_>>());
+        all
+    }
+
+    /// The UI's message catalog (`ui/src/i18n.ts`), split into its English and zh-CN parts.
+    fn ui_catalog() -> (String, String) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/i18n.ts");
+        let text = std::fs::read_to_string(&path).expect("ui/src/i18n.ts");
+        let (en, zh) = text
+            .split_once("const zhCN")
+            .expect("the catalog has a zhCN part");
+        (en.to_string(), zh.to_string())
+    }
+
+    #[test]
+    fn every_error_kind_has_a_sentence_in_both_languages() {
+        let (en, zh) = ui_catalog();
+        for kind in every_error_kind() {
+            let tag = serde_json::to_value(kind).unwrap();
+            let key = format!("\"error.kind.{}\":", tag.as_str().unwrap());
+            assert!(en.contains(&key), "no English sentence for {key}");
+            let line = zh
+                .lines()
+                .find(|line| line.trim_start().starts_with(&key))
+                .unwrap_or_else(|| panic!("no zh-CN sentence for {key}"));
+            assert!(
+                line.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+                "{line} is not Chinese"
+            );
+        }
+    }
+
+    #[test]
+    fn an_agent_failure_carries_its_problem() {
+        let problem = HostProblem::Refused {
+            url: "http://gpu-a:7070".into(),
+        };
+        let error = IpcError::of_host(problem.clone());
+        assert_eq!(error.kind, IpcErrorKind::Refused);
+        assert_eq!(error.problem, Some(problem.clone()));
+        assert_eq!(error.message, problem.to_string());
+        let json = serde_json::to_value(&error).unwrap();
+        assert_eq!(json["problem"]["kind"], "refused");
+        assert_eq!(
+            serde_json::to_value(IpcError::invalid("name", "too long")).unwrap()["problem"],
+            serde_json::Value::Null
+        );
+    }
 
     #[test]
     fn enums_are_snake_case_on_the_wire() {

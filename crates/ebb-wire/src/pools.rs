@@ -2,7 +2,9 @@
 //! boundary and come out of `ebb --json`. Money is integer fen; times are Unix ms.
 
 use crate::plan::{OverlayMode, Term};
-use crate::reasons::{ChangeReason, ConfirmationReason, HostProblem, PoolNote, ReleaseWarning};
+use crate::reasons::{
+    ChangeReason, ConfirmationReason, HostProblem, PoolNote, PriceProblem, ReleaseWarning,
+};
 use serde::{Deserialize, Serialize};
 use specta::Type;
 
@@ -172,7 +174,7 @@ pub struct PoolSpend {
     pub created_at_ms: i64,
     pub spend: Option<SpendView>,
     /// Why the pool could not be priced (no catalog price for its model and regions).
-    pub spend_problem: Option<String>,
+    pub spend_problem: Option<PriceProblem>,
 }
 
 /// A pool with its live state.
@@ -209,7 +211,7 @@ pub struct PoolView {
     pub leases: Vec<PoolLeaseView>,
     /// `None` when the catalog has no price for the model in the pool's regions.
     pub spend: Option<SpendView>,
-    pub spend_problem: Option<String>,
+    pub spend_problem: Option<PriceProblem>,
 }
 
 /// GPUs to rent on, or release from, one host.
@@ -278,7 +280,7 @@ pub struct ScalePreview {
     pub needs_confirmation: bool,
     pub confirmation_reason: Option<ConfirmationReason>,
     /// Why the prices could not be had, when they could not.
-    pub cost_problem: Option<String>,
+    pub cost_problem: Option<PriceProblem>,
     /// The leases the placement would give back, in its order (those kept to unit end too).
     pub released: Vec<ReleasedLease>,
     /// What releasing them now would stop, when it stops anything.

@@ -421,6 +421,46 @@ impl fmt::Display for ReleaseWarning {
     }
 }
 
+/// Why a pool, its spend or a slider move could not be priced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PriceProblem {
+    /// The catalog has no entry for the model in any of `regions`.
+    NoPrice { model: String, regions: Vec<String> },
+    /// The entry lacks the price the pool's mode needs (`field` names the catalog field).
+    NotOffered {
+        model: String,
+        region: String,
+        field: String,
+    },
+    /// The pool has no region to price in.
+    NoRegion,
+    /// The figures are too large to compute exactly.
+    TooLarge,
+}
+
+impl fmt::Display for PriceProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PriceProblem::NoPrice { model, regions } => write!(
+                f,
+                "the catalog has no price for {model} in {}",
+                regions.join(", ")
+            ),
+            PriceProblem::NotOffered {
+                model,
+                region,
+                field,
+            } => write!(
+                f,
+                "{model} in {region} has no `{field}` price, so that mode is not offered there"
+            ),
+            PriceProblem::NoRegion => f.write_str("the pool has no region"),
+            PriceProblem::TooLarge => f.write_str("the figures are too large to compute exactly"),
+        }
+    }
+}
+
 /// One reason a pool is not where it should be.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -549,6 +589,67 @@ mod tests {
             ChangeReason::Note {
                 text: "slider in the Pool view".into()
             }
+        );
+    }
+
+    #[test]
+    fn every_price_problem_is_worded_in_zh_cn() {
+        let all = [
+            PriceProblem::NoPrice {
+                model: "A100".into(),
+                regions: vec!["cn-east".into()],
+            },
+            PriceProblem::NotOffered {
+                model: "A100".into(),
+                region: "cn-east".into(),
+                field: "spot_hour".into(),
+            },
+            PriceProblem::NoRegion,
+            PriceProblem::TooLarge,
+        ];
+        // No wildcard: a new kind fails to compile here until it is listed above.
+        let listed = |problem: &PriceProblem| match problem {
+            PriceProblem::NoPrice { .. }
+            | PriceProblem::NotOffered { .. }
+            | PriceProblem::NoRegion
+            | PriceProblem::TooLarge => true,
+        };
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/i18n.ts");
+        let catalog = std::fs::read_to_string(path).expect("ui/src/i18n.ts");
+        let (_, zh) = catalog.split_once("const zhCN").expect("a zhCN part");
+        for problem in &all {
+            assert!(listed(problem));
+            let tag = serde_json::to_value(problem).unwrap()["kind"].clone();
+            let key = format!("\"reason.price.{}\":", tag.as_str().unwrap());
+            let line = zh
+                .lines()
+                .find(|line| line.trim_start().starts_with(&key))
+                .unwrap_or_else(|| panic!("no zh-CN words for {key}"));
+            assert!(
+                line.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+                "{line}"
+            );
+            assert!(!problem.to_string().is_empty());
+        }
+    }
+
+    #[test]
+    fn a_price_problem_names_the_model_and_regions() {
+        let problem = PriceProblem::NoPrice {
+            model: "H100".into(),
+            regions: vec!["cn-north".into(), "cn-east".into()],
+        };
+        assert_eq!(
+            serde_json::to_value(&problem).unwrap(),
+            serde_json::json!({"kind": "no_price", "model": "H100", "regions": ["cn-north", "cn-east"]})
+        );
+        assert_eq!(
+            problem.to_string(),
+            "the catalog has no price for H100 in cn-north, cn-east"
+        );
+        assert_eq!(
+            serde_json::to_value(PriceProblem::TooLarge).unwrap(),
+            serde_json::json!({"kind": "too_large"})
         );
     }
 

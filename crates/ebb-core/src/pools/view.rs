@@ -1,7 +1,7 @@
 //! The views built from the store: a pool with its spend, the slider's preview.
 
 use super::*;
-use ebb_wire::reasons::{DEFAULT_RELEASE_GRACE_S, ReleaseWarning};
+use ebb_wire::reasons::{DEFAULT_RELEASE_GRACE_S, PriceProblem, ReleaseWarning};
 
 /// A pool with what the enforcer last saw and its spend.
 pub fn pool_view(
@@ -62,28 +62,54 @@ pub fn pool_view(
 pub(super) fn price_entry<'c>(
     pool: &Pool,
     catalog: &'c Catalog,
-) -> Result<&'c ebb_cost::PriceEntry, String> {
+) -> Result<&'c ebb_cost::PriceEntry, PriceProblem> {
+    if pool.regions.is_empty() {
+        return Err(PriceProblem::NoRegion);
+    }
     let mut best: Option<(&ebb_cost::PriceEntry, i64)> = None;
-    let mut first_error = None;
     for region in &pool.regions {
-        match catalog.find(&pool.model, region) {
-            Ok(entry) => {
-                let hour = pool
-                    .overlay
-                    .price(entry)
-                    .map(|m| m.fen())
-                    .unwrap_or(i64::MAX);
-                if best.is_none_or(|(_, b)| hour < b) {
-                    best = Some((entry, hour));
-                }
-            }
-            Err(error) => {
-                first_error.get_or_insert(error.to_string());
+        // `find` fails only when the catalog has no entry there.
+        if let Ok(entry) = catalog.find(&pool.model, region) {
+            let hour = pool
+                .overlay
+                .price(entry)
+                .map(|m| m.fen())
+                .unwrap_or(i64::MAX);
+            if best.is_none_or(|(_, b)| hour < b) {
+                best = Some((entry, hour));
             }
         }
     }
     best.map(|(entry, _)| entry)
-        .ok_or_else(|| first_error.unwrap_or_else(|| "the pool has no region".into()))
+        .ok_or_else(|| PriceProblem::NoPrice {
+            model: pool.model.clone(),
+            regions: pool.regions.clone(),
+        })
+}
+
+/// A pricing failure as the pool views carry it.
+fn price_problem(error: ebb_cost::CostError) -> PriceProblem {
+    use ebb_cost::CostError;
+    match error {
+        CostError::NoPrice { model, region, .. } => PriceProblem::NoPrice {
+            model,
+            regions: vec![region],
+        },
+        CostError::NotOffered {
+            model,
+            region,
+            field,
+        } => PriceProblem::NotOffered {
+            model,
+            region,
+            field: field.to_string(),
+        },
+        // The demand errors belong to plan comparisons, never to a pool's own figures.
+        CostError::Overflow
+        | CostError::EmptyDemand
+        | CostError::DemandTooLong { .. }
+        | CostError::DemandTooLarge { .. } => PriceProblem::TooLarge,
+    }
 }
 
 pub(super) fn spend_view(
@@ -92,7 +118,7 @@ pub(super) fn spend_view(
     catalog: &Catalog,
     now: i64,
     current: u32,
-) -> (Option<SpendView>, Option<String>) {
+) -> (Option<SpendView>, Option<PriceProblem>) {
     let entry = match price_entry(pool, catalog) {
         Ok(entry) => entry,
         Err(problem) => return (None, Some(problem)),
@@ -116,7 +142,7 @@ pub(super) fn spend_view(
             }),
             None,
         ),
-        Err(error) => (None, Some(error.to_string())),
+        Err(error) => (None, Some(price_problem(error))),
     }
 }
 
@@ -212,9 +238,9 @@ pub fn scale_preview(
             .collect();
     }
     let (mut before, mut after, mut problem) = ((0, 0), (0, 0), None);
-    match price_entry(pool, catalog).and_then(|entry| {
-        ebb_cost::preview(entry, &pool.plan(), from, to).map_err(|e| e.to_string())
-    }) {
+    match price_entry(pool, catalog)
+        .and_then(|entry| ebb_cost::preview(entry, &pool.plan(), from, to).map_err(price_problem))
+    {
         Ok(preview) => {
             before = (
                 preview.before.total.per_hour.fen(),
@@ -469,7 +495,12 @@ pub fn spend_csv(summary: &SpendSummary) -> String {
             spend.map_or_else(String::new, |s| amount(s.projected_month_fen)),
             spend.map_or_else(String::new, |s| amount(s.run_rate_per_hour_fen)),
             spend.map_or_else(String::new, |s| format!("{:.2}", s.gpu_hours)),
-            field(row.spend_problem.as_deref().unwrap_or("")),
+            field(
+                &row.spend_problem
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
+            ),
         ];
         out.push_str(&cells.join(","));
         out.push('\n');

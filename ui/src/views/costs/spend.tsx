@@ -19,6 +19,7 @@ import { createStore, reconcile } from "solid-js/store";
 import { commands, type SpendSummary } from "../../bindings";
 import { formatCount, formatMoney } from "../../costs";
 import { t } from "../../i18n";
+import { priceProblemText } from "../../reasons";
 import { call, fieldOf, ipcError } from "../../ipc";
 import { formatGpuHours, parseYuan, perHour, termText, yuanInput } from "../../pool";
 import { baseFromText, budgetText, meterPct, shareText } from "../../spend";
@@ -241,7 +242,7 @@ export function SpendCard(): JSX.Element {
                           when={row.spend}
                           fallback={
                             <td data-col="mtd" colspan={4} class="spend-problem">
-                              {t("spend.unpriced", { message: row.spend_problem ?? "" })}
+                              {t("spend.unpriced", { message: row.spend_problem ? priceProblemText(row.spend_problem) : "" })}
                             </td>
                           }
                         >

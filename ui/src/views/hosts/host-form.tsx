@@ -34,7 +34,7 @@ import {
 import { t, type MessageKey } from "../../i18n";
 import { call, fieldOf, ipcError } from "../../ipc";
 import { DiscardQuestion } from "../discard-question";
-import { ErrorAlert } from "../error-alert";
+import { ErrorAlert, ErrorDetail } from "../error-alert";
 
 /** Add a host, or edit one (a copy of its entry taken when the form opened). */
 export type FormMode = { mode: "add" } | { mode: "edit"; host: HostEntry };
@@ -51,7 +51,7 @@ const SERVER_FIELD_KEYS: Record<HostField, MessageKey> = {
   token: "hosts.server.token",
 };
 
-type FieldError = { sentence: string; detail: string | null; source: "client" | "server" };
+type FieldError = { sentence: string; detail: string | null; english: boolean; source: "client" | "server" };
 
 /** What the last connection test said (none while it runs, or when a field took the error). */
 type TestOutcome = { ok: true; text: string } | { ok: false; error: unknown };
@@ -111,13 +111,7 @@ function Field(props: {
           {(error) => (
             <p class="field-error" role="alert" data-source={error().source}>
               <span class="alert-line">{error().sentence}</span>
-              <Show when={error().detail}>
-                {(detail) => (
-                  <span class="alert-detail" lang="en">
-                    {`${t("error.detail")} ${detail()}`}
-                  </span>
-                )}
-              </Show>
+              <Show when={error().detail}>{(detail) => <ErrorDetail text={detail()} english={error().english} />}</Show>
             </p>
           )}
         </Show>
@@ -223,7 +217,7 @@ export function HostForm(props: {
       for (const name of HOST_FIELDS) {
         const problem = checked.problems[name];
         if (!problem) continue;
-        setFieldError(name, { sentence: t(problem.key, problem.params), detail: null, source: "client" });
+        setFieldError(name, { sentence: t(problem.key, problem.params), detail: null, english: false, source: "client" });
         first ??= name;
       }
       if (first) input(first).focus();
@@ -237,7 +231,8 @@ export function HostForm(props: {
     const error = ipcError(err);
     const named = error?.kind === "invalid_input" ? fieldOf(error, HOST_FIELDS) : null;
     if (named) {
-      setFieldError(named, { sentence: t(SERVER_FIELD_KEYS[named]), detail: explainError(err).detail, source: "server" });
+      const explained = explainError(err);
+      setFieldError(named, { sentence: t(SERVER_FIELD_KEYS[named]), detail: explained.detail, english: explained.detailIsEnglish, source: "server" });
       input(named).focus();
       return true;
     }

@@ -8,7 +8,7 @@ import type { PoolView } from "../../bindings";
 import { formatCount, formatMoney, gpus } from "../../costs";
 import { t, type MessageKey } from "../../i18n";
 import { formatGpuHours, formatWhen, overlayText, perHour, phaseText, placementText, termText } from "../../pool";
-import { poolNotesText } from "../../reasons";
+import { poolNotesText, priceProblemText } from "../../reasons";
 import { DeleteConfirm } from "./delete-confirm";
 
 /** A pool as the card and the slider follow it: the hosts and leases live in their tables. */
@@ -40,7 +40,7 @@ function Spend(props: { pool: PoolSummary }): JSX.Element {
       <Show when={props.pool.spend_problem}>
         {(problem) => (
           <p class="alert alert-warn" data-testid="pool-spend-problem">
-            {t("pool.spend.problem", { message: problem() })}
+            {t("pool.spend.problem", { message: priceProblemText(problem()) })}
           </p>
         )}
       </Show>

@@ -29,10 +29,10 @@ import {
   type PoolFormValues,
 } from "../../pool";
 import { DiscardQuestion } from "../discard-question";
-import { ErrorAlert } from "../error-alert";
+import { ErrorAlert, ErrorDetail } from "../error-alert";
 
 /** A problem shown at a field: the client's check, or the console's refusal (its detail in English). */
-type FieldProblem = { sentence: string; detail: string | null; source: "client" | "server" };
+type FieldProblem = { sentence: string; detail: string | null; english: boolean; source: "client" | "server" };
 type Problems = Partial<Record<PoolField, FieldProblem>>;
 type ChoiceField = "term" | "overlay" | "placement";
 
@@ -45,13 +45,7 @@ function FieldError(props: { name: PoolField; problem: FieldProblem | undefined 
         {(problem) => (
           <p class="field-error" role="alert" data-source={problem().source}>
             <span class="alert-line">{problem().sentence}</span>
-            <Show when={problem().detail}>
-              {(detail) => (
-                <span class="alert-detail" lang="en">
-                  {detail()}
-                </span>
-              )}
-            </Show>
+            <Show when={problem().detail}>{(detail) => <ErrorDetail text={detail()} english={problem().english} prefix={false} />}</Show>
           </p>
         )}
       </Show>
@@ -182,7 +176,7 @@ export function PoolForm(props: {
       for (const name of POOL_FIELDS) {
         const problem = checked.problems[name];
         if (!problem) continue;
-        setProblems(name, { sentence: t(problem.key, problem.params), detail: null, source: "client" });
+        setProblems(name, { sentence: t(problem.key, problem.params), detail: null, english: false, source: "client" });
         first ??= name;
       }
       if (first) focusField(first);
@@ -199,7 +193,8 @@ export function PoolForm(props: {
     const error = ipcError(res.error);
     const named = error?.kind === "invalid_input" ? fieldOf(error, POOL_FIELDS) : null;
     if (named) {
-      setProblems(named, { sentence: t("pool.form.serverField"), detail: explainError(res.error).detail, source: "server" });
+      const explained = explainError(res.error);
+      setProblems(named, { sentence: t("pool.form.serverField"), detail: explained.detail, english: explained.detailIsEnglish, source: "server" });
       focusField(named);
       return;
     }

@@ -32,7 +32,7 @@ import {
   type RulesFormValues,
 } from "../../rules";
 import { DiscardQuestion } from "../discard-question";
-import { ErrorAlert } from "../error-alert";
+import { ErrorAlert, ErrorDetail } from "../error-alert";
 import { LintList } from "./lint-list";
 import { RulesForm } from "./rules-form";
 
@@ -123,7 +123,7 @@ export function Editor(props: {
       setBlocked(null);
       return true;
     }
-    setBlocked(ipcError(res.error) ?? { kind: "internal", field: null, line: null, message: String(res.error) });
+    setBlocked(ipcError(res.error) ?? { kind: "internal", field: null, line: null, message: String(res.error), problem: null });
     return false;
   }
 
@@ -335,9 +335,7 @@ export function Editor(props: {
         {(why) => (
           <p class="alert alert-warn" data-testid="rules-form-blocked">
             <span class="alert-line">{t("rules.editor.formBlocked", { place: placeText(why().line, why().field ?? "") })}</span>
-            <span class="alert-detail" lang="en">
-              {why().message}
-            </span>
+            <ErrorDetail text={why().message} english prefix={false} />
           </p>
         )}
       </Show>

@@ -8,6 +8,7 @@
 import { For, Show, type JSX } from "solid-js";
 import type { Phrase } from "../../costs";
 import { t } from "../../i18n";
+import { ErrorDetail } from "../error-alert";
 import { lintProblemText } from "../../reasons";
 import { fieldId, type FieldNotes as Notes } from "../../rules";
 
@@ -25,9 +26,7 @@ export function FieldNotes(props: { field: string; notes: Notes | undefined; pro
         {(error) => (
           <p class="field-error" data-severity="error">
             <span class="alert-line">{t("rules.lint.invalid")}</span>
-            <span class="alert-detail" lang="en">
-              {error.message}
-            </span>
+            <ErrorDetail text={error.message} english prefix={false} />
           </p>
         )}
       </For>
