@@ -15,3 +15,4 @@ mod pool_release;
 mod rules;
 mod settings_hosts;
 mod support;
+mod zh_sweep;

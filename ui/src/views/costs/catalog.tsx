@@ -79,7 +79,8 @@ function Head(props: { catalog: CatalogView | null }): JSX.Element {
             >
               {t(catalog().source === "imported" ? "costs.catalog.imported" : "costs.catalog.demo")}
             </span>
-            <Show when={catalog().name}>
+            {/* The built-in catalog's own name is its file's English: the badge names it. */}
+            <Show when={catalog().source === "imported" && catalog().name}>
               {(name) => (
                 <span class="catalog-name" data-testid="catalog-name">
                   {name()}

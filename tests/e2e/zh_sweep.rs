@@ -1,0 +1,116 @@
+//! The console in zh-CN, view by view: the main panel reads in Chinese. What may stay in
+//! Latin letters is a name (a host, a pool, a region, a model, a rule, a metric), a unit or
+//! an acronym; any other word of three letters or more is English that reached the screen.
+
+use crate::support::{App, Session};
+use ebb_testkit::TempDir;
+use fantoccini::key::Key;
+use std::time::Duration;
+
+/// The main panel's text, with everything that may stay Latin taken out: identifiers (with
+/// a digit, `-`, `_`, `.`, `/` or `=`), CSV headers (`hour,demand`), all-capital acronyms,
+/// and the few plain names (the demo's pool, GPU families, key names, products).
+const LEFTOVER_ENGLISH: &str = r#"
+const text = document.getElementById('main').innerText;
+const kept = new Set(['inference', 'Agent', 'Ebb', 'English', 'Ascend', 'Tesla', 'Kubernetes',
+  'Ctrl', 'Enter', 'Esc', 'Escape', 'Tab', 'Shift', 'Space']);
+const code = text.replace(/[A-Za-z_\[]+(?:,[A-Za-z_\[\]…]+)+/g, ' ');
+const words = code.split(/[^A-Za-z0-9_./:=-]+/).filter((w) => w !== '');
+const english = words.filter((w) => /[A-Za-z]{3,}/.test(w) && !/[0-9_./:=-]/.test(w)
+  && !/^[A-Z0-9]+$/.test(w) && !/^[A-Z][a-z]?[A-Z0-9]/.test(w) && !kept.has(w));
+return [...new Set(english)].join(' ');
+"#;
+
+/// Notes the English words left in the main panel, if any, under the view's name.
+async fn all_chinese(app: &Session, view: &str, found: &mut Vec<String>) {
+    let left = app
+        .execute(LEFTOVER_ENGLISH, vec![])
+        .await
+        .expect("the main panel's text");
+    let left = left.as_str().unwrap_or_default();
+    if !left.is_empty() {
+        found.push(format!("{view}: {left}"));
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
+async fn every_view_reads_in_chinese() {
+    let data_dir = TempDir::new("e2e-zh");
+    let app = App::open(&[
+        "--demo".as_ref(),
+        "--data-dir".as_ref(),
+        data_dir.as_os_str(),
+    ])
+    .await;
+
+    app.run(|app| async move {
+        // Every view is looked at before failing, so one run names all that is left.
+        let mut found = Vec::new();
+        app.open_settings_hosts().await;
+        app.click("#setting-language-zh-CN").await;
+        app.wait_lang("the window in Chinese", "zh-CN").await;
+        app.shoot("zh-settings-hosts").await;
+        all_chinese(&app, "Settings", &mut found).await;
+
+        app.click("#nav-fleet").await;
+        app.eventually("the fleet's hosts", Duration::from_secs(30), || async {
+            app.exists("[data-host]").await.then_some(())
+        })
+        .await;
+        app.shoot("zh-fleet").await;
+        all_chinese(&app, "Fleet", &mut found).await;
+
+        app.click("#nav-pool").await;
+        app.eventually("the demo pool", Duration::from_secs(30), || async {
+            let names = app.attr_of("#pool-select", "data-names").await?;
+            names.lines().any(|name| name == "inference").then_some(())
+        })
+        .await;
+        app.select_value("#pool-select", "inference").await;
+        app.shoot("zh-pool").await;
+        all_chinese(&app, "Pool", &mut found).await;
+        // A move past the confirmation limit asks first, its reason in words.
+        app.type_into("#pool-policy-gpus", "2").await;
+        app.click("#pool-policy-save").await;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        app.focus("#pool-slider").await;
+        app.press(Key::Right, 3).await;
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        app.press(Key::Enter, 1).await;
+        app.eventually("the confirmation", Duration::from_secs(10), || {
+            app.text_of("[data-testid=\"pool-confirm\"]")
+        })
+        .await;
+        app.scroll_to(".pool-slider-card").await;
+        app.shoot("zh-pool-confirm").await;
+        all_chinese(&app, "Pool (confirmation)", &mut found).await;
+        app.click("[data-testid=\"cancel-scale\"]").await;
+
+        app.click("#nav-rules").await;
+        app.eventually("the rules", Duration::from_secs(30), || async {
+            app.exists("#rules-select").await.then_some(())
+        })
+        .await;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        app.shoot("zh-rules").await;
+        all_chinese(&app, "Rules", &mut found).await;
+
+        app.click("#nav-activity").await;
+        app.eventually("the activity rows", Duration::from_secs(15), || async {
+            app.exists("[data-testid=\"activity-row\"]")
+                .await
+                .then_some(())
+        })
+        .await;
+        app.shoot("zh-activity").await;
+        all_chinese(&app, "Activity", &mut found).await;
+
+        app.click("#nav-costs").await;
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        app.shoot("zh-costs").await;
+        all_chinese(&app, "Costs", &mut found).await;
+        assert!(found.is_empty(), "English left:\n{}", found.join("\n"));
+    })
+    .await;
+}
