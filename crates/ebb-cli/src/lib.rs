@@ -3,6 +3,7 @@
 //! (`Cli::command()`).
 
 mod costs;
+pub mod errors;
 mod hosts;
 mod metrics;
 mod pool_rules;
@@ -237,8 +238,19 @@ enum CostCommand {
     },
 }
 
-/// Runs one parsed command line.
+/// Runs one parsed command line; an error is led by the storage problem behind it, if
+/// any (a full disk, `console.db` locked by another process).
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let data_dir = cli
+        .data_dir
+        .clone()
+        .or_else(|| costs::default_data_dir().ok());
+    run_command(cli)
+        .await
+        .map_err(|error| errors::explain(error, data_dir.as_deref()))
+}
+
+async fn run_command(cli: Cli) -> anyhow::Result<()> {
     when::set_utc(cli.utc);
     if let Some(database) = &cli.database {
         ebb_core::db::Location::choose_for_process(database).map_err(anyhow::Error::msg)?;

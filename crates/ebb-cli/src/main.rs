@@ -16,7 +16,7 @@ async fn main() -> ExitCode {
     match ebb_cli::run(ebb_cli::Cli::parse()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("Error: {error:#}");
+            eprintln!("Error: {}", ebb_cli::errors::words(&error));
             ExitCode::from(ebb_cli::exit_code(&error))
         }
     }
