@@ -10,6 +10,7 @@ use crate::pools::{self, HostFacts, NewActivity, Pool, PoolError, PoolStore};
 use crate::provider::{AgentProvider, GpuProvider};
 use ebb_cost::{Catalog, OverlayMode, Term};
 use ebb_plan::reconcile::{self, HostObs};
+use ebb_wire::ipc::Health;
 use ebb_wire::pools::{
     ActivityEntry, Actor, PlacementPolicy, PoolInput, PoolOptions, PoolPhase, PoolView,
     RegionOffer, ScalePreview, SpendSummary,
@@ -45,9 +46,16 @@ impl Console {
         ActiveCatalog::prices(&self.data_dir)
     }
 
-    /// Hosts with the GPU models they reported; a host never polled is asked now.
+    /// Hosts with the GPU models they reported; a host never polled is asked now. One the
+    /// collector tried and could not read is not asked again here: a hung host would hold
+    /// every pool form and preview up for the full timeout.
     async fn host_facts(&self) -> Result<Vec<HostFacts>, PoolError> {
         let hosts = read_snapshot(self.registry().db()).await?;
+        let never_polled: Vec<String> = hosts
+            .iter()
+            .filter(|host| host.models.is_empty() && host.health == Health::Unknown)
+            .map(|host| host.name.clone())
+            .collect();
         let mut facts: Vec<HostFacts> = hosts
             .into_iter()
             .map(|host| HostFacts {
@@ -56,15 +64,11 @@ impl Console {
                 models: host.models,
             })
             .collect();
-        if facts.iter().any(|host| host.models.is_empty()) {
+        if !never_polled.is_empty() {
             let specs = self.registry_specs().await?;
             let unpolled: Vec<_> = specs
                 .into_iter()
-                .filter(|spec| {
-                    facts
-                        .iter()
-                        .any(|f| f.name == spec.name && f.models.is_empty())
-                })
+                .filter(|spec| never_polled.contains(&spec.name))
                 .collect();
             for host in self.observe_now(&unpolled).await {
                 if let (Some(seen), Some(fact)) =
@@ -453,5 +457,8 @@ impl Console {
     }
 }
 
-/// A preview uses the enforcer's last look when it is at most this old.
-const PREVIEW_FRESH_MS: i64 = 3_000;
+/// A preview uses the enforcer's last look when it is at most this old. A pass waits for
+/// its slowest host (up to the enforcer's 3 s request timeout), so with a host hung the
+/// passes come about 4 s apart; asking the agents instead would hold every slider move up
+/// for the hung host's timeout.
+const PREVIEW_FRESH_MS: i64 = 10_000;
