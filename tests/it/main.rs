@@ -1,7 +1,10 @@
 //! Real `ebb-agent` and `ebb` processes on loopback, read by the console core.
 
+mod crash;
+mod faults;
 mod pools;
 mod prometheus;
+mod proxy;
 mod rules;
 mod secrets;
 
