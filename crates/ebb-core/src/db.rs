@@ -18,7 +18,7 @@
 use crate::clock::{SharedClock, SystemClock};
 use crate::registry::RegistryError;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{Any, AnyPool, Executor, Transaction};
+use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor, Transaction};
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -151,6 +151,24 @@ fn redact(url: &str) -> String {
     }
 }
 
+/// What each connection runs first. A writer waits up to 5 s for another, then fails saying
+/// so.
+fn session_setup(engine: Engine) -> &'static str {
+    match engine {
+        // WAL + NORMAL survives a killed process; a power cut may lose the last commits,
+        // which the enforcer recovers from what the agents report.
+        Engine::Sqlite => {
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;"
+        }
+        // A console paused inside a transaction (SIGSTOP, a laptop lid) has it ended by the
+        // server, so the others' writes wait 5 s at most.
+        Engine::Postgres => {
+            "SET lock_timeout = '5s'; SET statement_timeout = '30s'; \
+             SET idle_in_transaction_session_timeout = '5s';"
+        }
+    }
+}
+
 /// A PostgreSQL database made when missing, as SQLite makes its file: a fresh server needs
 /// only a role allowed to create databases. Two consoles making it at once is no error.
 async fn create_if_missing(url: &str) -> Result<(), sqlx::Error> {
@@ -206,28 +224,23 @@ impl ConsoleDb {
                 .map_err(|error| open_error(&error))?;
         }
         let options = AnyConnectOptions::from_str(&url).map_err(|error| open_error(&error))?;
+        // One connection first, set up as every pooled one is: a database that cannot be
+        // opened (a full disk, a refused login) says why now, where the pool would retry
+        // until its acquire timeout and report only that it timed out.
+        let mut first = AnyConnection::connect_with(&options)
+            .await
+            .map_err(|error| open_error(&error))?;
+        let set_up = first.execute(sqlx::raw_sql(session_setup(engine))).await;
+        let _ = first.close().await;
+        set_up.map_err(|error| open_error(&error))?;
         let pool = AnyPoolOptions::new()
             .max_connections(4)
             .acquire_timeout(Duration::from_secs(10))
             .after_connect(move |connection, _| {
                 Box::pin(async move {
-                    // A writer waits up to 5 s for another, then fails saying so.
-                    let setup = match engine {
-                        // WAL + NORMAL survives a killed process; a power cut may lose the
-                        // last commits, which the enforcer recovers from what the agents
-                        // report.
-                        Engine::Sqlite => {
-                            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
-                             PRAGMA busy_timeout = 5000;"
-                        }
-                        // A console paused inside a transaction (SIGSTOP, a laptop lid) has
-                        // it ended by the server, so the others' writes wait 5 s at most.
-                        Engine::Postgres => {
-                            "SET lock_timeout = '5s'; SET statement_timeout = '30s'; \
-                             SET idle_in_transaction_session_timeout = '5s';"
-                        }
-                    };
-                    connection.execute(sqlx::raw_sql(setup)).await?;
+                    connection
+                        .execute(sqlx::raw_sql(session_setup(engine)))
+                        .await?;
                     Ok(())
                 })
             })
