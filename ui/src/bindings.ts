@@ -1140,6 +1140,7 @@ line: number | null;
 message: string; 
 /**
  * What a host said or did, when the error is an agent's failure: the UI words it.
+ * Boxed: it is large, and every command's `Result` carries this error.
  */
 problem: HostProblem | null }
 /**

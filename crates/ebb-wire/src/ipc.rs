@@ -428,7 +428,8 @@ pub struct IpcError {
     /// `problem` instead.
     pub message: String,
     /// What a host said or did, when the error is an agent's failure: the UI words it.
-    pub problem: Option<HostProblem>,
+    /// Boxed: it is large, and every command's `Result` carries this error.
+    pub problem: Option<Box<HostProblem>>,
 }
 
 impl IpcError {
@@ -456,7 +457,7 @@ impl IpcError {
     /// An agent's failure: its kind, the English and the problem itself.
     pub fn of_host(problem: HostProblem) -> IpcError {
         IpcError {
-            problem: Some(problem.clone()),
+            problem: Some(Box::new(problem.clone())),
             ..IpcError::new(IpcErrorKind::of_host_problem(&problem), problem.to_string())
         }
     }
@@ -561,7 +562,7 @@ mod tests {
         };
         let error = IpcError::of_host(problem.clone());
         assert_eq!(error.kind, IpcErrorKind::Refused);
-        assert_eq!(error.problem, Some(problem.clone()));
+        assert_eq!(error.problem.as_deref(), Some(&problem));
         assert_eq!(error.message, problem.to_string());
         let json = serde_json::to_value(&error).unwrap();
         assert_eq!(json["problem"]["kind"], "refused");
