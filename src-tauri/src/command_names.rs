@@ -1,6 +1,6 @@
 /// The app's own commands: `build.rs` makes a permission for each and
 /// `capabilities/main.json` grants exactly these (`tests/it/lockdown.rs` checks it).
-pub const COMMANDS: [&str; 39] = [
+pub const COMMANDS: [&str; 40] = [
     "add_host",
     "app_info",
     "catalog_import",
@@ -8,6 +8,7 @@ pub const COMMANDS: [&str; 39] = [
     "cost_plan",
     "create_pool",
     "delete_pool",
+    "enforcer_role",
     "export_chart",
     "export_spend_csv",
     "fleet_capacity",

@@ -13,9 +13,9 @@ use ebb_core::pools::{ConfirmPolicy, PoolError};
 use ebb_core::registry::RegistryError;
 use ebb_core::rules_replay::{ReplayChart, ReplayError};
 use ebb_wire::ipc::{
-    AppInfo, CatalogImport, CatalogView, ChartMetric, ChartTheme, ConnectionOk, ExportFormat,
-    FleetCapacity, FleetSnapshot, HostEntry, HostInput, HostRemoval, IpcError, IpcErrorKind,
-    PlanComparisonView,
+    AppInfo, CatalogImport, CatalogView, ChartMetric, ChartTheme, ConnectionOk, EnforcerRole,
+    ExportFormat, FleetCapacity, FleetSnapshot, HostEntry, HostInput, HostRemoval, IpcError,
+    IpcErrorKind, PlanComparisonView,
 };
 use ebb_wire::pools::{
     ActivityEntry, Actor, PoolInput, PoolOptions, PoolView, ScalePreview, SpendSummary,
@@ -37,6 +37,14 @@ const LIVE_WINDOW_S: u32 = 120;
 #[specta::specta]
 pub fn app_info(state: State<'_, AppState>) -> AppInfo {
     state.info.clone()
+}
+
+/// Whether this window's console enforces the pools now (asked every few seconds: an
+/// election among consoles sharing a database can change it).
+#[tauri::command]
+#[specta::specta]
+pub fn enforcer_role(state: State<'_, AppState>) -> EnforcerRole {
+    state.console.enforcer_role()
 }
 
 #[tauri::command]

@@ -19,6 +19,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
     Builder::<tauri::Wry>::new()
         .commands(collect_commands![
             commands::app_info,
+            commands::enforcer_role,
             commands::fleet_snapshot,
             commands::fleet_capacity,
             commands::utilization_chart,

@@ -11,6 +11,8 @@
 // Stable selectors (end-to-end tests rely on these):
 //   a.skip-link                                  to #main
 //   [data-testid="viewer-badge"]                 another process collects (app info)
+//   [data-testid="follower-badge"]               another console sharing the database enforces
+//   [data-testid="leader-badge"]                 this console was elected to enforce (its term)
 //   [data-testid="demo-badge"]                   the built-in demo fleet (app info)
 //   #nav-fleet|pool|rules|costs|activity|settings   nav buttons, data-nav=ID, aria-current="page" on the current one
 //   main#main                                    the current view's section (#view-ID)
@@ -18,6 +20,7 @@
 import { createEffect, createRoot, createSignal, For, on, onCleanup, Show, type JSX } from "solid-js";
 import { render } from "solid-js/web";
 import { appInfoState, onAppInfo } from "./app-info";
+import { commands, type EnforcerRole } from "./bindings";
 import { nextIndex } from "./format";
 import { getLocale, onLocaleChange, t, type MessageKey } from "./i18n";
 import { activityView } from "./views/activity";
@@ -60,6 +63,9 @@ function viewFromHash(): ViewId | null {
   return isViewId(id) ? id : null;
 }
 
+/** How often the header asks whether this console enforces. */
+const ROLE_REFRESH_MS = 3_000;
+
 function Shell(): JSX.Element {
   const [locale, setLocaleShown] = createSignal(getLocale());
   onCleanup(onLocaleChange(setLocaleShown));
@@ -70,6 +76,19 @@ function Shell(): JSX.Element {
   };
   const [info, setInfo] = createSignal(appInfoState().info);
   onCleanup(onAppInfo(() => setInfo(appInfoState().info)));
+  // Whether this console enforces: asked every few seconds, as an election among consoles
+  // sharing a database can move it. Only a shared database's roles get a badge.
+  const [role, setRole] = createSignal<EnforcerRole | null>(null);
+  const askRole = (): void => {
+    commands.enforcerRole().then(setRole, () => setRole(null));
+  };
+  askRole();
+  const roleTimer = window.setInterval(askRole, ROLE_REFRESH_MS);
+  onCleanup(() => window.clearInterval(roleTimer));
+  const elected = (): number | undefined => {
+    const now = role();
+    return now?.kind === "elected" ? now.term : undefined;
+  };
   const [current, setCurrent] = createSignal<ViewId>(viewFromHash() ?? "fleet");
   const navButtons: HTMLButtonElement[] = [];
   let main!: HTMLElement;
@@ -143,6 +162,19 @@ function Shell(): JSX.Element {
               {/* The title is not read out everywhere; say it in words too. */}
               <span class="visually-hidden">{` — ${tr("app.viewerBadgeTitle")}`}</span>
             </span>
+          </Show>
+          <Show when={role()?.kind === "following"}>
+            <span class="badge badge-viewer" data-testid="follower-badge" title={tr("app.followerBadgeTitle")}>
+              {tr("app.followerBadge")}
+              <span class="visually-hidden">{` — ${tr("app.followerBadgeTitle")}`}</span>
+            </span>
+          </Show>
+          <Show when={elected()}>
+            {(term) => (
+              <span class="badge badge-leader" data-testid="leader-badge" title={tr("app.leaderBadgeTitle")}>
+                {(locale(), t("app.leaderBadge", { term: term() }))}
+              </span>
+            )}
           </Show>
           <Show when={info()?.demo}>
             <span class="badge badge-demo" data-testid="demo-badge" title={tr("app.demoBadgeTitle")}>

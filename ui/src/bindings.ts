@@ -9,6 +9,13 @@ export const commands = {
 async appInfo() : Promise<AppInfo> {
     return await TAURI_INVOKE("app_info");
 },
+/**
+ * Whether this window's console enforces the pools now (asked every few seconds: an
+ * election among consoles sharing a database can change it).
+ */
+async enforcerRole() : Promise<EnforcerRole> {
+    return await TAURI_INVOKE("enforcer_role");
+},
 async fleetSnapshot() : Promise<FleetSnapshot> {
     return await TAURI_INVOKE("fleet_snapshot");
 },
@@ -880,6 +887,28 @@ export type DecisionReason =
  * Nothing changes and no rule is near acting.
  */
 { kind: "steady" }
+/**
+ * Whether this console enforces the pools: consoles sharing one database elect one.
+ */
+export type EnforcerRole = 
+/**
+ * The only console on its database (its own `console.db`): it enforces.
+ */
+{ kind: "alone" } | 
+/**
+ * Elected by the consoles sharing its database, for this term.
+ */
+{ kind: "elected"; term: number } | 
+/**
+ * Another console sharing the database enforces; this one views and may still change
+ * desired counts, which the elected one carries out.
+ */
+{ kind: "following" } | 
+/**
+ * Another process on this data directory collects and enforces (see
+ * [`AppInfo::collecting`]).
+ */
+{ kind: "not_collecting" }
 /**
  * The file format a chart is exported in.
  */

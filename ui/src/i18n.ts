@@ -8,6 +8,10 @@ const en = {
   "app.demoBadge": "Demo fleet",
   "app.demoBadgeTitle": "You are looking at a built-in virtual fleet, not your own hosts.",
   "app.skipToContent": "Skip to content",
+  "app.followerBadge": "Another console enforces",
+  "app.followerBadgeTitle": "Consoles sharing this database elected another one to enforce the pools; changes made here are carried out by it.",
+  "app.leaderBadge": "Enforcing · term {term}",
+  "app.leaderBadgeTitle": "Consoles sharing this database elected this one to enforce the pools.",
   "app.viewerBadge": "Viewing only",
   "app.viewerBadgeTitle": "Another Ebb process collects from this data directory; this window only shows what it records.",
 
@@ -1052,6 +1056,10 @@ const zhCN: Record<MessageKey, string> = {
   "app.demoBadge": "演示集群",
   "app.demoBadgeTitle": "当前显示的是内置的虚拟集群，并非您自己的主机。",
   "app.skipToContent": "跳到正文",
+  "app.followerBadge": "由其他控制台执行",
+  "app.followerBadgeTitle": "共享此数据库的控制台已选出另一个控制台执行资源池；在此所做的更改由它执行。",
+  "app.leaderBadge": "执行中 · 任期 {term}",
+  "app.leaderBadgeTitle": "共享此数据库的控制台已选出本控制台执行资源池。",
   "app.viewerBadge": "仅查看",
   "app.viewerBadgeTitle": "另一个 Ebb 进程正在从此数据目录采集数据；本窗口只显示它记录的内容。",
 

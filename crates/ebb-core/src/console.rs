@@ -14,7 +14,7 @@ use crate::registry::{HostEntry, Registry, RegistryError};
 use crate::series::{GpuSeries, UtilHistory};
 use crate::vault::{FileVault, KeychainVault, TokenVault, VaultError};
 use ebb_wire::agent::Health as AgentHealth;
-use ebb_wire::ipc::{FleetSnapshot, Health, HostStatus, TokenStoreKind};
+use ebb_wire::ipc::{EnforcerRole, FleetSnapshot, Health, HostStatus, TokenStoreKind};
 use sqlx::Row;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -238,6 +238,14 @@ impl Console {
 
     pub fn role(&self) -> Role {
         self.role
+    }
+
+    /// Whether this console enforces now, for the operator.
+    pub fn enforcer_role(&self) -> EnforcerRole {
+        match self.leadership() {
+            Some(leadership) => leadership.borrow().role(tokio::time::Instant::now()),
+            None => EnforcerRole::NotCollecting,
+        }
     }
 
     /// Whether this console enforces, as it changes: `Sole` alone on its database; leader or

@@ -15,6 +15,7 @@
 use crate::db::ConsoleDb;
 use crate::pools::PoolStore;
 use ebb_wire::agent::ConsoleTerm;
+use ebb_wire::ipc::EnforcerRole;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -57,6 +58,17 @@ impl Leadership {
             Self::Sole => Some(None),
             Self::Leader { term, until } if now < *until => Some(Some(term.clone())),
             Self::Leader { .. } | Self::Follower => None,
+        }
+    }
+}
+
+impl Leadership {
+    /// What the operator is told: whether this console enforces now.
+    pub fn role(&self, now: Instant) -> EnforcerRole {
+        match self.acting(now) {
+            Some(None) => EnforcerRole::Alone,
+            Some(Some(term)) => EnforcerRole::Elected { term: term.term },
+            None => EnforcerRole::Following,
         }
     }
 }
@@ -267,6 +279,13 @@ mod tests {
         assert_eq!(leader.acting(now + Duration::from_secs(6)), None);
         assert_eq!(Leadership::Follower.acting(now), None);
         assert_eq!(Leadership::Sole.acting(now), Some(None));
+        assert_eq!(leader.role(now), EnforcerRole::Elected { term: 3 });
+        assert_eq!(
+            leader.role(now + Duration::from_secs(6)),
+            EnforcerRole::Following
+        );
+        assert_eq!(Leadership::Sole.role(now), EnforcerRole::Alone);
+        assert_eq!(Leadership::Follower.role(now), EnforcerRole::Following);
     }
 
     #[test]

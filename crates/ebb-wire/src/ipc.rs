@@ -22,6 +22,22 @@ pub struct AppInfo {
     pub os_locale: Option<String>,
 }
 
+/// Whether this console enforces the pools: consoles sharing one database elect one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EnforcerRole {
+    /// The only console on its database (its own `console.db`): it enforces.
+    Alone,
+    /// Elected by the consoles sharing its database, for this term.
+    Elected { term: u64 },
+    /// Another console sharing the database enforces; this one views and may still change
+    /// desired counts, which the elected one carries out.
+    Following,
+    /// Another process on this data directory collects and enforces (see
+    /// [`AppInfo::collecting`]).
+    NotCollecting,
+}
+
 /// Where host tokens are kept.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
 #[serde(tag = "kind", rename_all = "snake_case")]
