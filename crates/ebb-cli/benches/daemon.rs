@@ -5,7 +5,7 @@
 //! registers every host, runs `ebb daemon` on them for `EBB_BENCH_SECONDS` (default 300;
 //! 1800 for the 30-minute soak) and reports the daemon's CPU (cores), its RSS at 1, 10 and
 //! 30 minutes and at most, and of the readings the agents took near the end, how many it
-//! stored.
+//! stored. `EBB_BENCH_WRAP` runs the daemon under a profiler.
 
 use ebb_core::db::ConsoleDb;
 use ebb_core::registry::{HostEntry, Registry};
@@ -51,8 +51,9 @@ async fn main() {
             &hosts.to_string(),
             "--gpus-per-host",
             "8",
+            // Free ports: fixed ones collide with whatever else listens on this machine.
             "--base-port",
-            "40000",
+            "0",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -71,6 +72,11 @@ async fn main() {
             parts[3].to_string(),
         ));
     }
+    assert_eq!(
+        urls.len() as u64,
+        hosts,
+        "the fleet stopped before serving every host"
+    );
     let data_dir = std::env::temp_dir().join(format!("ebb-bench-daemon-{}", std::process::id()));
     let registry = Registry::new(
         ConsoleDb::open(&data_dir).await.unwrap(),
@@ -93,10 +99,29 @@ async fn main() {
         registry.list().await.unwrap().len()
     );
     let started = Instant::now();
-    let mut daemon = Command::new(&ebb)
+    // `EBB_BENCH_WRAP="heaptrack -o /tmp/daemon"` runs the daemon under a profiler (the
+    // CPU and RSS figures are then the wrapper's).
+    let wrap = std::env::var("EBB_BENCH_WRAP").unwrap_or_default();
+    let mut wrap = wrap.split_whitespace();
+    let mut daemon = match wrap.next() {
+        Some(program) => {
+            let mut command = Command::new(program);
+            command.args(wrap).arg(&ebb);
+            command
+        }
+        None => Command::new(&ebb),
+    };
+    let mut daemon = daemon
         .arg("--data-dir")
         .arg(&data_dir)
-        .args(["--token-store", "file", "daemon"])
+        // The metrics endpoint on a free port, as the fleet's.
+        .args([
+            "--token-store",
+            "file",
+            "daemon",
+            "--metrics-listen",
+            "127.0.0.1:0",
+        ])
         .stdout(Stdio::inherit())
         .stderr(Stdio::inherit())
         .spawn()
