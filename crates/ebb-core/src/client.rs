@@ -54,6 +54,43 @@ impl AgentAccess {
 /// an operator can act on; the UI words its kind).
 pub type AgentError = HostProblem;
 
+fn http_builder(config: ClientConfig) -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .connect_timeout(config.connect_timeout)
+        .timeout(config.request_timeout)
+        .pool_max_idle_per_host(2)
+}
+
+/// One HTTP client for every agent reached without a pinned certificate (a pinned one
+/// has its own, to check its certificate): its pool keeps each agent's connections apart,
+/// and the platform's root certificates are loaded and kept once, not once per host (a
+/// `reqwest::Client` holds about 60 KB of them and its TLS caches). The collector and the
+/// enforcer each make one; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct SharedHttp {
+    config: ClientConfig,
+    /// Or why it could not be made (no root certificates on this machine), said for each
+    /// host as a client of its own would.
+    http: Result<reqwest::Client, String>,
+}
+
+impl SharedHttp {
+    pub fn new(config: ClientConfig) -> Self {
+        Self {
+            config,
+            http: http_builder(config)
+                .build()
+                .map_err(|error| error.to_string()),
+        }
+    }
+
+    /// A client for one agent, on the shared connection pool unless its certificate is
+    /// pinned.
+    pub fn client(&self, access: &AgentAccess) -> Result<AgentClient, AgentError> {
+        AgentClient::build(access, self.config, Some(&self.http))
+    }
+}
+
 /// A client for one agent's `/v1` API.
 #[derive(Debug, Clone)]
 pub struct AgentClient {
@@ -69,8 +106,18 @@ impl AgentClient {
         Self::with_access(&AgentAccess::open(base_url), config)
     }
 
-    /// `access.url` is like `http://127.0.0.1:7070`; a trailing slash is fine.
+    /// `access.url` is like `http://127.0.0.1:7070`; a trailing slash is fine. The client
+    /// has an HTTP client of its own: for one-off calls. Many hosts at once go through
+    /// [`SharedHttp`].
     pub fn with_access(access: &AgentAccess, config: ClientConfig) -> Result<Self, AgentError> {
+        Self::build(access, config, None)
+    }
+
+    fn build(
+        access: &AgentAccess,
+        config: ClientConfig,
+        shared: Option<&Result<reqwest::Client, String>>,
+    ) -> Result<Self, AgentError> {
         let bad = |reason: String| AgentError::BadUrl {
             url: access.url.clone(),
             reason,
@@ -82,18 +129,22 @@ impl AgentClient {
                 .trim_start_matches(&format!("`{}` ", access.url.trim()))
                 .to_string())
         })?;
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            .timeout(config.request_timeout)
-            .pool_max_idle_per_host(2);
-        if let Some(fingerprint) = &access.fingerprint {
-            let pin = parse_fingerprint(fingerprint)
-                .ok_or_else(|| bad("the pinned fingerprint is not 64 hex digits".into()))?;
-            builder = builder.tls_backend_preconfigured(
-                pinned_tls(pin).map_err(|error| bad(error.to_string()))?,
-            );
-        }
-        let http = builder.build().map_err(|error| bad(error.to_string()))?;
+        let http = match (&access.fingerprint, shared) {
+            (Some(fingerprint), _) => {
+                let pin = parse_fingerprint(fingerprint)
+                    .ok_or_else(|| bad("the pinned fingerprint is not 64 hex digits".into()))?;
+                http_builder(config)
+                    .tls_backend_preconfigured(
+                        pinned_tls(pin).map_err(|error| bad(error.to_string()))?,
+                    )
+                    .build()
+                    .map_err(|error| bad(error.to_string()))?
+            }
+            (None, Some(shared)) => shared.clone().map_err(bad)?,
+            (None, None) => http_builder(config)
+                .build()
+                .map_err(|error| bad(error.to_string()))?,
+        };
         Ok(Self {
             http,
             base_url,

@@ -3,7 +3,7 @@
 //! One supervisor folds the results into host health and publishes a snapshot per tick;
 //! a slow or hung host only ever delays itself.
 
-use crate::client::{AgentAccess, AgentClient, AgentError, ClientConfig};
+use crate::client::{AgentAccess, AgentClient, AgentError, ClientConfig, SharedHttp};
 use ebb_wire::agent::{Gpu, GpuList};
 use ebb_wire::ipc::{FleetSnapshot, Health, HostStatus};
 use ebb_wire::reasons::HostProblem;
@@ -91,15 +91,17 @@ impl Collector {
         config: CollectorConfig,
         sink: Option<mpsc::Sender<Tick>>,
     ) -> Result<Self, AgentError> {
+        // One HTTP client for all hosts (a pinned one has its own).
+        let http = SharedHttp::new(config.client);
         for target in &targets {
-            AgentClient::with_access(&target.access, config.client)?;
+            http.client(&target.access)?;
         }
         let (publish, snapshot) = watch::channel(Arc::new(FleetSnapshot {
             tick: 0,
             hosts: targets.iter().map(unknown_status).collect(),
         }));
         let (commands, inbox) = mpsc::unbounded_channel();
-        let supervisor = tokio::spawn(supervise(targets, config, publish, inbox, sink));
+        let supervisor = tokio::spawn(supervise(targets, config, http, publish, inbox, sink));
         Ok(Self {
             snapshot,
             commands,
@@ -199,6 +201,7 @@ struct Tracked {
 async fn supervise(
     targets: Vec<Target>,
     config: CollectorConfig,
+    http: SharedHttp,
     publish: watch::Sender<Arc<FleetSnapshot>>,
     mut inbox: mpsc::UnboundedReceiver<Command>,
     sink: Option<mpsc::Sender<Tick>>,
@@ -210,7 +213,7 @@ async fn supervise(
     let mut order: Vec<String> = Vec::new();
     let mut generation = 0u64;
     let spawn = |target: Target, tasks: &mut JoinSet<()>, generation: u64| {
-        let client = AgentClient::with_access(&target.access, config.client);
+        let client = http.client(&target.access);
         let results = results_tx.clone();
         let permits = permits.clone();
         let name = target.name.clone();

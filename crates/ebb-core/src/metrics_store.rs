@@ -575,6 +575,14 @@ impl Statements {
     }
 }
 
+/// The page cache of one connection to `metrics.db`, in KiB. A round of inserts touches
+/// about one leaf page per host (5 MiB at 1,250 hosts), which this holds; a connection's
+/// cache is emptied anyway when another one wrote since its last transaction (WAL).
+const CACHE_KIB: u32 = 8 * 1024;
+
+/// Connections to `metrics.db`: the writer and one reader at once (WAL lets them overlap).
+const CONNECTIONS: u32 = 2;
+
 /// The metrics database. Cloning shares the pool.
 #[derive(Debug, Clone)]
 pub struct MetricsStore {
@@ -600,10 +608,12 @@ impl MetricsStore {
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(5))
             .statement_cache_capacity(256)
-            .pragma("temp_store", "memory")
-            .pragma("cache_size", "-16384");
+            // Memory is bounded (ARCHITECTURE.md): each connection caches at most
+            // CACHE_KIB of pages, and a sort larger than that (the minute rollup's GROUP
+            // BY over every GPU's new readings) spills to a temporary file, not to memory.
+            .pragma("cache_size", format!("-{CACHE_KIB}"));
         let pool = SqlitePoolOptions::new()
-            .max_connections(4)
+            .max_connections(CONNECTIONS)
             .connect_with(options)
             .await
             .map_err(open_error)?;

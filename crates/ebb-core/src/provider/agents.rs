@@ -1,7 +1,7 @@
 //! The first [`GpuProvider`]: Ebb's own agents over HTTP, a client per registered host.
 
 use super::{GpuProvider, ProviderError, ProviderFuture, Release, Rent, Rented};
-use crate::client::{AgentAccess, AgentClient, ClientConfig};
+use crate::client::{AgentAccess, AgentClient, ClientConfig, SharedHttp};
 use crate::registry::{HostEntry, Registry};
 use ebb_wire::agent::{GpuList, Lease};
 use std::collections::HashMap;
@@ -10,11 +10,12 @@ use std::pin::Pin;
 use std::sync::RwLock;
 
 /// The agents of the registry's hosts: a client per host (its token from the vault, its
-/// pinned certificate), remade when the host's entry changes.
+/// pinned certificate), remade when the host's entry changes; all on one shared HTTP
+/// client but for the pinned ones.
 #[derive(Debug)]
 pub struct AgentProvider {
     registry: Registry,
-    config: ClientConfig,
+    http: SharedHttp,
     clients: RwLock<HashMap<String, (HostEntry, AgentClient)>>,
 }
 
@@ -22,7 +23,7 @@ impl AgentProvider {
     pub fn new(registry: Registry, config: ClientConfig) -> Self {
         Self {
             registry,
-            config,
+            http: SharedHttp::new(config),
             clients: RwLock::new(HashMap::new()),
         }
     }
@@ -55,7 +56,7 @@ impl AgentProvider {
                 token,
                 fingerprint: spec.fingerprint.clone(),
             };
-            match AgentClient::with_access(&access, self.config) {
+            match self.http.client(&access) {
                 Ok(client) => made.push((spec, client)),
                 Err(error) => tracing::warn!(host = %spec.name, %error, "cannot make a client"),
             }
