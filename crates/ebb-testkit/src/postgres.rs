@@ -1,6 +1,8 @@
 //! A PostgreSQL server from the machine's packages (Debian's `postgresql`), made in a temp
 //! dir for a test run and stopped when dropped: loopback only, trust auth, no locale (so
-//! `ORDER BY` sorts as SQLite's does), fsync off (a test server's data dies with it).
+//! `ORDER BY` sorts as SQLite's does), fsync off (a test server's data dies with it), and
+//! TLS on with a self-signed certificate made by `openssl` (a client may ask for it with
+//! `sslmode=require`).
 //!
 //! As root it runs as the `postgres` user the package makes (the server refuses root).
 
@@ -30,6 +32,16 @@ impl PostgresServer {
         // The directory is for the server only: no console.toml in it.
         let _ = std::fs::remove_file(dir.join("console.toml"));
         let data = dir.join("data");
+        let (cert, key) = (dir.join("server.crt"), dir.join("server.key"));
+        run(Command::new("openssl")
+            .args([
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+            ])
+            .args(["-subj", "/CN=localhost", "-keyout"])
+            .arg(&key)
+            .arg("-out")
+            .arg(&cert))?;
+        run(Command::new("chmod").arg("600").arg(&key))?;
         let as_root = is_root();
         if as_root {
             run(Command::new("chown")
@@ -70,6 +82,10 @@ impl PostgresServer {
             .arg(dir.path())
             .args(["-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"])
             .args(["-c", "max_connections=400", "-c", "synchronous_commit=off"])
+            .args(["-c", "ssl=on", "-c"])
+            .arg(format!("ssl_cert_file={}", cert.display()))
+            .arg("-c")
+            .arg(format!("ssl_key_file={}", key.display()))
             .stdin(Stdio::null())
             .stdout(log.try_clone().map_err(|error| error.to_string())?)
             .stderr(log)

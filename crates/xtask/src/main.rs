@@ -31,6 +31,7 @@ const APT_PACKAGES: &[&str] = &[
     "webkit2gtk-driver",
     "prometheus",
     "postgresql",
+    "openssl",
 ];
 
 const USAGE: &str = "usage:

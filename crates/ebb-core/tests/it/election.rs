@@ -247,3 +247,23 @@ async fn a_replaced_leader_is_refused_on_its_term_by_the_agents_and_steps_down()
     fenced.enforcer.stop().await;
     fenced.fleet.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_database_is_reached_over_tls_when_asked() {
+    let (_server, location) = shared_database("tls");
+    let Location::Postgres(url) = location else {
+        unreachable!()
+    };
+    let db = ConsoleDb::connect(&Location::Postgres(format!("{url}?sslmode=require")))
+        .await
+        .unwrap();
+    let encrypted: bool =
+        sqlx::query_scalar("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+            .fetch_one(db.pool())
+            .await
+            .unwrap();
+    assert!(encrypted, "sslmode=require connects over TLS");
+    // And the console's own tables work over it.
+    let store = PoolStore::new(db);
+    assert!(store.list().await.unwrap().is_empty());
+}
