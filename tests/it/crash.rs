@@ -6,8 +6,7 @@
 //! `EBB_CRASH_SEED=N` replays a run (each test prints the seed it used).
 
 use crate::http;
-use crate::proxy::DelayProxy;
-use ebb_testkit::{AgentCommand, AgentProcess, Cli, TempDir, eventually};
+use ebb_testkit::{AgentCommand, AgentProcess, Cli, Relay, TempDir, eventually};
 use ebb_wire::agent::{Lease, LeaseList, LeaseState};
 use sqlx::Connection;
 use std::collections::{BTreeMap, BTreeSet};
@@ -298,9 +297,9 @@ async fn the_console_killed_at_200_random_points_of_rent_and_release_leaks_and_d
     // not yet heard of lasts long enough for kills to land there.
     let mut proxies = Vec::new();
     for agent in &agents {
-        proxies.push(
-            DelayProxy::start(agent.addr, Duration::from_millis(80), &["POST", "DELETE"]).await,
-        );
+        let proxy = Relay::start(Some(agent.addr)).await;
+        proxy.hold_answers(&["POST", "DELETE"], Some(Duration::from_millis(80)));
+        proxies.push(proxy);
     }
     let data = dir.join("console");
     let cli = Cli::new(&data);

@@ -4,10 +4,10 @@
 //! half-written). Real processes on loopback; each test prints its figures.
 
 use crate::crash::{integrity_check, open_sqlite};
-use crate::proxy::{DelayProxy, HungHost};
+use crate::proxy::HungHost;
 use ebb_core::client::{AgentClient, ClientConfig};
 use ebb_core::console::{Console, ConsoleOptions, TokenStore};
-use ebb_testkit::{AgentCommand, AgentProcess, Cli, TempDir, eventually};
+use ebb_testkit::{AgentCommand, AgentProcess, Cli, Relay, TempDir, eventually};
 use ebb_wire::agent::LeaseRequest;
 use ebb_wire::ipc::{Health, HostEntry};
 use ebb_wire::plan::{OverlayMode, Term};
@@ -119,18 +119,10 @@ async fn a_hung_and_a_slow_host_hold_up_only_their_own_calls() {
     let slow_agent = a100_agent(&dir.subdir("slow"), "slow");
     // Every answer of the slow host comes 600 ms late (inside the 900 ms deadline); the
     // hung one never answers; the stuck one answers 3 s late (past every deadline).
-    let slow = DelayProxy::start(
-        slow_agent.addr,
-        Duration::from_millis(600),
-        &["GET", "POST", "DELETE"],
-    )
-    .await;
-    let stuck = DelayProxy::start(
-        slow_agent.addr,
-        Duration::from_secs(3),
-        &["GET", "POST", "DELETE"],
-    )
-    .await;
+    let slow = Relay::start(Some(slow_agent.addr)).await;
+    slow.hold_answers(&["GET", "POST", "DELETE"], Some(Duration::from_millis(600)));
+    let stuck = Relay::start(Some(slow_agent.addr)).await;
+    stuck.hold_answers(&["GET", "POST", "DELETE"], Some(Duration::from_secs(3)));
     let hung = HungHost::start().await;
 
     // 1. Every call to a host that hangs or answers too late ends by its deadline.

@@ -20,15 +20,17 @@ pub async fn bound_listener() -> (TcpListener, SocketAddr) {
 #[derive(Debug, Default)]
 struct RelayState {
     upstream: Mutex<Option<SocketAddr>>,
-    hold_post_answers: Mutex<Option<Duration>>,
+    /// Requests whose method is one of these have their answer held this long.
+    hold_answers: Mutex<Option<(&'static [&'static str], Duration)>>,
 }
 
 /// A loopback port held for the whole test, forwarding each connection to the agent behind
 /// it now. An agent process restarted behind a relay keeps its address (the relay's) with no
 /// port bound twice. With no agent behind it, a connection is closed at once, unanswered.
 ///
-/// It can also hold every answer to a POST for a while ([`Relay::hold_post_answers`]), so a
-/// test can stop a client after the agent has acted and before the client has heard.
+/// It can also hold the answers to some methods for a while ([`Relay::hold_answers`]), so a
+/// test can stop a client after the agent has acted and before the client has heard, or
+/// play a slow host.
 #[derive(Debug)]
 pub struct Relay {
     addr: SocketAddr,
@@ -73,7 +75,15 @@ impl Relay {
 
     /// While `Some`, the answer to every POST waits that long before it is passed on.
     pub fn hold_post_answers(&self, delay: Option<Duration>) {
-        *self.state.hold_post_answers.lock().unwrap() = delay;
+        self.hold_answers(&["POST"], delay);
+    }
+
+    /// While `Some`, the answer to every request whose method is one of `methods` waits
+    /// that long before it is passed on (the request itself goes through at once). Answers
+    /// are read as they come, so it suits one request at a time per connection, as reqwest
+    /// sends them.
+    pub fn hold_answers(&self, methods: &'static [&'static str], delay: Option<Duration>) {
+        *self.state.hold_answers.lock().unwrap() = delay.map(|delay| (methods, delay));
     }
 }
 
@@ -89,16 +99,23 @@ async fn forward(client: TcpStream, upstream: SocketAddr, state: Arc<RelayState>
     };
     let (mut client_read, mut client_write) = client.into_split();
     let (mut server_read, mut server_write) = server.into_split();
-    let post = Arc::new(AtomicBool::new(false));
-    let post_up = post.clone();
+    // Set when a request to hold was passed on; its answer's first bytes clear it.
+    let held = Arc::new(AtomicBool::new(false));
+    let held_up = held.clone();
+    let state_up = state.clone();
     let up = tokio::spawn(async move {
         let mut buf = vec![0u8; 16 * 1024];
         while let Ok(n) = client_read.read(&mut buf).await {
             if n == 0 {
                 break;
             }
-            if buf[..n].starts_with(b"POST ") {
-                post_up.store(true, Ordering::SeqCst);
+            let methods = state_up.hold_answers.lock().unwrap().map(|(m, _)| m);
+            if methods.is_some_and(|methods| {
+                methods
+                    .iter()
+                    .any(|method| buf[..n].starts_with(format!("{method} ").as_bytes()))
+            }) {
+                held_up.store(true, Ordering::SeqCst);
             }
             if server_write.write_all(&buf[..n]).await.is_err() {
                 break;
@@ -110,9 +127,9 @@ async fn forward(client: TcpStream, upstream: SocketAddr, state: Arc<RelayState>
         if n == 0 {
             break;
         }
-        if post.swap(false, Ordering::SeqCst) {
-            let hold = *state.hold_post_answers.lock().unwrap();
-            if let Some(delay) = hold {
+        if held.swap(false, Ordering::SeqCst) {
+            let hold = *state.hold_answers.lock().unwrap();
+            if let Some((_, delay)) = hold {
                 tokio::time::sleep(delay).await;
             }
         }
