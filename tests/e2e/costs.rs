@@ -69,12 +69,7 @@ async fn costs_compares_plans_for_a_demand_file_under_an_imported_catalog() {
         .expect("the demo catalog file");
     let demo_text = std::fs::read_to_string(&demo_catalog).unwrap();
 
-    let app = App::open(&[
-        "--demo".as_ref(),
-        "--data-dir".as_ref(),
-        data_dir.as_os_str(),
-    ])
-    .await;
+    let app = App::open_demo(&data_dir).await;
 
     // The active catalog's file, wherever in the data directory the app keeps it (a demo
     // app keeps its state apart, under `demo/`).

@@ -36,12 +36,7 @@ async fn tick(app: &Session) -> Option<u64> {
 #[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
 async fn the_demo_window_shows_a_live_chart_and_switches_language() {
     let data_dir = TempDir::new("e2e-demo");
-    let app = App::open(&[
-        "--demo".as_ref(),
-        "--data-dir".as_ref(),
-        data_dir.as_os_str(),
-    ])
-    .await;
+    let app = App::open_demo(&data_dir).await;
 
     app.run(|app| async move {
         assert_eq!(app.title().await.unwrap(), "Ebb");
@@ -306,12 +301,7 @@ pub(crate) async fn scale_demo_pool(app: &Session, count: usize) {
 #[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
 async fn the_capacity_summary_counts_what_the_agents_report() {
     let data_dir = TempDir::new("e2e-capacity");
-    let app = App::open(&[
-        "--demo".as_ref(),
-        "--data-dir".as_ref(),
-        data_dir.as_os_str(),
-    ])
-    .await;
+    let app = App::open_demo(&data_dir).await;
 
     app.run(|app| async move {
         let hosts = demo_hosts(&app).await;

@@ -274,12 +274,7 @@ async fn a_hosts_gpu_table_shows_each_gpus_process_memory_and_holder() {
     use crate::fleet::{demo_hosts, lease_as_someone_else, scale_demo_pool};
     use fantoccini::Locator;
     let data_dir = TempDir::new("e2e-gpu-table");
-    let app = App::open(&[
-        "--demo".as_ref(),
-        "--data-dir".as_ref(),
-        data_dir.as_os_str(),
-    ])
-    .await;
+    let app = App::open_demo(&data_dir).await;
 
     app.run(|app| async move {
         let hosts = demo_hosts(&app).await;

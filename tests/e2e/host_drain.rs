@@ -11,12 +11,7 @@ use std::time::Duration;
 #[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
 async fn removing_a_host_that_holds_pool_gpus_offers_to_release_them_first() {
     let data_dir = TempDir::new("e2e-host-drain");
-    let app = App::open(&[
-        "--demo".as_ref(),
-        "--data-dir".as_ref(),
-        data_dir.as_os_str(),
-    ])
-    .await;
+    let app = App::open_demo(&data_dir).await;
 
     app.run(|app| async move {
         scale_demo_pool(&app, 2).await;

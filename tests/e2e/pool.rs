@@ -103,12 +103,7 @@ async fn lease_rows(app: &Session) -> usize {
 #[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
 async fn the_pool_slider_previews_the_cost_then_rents_and_releases() {
     let data_dir = TempDir::new("e2e-pool");
-    let app = App::open(&[
-        "--demo".as_ref(),
-        "--data-dir".as_ref(),
-        data_dir.as_os_str(),
-    ])
-    .await;
+    let app = App::open_demo(&data_dir).await;
 
     app.run(|app| async move {
         let converge = Duration::from_secs(90);

@@ -64,12 +64,7 @@ fn percent_decode(text: &str) -> String {
 #[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
 async fn the_pool_chart_shows_warming_then_ready_after_a_scale_out() {
     let data_dir = TempDir::new("e2e-pool-chart");
-    let app = App::open(&[
-        "--demo".as_ref(),
-        "--data-dir".as_ref(),
-        data_dir.as_os_str(),
-    ])
-    .await;
+    let app = App::open_demo(&data_dir).await;
 
     app.run(|app| async move {
         app.click("#nav-pool").await;

@@ -59,12 +59,7 @@ async fn measured_lease_rows(app: &Session) -> Vec<(String, String)> {
 #[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
 async fn the_scale_in_preview_names_the_gpus_it_releases_and_warns_they_are_busy() {
     let data_dir = TempDir::new("e2e-pool-release");
-    let app = App::open(&[
-        "--demo".as_ref(),
-        "--data-dir".as_ref(),
-        data_dir.as_os_str(),
-    ])
-    .await;
+    let app = App::open_demo(&data_dir).await;
 
     app.run(|app| async move {
         let converge = Duration::from_secs(90);

@@ -138,12 +138,7 @@ async fn rules_are_linted_replayed_and_saved_enabled() {
     let data_dir = TempDir::new("e2e-rules");
     let trace = data_dir.path().join("trace.csv");
     std::fs::write(&trace, trace_csv()).unwrap();
-    let app = App::open(&[
-        "--demo".as_ref(),
-        "--data-dir".as_ref(),
-        data_dir.as_os_str(),
-    ])
-    .await;
+    let app = App::open_demo(&data_dir).await;
 
     app.run(move |app| async move {
         open_rules(&app).await;

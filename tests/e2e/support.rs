@@ -156,6 +156,16 @@ impl App {
         Self::open_with_env(&[], args).await
     }
 
+    /// The app on its demo fleet, keeping its data in `data_dir`.
+    pub async fn open_demo(data_dir: &Path) -> Self {
+        Self::open(&[
+            "--demo".as_ref(),
+            "--data-dir".as_ref(),
+            data_dir.as_os_str(),
+        ])
+        .await
+    }
+
     /// With `env` set for the driver and the app.
     pub async fn open_with_env(env: &[(&str, &OsStr)], args: &[&OsStr]) -> Self {
         let display = Display::start();

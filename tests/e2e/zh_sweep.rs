@@ -37,12 +37,7 @@ async fn all_chinese(app: &Session, view: &str, found: &mut Vec<String>) {
 #[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
 async fn every_view_reads_in_chinese() {
     let data_dir = TempDir::new("e2e-zh");
-    let app = App::open(&[
-        "--demo".as_ref(),
-        "--data-dir".as_ref(),
-        data_dir.as_os_str(),
-    ])
-    .await;
+    let app = App::open_demo(&data_dir).await;
 
     app.run(|app| async move {
         // Every view is looked at before failing, so one run names all that is left.
