@@ -50,10 +50,10 @@ impl Location {
     /// The command line's choice for this process (`--database`), over any data
     /// directory's `console.toml`: set once, before the first database is opened.
     pub fn choose_for_process(text: &str) -> Result<(), String> {
-        let chosen = if text.trim() == "sqlite" {
-            None
-        } else {
-            Some(Self::parse(text, Path::new("."))?)
+        // `sqlite` is each data directory's own file, whichever directory it is.
+        let chosen = match Self::parse(text, Path::new("."))? {
+            Self::DataDir(_) => None,
+            shared => Some(shared),
         };
         PROCESS_CHOICE
             .set(chosen)

@@ -172,15 +172,22 @@ impl PoolHistory {
             let host: String = row.get("host");
             let uuid: String = row.get("gpu_uuid");
             let asked: i64 = row.get("asked_at_ms");
-            let leases: Vec<String> = sqlx::query_scalar(
-                "SELECT gpu_uuids FROM pool_leases WHERE host = $1 AND pool_id = $2",
+            // The JSON array holds the quoted uuid; LIKE, with its wildcards escaped, is
+            // the substring test both engines have (SQLite's instr is PostgreSQL's strpos).
+            let quoted = format!("\"{uuid}\"")
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_");
+            let granted: Option<i64> = sqlx::query_scalar(
+                "SELECT 1 FROM pool_leases WHERE host = $1 AND pool_id = $2 \
+                 AND gpu_uuids LIKE '%' || $3 || '%' ESCAPE '\\' LIMIT 1",
             )
             .bind(&host)
             .bind(row.get::<String, _>("pool_id"))
-            .fetch_all(&mut *tx)
+            .bind(quoted)
+            .fetch_optional(&mut *tx)
             .await?;
-            let quoted = format!("\"{uuid}\"");
-            if leases.iter().any(|uuids| uuids.contains(&quoted)) {
+            if granted.is_some() {
                 let took = (now_ms - asked).max(0);
                 sqlx::query(
                     "INSERT INTO host_delivery (host, samples, mean_ms, last_ms, at_ms) VALUES ($1, 1, $2, $3, $4) \
