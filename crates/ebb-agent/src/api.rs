@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use ebb_wire::agent::{
-    API_VERSION, ApiError, GpuList, Health, LeaseList, LeaseListQuery, LeaseListState,
+    API_VERSION, ApiError, ConsoleTerm, GpuList, Health, LeaseList, LeaseListQuery, LeaseListState,
     LeaseRequest, ReleaseQuery, SampleBatch,
 };
 use std::convert::Infallible;
@@ -57,6 +57,7 @@ pub fn app(state: AgentState) -> Router {
         .route("/v1/leases", post(create_lease))
         .route("/v1/leases/{id}", axum::routing::delete(release_lease))
         .route("/v1/leases/{id}/checkpoint", post(checkpoint_lease))
+        .route("/v1/terms", post(announce_term))
         .route_layer(from_fn_with_state(state.clone(), require_lease));
     read.merge(lease)
         .fallback(not_found)
@@ -332,6 +333,31 @@ async fn release_lease(
             (status, Json(lease)).into_response()
         }
         Err(failure) => lease_error(&failure),
+    }
+}
+
+/// `POST /v1/terms` with a [`ConsoleTerm`]: a newly elected console's term, kept as its
+/// group's highest (409 `stale_term` when a higher one is kept); answers the term kept.
+async fn announce_term(
+    State(state): State<AgentState>,
+    body: Result<Json<ConsoleTerm>, JsonRejection>,
+) -> Response {
+    let Json(term) = match body {
+        Ok(body) => body,
+        Err(rejection) => return body_error(&rejection),
+    };
+    let leases = state.leases.clone();
+    let group = term.console_group.clone();
+    // Kept whether or not the console waits for the answer, as a grant is.
+    let done = tokio::spawn(async move { leases.announce_term(&term).await }).await;
+    match done {
+        Ok(Ok(highest)) => Json(ConsoleTerm::new(group, highest)).into_response(),
+        Ok(Err(failure)) => lease_error(&failure),
+        Err(_) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "the agent failed while keeping the term; try again",
+        ),
     }
 }
 

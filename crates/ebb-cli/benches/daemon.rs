@@ -3,9 +3,9 @@
 //!
 //! Starts the virtual fleet (`EBB_BENCH_HOSTS`, default 1,250 hosts x 8 GPUs at 1 Hz),
 //! registers every host, runs `ebb daemon` on them for `EBB_BENCH_SECONDS` (default 300;
-//! 1800 for the 30-minute soak) and reports the daemon's CPU (cores), its RSS at 1, 10 and
-//! 30 minutes and at most, and of the readings the agents took near the end, how many it
-//! stored. `EBB_BENCH_WRAP` runs the daemon under a profiler.
+//! 1800 for the 30-minute soak) and reports the daemon's CPU (cores), its RSS at 1 minute,
+//! every 5 minutes after and at most, and of the readings the agents took near the end, how
+//! many it stored. `EBB_BENCH_WRAP` runs the daemon under a profiler.
 
 use ebb_core::db::ConsoleDb;
 use ebb_core::registry::{HostEntry, Registry};
@@ -134,7 +134,8 @@ async fn main() {
     let (cpu_start, _) = proc_stat(pid);
     let window = Instant::now();
     let mut max_rss = 0;
-    let mut checkpoints = vec![60u64, 600, 1800];
+    // RSS at 1 and every 5 minutes after, so a soak shows whether it is flat.
+    let mut checkpoints = vec![60u64, 300, 600, 900, 1200, 1500, 1800];
     while window.elapsed() < Duration::from_secs(seconds) {
         std::thread::sleep(Duration::from_secs(1));
         let rss = proc_stat(pid).1;

@@ -253,6 +253,18 @@ impl AgentClient {
         Ok(self.send(self.http.delete(url)).await?.1)
     }
 
+    /// `POST /v1/terms`: announces an elected console's term, so the agent refuses its
+    /// replaced predecessor's calls from now on. Answers the term the agent keeps for the
+    /// group; a 409 `stale_term` when a newer leader announced itself first.
+    pub async fn announce_term(&self, term: &ConsoleTerm) -> Result<u64, AgentError> {
+        let builder = self
+            .http
+            .post(format!("{}/v1/terms", self.base_url))
+            .json(term);
+        let (_, kept): (u16, ConsoleTerm) = self.send(builder).await?;
+        Ok(kept.term)
+    }
+
     async fn get<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, AgentError> {
         let builder = self.http.get(format!("{}{path}", self.base_url));
         Ok(self.send(builder).await?.1)

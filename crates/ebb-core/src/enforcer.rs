@@ -21,7 +21,7 @@ use ebb_plan::settle::{self, CreateAnswer, Lookup, ReleaseAnswer, Tally};
 use ebb_wire::agent::ConsoleTerm;
 use ebb_wire::pools::{Actor, HostResult};
 use ebb_wire::reasons::{ChangeReason, HostProblem};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -133,6 +133,7 @@ impl Enforcer {
             // Set before each pass from the election (none for a console alone).
             term: None,
             stale_term: false,
+            announced: Announcement::default(),
             down_since: None,
             refusals: Refusals::default(),
             holder: None,
@@ -151,15 +152,21 @@ impl Enforcer {
                     continue;
                 };
                 state.term = term;
-                let again = match state.pass().await {
-                    Ok(report) => {
-                        let again = !report.rule_changes.is_empty();
-                        publish.send_replace(report);
-                        again
-                    }
-                    Err(error) => {
-                        tracing::warn!(%error, "reconcile pass failed");
-                        false
+                state.announce().await;
+                let again = if state.stale_term {
+                    // A host heard of a newer leader: step down without acting.
+                    false
+                } else {
+                    match state.pass().await {
+                        Ok(report) => {
+                            let again = !report.rule_changes.is_empty();
+                            publish.send_replace(report);
+                            again
+                        }
+                        Err(error) => {
+                            tracing::warn!(%error, "reconcile pass failed");
+                            false
+                        }
                     }
                 };
                 if std::mem::take(&mut state.stale_term)
@@ -222,6 +229,8 @@ struct Loop {
     term: Option<ConsoleTerm>,
     /// An agent refused `term` this pass (409 `stale_term`): a newer leader exists.
     stale_term: bool,
+    /// `term` told to every host, beside the passes.
+    announced: Announcement,
     /// Since when each silent host has been silent; read from the store once, then kept
     /// here and written through.
     down_since: Option<HashMap<String, i64>>,
@@ -231,6 +240,24 @@ struct Loop {
     passes: u64,
     /// Each pool's rules, evaluated after the pass.
     rules: RulesRunner,
+}
+
+/// What the hosts answered to a term's announcement: every registered host's name, and
+/// the answer of each one that was told.
+type Told = (Vec<String>, Vec<(String, Result<(), HostProblem>)>);
+
+/// A newly elected console tells every registered host its term (`GpuProvider::announce`,
+/// `POST /v1/terms` for the agents) as it takes office, beside its passes: from then on a
+/// host refuses the replaced leader's calls, even one already in flight and even where the
+/// new leader never rents. Hosts that did not answer are told again until all have been.
+#[derive(Debug, Default)]
+struct Announcement {
+    term: Option<ConsoleTerm>,
+    told: HashSet<String>,
+    /// Every registered host has been told `term`.
+    done: bool,
+    /// The announcement under way; it answers `None` when the registry could not be read.
+    running: Option<JoinHandle<Option<Told>>>,
 }
 
 /// What a pass reads from the database before it looks at the agents.
@@ -479,6 +506,67 @@ impl Loop {
             self.store.set_down_since(&changed).await?;
         }
         Ok(())
+    }
+
+    /// Folds in the answers of the announcement that finished, and starts the next one
+    /// while some host has not been told this console's term. A host that refuses the term
+    /// (a newer leader told it first) makes this console step down, as a refused rent does.
+    async fn announce(&mut self) {
+        let Some(term) = self.term.clone() else {
+            return;
+        };
+        let announced = &mut self.announced;
+        if announced.term.as_ref() != Some(&term) {
+            if let Some(running) = announced.running.take() {
+                running.abort();
+            }
+            *announced = Announcement {
+                term: Some(term.clone()),
+                ..Announcement::default()
+            };
+        }
+        if let Some(running) = announced.running.take_if(|running| running.is_finished())
+            && let Ok(Some((hosts, answers))) = running.await
+        {
+            announced.told.retain(|host| hosts.contains(host));
+            for (host, answer) in answers {
+                match answer {
+                    Ok(()) => {
+                        announced.told.insert(host);
+                    }
+                    Err(problem) if is_stale_term(&problem) => self.stale_term = true,
+                    // An agent older than announcements: its calls are fenced all the same.
+                    Err(HostProblem::RefusedRequest {
+                        status: 404 | 405, ..
+                    }) => {
+                        announced.told.insert(host);
+                    }
+                    Err(problem) => {
+                        tracing::debug!(%host, %problem, "term not announced yet; again next pass");
+                    }
+                }
+            }
+            announced.done = hosts.iter().all(|host| announced.told.contains(host));
+        }
+        if announced.done || announced.running.is_some() {
+            return;
+        }
+        let (registry, provider) = (self.registry.clone(), self.provider.clone());
+        let (told, concurrency) = (announced.told.clone(), self.config.concurrency);
+        announced.running = Some(tokio::spawn(async move {
+            let specs = registry.list().await.ok()?;
+            provider.prepare(&specs).await;
+            let calls = specs
+                .iter()
+                .filter(|spec| !told.contains(&spec.name))
+                .map(|spec| (spec.name.clone(), term.clone(), provider.clone()));
+            let answers = fan_out(calls, concurrency, |(host, term, provider)| async move {
+                let answer = provider.announce(&host, &term).await;
+                (host, answer)
+            })
+            .await;
+            Some((specs.into_iter().map(|spec| spec.name).collect(), answers))
+        }));
     }
 
     async fn send_creates(

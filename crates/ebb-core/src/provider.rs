@@ -132,6 +132,15 @@ pub trait GpuProvider: Send + Sync + fmt::Debug {
         Box::pin(async { Ok(None) })
     }
 
+    /// Announces a newly elected console's term to a target before the enforcer acts, so
+    /// the target refuses the replaced leader's calls still in flight even if this one never
+    /// calls it. A provider whose targets fence writes some other way needs nothing (this
+    /// default).
+    fn announce<'a>(&'a self, target: &'a str, term: &'a ConsoleTerm) -> ProviderFuture<'a, ()> {
+        let _ = (target, term);
+        Box::pin(async { Ok(()) })
+    }
+
     /// Asks for GPUs. A 4xx-like refusal (`RefusedRequest`, `Unauthorized`, `Forbidden`)
     /// means certainly not granted; any other error may have been granted, and the same key
     /// is sent again.

@@ -265,6 +265,19 @@ impl LeaseService {
         Ok(())
     }
 
+    /// `POST /v1/terms`: a newly elected console announces its term before it acts, so a
+    /// call its replaced predecessor still has in flight is refused here even when the new
+    /// leader has not rented or released on this host yet. Refused like any fenced call when
+    /// below the group's highest; answers the highest now kept.
+    pub async fn announce_term(&self, term: &ConsoleTerm) -> Result<u64, ServiceError> {
+        ledger::fence(Some(&term.console_group), Some(term.term))?;
+        let mut ledger = self.ledger.lock().await;
+        self.admit_term(&mut ledger, Some(term)).await?;
+        Ok(ledger
+            .highest_term(&term.console_group)
+            .unwrap_or(term.term))
+    }
+
     /// The highest term seen from a console group.
     pub async fn highest_term(&self, console_group: &str) -> Option<u64> {
         self.ledger.lock().await.highest_term(console_group)

@@ -141,6 +141,21 @@ async fn tokens_and_scopes_are_enforced_with_json_errors() {
             StatusCode::FORBIDDEN,
             "forbidden",
         ),
+        // Announcing a term fences lease calls: it needs the lease scope too.
+        (
+            "POST",
+            "/v1/terms",
+            Some("read-token"),
+            StatusCode::FORBIDDEN,
+            "forbidden",
+        ),
+        (
+            "POST",
+            "/v1/terms",
+            None,
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+        ),
     ];
     for (method, path, token, status, kind) in cases {
         let (got, body) = agent.send(request(method, path, token)).await;

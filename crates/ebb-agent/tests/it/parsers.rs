@@ -345,6 +345,7 @@ fn odd_paths_and_queries_get_json_errors() {
         "/v1/leases?state=all".to_string(),
         "/v1/leases/lease-1".to_string(),
         "/v1/leases/lease-1/checkpoint".to_string(),
+        "/v1/terms".to_string(),
         "/metrics".to_string(),
     ];
     let methods = proptest::sample::select(vec![Method::GET, Method::POST, Method::DELETE]);

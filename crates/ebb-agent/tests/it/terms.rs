@@ -1,9 +1,11 @@
 //! Fencing by console term: an agent keeps, per console group, the highest term a lease
 //! call came with, refuses a lower one (409 `stale_term`, both terms named) for a create and
 //! a release alike, keeps it across a restart, and treats a call without a term as before.
+//! A newly elected console announces its term (`POST /v1/terms`) before any lease call.
 
 use crate::support::{RestartableHost, TestAgent, json};
-use axum::http::StatusCode;
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
 use ebb_agent::leases::ledger::LeaseError;
 use ebb_agent::leases::{LeaseConfig, ServiceError};
 use ebb_testkit::TempDir;
@@ -267,4 +269,64 @@ async fn the_highest_term_survives_a_restart() {
         (5, 6)
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+async fn announce(agent: &TestAgent, body: &str) -> (StatusCode, Vec<u8>) {
+    agent
+        .send(
+            Request::post("/v1/terms")
+                .header("content-type", "application/json")
+                .body(Body::from(body.to_string()))
+                .unwrap(),
+        )
+        .await
+}
+
+#[tokio::test]
+async fn an_announced_term_fences_calls_before_any_lease_call_carried_it() {
+    let agent = TestAgent::new(4).await;
+    // The old leader (term 4) holds a GPU here; the new one (term 5) has not called yet.
+    let (status, held) = agent.post_lease("k1", &body("group-1", Some(4))).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let held: Lease = json(&held);
+
+    let (status, kept) = announce(&agent, r#"{"console_group":"group-1","term":5}"#).await;
+    assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&kept));
+    assert_eq!(json::<ConsoleTerm>(&kept), ConsoleTerm::new("group-1", 5));
+    // The old leader's calls still in flight are refused from now on.
+    let (status, refused) = agent.post_lease("k2", &body("group-1", Some(4))).await;
+    assert_stale(status, &refused, 4, 5);
+    let (status, refused) = agent
+        .delete(&release_path(&held.id, "group-1", Some(4)))
+        .await;
+    assert_stale(status, &refused, 4, 5);
+    assert_eq!(leases(&agent).await, vec![held], "nothing changed");
+
+    // Announcing the same term again is harmless; an older one is refused.
+    let (status, _) = announce(&agent, r#"{"console_group":"group-1","term":5}"#).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, refused) = announce(&agent, r#"{"console_group":"group-1","term":3}"#).await;
+    assert_stale(status, &refused, 3, 5);
+    assert_eq!(agent.state.leases.highest_term("group-1").await, Some(5));
+
+    // A body that is not a term names what is wrong, and changes nothing.
+    for (bad, field) in [
+        (r#"{"console_group":"group-1"}"#, "term"),
+        (r#"{"console_group":"group-1","term":-1}"#, "term"),
+        (r#"{"console_group":" ","term":9}"#, "console_group"),
+        (
+            r#"{"console_group":"group-1","term":9223372036854775808}"#,
+            "term",
+        ),
+    ] {
+        let (status, refused) = announce(&agent, bad).await;
+        assert!(
+            status.is_client_error(),
+            "{bad}: {status} {}",
+            String::from_utf8_lossy(&refused)
+        );
+        let error: ApiError = json(&refused);
+        assert!(error.message.contains(field), "{bad}: {}", error.message);
+    }
+    assert_eq!(agent.state.leases.highest_term("group-1").await, Some(5));
 }

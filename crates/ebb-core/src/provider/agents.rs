@@ -3,7 +3,7 @@
 use super::{GpuProvider, ProviderError, ProviderFuture, Release, Rent, Rented};
 use crate::client::{AgentAccess, AgentClient, ClientConfig, SharedHttp};
 use crate::registry::{HostEntry, Registry};
-use ebb_wire::agent::{GpuList, Lease};
+use ebb_wire::agent::{ConsoleTerm, GpuList, Lease};
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -92,6 +92,13 @@ impl GpuProvider for AgentProvider {
         lease_id: &'a str,
     ) -> ProviderFuture<'a, Option<Lease>> {
         Box::pin(async move { self.client(target)?.lease(lease_id).await })
+    }
+
+    fn announce<'a>(&'a self, target: &'a str, term: &'a ConsoleTerm) -> ProviderFuture<'a, ()> {
+        Box::pin(async move {
+            self.client(target)?.announce_term(term).await?;
+            Ok(())
+        })
     }
 
     fn rent<'a>(&'a self, rent: &'a Rent) -> ProviderFuture<'a, Rented> {

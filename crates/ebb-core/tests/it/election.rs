@@ -13,6 +13,7 @@ use ebb_core::registry::Registry;
 use ebb_core::vault::MemoryVault;
 use ebb_testkit::{POSTGRES_ENV, PostgresServer, TempDir, TestFleet};
 use ebb_wire::agent::{ConsoleTerm, LeaseRequest, LeaseState};
+use ebb_wire::reasons::HostProblem;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -266,4 +267,141 @@ async fn a_shared_database_is_reached_over_tls_when_asked() {
     // And the console's own tables work over it.
     let store = PoolStore::new(db);
     assert!(store.list().await.unwrap().is_empty());
+}
+
+/// Whether an agent admits `term` now: a fenced release of a lease it never had is refused
+/// on the term (409 `stale_term`) or, the term admitted, not found; nothing changes either way.
+async fn admits(agent: &AgentClient, term: &ConsoleTerm) -> bool {
+    match agent.release_lease("no-such-lease", Some(term)).await {
+        Err(HostProblem::RefusedRequest { agent_kind, .. }) if agent_kind == "stale_term" => false,
+        Err(HostProblem::RefusedRequest { status: 404, .. }) => true,
+        other => panic!("a fenced release of no lease: {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_leader_tells_every_host_its_term_so_the_old_one_cannot_act_even_where_it_never_rents()
+ {
+    let fleet = TestFleet::builder()
+        .hosts(3)
+        .gpus_per_host(2)
+        .model(GpuModel::A100)
+        .start()
+        .await;
+    let dir = TempDir::new("core-election-announce");
+    let db = ConsoleDb::open(&dir).await.unwrap();
+    let registry = Registry::new(db.clone(), Arc::new(MemoryVault::default()));
+    for entry in fleet.entries() {
+        registry.add(&entry, None).await.unwrap();
+    }
+    let store = PoolStore::new(db);
+    let group = store.console_id().await.unwrap();
+    let (old, new) = (ConsoleTerm::new(&group, 1), ConsoleTerm::new(&group, 2));
+    let agents: Vec<AgentClient> = fleet
+        .hosts()
+        .iter()
+        .map(|host| AgentClient::new(&host.url, ClientConfig::default()).unwrap())
+        .collect();
+    let request = LeaseRequest {
+        pool_id: "train".into(),
+        holder_id: group.clone(),
+        count: Some(1),
+        gpu_uuids: None,
+        command: None,
+        load_profile: None,
+        console_group: None,
+        term: None,
+    };
+    // The old leader holds a GPU on the first host and has never called the others.
+    let (_, held) = agents[0]
+        .create_lease("old-1", &request.clone().with_term(Some(&old)))
+        .await
+        .unwrap();
+    for agent in &agents {
+        assert!(
+            admits(agent, &old).await,
+            "term 1 is the newest each has seen"
+        );
+    }
+
+    // The new leader has no pool of its own here, so it never rents or releases: only its
+    // announcement can reach the agents.
+    let far = tokio::time::Instant::now() + Duration::from_secs(3_600);
+    let config = EnforcerConfig {
+        interval: Duration::from_millis(50),
+        ..EnforcerConfig::default()
+    };
+    let started = Instant::now();
+    let leader = Enforcer::start(
+        store.clone(),
+        registry.clone(),
+        dir.to_path_buf(),
+        config,
+        LeaderHandle::leader(new.clone(), far),
+    );
+    let mut fenced = vec![false; agents.len()];
+    while fenced.contains(&false) {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "every host hears of term 2; these have not: {fenced:?}"
+        );
+        for (index, agent) in agents.iter().enumerate() {
+            fenced[index] = fenced[index] || !admits(agent, &old).await;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let announced_in = started.elapsed();
+    // The old leader's late calls are refused everywhere, where it never rented too.
+    for agent in &agents {
+        let refused = agent
+            .create_lease("old-late", &request.clone().with_term(Some(&old)))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&refused, HostProblem::RefusedRequest { agent_kind, .. } if agent_kind == "stale_term"),
+            "{refused:?}"
+        );
+    }
+    let refused = agents[0]
+        .release_lease(&held.id, Some(&old))
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        &refused,
+        HostProblem::RefusedRequest { status: 409, .. }
+    ));
+    assert_eq!(
+        agents[0].lease(&held.id).await.unwrap().unwrap().state,
+        LeaseState::Active,
+        "the old leader's release refused: still held"
+    );
+    // The new leader's own calls go through.
+    agents[1]
+        .create_lease("new-1", &request.clone().with_term(Some(&new)))
+        .await
+        .unwrap();
+
+    // The old leader resuming (its clock still says it leads) hears of term 2 from its own
+    // announcement and steps down without a pass.
+    let resumed = LeaderHandle::leader(old.clone(), far);
+    let stale = Enforcer::start(
+        store.clone(),
+        registry,
+        dir.to_path_buf(),
+        config,
+        resumed.clone(),
+    );
+    wait_for(
+        "the resumed old leader steps down",
+        Duration::from_secs(10),
+        || resumed.current() == Leadership::Follower,
+    )
+    .await;
+    println!(
+        "announcement: all {} hosts refused term 1 within {announced_in:?} of term 2 taking office, 2 of them never called by either leader",
+        agents.len()
+    );
+    stale.stop().await;
+    leader.stop().await;
+    fleet.stop().await;
 }
