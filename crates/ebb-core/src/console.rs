@@ -522,6 +522,11 @@ fn try_lock(path: &Path) -> std::io::Result<Option<std::fs::File>> {
     }
 }
 
+/// The writer rolls up and trims the metrics store once a minute of the wall clock, ...
+const COMPACT_EVERY_MS: i64 = 60_000;
+/// ... this far into it, when the minute before has all its samples.
+const COMPACT_AFTER_MS: i64 = 5_000;
+
 /// The collector's writer: every sample into the metrics store (one transaction a tick),
 /// live history for the charts, host health for viewers, rollups and retention each minute.
 async fn write_ticks(
@@ -531,7 +536,7 @@ async fn write_ticks(
     metrics: MetricsStore,
 ) {
     let mut last_written: Vec<HostStatus> = Vec::new();
-    let mut since_compact = 0u32;
+    let mut compacted: Option<i64> = None;
     while let Some(tick) = ticks.recv().await {
         if let Ok(mut history) = history.write() {
             for list in &tick.samples {
@@ -544,16 +549,18 @@ async fn write_ticks(
         {
             tracing::warn!(%error, rows = rows.len(), "cannot store samples");
         }
-        since_compact += 1;
-        if since_compact >= 60 {
-            since_compact = 0;
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|elapsed| elapsed.as_millis() as i64)
-                .unwrap_or(0);
-            if let Err(error) = metrics.compact(now).await {
-                tracing::warn!(%error, "cannot roll up or trim the metrics store");
-            }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|elapsed| elapsed.as_millis() as i64)
+            .unwrap_or(0);
+        // Once a minute, a few seconds into it: the minute before is whole by then, so the
+        // rollup reads about a minute of samples (at an arbitrary phase it re-read up to two,
+        // 1.1 s a minute at 10,000 GPUs, with the writer waiting).
+        if now % COMPACT_EVERY_MS >= COMPACT_AFTER_MS
+            && compacted.replace(now / COMPACT_EVERY_MS) != Some(now / COMPACT_EVERY_MS)
+            && let Err(error) = metrics.compact(now).await
+        {
+            tracing::warn!(%error, "cannot roll up or trim the metrics store");
         }
         if tick.snapshot.hosts != last_written {
             if let Err(error) = write_health(&db, &tick.snapshot.hosts).await {
