@@ -1,6 +1,6 @@
 /// The app's own commands: `build.rs` makes a permission for each and
 /// `capabilities/main.json` grants exactly these (`tests/it/lockdown.rs` checks it).
-pub const COMMANDS: [&str; 40] = [
+pub const COMMANDS: [&str; 41] = [
     "add_host",
     "app_info",
     "catalog_import",
@@ -34,6 +34,7 @@ pub const COMMANDS: [&str; 40] = [
     "set_budget",
     "set_confirm_policy",
     "set_notification_prefs",
+    "set_ui_language",
     "set_rules_mode",
     "spend_summary",
     "suggest_rules",

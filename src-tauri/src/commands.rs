@@ -15,7 +15,7 @@ use ebb_core::rules_replay::{ReplayChart, ReplayError};
 use ebb_wire::ipc::{
     AppInfo, CatalogImport, CatalogView, ChartMetric, ChartTheme, ConnectionOk, EnforcerRole,
     ExportFormat, FleetCapacity, FleetSnapshot, HostEntry, HostInput, HostRemoval, IpcError,
-    IpcErrorKind, PlanComparisonView,
+    IpcErrorKind, PlanComparisonView, UiLanguage,
 };
 use ebb_wire::pools::{
     ActivityEntry, Actor, PoolInput, PoolOptions, PoolView, ScalePreview, SpendSummary,
@@ -37,6 +37,14 @@ const LIVE_WINDOW_S: u32 = 120;
 #[specta::specta]
 pub fn app_info(state: State<'_, AppState>) -> AppInfo {
     state.info.clone()
+}
+
+/// The language the operator reads the app in: the UI says so as it starts and whenever it
+/// changes, and desktop notifications are worded in it from then on.
+#[tauri::command]
+#[specta::specta]
+pub fn set_ui_language(state: State<'_, AppState>, language: UiLanguage) {
+    state.language.set(language);
 }
 
 /// Whether this window's console enforces the pools now (asked every few seconds: an

@@ -50,6 +50,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::export_spend_csv,
             commands::notification_prefs,
             commands::set_notification_prefs,
+            commands::set_ui_language,
             commands::pool_rules,
             commands::lint_rules,
             commands::save_rules,
@@ -90,8 +91,11 @@ pub fn run(options: Options) -> anyhow::Result<()> {
             open_main_window(app, &data_dir)?;
             let state = tauri::async_runtime::block_on(AppState::start(&options, data_dir))?;
             state.forward_ticks(app.handle().clone());
-            let notifier =
-                notify::Notifier::start(app.handle().clone(), state.console.pool_store().clone());
+            let notifier = notify::Notifier::start(
+                app.handle().clone(),
+                state.console.pool_store().clone(),
+                state.language.clone(),
+            );
             app.manage(state);
             app.manage(notifier);
             Ok(())

@@ -1,13 +1,15 @@
 //! Desktop notifications: every 2 s the activity entries new since the last look (ids above
 //! the last seen) and the pools' latest rule decisions go through
 //! `ebb_core::notify::select` under the operator's preferences, and what it returns is
-//! shown with the notification plugin, from Rust (the webview is granted none of its
+//! shown with the notification plugin, worded in the operator's language (`set_ui_language`), from Rust (the webview is granted none of its
 //! commands). With no notification server (no D-Bus session under Xvfb) the plugin shows
 //! nothing: that is logged once and the app goes on; a show that does not return in time is
 //! given up, so nothing here can hold the app.
 
+use crate::state::Language;
 use ebb_core::notify::{Notification, Said, select};
 use ebb_core::pools::{PoolError, PoolStore};
+use ebb_wire::ipc::UiLanguage;
 use ebb_wire::rules::RulesMode;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -32,8 +34,8 @@ pub struct Notifier {
 impl Notifier {
     /// Starts looking at the activity log from its newest entry on (nothing from before
     /// the app started is said).
-    pub fn start(app: AppHandle, store: PoolStore) -> Notifier {
-        let task = tauri::async_runtime::spawn(run(app, store));
+    pub fn start(app: AppHandle, store: PoolStore, language: Language) -> Notifier {
+        let task = tauri::async_runtime::spawn(run(app, store, language));
         Notifier {
             task: Mutex::new(Some(task)),
         }
@@ -46,7 +48,7 @@ impl Notifier {
     }
 }
 
-async fn run(app: AppHandle, store: PoolStore) {
+async fn run(app: AppHandle, store: PoolStore, language: Language) {
     if let Some(why) = no_notification_server() {
         tracing::warn!("desktop notifications cannot be shown: {why}");
     }
@@ -55,7 +57,8 @@ async fn run(app: AppHandle, store: PoolStore) {
     let mut failing = false;
     loop {
         tokio::time::sleep(EVERY).await;
-        let notes = match look(&store, &mut last, &mut said).await {
+        let words = language.get();
+        let notes = match look(&store, words, &mut last, &mut said).await {
             Ok(notes) => notes,
             Err(error) => {
                 tracing::warn!(%error, "cannot read the activity log for notifications");
@@ -71,10 +74,17 @@ async fn run(app: AppHandle, store: PoolStore) {
             .map(|note| (note.title.clone(), note.body.clone()))
             .collect();
         if notes.len() > shown {
-            batch.push((
-                format!("{} more from Ebb", notes.len() - shown),
-                "See the Activity view.".into(),
-            ));
+            let more = notes.len() - shown;
+            batch.push(match words {
+                UiLanguage::English => (
+                    format!("{more} more from Ebb"),
+                    "See the Activity view.".into(),
+                ),
+                UiLanguage::SimplifiedChinese => (
+                    format!("Ebb 还有 {more} 条通知"),
+                    "请查看“活动”视图。".into(),
+                ),
+            });
         }
         for (title, body) in batch {
             match show(&app, title, body).await {
@@ -93,6 +103,7 @@ async fn run(app: AppHandle, store: PoolStore) {
 /// ends) and each pool's latest decision, through the pure selection.
 async fn look(
     store: &PoolStore,
+    language: UiLanguage,
     last: &mut Option<i64>,
     said: &mut Said,
 ) -> Result<Vec<Notification>, PoolError> {
@@ -114,7 +125,7 @@ async fn look(
         .filter(|rules| rules.mode != RulesMode::Disabled)
         .filter_map(|rules| Some((rules.pool_name, rules.last_decision?)))
         .collect();
-    Ok(select(&entries, &latest, &prefs, said))
+    Ok(select(&entries, &latest, &prefs, language, said))
 }
 
 /// Shows one notification off the async threads, given up after [`SHOW_TIMEOUT`].

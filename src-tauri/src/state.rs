@@ -3,9 +3,9 @@
 use ebb_agent::{Fleet, FleetConfig, LoadProfile};
 use ebb_core::console::{Console, ConsoleOptions, Role, TokenStore};
 use ebb_core::registry::HostEntry;
-use ebb_wire::ipc::AppInfo;
+use ebb_wire::ipc::{AppInfo, UiLanguage};
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use tauri::async_runtime::JoinHandle;
 use tauri_specta::Event;
 
@@ -57,6 +57,29 @@ pub struct AppState {
     forwarder: Mutex<Option<JoinHandle<()>>>,
     /// The demo's users, pushed as a custom metric.
     users: Mutex<Option<JoinHandle<()>>>,
+    /// What desktop notifications are worded in.
+    pub language: Language,
+}
+
+/// The operator's language as the UI last said (`set_ui_language`), the OS locale's until
+/// then; shared with the notifier.
+#[derive(Debug, Clone, Default)]
+pub struct Language(Arc<Mutex<UiLanguage>>);
+
+impl Language {
+    pub fn new(language: UiLanguage) -> Self {
+        Self(Arc::new(Mutex::new(language)))
+    }
+
+    pub fn get(&self) -> UiLanguage {
+        self.0.lock().map(|language| *language).unwrap_or_default()
+    }
+
+    pub fn set(&self, language: UiLanguage) {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = language;
+        }
+    }
 }
 
 impl AppState {
@@ -112,7 +135,14 @@ impl AppState {
         };
         let users = (fleet.is_some() && demo_rules)
             .then(|| tauri::async_runtime::spawn(push_demo_users(console.pool_store().clone())));
+        let os_locale = sys_locale::get_locale();
+        let language = Language::new(
+            os_locale
+                .as_deref()
+                .map_or_else(UiLanguage::default, UiLanguage::from_tag),
+        );
         Ok(Self {
+            language,
             info: AppInfo {
                 version: env!("CARGO_PKG_VERSION").into(),
                 data_dir: data_dir.display().to_string(),
@@ -121,7 +151,7 @@ impl AppState {
                 // Asked of the keychain itself, so a machine without one hears so (and how
                 // to keep tokens) before a host is added, not after.
                 token_store: console.token_store().await,
-                os_locale: sys_locale::get_locale(),
+                os_locale,
             },
             console,
             data_dir,

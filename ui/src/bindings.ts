@@ -339,6 +339,13 @@ async setNotificationPrefs(prefs: NotificationPrefs) : Promise<Result<Notificati
 }
 },
 /**
+ * The language the operator reads the app in: the UI says so as it starts and whenever it
+ * changes, and desktop notifications are worded in it from then on.
+ */
+async setUiLanguage(language: UiLanguage) : Promise<void> {
+    await TAURI_INVOKE("set_ui_language", { language });
+},
+/**
  * A pool's rules with their warnings, the latest decision and the custom metrics they
  * name; `None` when the pool has none yet.
  */
@@ -2465,6 +2472,11 @@ export type TokenStoreKind =
  * app starts with `--token-store file`.
  */
 { kind: "no_keychain"; reason: string }
+/**
+ * The language the operator reads the app in (the UI's choice, or the OS locale's until
+ * the UI says): what the shell words desktop notifications in.
+ */
+export type UiLanguage = "en" | "zh-CN"
 /**
  * One host's part of a scale-out.
  */

@@ -1,7 +1,8 @@
 import { appInfoState, loadAppInfo } from "./app-info";
 import { startApp } from "./app";
 import { startFleet } from "./fleet-store";
-import { detectLocale, setLocale } from "./i18n";
+import { commands, type UiLanguage } from "./bindings";
+import { detectLocale, getLocale, onLocaleChange, setLocale } from "./i18n";
 import { loadLocale, loadThemePref } from "./prefs";
 import { initTheme } from "./theme";
 
@@ -9,6 +10,13 @@ const browserLanguages = navigator.languages ?? [navigator.language];
 const savedLocale = loadLocale();
 setLocale(savedLocale ?? detectLocale(browserLanguages));
 initTheme(loadThemePref());
+
+// The shell words desktop notifications in the language the operator reads the app in.
+const tellShell = (language: UiLanguage): void => {
+  commands.setUiLanguage(language).catch(() => undefined);
+};
+tellShell(getLocale());
+onLocaleChange(tellShell);
 
 const root = document.getElementById("app");
 if (root) startApp(root);

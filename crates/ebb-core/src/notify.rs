@@ -1,7 +1,8 @@
 //! Which desktop notifications to show, pure: from the activity entries new since the last
 //! look (oldest first), the pools' latest rule decisions, the operator's preferences and
-//! what was already said → the notifications, each with a kind, a title and a body in
-//! English (the operating system shows them; they name the pool and the numbers). The
+//! what was already said → the notifications, each with a kind, a title and a body in the
+//! operator's language, English or Simplified Chinese (the operating system shows them; they
+//! name the pool and the numbers; the Chinese words are the UI's, `reason.rules.*`). The
 //! desktop shell reads the entries every few seconds and shows what this returns.
 //!
 //! Kinds: a rule scaled a pool (a change, not shadow mode); the budget held a scale-out or
@@ -9,10 +10,13 @@
 //! watches went stale (a rule status `stale`, in any mode), said once per pool and metric
 //! until a decision reads it fresh again.
 
+use ebb_wire::ipc::UiLanguage;
 use ebb_wire::plan::yuan;
 use ebb_wire::pools::{ActivityEntry, Actor, NotificationPrefs};
 use ebb_wire::reasons::ChangeReason;
-use ebb_wire::rules::{Clamp, Decision, DecisionReason, RuleStatus};
+use ebb_wire::rules::{
+    Action, BoundKind, Clamp, Decision, DecisionReason, RuleStatus, hh_mm_utc, number,
+};
 use std::collections::BTreeSet;
 
 /// What a notification is about (each kind on or off in the preferences).
@@ -58,13 +62,16 @@ fn wanted(prefs: &NotificationPrefs, kind: NotificationKind) -> bool {
 
 /// The notifications for `entries` (the activity entries since the last look, oldest
 /// first) and `latest` (each pool's latest decision, `(pool, decision)`, which says when a
-/// metric is stale while no rule changes anything), under `prefs`; `said` is updated.
+/// metric is stale while no rule changes anything), under `prefs`, worded in `language`;
+/// `said` is updated.
 pub fn select(
     entries: &[ActivityEntry],
     latest: &[(String, Decision)],
     prefs: &NotificationPrefs,
+    language: UiLanguage,
     said: &mut Said,
 ) -> Vec<Notification> {
+    let zh = language == UiLanguage::SimplifiedChinese;
     let mut out = Vec::new();
     let mut read: Vec<(&str, &Decision)> = Vec::new();
     for entry in entries {
@@ -91,9 +98,9 @@ pub fn select(
         if let Some(clamp) = budget
             && prefs.budget
         {
-            out.push(budget_held(entry, decision, clamp));
+            out.push(budget_held(entry, decision, clamp, zh));
         } else if changed && prefs.scaled {
-            out.push(scaled(entry, decision));
+            out.push(scaled(entry, decision, zh));
         }
     }
     read.extend(
@@ -102,71 +109,98 @@ pub fn select(
             .map(|(pool, decision)| (pool.as_str(), decision)),
     );
     for (pool, decision) in read {
-        stale(pool, decision, prefs, said, &mut out);
+        stale(pool, decision, prefs, zh, said, &mut out);
     }
     out
 }
 
-fn count(gpus: u32) -> String {
-    if gpus == 1 {
-        "1 GPU".into()
-    } else {
-        format!("{gpus} GPUs")
+fn count(gpus: u32, zh: bool) -> String {
+    match (zh, gpus) {
+        (true, _) => format!("{gpus} 块 GPU"),
+        (false, 1) => "1 GPU".into(),
+        (false, _) => format!("{gpus} GPUs"),
     }
 }
 
-fn per_hour(fen: Option<i64>) -> String {
-    match fen {
-        Some(fen) if fen > 0 => format!(" (+{}/hour)", yuan(fen)),
-        Some(fen) if fen < 0 => format!(" ({}/hour)", yuan(fen)),
-        _ => String::new(),
+fn per_hour(fen: Option<i64>, zh: bool) -> String {
+    let signed = match fen {
+        Some(fen) if fen > 0 => format!("+{}", yuan(fen)),
+        Some(fen) if fen < 0 => yuan(fen),
+        _ => return String::new(),
+    };
+    if zh {
+        format!("（每小时 {signed}）")
+    } else {
+        format!(" ({signed}/hour)")
     }
 }
 
 /// The rule that moved the pool and what it read, in words.
-fn because(decision: &Decision) -> String {
+fn because(decision: &Decision, zh: bool) -> String {
     match &decision.reason {
         DecisionReason::Rule { rule, .. } | DecisionReason::Held { rule, .. } => {
-            match decision.rules.iter().find(|outcome| &outcome.rule == rule) {
-                Some(outcome) => format!("Rule {rule}: {}.", outcome.status),
-                None => format!("Rule {rule}."),
+            let outcome = decision.rules.iter().find(|outcome| &outcome.rule == rule);
+            match (outcome, zh) {
+                (Some(outcome), true) => format!("规则 {rule}：{}。", zh_status(&outcome.status)),
+                (Some(outcome), false) => format!("Rule {rule}: {}.", outcome.status),
+                (None, true) => format!("规则 {rule}。"),
+                (None, false) => format!("Rule {rule}."),
             }
         }
+        reason if zh => format!("{}。", zh_reason(reason)),
         reason => format!("{reason}."),
     }
 }
 
-fn scaled(entry: &ActivityEntry, decision: &Decision) -> Notification {
-    let way = if entry.to > entry.from { "out" } else { "in" };
+fn scaled(entry: &ActivityEntry, decision: &Decision, zh: bool) -> Notification {
+    let out = entry.to > entry.from;
     let mut body = format!(
-        "{} → {}{}. {}",
+        "{} → {}{}{}{}",
         entry.from,
-        count(entry.to),
-        per_hour(decision.cost_delta_per_hour_fen),
-        because(decision)
+        count(entry.to, zh),
+        per_hour(decision.cost_delta_per_hour_fen, zh),
+        if zh { "。" } else { ". " },
+        because(decision, zh)
     );
     for clamp in &decision.clamps {
-        body.push_str(&format!(" Limited by {clamp}."));
+        if zh {
+            body.push_str(&format!("受约束：{}。", zh_clamp(clamp)));
+        } else {
+            body.push_str(&format!(" Limited by {clamp}."));
+        }
     }
+    let title = match (zh, out) {
+        (true, true) => format!("{} 扩容至 {}", entry.pool, count(entry.to, zh)),
+        (true, false) => format!("{} 缩容至 {}", entry.pool, count(entry.to, zh)),
+        (false, true) => format!("{} scaled out to {}", entry.pool, count(entry.to, zh)),
+        (false, false) => format!("{} scaled in to {}", entry.pool, count(entry.to, zh)),
+    };
     Notification {
         kind: NotificationKind::Scaled,
         pool: entry.pool.clone(),
-        title: format!("{} scaled {way} to {}", entry.pool, count(entry.to)),
+        title,
         body,
     }
 }
 
-fn budget_held(entry: &ActivityEntry, decision: &Decision, clamp: &Clamp) -> Notification {
-    let title = if entry.from == entry.to {
-        format!("{}: the budget held it at {}", entry.pool, count(entry.to))
-    } else {
-        format!(
-            "{}: the budget limited it to {} ({} → {})",
-            entry.pool,
-            count(entry.to),
-            entry.from,
-            entry.to
-        )
+fn budget_held(
+    entry: &ActivityEntry,
+    decision: &Decision,
+    clamp: &Clamp,
+    zh: bool,
+) -> Notification {
+    let to = count(entry.to, zh);
+    let title = match (zh, entry.from == entry.to) {
+        (true, true) => format!("{}：预算使其保持在 {to}", entry.pool),
+        (true, false) => format!(
+            "{}：预算将其限制为 {to}（{} → {}）",
+            entry.pool, entry.from, entry.to
+        ),
+        (false, true) => format!("{}: the budget held it at {to}", entry.pool),
+        (false, false) => format!(
+            "{}: the budget limited it to {to} ({} → {})",
+            entry.pool, entry.from, entry.to
+        ),
     };
     let pays = match clamp {
         Clamp::Budget {
@@ -175,36 +209,51 @@ fn budget_held(entry: &ActivityEntry, decision: &Decision, clamp: &Clamp) -> Not
             per_month_fen,
             ..
         } => {
-            let caps: Vec<String> = per_hour_fen
-                .map(|fen| format!("{}/hour", yuan(fen)))
-                .into_iter()
-                .chain(per_month_fen.map(|fen| format!("{}/month", yuan(fen))))
-                .collect();
-            if caps.is_empty() {
-                format!(
-                    "with no price to check the budget against, it may not grow past {}",
-                    count(*to_gpus)
-                )
-            } else {
-                format!(
-                    "the budget of {} pays for {}",
-                    caps.join(" and "),
-                    count(*to_gpus)
-                )
+            let caps = budget_caps(*per_hour_fen, *per_month_fen, zh);
+            let most = count(*to_gpus, zh);
+            match (caps.is_empty(), zh) {
+                (true, true) => format!("没有价格可供核对预算，它不能超过 {most}"),
+                (true, false) => format!(
+                    "with no price to check the budget against, it may not grow past {most}"
+                ),
+                (false, true) => format!("预算 {caps} 只够 {most}"),
+                (false, false) => format!("the budget of {caps} pays for {most}"),
             }
         }
+        other if zh => zh_clamp(other),
         other => other.to_string(),
+    };
+    let asked = count(decision.recommended_gpus, zh);
+    let body = if zh {
+        format!("规则要求 {asked}；{pays}。{}", because(decision, zh))
+    } else {
+        format!(
+            "The rules asked for {asked}; {pays}. {}",
+            because(decision, zh)
+        )
     };
     Notification {
         kind: NotificationKind::Budget,
         pool: entry.pool.clone(),
         title,
-        body: format!(
-            "The rules asked for {}; {pays}. {}",
-            count(decision.recommended_gpus),
-            because(decision)
-        ),
+        body,
     }
+}
+
+/// A budget's caps: "¥50.00/hour and ¥9,000.00/month", "每小时 ¥50.00 和 每月 ¥9,000.00".
+fn budget_caps(per_hour_fen: Option<i64>, per_month_fen: Option<i64>, zh: bool) -> String {
+    let caps: Vec<String> = if zh {
+        let hour = per_hour_fen.map(|fen| format!("每小时 {}", yuan(fen)));
+        hour.into_iter()
+            .chain(per_month_fen.map(|fen| format!("每月 {}", yuan(fen))))
+            .collect()
+    } else {
+        let hour = per_hour_fen.map(|fen| format!("{}/hour", yuan(fen)));
+        hour.into_iter()
+            .chain(per_month_fen.map(|fen| format!("{}/month", yuan(fen))))
+            .collect()
+    };
+    caps.join(if zh { " 和 " } else { " and " })
 }
 
 /// The metric a rule status read, and whether it read it fresh (`None`: read nothing).
@@ -228,6 +277,7 @@ fn stale(
     pool: &str,
     decision: &Decision,
     prefs: &NotificationPrefs,
+    zh: bool,
     said: &mut Said,
     out: &mut Vec<Notification>,
 ) {
@@ -268,20 +318,218 @@ fn stale(
             .map(|other| other.rule.as_str())
             .collect();
         let age_min = (decision.at_ms - last_seen_ms).max(0) / 60_000;
+        let (title, body) = if zh {
+            (
+                format!("{pool}：指标 {metric} 已过期"),
+                format!(
+                    "{age_min} 分钟没有 {metric} 的新值（超过 {stale_after_minutes} 分钟即过期）：规则 {} 在其恢复前不做任何动作。",
+                    rules.join("、")
+                ),
+            )
+        } else {
+            (
+                format!("{pool}: the metric {metric} is stale"),
+                format!(
+                    "No new value of {metric} for {age_min} min (stale after {stale_after_minutes} min): {} {} nothing until it is fresh.",
+                    if rules.len() == 1 { "rule" } else { "rules" },
+                    if rules.len() == 1 {
+                        format!("{} does", rules[0])
+                    } else {
+                        format!("{} do", rules.join(", "))
+                    },
+                ),
+            )
+        };
         out.push(Notification {
             kind: NotificationKind::Stale,
             pool: pool.to_string(),
-            title: format!("{pool}: the metric {metric} is stale"),
-            body: format!(
-                "No new value of {metric} for {age_min} min (stale after {stale_after_minutes} min): {} {} nothing until it is fresh.",
-                if rules.len() == 1 { "rule" } else { "rules" },
-                if rules.len() == 1 {
-                    format!("{} does", rules[0])
-                } else {
-                    format!("{} do", rules.join(", "))
-                },
-            ),
+            title,
+            body,
         });
+    }
+}
+
+// The decision log's reasons in Chinese, as the UI words them (`reason.rules.*` in
+// `ui/src/i18n.ts`); `Display` is their English.
+
+fn zh_bound(bound: BoundKind, gpus: u32) -> String {
+    match bound {
+        BoundKind::Floor => format!("至少 {gpus} 块"),
+        BoundKind::Ceiling => format!("至多 {gpus} 块"),
+        BoundKind::Exact => format!("恰好 {gpus} 块"),
+    }
+}
+
+fn zh_action(action: &Action) -> String {
+    match action {
+        Action::Set { gpus } => format!("设为 {gpus}"),
+        other => other.to_string(),
+    }
+}
+
+fn zh_status(status: &RuleStatus) -> String {
+    match status {
+        RuleStatus::Fired {
+            metric,
+            value,
+            comparison,
+            threshold,
+            minutes,
+            action,
+        } => format!(
+            "{metric} {} {} 已持续 {minutes} 分钟（当前 {}）：{}",
+            comparison.symbol(),
+            number(*threshold),
+            number(*value),
+            zh_action(action)
+        ),
+        RuleStatus::Sustaining {
+            metric,
+            comparison,
+            threshold,
+            minutes_met,
+            minutes_needed,
+            ..
+        } => format!(
+            "{metric} {} {} 已满足 {minutes_met} 分钟（需 {minutes_needed} 分钟）",
+            comparison.symbol(),
+            number(*threshold)
+        ),
+        RuleStatus::NotMet {
+            metric,
+            value,
+            comparison,
+            threshold,
+        } => format!(
+            "{metric} 为 {}，未满足 {} {}",
+            number(*value),
+            comparison.symbol(),
+            number(*threshold)
+        ),
+        RuleStatus::NoData { metric } => format!("{metric} 尚无数值"),
+        RuleStatus::Stale {
+            metric,
+            last_seen_ms,
+            stale_after_minutes,
+        } => format!(
+            "{metric} 已过期（最新值在 {}，超过 {stale_after_minutes} 分钟）：规则不做任何动作",
+            hh_mm_utc(*last_seen_ms)
+        ),
+        RuleStatus::Cooldown {
+            until_ms,
+            would_gpus,
+        } => format!(
+            "冷却至 {}（否则将调整为 {would_gpus}）",
+            hh_mm_utc(*until_ms)
+        ),
+        RuleStatus::WithinTolerance {
+            metric,
+            value,
+            target,
+            tolerance,
+        } => format!(
+            "{metric} 为 {}，在目标 {} 的 {}% 容差内",
+            number(*value),
+            number(*target),
+            number(tolerance * 100.0)
+        ),
+        RuleStatus::Tracking {
+            metric,
+            value,
+            target,
+            instant_gpus,
+        } => format!(
+            "{metric} 为 {}，目标 {}：需要 {instant_gpus} 块 GPU",
+            number(*value),
+            number(*target)
+        ),
+        RuleStatus::TargetSustaining {
+            metric,
+            value,
+            target,
+            instant_gpus,
+            minutes_met,
+            minutes_needed,
+        } => format!(
+            "{metric} 为 {}，目标 {}，要求 {instant_gpus} 块 GPU 已 {minutes_met} 分钟（需 {minutes_needed} 分钟）",
+            number(*value),
+            number(*target)
+        ),
+        RuleStatus::ScheduleActive {
+            bound,
+            gpus,
+            until_ms,
+        } => format!(
+            "生效至 {}：{}",
+            hh_mm_utc(*until_ms),
+            zh_bound(*bound, *gpus)
+        ),
+        RuleStatus::ScheduleInactive => "未生效".into(),
+    }
+}
+
+fn zh_clamp(clamp: &Clamp) -> String {
+    let (from, to) = clamp.counts();
+    match clamp {
+        Clamp::Schedule {
+            schedule, bound, ..
+        } => format!(
+            "定时计划 {schedule}（{}）：{from} → {to}",
+            zh_bound(*bound, to)
+        ),
+        Clamp::Min { .. } => format!("资源池下限：{from} → {to}"),
+        Clamp::Max { .. } => format!("资源池上限：{from} → {to}"),
+        Clamp::StepCap { step_gpus, .. } => format!("步长上限 {step_gpus}：{from} → {to}"),
+        Clamp::Budget {
+            per_hour_fen,
+            per_month_fen,
+            ..
+        } => {
+            let caps = budget_caps(*per_hour_fen, *per_month_fen, true);
+            if caps.is_empty() {
+                format!("预算（没有价格可供核对）：{from} → {to}")
+            } else {
+                format!("预算 {caps}：{from} → {to}")
+            }
+        }
+        Clamp::Cooldown { rule, until_ms, .. } => {
+            format!("{rule} 冷却至 {}：{from} → {to}", hh_mm_utc(*until_ms))
+        }
+        Clamp::Stabilization {
+            rule,
+            window_minutes,
+            ..
+        } => format!("{rule} 的 {window_minutes} 分钟稳定窗口：{from} → {to}"),
+        Clamp::PaidUnitHold {
+            next_release_ms, ..
+        } => format!(
+            "已付费时段保留（最新 GPU 的时段约在 {} 结束）：{from} → {to}",
+            hh_mm_utc(*next_release_ms)
+        ),
+        Clamp::Deadband {
+            surplus_gpus,
+            deadband_gpus,
+            window_minutes,
+            ..
+        } => format!(
+            "死区：{window_minutes} 分钟内多余 {surplus_gpus} 块，需 {deadband_gpus} 块：{from} → {to}"
+        ),
+    }
+}
+
+fn zh_reason(reason: &DecisionReason) -> String {
+    match reason {
+        DecisionReason::Rule {
+            rule,
+            from_gpus,
+            to_gpus,
+        } => format!("{rule}：从 {from_gpus} 调整到 {to_gpus}"),
+        DecisionReason::Bound { clamp } => zh_clamp(clamp),
+        DecisionReason::Held { rule, clamp } => format!("{rule} 被约束：{}", zh_clamp(clamp)),
+        DecisionReason::Waiting { rule, status } => {
+            format!("{rule} 尚未动作：{}", zh_status(status))
+        }
+        DecisionReason::Steady => "没有规则要求变更".into(),
     }
 }
 
@@ -406,6 +654,7 @@ mod tests {
             )],
             &[],
             &ALL,
+            UiLanguage::English,
             &mut Said::default(),
         );
         assert_eq!(out.len(), 1);
@@ -423,6 +672,7 @@ mod tests {
             &[entry(2, "render", decision(4, 1, vec![], vec![]), false)],
             &[],
             &ALL,
+            UiLanguage::English,
             &mut Said::default(),
         );
         assert_eq!(down[0].title, "render scaled in to 1 GPU");
@@ -432,7 +682,16 @@ mod tests {
             reason: ChangeReason::Slider,
             ..entry(4, "render", decision(2, 4, vec![], vec![]), false)
         };
-        assert!(select(&[shadow, operator], &[], &ALL, &mut Said::default()).is_empty());
+        assert!(
+            select(
+                &[shadow, operator],
+                &[],
+                &ALL,
+                UiLanguage::English,
+                &mut Said::default()
+            )
+            .is_empty()
+        );
         let off = NotificationPrefs {
             scaled: false,
             ..ALL
@@ -442,6 +701,7 @@ mod tests {
                 &[entry(5, "render", decision(2, 4, vec![], vec![]), false)],
                 &[],
                 &off,
+                UiLanguage::English,
                 &mut Said::default()
             )
             .is_empty()
@@ -483,6 +743,7 @@ mod tests {
             &[held.clone(), limited.clone(), max],
             &[],
             &ALL,
+            UiLanguage::English,
             &mut Said::default(),
         );
         assert_eq!(
@@ -507,6 +768,7 @@ mod tests {
                 budget: false,
                 ..ALL
             },
+            UiLanguage::English,
             &mut Said::default(),
         );
         assert_eq!(out.len(), 1);
@@ -532,6 +794,7 @@ mod tests {
                 stale_rule("users-low", "users"),
             ]),
             &ALL,
+            UiLanguage::English,
             &mut said,
         );
         assert_eq!(out.len(), 1, "one notification a metric");
@@ -548,6 +811,7 @@ mod tests {
                 &[],
                 &steady(vec![stale_rule("users-high", "users")]),
                 &ALL,
+                UiLanguage::English,
                 &mut said
             )
             .is_empty()
@@ -557,7 +821,7 @@ mod tests {
             decision(1, 1, vec![stale_rule("q", "queue")], vec![]),
         )];
         assert_eq!(
-            select(&[], &other, &ALL, &mut said)[0].body,
+            select(&[], &other, &ALL, UiLanguage::English, &mut said)[0].body,
             "No new value of queue for 12 min (stale after 5 min): rule q does nothing until it is fresh."
         );
         // Fresh again, then stale again: said again. A stale status in a logged change
@@ -567,6 +831,7 @@ mod tests {
                 &[],
                 &steady(vec![fresh_rule("users-high", "users")]),
                 &ALL,
+                UiLanguage::English,
                 &mut said
             )
             .is_empty()
@@ -583,7 +848,7 @@ mod tests {
             ),
             true,
         );
-        let out = select(&[change], &[], &ALL, &mut said);
+        let out = select(&[change], &[], &ALL, UiLanguage::English, &mut said);
         assert_eq!(
             out.iter().map(|n| n.kind).collect::<Vec<_>>(),
             [NotificationKind::Stale]
@@ -599,10 +864,235 @@ mod tests {
                 &[],
                 &steady(vec![stale_rule("users-high", "users")]),
                 &off,
+                UiLanguage::English,
                 &mut quiet
             )
             .is_empty()
         );
         assert!(!quiet.is_stale("render", "users"));
+    }
+
+    #[test]
+    fn in_chinese_every_notification_is_worded_in_chinese_with_the_same_numbers() {
+        let zh = |entries: &[ActivityEntry], latest: &[(String, Decision)]| {
+            select(
+                entries,
+                latest,
+                &ALL,
+                UiLanguage::SimplifiedChinese,
+                &mut Said::default(),
+            )
+        };
+        let out = zh(
+            &[entry(
+                1,
+                "render",
+                decision(2, 4, vec![fired("hot")], vec![]),
+                false,
+            )],
+            &[],
+        );
+        assert_eq!(out[0].title, "render 扩容至 4 块 GPU");
+        assert_eq!(
+            out[0].body,
+            "2 → 4 块 GPU（每小时 +¥20.00）。规则 hot：gpu_util > 80 已持续 3 分钟（当前 92）：+2。"
+        );
+        let down = zh(
+            &[entry(
+                2,
+                "render",
+                decision(4, 2, vec![fired("hot")], vec![]),
+                false,
+            )],
+            &[],
+        );
+        assert_eq!(down[0].title, "render 缩容至 2 块 GPU");
+        assert!(
+            down[0].body.contains("（每小时 -¥20.00）"),
+            "{}",
+            down[0].body
+        );
+
+        let held = zh(
+            &[entry(
+                3,
+                "render",
+                decision(4, 4, vec![fired("hot")], vec![budget(6, 4)]),
+                false,
+            )],
+            &[],
+        );
+        assert_eq!(held[0].title, "render：预算使其保持在 4 块 GPU");
+        assert_eq!(
+            held[0].body,
+            "规则要求 6 块 GPU；预算 每小时 ¥50.00 只够 4 块 GPU。规则 hot：gpu_util > 80 已持续 3 分钟（当前 92）：+2。"
+        );
+
+        let stale = zh(
+            &[],
+            &[(
+                "render".to_string(),
+                decision(
+                    4,
+                    4,
+                    vec![
+                        stale_rule("users-high", "users"),
+                        stale_rule("users-low", "users"),
+                    ],
+                    vec![],
+                ),
+            )],
+        );
+        assert_eq!(stale[0].title, "render：指标 users 已过期");
+        assert_eq!(
+            stale[0].body,
+            "12 分钟没有 users 的新值（超过 5 分钟即过期）：规则 users-high、users-low 在其恢复前不做任何动作。"
+        );
+        // No English word left in any of them (names, metrics and numbers aside).
+        for note in out.iter().chain(&down).chain(&held).chain(&stale) {
+            let text = format!("{} {}", note.title, note.body);
+            for english in ["scaled", "GPUs", "Rule", "budget", "hour", "stale", "min"] {
+                assert!(!text.contains(english), "{english} in {text}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_clamp_status_and_reason_has_chinese_words() {
+        let clamps = [
+            Clamp::Schedule {
+                schedule: "peak".into(),
+                bound: BoundKind::Floor,
+                from_gpus: 2,
+                to_gpus: 8,
+            },
+            Clamp::Min {
+                from_gpus: 0,
+                to_gpus: 1,
+            },
+            Clamp::Max {
+                from_gpus: 9,
+                to_gpus: 8,
+            },
+            Clamp::StepCap {
+                from_gpus: 9,
+                to_gpus: 4,
+                step_gpus: 2,
+            },
+            budget(6, 4),
+            Clamp::Budget {
+                from_gpus: 6,
+                to_gpus: 4,
+                per_hour_fen: None,
+                per_month_fen: None,
+            },
+            Clamp::Cooldown {
+                rule: "hot".into(),
+                from_gpus: 6,
+                to_gpus: 4,
+                until_ms: T0,
+            },
+            Clamp::Stabilization {
+                rule: "t".into(),
+                from_gpus: 6,
+                to_gpus: 4,
+                window_minutes: 5,
+            },
+            Clamp::PaidUnitHold {
+                from_gpus: 2,
+                to_gpus: 4,
+                next_release_ms: T0,
+            },
+            Clamp::Deadband {
+                from_gpus: 3,
+                to_gpus: 4,
+                surplus_gpus: 1,
+                deadband_gpus: 2,
+                window_minutes: 10,
+            },
+        ];
+        let statuses = [
+            fired("hot").status,
+            stale_rule("s", "users").status,
+            fresh_rule("f", "users").status,
+            RuleStatus::Sustaining {
+                metric: "gpu_util".into(),
+                value: 90.0,
+                comparison: Comparison::AtLeast,
+                threshold: 80.0,
+                minutes_met: 2,
+                minutes_needed: 3,
+            },
+            RuleStatus::NoData {
+                metric: "users".into(),
+            },
+            RuleStatus::Cooldown {
+                until_ms: T0,
+                would_gpus: 3,
+            },
+            RuleStatus::WithinTolerance {
+                metric: "gpu_util".into(),
+                value: 61.5,
+                target: 60.0,
+                tolerance: 0.1,
+            },
+            RuleStatus::Tracking {
+                metric: "gpu_util".into(),
+                value: 90.0,
+                target: 60.0,
+                instant_gpus: 6,
+            },
+            RuleStatus::TargetSustaining {
+                metric: "gpu_util".into(),
+                value: 90.0,
+                target: 60.0,
+                instant_gpus: 6,
+                minutes_met: 1,
+                minutes_needed: 3,
+            },
+            RuleStatus::ScheduleActive {
+                bound: BoundKind::Exact,
+                gpus: 8,
+                until_ms: T0,
+            },
+            RuleStatus::ScheduleInactive,
+        ];
+        let reasons = [
+            DecisionReason::Rule {
+                rule: "hot".into(),
+                from_gpus: 2,
+                to_gpus: 4,
+            },
+            DecisionReason::Bound {
+                clamp: clamps[0].clone(),
+            },
+            DecisionReason::Held {
+                rule: "hot".into(),
+                clamp: clamps[3].clone(),
+            },
+            DecisionReason::Waiting {
+                rule: "hot".into(),
+                status: statuses[3].clone(),
+            },
+            DecisionReason::Steady,
+        ];
+        let worded = clamps
+            .iter()
+            .map(zh_clamp)
+            .chain(statuses.iter().map(zh_status))
+            .chain(reasons.iter().map(zh_reason));
+        for text in worded {
+            let english = text
+                .split(|c: char| !c.is_ascii_alphabetic())
+                .filter(|word| word.len() > 2)
+                .filter(|word| !["gpu_util", "users", "hot", "peak", "UTC", "GPU"].contains(word))
+                .filter(|word| !"gpu_util".contains(word))
+                .collect::<Vec<_>>();
+            assert!(english.is_empty(), "{english:?} in {text}");
+            assert!(
+                text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+                "{text}"
+            );
+        }
     }
 }

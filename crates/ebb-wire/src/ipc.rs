@@ -22,6 +22,30 @@ pub struct AppInfo {
     pub os_locale: Option<String>,
 }
 
+/// The language the operator reads the app in (the UI's choice, or the OS locale's until
+/// the UI says): what the shell words desktop notifications in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Type)]
+pub enum UiLanguage {
+    #[default]
+    #[serde(rename = "en")]
+    English,
+    #[serde(rename = "zh-CN")]
+    SimplifiedChinese,
+}
+
+impl UiLanguage {
+    /// The language of a BCP 47 tag as the UI picks one (`detectLocale`): any Chinese tag
+    /// (`zh`, `zh-CN`, `zh_TW`, `zh-Hans-SG`) is Simplified Chinese, anything else English.
+    pub fn from_tag(tag: &str) -> UiLanguage {
+        let primary = tag.trim().split(['-', '_']).next().unwrap_or_default();
+        if primary.eq_ignore_ascii_case("zh") {
+            UiLanguage::SimplifiedChinese
+        } else {
+            UiLanguage::English
+        }
+    }
+}
+
 /// Whether this console enforces the pools: consoles sharing one database elect one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -488,6 +512,28 @@ impl IpcError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ui_language_of_a_locale_tag_is_picked_as_the_ui_picks_it() {
+        for tag in ["zh", "zh-CN", "zh_CN.UTF-8", "zh-TW", "zh-Hans-SG", "ZH-cn"] {
+            assert_eq!(
+                UiLanguage::from_tag(tag),
+                UiLanguage::SimplifiedChinese,
+                "{tag}"
+            );
+        }
+        for tag in ["en-US", "C", "", "de-DE", "zhuang"] {
+            assert_eq!(UiLanguage::from_tag(tag), UiLanguage::English, "{tag}");
+        }
+        assert_eq!(
+            serde_json::to_string(&UiLanguage::SimplifiedChinese).unwrap(),
+            "\"zh-CN\""
+        );
+        assert_eq!(
+            serde_json::from_str::<UiLanguage>("\"en\"").unwrap(),
+            UiLanguage::English
+        );
+    }
 
     /// One of each kind. The match has no wildcard and numbers the arms, so a kind added
     /// to the enum fails to compile here until it is listed, and the count below checks

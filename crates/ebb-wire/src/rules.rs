@@ -533,7 +533,9 @@ pub fn hh_mm_utc(at_ms: i64) -> String {
     format!("{:02}:{:02} UTC", minute_of_day / 60, minute_of_day % 60)
 }
 
-fn number(value: f64) -> String {
+/// A metric's value or threshold as the decision log words it: whole numbers bare, others
+/// with two decimals.
+pub fn number(value: f64) -> String {
     if value.fract() == 0.0 && value.abs() < 1e15 {
         format!("{value:.0}")
     } else {
