@@ -266,8 +266,18 @@ async fn every_dashboard_query_answers_from_a_real_prometheus_fed_by_service_dis
     let cli = Cli::new(&data);
     for ((name, region, rack), agent) in HOSTS.iter().zip(&agents) {
         let rack = format!("rack={rack}");
+        // `pool` is also a label of the agents' lease series: the join below must survive it.
         cli.ok(&[
-            "hosts", "add", name, &agent.url, "--region", region, "--label", &rack,
+            "hosts",
+            "add",
+            name,
+            &agent.url,
+            "--region",
+            region,
+            "--label",
+            &rack,
+            "--label",
+            "pool=batch",
         ]);
     }
     // Two pools, one per region, so the per-pool and per-region panels have something.
@@ -376,6 +386,7 @@ async fn every_dashboard_query_answers_from_a_real_prometheus_fed_by_service_dis
             .unwrap_or_else(|| panic!("no target for {name}"));
         assert_eq!(target["labels"]["region"], region, "{target}");
         assert_eq!(target["labels"]["rack"], rack, "{target}");
+        assert_eq!(target["labels"]["host_pool"], "batch", "{target}");
         assert_eq!(target["labels"]["job"], "ebb-agents", "{target}");
     }
 

@@ -13,7 +13,10 @@
 //! And `GET /v1/prometheus/targets` (the same token): the registered hosts as Prometheus
 //! HTTP service discovery, one target group per host (its agent's `host:port`, `__scheme__`,
 //! `__metrics_path__ = /metrics`, the host's name, region and labels as target labels), so a
-//! Prometheus scrapes exactly the agents Ebb knows.
+//! Prometheus scrapes exactly the agents Ebb knows. A host label named like a label of the
+//! agent's own series (`pool`, `uuid`, `model` …) becomes `host_NAME`: as a target label it
+//! would overwrite the series' own (Prometheus keeps those as `exported_NAME`), and the
+//! dashboard's per-pool join would break.
 
 use crate::pools::{PoolError, PoolStore};
 use crate::registry::{HostEntry, Registry};
@@ -102,6 +105,12 @@ fn label_name(key: &str) -> String {
     name
 }
 
+/// The labels of the agent's own series (`ebb_agent::metrics`), besides `host`, which service
+/// discovery sets to the same name.
+const AGENT_SERIES_LABELS: [&str; 8] = [
+    "version", "backend", "lease_id", "pool", "state", "index", "uuid", "model",
+];
+
 /// The registered hosts as Prometheus HTTP service discovery target groups. Pure.
 pub fn prometheus_targets(hosts: &[HostEntry]) -> Vec<TargetGroup> {
     hosts
@@ -111,7 +120,10 @@ pub fn prometheus_targets(hosts: &[HostEntry]) -> Vec<TargetGroup> {
             let address = format!("{}:{}", url.host_str()?, url.port_or_known_default()?);
             let mut labels = std::collections::BTreeMap::new();
             for (key, value) in &host.labels {
-                let name = label_name(key.trim());
+                let mut name = label_name(key.trim());
+                if AGENT_SERIES_LABELS.contains(&name.as_str()) {
+                    name.insert_str(0, "host_");
+                }
                 // Names with two leading underscores are Prometheus's own.
                 if !name.is_empty() && !name.starts_with("__") {
                     labels.insert(name, value.clone());
@@ -518,7 +530,13 @@ mod tests {
             host(
                 "gpu-a",
                 "https://10.0.0.5:7070",
-                &[("rack", "r1"), ("team.name", "ml"), ("__x", "no")],
+                &[
+                    ("rack", "r1"),
+                    ("team.name", "ml"),
+                    ("__x", "no"),
+                    ("pool", "batch"),
+                    ("model", "dgx"),
+                ],
             ),
             host("gpu-b", "http://gpu-b.example", &[]),
         ]);
@@ -531,8 +549,63 @@ mod tests {
         assert_eq!(groups[0].labels["rack"], "r1");
         assert_eq!(groups[0].labels["team_name"], "ml");
         assert!(!groups[0].labels.contains_key("__x"));
+        // The agent's series carry their own `pool` and `model`: a host's go beside them.
+        assert_eq!(groups[0].labels["host_pool"], "batch");
+        assert_eq!(groups[0].labels["host_model"], "dgx");
+        assert!(!groups[0].labels.contains_key("pool"));
+        assert!(!groups[0].labels.contains_key("model"));
         assert_eq!(groups[1].targets, ["gpu-b.example:80"]);
         assert_eq!(label_name("9lives"), "_9lives");
+    }
+
+    /// The list of the agent's series labels is the agent's: every label of a real agent's
+    /// `/metrics` (a leased GPU's included) is `host` or in it.
+    #[tokio::test]
+    async fn the_agent_series_labels_are_every_label_an_agent_writes() {
+        let fleet = ebb_testkit::TestFleet::builder()
+            .hosts(1)
+            .gpus_per_host(2)
+            .start()
+            .await;
+        let url = fleet.hosts()[0].url.clone();
+        let agent =
+            crate::client::AgentClient::new(&url, crate::client::ClientConfig::default()).unwrap();
+        let request = ebb_wire::agent::LeaseRequest {
+            pool_id: "train".into(),
+            holder_id: "console-1".into(),
+            count: Some(1),
+            gpu_uuids: None,
+            command: None,
+            load_profile: None,
+            console_group: None,
+            term: None,
+        };
+        agent.create_lease("k1", &request).await.unwrap();
+        let text = reqwest::get(format!("{url}/metrics"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let mut seen = std::collections::BTreeSet::new();
+        for line in text.lines().filter(|line| !line.starts_with('#')) {
+            let Some((_, labels)) = line.split_once('{') else {
+                continue;
+            };
+            for pair in labels.split("\",") {
+                if let Some((name, _)) = pair.split_once('=') {
+                    seen.insert(name.trim_start_matches(',').to_string());
+                }
+            }
+        }
+        assert!(seen.contains("lease_id"), "a leased GPU's series: {seen:?}");
+        for name in &seen {
+            assert!(
+                name == "host" || AGENT_SERIES_LABELS.contains(&name.as_str()),
+                "the agent writes `{name}`: add it to AGENT_SERIES_LABELS"
+            );
+        }
+        fleet.stop().await;
     }
 
     #[test]
