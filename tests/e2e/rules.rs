@@ -1,7 +1,8 @@
 //! The Rules view: a rule set typed into the TOML tab of the demo pool `inference`, its lint
 //! warning beside the field it names in the form, a replay over a trace file beside the
 //! baselines, a save refused until the warning is acknowledged, then saved enabled as
-//! version 1 (the pool's first); in en light and (when shooting) zh-CN dark.
+//! version 1 (the pool's first); a festival-peak schedule added in the form, written into
+//! the file and saved with it as version 2; in en light and (when shooting) zh-CN dark.
 
 use crate::support::{App, Session, shooting};
 use ebb_testkit::TempDir;
@@ -293,6 +294,57 @@ async fn rules_are_linted_replayed_and_saved_enabled() {
         app.scroll_to("#view-rules").await;
         app.shoot("rules-saved-en-light").await;
 
+        // A festival peak added in the form is the file's [[schedule]], saved with it.
+        app.click("#rules-add-schedule").await;
+        let row = "[data-testid=\"rules-schedule-row\"][data-index=\"0\"]";
+        app.eventually("the new schedule row", Duration::from_secs(5), || async {
+            app.exists(row).await.then_some(())
+        })
+        .await;
+        app.type_into("#rules-f-schedule-0-name", "festival-peak")
+            .await;
+        app.select_value("#rules-f-schedule-0-kind", "window").await;
+        app.type_into("#rules-f-schedule-0-start", "2027-02-06T08:00:00")
+            .await;
+        app.type_into("#rules-f-schedule-0-end", "2027-02-13T00:00:00")
+            .await;
+        app.type_into("#rules-f-schedule-0-time_zone", "Asia/Shanghai")
+            .await;
+        app.type_into("#rules-f-schedule-0-gpus", "6").await;
+        // Each section's title and hint in view, above its rows.
+        let above_metrics = "#rules-f-scale_in-deadband_minutes";
+        let above_schedules = "[data-testid=\"rules-threshold-row\"][data-index=\"2\"]";
+        app.scroll_to(above_metrics).await;
+        app.shoot("rules-form-metric-en-light").await;
+        app.scroll_to(above_schedules).await;
+        app.shoot("rules-form-schedule-en-light").await;
+        app.click("#rules-tab-toml").await;
+        let written = "[[schedule]]\nname = \"festival-peak\"\nstart = 2027-02-06T08:00:00\n\
+                       end = 2027-02-13T00:00:00\ntime_zone = \"Asia/Shanghai\"\nfloor = 6\n";
+        app.eventually(
+            "the schedule in the file",
+            Duration::from_secs(10),
+            || async {
+                let source = app.value_of("#rules-source").await.ok().flatten();
+                source
+                    .as_deref()
+                    .is_some_and(|source| source.contains(written))
+                    .then_some(())
+            },
+        )
+        .await;
+        linted(&app, "valid", "1").await;
+        app.click("#rules-ack").await;
+        app.click("#rules-save").await;
+        let version = (before + 2).to_string();
+        app.wait_text(
+            "the schedule saved",
+            "[data-testid=\"rules-save-status\"]",
+            &format!("Saved as version {version}, enabled."),
+            Duration::from_secs(10),
+        )
+        .await;
+
         if shooting() {
             app.open_settings_hosts().await;
             app.click("#setting-theme-dark").await;
@@ -315,6 +367,12 @@ async fn rules_are_linted_replayed_and_saved_enabled() {
             linted(&app, "valid", "1").await;
             app.scroll_to("[data-testid=\"rules-threshold-row\"]").await;
             app.shoot("rules-editor-zh-dark").await;
+            app.wait_value("#rules-f-schedule-0-name", "festival-peak")
+                .await;
+            app.scroll_to(above_metrics).await;
+            app.shoot("rules-form-metric-zh-dark").await;
+            app.scroll_to(above_schedules).await;
+            app.shoot("rules-form-schedule-zh-dark").await;
             replay_trace(&app, &trace).await;
             let theme = app
                 .attr_of("img[data-testid=\"rules-replay-chart\"]", "data-theme")

@@ -8,11 +8,15 @@ import {
   formFromRules,
   metricName,
   metricRef,
+  newMetric,
+  newSchedule,
   newThreshold,
   notesByField,
+  parseLocalDateTime,
   parseWhole,
   parseYuan,
   placeText,
+  problemsByField,
   rulesFromForm,
   yuanText,
 } from "./rules";
@@ -54,6 +58,28 @@ const RULES: RuleSet = {
   schedules: [],
 };
 
+/** RULES with a schedule of each kind and a second custom metric. */
+const SCHEDULED: RuleSet = {
+  ...RULES,
+  metrics: [...RULES.metrics, { name: "users", stale_after_minutes: 10 }],
+  schedules: [
+    {
+      name: "evening",
+      when: { kind: "cron", cron: "0 20 * * 1-5", duration_minutes: 240 },
+      time_zone: "Asia/Shanghai",
+      bound: "floor",
+      gpus: 4,
+    },
+    {
+      name: "festival-peak",
+      when: { kind: "window", start: "2025-10-01T08:00:00", end: "2025-10-08T00:00:00" },
+      time_zone: "UTC",
+      bound: "exact",
+      gpus: 8,
+    },
+  ],
+};
+
 describe("the rules form", () => {
   it("reads a rule set into text fields and gives the same rule set back", () => {
     const values = formFromRules(RULES);
@@ -62,6 +88,101 @@ describe("the rules form", () => {
     expect(values.thresholds[0]).toMatchObject({ metric: "queue_len", op: "above", action_kind: "add_pct", action: "50" });
     const back = rulesFromForm(values, RULES);
     expect(back).toEqual({ ok: true, rules: RULES });
+  });
+
+  it("gives schedules of both kinds and custom metrics back as they were", () => {
+    const values = formFromRules(SCHEDULED);
+    expect(values.metrics.map(({ name, stale_after_minutes }) => [name, stale_after_minutes])).toEqual([
+      ["queue_len", "2"],
+      ["users", "10"],
+    ]);
+    expect(values.schedules[0]).toMatchObject({ kind: "cron", cron: "0 20 * * 1-5", duration_minutes: "240", start: "", bound: "floor", gpus: "4" });
+    expect(values.schedules[1]).toMatchObject({ kind: "window", cron: "", start: "2025-10-01T08:00:00", end: "2025-10-08T00:00:00", bound: "exact" });
+    expect(rulesFromForm(values, SCHEDULED)).toEqual({ ok: true, rules: SCHEDULED });
+    // What the form holds wins over the base: rows removed are gone, not kept from the file.
+    values.metrics.pop();
+    values.schedules.shift();
+    const back = rulesFromForm(values, SCHEDULED);
+    expect(back.ok && back.rules.metrics.map((m) => m.name)).toEqual(["queue_len"]);
+    expect(back.ok && back.rules.schedules.map((s) => s.name)).toEqual(["festival-peak"]);
+  });
+
+  it("keeps what was typed for the other kind, and writes only the chosen one", () => {
+    const values = formFromRules(SCHEDULED);
+    const row = values.schedules[0]!;
+    row.kind = "window";
+    row.start = "2025-12-31 20:00";
+    row.end = "2026-01-01T02:00:00";
+    const back = rulesFromForm(values, SCHEDULED);
+    expect(back.ok && back.rules.schedules[0]!.when).toEqual({ kind: "window", start: "2025-12-31T20:00:00", end: "2026-01-01T02:00:00" });
+    row.kind = "cron";
+    const again = rulesFromForm(values, SCHEDULED);
+    expect(again.ok && again.rules.schedules[0]!.when).toEqual({ kind: "cron", cron: "0 20 * * 1-5", duration_minutes: 240 });
+  });
+
+  it("starts new rows as something that lints", () => {
+    const schedule = newSchedule(3, "Europe/Berlin");
+    expect(schedule).toMatchObject({ name: "schedule-3", kind: "cron", cron: "0 20 * * *", duration_minutes: "240", time_zone: "Europe/Berlin", bound: "floor", gpus: "4" });
+    expect(newSchedule(1).time_zone).not.toBe("");
+    expect(newMetric(2)).toMatchObject({ name: "metric_2", stale_after_minutes: "5" });
+    const values = formFromRules(RULES);
+    values.schedules.push(schedule);
+    values.metrics.push(newMetric(2));
+    const back = rulesFromForm(values, RULES);
+    expect(back.ok && back.rules.schedules).toEqual([
+      { name: "schedule-3", when: { kind: "cron", cron: "0 20 * * *", duration_minutes: 240 }, time_zone: "Europe/Berlin", bound: "floor", gpus: 4 },
+    ]);
+    expect(back.ok && back.rules.metrics[1]).toEqual({ name: "metric_2", stale_after_minutes: 5 });
+  });
+
+  it("names a schedule's or metric's field that is not a number or a date-time as the rule file does", () => {
+    const values = formFromRules(SCHEDULED);
+    values.schedules[0]!.gpus = "four";
+    values.schedules[0]!.duration_minutes = "4h";
+    values.schedules[1]!.bound = "ceiling";
+    values.schedules[1]!.gpus = "-2";
+    values.schedules[1]!.start = "2025-02-30T08:00:00";
+    values.schedules[1]!.end = "2025-10-08T00:00:00\nfloor = 99";
+    values.metrics[1]!.stale_after_minutes = "";
+    const back = rulesFromForm(values, SCHEDULED);
+    expect(back.ok).toBe(false);
+    if (back.ok) return;
+    // The count is named by its bound, as the file writes it (`floor = 4`).
+    expect(Object.keys(back.problems).sort()).toEqual([
+      "metric[1].stale_after_minutes",
+      "schedule[0].duration_minutes",
+      "schedule[0].floor",
+      "schedule[1].ceiling",
+      "schedule[1].end",
+      "schedule[1].start",
+    ]);
+    expect(back.problems["schedule[1].start"]).toEqual({ key: "rules.form.datetime" });
+    expect(back.problems["schedule[0].floor"]).toEqual({ key: "rules.form.whole" });
+    // The form shows each under its own field.
+    expect(Object.keys(problemsByField(back.problems)).sort()).toEqual([
+      "metric[1].stale_after_minutes",
+      "schedule[0].duration_minutes",
+      "schedule[0].gpus",
+      "schedule[1].end",
+      "schedule[1].gpus",
+      "schedule[1].start",
+    ]);
+    // A window's fields are not read for a cron schedule, nor a cron's for a window.
+    const cron = formFromRules(SCHEDULED);
+    cron.schedules[0]!.start = "soon";
+    cron.schedules[1]!.duration_minutes = "long";
+    expect(rulesFromForm(cron, SCHEDULED).ok).toBe(true);
+  });
+
+  it("reads local date-times as the file writes them", () => {
+    expect(parseLocalDateTime("2025-10-01T08:00:00")).toBe("2025-10-01T08:00:00");
+    expect(parseLocalDateTime(" 2025-10-01T08:00 ")).toBe("2025-10-01T08:00:00");
+    expect(parseLocalDateTime("2024-02-29 23:59:59")).toBe("2024-02-29T23:59:59");
+    expect(parseLocalDateTime("2025-02-29T00:00:00")).toBeNull();
+    expect(parseLocalDateTime("2025-10-01T24:00:00")).toBeNull();
+    expect(parseLocalDateTime("2025-10-01T08:00:00+08:00")).toBeNull();
+    expect(parseLocalDateTime("2025-10-01")).toBeNull();
+    expect(parseLocalDateTime("")).toBeNull();
   });
 
   it("names each field that is not a number as the rule file does, and leaves the rest to the linter", () => {
@@ -119,11 +240,21 @@ describe("where a lint problem goes", () => {
     expect(formField("limits.budget_per_hour")).toBe("limits.budget_per_hour");
     expect(formField("scale_in.deadband_minutes")).toBe("scale_in.deadband_minutes");
     expect(formField("scale_in")).toBe("scale_in.release_window_minutes");
-    expect(formField("schedule[0].cron")).toBeNull();
-    expect(formField("metric[0].name")).toBeNull();
+    expect(formField("schedule[0].cron")).toBe("schedule[0].cron");
+    expect(formField("schedule[2].time_zone")).toBe("schedule[2].time_zone");
+    expect(formField("schedule[1].start")).toBe("schedule[1].start");
+    expect(formField("schedule[0].floor")).toBe("schedule[0].gpus");
+    expect(formField("schedule[0].ceiling")).toBe("schedule[0].gpus");
+    expect(formField("schedule[0].exact")).toBe("schedule[0].gpus");
+    expect(formField("schedule[1]")).toBe("schedule[1].name");
+    expect(formField("metric[0].name")).toBe("metric[0].name");
+    expect(formField("metric[1].stale_after_minutes")).toBe("metric[1].stale_after_minutes");
+    expect(formField("metric[1]")).toBe("metric[1].name");
+    expect(formField("metrics")).toBeNull();
     expect(formField("pool")).toBeNull();
     expect(fieldId("threshold[0].action")).toBe("rules-f-threshold-0-action");
     expect(fieldId("limits.step.out_gpus")).toBe("rules-f-limits-step-out_gpus");
+    expect(fieldId("schedule[0].gpus")).toBe("rules-f-schedule-0-gpus");
   });
 
   it("groups errors and warnings by field", () => {
@@ -138,12 +269,19 @@ describe("where a lint problem goes", () => {
           line: 12,
           problem: { kind: "cooldown_shorter_than_warmup", cooldown_minutes: 2, warmup_minutes: 5 },
         },
-        { rule: null, field: "schedule[0]", line: 20, problem: { kind: "over_budget", gpus: 8, budget_gpus: 4 } },
+        {
+          rule: "evening",
+          field: "schedule[0].floor",
+          line: 20,
+          problem: { kind: "schedule_fights_limits", bound: "floor", gpus: 12, min_gpus: 0, max_gpus: 8 },
+        },
+        { rule: null, field: "pool", line: 1, problem: { kind: "over_budget", gpus: 8, budget_gpus: 4 } },
       ],
     };
     const notes = notesByField(report);
-    expect([...notes.keys()]).toEqual(["threshold[0].cooldown_minutes"]);
+    expect([...notes.keys()]).toEqual(["threshold[0].cooldown_minutes", "schedule[0].gpus"]);
     expect(notes.get("threshold[0].cooldown_minutes")?.warnings).toHaveLength(1);
+    expect(notes.get("schedule[0].gpus")?.warnings).toHaveLength(1);
     expect(notesByField(null).size).toBe(0);
   });
 

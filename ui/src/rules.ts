@@ -1,10 +1,23 @@
 // Pure helpers for the Rules view: the editor's form as text fields and back to a RuleSet
 // (the TOML file stays the one source of truth: the form's RuleSet is written as a file by
-// the shell), which form field a lint problem names (`threshold[0].action` → that row's
-// action), the problems and warnings grouped by field, and a metric's age. No DOM, so
-// they are unit-tested in node.
+// the shell; every part of it but the file's `pool` is in the form: limits, scale-in,
+// custom metrics, threshold and target rules, schedules), which form field a lint problem
+// names (`threshold[0].action` → that row's action, `schedule[1].floor` → that schedule's
+// GPUs), the problems and warnings grouped by field, and a metric's age. No DOM, so they
+// are unit-tested in node.
 
-import type { Action, Comparison, LintReport, LintWarning, MetricRef, RuleProblem, RuleSet, RulesMode } from "./bindings";
+import type {
+  Action,
+  BoundKind,
+  Comparison,
+  LintReport,
+  LintWarning,
+  MetricRef,
+  RuleProblem,
+  RuleSet,
+  RulesMode,
+  ScheduleWhen,
+} from "./bindings";
 import type { Phrase } from "./costs";
 import { t } from "./i18n";
 
@@ -32,6 +45,9 @@ export type ActionKind = Action["kind"];
 export const ACTION_KINDS: readonly ActionKind[] = ["add_gpus", "add_pct", "remove_gpus", "remove_pct", "set"];
 export const COMPARISONS: readonly Comparison[] = ["above", "at_least", "below", "at_most"];
 export const RULES_MODES: readonly RulesMode[] = ["enabled", "shadow", "disabled"];
+export type ScheduleKind = ScheduleWhen["kind"];
+export const SCHEDULE_KINDS: readonly ScheduleKind[] = ["cron", "window"];
+export const BOUNDS: readonly BoundKind[] = ["floor", "ceiling", "exact"];
 
 function actionAmount(action: Action): number {
   switch (action.kind) {
@@ -78,7 +94,32 @@ export type TargetRow = {
   overload_gpus: string;
 };
 
-/** The form's values: every limit, the scale-in settings and the rules, as typed. */
+/** A custom metric as the form holds it. */
+export type MetricRow = {
+  key: number;
+  name: string;
+  stale_after_minutes: string;
+};
+
+/**
+ * A schedule as the form holds it: both kinds' fields, so switching the kind and back
+ * keeps what was typed; only the chosen kind's are written.
+ */
+export type ScheduleRow = {
+  key: number;
+  name: string;
+  kind: ScheduleKind;
+  cron: string;
+  duration_minutes: string;
+  /** Local date-times, `YYYY-MM-DDTHH:MM:SS`. */
+  start: string;
+  end: string;
+  time_zone: string;
+  bound: BoundKind;
+  gpus: string;
+};
+
+/** The form's values: every limit, the scale-in settings, the metrics, rules and schedules, as typed. */
 export type RulesFormValues = {
   min_gpus: string;
   max_gpus: string;
@@ -93,8 +134,10 @@ export type RulesFormValues = {
   release_window_minutes: string;
   deadband_gpus: string;
   deadband_minutes: string;
+  metrics: MetricRow[];
   thresholds: ThresholdRow[];
   targets: TargetRow[];
+  schedules: ScheduleRow[];
 };
 
 let nextKey = 1;
@@ -129,6 +172,11 @@ export function formFromRules(rules: RuleSet): RulesFormValues {
     release_window_minutes: text(scaleIn.release_window_minutes),
     deadband_gpus: text(scaleIn.deadband_gpus),
     deadband_minutes: text(scaleIn.deadband_minutes),
+    metrics: rules.metrics.map((metric) => ({
+      key: rowKey(),
+      name: metric.name,
+      stale_after_minutes: text(metric.stale_after_minutes),
+    })),
     thresholds: rules.thresholds.map((rule) => ({
       key: rowKey(),
       name: rule.name,
@@ -150,6 +198,50 @@ export function formFromRules(rules: RuleSet): RulesFormValues {
       scale_out_sustain_minutes: text(rule.scale_out_sustain_minutes),
       overload_gpus: text(rule.overload_gpus),
     })),
+    schedules: rules.schedules.map((schedule) => ({
+      key: rowKey(),
+      name: schedule.name,
+      kind: schedule.when.kind,
+      cron: schedule.when.kind === "cron" ? schedule.when.cron : "",
+      duration_minutes: schedule.when.kind === "cron" ? text(schedule.when.duration_minutes) : "",
+      start: schedule.when.kind === "window" ? schedule.when.start : "",
+      end: schedule.when.kind === "window" ? schedule.when.end : "",
+      time_zone: schedule.time_zone,
+      bound: schedule.bound,
+      gpus: text(schedule.gpus),
+    })),
+  };
+}
+
+/** The zone a new schedule starts in: the browser's, else the product's home zone. */
+export function defaultTimeZone(): string {
+  try {
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    if (zone) return zone;
+  } catch {
+    // No Intl time zones here: the fallback below.
+  }
+  return "Asia/Shanghai";
+}
+
+/** A new custom metric row: a name to replace, stale after 5 minutes without a value. */
+export function newMetric(n: number): MetricRow {
+  return { key: rowKey(), name: `metric_${n}`, stale_after_minutes: "5" };
+}
+
+/** A new schedule row: at least 4 GPUs from 20:00 for 4 hours every day, in the browser's zone. */
+export function newSchedule(n: number, timeZone: string = defaultTimeZone()): ScheduleRow {
+  return {
+    key: rowKey(),
+    name: `schedule-${n}`,
+    kind: "cron",
+    cron: "0 20 * * *",
+    duration_minutes: "240",
+    start: "",
+    end: "",
+    time_zone: timeZone,
+    bound: "floor",
+    gpus: "4",
   };
 }
 
@@ -206,13 +298,37 @@ export function parseYuan(value: string): number | null {
   return Number.isSafeInteger(fen) ? fen : null;
 }
 
+/**
+ * A local date-time as a rule file writes it (`2025-10-01T08:00:00`), or null. Minutes
+ * without seconds (what a datetime-local input gives) and a space for the `T` are taken;
+ * the date must exist.
+ */
+export function parseLocalDateTime(value: string): string | null {
+  const match = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?$/.exec(value.trim());
+  if (!match) return null;
+  const [year, month, day, hour, minute, second] = match.slice(1).map((part) => Number(part ?? "0")) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  const exists = date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+  if (!exists || hour > 23 || minute > 59 || second > 59) return null;
+  const two = (n: number): string => String(n).padStart(2, "0");
+  return `${match[1]}-${match[2]}-${match[3]}T${two(hour)}:${two(minute)}:${two(second)}`;
+}
+
 export type FormProblems = Record<string, Phrase>;
 
 /**
  * The form's values as a RuleSet, over `base` (what the form does not show stays: the
- * pool, custom metrics, schedules), or the fields that are not numbers, keyed by the
- * field as a rule file names it (`limits.min_gpus`, `threshold[0].value`). Everything else
- * is the linter's to judge.
+ * file's `pool`), or the fields that are not numbers (or, for a window, not a local
+ * date-time), keyed by the field as a rule file names it (`limits.min_gpus`,
+ * `threshold[0].value`, `metric[0].stale_after_minutes`, `schedule[0].floor` for a floor's
+ * GPUs). Everything else is the linter's to judge.
  */
 export function rulesFromForm(values: RulesFormValues, base: RuleSet): { ok: true; rules: RuleSet } | { ok: false; problems: FormProblems } {
   const problems: FormProblems = {};
@@ -256,6 +372,10 @@ export function rulesFromForm(values: RulesFormValues, base: RuleSet): { ok: tru
       deadband_gpus: whole("scale_in.deadband_gpus", values.deadband_gpus),
       deadband_minutes: whole("scale_in.deadband_minutes", values.deadband_minutes),
     },
+    metrics: values.metrics.map((row, i) => ({
+      name: row.name.trim(),
+      stale_after_minutes: whole(`metric[${i}].stale_after_minutes`, row.stale_after_minutes),
+    })),
     thresholds: values.thresholds.map((row, i) => {
       const at = (key: string): string => `threshold[${i}].${key}`;
       const amount = row.action_kind.endsWith("_pct") ? number(at("action"), row.action) : whole(at("action"), row.action);
@@ -281,6 +401,28 @@ export function rulesFromForm(values: RulesFormValues, base: RuleSet): { ok: tru
         overload_gpus: optionalWhole(at("overload_gpus"), row.overload_gpus),
       };
     }),
+    schedules: values.schedules.map((row, i) => {
+      const at = (key: string): string => `schedule[${i}].${key}`;
+      // The file writes a window's times unquoted (TOML's local date-time), so nothing
+      // else may reach it.
+      const localDateTime = (field: string, value: string): string => {
+        const parsed = parseLocalDateTime(value);
+        if (parsed === null) problems[field] = { key: "rules.form.datetime" };
+        return parsed ?? "";
+      };
+      const when: ScheduleWhen =
+        row.kind === "cron"
+          ? { kind: "cron", cron: row.cron.trim(), duration_minutes: whole(at("duration_minutes"), row.duration_minutes) }
+          : { kind: "window", start: localDateTime(at("start"), row.start), end: localDateTime(at("end"), row.end) };
+      return {
+        name: row.name.trim(),
+        when,
+        time_zone: row.time_zone.trim(),
+        bound: row.bound,
+        // The file names the count by its bound: `floor = 4`.
+        gpus: whole(at(row.bound), row.gpus),
+      };
+    }),
   };
   return Object.keys(problems).length === 0 ? { ok: true, rules } : { ok: false, problems };
 }
@@ -288,16 +430,20 @@ export function rulesFromForm(values: RulesFormValues, base: RuleSet): { ok: tru
 const LIMIT_KEYS = ["min_gpus", "max_gpus", "budget_per_hour", "budget_per_month"];
 const STEP_KEYS = ["out_gpus", "out_pct", "in_gpus", "in_pct"];
 const SCALE_IN_KEYS = ["force", "release_window_minutes", "deadband_gpus", "deadband_minutes"];
-const ROW_KEYS: Readonly<Record<"threshold" | "target", readonly string[]>> = {
+type RowKind = "metric" | "threshold" | "target" | "schedule";
+const ROW_KEYS: Readonly<Record<RowKind, readonly string[]>> = {
+  metric: ["name", "stale_after_minutes"],
   threshold: ["name", "metric", "op", "value", "for_minutes", "action", "cooldown_minutes"],
   target: ["name", "metric", "target", "tolerance", "scale_in_stabilization_minutes", "scale_out_sustain_minutes", "overload_gpus"],
+  schedule: ["name", "kind", "cron", "duration_minutes", "start", "end", "time_zone", "bound", "gpus"],
 };
 
 /**
  * The form field a problem's `field` names, as a rule file names it, or null when the form
- * has none (the pool, custom metrics, schedules: the TOML tab shows those). A table or a
- * row named whole goes to its first field: `limits` → `limits.max_gpus`, `threshold[1]` →
- * `threshold[1].name`.
+ * has none (the file's `pool`: the TOML tab shows it). A table or a row named whole goes
+ * to its first field: `limits` → `limits.max_gpus`, `threshold[1]` → `threshold[1].name`;
+ * a schedule's count, which the file names by its bound (`schedule[0].floor`), to
+ * `schedule[0].gpus`.
  */
 export function formField(field: string): string | null {
   const parts = field.trim().split(".");
@@ -310,13 +456,21 @@ export function formField(field: string): string | null {
   if (head === "scale_in") {
     return `scale_in.${second !== undefined && SCALE_IN_KEYS.includes(second) ? second : "release_window_minutes"}`;
   }
-  const row = /^(threshold|target)\[(\d+)\]$/.exec(head ?? "");
+  const row = /^(metric|threshold|target|schedule)\[(\d+)\]$/.exec(head ?? "");
   if (row) {
-    const kind = row[1] as "threshold" | "target";
-    const key = second !== undefined && ROW_KEYS[kind].includes(second) ? second : "name";
+    const kind = row[1] as RowKind;
+    const named = kind === "schedule" && second !== undefined && (BOUNDS as readonly string[]).includes(second) ? "gpus" : second;
+    const key = named !== undefined && ROW_KEYS[kind].includes(named) ? named : "name";
     return `${kind}[${row[2]}].${key}`;
   }
   return null;
+}
+
+/** The form's own problems by the form field they name (as notesByField does the linter's). */
+export function problemsByField(problems: FormProblems): FormProblems {
+  const out: FormProblems = {};
+  for (const [field, phrase] of Object.entries(problems)) out[formField(field) ?? field] = phrase;
+  return out;
 }
 
 /** The id of a form field's input: `threshold[0].action` → `rules-f-threshold-0-action`. */

@@ -34,8 +34,11 @@
 //                                                #rules-f-scale_in-force, #rules-f-threshold-0-action …
 //     #rules-f-FIELD-notes                     the linter's words under that field:
 //                                                .field-error[data-severity="error|warning|client"]
+//     [data-testid="rules-metric-row"][data-index]    #rules-add-metric    #rules-remove-metric-N
 //     [data-testid="rules-threshold-row"][data-index] #rules-add-threshold #rules-remove-threshold-N
 //     [data-testid="rules-target-row"][data-index]    #rules-add-target    #rules-remove-target-N
+//     [data-testid="rules-schedule-row"][data-index]  #rules-add-schedule  #rules-remove-schedule-N
+//                                                (data-kind="cron|window")
 //     [data-testid="rules-form-blocked"]       the file does not parse: the form waits for it
 //     [data-testid="rules-lint"]               data-state="pending|valid|invalid", data-errors, data-warnings
 //       li[data-testid="rules-lint-item"][data-severity="error|warning"][data-field][data-line]

@@ -26,6 +26,7 @@ import {
   formFromRules,
   notesByField,
   placeText,
+  problemsByField,
   RULES_MODES,
   rulesFromForm,
   type FormProblems,
@@ -53,8 +54,10 @@ const EMPTY_FORM: RulesFormValues = {
   release_window_minutes: "",
   deadband_gpus: "",
   deadband_minutes: "",
+  metrics: [],
   thresholds: [],
   targets: [],
+  schedules: [],
 };
 
 function saveSentence(error: IpcError): MessageKey | null {
@@ -101,6 +104,8 @@ export function Editor(props: {
   const [asking, setAsking] = createSignal(false);
   const dirty = () => props.source() !== baseline();
   const notes = createMemo(() => notesByField(report()));
+  /** The form's own problems are keyed as the file names them; the form shows them by its fields. */
+  const fieldProblems = createMemo(() => problemsByField(problems));
   let form!: HTMLFormElement;
   let textarea: HTMLTextAreaElement | undefined;
   let ackBox: HTMLInputElement | undefined;
@@ -346,8 +351,7 @@ export function Editor(props: {
           setValues={setValues}
           changed={formChanged}
           notes={notes()}
-          problems={problems}
-          customMetrics={(base()?.metrics ?? []).map((m) => m.name)}
+          problems={fieldProblems()}
         />
       </div>
       <div id="rules-panel-toml" role="tabpanel" aria-labelledby="rules-tab-toml" hidden={tab() !== "toml"}>

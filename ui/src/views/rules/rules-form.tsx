@@ -1,31 +1,44 @@
 // The rules as a form: limits (min, max, the step cap, the budget), scale-in (force, the
-// release window, the deadband) and the threshold and target rules, a row each, added and
-// removed. Each field shows what the linter says about it underneath (field-notes.tsx).
+// release window, the deadband), the custom metrics (whose names the rules' metric field
+// offers beside the built-in ones), the threshold and target rules and the schedules (a
+// cron expression with a duration, or a window from a start to an end), a row each, added
+// and removed. Each field shows what the linter says about it underneath (field-notes.tsx).
 // The editor turns every change into the rule file (rules_to_toml), which stays the one
-// source of truth; custom metrics, schedules and the file's `pool` are kept as they are
-// (the TOML tab edits them).
+// source of truth; only the file's `pool` is kept as it is (the TOML tab edits it).
 //
 // Stable selectors: inputs #rules-f-FIELD (rules.ts fieldId: #rules-f-limits-min_gpus,
-//   #rules-f-scale_in-force, #rules-f-threshold-0-action, #rules-f-threshold-0-action_kind …)
+//   #rules-f-scale_in-force, #rules-f-threshold-0-action, #rules-f-threshold-0-action_kind,
+//   #rules-f-metric-0-stale_after_minutes, #rules-f-schedule-0-kind (select: cron|window),
+//   #rules-f-schedule-0-cron / -duration_minutes or -start / -end, -time_zone,
+//   #rules-f-schedule-0-bound (select: floor|ceiling|exact), #rules-f-schedule-0-gpus …)
+//   [data-testid="rules-metric-row"][data-index]    #rules-remove-metric-N    #rules-add-metric
 //   [data-testid="rules-threshold-row"][data-index] #rules-remove-threshold-N #rules-add-threshold
 //   [data-testid="rules-target-row"][data-index]    #rules-remove-target-N    #rules-add-target
+//   [data-testid="rules-schedule-row"][data-index]  #rules-remove-schedule-N  #rules-add-schedule
 
-import { For, Index, type JSX } from "solid-js";
+import { For, Index, Show, type JSX } from "solid-js";
 import type { SetStoreFunction } from "solid-js/store";
-import type { Comparison } from "../../bindings";
+import type { BoundKind } from "../../bindings";
 import type { Phrase } from "../../costs";
 import { t, type MessageKey } from "../../i18n";
 import { comparisonSymbol } from "../../reasons";
 import {
   ACTION_KINDS,
+  BOUNDS,
   BUILTIN_METRICS,
   COMPARISONS,
   fieldId,
+  newMetric,
+  newSchedule,
   newTarget,
   newThreshold,
+  SCHEDULE_KINDS,
   type ActionKind,
   type FieldNotes as Notes,
+  type MetricRow,
   type RulesFormValues,
+  type ScheduleKind,
+  type ScheduleRow,
   type TargetRow,
   type ThresholdRow,
 } from "../../rules";
@@ -39,7 +52,21 @@ const ACTION_WORDS: Readonly<Record<ActionKind, MessageKey>> = {
   set: "rules.f.action.set",
 };
 
-type TopKey = Exclude<keyof RulesFormValues, "thresholds" | "targets" | "force">;
+const KIND_WORDS: Readonly<Record<ScheduleKind, MessageKey>> = {
+  cron: "rules.f.kind.cron",
+  window: "rules.f.kind.window",
+};
+
+const BOUND_WORDS: Readonly<Record<BoundKind, MessageKey>> = {
+  floor: "rules.f.bound.floor",
+  ceiling: "rules.f.bound.ceiling",
+  exact: "rules.f.bound.exact",
+};
+
+/** What a window's start and end look like in the file. */
+const LOCAL_DATE_TIME = "2025-10-01T08:00:00";
+
+type TopKey = Exclude<keyof RulesFormValues, "metrics" | "thresholds" | "targets" | "schedules" | "force">;
 
 export function RulesForm(props: {
   values: RulesFormValues;
@@ -47,10 +74,14 @@ export function RulesForm(props: {
   /** After every change: the editor writes the file again. */
   changed: () => void;
   notes: Map<string, Notes>;
+  /** The form's own problems, by form field (rules.ts problemsByField). */
   problems: Record<string, Phrase>;
-  /** Custom metrics the file declares (offered beside the built-in ones). */
-  customMetrics: readonly string[];
 }): JSX.Element {
+  /** The custom metrics the form declares, offered beside the built-in ones. */
+  const metricNames = (): string[] => {
+    const custom = props.values.metrics.map((row) => row.name.trim()).filter((name) => name !== "");
+    return [...new Set<string>([...BUILTIN_METRICS, ...custom])];
+  };
   const field = (name: string, label: MessageKey, input: JSX.Element, hint?: MessageKey): JSX.Element => (
     <div class="field" data-field={name}>
       <label for={fieldId(name)}>{t(label)}</label>
@@ -65,7 +96,8 @@ export function RulesForm(props: {
   );
   const describedBy = (name: string, hint: boolean): string =>
     hint ? `${fieldId(name)}-hint ${fieldId(name)}-notes` : `${fieldId(name)}-notes`;
-  const text = (name: string, value: () => string, set: (v: string) => void, opts: { hint?: boolean; wide?: boolean; list?: string } = {}) => (
+  type TextOpts = { hint?: boolean; wide?: boolean; list?: string; placeholder?: string };
+  const text = (name: string, value: () => string, set: (v: string) => void, opts: TextOpts = {}) => (
     <input
       id={fieldId(name)}
       type="text"
@@ -73,6 +105,7 @@ export function RulesForm(props: {
       autocomplete="off"
       spellcheck={false}
       list={opts.list}
+      placeholder={opts.placeholder}
       aria-describedby={describedBy(name, opts.hint ?? false)}
       aria-invalid={invalid(props.notes.get(name), props.problems[name])}
       value={value()}
@@ -81,6 +114,25 @@ export function RulesForm(props: {
         props.changed();
       }}
     />
+  );
+  const choice = <T extends string>(name: string, value: () => T, options: readonly T[], word: (option: T) => string, set: (v: T) => void) => (
+    <select
+      id={fieldId(name)}
+      aria-describedby={`${fieldId(name)}-notes`}
+      value={value()}
+      onChange={(event) => {
+        set(event.currentTarget.value as T);
+        props.changed();
+      }}
+    >
+      <For each={options}>
+        {(option) => (
+          <option value={option} selected={option === value()}>
+            {word(option)}
+          </option>
+        )}
+      </For>
+    </select>
   );
   const top = (key: TopKey, file: string, label: MessageKey, hint?: MessageKey) =>
     field(
@@ -104,11 +156,38 @@ export function RulesForm(props: {
       (v) => props.setValues("targets", i, key as "name", v),
       opts,
     );
+  const metricInput = (i: number, key: Exclude<keyof MetricRow, "key">, opts: TextOpts = {}) =>
+    text(
+      `metric[${i}].${key}`,
+      () => props.values.metrics[i]?.[key] ?? "",
+      (v) => props.setValues("metrics", i, key, v),
+      opts,
+    );
+  const scheduleInput = (i: number, key: Exclude<keyof ScheduleRow, "key" | "kind" | "bound">, opts: TextOpts = {}) =>
+    text(
+      `schedule[${i}].${key}`,
+      () => props.values.schedules[i]?.[key] ?? "",
+      (v) => props.setValues("schedules", i, key, v),
+      opts,
+    );
+  const removeButton = (kind: "metric" | "threshold" | "target" | "schedule", i: number, name: string, remove: () => void) => (
+    <button
+      type="button"
+      class="btn btn-small btn-danger-quiet"
+      id={`rules-remove-${kind}-${i}`}
+      onClick={() => {
+        remove();
+        props.changed();
+      }}
+    >
+      {t("rules.f.remove", { name })}
+    </button>
+  );
 
   return (
     <div class="rules-form">
       <datalist id="rules-metric-names">
-        <For each={[...BUILTIN_METRICS, ...props.customMetrics]}>{(name) => <option value={name} />}</For>
+        <For each={metricNames()}>{(name) => <option value={name} />}</For>
       </datalist>
       <fieldset class="rules-fieldset">
         <legend>{t("rules.f.limits")}</legend>
@@ -155,6 +234,34 @@ export function RulesForm(props: {
       </fieldset>
 
       <fieldset class="rules-fieldset">
+        <legend>{t("rules.f.metrics")}</legend>
+        <p class="field-hint">{t("rules.h.metrics")}</p>
+        <Index each={props.values.metrics}>
+          {(row, i) => (
+            <fieldset class="rules-row" data-testid="rules-metric-row" data-index={i}>
+              <legend>{t("rules.f.metricN", { n: i + 1, name: row().name })}</legend>
+              <div class="rules-grid rules-grid-row">
+                {field(`metric[${i}].name`, "rules.f.name", metricInput(i, "name", { wide: true }))}
+                {field(`metric[${i}].stale_after_minutes`, "rules.f.staleAfter", metricInput(i, "stale_after_minutes"))}
+              </div>
+              {removeButton("metric", i, row().name, () => props.setValues("metrics", (rows) => rows.filter((_, n) => n !== i)))}
+            </fieldset>
+          )}
+        </Index>
+        <button
+          type="button"
+          class="btn btn-small"
+          id="rules-add-metric"
+          onClick={() => {
+            props.setValues("metrics", (rows) => [...rows, newMetric(rows.length + 1)]);
+            props.changed();
+          }}
+        >
+          {t("rules.f.addMetric")}
+        </button>
+      </fieldset>
+
+      <fieldset class="rules-fieldset">
         <legend>{t("rules.f.thresholds")}</legend>
         <p class="field-hint">{t("rules.h.thresholds")}</p>
         <Index each={props.values.thresholds}>
@@ -167,23 +274,7 @@ export function RulesForm(props: {
                 {field(
                   `threshold[${i}].op`,
                   "rules.f.op",
-                  <select
-                    id={fieldId(`threshold[${i}].op`)}
-                    aria-describedby={`${fieldId(`threshold[${i}].op`)}-notes`}
-                    value={row().op}
-                    onChange={(event) => {
-                      props.setValues("thresholds", i, "op", event.currentTarget.value as Comparison);
-                      props.changed();
-                    }}
-                  >
-                    <For each={COMPARISONS}>
-                      {(op) => (
-                        <option value={op} selected={op === row().op}>
-                          {comparisonSymbol(op)}
-                        </option>
-                      )}
-                    </For>
-                  </select>,
+                  choice(`threshold[${i}].op`, () => row().op, COMPARISONS, comparisonSymbol, (op) => props.setValues("thresholds", i, "op", op)),
                 )}
                 {field(`threshold[${i}].value`, "rules.f.value", thresholdInput(i, "value"))}
                 {field(`threshold[${i}].for_minutes`, "rules.f.forMinutes", thresholdInput(i, "for_minutes"))}
@@ -217,17 +308,7 @@ export function RulesForm(props: {
                 </div>
                 {field(`threshold[${i}].cooldown_minutes`, "rules.f.cooldown", thresholdInput(i, "cooldown_minutes"))}
               </div>
-              <button
-                type="button"
-                class="btn btn-small btn-danger-quiet"
-                id={`rules-remove-threshold-${i}`}
-                onClick={() => {
-                  props.setValues("thresholds", (rows) => rows.filter((_, n) => n !== i));
-                  props.changed();
-                }}
-              >
-                {t("rules.f.remove", { name: row().name })}
-              </button>
+              {removeButton("threshold", i, row().name, () => props.setValues("thresholds", (rows) => rows.filter((_, n) => n !== i)))}
             </fieldset>
           )}
         </Index>
@@ -260,17 +341,7 @@ export function RulesForm(props: {
                 {field(`target[${i}].scale_out_sustain_minutes`, "rules.f.sustain", targetInput(i, "scale_out_sustain_minutes"))}
                 {field(`target[${i}].overload_gpus`, "rules.f.overload", targetInput(i, "overload_gpus"))}
               </div>
-              <button
-                type="button"
-                class="btn btn-small btn-danger-quiet"
-                id={`rules-remove-target-${i}`}
-                onClick={() => {
-                  props.setValues("targets", (rows) => rows.filter((_, n) => n !== i));
-                  props.changed();
-                }}
-              >
-                {t("rules.f.remove", { name: row().name })}
-              </button>
+              {removeButton("target", i, row().name, () => props.setValues("targets", (rows) => rows.filter((_, n) => n !== i)))}
             </fieldset>
           )}
         </Index>
@@ -284,6 +355,69 @@ export function RulesForm(props: {
           }}
         >
           {t("rules.f.addTarget")}
+        </button>
+      </fieldset>
+
+      <fieldset class="rules-fieldset">
+        <legend>{t("rules.f.schedules")}</legend>
+        <p class="field-hint">{t("rules.h.schedules")}</p>
+        <Index each={props.values.schedules}>
+          {(row, i) => (
+            <fieldset class="rules-row" data-testid="rules-schedule-row" data-index={i} data-kind={row().kind}>
+              <legend>{t("rules.f.scheduleN", { n: i + 1, name: row().name })}</legend>
+              <div class="rules-grid rules-grid-row">
+                {field(`schedule[${i}].name`, "rules.f.name", scheduleInput(i, "name", { wide: true }))}
+                {field(
+                  `schedule[${i}].kind`,
+                  "rules.f.kind",
+                  choice(
+                    `schedule[${i}].kind`,
+                    () => row().kind,
+                    SCHEDULE_KINDS,
+                    (kind) => t(KIND_WORDS[kind]),
+                    (kind) => props.setValues("schedules", i, "kind", kind),
+                  ),
+                )}
+                <Show
+                  when={row().kind === "cron"}
+                  fallback={
+                    <>
+                      {field(`schedule[${i}].start`, "rules.f.start", scheduleInput(i, "start", { wide: true, placeholder: LOCAL_DATE_TIME }))}
+                      {field(`schedule[${i}].end`, "rules.f.end", scheduleInput(i, "end", { wide: true, placeholder: LOCAL_DATE_TIME }))}
+                    </>
+                  }
+                >
+                  {field(`schedule[${i}].cron`, "rules.f.cron", scheduleInput(i, "cron", { wide: true, placeholder: "0 20 * * *" }))}
+                  {field(`schedule[${i}].duration_minutes`, "rules.f.duration", scheduleInput(i, "duration_minutes"))}
+                </Show>
+                {field(`schedule[${i}].time_zone`, "rules.f.timeZone", scheduleInput(i, "time_zone", { wide: true, placeholder: "Asia/Shanghai" }))}
+                {field(
+                  `schedule[${i}].bound`,
+                  "rules.f.bound",
+                  choice(
+                    `schedule[${i}].bound`,
+                    () => row().bound,
+                    BOUNDS,
+                    (bound) => t(BOUND_WORDS[bound]),
+                    (bound) => props.setValues("schedules", i, "bound", bound),
+                  ),
+                )}
+                {field(`schedule[${i}].gpus`, "rules.f.gpus", scheduleInput(i, "gpus"))}
+              </div>
+              {removeButton("schedule", i, row().name, () => props.setValues("schedules", (rows) => rows.filter((_, n) => n !== i)))}
+            </fieldset>
+          )}
+        </Index>
+        <button
+          type="button"
+          class="btn btn-small"
+          id="rules-add-schedule"
+          onClick={() => {
+            props.setValues("schedules", (rows) => [...rows, newSchedule(rows.length + 1)]);
+            props.changed();
+          }}
+        >
+          {t("rules.f.addSchedule")}
         </button>
       </fieldset>
     </div>
