@@ -132,9 +132,8 @@ pub fn to_toml_with_notes(rules: &spec::RuleSet, notes: &Notes) -> String {
                 let _ = writeln!(out, "duration_minutes = {duration_minutes}");
             }
             ScheduleWhen::Window { start, end } => {
-                // Local date-times, unquoted: TOML's own type, as the model reads them.
-                let _ = writeln!(out, "start = {start}");
-                let _ = writeln!(out, "end = {end}");
+                let _ = writeln!(out, "start = {}", datetime(start));
+                let _ = writeln!(out, "end = {}", datetime(end));
             }
         }
         let _ = writeln!(out, "time_zone = {}", string(&schedule.time_zone));
@@ -156,6 +155,16 @@ fn section(out: &mut String) {
 }
 
 /// A TOML basic string, escaped.
+/// A window's time: a TOML date-time, unquoted, as the model reads it, when the text is
+/// one; anything else (a form's half-typed time, or text that would add keys to the file)
+/// is written as a string, which the parser then refuses at this field.
+fn datetime(text: &str) -> String {
+    match text.trim().parse::<toml::value::Datetime>() {
+        Ok(datetime) => datetime.to_string(),
+        Err(_) => string(text),
+    }
+}
+
 fn string(text: &str) -> String {
     toml::Value::String(text.to_string()).to_string()
 }

@@ -242,3 +242,26 @@ ceiling = 5
 "#;
     round_trip(&model::parse(every_field).unwrap());
 }
+
+#[test]
+fn a_window_time_that_is_not_a_date_time_is_written_as_text_the_parser_refuses() {
+    let mut rules = model::parse(include_str!("../../examples/festival.toml"))
+        .unwrap()
+        .spec()
+        .clone();
+    let window = rules
+        .schedules
+        .iter_mut()
+        .find(|schedule| matches!(schedule.when, ebb_wire::rules::ScheduleWhen::Window { .. }))
+        .expect("the festival example has a window");
+    // What the form sends over IPC is any text: half typed, or crafted to add a key.
+    window.when = ebb_wire::rules::ScheduleWhen::Window {
+        start: "2025-11-08T00:00:00\nmax_gpus = 999".into(),
+        end: "2025-11-12".into(),
+    };
+    let text = ebb_rules::model_toml::to_toml_with_notes(&rules, &Default::default());
+    // Written as a string, the text adds no key: the file is refused at the window's start.
+    let refused = model::parse(&text).expect_err("a start that is not a date-time");
+    let shown = refused.to_string();
+    assert!(shown.contains("schedule[0].start:"), "{shown}\n{text}");
+}
