@@ -128,8 +128,22 @@ async fn look(
     Ok(select(&entries, &latest, &prefs, language, said))
 }
 
+/// A notification's body as a Linux notification server reads it: the freedesktop
+/// protocol lets servers take the body as markup (GNOME's and dunst do), so a rule's
+/// `users < 50000` would be a broken tag there. Other systems show the text as it is.
+fn body_text(body: String) -> String {
+    if cfg!(target_os = "linux") {
+        body.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    } else {
+        body
+    }
+}
+
 /// Shows one notification off the async threads, given up after [`SHOW_TIMEOUT`].
 async fn show(app: &AppHandle, title: String, body: String) -> Result<(), String> {
+    let body = body_text(body);
     let app = app.clone();
     let shown = tauri::async_runtime::spawn_blocking(move || {
         app.notification()
@@ -157,4 +171,18 @@ fn no_notification_server() -> Option<&'static str> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_body_with_a_comparison_is_not_markup_to_a_linux_notification_server() {
+        assert_eq!(
+            body_text("users < 50000 & queue > 3".into()),
+            "users &lt; 50000 &amp; queue &gt; 3"
+        );
+    }
 }
