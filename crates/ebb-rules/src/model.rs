@@ -1010,8 +1010,14 @@ fn validate(rules: &spec::RuleSet, problems: &mut Problems) {
         let at = |field: &str| format!("schedule[{i}].{field}");
         unique(&schedule.name, at("name"), problems);
         if schedule.gpus > MAX_GPUS {
+            // Named as the file names the count: `floor`, `ceiling` or `exact`.
+            let key = match schedule.bound {
+                BoundKind::Floor => "floor",
+                BoundKind::Ceiling => "ceiling",
+                BoundKind::Exact => "exact",
+            };
             problems.add(
-                format!("schedule[{i}]"),
+                at(key),
                 format!(
                     "{} GPUs is more than the {MAX_GPUS} accepted",
                     schedule.gpus

@@ -239,6 +239,13 @@ fn every_problem_names_its_line_and_field() {
             "schedule[0]",
             "exactly one of `floor`, `ceiling` or `exact`",
         ),
+        // A count past what is accepted is named as the file names the count.
+        (
+            with("ceiling = 5", "ceiling = 5000000"),
+            27,
+            "schedule[0].ceiling",
+            "more than the",
+        ),
     ];
     for (text, line, field, words) in cases {
         let error = parse(&text).expect_err(field);
