@@ -655,6 +655,12 @@ export type ChangeReason =
  */
 { kind: "host_draining"; host: string; gpus: number } | 
 /**
+ * A host written off while silent was forgotten (console-wide): its `leases` were
+ * recorded as ended when they were written off; if it ever answers again, its agent
+ * still holds those GPUs.
+ */
+{ kind: "host_forgotten"; host: string; leases: number } | 
+/**
  * When a slider move asks first changed (console-wide).
  */
 { kind: "confirm_limits_changed"; above_gpus: number; above_per_hour_fen: number } | 

@@ -54,6 +54,7 @@ const changes: ChangeReason[] = [
   { kind: "host_back", host: "gpu-a", leases: 2 },
   { kind: "host_added", host: "gpu-a", region: "cn-east" },
   { kind: "host_removed", host: "gpu-a" },
+  { kind: "host_forgotten", host: "gpu-a", leases: 3 },
   { kind: "confirm_limits_changed", above_gpus: 4, above_per_hour_fen: 10_000 },
   { kind: "budget_changed", budget_fen: 5_000_000 },
   { kind: "budget_changed", budget_fen: null },
@@ -85,6 +86,7 @@ describe("structured reasons", () => {
     expect(changes.slice(9).map(changeReasonText)).toEqual([
       "host gpu-a added in cn-east",
       "host gpu-a removed",
+      "host gpu-a forgotten while silent: its 3 written-off lease(s) recorded as ended",
       "confirmation limits changed: ask above 4 GPUs or ¥100.00 per hour",
       "monthly budget set to ¥50,000.00",
       "monthly budget cleared",
@@ -240,6 +242,7 @@ describe("rules in words", () => {
       host_added: true,
       host_removed: true,
       host_draining: true,
+      host_forgotten: true,
       confirm_limits_changed: true,
       budget_changed: true,
       rules_saved: true,

@@ -58,6 +58,8 @@ export function changeReasonText(reason: ChangeReason): string {
       return t("reason.change.hostAdded", { host: reason.host, region: reason.region });
     case "host_removed":
       return t("reason.change.hostRemoved", { host: reason.host });
+    case "host_forgotten":
+      return t("reason.change.hostForgotten", { host: reason.host, leases: reason.leases });
     case "host_draining":
       return t("reason.change.hostDraining", { host: reason.host, gpus: reason.gpus });
     case "confirm_limits_changed":

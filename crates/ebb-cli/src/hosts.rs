@@ -59,8 +59,14 @@ pub enum HostsCommand {
         name: String,
         /// Where pools hold GPUs on the host, release them first: each pool takes its GPUs
         /// elsewhere, then the enforcer (the app or `ebb daemon`) removes the host.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "forget")]
         release: bool,
+        /// For a host that went silent and was written off (its pools' GPUs replaced
+        /// elsewhere), which a release can never finish: record its leases as ended and
+        /// forget it. If the machine comes back, its agent still holds those GPUs: stop its
+        /// agent or free them there.
+        #[arg(long)]
+        forget: bool,
     },
 }
 
@@ -165,7 +171,22 @@ pub async fn run(
                 Err(error) => anyhow::bail!("{name}: {error}"),
             }
         }
-        HostsCommand::Remove { name, release } => {
+        HostsCommand::Remove {
+            name, forget: true, ..
+        } => {
+            let leases = registry.forget(&name).await?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({ "forgotten": name, "leases": leases })
+                );
+            } else {
+                println!(
+                    "forgot {name} and its {leases} written-off lease(s); if it comes back, its agent still holds those GPUs"
+                );
+            }
+        }
+        HostsCommand::Remove { name, release, .. } => {
             let removal = if release {
                 registry.remove_releasing(&name).await?
             } else {

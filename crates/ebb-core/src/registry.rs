@@ -392,6 +392,66 @@ impl Registry {
         }
     }
 
+    /// Forgets a host that went silent and was written off (past the grace period, its
+    /// pools' GPUs there replaced elsewhere), which a drain can never finish: no agent
+    /// answers to release the leases. Its written-off leases are recorded as ended when they
+    /// were written off, its unanswered requests are dropped, and the host goes with its
+    /// token, in one transaction with its activity entry. Refused, naming `name`, while the
+    /// host is not written off (it answers, or has not been silent that long): then a drain
+    /// releases its GPUs properly. If the machine ever comes back, its agent still holds
+    /// those GPUs for this console and nothing here releases them: the operator's call, which
+    /// `ebb hosts remove --help` and the activity entry say. Answers how many leases were
+    /// forgotten.
+    pub async fn forget(&self, name: &str) -> Result<u32, RegistryError> {
+        let mut tx = self.db.begin_write().await?;
+        let current = self.get(name).await?;
+        let written_off: Option<i64> =
+            sqlx::query_scalar("SELECT at_ms FROM host_fences WHERE host = $1")
+                .bind(name)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let Some(written_off_ms) = written_off else {
+            return Err(invalid(
+                "name",
+                format!(
+                    "`{name}` has not been written off (it answers, or has not been silent past the grace period), so its leases may still be released: remove it with --release instead"
+                ),
+            ));
+        };
+        let ended = sqlx::query(
+            "UPDATE pool_leases SET ended_at_ms = CASE WHEN granted_at_ms > $2 THEN granted_at_ms ELSE $2 END \
+             WHERE host = $1 AND ended_at_ms IS NULL",
+        )
+        .bind(name)
+        .bind(written_off_ms)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        for table in [
+            "DELETE FROM lease_intents WHERE host = $1",
+            "DELETE FROM host_fences WHERE host = $1",
+            "DELETE FROM host_down WHERE host = $1",
+            "DELETE FROM host_drain WHERE host = $1",
+            "DELETE FROM host_health WHERE name = $1",
+            "DELETE FROM hosts WHERE name = $1",
+        ] {
+            sqlx::query(table).bind(name).execute(&mut *tx).await?;
+        }
+        if current.has_token {
+            let vault = self.vault.clone();
+            let owned = name.to_string();
+            blocking(move || vault.delete(&owned)).await?;
+        }
+        let leases = u32::try_from(ended).unwrap_or(u32::MAX);
+        let reason = ChangeReason::HostForgotten {
+            host: current.name.clone(),
+            leases,
+        };
+        crate::pools::insert_console_activity(&mut tx, &reason, self.db.now_ms()).await?;
+        tx.commit().await?;
+        Ok(leases)
+    }
+
     async fn remove_or_drain(&self, name: &str, drain: bool) -> Result<HostRemoval, RegistryError> {
         let mut tx = self.db.begin_write().await?;
         let current = self.get(name).await?;

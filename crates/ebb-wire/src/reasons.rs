@@ -174,6 +174,10 @@ pub enum ChangeReason {
     /// A host is to be removed: the pools' GPUs there are released and taken elsewhere
     /// first (console-wide).
     HostDraining { host: String, gpus: u32 },
+    /// A host written off while silent was forgotten (console-wide): its `leases` were
+    /// recorded as ended when they were written off; if it ever answers again, its agent
+    /// still holds those GPUs.
+    HostForgotten { host: String, leases: u32 },
     /// When a slider move asks first changed (console-wide).
     ConfirmLimitsChanged {
         above_gpus: u32,
@@ -259,6 +263,10 @@ impl fmt::Display for ChangeReason {
             ChangeReason::HostDraining { host, gpus } => write!(
                 f,
                 "host {host} to be removed: releasing the {gpus} pool GPU(s) there first, taken elsewhere"
+            ),
+            ChangeReason::HostForgotten { host, leases } => write!(
+                f,
+                "host {host} forgotten while silent: its {leases} written-off lease(s) recorded as ended"
             ),
             ChangeReason::ConfirmLimitsChanged {
                 above_gpus,

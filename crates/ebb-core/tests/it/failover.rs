@@ -339,3 +339,59 @@ async fn removing_a_host_with_release_moves_its_pool_gpus_elsewhere_then_drops_i
     a.stop().await;
     b.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_host_written_off_can_be_forgotten_which_a_drain_never_finishes() {
+    let fleets = [one_host().await, one_host().await];
+    let dir = TempDir::new("failover-forget");
+    let clock = Arc::new(ManualClock::new(1_800_000_000_000));
+    let console = open(dir.path(), &clock).await;
+    let holder = two_hosts_and_a_pool_of_two(&console, &clock, &fleets).await;
+    // Asked to drain, then the machine dies before anything is released there.
+    let [a, b] = fleets;
+    let (gone, stays) = if holder == "gpu-a" { (a, b) } else { (b, a) };
+    gone.stop().await;
+    console.remove_host(&holder, true).await.unwrap();
+    // Not written off yet: forgetting is refused, naming the host, and changes nothing.
+    let refused = console.registry().forget(&holder).await.unwrap_err();
+    assert!(
+        refused.to_string().starts_with("name: ") && refused.to_string().contains("--release"),
+        "{refused}"
+    );
+    assert!(console.registry().get(&holder).await.unwrap().draining);
+
+    // Past the grace period: written off, replaced on the other host; the drain can never
+    // finish (no agent answers to release the leases), so the host stays, draining.
+    clock.advance(Duration::from_secs(31));
+    replaced_on_the_other_host(&console, &clock, &holder).await;
+    let mut reports = console.enforcer_reports().unwrap();
+    passes(&mut reports, 5).await;
+    assert!(console.registry().get(&holder).await.unwrap().draining);
+
+    let forgotten = console.registry().forget(&holder).await.unwrap();
+    assert_eq!(forgotten, 2, "the two written-off leases");
+    assert!(console.registry().get(&holder).await.is_err(), "gone");
+    // Its leases are history now, ended no later than the forget; the pool holds its 2 on
+    // the other host, and the log says what was forgotten.
+    clock.advance(Duration::from_millis(1));
+    passes(&mut reports, 3).await;
+    let view = console.show_pool("burst").await.unwrap();
+    assert_eq!(view.actual, 2, "{view:#?}");
+    assert!(
+        view.leases.iter().all(|lease| lease.host != holder),
+        "{view:#?}"
+    );
+    let log = console.activity(None, 50).await.unwrap();
+    assert!(
+        log.iter().any(|entry| entry.reason
+            == ChangeReason::HostForgotten {
+                host: holder.clone(),
+                leases: 2
+            }),
+        "{log:#?}"
+    );
+    // Forgetting again: the host is not registered.
+    assert!(console.registry().forget(&holder).await.is_err());
+    console.shutdown().await;
+    stays.stop().await;
+}
