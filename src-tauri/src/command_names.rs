@@ -1,6 +1,6 @@
 /// The app's own commands: `build.rs` makes a permission for each and
 /// `capabilities/main.json` grants exactly these (`tests/it/lockdown.rs` checks it).
-pub const COMMANDS: [&str; 41] = [
+pub const COMMANDS: [&str; 42] = [
     "add_host",
     "app_info",
     "catalog_import",
@@ -14,6 +14,7 @@ pub const COMMANDS: [&str; 41] = [
     "fleet_capacity",
     "fleet_heatmap_chart",
     "fleet_snapshot",
+    "forget_host",
     "host_history_chart",
     "lint_rules",
     "list_activity",

@@ -470,6 +470,20 @@ pub async fn remove_host(
         .map_err(console_error)
 }
 
+/// Forgets a host that went silent and was written off, which a drain can never finish:
+/// its leases are recorded as ended. Refused (`invalid_input` on `name`) while it is not
+/// written off. Answers how many leases were forgotten.
+#[tauri::command]
+#[specta::specta]
+pub async fn forget_host(state: State<'_, AppState>, name: String) -> Result<u32, IpcError> {
+    state
+        .console
+        .registry()
+        .forget(&name)
+        .await
+        .map_err(registry_error)
+}
+
 /// Tries a host as typed (before or after saving) and says exactly what failed.
 #[tauri::command]
 #[specta::specta]

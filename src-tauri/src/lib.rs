@@ -27,6 +27,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::add_host,
             commands::update_host,
             commands::remove_host,
+            commands::forget_host,
             commands::test_host,
             commands::catalog_show,
             commands::catalog_import,

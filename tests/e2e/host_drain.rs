@@ -1,10 +1,17 @@
 //! Removing a host that holds a pool's GPUs: the refusal says so and offers to release
-//! them first; the pool takes its GPUs on other hosts, then the host is gone.
+//! them first; the pool takes its GPUs on other hosts, then the host is gone. A host that
+//! died while draining is forgotten from its row once written off.
 
 use crate::fleet::scale_demo_pool;
 use crate::support::{App, shooting};
+use ebb_core::db::ConsoleDb;
+use ebb_core::pools::PoolStore;
+use ebb_core::registry::{HostEntry, Registry};
+use ebb_core::vault::MemoryVault;
 use ebb_testkit::TempDir;
+use ebb_wire::ipc::HostRemoval;
 use fantoccini::Locator;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[tokio::test]
@@ -86,6 +93,101 @@ async fn removing_a_host_that_holds_pool_gpus_offers_to_release_them_first() {
             app.click("#setting-theme-light").await;
             app.click("#setting-language-en").await;
         }
+    })
+    .await;
+}
+
+/// A host that dies while it drains is written off after the grace period (the pool's GPU
+/// there counted lost) but can never be released, so it would drain for ever: its row
+/// offers to forget it, which records the lease as ended and removes the host.
+#[tokio::test]
+#[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
+async fn a_host_that_died_while_draining_is_forgotten_from_its_row() {
+    let data_dir = TempDir::new("e2e-host-forget");
+    let demo_dir = data_dir.join("demo");
+    let app = App::open_demo(&data_dir).await;
+
+    app.run(|app| async move {
+        // A host that never answers, with a lease of the demo pool on record there (as
+        // one granted before the machine died), asked to drain.
+        let db = ConsoleDb::open(&demo_dir).await.unwrap();
+        let registry = Registry::new(db.clone(), Arc::new(MemoryVault::default()));
+        registry
+            .add(
+                &HostEntry {
+                    name: "ghost".into(),
+                    url: "http://127.0.0.1:9".into(),
+                    region: "cn-east".into(),
+                    labels: Default::default(),
+                    fingerprint: None,
+                    has_token: false,
+                    draining: false,
+                },
+                None,
+            )
+            .await
+            .unwrap();
+        let pool = PoolStore::new(db.clone()).list().await.unwrap()[0].id.clone();
+        let now = db.now_ms();
+        sqlx::query(
+            "INSERT INTO pool_leases (host, lease_id, pool_id, gpu_uuids, gpu_indexes, fencing_token, granted_at_ms, ended_at_ms) \
+             VALUES ('ghost', 'ghost-lease-1', $1, '[\"GPU-ghost-0\"]', '[0]', 1, $2, NULL)",
+        )
+        .bind(&pool)
+        .bind(now)
+        .execute(db.pool())
+        .await
+        .unwrap();
+        assert!(matches!(
+            registry.remove_releasing("ghost").await.unwrap(),
+            HostRemoval::Draining { .. }
+        ));
+
+        app.open_settings_hosts().await;
+        let row = "[data-testid=\"settings-hosts-table\"] tr[data-host=\"ghost\"]";
+        let remove = format!("{row} button[data-action=\"remove\"]");
+        let confirm = "[data-testid=\"settings-hosts-table\"] tr[data-confirm-for=\"ghost\"] button[data-action=\"confirm-remove\"]";
+        app.eventually("the ghost draining, with Forget", Duration::from_secs(20), || async {
+            (app.exists(&format!("{row} [data-draining]")).await
+                && app.attr_of(&remove, "data-forget").await.as_deref() == Some("true"))
+            .then_some(())
+        })
+        .await;
+        // Before the grace period it is not written off: forgetting is refused, by name.
+        app.click(&remove).await;
+        app.shoot("en-light-settings-host-forget-question").await;
+        app.click(confirm).await;
+        app.eventually("the refusal", Duration::from_secs(10), || async {
+            let text = app.text_now("[data-testid=\"hosts-error\"]").await;
+            text.contains("has not been written off").then_some(())
+        })
+        .await;
+        assert!(app.exists(row).await, "still registered");
+
+        // Past the 30 s grace period the lease is written off; then Forget removes it.
+        let forgotten = app
+            .eventually("forgotten once written off", Duration::from_secs(90), || async {
+                app.click(&remove).await;
+                app.click(confirm).await;
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                if app.exists(row).await {
+                    return Err(app.text_now("[data-testid=\"hosts-error\"]").await);
+                }
+                Ok(app.text_now("[data-testid=\"hosts-status\"]").await)
+            })
+            .await;
+        assert!(
+            forgotten.contains("Forgot ghost and its 1 written-off lease"),
+            "{forgotten}"
+        );
+        app.shoot("en-light-settings-host-forgotten").await;
+        let ended: Option<i64> = sqlx::query_scalar(
+            "SELECT ended_at_ms FROM pool_leases WHERE lease_id = 'ghost-lease-1'",
+        )
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+        assert!(ended.is_some(), "the lease is history");
     })
     .await;
 }

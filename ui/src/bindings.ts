@@ -82,6 +82,19 @@ async removeHost(name: string, release: boolean) : Promise<Result<HostRemoval, I
 }
 },
 /**
+ * Forgets a host that went silent and was written off, which a drain can never finish:
+ * its leases are recorded as ended. Refused (`invalid_input` on `name`) while it is not
+ * written off. Answers how many leases were forgotten.
+ */
+async forgetHost(name: string) : Promise<Result<number, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("forget_host", { name }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
  * Tries a host as typed (before or after saving) and says exactly what failed.
  */
 async testHost(input: HostInput) : Promise<Result<ConnectionOk, IpcError>> {

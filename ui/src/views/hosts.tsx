@@ -169,6 +169,32 @@ export function HostsSection(): JSX.Element {
     }
   }
 
+  /**
+   * Forgets a draining host that went silent and was written off (a drain it can never
+   * finish); the shell refuses, naming the host, while it is not written off.
+   */
+  async function forgetHost(name: string): Promise<void> {
+    batch(() => {
+      setRemoving(name);
+      setRemoveError(null);
+    });
+    const res = await call(() => commands.forgetHost(name));
+    batch(() => {
+      setRemoving(null);
+      setConfirming(null);
+    });
+    if (res.status === "ok") {
+      setStatus(t("hosts.forgotten", { name, leases: res.data }));
+      if (editedName() === name) closeForm();
+      await reload();
+      addButton.focus();
+    } else {
+      setRemoveError({ name, error: res.error });
+      if (ipcError(res.error)?.kind === "not_found") await reload();
+      rowButton(name, "remove")?.focus();
+    }
+  }
+
   function onFleet(): void {
     setFleet("statuses", reconcile(fleetStatuses(), { key: "name" }));
     // Hosts registered elsewhere (the CLI, another window) show up without a reload button.
@@ -282,7 +308,7 @@ export function HostsSection(): JSX.Element {
                           // A copy: the form keeps what it opened with while the registry reloads.
                           onEdit={(opener) => openForm({ mode: "edit", host: structuredClone(unwrap(host)) }, opener)}
                           onAskRemove={() => askRemove(host.name)}
-                          onConfirmRemove={() => void removeHost(host.name)}
+                          onConfirmRemove={() => void (host.draining ? forgetHost(host.name) : removeHost(host.name))}
                           onCancelRemove={() => cancelRemove(host.name)}
                         />
                       )}

@@ -5,7 +5,7 @@
 // Stable selectors (see views/hosts.tsx for the whole section's):
 //   tr[data-host="NAME"]                 cells td[data-col="url|region|labels|fingerprint|token|health"]
 //     [data-col="health"] [data-health]  online | degraded | offline | unknown | none
-//     button[data-action="edit"|"remove"]
+//     button[data-action="edit"|"remove"]  (a draining host's "remove" forgets it: data-forget)
 //   tr[data-reason-for="NAME"]           why it is not online (hidden while online)
 //   tr[data-confirm-for="NAME"] .confirm button[data-action="confirm-remove"|"cancel-remove"]
 
@@ -37,14 +37,21 @@ function Health(props: { status: HostStatus | null }): JSX.Element {
   );
 }
 
-function ConfirmRemove(props: { name: string; busy: boolean; onConfirm: () => void; onCancel: () => void }): JSX.Element {
+function ConfirmRemove(props: {
+  name: string;
+  /** The host drains: the question is whether to forget it (written off, never released). */
+  forget: boolean;
+  busy: boolean;
+  onConfirm: () => void;
+  onCancel: () => void;
+}): JSX.Element {
   return (
     <tr class="confirm-row" data-confirm-for={props.name}>
       <td colspan={COLUMNS}>
         <div
           class="confirm"
           role="group"
-          aria-label={t("hosts.removeLabel", { name: props.name })}
+          aria-label={t(props.forget ? "hosts.forgetLabel" : "hosts.removeLabel", { name: props.name })}
           onKeyDown={(ev) => {
             if (ev.key === "Escape" && !props.busy) {
               ev.preventDefault();
@@ -53,7 +60,7 @@ function ConfirmRemove(props: { name: string; busy: boolean; onConfirm: () => vo
             }
           }}
         >
-          <span class="confirm-text">{t("hosts.confirmRemove", { name: props.name })}</span>
+          <span class="confirm-text">{t(props.forget ? "hosts.confirmForget" : "hosts.confirmRemove", { name: props.name })}</span>
           <span class="btn-row">
             <button
               type="button"
@@ -62,7 +69,7 @@ function ConfirmRemove(props: { name: string; busy: boolean; onConfirm: () => vo
               disabled={props.busy}
               onClick={() => props.onConfirm()}
             >
-              {props.busy ? t("hosts.removing") : t("hosts.confirmRemoveYes")}
+              {props.busy ? t("hosts.removing") : t(props.forget ? "hosts.confirmForgetYes" : "hosts.confirmRemoveYes")}
             </button>
             <button
               type="button"
@@ -137,12 +144,13 @@ export function HostRows(props: {
               type="button"
               class="btn btn-small btn-danger-quiet"
               data-action="remove"
-              aria-label={t("hosts.removeLabel", { name: props.host.name })}
+              data-forget={props.host.draining ? "true" : undefined}
+              aria-label={t(props.host.draining ? "hosts.forgetLabel" : "hosts.removeLabel", { name: props.host.name })}
               aria-expanded={props.asking}
-              disabled={props.asking || props.host.draining}
+              disabled={props.asking}
               onClick={() => props.onAskRemove()}
             >
-              {t("hosts.remove")}
+              {t(props.host.draining ? "hosts.forget" : "hosts.remove")}
             </button>
           </span>
         </td>
@@ -162,6 +170,7 @@ export function HostRows(props: {
       <Show when={props.asking}>
         <ConfirmRemove
           name={props.host.name}
+          forget={props.host.draining === true}
           busy={props.removing}
           onConfirm={props.onConfirmRemove}
           onCancel={props.onCancelRemove}
