@@ -570,16 +570,7 @@ mod tests {
         let url = fleet.hosts()[0].url.clone();
         let agent =
             crate::client::AgentClient::new(&url, crate::client::ClientConfig::default()).unwrap();
-        let request = ebb_wire::agent::LeaseRequest {
-            pool_id: "train".into(),
-            holder_id: "console-1".into(),
-            count: Some(1),
-            gpu_uuids: None,
-            command: None,
-            load_profile: None,
-            console_group: None,
-            term: None,
-        };
+        let request = ebb_wire::agent::LeaseRequest::count("train", "console-1", 1);
         agent.create_lease("k1", &request).await.unwrap();
         let text = reqwest::get(format!("{url}/metrics"))
             .await

@@ -242,17 +242,19 @@ fn budget_held(
 
 /// A budget's caps: "¥50.00/hour and ¥9,000.00/month", "每小时 ¥50.00 和 每月 ¥9,000.00".
 fn budget_caps(per_hour_fen: Option<i64>, per_month_fen: Option<i64>, zh: bool) -> String {
-    let caps: Vec<String> = if zh {
-        let hour = per_hour_fen.map(|fen| format!("每小时 {}", yuan(fen)));
-        hour.into_iter()
-            .chain(per_month_fen.map(|fen| format!("每月 {}", yuan(fen))))
-            .collect()
-    } else {
-        let hour = per_hour_fen.map(|fen| format!("{}/hour", yuan(fen)));
-        hour.into_iter()
-            .chain(per_month_fen.map(|fen| format!("{}/month", yuan(fen))))
-            .collect()
+    // A cap in words: "每小时 ¥50.00" or "¥50.00/hour".
+    let cap = |fen: i64, zh_unit: &str, en_unit: &str| {
+        if zh {
+            format!("{zh_unit} {}", yuan(fen))
+        } else {
+            format!("{}/{en_unit}", yuan(fen))
+        }
     };
+    let caps: Vec<String> = per_hour_fen
+        .map(|fen| cap(fen, "每小时", "hour"))
+        .into_iter()
+        .chain(per_month_fen.map(|fen| cap(fen, "每月", "month")))
+        .collect();
     caps.join(if zh { " 和 " } else { " and " })
 }
 

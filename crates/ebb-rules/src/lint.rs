@@ -165,14 +165,7 @@ pub fn lint(rules: &RuleSet, context: &LintContext<'_>) -> Vec<LintWarning> {
         );
     }
     for (i, schedule) in spec.schedules.iter().enumerate() {
-        let field = format!(
-            "schedule[{i}].{}",
-            match schedule.bound {
-                BoundKind::Floor => "floor",
-                BoundKind::Ceiling => "ceiling",
-                BoundKind::Exact => "exact",
-            }
-        );
+        let field = format!("schedule[{i}].{}", schedule.bound.key());
         let fights = match schedule.bound {
             BoundKind::Floor => schedule.gpus > limits.max_gpus,
             BoundKind::Ceiling => schedule.gpus < limits.min_gpus,

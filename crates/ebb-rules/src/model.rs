@@ -1010,14 +1010,9 @@ fn validate(rules: &spec::RuleSet, problems: &mut Problems) {
         let at = |field: &str| format!("schedule[{i}].{field}");
         unique(&schedule.name, at("name"), problems);
         if schedule.gpus > MAX_GPUS {
-            // Named as the file names the count: `floor`, `ceiling` or `exact`.
-            let key = match schedule.bound {
-                BoundKind::Floor => "floor",
-                BoundKind::Ceiling => "ceiling",
-                BoundKind::Exact => "exact",
-            };
+            // Named as the file names the count.
             problems.add(
-                at(key),
+                at(schedule.bound.key()),
                 format!(
                     "{} GPUs is more than the {MAX_GPUS} accepted",
                     schedule.gpus

@@ -4,7 +4,7 @@
 //! gives the same rules back (a test checks every kind).
 
 use crate::model::RuleSet;
-use ebb_wire::rules::{self as spec, BoundKind, ScheduleWhen};
+use ebb_wire::rules::{self as spec, ScheduleWhen};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -137,12 +137,7 @@ pub fn to_toml_with_notes(rules: &spec::RuleSet, notes: &Notes) -> String {
             }
         }
         let _ = writeln!(out, "time_zone = {}", string(&schedule.time_zone));
-        let key = match schedule.bound {
-            BoundKind::Floor => "floor",
-            BoundKind::Ceiling => "ceiling",
-            BoundKind::Exact => "exact",
-        };
-        let _ = writeln!(out, "{key} = {}", schedule.gpus);
+        let _ = writeln!(out, "{} = {}", schedule.bound.key(), schedule.gpus);
     }
     out
 }

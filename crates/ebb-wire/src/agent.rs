@@ -126,6 +126,20 @@ pub struct LeaseRequest {
 }
 
 impl LeaseRequest {
+    /// `count` free GPUs for `pool_id`, held by `holder_id`: no command, no fence.
+    pub fn count(pool_id: impl Into<String>, holder_id: impl Into<String>, count: u32) -> Self {
+        Self {
+            pool_id: pool_id.into(),
+            holder_id: holder_id.into(),
+            count: Some(count),
+            gpu_uuids: None,
+            command: None,
+            load_profile: None,
+            console_group: None,
+            term: None,
+        }
+    }
+
     /// The request fenced by `term`; `None` sends none, as a console that is not elected
     /// (a single console) does.
     #[must_use]
@@ -308,16 +322,7 @@ mod tests {
     use super::*;
 
     fn request() -> LeaseRequest {
-        LeaseRequest {
-            pool_id: "pool-a".into(),
-            holder_id: "console-1".into(),
-            count: Some(1),
-            gpu_uuids: None,
-            command: None,
-            load_profile: None,
-            console_group: None,
-            term: None,
-        }
+        LeaseRequest::count("pool-a", "console-1", 1)
     }
 
     #[test]

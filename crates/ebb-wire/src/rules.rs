@@ -264,6 +264,17 @@ pub enum BoundKind {
     Exact,
 }
 
+impl BoundKind {
+    /// The key a rule file gives the count under: `floor`, `ceiling` or `exact`.
+    pub const fn key(self) -> &'static str {
+        match self {
+            BoundKind::Floor => "floor",
+            BoundKind::Ceiling => "ceiling",
+            BoundKind::Exact => "exact",
+        }
+    }
+}
+
 impl fmt::Display for BoundKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

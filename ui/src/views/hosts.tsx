@@ -143,51 +143,50 @@ export function HostsSection(): JSX.Element {
    * Removes a host; with `release`, where pools hold GPUs there, they are released first
    * (each pool takes its GPUs elsewhere) and the enforcer removes the host after.
    */
-  async function removeHost(name: string, release = false): Promise<void> {
-    batch(() => {
-      setRemoving(name);
-      setRemoveError(null);
+  function removeHost(name: string, release = false): Promise<void> {
+    return takeAway(name, async () => {
+      const res = await call(() => commands.removeHost(name, release));
+      if (res.status !== "ok") return res;
+      return res.data.kind === "draining"
+        ? { status: "ok", data: { gone: false, words: t("hosts.drainingStarted", { name }) } }
+        : { status: "ok", data: { gone: true, words: t("hosts.removed", { name }) } };
     });
-    const res = await call(() => commands.removeHost(name, release));
-    batch(() => {
-      setRemoving(null);
-      setConfirming(null);
-    });
-    if (res.status === "ok" && res.data.kind === "draining") {
-      setStatus(t("hosts.drainingStarted", { name }));
-      await reload();
-      rowButton(name, "edit")?.focus();
-    } else if (res.status === "ok") {
-      setStatus(t("hosts.removed", { name }));
-      if (editedName() === name) closeForm();
-      await reload();
-      addButton.focus();
-    } else {
-      setRemoveError({ name, error: res.error });
-      if (ipcError(res.error)?.kind === "not_found") await reload();
-      rowButton(name, "remove")?.focus();
-    }
   }
 
   /**
    * Forgets a draining host that went silent and was written off (a drain it can never
    * finish); the shell refuses, naming the host, while it is not written off.
    */
-  async function forgetHost(name: string): Promise<void> {
+  function forgetHost(name: string): Promise<void> {
+    return takeAway(name, async () => {
+      const res = await call(() => commands.forgetHost(name));
+      if (res.status !== "ok") return res;
+      return { status: "ok", data: { gone: true, words: t("hosts.forgotten", { name, leases: res.data }) } };
+    });
+  }
+
+  /**
+   * One removal or forgetting, as the row asked it: the call, then what it said (the host
+   * gone, or draining), or the refusal beside the table.
+   */
+  async function takeAway(
+    name: string,
+    run: () => Promise<{ status: "ok"; data: { gone: boolean; words: string } } | { status: "error"; error: unknown }>,
+  ): Promise<void> {
     batch(() => {
       setRemoving(name);
       setRemoveError(null);
     });
-    const res = await call(() => commands.forgetHost(name));
+    const res = await run();
     batch(() => {
       setRemoving(null);
       setConfirming(null);
     });
     if (res.status === "ok") {
-      setStatus(t("hosts.forgotten", { name, leases: res.data }));
-      if (editedName() === name) closeForm();
+      setStatus(res.data.words);
+      if (res.data.gone && editedName() === name) closeForm();
       await reload();
-      addButton.focus();
+      (res.data.gone ? addButton : rowButton(name, "edit"))?.focus();
     } else {
       setRemoveError({ name, error: res.error });
       if (ipcError(res.error)?.kind === "not_found") await reload();

@@ -204,17 +204,7 @@ async fn a_replaced_leader_is_refused_on_its_term_by_the_agents_and_steps_down()
     let group = fenced.store.console_id().await.unwrap();
     let newer = ConsoleTerm::new(group.clone(), 2);
     let agent = AgentClient::new(&url, ClientConfig::default()).unwrap();
-    let request = LeaseRequest {
-        pool_id: "another-pool".into(),
-        holder_id: group.clone(),
-        count: Some(1),
-        gpu_uuids: None,
-        command: None,
-        load_profile: None,
-        console_group: None,
-        term: None,
-    }
-    .with_term(Some(&newer));
+    let request = LeaseRequest::count("another-pool", group.clone(), 1).with_term(Some(&newer));
     let (_, lease) = agent
         .create_lease("newer-leader-1", &request)
         .await
@@ -302,16 +292,7 @@ async fn a_new_leader_tells_every_host_its_term_so_the_old_one_cannot_act_even_w
         .iter()
         .map(|host| AgentClient::new(&host.url, ClientConfig::default()).unwrap())
         .collect();
-    let request = LeaseRequest {
-        pool_id: "train".into(),
-        holder_id: group.clone(),
-        count: Some(1),
-        gpu_uuids: None,
-        command: None,
-        load_profile: None,
-        console_group: None,
-        term: None,
-    };
+    let request = LeaseRequest::count("train", group.clone(), 1);
     // The old leader holds a GPU on the first host and has never called the others.
     let (_, held) = agents[0]
         .create_lease("old-1", &request.clone().with_term(Some(&old)))
