@@ -5,7 +5,7 @@ use ebb_core::catalog_store::{ActiveCatalog, CatalogStoreError, import_text};
 use ebb_core::chart::{ChartSpec, RangeChartSpec, gpu_lines_svg, heatmap_svg, utilization_svg};
 use ebb_core::client::AgentError;
 use ebb_core::collect::CollectorConfig;
-use ebb_core::console::{Console, ConsoleError};
+use ebb_core::console::{Console, ConsoleError, ScaleChange};
 use ebb_core::console_rules::RulesError;
 use ebb_core::cost_view;
 use ebb_core::metrics_store::{HeatmapQuery, MetricsError, SeriesQuery};
@@ -703,29 +703,26 @@ pub async fn preview_scale(
         .map_err(pool_error)
 }
 
-/// Lets the slider go: the pool's desired count becomes `to`, giving back the leases in
-/// `release` first.
+/// Lets the slider go: the pool's desired count becomes `to` (from `from`, the count the
+/// operator moved it from: a change that came first is a `conflict`), giving back the leases
+/// in `release` first.
 #[tauri::command]
 #[specta::specta]
 pub async fn scale_pool(
     state: State<'_, AppState>,
     name: String,
     to: u32,
+    from: Option<u32>,
     release: Option<Vec<String>>,
     over_budget: Option<bool>,
 ) -> Result<ActivityEntry, IpcError> {
-    state
-        .console
-        .scale_pool_over(
-            &name,
-            to,
-            release.as_deref().unwrap_or_default(),
-            Actor::Operator,
-            ChangeReason::Slider,
-            over_budget.unwrap_or(false),
-        )
-        .await
-        .map_err(pool_error)
+    let change = ScaleChange {
+        from,
+        release: release.unwrap_or_default(),
+        over_budget: over_budget.unwrap_or(false),
+        ..ScaleChange::new(to, Actor::Operator, ChangeReason::Slider)
+    };
+    state.console.scale(&name, change).await.map_err(pool_error)
 }
 
 /// Releases at once what the pool keeps until its paid units end.
@@ -817,6 +814,12 @@ fn pool_error(error: PoolError) -> IpcError {
         PoolError::Invalid { field, .. } => return IpcError::invalid(field, error.to_string()),
         PoolError::Exists(_) => return IpcError::invalid("name", error.to_string()),
         PoolError::NotFound(_) => IpcErrorKind::NotFound,
+        PoolError::Moved { .. } => {
+            return IpcError {
+                field: Some("from".to_string()),
+                ..IpcError::new(IpcErrorKind::Conflict, error.to_string())
+            };
+        }
         PoolError::Db(_) | PoolError::Registry(_) => {
             tracing::error!(%error, "pool store failure");
             IpcErrorKind::Internal

@@ -219,7 +219,7 @@ async fn a_hung_and_a_slow_host_hold_up_only_their_own_calls() {
     .await;
     console.create_pool(&pool_input("train", 12)).await.unwrap();
     console
-        .scale_pool_over("train", 8, &[], Actor::Operator, ChangeReason::Cli, false)
+        .scale_pool("train", 8, Actor::Operator, ChangeReason::Cli)
         .await
         .unwrap();
     // The enforcer's first look at the pool (a preview before it asks the agents live,

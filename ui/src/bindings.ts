@@ -249,12 +249,13 @@ async previewScale(name: string, to: number, release: string[] | null) : Promise
 }
 },
 /**
- * Lets the slider go: the pool's desired count becomes `to`, giving back the leases in
- * `release` first.
+ * Lets the slider go: the pool's desired count becomes `to` (from `from`, the count the
+ * operator moved it from: a change that came first is a `conflict`), giving back the leases
+ * in `release` first.
  */
-async scalePool(name: string, to: number, release: string[] | null, overBudget: boolean | null) : Promise<Result<ActivityEntry, IpcError>> {
+async scalePool(name: string, to: number, from: number | null, release: string[] | null, overBudget: boolean | null) : Promise<Result<ActivityEntry, IpcError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("scale_pool", { name, to, release, overBudget }) };
+    return { status: "ok", data: await TAURI_INVOKE("scale_pool", { name, to, from, release, overBudget }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
@@ -1279,6 +1280,11 @@ export type IpcErrorKind =
  * them acknowledged.
  */
 "unacknowledged_warnings" | 
+/**
+ * Another change came first: the pool is no longer at the count this one was made
+ * from (`field` is `from`); look again and decide on what is there now.
+ */
+"conflict" | 
 /**
  * A bug or a broken database: the message says what failed.
  */

@@ -47,6 +47,7 @@ export const ERROR_KINDS: Readonly<Record<IpcErrorKind, MessageKey>> = {
   incompatible: "error.kind.incompatible",
   host_holds_gpus: "error.kind.host_holds_gpus",
   unacknowledged_warnings: "error.kind.unacknowledged_warnings",
+  conflict: "error.kind.conflict",
   internal: "error.kind.internal",
 };
 
@@ -67,6 +68,7 @@ const FIELD_WORDS: Readonly<Record<string, MessageKey | undefined>> = {
   term: "error.field.term",
   overlay: "error.field.overlay",
   to: "error.field.to",
+  from: "error.field.from",
   release: "error.field.release",
   budget: "error.field.budget",
   budget_fen: "error.field.budget",

@@ -156,6 +156,7 @@ const ERROR_KINDS: Readonly<Record<IpcErrorKind, MessageKey>> = {
   not_found: "hosts.error.not_found",
   host_holds_gpus: "hosts.error.host_holds_gpus",
   unacknowledged_warnings: "hosts.error.unacknowledged_warnings",
+  conflict: "error.kind.conflict",
   internal: "hosts.error.internal",
 };
 

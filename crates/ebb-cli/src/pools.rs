@@ -2,7 +2,7 @@
 //! when no other process does (the app or `ebb daemon`), so the pool really moves.
 
 use clap::Subcommand;
-use ebb_core::console::{Console, ConsoleOptions, TokenStore};
+use ebb_core::console::{Console, ConsoleOptions, ScaleChange, TokenStore};
 use ebb_core::enforcer::EnforcerConfig;
 use ebb_wire::plan::{OverlayMode, Term};
 use ebb_wire::pools::{
@@ -240,16 +240,15 @@ async fn run_with(console: &Console, command: PoolCommand, json: bool) -> anyhow
                 );
             }
             let since = ebb_core::clock::now_ms();
-            let entry = console
-                .scale_pool_over(
-                    &name,
-                    count,
-                    &release,
-                    Actor::Operator,
-                    ChangeReason::Cli,
-                    over_budget,
-                )
-                .await?;
+            // From the count the preview was made on: a change that came in since is
+            // refused rather than overwritten.
+            let change = ScaleChange {
+                from: Some(preview.from),
+                release,
+                over_budget,
+                ..ScaleChange::new(count, Actor::Operator, ChangeReason::Cli)
+            };
+            let entry = console.scale(&name, change).await?;
             if force {
                 console.force_release(&name).await?;
             }

@@ -5,6 +5,7 @@
 use crate::client::{AgentAccess, AgentClient, AgentError};
 use crate::clock::{SharedClock, SystemClock};
 use crate::collect::{Collector, CollectorConfig, Target, Tick, unknown_status};
+pub use crate::console_pools::ScaleChange;
 use crate::db::ConsoleDb;
 use crate::election::{Election, ElectionConfig, LeaderHandle, Leadership};
 use crate::enforcer::{Enforcer, EnforcerConfig};

@@ -20,6 +20,34 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
+/// A move of a pool's desired count, as a front asks for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScaleChange {
+    pub to: u32,
+    /// The count the operator saw and moves from (compare-and-set); `None`: whatever it is
+    /// when the change is made.
+    pub from: Option<u32>,
+    /// Leases to give back first (the operator's choice).
+    pub release: Vec<String>,
+    pub actor: Actor,
+    pub reason: ChangeReason,
+    /// Past the budget cap of the pool's rules on purpose.
+    pub over_budget: bool,
+}
+
+impl ScaleChange {
+    pub fn new(to: u32, actor: Actor, reason: ChangeReason) -> Self {
+        Self {
+            to,
+            from: None,
+            release: Vec::new(),
+            actor,
+            reason,
+            over_budget: false,
+        }
+    }
+}
+
 impl Console {
     pub fn pool_store(&self) -> &PoolStore {
         &self.pools
@@ -222,37 +250,35 @@ impl Console {
         actor: Actor,
         reason: ChangeReason,
     ) -> Result<ActivityEntry, PoolError> {
-        self.scale_pool_choosing(name, to, &[], actor, reason).await
+        self.scale(name, ScaleChange::new(to, actor, reason)).await
     }
 
-    /// [`Self::scale_pool`], giving back the leases in `release` first (checked as
-    /// [`Self::preview_scale_choosing`] checks them); the enforcer releases exactly those,
-    /// and the placement's choice for the rest. A scale-out past the budget cap of the
-    /// pool's rules is refused (field `budget`).
-    pub async fn scale_pool_choosing(
-        &self,
-        name: &str,
-        to: u32,
-        release: &[String],
-        actor: Actor,
-        reason: ChangeReason,
-    ) -> Result<ActivityEntry, PoolError> {
-        self.scale_pool_over(name, to, release, actor, reason, false)
-            .await
-    }
-
-    /// [`Self::scale_pool_choosing`]; with `over_budget`, a scale-out past the rules'
-    /// budget cap goes ahead, logged as such (`ChangeReason::BudgetOverride`).
-    pub async fn scale_pool_over(
-        &self,
-        name: &str,
-        to: u32,
-        release: &[String],
-        actor: Actor,
-        mut reason: ChangeReason,
-        over_budget: bool,
-    ) -> Result<ActivityEntry, PoolError> {
-        let preview = self.preview_scale_choosing(name, to, release).await?;
+    /// Moves the pool's desired count as `change` says: from the count it names (else
+    /// whatever it is now; [`PoolError::Moved`] when another change came first), giving back
+    /// the leases in `release` first (checked as [`Self::preview_scale_choosing`] checks
+    /// them; the enforcer releases exactly those, and the placement's choice for the rest).
+    /// A scale-out past the budget cap of the pool's rules is refused (field `budget`)
+    /// unless `over_budget`, when it goes ahead logged as such
+    /// (`ChangeReason::BudgetOverride`).
+    pub async fn scale(&self, name: &str, change: ScaleChange) -> Result<ActivityEntry, PoolError> {
+        let ScaleChange {
+            to,
+            from,
+            release,
+            actor,
+            mut reason,
+            over_budget,
+        } = change;
+        let preview = self.preview_scale_choosing(name, to, &release).await?;
+        if let Some(expected) = from
+            && expected != preview.from
+        {
+            return Err(PoolError::Moved {
+                pool: preview.pool,
+                expected,
+                actual: preview.from,
+            });
+        }
         if to > preview.from
             && let Some((per_hour_fen, cap_fen)) = self.budget_breach(name, to).await?
         {
@@ -280,7 +306,9 @@ impl Console {
             delta_per_hour_fen: priced.then_some(preview.delta_per_hour_fen),
             delta_per_month_fen: priced.then_some(preview.delta_per_month_fen),
         };
-        let (_, entry) = self.pools.set_desired(name, to, release, &change).await?;
+        // Written only if the pool is still at `preview.from` (compare-and-set): a change
+        // that came in since the preview stands, and this one is refused.
+        let (_, entry) = self.pools.set_desired(name, to, &release, &change).await?;
         self.wake_enforcer();
         Ok(entry)
     }

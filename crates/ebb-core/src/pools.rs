@@ -35,6 +35,16 @@ pub enum PoolError {
     NotFound(String),
     #[error("name: a pool named `{0}` already exists")]
     Exists(String),
+    /// A compare-and-set lost: the pool's desired count is no longer the one the change
+    /// was made from. Nothing was written; look again and decide on what is there now.
+    #[error(
+        "from: pool `{pool}` is at {actual} GPUs now, not the {expected} this change was made from (another change came first); look again"
+    )]
+    Moved {
+        pool: String,
+        expected: u32,
+        actual: u32,
+    },
     #[error("cannot read or write the pools in console.db: {0}")]
     Db(#[from] sqlx::Error),
     #[error("cannot read the host registry: {0}")]

@@ -462,23 +462,37 @@ async fn step(
         let change = entry(&decision, shadow);
         if shadow {
             live.shadow_desired = Some(to);
-        } else if store.get(&pool.name).await?.desired != current {
-            // The operator moved the pool during this tick: theirs stands.
-            return Ok(None);
+            store.log_done(pool, &change).await?;
+        } else {
+            // Compare-and-set from the count the rule decided on: when the operator, an
+            // edit or another console moved the pool since this tick read it, theirs
+            // stands, and the rule decides again on the next tick from what is there.
+            match store.set_desired(&pool.name, to, &[], &change).await {
+                Ok(_) => {}
+                Err(PoolError::Moved {
+                    expected, actual, ..
+                }) => {
+                    tracing::info!(
+                        pool = %pool.name,
+                        decided_from = expected,
+                        now = actual,
+                        wanted = to,
+                        "a rule stood down: the pool moved under it"
+                    );
+                    return Ok(None);
+                }
+                Err(error) => return Err(error),
+            }
+            tracing::info!(pool = %pool.name, from = current, to, reason = %decision.reason, "a rule scaled the pool");
         }
+        // A cooldown starts only on a change actually made (or, in shadow mode, logged).
         live.held_logged = None;
         if to > current {
             live.last_out_ms = Some(now_ms);
         } else {
             live.last_in_ms = Some(now_ms);
         }
-        if shadow {
-            store.log_done(pool, &change).await?;
-            return Ok(None);
-        }
-        store.set_desired(&pool.name, to, &[], &change).await?;
-        tracing::info!(pool = %pool.name, from = current, to, reason = %decision.reason, "a rule scaled the pool");
-        return Ok(Some((current, to)));
+        return Ok((!shadow).then_some((current, to)));
     }
     // A rule wanted a change and a clamp kept the count: said once per rule and clamp.
     if matches!(decision.reason, DecisionReason::Held { .. }) {

@@ -430,6 +430,9 @@ pub enum IpcErrorKind {
     /// A rule file has lint warnings the operator has not acknowledged: save again with
     /// them acknowledged.
     UnacknowledgedWarnings,
+    /// Another change came first: the pool is no longer at the count this one was made
+    /// from (`field` is `from`); look again and decide on what is there now.
+    Conflict,
     /// A bug or a broken database: the message says what failed.
     Internal,
 }
@@ -560,6 +563,7 @@ mod tests {
             Incompatible,
             HostHoldsGpus,
             UnacknowledgedWarnings,
+            Conflict,
             Internal,
         ];
         let arm = |kind: IpcErrorKind| match kind {
@@ -582,7 +586,8 @@ mod tests {
             Incompatible => 16,
             HostHoldsGpus => 17,
             UnacknowledgedWarnings => 18,
-            Internal => 19,
+            Conflict => 19,
+            Internal => 20,
         };
         let arms: Vec<usize> = all.iter().map(|&kind| arm(kind)).collect();
         assert_eq!(arms, (0..all.len()).collect::<Vec<_>>());

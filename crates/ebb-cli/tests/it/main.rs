@@ -2,6 +2,7 @@
 
 mod cost;
 mod help;
+mod lost_update;
 mod peers;
 mod pool;
 mod replay;

@@ -53,6 +53,19 @@ pub(super) fn pool_row(row: &crate::db::DbRow) -> Pool {
     }
 }
 
+/// The pool named `name` as stored, read on `conn`: inside a write transaction, the row no
+/// other writer can change before the transaction ends.
+async fn pool_named(conn: &mut sqlx::AnyConnection, name: &str) -> Result<Pool, PoolError> {
+    sqlx::query(AssertSqlSafe(format!(
+        "SELECT {POOL_COLUMNS} FROM pools WHERE name = $1"
+    )))
+    .bind(name.trim())
+    .fetch_optional(&mut *conn)
+    .await?
+    .map(|row| pool_row(&row))
+    .ok_or_else(|| PoolError::NotFound(name.trim().to_string()))
+}
+
 pub(super) fn placement_word(policy: PlacementPolicy) -> &'static str {
     match policy {
         PlacementPolicy::Pack => "pack",
@@ -134,14 +147,8 @@ impl PoolStore {
     }
 
     pub async fn get(&self, name: &str) -> Result<Pool, PoolError> {
-        sqlx::query(AssertSqlSafe(format!(
-            "SELECT {POOL_COLUMNS} FROM pools WHERE name = $1"
-        )))
-        .bind(name.trim())
-        .fetch_optional(self.pool())
-        .await?
-        .map(|row| pool_row(&row))
-        .ok_or_else(|| PoolError::NotFound(name.trim().to_string()))
+        let mut conn = self.pool().acquire().await?;
+        pool_named(&mut conn, name).await
     }
 
     /// Creates a pool at its `min`, with its activity entry, in one transaction.
@@ -179,13 +186,15 @@ impl PoolStore {
     /// Changes a pool's settings; `desired` is kept, moved into `[min, max]` when it left
     /// it. The settings and their activity entry are one transaction.
     pub async fn update(&self, name: &str, valid: Valid) -> Result<(Pool, Pool), PoolError> {
-        let before = self.get(name).await?;
+        let mut tx = self.db.begin_write().await?;
+        // Read under the write lock: the count kept is the one stored now, never one a
+        // slider or a rule replaced since the form was read.
+        let before = pool_named(&mut tx, name).await?;
         let mut pool = valid.0;
         pool.id = before.id.clone();
         pool.created_at_ms = before.created_at_ms;
         pool.desired = before.desired.clamp(pool.min, pool.max);
         let now = self.now_ms();
-        let mut tx = self.db.begin_write().await?;
         save(
             &mut tx,
             "UPDATE pools SET name = $1, model = $2, regions = $3, min_gpus = $4, max_gpus = $5, desired = $6, base_gpus = $7, term = $8, overlay = $9, placement = $10, interruptible = $11, release_at_unit_end = $12, updated_at_ms = $13 WHERE id = $14",
@@ -212,8 +221,8 @@ impl PoolStore {
 
     /// Deletes a pool; the enforcer releases what it still holds.
     pub async fn delete(&self, name: &str) -> Result<Pool, PoolError> {
-        let pool = self.get(name).await?;
         let mut tx = self.db.begin_write().await?;
+        let pool = pool_named(&mut tx, name).await?;
         sqlx::query("DELETE FROM pools WHERE id = $1")
             .bind(&pool.id)
             .execute(&mut *tx)
@@ -244,6 +253,10 @@ impl PoolStore {
     /// change of the same pool is marked superseded. `release_first` names the leases to give
     /// back first (checked by the caller against what the pool holds); it replaces the last
     /// change's.
+    ///
+    /// Compare-and-set: `change.from` is the count the writer moves the pool from; when the
+    /// stored count is another (a slider, a rule, an edit or another console moved it since
+    /// the writer looked), nothing changes and the answer is [`PoolError::Moved`].
     pub async fn set_desired(
         &self,
         name: &str,
@@ -251,12 +264,19 @@ impl PoolStore {
         release_first: &[String],
         change: &NewActivity,
     ) -> Result<(Pool, ActivityEntry), PoolError> {
-        let mut pool = self.get(name).await?;
-        pool.check_count("desired", to)?;
-        let now = self.now_ms();
         let chosen = serde_json::to_string(release_first)
             .map_err(|error| invalid("release", error.to_string()))?;
         let mut tx = self.db.begin_write().await?;
+        let mut pool = pool_named(&mut tx, name).await?;
+        pool.check_count("desired", to)?;
+        if pool.desired != change.from {
+            return Err(PoolError::Moved {
+                pool: pool.name,
+                expected: change.from,
+                actual: pool.desired,
+            });
+        }
+        let now = self.now_ms();
         sqlx::query(
             "UPDATE pools SET desired = $1, force_release = 0, release_first = $2, updated_at_ms = $3 WHERE id = $4",
         )
@@ -277,9 +297,9 @@ impl PoolStore {
     /// Releases what the current scale-in keeps for its paid units, now (until the next
     /// change), and logs it.
     pub async fn force_release(&self, name: &str) -> Result<Pool, PoolError> {
-        let mut pool = self.get(name).await?;
-        let now = self.now_ms();
         let mut tx = self.db.begin_write().await?;
+        let mut pool = pool_named(&mut tx, name).await?;
+        let now = self.now_ms();
         sqlx::query("UPDATE pools SET force_release = 1, updated_at_ms = $1 WHERE id = $2")
             .bind(now)
             .bind(&pool.id)

@@ -176,15 +176,38 @@ async fn pools_round_trip_and_changes_are_logged() {
         8,
         "nothing half-changed"
     );
+    // A change made from a count the pool is no longer at is refused, changing nothing.
+    let stale = NewActivity {
+        to: 4,
+        ..change.clone()
+    };
+    assert!(matches!(
+        store.set_desired("web", 4, &[], &stale).await,
+        Err(PoolError::Moved {
+            expected: 2,
+            actual: 8,
+            ..
+        })
+    ));
+    assert_eq!(store.get("web").await.unwrap().desired, 8);
     // A second change supersedes the first.
-    store.set_desired("web", 4, &[], &change).await.unwrap();
+    let second = NewActivity {
+        from: 8,
+        to: 4,
+        ..change.clone()
+    };
+    store.set_desired("web", 4, &[], &second).await.unwrap();
     let log = store.activity(Some("web"), 10).await.unwrap();
     assert_eq!(
         log.len(),
         3,
         "made (once: the refused duplicate logged nothing), then two changes"
     );
-    assert_eq!(log[0].to, 8, "the second entry's `to` is what was passed");
+    assert_eq!(
+        (log[0].from, log[0].to),
+        (8, 4),
+        "the second entry moved from the first's count"
+    );
     assert_eq!(log[1].outcome, Outcome::Superseded);
     assert!(
         matches!(
@@ -420,20 +443,20 @@ async fn notifications_read_new_entries_prefs_and_the_charts_rule_decisions() {
     store.create(valid).await.unwrap();
     let seen = store.last_activity_id().await.unwrap();
     assert!(seen > 0);
-    let change = |actor, to| NewActivity {
+    let change = |actor, from, to| NewActivity {
         actor,
-        from: 0,
+        from,
         to,
         reason: ChangeReason::Slider,
         delta_per_hour_fen: None,
         delta_per_month_fen: None,
     };
     store
-        .set_desired("web", 3, &[], &change(Actor::Rule, 3))
+        .set_desired("web", 3, &[], &change(Actor::Rule, 0, 3))
         .await
         .unwrap();
     store
-        .set_desired("web", 5, &[], &change(Actor::Operator, 5))
+        .set_desired("web", 5, &[], &change(Actor::Operator, 3, 5))
         .await
         .unwrap();
     let new = store.activity_after(seen, 10).await.unwrap();
@@ -469,6 +492,104 @@ async fn notifications_read_new_entries_prefs_and_the_charts_rule_decisions() {
             .await
             .unwrap()
             .is_empty()
+    );
+    drop(dir);
+}
+
+/// Two writers on one database (each with its own connections, as two consoles sharing it
+/// are), interleaving slider moves, rule decisions and pool edits, each made from what it
+/// read: no change is lost. Every change is in the activity log, each one made from the
+/// count the one before left (a lost update would show two changes from the same count),
+/// and the pool ends where the last one put it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_writers_interleaving_lose_no_change() {
+    let dir = ebb_testkit::TempDir::new("pools-two-writers");
+    let catalog = Catalog::demo();
+    let first = PoolStore::new(ConsoleDb::open(&dir).await.unwrap());
+    let second = PoolStore::new(ConsoleDb::open(&dir).await.unwrap());
+    let valid = validate(
+        &input("web", "A100", &["cn-north"], 0, 40),
+        &hosts(),
+        &catalog,
+    )
+    .unwrap();
+    first.create(valid).await.unwrap();
+    const ROUNDS: u32 = 40;
+    let writer = |store: PoolStore, seed: u32| {
+        let catalog = catalog.clone();
+        tokio::spawn(async move {
+            let (mut made, mut refused) = (0u32, 0u32);
+            for round in 0..ROUNDS {
+                let pick = (round * 7 + seed * 3) % 5;
+                if pick == 4 {
+                    // An edit: the range moves, the count is clamped into it.
+                    let max = 20 + (round + seed) % 20;
+                    let valid = validate(
+                        &input("web", "A100", &["cn-north"], 0, max),
+                        &hosts(),
+                        &catalog,
+                    )
+                    .unwrap();
+                    store.update("web", valid).await.unwrap();
+                    made += 1;
+                    continue;
+                }
+                let seen = store.get("web").await.unwrap();
+                // Yield between the read and the write, so the other writer gets in.
+                tokio::task::yield_now().await;
+                let to = (seen.desired + 1 + seed + round) % (seen.max + 1);
+                let change = NewActivity {
+                    actor: if pick.is_multiple_of(2) {
+                        Actor::Rule
+                    } else {
+                        Actor::Operator
+                    },
+                    from: seen.desired,
+                    to,
+                    reason: ChangeReason::Slider,
+                    delta_per_hour_fen: None,
+                    delta_per_month_fen: None,
+                };
+                match store.set_desired("web", to, &[], &change).await {
+                    Ok(_) => made += 1,
+                    Err(PoolError::Moved {
+                        expected, actual, ..
+                    }) => {
+                        assert_eq!(expected, seen.desired);
+                        assert_ne!(actual, expected);
+                        refused += 1;
+                    }
+                    Err(PoolError::Invalid {
+                        field: "desired", ..
+                    }) => refused += 1,
+                    Err(error) => panic!("{error}"),
+                }
+            }
+            (made, refused)
+        })
+    };
+    let a = writer(first.clone(), 1);
+    let b = writer(second.clone(), 2);
+    let (a, b) = (a.await.unwrap(), b.await.unwrap());
+    let log = first.activity(Some("web"), 1_000).await.unwrap();
+    // Oldest first; the first entry is the creation.
+    let chain: Vec<&ActivityEntry> = log.iter().rev().collect();
+    assert_eq!(
+        chain.len() as u32 - 1,
+        a.0 + b.0,
+        "every change made is logged once (made {a:?} {b:?})"
+    );
+    for pair in chain.windows(2) {
+        assert_eq!(
+            pair[1].from, pair[0].to,
+            "entry {} moved from {}, but the entry before it left {}: an update was lost",
+            pair[1].id, pair[1].from, pair[0].to
+        );
+    }
+    assert_eq!(
+        first.get("web").await.unwrap().desired,
+        chain.last().unwrap().to,
+        "the pool is where the last change put it"
     );
     drop(dir);
 }

@@ -398,7 +398,13 @@ async fn the_rules_budget_cap_guards_the_slider_unless_gone_past_on_purpose() {
         .unwrap();
     let entry = rig
         .console
-        .scale_pool_over("burst", 3, &[], Actor::Operator, ChangeReason::Slider, true)
+        .scale(
+            "burst",
+            ebb_core::console::ScaleChange {
+                over_budget: true,
+                ..ebb_core::console::ScaleChange::new(3, Actor::Operator, ChangeReason::Slider)
+            },
+        )
         .await
         .unwrap();
     assert!(

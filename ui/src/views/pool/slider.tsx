@@ -262,7 +262,10 @@ export function Slider(props: {
       setCommit({ kind: "sending", to });
     });
     const release = releaseArg(props.picked());
-    const res = await call(() => commands.scalePool(pool.name, to, release, overBudget));
+    // From the count this slider showed: a change that came first (a rule, another
+    // console) is refused as a conflict rather than overwritten.
+    const from = desired();
+    const res = await call(() => commands.scalePool(pool.name, to, from, release, overBudget));
     setCommitting(false);
     if (disposed) return;
     if (res.status === "ok") {
