@@ -129,9 +129,9 @@ impl PoolStore {
         mode: Option<RulesMode>,
         edit: RulesEdit,
     ) -> Result<StoredRules, PoolError> {
-        let pool = self.get(name).await?;
         let now = self.now_ms();
         let mut tx = self.db().begin_write().await?;
+        let pool = super::store::pool_named(&mut tx, name).await?;
         let had: Option<(i64, String)> =
             sqlx::query_as("SELECT version, mode FROM pool_rules WHERE pool_id = $1")
                 .bind(&pool.id)
@@ -183,8 +183,16 @@ impl PoolStore {
         name: &str,
         mode: RulesMode,
     ) -> Result<StoredRules, PoolError> {
-        let pool = self.get(name).await?;
-        let Some(stored) = self.rules(name).await? else {
+        let now = self.now_ms();
+        let mut tx = self.db().begin_write().await?;
+        let pool = super::store::pool_named(&mut tx, name).await?;
+        let row = sqlx::query(
+            "SELECT r.*, p.name FROM pool_rules r JOIN pools p ON p.id = r.pool_id WHERE r.pool_id = $1",
+        )
+        .bind(&pool.id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(stored) = row.as_ref().map(rules_row) else {
             return Err(invalid(
                 "pool",
                 format!(
@@ -196,8 +204,6 @@ impl PoolStore {
         if stored.mode == mode {
             return Ok(stored);
         }
-        let now = self.now_ms();
-        let mut tx = self.db().begin_write().await?;
         sqlx::query("UPDATE pool_rules SET mode = $1, updated_at_ms = $2 WHERE pool_id = $3")
             .bind(mode_word(mode))
             .bind(now)

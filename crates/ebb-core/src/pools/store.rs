@@ -55,7 +55,10 @@ pub(super) fn pool_row(row: &crate::db::DbRow) -> Pool {
 
 /// The pool named `name` as stored, read on `conn`: inside a write transaction, the row no
 /// other writer can change before the transaction ends.
-async fn pool_named(conn: &mut sqlx::AnyConnection, name: &str) -> Result<Pool, PoolError> {
+pub(super) async fn pool_named(
+    conn: &mut sqlx::AnyConnection,
+    name: &str,
+) -> Result<Pool, PoolError> {
     sqlx::query(AssertSqlSafe(format!(
         "SELECT {POOL_COLUMNS} FROM pools WHERE name = $1"
     )))
