@@ -129,7 +129,7 @@ pub fn more_not_shown(more: usize, language: UiLanguage) -> (String, String) {
     )
 }
 
-/// "1 GPU", "4 GPUs", "4 块 GPU".
+/// "1 GPU", "4 GPUs", in the language of `words`.
 fn count(gpus: u32, words: Words) -> String {
     if gpus == 1 {
         words.text("notify.gpus.one", &[])
@@ -259,7 +259,7 @@ fn budget_held(
     }
 }
 
-/// A budget's caps: "¥50.00/hour and ¥9,000.00/month", "每小时 ¥50.00 和 每月 ¥9,000.00";
+/// A budget's caps: "¥50.00/hour and ¥9,000.00/month", in the language of `words`;
 /// empty without a cap.
 fn budget_caps(per_hour_fen: Option<i64>, per_month_fen: Option<i64>, words: Words) -> String {
     let caps: Vec<String> = per_hour_fen
