@@ -6,6 +6,7 @@
 //! Free text inside a reason (`reason`, `message`) is what a library or a peer said,
 //! passed through as detail; the sentence around it is always the kind's.
 
+use crate::agent::AgentErrorKind;
 use crate::plan::yuan;
 use serde::{Deserialize, Serialize};
 use specta::Type;
@@ -37,7 +38,8 @@ pub enum HostProblem {
     RefusedRequest {
         url: String,
         status: u16,
-        agent_kind: String,
+        /// The agent's own kind; `unknown` for one this build does not know.
+        agent_kind: AgentErrorKind,
         message: String,
     },
     /// Something answered that is not an Ebb agent (not its JSON, a bare 4xx, not HTTP).
