@@ -1040,7 +1040,12 @@ export type FleetTick = FleetSnapshot
  * Every reading is `None` when the card cannot give it (NVML's NOT_SUPPORTED) or when the
  * card is lost; `healthy` is `false` for a card that stopped answering.
  */
-export type Gpu = { index: number; uuid: string; model: string; memory_total_mib: number; 
+export type Gpu = { index: number; uuid: string; model: string; 
+/**
+ * The card's memory; `None` when it could not be read. An agent from before this was
+ * optional wrote 0 for that, which reads as `None` too.
+ */
+memory_total_mib: number | null; 
 /**
  * `false` when the card is lost or no longer answers; its readings are then `None`.
  */

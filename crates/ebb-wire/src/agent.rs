@@ -45,6 +45,13 @@ pub struct SampleBatch {
     pub samples: Vec<GpuList>,
 }
 
+/// A total no card has: an older agent's way of saying it could not read one.
+fn zero_is_unknown<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<u32>, D::Error> {
+    Ok(Option::<u32>::deserialize(deserializer)?.filter(|&mib| mib > 0))
+}
+
 /// One GPU: its static facts and its latest dynamic readings.
 ///
 /// Every reading is `None` when the card cannot give it (NVML's NOT_SUPPORTED) or when the
@@ -54,7 +61,10 @@ pub struct Gpu {
     pub index: u32,
     pub uuid: String,
     pub model: String,
-    pub memory_total_mib: u32,
+    /// The card's memory; `None` when it could not be read. An agent from before this was
+    /// optional wrote 0 for that, which reads as `None` too.
+    #[serde(deserialize_with = "zero_is_unknown")]
+    pub memory_total_mib: Option<u32>,
     /// `false` when the card is lost or no longer answers; its readings are then `None`.
     pub healthy: bool,
     /// Why the card is unhealthy, in words; `None` when healthy.
@@ -426,6 +436,33 @@ mod tests {
             serde_json::from_str(r#"{"kind": "quota_exceeded", "message": "over quota"}"#).unwrap();
         assert_eq!(newer.kind, AgentErrorKind::Unknown);
         assert_eq!(newer.message, "over quota");
+    }
+
+    #[test]
+    fn a_memory_total_not_read_is_none_and_an_older_agents_zero_reads_as_none() {
+        let gpu = Gpu {
+            memory_total_mib: None,
+            ..Gpu::default()
+        };
+        let json = serde_json::to_value(&gpu).unwrap();
+        assert_eq!(json["memory_total_mib"], serde_json::Value::Null);
+        assert_eq!(serde_json::from_value::<Gpu>(json.clone()).unwrap(), gpu);
+        let mut older = json.clone();
+        older["memory_total_mib"] = serde_json::json!(0);
+        assert_eq!(
+            serde_json::from_value::<Gpu>(older)
+                .unwrap()
+                .memory_total_mib,
+            None
+        );
+        let mut read = json;
+        read["memory_total_mib"] = serde_json::json!(81_920);
+        assert_eq!(
+            serde_json::from_value::<Gpu>(read)
+                .unwrap()
+                .memory_total_mib,
+            Some(81_920)
+        );
     }
 
     #[test]

@@ -31,7 +31,7 @@ async fn gpus_serves_the_latest_sample_with_every_reading() {
     assert_eq!(indexes, (0..8).collect::<Vec<_>>());
     for gpu in &list.gpus {
         assert_eq!(gpu.model, "NVIDIA H800");
-        assert_eq!(gpu.memory_total_mib, 81_920);
+        assert_eq!(gpu.memory_total_mib, Some(81_920));
         assert!(gpu.healthy);
         assert!(gpu.gpu_util_pct.is_some() && gpu.sm_clock_mhz.is_some());
         assert_eq!(gpu.lease_id, None);

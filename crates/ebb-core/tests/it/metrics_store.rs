@@ -21,7 +21,7 @@ fn sample(host: &str, gpu_index: u32, t_ms: i64, util_pct: Option<f32>) -> Sampl
         t_ms,
         util_pct,
         memory_used_mib: None,
-        memory_total_mib: 81_920,
+        memory_total_mib: Some(81_920),
         temperature_c: None,
         power_w: None,
     }
@@ -68,7 +68,7 @@ async fn known_store() -> MetricsStore {
     for (second, util, memory, temperature) in minute0 {
         rows.push(SampleRow {
             memory_used_mib: memory,
-            memory_total_mib: 4_000,
+            memory_total_mib: Some(4_000),
             temperature_c: temperature,
             ..sample("h", 0, T0 + second * 1000, util)
         });
@@ -81,6 +81,33 @@ async fn known_store() -> MetricsStore {
     assert_eq!(report.written, rows.len() as u64);
     store.compact(T0 + 2 * MINUTE).await.unwrap();
     store
+}
+
+#[tokio::test]
+async fn a_memory_share_needs_the_cards_total() {
+    // GPU 0's total was read, GPU 1's was not: its memory in MiB is kept, its share is not
+    // made up against a total of 0.
+    let store = MetricsStore::in_memory().await.unwrap();
+    let rows = [
+        SampleRow {
+            memory_used_mib: Some(2_000),
+            memory_total_mib: Some(4_000),
+            ..sample("h", 0, T0, Some(10.0))
+        },
+        SampleRow {
+            memory_used_mib: Some(2_000),
+            memory_total_mib: None,
+            ..sample("h", 1, T0, Some(10.0))
+        },
+    ];
+    store.insert_batch(&rows).await.unwrap();
+    let raw = |metric| query(metric, T0, T0 + MINUTE, 60);
+    let share = store.query(&raw(ChartMetric::MemoryPct)).await.unwrap();
+    assert_eq!(share.len(), 1, "{share:?}");
+    assert_eq!(share[0].gpu_index, 0);
+    close(&triples(&share[0].points), &[(50.0, 50.0, 50.0)]);
+    let used = store.query(&raw(ChartMetric::MemoryUsed)).await.unwrap();
+    assert_eq!(used.len(), 2, "{used:?}");
 }
 
 #[tokio::test]

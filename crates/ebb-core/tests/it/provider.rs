@@ -95,7 +95,7 @@ impl Cloud {
                 index,
                 uuid: uuid(target, index),
                 model: MODEL.into(),
-                memory_total_mib: 81_920,
+                memory_total_mib: Some(81_920),
                 healthy: true,
                 lease_id: held
                     .get(uuid(target, index).as_str())
