@@ -111,6 +111,76 @@ async fn a_memory_share_needs_the_cards_total() {
 }
 
 #[tokio::test]
+async fn a_store_from_before_the_total_was_optional_reads_its_zeros_as_unknown() {
+    use sqlx::sqlite::{SqliteConnectOptions, SqlitePool};
+    // A metrics.db an older console wrote: the first migration alone, a 0 for a total the
+    // card did not give.
+    let dir = ebb_testkit::TempDir::new("core-metrics-0001");
+    let first = dir.join("migrations");
+    std::fs::create_dir_all(&first).unwrap();
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/migrations/metrics/0001_metrics.sql"
+        ),
+        first.join("0001_metrics.sql"),
+    )
+    .unwrap();
+    let path = dir.join("metrics.db");
+    let connect = || {
+        SqlitePool::connect_with(
+            SqliteConnectOptions::new()
+                .filename(&path)
+                .create_if_missing(true),
+        )
+    };
+    let older = connect().await.unwrap();
+    sqlx::migrate::Migrator::new(first.as_path())
+        .await
+        .unwrap()
+        .run(&older)
+        .await
+        .unwrap();
+    sqlx::query("INSERT INTO metric_hosts (id, name) VALUES (1, 'h')")
+        .execute(&older)
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO samples (host_id, t_ms, gpu_index, util_pct, memory_used_mib, memory_total_mib) \
+         VALUES (1, $1, 0, 10, 2000, 4000), (1, $1, 1, 10, 2000, 0)",
+    )
+    .bind(T0)
+    .execute(&older)
+    .await
+    .unwrap();
+    older.close().await;
+
+    let store = MetricsStore::open(&path, RetentionConfig::default())
+        .await
+        .unwrap();
+    let totals: Vec<(i64, Option<i64>)> =
+        sqlx::query_as("SELECT gpu_index, memory_total_mib FROM samples ORDER BY gpu_index")
+            .fetch_all(&connect().await.unwrap())
+            .await
+            .unwrap();
+    assert_eq!(totals, [(0, Some(4_000)), (1, None)]);
+    let share = store
+        .query(&query(ChartMetric::MemoryPct, T0, T0 + MINUTE, 60))
+        .await
+        .unwrap();
+    assert_eq!(share.len(), 1, "{share:?}");
+    close(&triples(&share[0].points), &[(50.0, 50.0, 50.0)]);
+    // And a total not read is written as it now is.
+    store
+        .insert_batch(&[SampleRow {
+            memory_total_mib: None,
+            ..sample("h", 1, T0 + 1_000, Some(20.0))
+        }])
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
 async fn minute_rollups_equal_hand_computed_values_ignoring_nulls() {
     let store = known_store().await;
     // Two hours at 120 points: one-minute buckets, from the minute rollups.
