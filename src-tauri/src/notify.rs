@@ -7,7 +7,7 @@
 //! given up, so nothing here can hold the app.
 
 use crate::state::Language;
-use ebb_core::notify::{Notification, Said, select};
+use ebb_core::notify::{Notification, Said, more_not_shown, select};
 use ebb_core::pools::{PoolError, PoolStore};
 use ebb_wire::ipc::UiLanguage;
 use ebb_wire::rules::RulesMode;
@@ -75,16 +75,7 @@ async fn run(app: AppHandle, store: PoolStore, language: Language) {
             .collect();
         if notes.len() > shown {
             let more = notes.len() - shown;
-            batch.push(match words {
-                UiLanguage::English => (
-                    format!("{more} more from Ebb"),
-                    "See the Activity view.".into(),
-                ),
-                UiLanguage::SimplifiedChinese => (
-                    format!("Ebb 还有 {more} 条通知"),
-                    "请查看“活动”视图。".into(),
-                ),
-            });
+            batch.push(more_not_shown(more, words));
         }
         for (title, body) in batch {
             match show(&app, title, body).await {

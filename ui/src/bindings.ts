@@ -505,6 +505,70 @@ export type ActivityEntry = { id: number; at_ms: number; pool: string; actor: Ac
  */
 export type Actor = "operator" | "failover" | "rule" | "enforcer"
 /**
+ * Why the agent refused a request: the `kind` of its error body, `snake_case` on the wire.
+ * 
+ * A closed set for this build; a newer agent may answer a kind this console does not know,
+ * which reads as [`AgentErrorKind::Unknown`] (the body's `message` then says what it is).
+ */
+export type AgentErrorKind = 
+/**
+ * 400/422: the request is not one the agent can act on (a bad query, a field out of range).
+ */
+"invalid_request" | 
+/**
+ * 400: the body is not JSON.
+ */
+"malformed_json" | 
+/**
+ * 413: the body is larger than the agent reads.
+ */
+"body_too_large" | 
+/**
+ * 415: the body was not sent as JSON.
+ */
+"unsupported_media_type" | 
+/**
+ * 401: no token, or one the agent does not know.
+ */
+"unauthorized" | 
+/**
+ * 403: the token lacks the scope.
+ */
+"forbidden" | 
+/**
+ * 404: no such lease or endpoint.
+ */
+"not_found" | 
+/**
+ * 405: the endpoint does not take this method.
+ */
+"method_not_allowed" | 
+/**
+ * 409: fewer GPUs free than asked for.
+ */
+"not_enough_free" | 
+/**
+ * 409: a GPU asked for by UUID is held or unhealthy.
+ */
+"gpu_not_free" | 
+/**
+ * 409: the call's console term is below one the agent has seen from the group: a
+ * newer leader exists.
+ */
+"stale_term" | 
+/**
+ * 422: the idempotency key was used before for a different request.
+ */
+"idempotency_key_reused" | 
+/**
+ * 500: the agent could not record the change.
+ */
+"internal" | 
+/**
+ * A kind this build does not know (from a newer agent).
+ */
+"unknown"
+/**
  * Facts about the running app, for the Settings view. Never carries a secret.
  */
 export type AppInfo = { version: string; data_dir: string; 
@@ -977,7 +1041,12 @@ export type FleetTick = FleetSnapshot
  * Every reading is `None` when the card cannot give it (NVML's NOT_SUPPORTED) or when the
  * card is lost; `healthy` is `false` for a card that stopped answering.
  */
-export type Gpu = { index: number; uuid: string; model: string; memory_total_mib: number; 
+export type Gpu = { index: number; uuid: string; model: string; 
+/**
+ * The card's memory; `None` when it could not be read. An agent from before this was
+ * optional wrote 0 for that, which reads as `None` too.
+ */
+memory_total_mib: number | null; 
 /**
  * `false` when the card is lost or no longer answers; its readings are then `None`.
  */
@@ -1121,7 +1190,7 @@ export type HostProblem =
 /**
  * The agent refused the request (4xx with its own `{kind, message}`).
  */
-{ kind: "refused_request"; url: string; status: number; agent_kind: string; message: string } | 
+{ kind: "refused_request"; url: string; status: number; agent_kind: AgentErrorKind; message: string } | 
 /**
  * Something answered that is not an Ebb agent (not its JSON, a bare 4xx, not HTTP).
  */

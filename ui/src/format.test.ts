@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { FleetSnapshot, HostStatus } from "./bindings";
 import {
   describeError,
+  formatMemoryGib,
   formatModels,
   formatPercent,
   groupByRegion,
@@ -31,6 +32,14 @@ function host(name: string, region: string, extra: Partial<HostStatus> = {}): Ho
 }
 
 afterEach(() => setLocale("en"));
+
+describe("formatMemoryGib", () => {
+  it("shows a total the agent could not read as a dash, never 0", () => {
+    expect(formatMemoryGib(40960, 81920)).toBe("40.0 / 80.0");
+    expect(formatMemoryGib(40960, null)).toBe("40.0 / —");
+    expect(formatMemoryGib(null, 81920)).toBe("—");
+  });
+});
 
 describe("formatPercent", () => {
   it("rounds to whole percent", () => {

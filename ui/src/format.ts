@@ -15,6 +15,20 @@ export function orDash(value: string | number | null | undefined): string {
   return String(value);
 }
 
+/** MiB as GiB to one place: 40960 -> "40.0"; null -> "—". */
+function gib(mib: number | null): string {
+  return mib === null ? t("common.empty") : (mib / 1024).toFixed(1);
+}
+
+/**
+ * A card's memory in use of its total, in GiB: "40.0 / 80.0". A total the agent could not
+ * read shows as "—" ("40.0 / —"), never as 0; nothing in use read is "—" alone.
+ */
+export function formatMemoryGib(usedMib: number | null, totalMib: number | null): string {
+  if (usedMib === null) return t("common.empty");
+  return `${gib(usedMib)} / ${gib(totalMib)}`;
+}
+
 /** Models of a host, de-duplicated in first-seen order, joined the locale's way. */
 export function formatModels(models: readonly string[]): string {
   const unique = [...new Set(models.map((m) => m.trim()).filter((m) => m !== ""))];

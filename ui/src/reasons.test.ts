@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { ChangeReason, Clamp, ConfirmationReason, Decision, HostProblem, LintProblem, PoolNote, PriceProblem, RuleStatus } from "./bindings";
 import { setLocale } from "./i18n";
 import {
+  agentRefusalText,
   changeReasonText,
   clampText,
   confirmationText,
@@ -98,6 +99,17 @@ describe("structured reasons", () => {
       "2 GPU(s) on unreachable hosts written off and being replaced; 1 GPU(s) kept until their paid unit ends",
     );
     expect(poolNotesText([])).toBeNull();
+  });
+
+  it("word an agent's refusal by its kind, and a newer agent's unknown kind by its own message", () => {
+    expect(agentRefusalText("stale_term", "term 3 is below 4")).toBe("another console has since been elected to enforce the pools");
+    expect(agentRefusalText("unknown", "over the host's quota")).toBe("over the host's quota");
+    expect(hostProblemText({ ...problems[9]!, agent_kind: "unknown", message: "over quota" } as HostProblem)).toBe(
+      "http://gpu-a:7070 refused (HTTP 409): over quota",
+    );
+    setLocale("zh-CN");
+    expect(agentRefusalText("stale_term", "term 3 is below 4")).toBe("此后已选出另一个控制台来执行资源池");
+    expect(agentRefusalText("not_enough_free", "only 0 free")).toBe("空闲 GPU 不足");
   });
 
   it("price problems name the model and the regions", () => {

@@ -6,6 +6,7 @@
 
 import type {
   Action,
+  AgentErrorKind,
   BoundKind,
   ChangeReason,
   Clamp,
@@ -97,15 +98,28 @@ export function changeReasonText(reason: ChangeReason): string {
   }
 }
 
-const AGENT_KINDS: Readonly<Record<string, MessageKey | undefined>> = {
+// Every kind an agent refuses with, worded; a kind added in Rust is a type error here until
+// it is. `unknown` (a newer agent's kind) has no words of ours: its message is shown.
+const AGENT_KINDS: Readonly<Record<Exclude<AgentErrorKind, "unknown">, MessageKey>> = {
+  invalid_request: "reason.agent.invalid_request",
+  malformed_json: "reason.agent.malformed_json",
+  body_too_large: "reason.agent.body_too_large",
+  unsupported_media_type: "reason.agent.unsupported_media_type",
+  unauthorized: "reason.agent.unauthorized",
+  forbidden: "reason.agent.forbidden",
+  not_found: "reason.agent.not_found",
+  method_not_allowed: "reason.agent.method_not_allowed",
   not_enough_free: "reason.agent.not_enough_free",
   gpu_not_free: "reason.agent.gpu_not_free",
+  stale_term: "reason.agent.stale_term",
   idempotency_key_reused: "reason.agent.idempotency_key_reused",
-  not_found: "reason.agent.not_found",
-  invalid_request: "reason.agent.invalid_request",
-  forbidden: "reason.agent.forbidden",
   internal: "reason.agent.internal",
 };
+
+/** What an agent's refusal says: its kind in words, or its own message for a kind we do not know. */
+export function agentRefusalText(kind: AgentErrorKind, message: string): string {
+  return kind === "unknown" ? message : t(AGENT_KINDS[kind]);
+}
 
 /** Why a host could not be used, or a call to it failed. */
 export function hostProblemText(problem: HostProblem): string {
@@ -131,8 +145,7 @@ export function hostProblemText(problem: HostProblem): string {
     case "refused_request": {
       // The agent's kind is stable and worded here; its message (English) only where the
       // kind is one this console does not know.
-      const known = AGENT_KINDS[problem.agent_kind];
-      const message = known ? t(known) : problem.message;
+      const message = agentRefusalText(problem.agent_kind, problem.message);
       return t("reason.host.refused_request", { url: problem.url, status: problem.status, message });
     }
     case "decode":

@@ -17,8 +17,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use ebb_wire::agent::{
-    API_VERSION, ApiError, ConsoleTerm, GpuList, Health, LeaseList, LeaseListQuery, LeaseListState,
-    LeaseRequest, ReleaseQuery, SampleBatch,
+    API_VERSION, AgentErrorKind, ApiError, ConsoleTerm, GpuList, Health, LeaseList, LeaseListQuery,
+    LeaseListState, LeaseRequest, ReleaseQuery, SampleBatch,
 };
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -66,11 +66,11 @@ pub fn app(state: AgentState) -> Router {
         .with_state(state)
 }
 
-fn error(status: StatusCode, kind: &str, message: impl Into<String>) -> Response {
+fn error(status: StatusCode, kind: AgentErrorKind, message: impl Into<String>) -> Response {
     (
         status,
         Json(ApiError {
-            kind: kind.into(),
+            kind,
             message: message.into(),
         }),
     )
@@ -92,13 +92,15 @@ async fn authorize(auth: &Auth, need: Scope, request: Request, next: Next) -> Re
         .and_then(|value| value.to_str().ok());
     match auth.check(header, need) {
         Ok(()) => next.run(request).await,
-        Err(refused @ AuthError::Forbidden { .. }) => {
-            error(StatusCode::FORBIDDEN, "forbidden", refused.to_string())
-        }
+        Err(refused @ AuthError::Forbidden { .. }) => error(
+            StatusCode::FORBIDDEN,
+            AgentErrorKind::Forbidden,
+            refused.to_string(),
+        ),
         Err(refused) => {
             let mut response = error(
                 StatusCode::UNAUTHORIZED,
-                "unauthorized",
+                AgentErrorKind::Unauthorized,
                 refused.to_string(),
             );
             response
@@ -147,7 +149,7 @@ async fn samples(State(state): State<AgentState>, RawQuery(raw): RawQuery) -> Re
                 Err(_) => {
                     return error(
                         StatusCode::BAD_REQUEST,
-                        "invalid_request",
+                        AgentErrorKind::InvalidRequest,
                         format!("after: `{value}` is not a sample number (0 or more)"),
                     );
                 }
@@ -156,7 +158,7 @@ async fn samples(State(state): State<AgentState>, RawQuery(raw): RawQuery) -> Re
             _ => {
                 return error(
                     StatusCode::BAD_REQUEST,
-                    "invalid_request",
+                    AgentErrorKind::InvalidRequest,
                     format!("`{pair}`: /v1/samples takes only boot=B and after=N"),
                 );
             }
@@ -220,7 +222,7 @@ async fn list_leases(
             .join("`, `");
         return error(
             StatusCode::BAD_REQUEST,
-            "invalid_request",
+            AgentErrorKind::InvalidRequest,
             format!(
                 "state: `{given}` is not allowed; use `{}` (released leases too) or `{}` (only those), or leave it out for the leases not yet released",
                 LeaseListState::All.as_str(),
@@ -255,14 +257,14 @@ async fn create_lease(
         Some(Err(_)) => {
             return error(
                 StatusCode::BAD_REQUEST,
-                "invalid_request",
+                AgentErrorKind::InvalidRequest,
                 "Idempotency-Key: must be visible ASCII",
             );
         }
         None => {
             return error(
                 StatusCode::BAD_REQUEST,
-                "invalid_request",
+                AgentErrorKind::InvalidRequest,
                 "Idempotency-Key: the header is required so a retry never leases twice",
             );
         }
@@ -274,7 +276,7 @@ async fn create_lease(
     let Ok(result) = done else {
         return error(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
+            AgentErrorKind::Internal,
             "the agent failed while granting; nothing was answered, try again with the same key",
         );
     };
@@ -308,7 +310,7 @@ async fn release_lease(
         Err(rejection) => {
             return error(
                 StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid_request",
+                AgentErrorKind::InvalidRequest,
                 rejection.body_text(),
             );
         }
@@ -319,7 +321,7 @@ async fn release_lease(
     let Ok(result) = done else {
         return error(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
+            AgentErrorKind::Internal,
             "the agent failed while releasing; try again",
         );
     };
@@ -355,7 +357,7 @@ async fn announce_term(
         Ok(Err(failure)) => lease_error(&failure),
         Err(_) => error(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
+            AgentErrorKind::Internal,
             "the agent failed while keeping the term; try again",
         ),
     }
@@ -373,14 +375,20 @@ fn lease_error(failure: &ServiceError) -> Response {
     match failure {
         ServiceError::Lease(refused) => {
             let (status, kind) = match refused {
-                LeaseError::Invalid { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_request"),
-                LeaseError::NotEnoughFree { .. } => (StatusCode::CONFLICT, "not_enough_free"),
-                LeaseError::GpuNotFree { .. } => (StatusCode::CONFLICT, "gpu_not_free"),
-                LeaseError::KeyReused { .. } => {
-                    (StatusCode::UNPROCESSABLE_ENTITY, "idempotency_key_reused")
+                LeaseError::Invalid { .. } => (
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    AgentErrorKind::InvalidRequest,
+                ),
+                LeaseError::NotEnoughFree { .. } => {
+                    (StatusCode::CONFLICT, AgentErrorKind::NotEnoughFree)
                 }
-                LeaseError::NotFound { .. } => (StatusCode::NOT_FOUND, "not_found"),
-                LeaseError::StaleTerm { .. } => (StatusCode::CONFLICT, "stale_term"),
+                LeaseError::GpuNotFree { .. } => (StatusCode::CONFLICT, AgentErrorKind::GpuNotFree),
+                LeaseError::KeyReused { .. } => (
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    AgentErrorKind::IdempotencyKeyReused,
+                ),
+                LeaseError::NotFound { .. } => (StatusCode::NOT_FOUND, AgentErrorKind::NotFound),
+                LeaseError::StaleTerm { .. } => (StatusCode::CONFLICT, AgentErrorKind::StaleTerm),
             };
             error(status, kind, refused.to_string())
         }
@@ -388,7 +396,7 @@ fn lease_error(failure: &ServiceError) -> Response {
             tracing::error!(error = %store, "lease store failed");
             error(
                 StatusCode::INTERNAL_SERVER_ERROR,
-                "internal",
+                AgentErrorKind::Internal,
                 "the agent could not record the change; nothing was changed, try again",
             )
         }
@@ -399,32 +407,36 @@ fn body_error(rejection: &JsonRejection) -> Response {
     match rejection {
         JsonRejection::MissingJsonContentType(_) => error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported_media_type",
+            AgentErrorKind::UnsupportedMediaType,
             "send the body as JSON with `Content-Type: application/json`",
         ),
         JsonRejection::JsonSyntaxError(syntax) => error(
             StatusCode::BAD_REQUEST,
-            "malformed_json",
+            AgentErrorKind::MalformedJson,
             format!("the body is not valid JSON: {}", syntax.body_text()),
         ),
         JsonRejection::JsonDataError(data) => error(
             StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_request",
+            AgentErrorKind::InvalidRequest,
             data.body_text(),
         ),
         other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => error(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
+            AgentErrorKind::BodyTooLarge,
             format!("the body must be at most {MAX_BODY_BYTES} bytes"),
         ),
-        other => error(other.status(), "invalid_request", other.body_text()),
+        other => error(
+            other.status(),
+            AgentErrorKind::InvalidRequest,
+            other.body_text(),
+        ),
     }
 }
 
 async fn not_found(uri: axum::http::Uri) -> Response {
     error(
         StatusCode::NOT_FOUND,
-        "not_found",
+        AgentErrorKind::NotFound,
         format!(
             "no such endpoint `{}`; this agent serves /v1/health, /v1/gpus, /v1/samples, /v1/stream, /v1/leases and /metrics",
             uri.path()
@@ -435,7 +447,7 @@ async fn not_found(uri: axum::http::Uri) -> Response {
 async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> Response {
     error(
         StatusCode::METHOD_NOT_ALLOWED,
-        "method_not_allowed",
+        AgentErrorKind::MethodNotAllowed,
         format!("{method} is not allowed on `{}`", uri.path()),
     )
 }

@@ -45,7 +45,7 @@ pub fn render(
             gpu.memory_used_mib.map(|mib| f64::from(mib) * 1_048_576.0)
         }),
         ("ebb_gpu_memory_total_bytes", "GPU memory in all.", |gpu| {
-            Some(f64::from(gpu.memory_total_mib) * 1_048_576.0)
+            gpu.memory_total_mib.map(|mib| f64::from(mib) * 1_048_576.0)
         }),
         ("ebb_gpu_temperature_celsius", "GPU temperature.", |gpu| {
             gpu.temperature_c.map(f64::from)
@@ -159,4 +159,38 @@ fn escape(value: &str) -> String {
         .replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ebb_wire::agent::Gpu;
+
+    #[test]
+    fn a_memory_total_not_read_is_left_out_not_written_as_zero() {
+        let gpu = |index: u32, memory_total_mib: Option<u32>| Gpu {
+            index,
+            uuid: format!("GPU-{index}"),
+            model: "A100".into(),
+            memory_total_mib,
+            healthy: true,
+            ..Gpu::default()
+        };
+        let list = GpuList {
+            host: "h".into(),
+            sampled_at_ms: 0,
+            gpus: vec![gpu(0, Some(1024)), gpu(1, None)],
+        };
+        let text = render(&list, "nvml", &HashMap::new(), &[]);
+        let totals: Vec<&str> = text
+            .lines()
+            .filter(|line| line.starts_with("ebb_gpu_memory_total_bytes{"))
+            .collect();
+        assert_eq!(
+            totals,
+            [
+                "ebb_gpu_memory_total_bytes{host=\"h\",index=\"0\",uuid=\"GPU-0\",model=\"A100\"} 1073741824"
+            ]
+        );
+    }
 }

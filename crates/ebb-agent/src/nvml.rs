@@ -105,7 +105,8 @@ struct StaticFacts {
     index: u32,
     uuid: String,
     model: String,
-    memory_total_mib: u32,
+    /// `None` when NVML could not read it.
+    memory_total_mib: Option<u32>,
     power_limit_w: Option<f32>,
 }
 
@@ -174,7 +175,7 @@ impl Card {
                 // Never a real UUID (those start with `GPU-`), so it cannot match a lease.
                 uuid: format!("unknown-gpu-{index}"),
                 model: "unknown".to_string(),
-                memory_total_mib: 0,
+                memory_total_mib: None,
                 power_limit_w: None,
             },
             device: Err(reason),
@@ -194,10 +195,7 @@ impl Card {
             index,
             uuid,
             model: device.name().unwrap_or_else(|_| "unknown".to_string()),
-            memory_total_mib: device
-                .memory_info()
-                .map(|memory| mib(memory.total))
-                .unwrap_or(0),
+            memory_total_mib: device.memory_info().ok().map(|memory| mib(memory.total)),
             power_limit_w: device.enforced_power_limit().ok().map(milliwatts_to_w),
         };
         Card {

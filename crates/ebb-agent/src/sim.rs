@@ -379,7 +379,7 @@ impl GpuProbe for Simulator {
                     index,
                     uuid: uuid.clone(),
                     model: model.name().to_string(),
-                    memory_total_mib: total,
+                    memory_total_mib: Some(total),
                     memory_used_mib: Some(used),
                     gpu_util_pct: Some(util),
                     memory_util_pct: Some((util * 0.8).round()),
@@ -480,7 +480,7 @@ mod tests {
             for gpu in sim.read(second * 1000) {
                 let util = gpu.gpu_util_pct.unwrap();
                 assert!((0.0..=100.0).contains(&util), "{util}");
-                assert!(gpu.memory_used_mib.unwrap() <= gpu.memory_total_mib);
+                assert!(gpu.memory_used_mib.unwrap() <= gpu.memory_total_mib.unwrap());
                 assert!(gpu.power_draw_w.unwrap() <= gpu.power_limit_w.unwrap());
                 seen.push(util);
             }

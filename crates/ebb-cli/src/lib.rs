@@ -531,7 +531,7 @@ fn gpu_table(list: &ebb_wire::agent::GpuList) -> String {
         let memory = format!(
             "{}/{} MiB",
             or_dash(gpu.memory_used_mib, ""),
-            gpu.memory_total_mib
+            or_dash(gpu.memory_total_mib, "")
         );
         let _ = writeln!(
             out,
@@ -561,7 +561,7 @@ mod tests {
                 index: 3,
                 uuid: "GPU-x".into(),
                 model: "Tesla V100-SXM2-32GB".into(),
-                memory_total_mib: 32_768,
+                memory_total_mib: Some(32_768),
                 memory_used_mib: Some(1024),
                 gpu_util_pct: Some(57.4),
                 memory_util_pct: None,
@@ -577,5 +577,15 @@ mod tests {
         assert!(row.contains("1024/32768 MiB"), "{row}");
         assert!(row.contains('—'), "{row}");
         assert!(!row.contains(" 0 W"), "{row}");
+        let unread = GpuList {
+            gpus: vec![Gpu {
+                memory_total_mib: None,
+                ..list.gpus[0].clone()
+            }],
+            ..list
+        };
+        let table = gpu_table(&unread);
+        let row = table.lines().nth(1).unwrap();
+        assert!(row.contains("1024/— MiB"), "{row}");
     }
 }

@@ -39,7 +39,7 @@ fn reading(host: u32, gpu: u32, second: i64) -> SampleRow {
         t_ms: T0 + second * 1000,
         util_pct: Some(wave),
         memory_used_mib: Some(40_000 + (wave as u32) * 100),
-        memory_total_mib: 81_920,
+        memory_total_mib: Some(81_920),
         temperature_c: Some(50.0 + wave / 4.0),
         power_w: Some(300.0 + wave * 3.0),
     }

@@ -146,7 +146,7 @@ fn main() {
                         index: slot as u32,
                         uuid: uuid.clone(),
                         model: "NVIDIA A100-SXM4-80GB".into(),
-                        memory_total_mib: 81_920,
+                        memory_total_mib: Some(81_920),
                         healthy: true,
                         memory_used_mib: Some(40_000),
                         gpu_util_pct: Some(60.0),

@@ -66,11 +66,12 @@ def gb2312_rows(first, last):
 
 
 def source_chars():
-    """Every non-ASCII character in the UI's sources and the Rust that draws charts."""
+    """Every non-ASCII character in the UI's sources and catalogs and the Rust that draws charts."""
     chars = set()
     for folder, pattern in [
         ("ui/src", "*.ts"),
         ("ui/src", "*.tsx"),
+        ("ui/src/locales", "*.json"),
         ("crates/ebb-core/src", "*.rs"),
         ("src-tauri/src", "*.rs"),
     ]:

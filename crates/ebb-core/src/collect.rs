@@ -502,7 +502,7 @@ mod tests {
             index,
             uuid: format!("GPU-{index}"),
             model: model.into(),
-            memory_total_mib: 1024,
+            memory_total_mib: Some(1024),
             healthy: true,
             gpu_util_pct: util,
             ..Gpu::default()
@@ -641,7 +641,7 @@ mod tests {
                 kept.lease_id.as_deref(),
                 kept.memory_total_mib
             ),
-            ("NVIDIA A100-SXM4-80GB", Some("lease-3-abcd"), 1024)
+            ("NVIDIA A100-SXM4-80GB", Some("lease-3-abcd"), Some(1024))
         );
         assert_eq!(
             (kept.gpu_util_pct, kept.memory_used_mib),

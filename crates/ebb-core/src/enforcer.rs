@@ -18,7 +18,7 @@ use crate::registry::{HostEntry, Registry};
 use crate::rules_live::RulesRunner;
 use ebb_plan::reconcile::{self, HostObs, Input, KnownLease, Pending, PoolTarget, Refusals};
 use ebb_plan::settle::{self, CreateAnswer, Lookup, ReleaseAnswer, Tally};
-use ebb_wire::agent::ConsoleTerm;
+use ebb_wire::agent::{AgentErrorKind, ConsoleTerm};
 use ebb_wire::pools::{Actor, HostResult};
 use ebb_wire::reasons::{ChangeReason, HostProblem};
 use std::collections::{HashMap, HashSet};
@@ -656,7 +656,13 @@ impl Loop {
 
 /// An agent's refusal of this console's term: another console was elected since.
 fn is_stale_term(problem: &HostProblem) -> bool {
-    matches!(problem, HostProblem::RefusedRequest { agent_kind, .. } if agent_kind == "stale_term")
+    matches!(
+        problem,
+        HostProblem::RefusedRequest {
+            agent_kind: AgentErrorKind::StaleTerm,
+            ..
+        }
+    )
 }
 
 /// The activity entry for a write-off or a host coming back: the count does not move.

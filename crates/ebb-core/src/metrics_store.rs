@@ -61,7 +61,7 @@ pub struct SampleRow {
     pub t_ms: i64,
     pub util_pct: Option<f32>,
     pub memory_used_mib: Option<u32>,
-    pub memory_total_mib: u32,
+    pub memory_total_mib: Option<u32>,
     pub temperature_c: Option<f32>,
     pub power_w: Option<f32>,
 }

@@ -2,13 +2,19 @@
 //! look (oldest first), the pools' latest rule decisions, the operator's preferences and
 //! what was already said → the notifications, each with a kind, a title and a body in the
 //! operator's language, English or Simplified Chinese (the operating system shows them; they
-//! name the pool and the numbers; the Chinese words are the UI's, `reason.rules.*`). The
-//! desktop shell reads the entries every few seconds and shows what this returns.
+//! name the pool and the numbers). Every sentence is the UI's catalog's (`words`: the
+//! `notify.*` keys, and the `reason.rules.*` words the Rules view uses for the decision), so
+//! nothing here is written twice or in one language only. The desktop shell reads the
+//! entries every few seconds and shows what this returns.
 //!
 //! Kinds: a rule scaled a pool (a change, not shadow mode); the budget held a scale-out or
 //! limited a change (a `budget` clamp in a decision, not shadow mode); a metric a rule
 //! watches went stale (a rule status `stale`, in any mode), said once per pool and metric
 //! until a decision reads it fresh again.
+
+mod words;
+
+pub use words::Words;
 
 use ebb_wire::ipc::UiLanguage;
 use ebb_wire::plan::yuan;
@@ -71,7 +77,7 @@ pub fn select(
     language: UiLanguage,
     said: &mut Said,
 ) -> Vec<Notification> {
-    let zh = language == UiLanguage::SimplifiedChinese;
+    let words = Words::of(language);
     let mut out = Vec::new();
     let mut read: Vec<(&str, &Decision)> = Vec::new();
     for entry in entries {
@@ -98,9 +104,9 @@ pub fn select(
         if let Some(clamp) = budget
             && prefs.budget
         {
-            out.push(budget_held(entry, decision, clamp, zh));
+            out.push(budget_held(entry, decision, clamp, words));
         } else if changed && prefs.scaled {
-            out.push(scaled(entry, decision, zh));
+            out.push(scaled(entry, decision, words));
         }
     }
     read.extend(
@@ -109,76 +115,90 @@ pub fn select(
             .map(|(pool, decision)| (pool.as_str(), decision)),
     );
     for (pool, decision) in read {
-        stale(pool, decision, prefs, zh, said, &mut out);
+        stale(pool, decision, prefs, words, said, &mut out);
     }
     out
 }
 
-fn count(gpus: u32, zh: bool) -> String {
-    match (zh, gpus) {
-        (true, _) => format!("{gpus} 块 GPU"),
-        (false, 1) => "1 GPU".into(),
-        (false, _) => format!("{gpus} GPUs"),
+/// The title and body of the one notification that stands for `more` not shown.
+pub fn more_not_shown(more: usize, language: UiLanguage) -> (String, String) {
+    let words = Words::of(language);
+    (
+        words.text("notify.more.title", &[("more", &more)]),
+        words.text("notify.more.body", &[]),
+    )
+}
+
+/// "1 GPU", "4 GPUs", in the language of `words`.
+fn count(gpus: u32, words: Words) -> String {
+    if gpus == 1 {
+        words.text("notify.gpus.one", &[])
+    } else {
+        words.text("notify.gpus.other", &[("gpus", &gpus)])
     }
 }
 
-fn per_hour(fen: Option<i64>, zh: bool) -> String {
+/// What a change does to the cost per hour, signed, or nothing without a price or a change.
+fn per_hour(fen: Option<i64>, words: Words) -> String {
     let signed = match fen {
         Some(fen) if fen > 0 => format!("+{}", yuan(fen)),
         Some(fen) if fen < 0 => yuan(fen),
         _ => return String::new(),
     };
-    if zh {
-        format!("（每小时 {signed}）")
-    } else {
-        format!(" ({signed}/hour)")
-    }
+    words.text("notify.perHour", &[("money", &signed)])
 }
 
 /// The rule that moved the pool and what it read, in words.
-fn because(decision: &Decision, zh: bool) -> String {
+fn because(decision: &Decision, words: Words) -> String {
     match &decision.reason {
         DecisionReason::Rule { rule, .. } | DecisionReason::Held { rule, .. } => {
-            let outcome = decision.rules.iter().find(|outcome| &outcome.rule == rule);
-            match (outcome, zh) {
-                (Some(outcome), true) => format!("规则 {rule}：{}。", zh_status(&outcome.status)),
-                (Some(outcome), false) => format!("Rule {rule}: {}.", outcome.status),
-                (None, true) => format!("规则 {rule}。"),
-                (None, false) => format!("Rule {rule}."),
+            match decision.rules.iter().find(|outcome| &outcome.rule == rule) {
+                Some(outcome) => words.text(
+                    "notify.because.ruleStatus",
+                    &[
+                        ("rule", rule),
+                        ("status", &status_text(&outcome.status, words)),
+                    ],
+                ),
+                None => words.text("notify.because.rule", &[("rule", rule)]),
             }
         }
-        reason if zh => format!("{}。", zh_reason(reason)),
-        reason => format!("{reason}."),
+        reason => words.text(
+            "notify.because.reason",
+            &[("reason", &decision_reason_text(reason, words))],
+        ),
     }
 }
 
-fn scaled(entry: &ActivityEntry, decision: &Decision, zh: bool) -> Notification {
-    let out = entry.to > entry.from;
-    let mut body = format!(
-        "{} → {}{}{}{}",
-        entry.from,
-        count(entry.to, zh),
-        per_hour(decision.cost_delta_per_hour_fen, zh),
-        if zh { "。" } else { ". " },
-        because(decision, zh)
+fn scaled(entry: &ActivityEntry, decision: &Decision, words: Words) -> Notification {
+    let to = count(entry.to, words);
+    let mut body = words.text(
+        "notify.scaled.body",
+        &[
+            ("from", &entry.from),
+            ("to", &to),
+            (
+                "perHour",
+                &per_hour(decision.cost_delta_per_hour_fen, words),
+            ),
+            ("because", &because(decision, words)),
+        ],
     );
     for clamp in &decision.clamps {
-        if zh {
-            body.push_str(&format!("受约束：{}。", zh_clamp(clamp)));
-        } else {
-            body.push_str(&format!(" Limited by {clamp}."));
-        }
+        body.push_str(&words.text(
+            "notify.scaled.limited",
+            &[("clamp", &clamp_text(clamp, words))],
+        ));
     }
-    let title = match (zh, out) {
-        (true, true) => format!("{} 扩容至 {}", entry.pool, count(entry.to, zh)),
-        (true, false) => format!("{} 缩容至 {}", entry.pool, count(entry.to, zh)),
-        (false, true) => format!("{} scaled out to {}", entry.pool, count(entry.to, zh)),
-        (false, false) => format!("{} scaled in to {}", entry.pool, count(entry.to, zh)),
+    let title = if entry.to > entry.from {
+        "notify.scaled.outTitle"
+    } else {
+        "notify.scaled.inTitle"
     };
     Notification {
         kind: NotificationKind::Scaled,
         pool: entry.pool.clone(),
-        title,
+        title: words.text(title, &[("pool", &entry.pool), ("count", &to)]),
         body,
     }
 }
@@ -187,20 +207,24 @@ fn budget_held(
     entry: &ActivityEntry,
     decision: &Decision,
     clamp: &Clamp,
-    zh: bool,
+    words: Words,
 ) -> Notification {
-    let to = count(entry.to, zh);
-    let title = match (zh, entry.from == entry.to) {
-        (true, true) => format!("{}：预算使其保持在 {to}", entry.pool),
-        (true, false) => format!(
-            "{}：预算将其限制为 {to}（{} → {}）",
-            entry.pool, entry.from, entry.to
-        ),
-        (false, true) => format!("{}: the budget held it at {to}", entry.pool),
-        (false, false) => format!(
-            "{}: the budget limited it to {to} ({} → {})",
-            entry.pool, entry.from, entry.to
-        ),
+    let to = count(entry.to, words);
+    let title = if entry.from == entry.to {
+        words.text(
+            "notify.budget.heldTitle",
+            &[("pool", &entry.pool), ("count", &to)],
+        )
+    } else {
+        words.text(
+            "notify.budget.limitedTitle",
+            &[
+                ("pool", &entry.pool),
+                ("count", &to),
+                ("from", &entry.from),
+                ("to", &entry.to),
+            ],
+        )
     };
     let pays = match clamp {
         Clamp::Budget {
@@ -209,29 +233,24 @@ fn budget_held(
             per_month_fen,
             ..
         } => {
-            let caps = budget_caps(*per_hour_fen, *per_month_fen, zh);
-            let most = count(*to_gpus, zh);
-            match (caps.is_empty(), zh) {
-                (true, true) => format!("没有价格可供核对预算，它不能超过 {most}"),
-                (true, false) => format!(
-                    "with no price to check the budget against, it may not grow past {most}"
-                ),
-                (false, true) => format!("预算 {caps} 只够 {most}"),
-                (false, false) => format!("the budget of {caps} pays for {most}"),
+            let caps = budget_caps(*per_hour_fen, *per_month_fen, words);
+            let most = count(*to_gpus, words);
+            if caps.is_empty() {
+                words.text("notify.budget.paysNoPrice", &[("count", &most)])
+            } else {
+                words.text("notify.budget.pays", &[("caps", &caps), ("count", &most)])
             }
         }
-        other if zh => zh_clamp(other),
-        other => other.to_string(),
+        other => clamp_text(other, words),
     };
-    let asked = count(decision.recommended_gpus, zh);
-    let body = if zh {
-        format!("规则要求 {asked}；{pays}。{}", because(decision, zh))
-    } else {
-        format!(
-            "The rules asked for {asked}; {pays}. {}",
-            because(decision, zh)
-        )
-    };
+    let body = words.text(
+        "notify.budget.body",
+        &[
+            ("asked", &count(decision.recommended_gpus, words)),
+            ("pays", &pays),
+            ("because", &because(decision, words)),
+        ],
+    );
     Notification {
         kind: NotificationKind::Budget,
         pool: entry.pool.clone(),
@@ -240,22 +259,18 @@ fn budget_held(
     }
 }
 
-/// A budget's caps: "¥50.00/hour and ¥9,000.00/month", "每小时 ¥50.00 和 每月 ¥9,000.00".
-fn budget_caps(per_hour_fen: Option<i64>, per_month_fen: Option<i64>, zh: bool) -> String {
-    // A cap in words: "每小时 ¥50.00" or "¥50.00/hour".
-    let cap = |fen: i64, zh_unit: &str, en_unit: &str| {
-        if zh {
-            format!("{zh_unit} {}", yuan(fen))
-        } else {
-            format!("{}/{en_unit}", yuan(fen))
-        }
-    };
+/// A budget's caps: "¥50.00/hour and ¥9,000.00/month", in the language of `words`;
+/// empty without a cap.
+fn budget_caps(per_hour_fen: Option<i64>, per_month_fen: Option<i64>, words: Words) -> String {
     let caps: Vec<String> = per_hour_fen
-        .map(|fen| cap(fen, "每小时", "hour"))
+        .map(|fen| words.text("reason.rules.clamp.perHour", &[("money", &yuan(fen))]))
         .into_iter()
-        .chain(per_month_fen.map(|fen| cap(fen, "每月", "month")))
+        .chain(
+            per_month_fen
+                .map(|fen| words.text("reason.rules.clamp.perMonth", &[("money", &yuan(fen))])),
+        )
         .collect();
-    caps.join(if zh { " 和 " } else { " and " })
+    caps.join(&words.text("reason.rules.clamp.and", &[]))
 }
 
 /// The metric a rule status read, and whether it read it fresh (`None`: read nothing).
@@ -279,7 +294,7 @@ fn stale(
     pool: &str,
     decision: &Decision,
     prefs: &NotificationPrefs,
-    zh: bool,
+    words: Words,
     said: &mut Said,
     out: &mut Vec<Notification>,
 ) {
@@ -320,56 +335,55 @@ fn stale(
             .map(|other| other.rule.as_str())
             .collect();
         let age_min = (decision.at_ms - last_seen_ms).max(0) / 60_000;
-        let (title, body) = if zh {
-            (
-                format!("{pool}：指标 {metric} 已过期"),
-                format!(
-                    "{age_min} 分钟没有 {metric} 的新值（超过 {stale_after_minutes} 分钟即过期）：规则 {} 在其恢复前不做任何动作。",
-                    rules.join("、")
-                ),
-            )
+        let body = if rules.len() == 1 {
+            "notify.stale.bodyOne"
         } else {
-            (
-                format!("{pool}: the metric {metric} is stale"),
-                format!(
-                    "No new value of {metric} for {age_min} min (stale after {stale_after_minutes} min): {} {} nothing until it is fresh.",
-                    if rules.len() == 1 { "rule" } else { "rules" },
-                    if rules.len() == 1 {
-                        format!("{} does", rules[0])
-                    } else {
-                        format!("{} do", rules.join(", "))
-                    },
-                ),
-            )
+            "notify.stale.bodyMany"
         };
         out.push(Notification {
             kind: NotificationKind::Stale,
             pool: pool.to_string(),
-            title,
-            body,
+            title: words.text("notify.stale.title", &[("pool", &pool), ("metric", metric)]),
+            body: words.text(
+                body,
+                &[
+                    ("metric", metric),
+                    ("age", &age_min),
+                    ("limit", stale_after_minutes),
+                    (
+                        "rules",
+                        &rules.join(&words.text("common.listSeparator", &[])),
+                    ),
+                ],
+            ),
         });
     }
 }
 
-// The decision log's reasons in Chinese, as the UI words them (`reason.rules.*` in
-// `ui/src/i18n.ts`); `Display` is their English.
+// The decision log's reasons in words, as the Rules view words them (`ui/src/reasons.ts`,
+// the same keys); times in UTC, as the logs write them. In English they read as the wire
+// types' `Display`, which the tests check.
 
-fn zh_bound(bound: BoundKind, gpus: u32) -> String {
-    match bound {
-        BoundKind::Floor => format!("至少 {gpus} 块"),
-        BoundKind::Ceiling => format!("至多 {gpus} 块"),
-        BoundKind::Exact => format!("恰好 {gpus} 块"),
-    }
+/// A schedule's bound and count: "at least 4".
+fn bound_text(bound: BoundKind, gpus: u32, words: Words) -> String {
+    let key = match bound {
+        BoundKind::Floor => "reason.rules.bound.floor",
+        BoundKind::Ceiling => "reason.rules.bound.ceiling",
+        BoundKind::Exact => "reason.rules.bound.exact",
+    };
+    words.text(key, &[("gpus", &gpus)])
 }
 
-fn zh_action(action: &Action) -> String {
+/// What a threshold rule does: "+2", "-30%", "set 4".
+fn action_text(action: &Action, words: Words) -> String {
     match action {
-        Action::Set { gpus } => format!("设为 {gpus}"),
+        Action::Set { gpus } => words.text("reason.rules.actionSet", &[("gpus", gpus)]),
         other => other.to_string(),
     }
 }
 
-fn zh_status(status: &RuleStatus) -> String {
+/// One rule's state at a decision: "gpu_util >= 80 for 2 of 3 minutes".
+fn status_text(status: &RuleStatus, words: Words) -> String {
     match status {
         RuleStatus::Fired {
             metric,
@@ -378,12 +392,16 @@ fn zh_status(status: &RuleStatus) -> String {
             threshold,
             minutes,
             action,
-        } => format!(
-            "{metric} {} {} 已持续 {minutes} 分钟（当前 {}）：{}",
-            comparison.symbol(),
-            number(*threshold),
-            number(*value),
-            zh_action(action)
+        } => words.text(
+            "reason.rules.status.fired",
+            &[
+                ("metric", metric),
+                ("op", &comparison.symbol()),
+                ("threshold", &number(*threshold)),
+                ("minutes", minutes),
+                ("value", &number(*value)),
+                ("action", &action_text(action, words)),
+            ],
         ),
         RuleStatus::Sustaining {
             metric,
@@ -392,58 +410,79 @@ fn zh_status(status: &RuleStatus) -> String {
             minutes_met,
             minutes_needed,
             ..
-        } => format!(
-            "{metric} {} {} 已满足 {minutes_met} 分钟（需 {minutes_needed} 分钟）",
-            comparison.symbol(),
-            number(*threshold)
+        } => words.text(
+            "reason.rules.status.sustaining",
+            &[
+                ("metric", metric),
+                ("op", &comparison.symbol()),
+                ("threshold", &number(*threshold)),
+                ("met", minutes_met),
+                ("needed", minutes_needed),
+            ],
         ),
         RuleStatus::NotMet {
             metric,
             value,
             comparison,
             threshold,
-        } => format!(
-            "{metric} 为 {}，未满足 {} {}",
-            number(*value),
-            comparison.symbol(),
-            number(*threshold)
+        } => words.text(
+            "reason.rules.status.notMet",
+            &[
+                ("metric", metric),
+                ("value", &number(*value)),
+                ("op", &comparison.symbol()),
+                ("threshold", &number(*threshold)),
+            ],
         ),
-        RuleStatus::NoData { metric } => format!("{metric} 尚无数值"),
+        RuleStatus::NoData { metric } => {
+            words.text("reason.rules.status.noData", &[("metric", metric)])
+        }
         RuleStatus::Stale {
             metric,
             last_seen_ms,
             stale_after_minutes,
-        } => format!(
-            "{metric} 已过期（最新值在 {}，超过 {stale_after_minutes} 分钟）：规则不做任何动作",
-            hh_mm_utc(*last_seen_ms)
+        } => words.text(
+            "reason.rules.status.stale",
+            &[
+                ("metric", metric),
+                ("time", &hh_mm_utc(*last_seen_ms)),
+                ("limit", stale_after_minutes),
+            ],
         ),
         RuleStatus::Cooldown {
             until_ms,
             would_gpus,
-        } => format!(
-            "冷却至 {}（否则将调整为 {would_gpus}）",
-            hh_mm_utc(*until_ms)
+        } => words.text(
+            "reason.rules.status.cooldown",
+            &[("time", &hh_mm_utc(*until_ms)), ("gpus", would_gpus)],
         ),
         RuleStatus::WithinTolerance {
             metric,
             value,
             target,
             tolerance,
-        } => format!(
-            "{metric} 为 {}，在目标 {} 的 {}% 容差内",
-            number(*value),
-            number(*target),
-            number(tolerance * 100.0)
+        } => words.text(
+            "reason.rules.status.withinTolerance",
+            &[
+                ("metric", metric),
+                ("value", &number(*value)),
+                ("tolerance", &number(tolerance * 100.0)),
+                ("target", &number(*target)),
+            ],
         ),
         RuleStatus::Tracking {
             metric,
             value,
             target,
             instant_gpus,
-        } => format!(
-            "{metric} 为 {}，目标 {}：需要 {instant_gpus} 块 GPU",
-            number(*value),
-            number(*target)
+        } => words.text(
+            "reason.rules.status.tracking",
+            &[
+                ("metric", metric),
+                ("value", &number(*value)),
+                ("target", &number(*target)),
+                ("gpus", instant_gpus),
+            ],
         ),
         RuleStatus::TargetSustaining {
             metric,
@@ -452,86 +491,122 @@ fn zh_status(status: &RuleStatus) -> String {
             instant_gpus,
             minutes_met,
             minutes_needed,
-        } => format!(
-            "{metric} 为 {}，目标 {}，要求 {instant_gpus} 块 GPU 已 {minutes_met} 分钟（需 {minutes_needed} 分钟）",
-            number(*value),
-            number(*target)
+        } => words.text(
+            "reason.rules.status.targetSustaining",
+            &[
+                ("metric", metric),
+                ("value", &number(*value)),
+                ("target", &number(*target)),
+                ("gpus", instant_gpus),
+                ("met", minutes_met),
+                ("needed", minutes_needed),
+            ],
         ),
         RuleStatus::ScheduleActive {
             bound,
             gpus,
             until_ms,
-        } => format!(
-            "生效至 {}：{}",
-            hh_mm_utc(*until_ms),
-            zh_bound(*bound, *gpus)
+        } => words.text(
+            "reason.rules.status.scheduleActive",
+            &[
+                ("time", &hh_mm_utc(*until_ms)),
+                ("bound", &bound_text(*bound, *gpus, words)),
+            ],
         ),
-        RuleStatus::ScheduleInactive => "未生效".into(),
+        RuleStatus::ScheduleInactive => words.text("reason.rules.status.scheduleInactive", &[]),
     }
 }
 
-fn zh_clamp(clamp: &Clamp) -> String {
+/// A clamp that changed the count: "step cap of 2: 2 → 4".
+fn clamp_text(clamp: &Clamp, words: Words) -> String {
     let (from, to) = clamp.counts();
+    let counts: [words::Param<'_>; 2] = [("from", &from), ("to", &to)];
+    let with = |key: &str, more: &[words::Param<'_>]| {
+        let params: Vec<words::Param<'_>> = counts.iter().chain(more).copied().collect();
+        words.text(key, &params)
+    };
     match clamp {
         Clamp::Schedule {
             schedule, bound, ..
-        } => format!(
-            "定时计划 {schedule}（{}）：{from} → {to}",
-            zh_bound(*bound, to)
+        } => with(
+            "reason.rules.clamp.schedule",
+            &[
+                ("schedule", schedule),
+                ("bound", &bound_text(*bound, to, words)),
+            ],
         ),
-        Clamp::Min { .. } => format!("资源池下限：{from} → {to}"),
-        Clamp::Max { .. } => format!("资源池上限：{from} → {to}"),
-        Clamp::StepCap { step_gpus, .. } => format!("步长上限 {step_gpus}：{from} → {to}"),
+        Clamp::Min { .. } => with("reason.rules.clamp.min", &[]),
+        Clamp::Max { .. } => with("reason.rules.clamp.max", &[]),
+        Clamp::StepCap { step_gpus, .. } => {
+            with("reason.rules.clamp.stepCap", &[("step", step_gpus)])
+        }
         Clamp::Budget {
             per_hour_fen,
             per_month_fen,
             ..
         } => {
-            let caps = budget_caps(*per_hour_fen, *per_month_fen, true);
+            let caps = budget_caps(*per_hour_fen, *per_month_fen, words);
             if caps.is_empty() {
-                format!("预算（没有价格可供核对）：{from} → {to}")
+                with("reason.rules.clamp.budgetNoPrice", &[])
             } else {
-                format!("预算 {caps}：{from} → {to}")
+                with("reason.rules.clamp.budget", &[("caps", &caps)])
             }
         }
-        Clamp::Cooldown { rule, until_ms, .. } => {
-            format!("{rule} 冷却至 {}：{from} → {to}", hh_mm_utc(*until_ms))
-        }
+        Clamp::Cooldown { rule, until_ms, .. } => with(
+            "reason.rules.clamp.cooldown",
+            &[("rule", rule), ("time", &hh_mm_utc(*until_ms))],
+        ),
         Clamp::Stabilization {
             rule,
             window_minutes,
             ..
-        } => format!("{rule} 的 {window_minutes} 分钟稳定窗口：{from} → {to}"),
+        } => with(
+            "reason.rules.clamp.stabilization",
+            &[("rule", rule), ("window", window_minutes)],
+        ),
         Clamp::PaidUnitHold {
             next_release_ms, ..
-        } => format!(
-            "已付费时段保留（最新 GPU 的时段约在 {} 结束）：{from} → {to}",
-            hh_mm_utc(*next_release_ms)
+        } => with(
+            "reason.rules.clamp.paidUnitHold",
+            &[("time", &hh_mm_utc(*next_release_ms))],
         ),
         Clamp::Deadband {
             surplus_gpus,
             deadband_gpus,
             window_minutes,
             ..
-        } => format!(
-            "死区：{window_minutes} 分钟内多余 {surplus_gpus} 块，需 {deadband_gpus} 块：{from} → {to}"
+        } => with(
+            "reason.rules.clamp.deadband",
+            &[
+                ("surplus", surplus_gpus),
+                ("window", window_minutes),
+                ("needed", deadband_gpus),
+            ],
         ),
     }
 }
 
-fn zh_reason(reason: &DecisionReason) -> String {
+/// Why a decision is what it is: "out-at-80: 4 → 6", "no rule asks for a change".
+fn decision_reason_text(reason: &DecisionReason, words: Words) -> String {
     match reason {
         DecisionReason::Rule {
             rule,
             from_gpus,
             to_gpus,
-        } => format!("{rule}：从 {from_gpus} 调整到 {to_gpus}"),
-        DecisionReason::Bound { clamp } => zh_clamp(clamp),
-        DecisionReason::Held { rule, clamp } => format!("{rule} 被约束：{}", zh_clamp(clamp)),
-        DecisionReason::Waiting { rule, status } => {
-            format!("{rule} 尚未动作：{}", zh_status(status))
-        }
-        DecisionReason::Steady => "没有规则要求变更".into(),
+        } => words.text(
+            "reason.rules.decision.rule",
+            &[("rule", rule), ("from", from_gpus), ("to", to_gpus)],
+        ),
+        DecisionReason::Bound { clamp } => clamp_text(clamp, words),
+        DecisionReason::Held { rule, clamp } => words.text(
+            "reason.rules.decision.held",
+            &[("rule", rule), ("clamp", &clamp_text(clamp, words))],
+        ),
+        DecisionReason::Waiting { rule, status } => words.text(
+            "reason.rules.decision.waiting",
+            &[("rule", rule), ("status", &status_text(status, words))],
+        ),
+        DecisionReason::Steady => words.text("reason.rules.decision.steady", &[]),
     }
 }
 
@@ -960,6 +1035,53 @@ mod tests {
     }
 
     #[test]
+    fn every_key_named_here_is_in_both_catalogs() {
+        // Every string literal that reads as a key: a catalog prefix, then a name.
+        let source = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/notify.rs"));
+        let keys: BTreeSet<&str> = ["notify", "reason", "common"]
+            .iter()
+            .flat_map(|prefix| {
+                source
+                    .match_indices(&format!("\"{prefix}."))
+                    .map(|(at, _)| at + 1)
+                    .collect::<Vec<_>>()
+            })
+            .filter_map(|start| {
+                let key = &source[start..start + source[start..].find('"')?];
+                key.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')
+                    .then_some(key)
+            })
+            .filter(|key| !key.ends_with('.'))
+            .collect();
+        assert!(keys.len() > 30, "{keys:?}");
+        for language in [UiLanguage::English, UiLanguage::SimplifiedChinese] {
+            let words = Words::of(language);
+            for key in &keys {
+                assert_ne!(
+                    words.text(key, &[]),
+                    *key,
+                    "{key} is not in the {language:?} catalog"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn more_than_are_shown_is_said_in_one() {
+        assert_eq!(
+            more_not_shown(3, UiLanguage::English),
+            (
+                "3 more from Ebb".to_string(),
+                "See the Activity view.".to_string()
+            )
+        );
+        let (title, body) = more_not_shown(3, UiLanguage::SimplifiedChinese);
+        assert_eq!(title, "Ebb 还有 3 条通知");
+        assert!(body.contains("活动"), "{body}");
+    }
+
+    #[test]
     fn every_clamp_status_and_reason_has_chinese_words() {
         let clamps = [
             Clamp::Schedule {
@@ -1078,11 +1200,28 @@ mod tests {
             },
             DecisionReason::Steady,
         ];
+        // In English, the catalog's words are the wire types' `Display` (the logs' and the
+        // CLI's): one sentence, not two that drift apart.
+        let en = Words::of(UiLanguage::English);
+        for clamp in &clamps {
+            assert_eq!(clamp_text(clamp, en), clamp.to_string());
+        }
+        for status in &statuses {
+            assert_eq!(status_text(status, en), status.to_string());
+        }
+        for reason in &reasons {
+            assert_eq!(decision_reason_text(reason, en), reason.to_string());
+        }
+        let zh = Words::of(UiLanguage::SimplifiedChinese);
         let worded = clamps
             .iter()
-            .map(zh_clamp)
-            .chain(statuses.iter().map(zh_status))
-            .chain(reasons.iter().map(zh_reason));
+            .map(|clamp| clamp_text(clamp, zh))
+            .chain(statuses.iter().map(|status| status_text(status, zh)))
+            .chain(
+                reasons
+                    .iter()
+                    .map(|reason| decision_reason_text(reason, zh)),
+            );
         for text in worded {
             let english = text
                 .split(|c: char| !c.is_ascii_alphabetic())

@@ -84,8 +84,8 @@ pub fn sample(status: &PoolStatus, gpus: &GpuIndex<'_>, now_ms: i64) -> Tick {
             }
             let used = gpu
                 .memory_used_mib
-                .filter(|_| gpu.memory_total_mib > 0)
-                .map(|used| f64::from(used) * 100.0 / f64::from(gpu.memory_total_mib));
+                .zip(gpu.memory_total_mib.filter(|&total| total > 0))
+                .map(|(used, total)| f64::from(used) * 100.0 / f64::from(total));
             if let Some(m) = used.or(gpu.memory_util_pct.map(f64::from)) {
                 mem.push(m);
             }

@@ -104,7 +104,7 @@ mod tests {
                     index: index as u32,
                     uuid: format!("GPU-{index}"),
                     model: "A100".into(),
-                    memory_total_mib: 1,
+                    memory_total_mib: Some(1),
                     memory_used_mib: None,
                     gpu_util_pct: *util,
                     memory_util_pct: None,

@@ -631,7 +631,7 @@ static TAKEN: Gpu = Gpu {
     index: 0,
     uuid: String::new(),
     model: String::new(),
-    memory_total_mib: 0,
+    memory_total_mib: None,
     healthy: false,
     health_reason: None,
     lease_id: None,

@@ -45,6 +45,13 @@ pub struct SampleBatch {
     pub samples: Vec<GpuList>,
 }
 
+/// A total no card has: an older agent's way of saying it could not read one.
+fn zero_is_unknown<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<u32>, D::Error> {
+    Ok(Option::<u32>::deserialize(deserializer)?.filter(|&mib| mib > 0))
+}
+
 /// One GPU: its static facts and its latest dynamic readings.
 ///
 /// Every reading is `None` when the card cannot give it (NVML's NOT_SUPPORTED) or when the
@@ -54,7 +61,10 @@ pub struct Gpu {
     pub index: u32,
     pub uuid: String,
     pub model: String,
-    pub memory_total_mib: u32,
+    /// The card's memory; `None` when it could not be read. An agent from before this was
+    /// optional wrote 0 for that, which reads as `None` too.
+    #[serde(deserialize_with = "zero_is_unknown")]
+    pub memory_total_mib: Option<u32>,
     /// `false` when the card is lost or no longer answers; its readings are then `None`.
     pub healthy: bool,
     /// Why the card is unhealthy, in words; `None` when healthy.
@@ -312,9 +322,76 @@ impl LeaseListQuery {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 pub struct ApiError {
     /// A stable machine-readable kind, e.g. `"not_found"`.
-    pub kind: String,
+    pub kind: AgentErrorKind,
     /// What went wrong, in words an operator can act on.
     pub message: String,
+}
+
+/// Why the agent refused a request: the `kind` of its error body, `snake_case` on the wire.
+///
+/// A closed set for this build; a newer agent may answer a kind this console does not know,
+/// which reads as [`AgentErrorKind::Unknown`] (the body's `message` then says what it is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentErrorKind {
+    /// 400/422: the request is not one the agent can act on (a bad query, a field out of range).
+    InvalidRequest,
+    /// 400: the body is not JSON.
+    MalformedJson,
+    /// 413: the body is larger than the agent reads.
+    BodyTooLarge,
+    /// 415: the body was not sent as JSON.
+    UnsupportedMediaType,
+    /// 401: no token, or one the agent does not know.
+    Unauthorized,
+    /// 403: the token lacks the scope.
+    Forbidden,
+    /// 404: no such lease or endpoint.
+    NotFound,
+    /// 405: the endpoint does not take this method.
+    MethodNotAllowed,
+    /// 409: fewer GPUs free than asked for.
+    NotEnoughFree,
+    /// 409: a GPU asked for by UUID is held or unhealthy.
+    GpuNotFree,
+    /// 409: the call's console term is below one the agent has seen from the group: a
+    /// newer leader exists.
+    StaleTerm,
+    /// 422: the idempotency key was used before for a different request.
+    IdempotencyKeyReused,
+    /// 500: the agent could not record the change.
+    Internal,
+    /// A kind this build does not know (from a newer agent).
+    #[serde(other)]
+    Unknown,
+}
+
+impl AgentErrorKind {
+    /// The kind as the wire writes it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidRequest => "invalid_request",
+            Self::MalformedJson => "malformed_json",
+            Self::BodyTooLarge => "body_too_large",
+            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::Unauthorized => "unauthorized",
+            Self::Forbidden => "forbidden",
+            Self::NotFound => "not_found",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::NotEnoughFree => "not_enough_free",
+            Self::GpuNotFree => "gpu_not_free",
+            Self::StaleTerm => "stale_term",
+            Self::IdempotencyKeyReused => "idempotency_key_reused",
+            Self::Internal => "internal",
+            Self::Unknown => "unknown",
+        }
+    }
+}
+
+impl std::fmt::Display for AgentErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 #[cfg(test)]
@@ -323,6 +400,69 @@ mod tests {
 
     fn request() -> LeaseRequest {
         LeaseRequest::count("pool-a", "console-1", 1)
+    }
+
+    #[test]
+    fn agent_error_kinds_are_todays_strings_and_an_unknown_one_is_tolerated() {
+        let all = [
+            AgentErrorKind::InvalidRequest,
+            AgentErrorKind::MalformedJson,
+            AgentErrorKind::BodyTooLarge,
+            AgentErrorKind::UnsupportedMediaType,
+            AgentErrorKind::Unauthorized,
+            AgentErrorKind::Forbidden,
+            AgentErrorKind::NotFound,
+            AgentErrorKind::MethodNotAllowed,
+            AgentErrorKind::NotEnoughFree,
+            AgentErrorKind::GpuNotFree,
+            AgentErrorKind::StaleTerm,
+            AgentErrorKind::IdempotencyKeyReused,
+            AgentErrorKind::Internal,
+            AgentErrorKind::Unknown,
+        ];
+        for kind in all {
+            let json = serde_json::to_value(kind).unwrap();
+            assert_eq!(json, serde_json::json!(kind.as_str()));
+            assert_eq!(
+                serde_json::from_value::<AgentErrorKind>(json).unwrap(),
+                kind
+            );
+        }
+        assert_eq!(
+            serde_json::to_value(AgentErrorKind::StaleTerm).unwrap(),
+            serde_json::json!("stale_term")
+        );
+        let newer: ApiError =
+            serde_json::from_str(r#"{"kind": "quota_exceeded", "message": "over quota"}"#).unwrap();
+        assert_eq!(newer.kind, AgentErrorKind::Unknown);
+        assert_eq!(newer.message, "over quota");
+    }
+
+    #[test]
+    fn a_memory_total_not_read_is_none_and_an_older_agents_zero_reads_as_none() {
+        let gpu = Gpu {
+            memory_total_mib: None,
+            ..Gpu::default()
+        };
+        let json = serde_json::to_value(&gpu).unwrap();
+        assert_eq!(json["memory_total_mib"], serde_json::Value::Null);
+        assert_eq!(serde_json::from_value::<Gpu>(json.clone()).unwrap(), gpu);
+        let mut older = json.clone();
+        older["memory_total_mib"] = serde_json::json!(0);
+        assert_eq!(
+            serde_json::from_value::<Gpu>(older)
+                .unwrap()
+                .memory_total_mib,
+            None
+        );
+        let mut read = json;
+        read["memory_total_mib"] = serde_json::json!(81_920);
+        assert_eq!(
+            serde_json::from_value::<Gpu>(read)
+                .unwrap()
+                .memory_total_mib,
+            Some(81_920)
+        );
     }
 
     #[test]

@@ -594,30 +594,29 @@ mod tests {
         all
     }
 
-    /// The UI's message catalog (`ui/src/i18n.ts`), split into its English and zh-CN parts.
-    fn ui_catalog() -> (String, String) {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/i18n.ts");
-        let text = std::fs::read_to_string(&path).expect("ui/src/i18n.ts");
-        let (en, zh) = text
-            .split_once("const zhCN")
-            .expect("the catalog has a zhCN part");
-        (en.to_string(), zh.to_string())
+    /// The message catalog of a locale (`ui/src/locales/LOCALE.json`), key → words.
+    fn ui_catalog(locale: &str) -> std::collections::BTreeMap<String, String> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("../../ui/src/locales/{locale}.json"));
+        let text = std::fs::read_to_string(&path).expect("the locale's catalog");
+        serde_json::from_str(&text).expect("a catalog is a JSON object of strings")
     }
 
     #[test]
     fn every_error_kind_has_a_sentence_in_both_languages() {
-        let (en, zh) = ui_catalog();
+        let (en, zh) = (ui_catalog("en"), ui_catalog("zh-CN"));
         for kind in every_error_kind() {
             let tag = serde_json::to_value(kind).unwrap();
-            let key = format!("\"error.kind.{}\":", tag.as_str().unwrap());
-            assert!(en.contains(&key), "no English sentence for {key}");
-            let line = zh
-                .lines()
-                .find(|line| line.trim_start().starts_with(&key))
+            let key = format!("error.kind.{}", tag.as_str().unwrap());
+            assert!(en.contains_key(&key), "no English sentence for {key}");
+            let words = zh
+                .get(&key)
                 .unwrap_or_else(|| panic!("no zh-CN sentence for {key}"));
             assert!(
-                line.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
-                "{line} is not Chinese"
+                words
+                    .chars()
+                    .any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+                "{words} is not Chinese"
             );
         }
     }

@@ -6,6 +6,7 @@
 //! Free text inside a reason (`reason`, `message`) is what a library or a peer said,
 //! passed through as detail; the sentence around it is always the kind's.
 
+use crate::agent::AgentErrorKind;
 use crate::plan::yuan;
 use serde::{Deserialize, Serialize};
 use specta::Type;
@@ -37,7 +38,8 @@ pub enum HostProblem {
     RefusedRequest {
         url: String,
         status: u16,
-        agent_kind: String,
+        /// The agent's own kind; `unknown` for one this build does not know.
+        agent_kind: AgentErrorKind,
         message: String,
     },
     /// Something answered that is not an Ebb agent (not its JSON, a bare 4xx, not HTTP).
@@ -622,20 +624,23 @@ mod tests {
             | PriceProblem::NoRegion
             | PriceProblem::TooLarge => true,
         };
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/i18n.ts");
-        let catalog = std::fs::read_to_string(path).expect("ui/src/i18n.ts");
-        let (_, zh) = catalog.split_once("const zhCN").expect("a zhCN part");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../ui/src/locales/zh-CN.json");
+        let catalog = std::fs::read_to_string(path).expect("ui/src/locales/zh-CN.json");
+        let zh: std::collections::BTreeMap<String, String> =
+            serde_json::from_str(&catalog).expect("the zh-CN catalog is a JSON object of strings");
         for problem in &all {
             assert!(listed(problem));
             let tag = serde_json::to_value(problem).unwrap()["kind"].clone();
-            let key = format!("\"reason.price.{}\":", tag.as_str().unwrap());
-            let line = zh
-                .lines()
-                .find(|line| line.trim_start().starts_with(&key))
+            let key = format!("reason.price.{}", tag.as_str().unwrap());
+            let words = zh
+                .get(&key)
                 .unwrap_or_else(|| panic!("no zh-CN words for {key}"));
             assert!(
-                line.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
-                "{line}"
+                words
+                    .chars()
+                    .any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+                "{words}"
             );
             assert!(!problem.to_string().is_empty());
         }

@@ -4,7 +4,7 @@ use crate::support::{TestAgent, json, token_entry};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use ebb_agent::auth::{Auth, Scope};
-use ebb_wire::agent::{ApiError, GpuList, Health, SampleBatch};
+use ebb_wire::agent::{AgentErrorKind, ApiError, GpuList, Health, SampleBatch};
 use std::time::Duration;
 
 #[tokio::test]
@@ -31,7 +31,7 @@ async fn gpus_serves_the_latest_sample_with_every_reading() {
     assert_eq!(indexes, (0..8).collect::<Vec<_>>());
     for gpu in &list.gpus {
         assert_eq!(gpu.model, "NVIDIA H800");
-        assert_eq!(gpu.memory_total_mib, 81_920);
+        assert_eq!(gpu.memory_total_mib, Some(81_920));
         assert!(gpu.healthy);
         assert!(gpu.gpu_util_pct.is_some() && gpu.sm_clock_mhz.is_some());
         assert_eq!(gpu.lease_id, None);
@@ -82,13 +82,16 @@ async fn unknown_paths_and_methods_get_json_errors() {
     let (status, body) = agent.get("/v2/gpus").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     let error: ApiError = json(&body);
-    assert_eq!(error.kind, "not_found");
+    assert_eq!(error.kind, AgentErrorKind::NotFound);
     assert!(error.message.contains("/v2/gpus"), "{}", error.message);
     let (status, body) = agent
         .send(Request::put("/v1/gpus").body(Body::empty()).unwrap())
         .await;
     assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
-    assert_eq!(json::<ApiError>(&body).kind, "method_not_allowed");
+    assert_eq!(
+        json::<ApiError>(&body).kind,
+        AgentErrorKind::MethodNotAllowed
+    );
 }
 
 #[tokio::test]
@@ -160,7 +163,7 @@ async fn tokens_and_scopes_are_enforced_with_json_errors() {
     for (method, path, token, status, kind) in cases {
         let (got, body) = agent.send(request(method, path, token)).await;
         assert_eq!(got, status, "{method} {path} {token:?}");
-        assert_eq!(json::<ApiError>(&body).kind, kind);
+        assert_eq!(json::<ApiError>(&body).kind.as_str(), kind);
     }
     assert_eq!(
         agent

@@ -8,7 +8,8 @@ use ebb_agent::auth::Auth;
 use ebb_agent::leases::LeaseConfig;
 use ebb_testkit::TempDir;
 use ebb_wire::agent::{
-    ApiError, GpuList, Lease, LeaseList, LeaseListQuery, LeaseListState, LeaseRequest, LeaseState,
+    AgentErrorKind, ApiError, GpuList, Lease, LeaseList, LeaseListQuery, LeaseListState,
+    LeaseRequest, LeaseState,
 };
 use proptest::prelude::*;
 use std::collections::HashSet;
@@ -65,7 +66,7 @@ async fn a_grant_takes_free_gpus_and_shows_on_them() {
         .await;
     assert_eq!(status, StatusCode::CONFLICT);
     let error: ApiError = json(&body);
-    assert_eq!(error.kind, "not_enough_free");
+    assert_eq!(error.kind, AgentErrorKind::NotEnoughFree);
     assert_eq!(error.message, "count: asked for 2 GPUs but only 1 are free");
 }
 
@@ -86,7 +87,10 @@ async fn a_key_replays_its_answer_and_refuses_another_body() {
         )
         .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert_eq!(json::<ApiError>(&body).kind, "idempotency_key_reused");
+    assert_eq!(
+        json::<ApiError>(&body).kind,
+        AgentErrorKind::IdempotencyKeyReused
+    );
     assert_eq!(leases(&agent).await.len(), 1);
     let (status, body) = agent
         .send(
@@ -469,7 +473,7 @@ async fn a_workload_says_it_saved_its_state_and_the_lease_reports_it_with_the_gr
     );
     let (status, body) = agent.send(checkpoint("no-such-lease")).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    assert_eq!(json::<ApiError>(&body).kind, "not_found");
+    assert_eq!(json::<ApiError>(&body).kind, AgentErrorKind::NotFound);
     // A workload touches the file it is told of.
     let script = r#"sleep 0.2; touch "$EBB_CHECKPOINT_FILE"; while true; do sleep 0.05; done"#;
     let body = serde_json::json!({"pool_id": "p", "holder_id": "h", "count": 1, "command": ["sh", "-c", script]});

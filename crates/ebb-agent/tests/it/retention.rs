@@ -6,7 +6,8 @@ use axum::http::StatusCode;
 use ebb_agent::leases::LeaseConfig;
 use ebb_testkit::{TempDir, eventually};
 use ebb_wire::agent::{
-    ApiError, Lease, LeaseList, LeaseListQuery, LeaseListState, LeaseRequest, LeaseState,
+    AgentErrorKind, ApiError, Lease, LeaseList, LeaseListQuery, LeaseListState, LeaseRequest,
+    LeaseState,
 };
 use std::time::Duration;
 
@@ -95,7 +96,7 @@ async fn the_list_holds_the_leases_not_yet_released_unless_asked_for_history() {
         let (status, body) = agent.get(&format!("/v1/leases?state={bad}")).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "state={bad}");
         let error: ApiError = json(&body);
-        assert_eq!(error.kind, "invalid_request");
+        assert_eq!(error.kind, AgentErrorKind::InvalidRequest);
         assert!(
             error.message.starts_with("state: `")
                 && error.message.contains("use `all`")

@@ -9,7 +9,9 @@ use axum::http::{Request, StatusCode};
 use ebb_agent::leases::ledger::LeaseError;
 use ebb_agent::leases::{LeaseConfig, ServiceError};
 use ebb_testkit::TempDir;
-use ebb_wire::agent::{ApiError, ConsoleTerm, Lease, LeaseList, LeaseRequest, LeaseState};
+use ebb_wire::agent::{
+    AgentErrorKind, ApiError, ConsoleTerm, Lease, LeaseList, LeaseRequest, LeaseState,
+};
 
 /// A one-GPU request fenced by `term` of `group` (none when `term` is `None`).
 fn body(group: &str, term: Option<u64>) -> String {
@@ -46,7 +48,7 @@ fn assert_stale(status: StatusCode, body: &[u8], term: u64, highest: u64) {
         String::from_utf8_lossy(body)
     );
     let error: ApiError = json(body);
-    assert_eq!(error.kind, "stale_term");
+    assert_eq!(error.kind, AgentErrorKind::StaleTerm);
     assert!(
         error
             .message
@@ -119,7 +121,10 @@ async fn an_equal_or_higher_term_is_accepted_and_raises_the_highest() {
     let two = r#"{"pool_id":"pool-a","holder_id":"console-1","count":2,"console_group":"group-1","term":9}"#;
     let (status, refused) = agent.post_lease("k5", two).await;
     assert_eq!(status, StatusCode::CONFLICT, "two asked for, one free");
-    assert_eq!(json::<ApiError>(&refused).kind, "not_enough_free");
+    assert_eq!(
+        json::<ApiError>(&refused).kind,
+        AgentErrorKind::NotEnoughFree
+    );
     assert_eq!(agent.state.leases.highest_term("group-1").await, Some(9));
     let first = leases(&agent).await[0].id.clone();
     let (status, refused) = agent
@@ -186,7 +191,7 @@ async fn half_a_fence_is_refused_naming_the_missing_field() {
         .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     let error: ApiError = json(&refused);
-    assert_eq!(error.kind, "invalid_request");
+    assert_eq!(error.kind, AgentErrorKind::InvalidRequest);
     assert!(
         error
             .message
@@ -208,7 +213,10 @@ async fn half_a_fence_is_refused_naming_the_missing_field() {
         .delete(&format!("/v1/leases/{id}?console_group=g&term=soon"))
         .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert_eq!(json::<ApiError>(&refused).kind, "invalid_request");
+    assert_eq!(
+        json::<ApiError>(&refused).kind,
+        AgentErrorKind::InvalidRequest
+    );
     let (_, kept) = agent.get(&format!("/v1/leases/{id}")).await;
     assert_eq!(
         json::<Lease>(&kept).state,

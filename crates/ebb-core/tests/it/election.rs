@@ -12,7 +12,7 @@ use ebb_core::pools::{self, HostFacts, PoolStore};
 use ebb_core::registry::Registry;
 use ebb_core::vault::MemoryVault;
 use ebb_testkit::{POSTGRES_ENV, PostgresServer, TempDir, TestFleet};
-use ebb_wire::agent::{ConsoleTerm, LeaseRequest, LeaseState};
+use ebb_wire::agent::{AgentErrorKind, ConsoleTerm, LeaseRequest, LeaseState};
 use ebb_wire::reasons::HostProblem;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -263,7 +263,10 @@ async fn a_shared_database_is_reached_over_tls_when_asked() {
 /// on the term (409 `stale_term`) or, the term admitted, not found; nothing changes either way.
 async fn admits(agent: &AgentClient, term: &ConsoleTerm) -> bool {
     match agent.release_lease("no-such-lease", Some(term)).await {
-        Err(HostProblem::RefusedRequest { agent_kind, .. }) if agent_kind == "stale_term" => false,
+        Err(HostProblem::RefusedRequest {
+            agent_kind: AgentErrorKind::StaleTerm,
+            ..
+        }) => false,
         Err(HostProblem::RefusedRequest { status: 404, .. }) => true,
         other => panic!("a fenced release of no lease: {other:?}"),
     }
@@ -339,7 +342,13 @@ async fn a_new_leader_tells_every_host_its_term_so_the_old_one_cannot_act_even_w
             .await
             .unwrap_err();
         assert!(
-            matches!(&refused, HostProblem::RefusedRequest { agent_kind, .. } if agent_kind == "stale_term"),
+            matches!(
+                &refused,
+                HostProblem::RefusedRequest {
+                    agent_kind: AgentErrorKind::StaleTerm,
+                    ..
+                }
+            ),
             "{refused:?}"
         );
     }

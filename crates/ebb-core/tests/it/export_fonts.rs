@@ -175,9 +175,11 @@ fn with_system_fonts_chinese_falls_back_to_the_shipped_face_first() {
 
 #[test]
 fn the_shipped_fonts_cover_the_zh_cn_catalog() {
-    let catalog =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../ui/src/i18n.ts"))
-            .unwrap();
+    let catalog = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../ui/src/locales/zh-CN.json"
+    ))
+    .unwrap();
     let is_cjk =
         |c: &char| matches!(*c as u32, 0x3000..=0x303F | 0x3400..=0x9FFF | 0xFF00..=0xFFEF);
     let mut chars: Vec<char> = catalog.chars().filter(is_cjk).collect();

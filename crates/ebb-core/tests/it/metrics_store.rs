@@ -21,7 +21,7 @@ fn sample(host: &str, gpu_index: u32, t_ms: i64, util_pct: Option<f32>) -> Sampl
         t_ms,
         util_pct,
         memory_used_mib: None,
-        memory_total_mib: 81_920,
+        memory_total_mib: Some(81_920),
         temperature_c: None,
         power_w: None,
     }
@@ -68,7 +68,7 @@ async fn known_store() -> MetricsStore {
     for (second, util, memory, temperature) in minute0 {
         rows.push(SampleRow {
             memory_used_mib: memory,
-            memory_total_mib: 4_000,
+            memory_total_mib: Some(4_000),
             temperature_c: temperature,
             ..sample("h", 0, T0 + second * 1000, util)
         });
@@ -81,6 +81,103 @@ async fn known_store() -> MetricsStore {
     assert_eq!(report.written, rows.len() as u64);
     store.compact(T0 + 2 * MINUTE).await.unwrap();
     store
+}
+
+#[tokio::test]
+async fn a_memory_share_needs_the_cards_total() {
+    // GPU 0's total was read, GPU 1's was not: its memory in MiB is kept, its share is not
+    // made up against a total of 0.
+    let store = MetricsStore::in_memory().await.unwrap();
+    let rows = [
+        SampleRow {
+            memory_used_mib: Some(2_000),
+            memory_total_mib: Some(4_000),
+            ..sample("h", 0, T0, Some(10.0))
+        },
+        SampleRow {
+            memory_used_mib: Some(2_000),
+            memory_total_mib: None,
+            ..sample("h", 1, T0, Some(10.0))
+        },
+    ];
+    store.insert_batch(&rows).await.unwrap();
+    let raw = |metric| query(metric, T0, T0 + MINUTE, 60);
+    let share = store.query(&raw(ChartMetric::MemoryPct)).await.unwrap();
+    assert_eq!(share.len(), 1, "{share:?}");
+    assert_eq!(share[0].gpu_index, 0);
+    close(&triples(&share[0].points), &[(50.0, 50.0, 50.0)]);
+    let used = store.query(&raw(ChartMetric::MemoryUsed)).await.unwrap();
+    assert_eq!(used.len(), 2, "{used:?}");
+}
+
+#[tokio::test]
+async fn a_store_from_before_the_total_was_optional_reads_its_zeros_as_unknown() {
+    use sqlx::sqlite::{SqliteConnectOptions, SqlitePool};
+    // A metrics.db an older console wrote: the first migration alone, a 0 for a total the
+    // card did not give.
+    let dir = ebb_testkit::TempDir::new("core-metrics-0001");
+    let first = dir.join("migrations");
+    std::fs::create_dir_all(&first).unwrap();
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/migrations/metrics/0001_metrics.sql"
+        ),
+        first.join("0001_metrics.sql"),
+    )
+    .unwrap();
+    let path = dir.join("metrics.db");
+    let connect = || {
+        SqlitePool::connect_with(
+            SqliteConnectOptions::new()
+                .filename(&path)
+                .create_if_missing(true),
+        )
+    };
+    let older = connect().await.unwrap();
+    sqlx::migrate::Migrator::new(first.as_path())
+        .await
+        .unwrap()
+        .run(&older)
+        .await
+        .unwrap();
+    sqlx::query("INSERT INTO metric_hosts (id, name) VALUES (1, 'h')")
+        .execute(&older)
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO samples (host_id, t_ms, gpu_index, util_pct, memory_used_mib, memory_total_mib) \
+         VALUES (1, $1, 0, 10, 2000, 4000), (1, $1, 1, 10, 2000, 0)",
+    )
+    .bind(T0)
+    .execute(&older)
+    .await
+    .unwrap();
+    older.close().await;
+
+    let store = MetricsStore::open(&path, RetentionConfig::default())
+        .await
+        .unwrap();
+    let totals: Vec<(i64, Option<i64>)> =
+        sqlx::query_as("SELECT gpu_index, memory_total_mib FROM samples ORDER BY gpu_index")
+            .fetch_all(&connect().await.unwrap())
+            .await
+            .unwrap();
+    assert_eq!(totals, [(0, Some(4_000)), (1, None)]);
+    let share = store
+        .query(&query(ChartMetric::MemoryPct, T0, T0 + MINUTE, 60))
+        .await
+        .unwrap();
+    assert_eq!(share.len(), 1, "{share:?}");
+    close(&triples(&share[0].points), &[(50.0, 50.0, 50.0)]);
+    // And a total not read is written as it now is.
+    store
+        .insert_batch(&[SampleRow {
+            memory_total_mib: None,
+            ..sample("h", 1, T0 + 1_000, Some(20.0))
+        }])
+        .await
+        .unwrap();
 }
 
 #[tokio::test]

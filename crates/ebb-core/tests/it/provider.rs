@@ -10,7 +10,7 @@ use ebb_core::provider::{GpuChoice, GpuProvider, ProviderFuture, Release, Rent, 
 use ebb_core::registry::{HostEntry, Registry};
 use ebb_core::vault::MemoryVault;
 use ebb_testkit::TempDir;
-use ebb_wire::agent::{Gpu, GpuList, Lease, LeaseState};
+use ebb_wire::agent::{AgentErrorKind, Gpu, GpuList, Lease, LeaseState};
 use ebb_wire::plan::{OverlayMode, Term};
 use ebb_wire::pools::{PlacementPolicy, PoolInput};
 use ebb_wire::reasons::HostProblem;
@@ -95,7 +95,7 @@ impl Cloud {
                 index,
                 uuid: uuid(target, index),
                 model: MODEL.into(),
-                memory_total_mib: 81_920,
+                memory_total_mib: Some(81_920),
                 healthy: true,
                 lease_id: held
                     .get(uuid(target, index).as_str())
@@ -130,7 +130,7 @@ impl Cloud {
             return Err(HostProblem::RefusedRequest {
                 url: rent.target.clone(),
                 status: 409,
-                agent_kind: "gpu_not_free".into(),
+                agent_kind: AgentErrorKind::GpuNotFree,
                 message: "not free".into(),
             });
         }
@@ -181,7 +181,7 @@ impl Cloud {
             .ok_or_else(|| HostProblem::RefusedRequest {
                 url: release.target.clone(),
                 status: 404,
-                agent_kind: "not_found".into(),
+                agent_kind: AgentErrorKind::NotFound,
                 message: "no such lease".into(),
             })?;
         lease.state = LeaseState::Released;

@@ -2,6 +2,7 @@
 //! history only where it moved, the activity reasons, and how open changes stand.
 
 use super::*;
+use ebb_wire::agent::AgentErrorKind;
 use ebb_wire::pools::{PlacementPolicy, PoolHostView};
 
 const US: &str = "console-1";
@@ -478,7 +479,7 @@ fn a_refusal_of_the_host_itself_starts_its_backoff_and_is_noted_on_its_pools() {
     let taken = HostProblem::RefusedRequest {
         url: "http://gpu-b:7070".into(),
         status: 409,
-        agent_kind: "not_enough_free".into(),
+        agent_kind: AgentErrorKind::NotEnoughFree,
         message: "taken".into(),
     };
     let settled = creates(

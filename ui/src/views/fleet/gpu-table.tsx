@@ -7,14 +7,10 @@ import { For, Index, Show, type JSX } from "solid-js";
 import type { Gpu, HostStatus } from "../../bindings";
 import { holderOf, ourLeases, type GpuHolder } from "../../capacity";
 import { capacity } from "../../fleet-store";
-import { formatPercent } from "../../format";
+import { formatMemoryGib, formatPercent } from "../../format";
 import { t } from "../../i18n";
 
 const dash = () => t("common.empty");
-
-function gib(mib: number | null): string {
-  return mib === null ? dash() : (mib / 1024).toFixed(1);
-}
 
 function num(value: number | null, digits = 0): string {
   return value === null || !Number.isFinite(value) ? dash() : value.toFixed(digits);
@@ -135,9 +131,7 @@ export function GpuTable(props: { host: HostStatus }): JSX.Element {
                       {formatPercent(gpu.gpu_util_pct)}
                     </td>
                     <td class="num" data-col="memory">
-                      {gpu.memory_used_mib === null
-                        ? dash()
-                        : `${gib(gpu.memory_used_mib)} / ${gib(gpu.memory_total_mib)}`}
+                      {formatMemoryGib(gpu.memory_used_mib, gpu.memory_total_mib)}
                     </td>
                     <td class="num" data-col="temperature">
                       {gpu.temperature_c === null ? dash() : `${num(gpu.temperature_c)} °C`}
