@@ -11,11 +11,10 @@
 //!
 //! `cargo bench -p ebb-core --bench metrics`
 
-use ebb_core::chart::{RangeChartSpec, gpu_lines_svg};
-use ebb_core::downsample::{Point, m4};
-use ebb_core::history::GpuSeries;
+use ebb_charts::chart::{RangeChartSpec, gpu_lines_svg};
+use ebb_charts::downsample::{Point, m4};
+use ebb_charts::history::GpuSeries;
 use ebb_core::metrics_store::{MetricsStore, RetentionConfig, SampleRow, SeriesQuery};
-use ebb_core::raster::Rasterizer;
 use ebb_wire::ipc::ChartMetric;
 use ebb_wire::ipc::ChartTheme;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
@@ -268,7 +267,7 @@ fn chart_a_day() -> (Timing, Duration, Duration, usize) {
         }
         downsample_runs.push(started.elapsed());
     }
-    let rasterizer = Rasterizer::with_system_fonts();
+    let rasterizer = ebb_core::system_fonts::rasterizer();
     let started = Instant::now();
     let png = rasterizer.png(&svg, 1.0).unwrap();
     let png_time = started.elapsed();

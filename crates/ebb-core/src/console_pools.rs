@@ -174,7 +174,7 @@ impl Console {
     async fn pool_view(&self, pool: &Pool, catalog: &Catalog) -> Result<PoolView, PoolError> {
         let now = self.pools.now_ms();
         let status = self.pools.read_status(&pool.id).await?;
-        let (_, month_start, _) = crate::calendar::utc_month(now);
+        let (_, month_start, _) = ebb_charts::calendar::utc_month(now);
         let spans = self.pools.spans(&pool.id, month_start).await?;
         Ok(pools::pool_view(pool, status, &spans, catalog, now))
     }
@@ -425,7 +425,7 @@ impl Console {
             let view = self.pool_view(&pool, &catalog).await?;
             pools.push((pool, view));
         }
-        let (month, _, _) = crate::calendar::utc_month(self.pools.now_ms());
+        let (month, _, _) = ebb_charts::calendar::utc_month(self.pools.now_ms());
         pools::spend_summary(month, &pools, self.pools.budget().await?)
     }
 

@@ -1,10 +1,7 @@
 //! The console core against agents served in-process on loopback.
 
-mod charts;
 mod collect;
-mod downsample;
 mod election;
-mod export_fonts;
 mod failover;
 mod lease_history;
 mod metrics_store;

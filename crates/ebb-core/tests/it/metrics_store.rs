@@ -1,6 +1,6 @@
 //! The metrics store on real SQLite: rollups, retention, bounded queries, aggregates.
 
-use ebb_core::downsample::Point;
+use ebb_charts::downsample::Point;
 use ebb_core::metrics_store::{
     HeatmapQuery, MetricsError, MetricsStore, Resolution, RetentionConfig, SampleRow, SeriesQuery,
 };
