@@ -3,15 +3,15 @@
 use crate::state::AppState;
 use ebb_charts::chart::{ChartSpec, RangeChartSpec, gpu_lines_svg, heatmap_svg, utilization_svg};
 use ebb_core::catalog_store::{ActiveCatalog, CatalogStoreError, import_text};
-use ebb_core::client::AgentError;
-use ebb_core::collect::CollectorConfig;
 use ebb_core::console::{Console, ConsoleError};
 use ebb_core::console_rules::RulesError;
 use ebb_core::cost_view;
-use ebb_core::metrics_store::{HeatmapQuery, MetricsError, SeriesQuery};
 use ebb_core::pools::{ConfirmPolicy, PoolError};
 use ebb_core::registry::RegistryError;
 use ebb_core::rules_replay::{ReplayChart, ReplayError};
+use ebb_telemetry::client::AgentError;
+use ebb_telemetry::collect::CollectorConfig;
+use ebb_telemetry::metrics_store::{HeatmapQuery, MetricsError, SeriesQuery};
 use ebb_wire::ipc::{
     AppInfo, CatalogImport, CatalogView, ChartMetric, ChartTheme, ConnectionOk, EnforcerRole,
     ExportFormat, FleetCapacity, FleetSnapshot, HostEntry, HostInput, HostRemoval, IpcError,

@@ -68,8 +68,8 @@ def gb2312_rows(first, last):
 def source_chars():
     """Every non-ASCII character in the UI's sources and the Rust that draws charts.
 
-    The charts were part of ebb-core when the fonts were made: both crates are read so
-    that the same sources still give the same bytes.
+    The charts and the telemetry were part of ebb-core when the fonts were made: the three
+    crates are read so that the same sources still give the same bytes.
     """
     chars = set()
     for folder, pattern in [
@@ -77,6 +77,7 @@ def source_chars():
         ("ui/src", "*.tsx"),
         ("crates/ebb-charts/src", "*.rs"),
         ("crates/ebb-core/src", "*.rs"),
+        ("crates/ebb-telemetry/src", "*.rs"),
         ("src-tauri/src", "*.rs"),
     ]:
         for path in sorted((ROOT / folder).rglob(pattern)):

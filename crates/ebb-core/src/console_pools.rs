@@ -3,13 +3,13 @@
 //! `console.db`; the enforcer (in whichever process collects) carries them out.
 
 use crate::catalog_store::ActiveCatalog;
-use crate::client::ClientConfig;
 use crate::console::{Console, Role, read_snapshot};
 use crate::enforcer::PassReport;
 use crate::pools::{self, HostFacts, NewActivity, Pool, PoolError, PoolStore};
 use crate::provider::{AgentProvider, GpuProvider};
 use ebb_cost::{Catalog, OverlayMode, Term};
 use ebb_plan::reconcile::{self, HostObs};
+use ebb_telemetry::client::ClientConfig;
 use ebb_wire::ipc::Health;
 use ebb_wire::pools::{
     ActivityEntry, Actor, PlacementPolicy, PoolInput, PoolOptions, PoolPhase, PoolView,

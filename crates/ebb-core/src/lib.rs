@@ -1,14 +1,13 @@
 //! Ebb's console core: everything the desktop shell and the CLI share. No Tauri here.
 //!
 //! The pure parts are crates of their own (no IO, no clock; time is a parameter): the
-//! charts and the series they draw (`ebb-charts`), the pool planner (`ebb-plan`).
-//! IO modules: [`client`] (HTTP to agents), [`collect`] (the polling loop).
+//! charts and the series they draw (`ebb-charts`), the pool planner (`ebb-plan`). Talking
+//! to agents and storing their samples is `ebb-telemetry` (the client, the collector,
+//! fan-out, the metrics store); this crate hands it the registry's hosts.
 
 pub mod capacity;
 pub mod catalog_store;
-pub mod client;
 pub mod clock;
-pub mod collect;
 pub mod console;
 mod console_pools;
 pub mod console_rules;
@@ -16,9 +15,7 @@ pub mod cost_view;
 pub mod db;
 pub mod election;
 pub mod enforcer;
-pub mod fanout;
 pub mod metrics_api;
-pub mod metrics_store;
 pub mod notify;
 pub mod pool_history;
 pub mod pools;

@@ -1,10 +1,8 @@
 //! The console core against agents served in-process on loopback.
 
-mod collect;
 mod election;
 mod failover;
 mod lease_history;
-mod metrics_store;
 mod parsers;
 mod pinning;
 mod pools;
