@@ -1,17 +1,17 @@
 //! Tauri commands and events: a few lines each, over the core.
 
 use crate::state::AppState;
+use ebb_charts::chart::{ChartSpec, RangeChartSpec, gpu_lines_svg, heatmap_svg, utilization_svg};
 use ebb_core::catalog_store::{ActiveCatalog, CatalogStoreError, import_text};
-use ebb_core::chart::{ChartSpec, RangeChartSpec, gpu_lines_svg, heatmap_svg, utilization_svg};
-use ebb_core::client::AgentError;
-use ebb_core::collect::CollectorConfig;
 use ebb_core::console::{Console, ConsoleError, ScaleChange};
 use ebb_core::console_rules::RulesError;
 use ebb_core::cost_view;
-use ebb_core::metrics_store::{HeatmapQuery, MetricsError, SeriesQuery};
 use ebb_core::pools::{ConfirmPolicy, PoolError};
 use ebb_core::registry::RegistryError;
 use ebb_core::rules_replay::{ReplayChart, ReplayError};
+use ebb_telemetry::client::AgentError;
+use ebb_telemetry::collect::CollectorConfig;
+use ebb_telemetry::metrics_store::{HeatmapQuery, MetricsError, SeriesQuery};
 use ebb_wire::ipc::{
     AppInfo, CatalogImport, CatalogView, ChartMetric, ChartTheme, ConnectionOk, EnforcerRole,
     ExportFormat, FleetCapacity, FleetSnapshot, HostEntry, HostInput, HostRemoval, IpcError,
@@ -238,7 +238,7 @@ pub async fn pool_chart(
         to_ms,
         utc_offset_minutes,
     };
-    let legend = ebb_core::chart::PoolChartLabels {
+    let legend = ebb_charts::chart::PoolChartLabels {
         desired: &labels.desired,
         ready: &labels.ready,
         warming: &labels.warming,
@@ -251,7 +251,7 @@ pub async fn pool_chart(
         .rule_activity(&name, from_ms, to_ms, 500)
         .await
         .map_err(pool_error)?;
-    let (svg, marks) = ebb_core::chart::pool_chart(&spec, &legend, &samples, &decisions)
+    let (svg, marks) = ebb_charts::chart::pool_chart(&spec, &legend, &samples, &decisions)
         .map_err(|error| IpcError::new(IpcErrorKind::InvalidInput, error.to_string()))?;
     Ok(ebb_wire::pools::PoolChart {
         svg,
@@ -284,7 +284,7 @@ pub async fn export_chart(
     }
     let stem = file_stem(&name)?;
     let svg = match title.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
-        Some(title) => ebb_core::raster::titled(&svg, title).ok_or_else(|| {
+        Some(title) => ebb_charts::raster::titled(&svg, title).ok_or_else(|| {
             IpcError::new(
                 IpcErrorKind::InvalidInput,
                 "svg: the chart has no width and height to title",
@@ -310,7 +310,7 @@ pub async fn export_chart(
     tauri::async_runtime::spawn_blocking(move || {
         let bytes = match format {
             ExportFormat::Svg => svg.into_bytes(),
-            ExportFormat::Png => ebb_core::raster::Rasterizer::with_system_fonts()
+            ExportFormat::Png => ebb_core::system_fonts::rasterizer()
                 .png(&svg, 2.0)
                 .map_err(|error| {
                     IpcError::new(
@@ -543,8 +543,16 @@ pub fn catalog_import(state: State<'_, AppState>, text: String) -> Result<Catalo
             Ok(CatalogImport {
                 accepted: false,
                 catalog: cost_view::catalog_view(&active),
-                problems: invalid.problems.iter().map(cost_view::problem).collect(),
-                warnings: invalid.warnings.iter().map(cost_view::problem).collect(),
+                problems: invalid
+                    .problems
+                    .iter()
+                    .map(ebb_charts::cost_view::problem)
+                    .collect(),
+                warnings: invalid
+                    .warnings
+                    .iter()
+                    .map(ebb_charts::cost_view::problem)
+                    .collect(),
             })
         }
         Err(other) => Err(catalog_error(other)),
@@ -578,7 +586,7 @@ pub fn cost_plan(
     };
     let comparison = ebb_cost::compare_plans(entry, &demand, &options)
         .map_err(|error| IpcError::new(IpcErrorKind::InvalidInput, error.to_string()))?;
-    cost_view::comparison_view(
+    ebb_charts::cost_view::comparison_view(
         &entry.model,
         &entry.region,
         &active.catalog.currency,
@@ -907,7 +915,7 @@ pub async fn replay_rules(
         theme,
         width_px,
         height_px: REPLAY_CHART_HEIGHT_PX,
-        labels: ebb_core::chart::ReplayChartLabels {
+        labels: ebb_charts::chart::ReplayChartLabels {
             demand: &labels.demand,
             ready: &labels.ready,
             held: &labels.held,

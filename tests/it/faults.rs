@@ -5,8 +5,8 @@
 
 use crate::crash::{integrity_check, open_sqlite};
 use crate::proxy::HungHost;
-use ebb_core::client::{AgentClient, ClientConfig};
 use ebb_core::console::{Console, ConsoleOptions, TokenStore};
+use ebb_telemetry::client::{AgentClient, ClientConfig};
 use ebb_testkit::{AgentCommand, AgentProcess, Cli, Relay, TempDir, eventually};
 use ebb_wire::agent::LeaseRequest;
 use ebb_wire::ipc::{Health, HostEntry};

@@ -8,9 +8,9 @@ mod proxy;
 mod rules;
 mod secrets;
 
-use ebb_core::client::AgentAccess;
-use ebb_core::client::{AgentClient, ClientConfig};
-use ebb_core::collect::{Collector, CollectorConfig, Target, Tick};
+use ebb_telemetry::client::AgentAccess;
+use ebb_telemetry::client::{AgentClient, ClientConfig};
+use ebb_telemetry::collect::{Collector, CollectorConfig, Target, Tick};
 use ebb_testkit::{
     AgentCommand, AgentProcess, Cli, Relay, TempDir, eventually_blocking, workspace_bin,
 };

@@ -160,9 +160,11 @@ async fn main() {
     let (from_ms, to_ms) = (now_ms - 50_000, now_ms - 5_000);
     let mut taken = 0u64;
     for (_, _, url) in &urls {
-        let client =
-            ebb_core::client::AgentClient::new(url, ebb_core::client::ClientConfig::default())
-                .unwrap();
+        let client = ebb_telemetry::client::AgentClient::new(
+            url,
+            ebb_telemetry::client::ClientConfig::default(),
+        )
+        .unwrap();
         let batch = client.samples(None).await.unwrap();
         taken += batch
             .samples
@@ -184,9 +186,9 @@ async fn main() {
         (cpu_end - cpu_start) / window.elapsed().as_secs_f64(),
         max_rss as f64 / 1_048_576.0,
     );
-    let store = ebb_core::metrics_store::MetricsStore::open(
+    let store = ebb_telemetry::metrics_store::MetricsStore::open(
         &data_dir.join("metrics.db"),
-        ebb_core::metrics_store::RetentionConfig::default(),
+        ebb_telemetry::metrics_store::RetentionConfig::default(),
     )
     .await
     .unwrap();

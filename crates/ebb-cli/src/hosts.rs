@@ -2,12 +2,12 @@
 
 use anyhow::Context;
 use clap::Subcommand;
-use ebb_core::collect::CollectorConfig;
 use ebb_core::console::{self, Console, ConsoleOptions, Role, TokenStore};
 use ebb_core::db::ConsoleDb;
 use ebb_core::election::Leadership;
 use ebb_core::registry::{HostEntry, Registry};
 use ebb_core::vault::{FileVault, KeychainVault, MemoryVault, TokenVault};
+use ebb_telemetry::collect::CollectorConfig;
 use ebb_wire::ipc::HostRemoval;
 use ebb_wire::ipc::{Health, HostStatus};
 use std::collections::BTreeMap;
@@ -230,17 +230,17 @@ async fn health_now(
         let token = registry.token(spec).await.unwrap_or(None);
         calls.push((position, spec.clone(), token));
     }
-    let answers = ebb_core::fanout::fan_out(
+    let answers = ebb_telemetry::fanout::fan_out(
         calls,
         CollectorConfig::default().max_concurrent_polls,
         |(position, spec, token)| async move {
-            let result = ebb_core::client::AgentClient::with_access(
-                &ebb_core::client::AgentAccess {
+            let result = ebb_telemetry::client::AgentClient::with_access(
+                &ebb_telemetry::client::AgentAccess {
                     url: spec.url.clone(),
                     token,
                     fingerprint: spec.fingerprint.clone(),
                 },
-                ebb_core::client::ClientConfig::default(),
+                ebb_telemetry::client::ClientConfig::default(),
             );
             let polled = match result {
                 Ok(client) => client.gpus().await,
@@ -253,10 +253,10 @@ async fn health_now(
     let mut statuses: Vec<HostStatus> = specs
         .iter()
         .map(|spec| {
-            ebb_core::collect::unknown_status(&ebb_core::collect::Target {
+            ebb_telemetry::collect::unknown_status(&ebb_telemetry::collect::Target {
                 name: spec.name.clone(),
                 region: spec.region.clone(),
-                access: ebb_core::client::AgentAccess::open(&spec.url),
+                access: ebb_telemetry::client::AgentAccess::open(&spec.url),
             })
         })
         .collect();
@@ -266,7 +266,7 @@ async fn health_now(
     };
     for (position, polled) in answers {
         let mut failures = 0;
-        ebb_core::collect::apply_poll(
+        ebb_telemetry::collect::apply_poll(
             &mut statuses[position],
             &mut failures,
             &polled,

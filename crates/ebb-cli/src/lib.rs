@@ -15,8 +15,8 @@ mod when;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use ebb_core::client::{AgentClient, ClientConfig};
 use ebb_cost::{OverlayMode, PlanOptions, PoolPlan, Term};
+use ebb_telemetry::client::{AgentClient, ClientConfig};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 

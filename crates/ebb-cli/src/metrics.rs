@@ -1,6 +1,6 @@
 //! `ebb metrics NAME`: a host's stored readings over a past window.
 
-use ebb_core::metrics_store::{MetricsStore, RetentionConfig, SeriesQuery};
+use ebb_telemetry::metrics_store::{MetricsStore, RetentionConfig, SeriesQuery};
 use ebb_wire::ipc::ChartMetric;
 use std::path::Path;
 use std::time::Duration;

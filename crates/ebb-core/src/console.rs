@@ -2,18 +2,18 @@
 //! and either the collector (the first process on a data directory) or a viewer (any
 //! later one), so a data directory is never collected twice.
 
-use crate::client::{AgentAccess, AgentClient, AgentError};
 use crate::clock::{SharedClock, SystemClock};
-use crate::collect::{Collector, CollectorConfig, Target, Tick, unknown_status};
 pub use crate::console_pools::ScaleChange;
 use crate::db::ConsoleDb;
 use crate::election::{Election, ElectionConfig, LeaderHandle, Leadership};
 use crate::enforcer::{Enforcer, EnforcerConfig};
-use crate::metrics_store::{MetricsError, MetricsStore, RetentionConfig, SampleRow};
 use crate::pools::PoolStore;
 use crate::registry::{HostEntry, Registry, RegistryError};
-use crate::series::{GpuSeries, UtilHistory};
 use crate::vault::{FileVault, KeychainVault, TokenVault, VaultError};
+use ebb_charts::series::{GpuSeries, UtilHistory};
+use ebb_telemetry::client::{AgentAccess, AgentClient, AgentError};
+use ebb_telemetry::collect::{Collector, CollectorConfig, Target, Tick, unknown_status};
+use ebb_telemetry::metrics_store::{MetricsError, MetricsStore, RetentionConfig, SampleRow};
 use ebb_wire::agent::Health as AgentHealth;
 use ebb_wire::ipc::{EnforcerRole, FleetSnapshot, Health, HostStatus, TokenStoreKind};
 use sqlx::Row;
@@ -474,7 +474,7 @@ async fn targets_for(registry: &Registry, specs: &[HostEntry]) -> Vec<Target> {
 /// The vault is only read on a change.
 async fn follow_registry(
     registry: Registry,
-    handle: crate::collect::TargetsHandle,
+    handle: ebb_telemetry::collect::TargetsHandle,
     every: Duration,
 ) {
     let mut last: Option<Vec<HostEntry>> = None;

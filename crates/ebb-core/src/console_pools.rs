@@ -3,13 +3,13 @@
 //! `console.db`; the enforcer (in whichever process collects) carries them out.
 
 use crate::catalog_store::ActiveCatalog;
-use crate::client::ClientConfig;
 use crate::console::{Console, Role, read_snapshot};
 use crate::enforcer::PassReport;
 use crate::pools::{self, HostFacts, NewActivity, Pool, PoolError, PoolStore};
 use crate::provider::{AgentProvider, GpuProvider};
 use ebb_cost::{Catalog, OverlayMode, Term};
 use ebb_plan::reconcile::{self, HostObs};
+use ebb_telemetry::client::ClientConfig;
 use ebb_wire::ipc::Health;
 use ebb_wire::pools::{
     ActivityEntry, Actor, PlacementPolicy, PoolInput, PoolOptions, PoolPhase, PoolView,
@@ -202,7 +202,7 @@ impl Console {
     async fn pool_view(&self, pool: &Pool, catalog: &Catalog) -> Result<PoolView, PoolError> {
         let now = self.pools.now_ms();
         let status = self.pools.read_status(&pool.id).await?;
-        let (_, month_start, _) = crate::calendar::utc_month(now);
+        let (_, month_start, _) = ebb_charts::calendar::utc_month(now);
         let spans = self.pools.spans(&pool.id, month_start).await?;
         Ok(pools::pool_view(pool, status, &spans, catalog, now))
     }
@@ -453,7 +453,7 @@ impl Console {
             let view = self.pool_view(&pool, &catalog).await?;
             pools.push((pool, view));
         }
-        let (month, _, _) = crate::calendar::utc_month(self.pools.now_ms());
+        let (month, _, _) = ebb_charts::calendar::utc_month(self.pools.now_ms());
         pools::spend_summary(month, &pools, self.pools.budget().await?)
     }
 

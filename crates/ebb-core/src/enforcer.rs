@@ -9,15 +9,15 @@
 //! unless a test or another provider is given).
 
 use crate::catalog_store::ActiveCatalog;
-use crate::client::ClientConfig;
 use crate::election::LeaderHandle;
-use crate::fanout::fan_out;
 use crate::pools::{NewActivity, Pool, PoolError, PoolStore};
 use crate::provider::{AgentProvider, GpuChoice, GpuProvider, Release, Rent};
 use crate::registry::{HostEntry, Registry};
 use crate::rules_live::RulesRunner;
 use ebb_plan::reconcile::{self, HostObs, Input, KnownLease, Pending, PoolTarget, Refusals};
 use ebb_plan::settle::{self, CreateAnswer, Lookup, ReleaseAnswer, Tally};
+use ebb_telemetry::client::ClientConfig;
+use ebb_telemetry::fanout::fan_out;
 use ebb_wire::agent::{AgentErrorKind, ConsoleTerm};
 use ebb_wire::pools::{Actor, HostResult};
 use ebb_wire::reasons::{ChangeReason, HostProblem};

@@ -568,8 +568,11 @@ mod tests {
             .start()
             .await;
         let url = fleet.hosts()[0].url.clone();
-        let agent =
-            crate::client::AgentClient::new(&url, crate::client::ClientConfig::default()).unwrap();
+        let agent = ebb_telemetry::client::AgentClient::new(
+            &url,
+            ebb_telemetry::client::ClientConfig::default(),
+        )
+        .unwrap();
         let request = ebb_wire::agent::LeaseRequest::count("train", "console-1", 1);
         agent.create_lease("k1", &request).await.unwrap();
         let text = reqwest::get(format!("{url}/metrics"))

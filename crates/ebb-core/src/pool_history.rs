@@ -7,6 +7,7 @@
 
 use crate::db::ConsoleDb;
 use crate::pools::{Pool, PoolError, PoolStore};
+use ebb_charts::history::PoolSample;
 use ebb_plan::reconcile::PoolStatus;
 use ebb_wire::pools::{PoolLeaseState, ScaleOut, WarmingHost};
 use sqlx::Row;
@@ -19,41 +20,26 @@ pub const KEEP_MS: i64 = 7 * 24 * 3_600_000;
 /// A host's mean delivery weighs at most this many recent samples.
 const MEAN_OF: i64 = 20;
 
-/// One look at a pool.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PoolSample {
-    pub at_ms: i64,
-    pub desired: u32,
-    /// Leases held and counted.
-    pub ready: u32,
-    /// Lease requests sent and not answered yet.
-    pub warming: u32,
-    /// Mean utilization of the held GPUs that reported one.
-    pub util_pct: Option<f32>,
+/// What a pass's status says of a pool at `at_ms` (pure).
+pub fn pool_sample(at_ms: i64, desired: u32, status: &PoolStatus) -> PoolSample {
+    let utils: Vec<f32> = status
+        .leases
+        .iter()
+        .filter(|lease| lease.state == PoolLeaseState::Active)
+        .filter_map(|lease| lease.util_pct)
+        .collect();
+    let util_pct = (!utils.is_empty()).then(|| utils.iter().sum::<f32>() / utils.len() as f32);
+    PoolSample {
+        at_ms,
+        desired,
+        ready: status.actual,
+        warming: status.pending,
+        util_pct,
+    }
 }
 
-impl PoolSample {
-    /// What a pass's status says of a pool (pure).
-    pub fn of(at_ms: i64, desired: u32, status: &PoolStatus) -> Self {
-        let utils: Vec<f32> = status
-            .leases
-            .iter()
-            .filter(|lease| lease.state == PoolLeaseState::Active)
-            .filter_map(|lease| lease.util_pct)
-            .collect();
-        let util_pct = (!utils.is_empty()).then(|| utils.iter().sum::<f32>() / utils.len() as f32);
-        Self {
-            at_ms,
-            desired,
-            ready: status.actual,
-            warming: status.pending,
-            util_pct,
-        }
-    }
-
-    fn counts(&self) -> (u32, u32, u32) {
-        (self.desired, self.ready, self.warming)
-    }
+fn counts(sample: &PoolSample) -> (u32, u32, u32) {
+    (sample.desired, sample.ready, sample.warming)
 }
 
 /// Whether a new look is worth a row after `last` (pure): the first, a minute on, or a
@@ -61,7 +47,7 @@ impl PoolSample {
 pub fn worth_writing(last: Option<&PoolSample>, next: &PoolSample) -> bool {
     match last {
         None => true,
-        Some(last) => next.at_ms - last.at_ms >= EVERY_MS || last.counts() != next.counts(),
+        Some(last) => next.at_ms - last.at_ms >= EVERY_MS || counts(last) != counts(next),
     }
 }
 
@@ -354,7 +340,7 @@ pub async fn after_pass(store: &PoolStore, pools: &[Pool], statuses: &[PoolStatu
             let pool = pools.iter().find(|p| p.id == status.pool_id)?;
             Some((
                 status.pool_id.clone(),
-                PoolSample::of(now, pool.desired, status),
+                pool_sample(now, pool.desired, status),
             ))
         })
         .collect();

@@ -2,9 +2,9 @@
 //! the lease history, failover fences, what the enforcer last saw, the activity log), and
 //! the views built from them (a pool with its spend, the slider's preview).
 
-use crate::calendar::utc_month;
 use crate::clock::now_ms;
 use crate::db::ConsoleDb;
+use ebb_charts::calendar::utc_month;
 use ebb_cost::{Catalog, LeaseSpan, OverlayMode, PoolPlan, Priced, Term};
 use ebb_plan::placement;
 use ebb_plan::reconcile::{KnownLease, Pending, PoolStatus};

@@ -16,9 +16,9 @@ pub mod agents;
 
 pub use agents::AgentProvider;
 
-use crate::fanout::fan_out;
 use crate::registry::HostEntry;
 use ebb_plan::reconcile::{HostObs, Seen};
+use ebb_telemetry::fanout::fan_out;
 use ebb_wire::agent::{ConsoleTerm, GpuList, Lease, LeaseRequest};
 use ebb_wire::reasons::HostProblem;
 use std::collections::HashMap;

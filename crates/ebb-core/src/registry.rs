@@ -110,57 +110,10 @@ pub fn validate(spec: &HostEntry) -> Result<HostEntry, RegistryError> {
     })
 }
 
-/// `http(s)://host[:port]` with no path, query or credentials.
+/// `http(s)://host[:port]` with no path, query or credentials: the client's own check
+/// ([`ebb_telemetry::client::normalize_url`]), its problem named as the `url` field's.
 pub fn normalize_url(text: &str) -> Result<String, RegistryError> {
-    let text = text.trim();
-    let rest = text
-        .strip_prefix("http://")
-        .or_else(|| text.strip_prefix("https://"))
-        .ok_or_else(|| {
-            invalid(
-                "url",
-                format!("`{text}` must start with http:// or https://"),
-            )
-        })?;
-    let authority = rest.trim_end_matches('/');
-    if authority.is_empty() {
-        return Err(invalid("url", format!("`{text}` has no host")));
-    }
-    if authority.contains(['/', '?', '#']) {
-        return Err(invalid(
-            "url",
-            format!("`{text}` must be the agent's address only, without a path"),
-        ));
-    }
-    if authority.contains('@') {
-        return Err(invalid(
-            "url",
-            "must not carry credentials; give the token separately",
-        ));
-    }
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((host, port)) if !host.ends_with(']') || authority.starts_with('[') => {
-            (host, Some(port))
-        }
-        _ => (authority, None),
-    };
-    if host.is_empty() || host.chars().any(|c| c.is_whitespace()) {
-        return Err(invalid("url", format!("`{text}` has no valid host")));
-    }
-    if let Some(port) = port
-        && port.parse::<u16>().ok().filter(|port| *port > 0).is_none()
-    {
-        return Err(invalid(
-            "url",
-            format!("`{port}` is not a port from 1 to 65535"),
-        ));
-    }
-    let scheme = if text.starts_with("https://") {
-        "https"
-    } else {
-        "http"
-    };
-    Ok(format!("{scheme}://{authority}"))
+    ebb_telemetry::client::normalize_url(text).map_err(|problem| invalid("url", problem))
 }
 
 /// `AB:CD:..` (32 bytes), from any case, with or without colons.

@@ -8,14 +8,17 @@
 //! ([`crate::rules_live::pricing`]: the pool's model in its cheapest region in the active
 //! catalog) under the pool's term and overlay, with the lint's warmup; the rules run beside
 //! the baselines `seed-80-30`, `hpa` and the perfect-foresight `oracle`, and the rules'
-//! run is drawn ([`crate::chart::replay_svg`]).
+//! run is drawn ([`ebb_charts::chart::replay_svg`]).
 
-use crate::chart::{ChartError, ReplayChartData, ReplayChartLabels, ReplayChartSpec, replay_svg};
 use crate::console::Console;
 use crate::console_rules::LINT_WARMUP_MINUTES;
-use crate::pool_history::{KEEP_MS, PoolHistory, PoolSample};
+use crate::pool_history::{KEEP_MS, PoolHistory};
 use crate::pools::{Pool, PoolError};
 use crate::rules_live::pricing;
+use ebb_charts::chart::{
+    ChartError, ReplayChartData, ReplayChartLabels, ReplayChartSpec, replay_svg,
+};
+use ebb_charts::history::PoolSample;
 use ebb_cost::{Catalog, CostError, PriceEntry};
 use ebb_rules::model::RuleSet;
 use ebb_rules::replay::baselines::{self, baseline};

@@ -1,69 +1,13 @@
-//! A console on a temp data directory, and the console's view of a [`TestFleet`].
+//! A console on a temp data directory.
 
 use crate::{TempDir, TestFleet};
-use ebb_core::client::{AgentAccess, AgentClient, ClientConfig};
 use ebb_core::clock::SharedClock;
-use ebb_core::collect::{CollectorConfig, Target};
 use ebb_core::console::{Console, ConsoleOptions, TokenStore};
 use ebb_core::enforcer::EnforcerConfig;
-use ebb_wire::agent::LeaseState;
+use ebb_telemetry::collect::CollectorConfig;
 use ebb_wire::ipc::HostEntry;
 use std::path::Path;
 use std::time::Duration;
-
-impl TestFleet {
-    /// Every host as a collector target, without a token.
-    pub fn targets(&self) -> Vec<Target> {
-        self.hosts()
-            .iter()
-            .map(|host| Target {
-                name: host.name.clone(),
-                region: host.region.clone(),
-                access: AgentAccess::open(&host.url),
-            })
-            .collect()
-    }
-
-    /// Every host as the registry keeps it.
-    pub fn entries(&self) -> Vec<HostEntry> {
-        self.hosts()
-            .iter()
-            .map(|host| HostEntry {
-                name: host.name.clone(),
-                url: host.url.clone(),
-                region: host.region.clone(),
-                labels: Default::default(),
-                fingerprint: None,
-                has_token: false,
-                draining: false,
-            })
-            .collect()
-    }
-
-    /// The active leases the agents hold for `pool_id`: (host, GPU uuid), asked over HTTP.
-    pub async fn held(&self, pool_id: &str) -> Vec<(String, String)> {
-        let mut out = Vec::new();
-        for host in self.hosts() {
-            let client = AgentClient::new(&host.url, ClientConfig::default())
-                .unwrap_or_else(|error| panic!("{}: {error}", host.url));
-            let list = client
-                .leases()
-                .await
-                .unwrap_or_else(|error| panic!("the leases of {}: {error}", host.name));
-            for lease in list.leases {
-                if lease.pool_id == pool_id && lease.state == LeaseState::Active {
-                    out.extend(
-                        lease
-                            .gpu_uuids
-                            .into_iter()
-                            .map(|uuid| (host.name.clone(), uuid)),
-                    );
-                }
-            }
-        }
-        out
-    }
-}
 
 /// How to open a [`TestConsole`]: the file token store, a fast enforcer, no hosts.
 #[derive(Debug, Clone)]

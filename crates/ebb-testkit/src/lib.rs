@@ -10,13 +10,16 @@
 //!   `127.0.0.1:0` and the test reads the address it prints.
 //! - [`fuzz`]: inputs for the parsers' never-panic properties (arbitrary bytes, mutations
 //!   of valid files) and a runner that counts the cases.
-//! - `TestFleet` (feature `fleet`): simulated agents in this process.
+//! - `TestFleet` (feature `fleet`): simulated agents in this process; with `telemetry`, as
+//!   collector targets and registry entries.
 //! - `TestConsole` (feature `console`): a console on a temp data directory with its hosts.
 
 #[cfg(feature = "console")]
 mod console;
 #[cfg(feature = "fleet")]
 mod fleet;
+#[cfg(feature = "telemetry")]
+mod fleet_view;
 pub mod fuzz;
 mod net;
 mod postgres;

@@ -635,5 +635,6 @@ mod tests {
         let pure = pure_crates(&root).unwrap();
         assert!(pure.iter().any(|name| name == "ebb-cost"), "{pure:?}");
         assert!(pure.iter().any(|name| name == "ebb-wire"), "{pure:?}");
+        assert!(pure.iter().any(|name| name == "ebb-charts"), "{pure:?}");
     }
 }

@@ -5,7 +5,7 @@
 //! more than it was asked for.
 
 use ebb_agent::sim::GpuModel;
-use ebb_core::client::{AgentClient, ClientConfig};
+use ebb_telemetry::client::{AgentClient, ClientConfig};
 use ebb_testkit::{Cli, PostgresServer, TempDir, TestFleet};
 use ebb_wire::agent::LeaseState;
 use std::collections::BTreeSet;

@@ -39,10 +39,10 @@ fn a_look_counts_active_leases_utilization_only() {
         ],
         ..PoolStatus::default()
     };
-    let sample = PoolSample::of(5, 3, &status);
+    let sample = pool_sample(5, 3, &status);
     assert_eq!((sample.desired, sample.ready, sample.warming), (3, 2, 1));
     assert_eq!(sample.util_pct, Some(60.0));
-    assert_eq!(PoolSample::of(5, 0, &PoolStatus::default()).util_pct, None);
+    assert_eq!(pool_sample(5, 0, &PoolStatus::default()).util_pct, None);
 }
 
 fn lease(state: PoolLeaseState, util_pct: Option<f32>) -> ebb_wire::pools::PoolLeaseView {

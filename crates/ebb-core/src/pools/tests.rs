@@ -295,7 +295,7 @@ fn the_form_offers_the_catalogs_names_for_what_hosts_report() {
 #[test]
 fn spend_across_pools_sums_what_is_priced_and_prorates_a_new_base() {
     let catalog = Catalog::demo();
-    let month_start = crate::calendar::days_from_civil(2026, 12, 1) * 86_400_000;
+    let month_start = ebb_charts::calendar::days_from_civil(2026, 12, 1) * 86_400_000;
     let now = month_start + 10 * 86_400_000;
     let mut web = validate(
         &PoolInput {

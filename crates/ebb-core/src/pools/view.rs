@@ -490,7 +490,9 @@ pub fn spend_csv(summary: &SpendSummary) -> String {
             row.base_gpus.to_string(),
             row.term.to_string(),
             row.overlay.to_string(),
-            spend.map_or_else(String::new, |s| crate::calendar::utc_time(s.base_from_ms)),
+            spend.map_or_else(String::new, |s| {
+                ebb_charts::calendar::utc_time(s.base_from_ms)
+            }),
             spend.map_or_else(String::new, |s| amount(s.month_to_date_fen)),
             spend.map_or_else(String::new, |s| amount(s.projected_month_fen)),
             spend.map_or_else(String::new, |s| amount(s.run_rate_per_hour_fen)),

@@ -1,8 +1,8 @@
 //! The first [`GpuProvider`]: Ebb's own agents over HTTP, a client per registered host.
 
 use super::{GpuProvider, ProviderError, ProviderFuture, Release, Rent, Rented};
-use crate::client::{AgentAccess, AgentClient, ClientConfig, SharedHttp};
 use crate::registry::{HostEntry, Registry};
+use ebb_telemetry::client::{AgentAccess, AgentClient, ClientConfig, SharedHttp};
 use ebb_wire::agent::{ConsoleTerm, GpuList, Lease};
 use std::collections::HashMap;
 use std::future::Future;

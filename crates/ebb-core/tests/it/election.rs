@@ -4,13 +4,13 @@
 
 use ebb_agent::sim::GpuModel;
 use ebb_core::catalog_store::ActiveCatalog;
-use ebb_core::client::{AgentClient, ClientConfig};
 use ebb_core::db::{ConsoleDb, Location};
 use ebb_core::election::{Election, ElectionConfig, LeaderHandle, Leadership};
 use ebb_core::enforcer::{Enforcer, EnforcerConfig};
 use ebb_core::pools::{self, HostFacts, PoolStore};
 use ebb_core::registry::Registry;
 use ebb_core::vault::MemoryVault;
+use ebb_telemetry::client::{AgentClient, ClientConfig};
 use ebb_testkit::{POSTGRES_ENV, PostgresServer, TempDir, TestFleet};
 use ebb_wire::agent::{AgentErrorKind, ConsoleTerm, LeaseRequest, LeaseState};
 use ebb_wire::reasons::HostProblem;

@@ -5,10 +5,10 @@
 //!
 //! Needs `target/debug/ebb-agent` (`cargo build -p ebb-agent`; `cargo xtask test` builds it).
 
-use ebb_core::client::{AgentAccess, AgentClient, ClientConfig};
-use ebb_core::collect::CollectorConfig;
 use ebb_core::console::Console;
 use ebb_core::registry::HostEntry;
+use ebb_telemetry::client::{AgentAccess, AgentClient, ClientConfig};
+use ebb_telemetry::collect::CollectorConfig;
 use ebb_testkit::{AgentCommand, AgentProcess, Relay, TempDir, TestConsole, eventually};
 use ebb_wire::agent::LeaseState;
 use ebb_wire::pools::Actor;

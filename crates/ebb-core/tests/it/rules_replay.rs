@@ -3,9 +3,10 @@
 //! too short) or a trace the operator gave, priced as the enforcer prices the pool.
 
 use ebb_agent::GpuModel;
-use ebb_core::chart::ReplayChartLabels;
+use ebb_charts::chart::ReplayChartLabels;
+use ebb_charts::history::PoolSample;
 use ebb_core::clock::ManualClock;
-use ebb_core::pool_history::{PoolHistory, PoolSample};
+use ebb_core::pool_history::PoolHistory;
 use ebb_core::rules_replay::{
     REPLAY_BASELINES, ReplayChart, ReplayError, parse_source, replay_price, replay_report,
     trace_from_csv,

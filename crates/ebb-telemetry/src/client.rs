@@ -122,10 +122,8 @@ impl AgentClient {
             url: access.url.clone(),
             reason,
         };
-        let base_url = crate::registry::normalize_url(&access.url).map_err(|error| {
-            bad(error
-                .to_string()
-                .trim_start_matches("url: ")
+        let base_url = normalize_url(&access.url).map_err(|problem| {
+            bad(problem
                 .trim_start_matches(&format!("`{}` ", access.url.trim()))
                 .to_string())
         })?;
@@ -392,6 +390,49 @@ fn tls_reason(error: &rustls::Error) -> String {
         ),
         other => other.to_string(),
     }
+}
+
+/// An agent's address checked and normalized: `http(s)://host[:port]` with no path, query
+/// or credentials, no trailing slash. The problem is in words (naming `text` where that
+/// helps); the registry reports it as its `url` field's. Pure.
+pub fn normalize_url(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    let rest = text
+        .strip_prefix("http://")
+        .or_else(|| text.strip_prefix("https://"))
+        .ok_or_else(|| format!("`{text}` must start with http:// or https://"))?;
+    let authority = rest.trim_end_matches('/');
+    if authority.is_empty() {
+        return Err(format!("`{text}` has no host"));
+    }
+    if authority.contains(['/', '?', '#']) {
+        return Err(format!(
+            "`{text}` must be the agent's address only, without a path"
+        ));
+    }
+    if authority.contains('@') {
+        return Err("must not carry credentials; give the token separately".into());
+    }
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) if !host.ends_with(']') || authority.starts_with('[') => {
+            (host, Some(port))
+        }
+        _ => (authority, None),
+    };
+    if host.is_empty() || host.chars().any(|c| c.is_whitespace()) {
+        return Err(format!("`{text}` has no valid host"));
+    }
+    if let Some(port) = port
+        && port.parse::<u16>().ok().filter(|port| *port > 0).is_none()
+    {
+        return Err(format!("`{port}` is not a port from 1 to 65535"));
+    }
+    let scheme = if text.starts_with("https://") {
+        "https"
+    } else {
+        "http"
+    };
+    Ok(format!("{scheme}://{authority}"))
 }
 
 fn parse_fingerprint(text: &str) -> Option<[u8; 32]> {

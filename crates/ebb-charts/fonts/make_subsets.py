@@ -3,15 +3,15 @@
 
     apt-get install fonts-dejavu-core fonts-droid-fallback  # 2.37-6, 1:6.0.1r16-1.1
     python3 -m venv /tmp/fonttools && /tmp/fonttools/bin/pip install fonttools==4.68.0
-    /tmp/fonttools/bin/python crates/ebb-core/fonts/make_subsets.py
+    /tmp/fonttools/bin/python crates/ebb-charts/fonts/make_subsets.py
 
 Each font keeps, of the characters below, those it has: ASCII and Latin-1, the
 punctuation, arrows and shapes charts draw, CJK and full-width punctuation, GB2312's
 symbol rows and its 3,755 level-1 hanzi (the common simplified characters), and every
 non-ASCII character in the UI's sources (the zh-CN catalog) and the Rust that draws and
 titles charts. The same sources and fontTools version give the same bytes. Run it again
-after adding words to the zh-CN catalog: `tests/it/charts.rs` fails while a catalog
-character is missing from the fonts.
+after adding words to the zh-CN catalog: `tests/it/export_fonts.rs` fails while a
+catalog character is missing from the fonts.
 """
 
 import hashlib
@@ -66,13 +66,19 @@ def gb2312_rows(first, last):
 
 
 def source_chars():
-    """Every non-ASCII character in the UI's sources and catalogs and the Rust that draws charts."""
+    """Every non-ASCII character in the UI's sources and catalogs and the Rust that draws charts.
+
+    The charts and the telemetry were part of ebb-core when the fonts were made: the three
+    crates are read so that the same sources still give the same bytes.
+    """
     chars = set()
     for folder, pattern in [
         ("ui/src", "*.ts"),
         ("ui/src", "*.tsx"),
         ("ui/src/locales", "*.json"),
+        ("crates/ebb-charts/src", "*.rs"),
         ("crates/ebb-core/src", "*.rs"),
+        ("crates/ebb-telemetry/src", "*.rs"),
         ("src-tauri/src", "*.rs"),
     ]:
         for path in sorted((ROOT / folder).rglob(pattern)):

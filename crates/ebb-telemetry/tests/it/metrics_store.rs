@@ -1,7 +1,7 @@
 //! The metrics store on real SQLite: rollups, retention, bounded queries, aggregates.
 
-use ebb_core::downsample::Point;
-use ebb_core::metrics_store::{
+use ebb_charts::downsample::Point;
+use ebb_telemetry::metrics_store::{
     HeatmapQuery, MetricsError, MetricsStore, Resolution, RetentionConfig, SampleRow, SeriesQuery,
 };
 use ebb_wire::ipc::ChartMetric;

@@ -1,6 +1,6 @@
 //! Stored history as the charts draw it: one GPU's series, a host's or a region's
-//! aggregate, the fleet heatmap's grid. Pure data: the metrics store answers in these
-//! types and `chart` draws them, so drawing never depends on the store.
+//! aggregate, the fleet heatmap's grid, a pool's samples. Pure data: the stores answer in
+//! these types and `chart` draws them, so drawing never depends on a store.
 
 use crate::downsample::Point;
 use ebb_wire::ipc::ChartMetric;
@@ -40,4 +40,17 @@ pub struct HeatmapRow {
     pub host: String,
     pub gpu_index: u32,
     pub cells: Vec<Option<f32>>,
+}
+
+/// One look at a pool (the console's pool history writes one after an enforcer pass).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PoolSample {
+    pub at_ms: i64,
+    pub desired: u32,
+    /// Leases held and counted.
+    pub ready: u32,
+    /// Lease requests sent and not answered yet.
+    pub warming: u32,
+    /// Mean utilization of the held GPUs that reported one.
+    pub util_pct: Option<f32>,
 }

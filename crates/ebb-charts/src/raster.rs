@@ -1,6 +1,8 @@
 //! Chart export as PNG: the chart's SVG rasterized with resvg, which is pure Rust (no
-//! system graphics or font libraries to install). Text needs fonts: the system's are
-//! found once, when a [`Rasterizer`] is made (the one IO here), and kept for every chart.
+//! system graphics or font libraries to install). Text needs fonts: the caller hands a
+//! [`Rasterizer`] the fonts it found installed (`ebb_core::system_fonts` reads the
+//! system's once), and this module never reads a file; the rasterizer keeps them for
+//! every chart.
 //!
 //! Two fonts ship inside the binary so that a zh-CN chart reads the same on a machine with
 //! no CJK font, or none at all: subsets of DejaVu Sans (Latin; Bitstream Vera licence) and
@@ -10,9 +12,11 @@
 //! family lacks is drawn by the shipped faces first (simplified forms, the same on every
 //! machine), then by any other face that has it.
 
-use resvg::usvg::fontdb;
 use resvg::{tiny_skia, usvg};
 use std::sync::Arc;
+
+/// The font database a [`Rasterizer`] is made from (resvg's own).
+pub use resvg::usvg::fontdb;
 
 /// DejaVu Sans, subset to Latin text and the symbols charts draw (see `fonts/README.md`).
 pub const SHIPPED_LATIN_FONT: &[u8] = include_bytes!("../fonts/DejaVuSans-subset.ttf");
@@ -47,8 +51,8 @@ const SANS_SERIF: [&str; 9] = [
     "PingFang SC",
 ];
 
-/// Turns chart SVGs into PNGs. Making one reads the system's font list; keep it. Beside the
-/// system's fonts it holds the shipped subsets of DejaVu Sans and Droid Sans Fallback, so
+/// Turns chart SVGs into PNGs. Making one sorts the fonts it is given; keep it. Beside the
+/// installed fonts it holds the shipped subsets of DejaVu Sans and Droid Sans Fallback, so
 /// that Chinese labels are drawn where no installed font has them (see the module docs).
 pub struct Rasterizer {
     fonts: Arc<fontdb::Database>,
@@ -65,21 +69,11 @@ impl std::fmt::Debug for Rasterizer {
 }
 
 impl Rasterizer {
-    /// With the fonts installed on this machine and the shipped ones (Latin and simplified
-    /// Chinese), which draw whatever the system's lack. DejaVu Sans heads the sans-serif
-    /// list, so where none is installed the shipped one draws the Latin text too.
-    pub fn with_system_fonts() -> Self {
-        let mut fonts = fontdb::Database::new();
-        fonts.load_system_fonts();
-        Self::with_shipped_fonts_and(fonts)
-    }
-
-    /// With the shipped fonts alone: what export draws on a machine without any font.
-    pub fn with_shipped_fonts_only() -> Self {
-        Self::with_shipped_fonts_and(fontdb::Database::new())
-    }
-
-    fn with_shipped_fonts_and(mut fonts: fontdb::Database) -> Self {
+    /// With `fonts`, those the caller found installed on this machine (fontdb's
+    /// `load_system_fonts`, done by the shell), and the shipped ones (Latin and simplified
+    /// Chinese), which draw whatever the installed ones lack. DejaVu Sans heads the
+    /// sans-serif list, so where none is installed the shipped one draws the Latin text too.
+    pub fn with_installed_fonts(mut fonts: fontdb::Database) -> Self {
         let mut shipped = Vec::new();
         for data in [SHIPPED_CJK_FONT, SHIPPED_LATIN_FONT] {
             shipped.extend(fonts.load_font_source(fontdb::Source::Binary(Arc::new(data))));
@@ -87,6 +81,11 @@ impl Rasterizer {
         let mut rasterizer = Self::with_fonts(fonts);
         rasterizer.fallback_first = shipped.into();
         rasterizer
+    }
+
+    /// With the shipped fonts alone: what export draws on a machine without any font.
+    pub fn with_shipped_fonts_only() -> Self {
+        Self::with_installed_fonts(fontdb::Database::new())
     }
 
     /// With exactly the faces of `fonts` (a test's choice: say, none with CJK).

@@ -1,6 +1,6 @@
 //! The UTC calendar, pure: days since 1970-01-01 to and from (year, month, day), a
 //! month's bounds, a timestamp in words. One copy for the charts' labels and the pools'
-//! spend months. Time is a parameter; the clock is read in `clock`.
+//! spend months. Time is a parameter; the clock is read in `ebb_core::clock`.
 
 /// The UTC calendar month holding `now_ms`: its name and its bounds.
 pub fn utc_month(now_ms: i64) -> (String, i64, i64) {

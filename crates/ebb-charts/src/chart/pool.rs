@@ -7,7 +7,7 @@
 //! button over.
 
 use super::*;
-use crate::pool_history::PoolSample;
+use crate::history::PoolSample;
 use ebb_wire::pools::{ActivityEntry, Actor, DecisionMark};
 use ebb_wire::reasons::ChangeReason;
 use std::cmp::Ordering;

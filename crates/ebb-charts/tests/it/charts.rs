@@ -1,11 +1,11 @@
 //! Charts of stored series: lines, aggregates, the heatmap, PNG export.
 
-use ebb_core::chart::{
+use ebb_charts::chart::{
     ChartError, RangeChartSpec, aggregate_lines_svg, gpu_lines_svg, heatmap_svg,
 };
-use ebb_core::downsample::Point;
-use ebb_core::history::{AggregateSeries, GpuSeries, Heatmap, HeatmapRow};
-use ebb_core::raster::{RasterError, Rasterizer};
+use ebb_charts::downsample::Point;
+use ebb_charts::history::{AggregateSeries, GpuSeries, Heatmap, HeatmapRow};
+use ebb_charts::raster::{RasterError, Rasterizer};
 use ebb_wire::ipc::ChartMetric;
 use ebb_wire::ipc::ChartTheme;
 
@@ -215,7 +215,7 @@ fn png_size(png: &[u8]) -> (u32, u32) {
 
 #[test]
 fn charts_export_as_png() {
-    let rasterizer = Rasterizer::with_system_fonts();
+    let rasterizer = Rasterizer::with_installed_fonts(crate::system_fonts());
     let map = heatmap(16, 60);
     let svg = heatmap_svg(&spec(ChartTheme::Dark, T0, T0 + 3_600_000 - 1), &map).unwrap();
     let png = rasterizer.png(&svg, 1.0).unwrap();

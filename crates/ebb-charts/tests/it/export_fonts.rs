@@ -1,8 +1,8 @@
 //! PNG export's text on a machine without fonts: the shipped DejaVu Sans and Droid Sans
 //! Fallback subsets alone draw zh-CN and ASCII labels, glyph by glyph.
 
-use ebb_core::chart::{RangeChartSpec, gpu_lines_svg};
-use ebb_core::raster::{Rasterizer, SHIPPED_LATIN_FONT, titled};
+use ebb_charts::chart::{RangeChartSpec, gpu_lines_svg};
+use ebb_charts::raster::{Rasterizer, SHIPPED_LATIN_FONT, titled};
 use ebb_wire::ipc::{ChartMetric, ChartTheme};
 use resvg::tiny_skia::Pixmap;
 use resvg::usvg::{self, fontdb};
@@ -164,7 +164,7 @@ fn a_zh_cn_chart_exports_with_every_glyph_drawn() {
 fn with_system_fonts_chinese_falls_back_to_the_shipped_face_first() {
     // Whatever this machine has (a Japanese CJK face would draw Japanese forms), a
     // character the sans family lacks is drawn by the shipped simplified Chinese face.
-    let system = Rasterizer::with_system_fonts();
+    let system = Rasterizer::with_installed_fonts(crate::system_fonts());
     for (text, id, face) in faces(&system, &labels_svg(&["利用率"])) {
         assert_ne!(id, 0, "{text}");
         let shipped = matches!(face.source, fontdb::Source::Binary(_));
@@ -197,6 +197,6 @@ fn the_shipped_fonts_cover_the_zh_cn_catalog() {
     .collect();
     assert!(
         missing.is_empty(),
-        "the shipped fonts lack {missing:?}: run crates/ebb-core/fonts/make_subsets.py"
+        "the shipped fonts lack {missing:?}: run crates/ebb-charts/fonts/make_subsets.py"
     );
 }

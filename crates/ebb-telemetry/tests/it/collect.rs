@@ -4,8 +4,8 @@
 //! a client timeout on a socket that never answers), and tokio's paused clock would jump
 //! past the timeouts while the sockets are still busy.
 
-use ebb_core::client::AgentAccess;
-use ebb_core::collect::{Collector, CollectorConfig, Target, Tick};
+use ebb_telemetry::client::AgentAccess;
+use ebb_telemetry::collect::{Collector, CollectorConfig, Target, Tick};
 use ebb_testkit::{TestFleet, bound_listener, eventually};
 use ebb_wire::ipc::Health;
 use std::time::Duration;
@@ -174,7 +174,7 @@ async fn answering(reply: &'static [u8]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn something_else_on_the_port_is_not_an_ebb_agent() {
-    use ebb_core::client::{AgentClient, ClientConfig};
+    use ebb_telemetry::client::{AgentClient, ClientConfig};
     use ebb_wire::reasons::HostProblem;
     let cases: [(&str, &'static [u8]); 3] = [
         (
@@ -252,9 +252,9 @@ async fn every_sample_an_agent_took_is_collected_once() {
             target.name
         );
         // What the agent itself took over the same span (it keeps the last minute).
-        let client = ebb_core::client::AgentClient::with_access(
+        let client = ebb_telemetry::client::AgentClient::with_access(
             &target.access,
-            ebb_core::client::ClientConfig::default(),
+            ebb_telemetry::client::ClientConfig::default(),
         )
         .unwrap();
         let taken: Vec<u64> = client

@@ -28,8 +28,8 @@
 //! `query` and friends never count a missing reading as zero: a bucket without readings
 //! is no point at all, a GPU without any is no series.
 
-use crate::downsample::Point;
-use crate::history::{AggregateSeries, GpuSeries, Heatmap, HeatmapRow};
+use ebb_charts::downsample::Point;
+use ebb_charts::history::{AggregateSeries, GpuSeries, Heatmap, HeatmapRow};
 use ebb_wire::ipc::ChartMetric;
 use serde::Serialize;
 use sqlx::sqlite::{

@@ -9,13 +9,13 @@
 //! - Chart: 24 h × 1 Hz × 8 GPUs = 691,200 points, downsampled (M4) and drawn to SVG.
 //!   Goal: ≤ 16 ms.
 //!
-//! `cargo bench -p ebb-core --bench metrics`
+//! `cargo bench -p ebb-telemetry --bench metrics`
 
-use ebb_core::chart::{RangeChartSpec, gpu_lines_svg};
-use ebb_core::downsample::{Point, m4};
-use ebb_core::history::GpuSeries;
-use ebb_core::metrics_store::{MetricsStore, RetentionConfig, SampleRow, SeriesQuery};
-use ebb_core::raster::Rasterizer;
+use ebb_charts::chart::{RangeChartSpec, gpu_lines_svg};
+use ebb_charts::downsample::{Point, m4};
+use ebb_charts::history::GpuSeries;
+use ebb_charts::raster::{Rasterizer, fontdb};
+use ebb_telemetry::metrics_store::{MetricsStore, RetentionConfig, SampleRow, SeriesQuery};
 use ebb_wire::ipc::ChartMetric;
 use ebb_wire::ipc::ChartTheme;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
@@ -268,7 +268,7 @@ fn chart_a_day() -> (Timing, Duration, Duration, usize) {
         }
         downsample_runs.push(started.elapsed());
     }
-    let rasterizer = Rasterizer::with_system_fonts();
+    let rasterizer = Rasterizer::with_installed_fonts(system_fonts());
     let started = Instant::now();
     let png = rasterizer.png(&svg, 1.0).unwrap();
     let png_time = started.elapsed();
@@ -278,6 +278,13 @@ fn chart_a_day() -> (Timing, Duration, Duration, usize) {
         cpu,
     };
     (timing, median(downsample_runs), png_time, svg.len())
+}
+
+/// This machine's fonts, as the shells hand them to the rasterizer.
+fn system_fonts() -> fontdb::Database {
+    let mut fonts = fontdb::Database::new();
+    fonts.load_system_fonts();
+    fonts
 }
 
 fn main() {

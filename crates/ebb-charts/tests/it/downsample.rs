@@ -1,6 +1,6 @@
 //! M4 keeps every spike a chart must show, within its budget.
 
-use ebb_core::downsample::{Point, column_of, m4};
+use ebb_charts::downsample::{Point, column_of, m4};
 use proptest::prelude::*;
 
 /// Time-ordered points (repeated times allowed) with values in 0-100 and the odd spike.
