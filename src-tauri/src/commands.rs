@@ -1,21 +1,20 @@
 //! Tauri commands and events: a few lines each, over the core.
 
 use crate::state::AppState;
-use ebb_charts::chart::{ChartSpec, RangeChartSpec, gpu_lines_svg, heatmap_svg, utilization_svg};
-use ebb_core::catalog_store::{ActiveCatalog, CatalogStoreError, import_text};
-use ebb_core::console::{Console, ConsoleError, ScaleChange};
+use ebb_core::catalog_store::CatalogStoreError;
+use ebb_core::console::{ConsoleError, ScaleChange};
+use ebb_core::console_charts::{ChartError, ChartExport, export_file_name, write_export};
+use ebb_core::console_costs::CostError;
 use ebb_core::console_rules::RulesError;
-use ebb_core::cost_view;
 use ebb_core::pools::{ConfirmPolicy, PoolError};
 use ebb_core::registry::RegistryError;
 use ebb_core::rules_replay::{ReplayChart, ReplayError};
 use ebb_telemetry::client::AgentError;
-use ebb_telemetry::collect::CollectorConfig;
-use ebb_telemetry::metrics_store::{HeatmapQuery, MetricsError, SeriesQuery};
+use ebb_telemetry::metrics_store::MetricsError;
 use ebb_wire::ipc::{
-    AppInfo, CatalogImport, CatalogView, ChartMetric, ChartTheme, ConnectionOk, EnforcerRole,
-    ExportFormat, FleetCapacity, FleetSnapshot, HostEntry, HostInput, HostRemoval, IpcError,
-    IpcErrorKind, PlanComparisonView, UiLanguage,
+    AppInfo, CatalogImport, CatalogView, ChartFrame, ChartMetric, ChartTheme, ConnectionOk,
+    EnforcerRole, ExportFormat, FleetCapacity, FleetSnapshot, HostEntry, HostInput, HostRemoval,
+    IpcError, IpcErrorKind, PlanComparisonView, PlanRequest, UiLanguage,
 };
 use ebb_wire::pools::{
     ActivityEntry, Actor, PoolInput, PoolOptions, PoolView, ScalePreview, SpendSummary,
@@ -29,9 +28,6 @@ use tauri::State;
 /// Sent after every collection tick.
 #[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
 pub struct FleetTick(pub FleetSnapshot);
-
-/// How far back the live chart reaches.
-const LIVE_WINDOW_S: u32 = 120;
 
 #[tauri::command]
 #[specta::specta]
@@ -79,91 +75,25 @@ pub fn utilization_chart(
     width_px: u32,
     height_px: u32,
 ) -> Result<String, IpcError> {
-    if !state
-        .console
-        .latest()
-        .hosts
-        .iter()
-        .any(|known| known.name == host)
-    {
-        return Err(IpcError {
-            field: Some("host".into()),
-            ..IpcError::new(
-                IpcErrorKind::NotFound,
-                format!("host: no host named `{host}` is registered"),
-            )
-        });
-    }
-    let spec = ChartSpec {
-        title: &host,
-        theme,
-        width_px,
-        height_px,
-        now_ms: state.console.latest_sample_ms().unwrap_or(0.0),
-        window_s: LIVE_WINDOW_S,
-    };
-    utilization_svg(&spec, &state.console.host_series(&host))
-        .map_err(|error| IpcError::new(IpcErrorKind::InvalidInput, error.to_string()))
+    (state.console)
+        .live_chart(&host, theme, width_px, height_px)
+        .map_err(chart_error)
 }
 
-/// Longest range a history chart may cover (the hour rollups keep 400 days).
-const MAX_RANGE_S: u32 = 400 * 86_400;
-
-fn range_ms(range_s: u32) -> Result<(i64, i64), IpcError> {
-    if range_s == 0 || range_s > MAX_RANGE_S {
-        return Err(IpcError::invalid(
-            "range_s",
-            format!("range_s: must be from 1 to {MAX_RANGE_S} seconds, got {range_s}"),
-        ));
-    }
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|elapsed| elapsed.as_millis() as i64)
-        .unwrap_or(0);
-    Ok((now - i64::from(range_s) * 1000, now))
-}
-
-/// One host's per-GPU lines of a metric over the last `range_s` seconds, from the metrics
-/// store (downsampled to the chart's width), as SVG.
+/// One host's per-GPU lines of a metric over the frame's range, from the metrics store
+/// (downsampled to the chart's width), as SVG.
 #[tauri::command]
 #[specta::specta]
-#[allow(clippy::too_many_arguments)]
 pub async fn host_history_chart(
     state: State<'_, AppState>,
     host: String,
     chart_metric: ChartMetric,
-    range_s: u32,
-    theme: ChartTheme,
-    width_px: u32,
-    height_px: u32,
-    utc_offset_minutes: i32,
+    frame: ChartFrame,
 ) -> Result<String, IpcError> {
-    let (from_ms, to_ms) = range_ms(range_s)?;
-    let query = SeriesQuery {
-        host: Some(host.clone()),
-        gpu_index: None,
-        metric: chart_metric,
-        from_ms,
-        to_ms,
-        max_points: width_px,
-    };
-    let series = state
-        .console
-        .metrics()
-        .query(&query)
+    (state.console)
+        .host_history_chart(&host, chart_metric, &frame)
         .await
-        .map_err(metrics_error)?;
-    let spec = RangeChartSpec {
-        title: &host,
-        theme,
-        width_px,
-        height_px,
-        from_ms,
-        to_ms,
-        utc_offset_minutes,
-    };
-    gpu_lines_svg(&spec, chart_metric, &series)
-        .map_err(|error| IpcError::new(IpcErrorKind::InvalidInput, error.to_string()))
+        .map_err(chart_error)
 }
 
 /// Every GPU of the fleet × time, mean utilization per cell, as SVG.
@@ -171,95 +101,24 @@ pub async fn host_history_chart(
 #[specta::specta]
 pub async fn fleet_heatmap_chart(
     state: State<'_, AppState>,
-    range_s: u32,
-    theme: ChartTheme,
-    width_px: u32,
-    height_px: u32,
-    utc_offset_minutes: i32,
+    frame: ChartFrame,
 ) -> Result<String, IpcError> {
-    let (from_ms, to_ms) = range_ms(range_s)?;
-    let query = HeatmapQuery {
-        metric: ChartMetric::Util,
-        from_ms,
-        to_ms,
-        columns: (width_px / 8).clamp(10, 240),
-    };
-    let heatmap = state
-        .console
-        .metrics()
-        .heatmap(&query)
-        .await
-        .map_err(metrics_error)?;
-    let spec = RangeChartSpec {
-        title: "GPU utilization",
-        theme,
-        width_px,
-        height_px,
-        from_ms,
-        to_ms,
-        utc_offset_minutes,
-    };
-    heatmap_svg(&spec, &heatmap)
-        .map_err(|error| IpcError::new(IpcErrorKind::InvalidInput, error.to_string()))
+    let chart = state.console.fleet_heatmap_chart(&frame).await;
+    chart.map_err(chart_error)
 }
 
-/// A pool's own chart over the last `range_s` seconds (desired, ready, warming,
-/// utilization, as SVG) and the scale-out in progress with its ETA from each host's
-/// measured delivery time.
+/// A pool's own chart over the frame's range (desired, ready, warming, utilization, as SVG)
+/// and the scale-out in progress with its ETA from each host's measured delivery time.
 #[tauri::command]
 #[specta::specta]
-#[allow(clippy::too_many_arguments)]
 pub async fn pool_chart(
     state: State<'_, AppState>,
     name: String,
-    range_s: u32,
-    theme: ChartTheme,
-    width_px: u32,
-    height_px: u32,
-    utc_offset_minutes: i32,
+    frame: ChartFrame,
     labels: ebb_wire::pools::PoolChartLabels,
 ) -> Result<ebb_wire::pools::PoolChart, IpcError> {
-    let (from_ms, to_ms) = range_ms(range_s)?;
-    let (samples, desired, ready, scale_out) =
-        ebb_core::pool_history::chart_data(state.console.pool_store(), &name, from_ms)
-            .await
-            .map_err(pool_error)?;
-    // A young pool: the axis starts a little before its first record (at least 5 minutes
-    // shown), so its first minutes are not a sliver at the right edge.
-    let from_ms = samples.first().map_or(from_ms, |first| {
-        from_ms.max((first.at_ms - 60_000).min(to_ms - 300_000))
-    });
-    let spec = RangeChartSpec {
-        title: &name,
-        theme,
-        width_px,
-        height_px,
-        from_ms,
-        to_ms,
-        utc_offset_minutes,
-    };
-    let legend = ebb_charts::chart::PoolChartLabels {
-        desired: &labels.desired,
-        ready: &labels.ready,
-        warming: &labels.warming,
-        util: &labels.utilization,
-    };
-    // The rule decisions of the range, marked on the utilization panel (the newest 500).
-    let decisions = state
-        .console
-        .pool_store()
-        .rule_activity(&name, from_ms, to_ms, 500)
-        .await
-        .map_err(pool_error)?;
-    let (svg, marks) = ebb_charts::chart::pool_chart(&spec, &legend, &samples, &decisions)
-        .map_err(|error| IpcError::new(IpcErrorKind::InvalidInput, error.to_string()))?;
-    Ok(ebb_wire::pools::PoolChart {
-        svg,
-        scale_out,
-        desired,
-        ready,
-        marks,
-    })
+    let chart = state.console.pool_chart(&name, &frame, &labels).await;
+    chart.map_err(chart_error)
 }
 
 /// Saves a chart the UI shows (an SVG from one of the chart commands) as SVG or PNG, with
@@ -276,75 +135,37 @@ pub async fn export_chart(
     name: String,
     title: Option<String>,
 ) -> Result<Option<String>, IpcError> {
-    if !svg.trim_start().starts_with("<svg") {
-        return Err(IpcError::new(
-            IpcErrorKind::InvalidInput,
-            "svg: not an SVG document",
-        ));
-    }
-    let stem = file_stem(&name)?;
-    let svg = match title.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
-        Some(title) => ebb_charts::raster::titled(&svg, title).ok_or_else(|| {
-            IpcError::new(
-                IpcErrorKind::InvalidInput,
-                "svg: the chart has no width and height to title",
-            )
-        })?,
-        None => svg,
-    };
-    let (extension, filter) = match format {
-        ExportFormat::Svg => ("svg", "SVG"),
-        ExportFormat::Png => ("png", "PNG"),
-    };
-    let Some(path) = save_path(
-        &app,
-        &state,
-        &format!("{stem}.{extension}"),
-        filter,
-        extension,
-    )
-    .await?
-    else {
+    let Some(path) = chart_path(&app, &state, &name, format).await? else {
         return Ok(None);
     };
-    tauri::async_runtime::spawn_blocking(move || {
-        let bytes = match format {
-            ExportFormat::Svg => svg.into_bytes(),
-            ExportFormat::Png => ebb_core::system_fonts::rasterizer()
-                .png(&svg, 2.0)
-                .map_err(|error| {
-                    IpcError::new(
-                        IpcErrorKind::Internal,
-                        format!("cannot draw the PNG: {error}"),
-                    )
-                })?,
-        };
-        write_export(&path, &bytes).map(Some)
-    })
-    .await
-    .map_err(|error| IpcError::new(IpcErrorKind::Internal, error.to_string()))?
+    let export = ChartExport { svg, format, title };
+    let saved = state.console.export_chart(export, path).await;
+    saved.map(Some).map_err(chart_error)
 }
 
-/// A file name's stem from `name`: letters, digits, `-` and `_`, at most 80.
-fn file_stem(name: &str) -> Result<String, IpcError> {
-    let stem: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(80)
-        .collect();
-    if stem.trim_matches('-').is_empty() {
-        return Err(IpcError::new(
-            IpcErrorKind::InvalidInput,
-            "name: must contain letters or digits",
-        ));
+/// Where a chart named `name` is saved (the save dialog's answer).
+async fn chart_path(
+    app: &tauri::AppHandle,
+    state: &AppState,
+    name: &str,
+    format: ExportFormat,
+) -> Result<Option<std::path::PathBuf>, IpcError> {
+    let file_name = export_file_name(name, format).map_err(chart_error)?;
+    save_path(app, state, &file_name).await
+}
+
+fn chart_error(error: ChartError) -> IpcError {
+    match error {
+        ChartError::Invalid { field, .. } => IpcError::invalid(field, error.to_string()),
+        ChartError::NoHost(_) => IpcError {
+            field: Some("host".into()),
+            ..IpcError::new(IpcErrorKind::NotFound, error.to_string())
+        },
+        ChartError::Metrics(error) => metrics_error(error),
+        ChartError::Pool(error) => pool_error(error),
+        ChartError::Write { .. } => IpcError::new(IpcErrorKind::Io, error.to_string()),
+        ChartError::Raster(_) => IpcError::new(IpcErrorKind::Internal, error.to_string()),
     }
-    Ok(stem)
 }
 
 /// Where an export goes: the operator's choice in the native save dialog, opened on
@@ -355,9 +176,12 @@ async fn save_path(
     app: &tauri::AppHandle,
     state: &AppState,
     file_name: &str,
-    filter: &str,
-    extension: &str,
 ) -> Result<Option<std::path::PathBuf>, IpcError> {
+    // The dialog's one filter: the file name's extension ("CSV", "PNG").
+    let extension = file_name
+        .rsplit_once('.')
+        .map_or("", |(_, extension)| extension);
+    let filter = extension.to_uppercase();
     if let Some(dir) = std::env::var_os("EBB_EXPORT_DIR").filter(|dir| !dir.is_empty()) {
         return Ok(Some(std::path::PathBuf::from(dir).join(file_name)));
     }
@@ -370,7 +194,7 @@ async fn save_path(
         .file()
         .set_directory(&dir)
         .set_file_name(file_name)
-        .add_filter(filter, &[extension])
+        .add_filter(&filter, &[extension])
         .save_file(move |chosen| {
             let _ = sender.send(chosen);
         });
@@ -382,24 +206,6 @@ async fn save_path(
             })
         })
         .transpose()
-}
-
-fn write_export(path: &std::path::Path, bytes: &[u8]) -> Result<String, IpcError> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|error| {
-            IpcError::new(
-                IpcErrorKind::Io,
-                format!("cannot create {}: {error}", dir.display()),
-            )
-        })?;
-    }
-    std::fs::write(path, bytes).map_err(|error| {
-        IpcError::new(
-            IpcErrorKind::Io,
-            format!("cannot write {}: {error}", path.display()),
-        )
-    })?;
-    Ok(path.display().to_string())
 }
 
 fn metrics_error(error: MetricsError) -> IpcError {
@@ -491,72 +297,23 @@ pub async fn test_host(
     state: State<'_, AppState>,
     input: HostInput,
 ) -> Result<ConnectionOk, IpcError> {
-    let spec = ebb_core::registry::validate(&spec(&input)).map_err(registry_error)?;
-    // An empty token field on a saved host means "use the stored one".
-    let stored = match input.token.as_deref() {
-        Some(token) if !token.is_empty() => Some(token.to_string()),
-        _ => match state.console.registry().get(&spec.name).await {
-            Ok(saved) => state
-                .console
-                .registry()
-                .token(&saved)
-                .await
-                .map_err(registry_error)?,
-            Err(_) => None,
-        },
-    };
-    let health = Console::test_host(&spec, stored.as_deref(), CollectorConfig::default())
-        .await
-        .map_err(agent_error)?;
-    Ok(ConnectionOk {
-        host: health.host,
-        agent_version: health.agent_version,
-        backend: health.backend,
-    })
+    let typed = spec(&input);
+    let tried = state.console.try_host(&typed, input.token.as_deref()).await;
+    tried.map_err(console_error)
 }
 
 /// The active price catalog (the demo one until one is imported).
 #[tauri::command]
 #[specta::specta]
 pub fn catalog_show(state: State<'_, AppState>) -> Result<CatalogView, IpcError> {
-    let active = ActiveCatalog::load(&state.data_dir, None).map_err(catalog_error)?;
-    Ok(cost_view::catalog_view(&active))
+    state.console.catalog_view().map_err(cost_error)
 }
 
 /// Validates a catalog (TOML text) and, only if valid, makes it the active one.
 #[tauri::command]
 #[specta::specta]
 pub fn catalog_import(state: State<'_, AppState>, text: String) -> Result<CatalogImport, IpcError> {
-    match import_text(&state.data_dir, &text, "the dropped catalog") {
-        Ok(_) => {
-            let active = ActiveCatalog::load(&state.data_dir, None).map_err(catalog_error)?;
-            let view = cost_view::catalog_view(&active);
-            Ok(CatalogImport {
-                accepted: true,
-                warnings: view.warnings.clone(),
-                catalog: view,
-                problems: Vec::new(),
-            })
-        }
-        Err(CatalogStoreError::Invalid { invalid, .. }) => {
-            let active = ActiveCatalog::load(&state.data_dir, None).map_err(catalog_error)?;
-            Ok(CatalogImport {
-                accepted: false,
-                catalog: cost_view::catalog_view(&active),
-                problems: invalid
-                    .problems
-                    .iter()
-                    .map(ebb_charts::cost_view::problem)
-                    .collect(),
-                warnings: invalid
-                    .warnings
-                    .iter()
-                    .map(ebb_charts::cost_view::problem)
-                    .collect(),
-            })
-        }
-        Err(other) => Err(catalog_error(other)),
-    }
+    state.console.import_catalog(&text).map_err(cost_error)
 }
 
 /// Every billing plan priced over a demand CSV (`hour,demand` or `minute,demand`), with
@@ -565,44 +322,25 @@ pub fn catalog_import(state: State<'_, AppState>, text: String) -> Result<Catalo
 #[specta::specta]
 pub fn cost_plan(
     state: State<'_, AppState>,
-    demand_csv: String,
-    model: String,
-    region: String,
-    interruptible: bool,
+    request: PlanRequest,
     theme: ChartTheme,
     width_px: u32,
 ) -> Result<PlanComparisonView, IpcError> {
-    let active = ActiveCatalog::load(&state.data_dir, None).map_err(catalog_error)?;
-    let entry = active
-        .catalog
-        .find(&model, &region)
-        .map_err(|error| IpcError::invalid("model", format!("model/region: {error}")))?;
-    let demand = ebb_cost::DemandSeries::from_csv(&demand_csv).map_err(|error| {
-        IpcError::invalid("demand", format!("demand: {error}")).at_line(error.line)
-    })?;
-    let options = ebb_cost::PlanOptions {
-        interruptible,
-        ..ebb_cost::PlanOptions::default()
-    };
-    let comparison = ebb_cost::compare_plans(entry, &demand, &options)
-        .map_err(|error| IpcError::new(IpcErrorKind::InvalidInput, error.to_string()))?;
-    ebb_charts::cost_view::comparison_view(
-        &entry.model,
-        &entry.region,
-        &active.catalog.currency,
-        &comparison,
-        theme,
-        width_px,
-    )
-    .map_err(|error| IpcError::new(IpcErrorKind::InvalidInput, error.to_string()))
+    let plans = state.console.cost_plan(&request, theme, width_px);
+    plans.map_err(cost_error)
 }
 
-fn catalog_error(error: CatalogStoreError) -> IpcError {
-    let kind = match error {
-        CatalogStoreError::Invalid { .. } => IpcErrorKind::InvalidCatalog,
-        CatalogStoreError::Read { .. } | CatalogStoreError::Write { .. } => IpcErrorKind::Io,
-    };
-    IpcError::new(kind, error.to_string())
+fn cost_error(error: CostError) -> IpcError {
+    match error {
+        CostError::Catalog(CatalogStoreError::Invalid { .. }) => {
+            IpcError::new(IpcErrorKind::InvalidCatalog, error.to_string())
+        }
+        CostError::Catalog(_) => IpcError::new(IpcErrorKind::Io, error.to_string()),
+        CostError::Invalid { field, line, .. } => {
+            IpcError::invalid(field, error.to_string()).at_line(line.unwrap_or(0))
+        }
+        CostError::Compare(_) => IpcError::new(IpcErrorKind::InvalidInput, error.to_string()),
+    }
 }
 
 fn spec(input: &HostInput) -> HostEntry {
@@ -724,12 +462,10 @@ pub async fn scale_pool(
     release: Option<Vec<String>>,
     over_budget: Option<bool>,
 ) -> Result<ActivityEntry, IpcError> {
-    let change = ScaleChange {
-        from,
-        release: release.unwrap_or_default(),
-        over_budget: over_budget.unwrap_or(false),
-        ..ScaleChange::new(to, Actor::Operator, ChangeReason::Slider)
-    };
+    let change = ScaleChange::new(to, Actor::Operator, ChangeReason::Slider)
+        .moving_from(from)
+        .releasing(release.unwrap_or_default())
+        .over_budget(over_budget == Some(true));
     state.console.scale(&name, change).await.map_err(pool_error)
 }
 
@@ -806,15 +542,12 @@ pub async fn export_spend_csv(
     app: tauri::AppHandle,
     state: State<'_, AppState>,
 ) -> Result<Option<String>, IpcError> {
-    let summary = state.console.spend_summary().await.map_err(pool_error)?;
-    let name = format!("ebb-spend-{}.csv", summary.month);
-    let Some(path) = save_path(&app, &state, &name, "CSV", "csv").await? else {
+    let (name, csv) = state.console.spend_csv().await.map_err(pool_error)?;
+    let Some(path) = save_path(&app, &state, &name).await? else {
         return Ok(None);
     };
-    let csv = ebb_core::pools::spend_csv(&summary);
-    tauri::async_runtime::spawn_blocking(move || write_export(&path, csv.as_bytes()).map(Some))
-        .await
-        .map_err(|error| IpcError::new(IpcErrorKind::Internal, error.to_string()))?
+    let written = write_export(path, csv.into_bytes()).await;
+    written.map(Some).map_err(chart_error)
 }
 
 fn pool_error(error: PoolError) -> IpcError {
@@ -911,28 +644,12 @@ pub async fn replay_rules(
     width_px: u32,
     labels: ReplayChartLabels,
 ) -> Result<RulesReplay, IpcError> {
-    let chart = ReplayChart {
-        theme,
-        width_px,
-        height_px: REPLAY_CHART_HEIGHT_PX,
-        labels: ebb_charts::chart::ReplayChartLabels {
-            demand: &labels.demand,
-            ready: &labels.ready,
-            held: &labels.held,
-            scale_out: &labels.scale_out,
-            scale_in: &labels.scale_in,
-            day: &labels.day,
-        },
-    };
-    state
+    let chart = ReplayChart::shown(theme, width_px, &labels);
+    let replay = state
         .console
-        .replay_rules(&pool, &source, trace.as_deref(), chart)
-        .await
-        .map_err(replay_error)
+        .replay_rules(&pool, &source, trace.as_deref(), chart);
+    replay.await.map_err(replay_error)
 }
-
-/// The replay chart's height.
-const REPLAY_CHART_HEIGHT_PX: u32 = 280;
 
 /// A rule file for `pool` chosen by replay over `trace` or the pool's history.
 #[tauri::command]

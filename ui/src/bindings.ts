@@ -131,21 +131,21 @@ async catalogImport(text: string) : Promise<Result<CatalogImport, IpcError>> {
  * Every billing plan priced over a demand CSV (`hour,demand` or `minute,demand`), with
  * the recommendation and a bar chart.
  */
-async costPlan(demandCsv: string, model: string, region: string, interruptible: boolean, theme: ChartTheme, widthPx: number) : Promise<Result<PlanComparisonView, IpcError>> {
+async costPlan(request: PlanRequest, theme: ChartTheme, widthPx: number) : Promise<Result<PlanComparisonView, IpcError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("cost_plan", { demandCsv, model, region, interruptible, theme, widthPx }) };
+    return { status: "ok", data: await TAURI_INVOKE("cost_plan", { request, theme, widthPx }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
 }
 },
 /**
- * One host's per-GPU lines of a metric over the last `range_s` seconds, from the metrics
- * store (downsampled to the chart's width), as SVG.
+ * One host's per-GPU lines of a metric over the frame's range, from the metrics store
+ * (downsampled to the chart's width), as SVG.
  */
-async hostHistoryChart(host: string, chartMetric: ChartMetric, rangeS: number, theme: ChartTheme, widthPx: number, heightPx: number, utcOffsetMinutes: number) : Promise<Result<string, IpcError>> {
+async hostHistoryChart(host: string, chartMetric: ChartMetric, frame: ChartFrame) : Promise<Result<string, IpcError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("host_history_chart", { host, chartMetric, rangeS, theme, widthPx, heightPx, utcOffsetMinutes }) };
+    return { status: "ok", data: await TAURI_INVOKE("host_history_chart", { host, chartMetric, frame }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
@@ -154,22 +154,21 @@ async hostHistoryChart(host: string, chartMetric: ChartMetric, rangeS: number, t
 /**
  * Every GPU of the fleet × time, mean utilization per cell, as SVG.
  */
-async fleetHeatmapChart(rangeS: number, theme: ChartTheme, widthPx: number, heightPx: number, utcOffsetMinutes: number) : Promise<Result<string, IpcError>> {
+async fleetHeatmapChart(frame: ChartFrame) : Promise<Result<string, IpcError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("fleet_heatmap_chart", { rangeS, theme, widthPx, heightPx, utcOffsetMinutes }) };
+    return { status: "ok", data: await TAURI_INVOKE("fleet_heatmap_chart", { frame }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
 }
 },
 /**
- * A pool's own chart over the last `range_s` seconds (desired, ready, warming,
- * utilization, as SVG) and the scale-out in progress with its ETA from each host's
- * measured delivery time.
+ * A pool's own chart over the frame's range (desired, ready, warming, utilization, as SVG)
+ * and the scale-out in progress with its ETA from each host's measured delivery time.
  */
-async poolChart(name: string, rangeS: number, theme: ChartTheme, widthPx: number, heightPx: number, utcOffsetMinutes: number, labels: PoolChartLabels) : Promise<Result<PoolChart, IpcError>> {
+async poolChart(name: string, frame: ChartFrame, labels: PoolChartLabels) : Promise<Result<PoolChart, IpcError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("pool_chart", { name, rangeS, theme, widthPx, heightPx, utcOffsetMinutes, labels }) };
+    return { status: "ok", data: await TAURI_INVOKE("pool_chart", { name, frame, labels }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
@@ -768,6 +767,15 @@ export type ChangeReason =
  * Words with no kind: log lines written before reasons had one.
  */
 { kind: "note"; text: string }
+/**
+ * How a chart of a time range is to be drawn: back `range_s` seconds from now, in the
+ * theme and size it is shown at, its clock labels in the viewer's time zone.
+ */
+export type ChartFrame = { range_s: number; theme: ChartTheme; width_px: number; height_px: number; 
+/**
+ * Added to UTC for the clock labels (480 for UTC+8).
+ */
+utc_offset_minutes: number }
 /**
  * What a series measures: the one metric type of the store, the charts and the IPC.
  */
@@ -1621,6 +1629,22 @@ export type PlanKind =
  * The best base for a spot overlay, the rest at spot prices (interruptible pools).
  */
 "base_spot"
+/**
+ * Billing plans to compare over a demand: the Costs view's form, `ebb cost plan`'s flags.
+ */
+export type PlanRequest = { 
+/**
+ * `hour,demand` or `minute,demand` CSV.
+ */
+demand_csv: string; model: string; region: string; 
+/**
+ * The work may be interrupted (spot plans are compared too).
+ */
+interruptible: boolean; 
+/**
+ * The subscribed base's term; `None`: monthly.
+ */
+term: Term | null }
 /**
  * One billing plan priced over a demand series.
  */

@@ -15,7 +15,9 @@ use ebb_telemetry::client::{AgentAccess, AgentClient, AgentError};
 use ebb_telemetry::collect::{Collector, CollectorConfig, Target, Tick, unknown_status};
 use ebb_telemetry::metrics_store::{MetricsError, MetricsStore, RetentionConfig, SampleRow};
 use ebb_wire::agent::Health as AgentHealth;
-use ebb_wire::ipc::{EnforcerRole, FleetSnapshot, Health, HostStatus, TokenStoreKind};
+use ebb_wire::ipc::{
+    ConnectionOk, EnforcerRole, FleetSnapshot, Health, HostStatus, TokenStoreKind,
+};
 use sqlx::Row;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -405,6 +407,30 @@ impl Console {
         };
         let client = AgentClient::with_access(&access, config.client)?;
         Ok(client.test().await?.0)
+    }
+
+    /// "Test connection" on a host as typed (before or after saving): with the token typed,
+    /// else the one stored for a saved host of that name.
+    pub async fn try_host(
+        &self,
+        typed: &HostEntry,
+        token: Option<&str>,
+    ) -> Result<ConnectionOk, ConsoleError> {
+        let spec = crate::registry::validate(typed)?;
+        let stored = match token.filter(|token| !token.is_empty()) {
+            Some(token) => Some(token.to_string()),
+            // An empty token field on a saved host means "use the stored one".
+            None => match self.registry.get(&spec.name).await {
+                Ok(saved) => self.registry.token(&saved).await?,
+                Err(_) => None,
+            },
+        };
+        let health = Self::test_host(&spec, stored.as_deref(), CollectorConfig::default()).await?;
+        Ok(ConnectionOk {
+            host: health.host,
+            agent_version: health.agent_version,
+            backend: health.backend,
+        })
     }
 
     /// Stops collecting and viewing.

@@ -46,6 +46,24 @@ impl ScaleChange {
             over_budget: false,
         }
     }
+
+    /// From `from`, the count the operator saw (`None`: whatever it is then).
+    pub fn moving_from(self, from: Option<u32>) -> Self {
+        Self { from, ..self }
+    }
+
+    /// Giving back these leases first.
+    pub fn releasing(self, release: Vec<String>) -> Self {
+        Self { release, ..self }
+    }
+
+    /// Past the budget cap of the pool's rules on purpose, when `over_budget`.
+    pub fn over_budget(self, over_budget: bool) -> Self {
+        Self {
+            over_budget,
+            ..self
+        }
+    }
 }
 
 impl Console {

@@ -9,6 +9,8 @@ pub mod capacity;
 pub mod catalog_store;
 pub mod clock;
 pub mod console;
+pub mod console_charts;
+pub mod console_costs;
 mod console_pools;
 pub mod console_rules;
 pub mod cost_view;

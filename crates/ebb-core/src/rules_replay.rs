@@ -251,6 +251,32 @@ pub struct ReplayChart<'a> {
     pub labels: ReplayChartLabels<'a>,
 }
 
+/// The replay chart's height in the Rules view.
+pub const REPLAY_CHART_HEIGHT_PX: u32 = 280;
+
+impl<'a> ReplayChart<'a> {
+    /// The chart as the Rules view shows it: `width_px` wide, its legend in `labels`.
+    pub fn shown(
+        theme: ChartTheme,
+        width_px: u32,
+        labels: &'a ebb_wire::replay::ReplayChartLabels,
+    ) -> Self {
+        ReplayChart {
+            theme,
+            width_px,
+            height_px: REPLAY_CHART_HEIGHT_PX,
+            labels: ReplayChartLabels {
+                demand: &labels.demand,
+                ready: &labels.ready,
+                held: &labels.held,
+                scale_out: &labels.scale_out,
+                scale_in: &labels.scale_in,
+                day: &labels.day,
+            },
+        }
+    }
+}
+
 impl Console {
     /// The demand to replay for `pool`: `trace` (CSV) when given, else the pool's recorded
     /// history; with where it came from and the instant of minute 0.

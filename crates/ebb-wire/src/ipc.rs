@@ -132,6 +132,18 @@ impl ChartMetric {
     }
 }
 
+/// How a chart of a time range is to be drawn: back `range_s` seconds from now, in the
+/// theme and size it is shown at, its clock labels in the viewer's time zone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct ChartFrame {
+    pub range_s: u32,
+    pub theme: ChartTheme,
+    pub width_px: u32,
+    pub height_px: u32,
+    /// Added to UTC for the clock labels (480 for UTC+8).
+    pub utc_offset_minutes: i32,
+}
+
 /// The file format a chart is exported in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
 #[serde(rename_all = "snake_case")]
@@ -268,6 +280,19 @@ pub struct HostInput {
     pub fingerprint: Option<String>,
     /// `None` keeps the stored token (on edit); `Some("")` removes it.
     pub token: Option<String>,
+}
+
+/// Billing plans to compare over a demand: the Costs view's form, `ebb cost plan`'s flags.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct PlanRequest {
+    /// `hour,demand` or `minute,demand` CSV.
+    pub demand_csv: String,
+    pub model: String,
+    pub region: String,
+    /// The work may be interrupted (spot plans are compared too).
+    pub interruptible: bool,
+    /// The subscribed base's term; `None`: monthly.
+    pub term: Option<crate::plan::Term>,
 }
 
 /// What "Test connection" found when it worked.

@@ -247,7 +247,11 @@ export function createCosts() {
     const theme: ChartTheme = getEffectiveTheme();
     const width = availableWidth();
     setPending(true);
-    const res = await call(() => commands.costPlan(asked.csv, asked.model, asked.region, asked.interruptible, theme, width));
+    const res = await call(() => commands.costPlan(
+        { demand_csv: asked.csv, model: asked.model, region: asked.region, interruptible: asked.interruptible, term: null },
+        theme,
+        width,
+      ));
     if (disposed || seq !== compareSeq) return;
     if (res.status === "ok") {
       batch(() => {

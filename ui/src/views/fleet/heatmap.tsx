@@ -45,7 +45,13 @@ export function Heatmap(props: {
   let figure!: HTMLElement;
 
   const loader = new LatestLoader<HeatmapRequest>(
-    (r) => commands.fleetHeatmapChart(RANGES[r.range].seconds, r.theme, r.width, r.height, utcOffsetMinutes()),
+    (r) => commands.fleetHeatmapChart({
+        range_s: RANGES[r.range].seconds,
+        theme: r.theme,
+        width_px: r.width,
+        height_px: r.height,
+        utc_offset_minutes: utcOffsetMinutes(),
+      }),
     heatmapKey,
     (_slot, req, outcome) => setShown((previous) => showOutcome(previous, outcome, req.theme, req.range)),
   );

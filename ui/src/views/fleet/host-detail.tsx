@@ -76,7 +76,13 @@ export function HostDetail(props: {
 
   const loader = new LatestLoader<HistoryRequest>(
     (r) =>
-      commands.hostHistoryChart(r.host, r.metric, RANGES[r.range].seconds, r.theme, r.width, r.height, utcOffsetMinutes()),
+      commands.hostHistoryChart(r.host, r.metric, {
+        range_s: RANGES[r.range].seconds,
+        theme: r.theme,
+        width_px: r.width,
+        height_px: r.height,
+        utc_offset_minutes: utcOffsetMinutes(),
+      }),
     historyKey,
     (slot, req, outcome) =>
       setShown(slot as ChartMetric, (previous) => showOutcome(previous ?? CHART_LOADING, outcome, req.theme, req.range)),

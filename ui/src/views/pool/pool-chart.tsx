@@ -101,12 +101,22 @@ export function PoolChart(props: { pool: string }): JSX.Element {
     loading = true;
     const drawn = getEffectiveTheme();
     const res = await call(() =>
-      commands.poolChart(props.pool, RANGE_S, drawn, chartWidth(figure?.clientWidth ?? 0), HEIGHT_PX, utcOffsetMinutes(), {
-        desired: t("pool.chart.desired"),
-        ready: t("pool.chart.ready"),
-        warming: t("pool.chart.warming"),
-        utilization: t("pool.chart.util"),
-      }),
+      commands.poolChart(
+        props.pool,
+        {
+          range_s: RANGE_S,
+          theme: drawn,
+          width_px: chartWidth(figure?.clientWidth ?? 0),
+          height_px: HEIGHT_PX,
+          utc_offset_minutes: utcOffsetMinutes(),
+        },
+        {
+          desired: t("pool.chart.desired"),
+          ready: t("pool.chart.ready"),
+          warming: t("pool.chart.warming"),
+          utilization: t("pool.chart.util"),
+        },
+      ),
     );
     loading = false;
     if (disposed) return;

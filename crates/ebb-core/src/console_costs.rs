@@ -1,0 +1,105 @@
+//! The console's cost answers for every front: the active price catalog, importing one, and
+//! the billing plans compared over a demand (the Costs view's comparison, and `ebb cost plan
+//! --json`'s).
+
+use crate::catalog_store::{ActiveCatalog, CatalogStoreError, import_text};
+use crate::console::Console;
+use ebb_cost::{DemandSeries, PlanOptions};
+use ebb_wire::ipc::{CatalogImport, CatalogView, ChartTheme, PlanComparisonView, PlanRequest};
+
+/// Why plans could not be compared.
+#[derive(Debug, thiserror::Error)]
+pub enum CostError {
+    #[error(transparent)]
+    Catalog(#[from] CatalogStoreError),
+    /// A field of the request (`line`: the demand CSV's line, when it is one).
+    #[error("{field}: {problem}")]
+    Invalid {
+        field: &'static str,
+        problem: String,
+        line: Option<usize>,
+    },
+    /// The demand was read but the plans could not be compared (or drawn).
+    #[error("{0}")]
+    Compare(String),
+}
+
+/// Every billing plan priced over the ask's demand with `catalog`: the table, the
+/// recommendation and a bar chart.
+pub fn compare_plans(
+    catalog: &ActiveCatalog,
+    request: &PlanRequest,
+    theme: ChartTheme,
+    width_px: u32,
+) -> Result<PlanComparisonView, CostError> {
+    let options = PlanOptions {
+        term: request.term.unwrap_or_default(),
+        interruptible: request.interruptible,
+    };
+    let invalid = |field: &'static str, problem: String, line: Option<usize>| CostError::Invalid {
+        field,
+        problem,
+        line,
+    };
+    let entry = (catalog.catalog)
+        .find(&request.model, &request.region)
+        .map_err(|error| invalid("model", error.to_string(), None))?;
+    let demand = DemandSeries::from_csv(&request.demand_csv)
+        .map_err(|error| invalid("demand", error.to_string(), Some(error.line)))?;
+    let comparison = ebb_cost::compare_plans(entry, &demand, &options)
+        .map_err(|error| CostError::Compare(error.to_string()))?;
+    ebb_charts::cost_view::comparison_view(
+        &entry.model,
+        &entry.region,
+        &catalog.catalog.currency,
+        &comparison,
+        theme,
+        width_px,
+    )
+    .map_err(|error| CostError::Compare(error.to_string()))
+}
+
+impl Console {
+    /// The active price catalog (the demo one until one is imported).
+    pub fn catalog_view(&self) -> Result<CatalogView, CostError> {
+        let active = ActiveCatalog::load(&self.data_dir, None)?;
+        Ok(crate::cost_view::catalog_view(&active))
+    }
+
+    /// Validates a catalog (TOML text) and, only if valid, makes it the active one; either
+    /// way the catalog in use after, with the problems that refused it.
+    pub fn import_catalog(&self, text: &str) -> Result<CatalogImport, CostError> {
+        let refused = match import_text(&self.data_dir, text, "the dropped catalog") {
+            Ok(_) => None,
+            Err(CatalogStoreError::Invalid { invalid, .. }) => Some(invalid),
+            Err(other) => return Err(other.into()),
+        };
+        let catalog = self.catalog_view()?;
+        let problems = |list: &[_]| list.iter().map(ebb_charts::cost_view::problem).collect();
+        Ok(match refused {
+            None => CatalogImport {
+                accepted: true,
+                warnings: catalog.warnings.clone(),
+                catalog,
+                problems: Vec::new(),
+            },
+            Some(invalid) => CatalogImport {
+                accepted: false,
+                catalog,
+                problems: problems(&invalid.problems),
+                warnings: problems(&invalid.warnings),
+            },
+        })
+    }
+
+    /// [`compare_plans`] with the active catalog.
+    pub fn cost_plan(
+        &self,
+        request: &PlanRequest,
+        theme: ChartTheme,
+        width_px: u32,
+    ) -> Result<PlanComparisonView, CostError> {
+        let catalog = ActiveCatalog::load(&self.data_dir, None)?;
+        compare_plans(&catalog, request, theme, width_px)
+    }
+}
