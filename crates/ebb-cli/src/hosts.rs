@@ -6,13 +6,11 @@ use ebb_core::console::{self, Console, ConsoleOptions, Role, TokenStore};
 use ebb_core::db::ConsoleDb;
 use ebb_core::election::Leadership;
 use ebb_core::registry::{HostEntry, Registry};
-use ebb_core::vault::{FileVault, KeychainVault, MemoryVault, TokenVault};
 use ebb_telemetry::collect::CollectorConfig;
 use ebb_wire::ipc::HostRemoval;
 use ebb_wire::ipc::{Health, HostStatus};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, Clone, Subcommand)]
@@ -77,17 +75,9 @@ fn parse_label(text: &str) -> Result<(String, String), String> {
     Ok((key.trim().to_string(), value.trim().to_string()))
 }
 
-fn vault(data_dir: &Path, store: TokenStore) -> Arc<dyn TokenVault> {
-    match store {
-        TokenStore::Keychain => Arc::new(KeychainVault),
-        TokenStore::File => Arc::new(FileVault::new(data_dir)),
-        TokenStore::Memory => Arc::new(MemoryVault::default()),
-    }
-}
-
 async fn registry(data_dir: &Path, store: TokenStore) -> anyhow::Result<(Registry, ConsoleDb)> {
     let db = ConsoleDb::open(data_dir).await?;
-    Ok((Registry::new(db.clone(), vault(data_dir, store)), db))
+    Ok((Registry::new(db.clone(), store.vault(data_dir)), db))
 }
 
 pub async fn run(
@@ -137,7 +127,7 @@ pub async fn run(
             }
         }
         HostsCommand::List => {
-            let statuses = health_now(&registry, &db, data_dir).await?;
+            let statuses = console::health_now(&registry, &db, data_dir).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&statuses)?);
             } else {
@@ -213,68 +203,6 @@ pub async fn run(
         }
     }
     Ok(())
-}
-
-/// Health from the running collector's records, or — when none runs — from one poll now.
-async fn health_now(
-    registry: &Registry,
-    db: &ConsoleDb,
-    data_dir: &Path,
-) -> anyhow::Result<Vec<HostStatus>> {
-    if console::collector_running(data_dir)? {
-        return Ok(console::read_snapshot(db).await?);
-    }
-    let specs = registry.list().await?;
-    let mut calls = Vec::with_capacity(specs.len());
-    for (position, spec) in specs.iter().enumerate() {
-        let token = registry.token(spec).await.unwrap_or(None);
-        calls.push((position, spec.clone(), token));
-    }
-    let answers = ebb_telemetry::fanout::fan_out(
-        calls,
-        CollectorConfig::default().max_concurrent_polls,
-        |(position, spec, token)| async move {
-            let result = ebb_telemetry::client::AgentClient::with_access(
-                &ebb_telemetry::client::AgentAccess {
-                    url: spec.url.clone(),
-                    token,
-                    fingerprint: spec.fingerprint.clone(),
-                },
-                ebb_telemetry::client::ClientConfig::default(),
-            );
-            let polled = match result {
-                Ok(client) => client.gpus().await,
-                Err(error) => Err(error),
-            };
-            (position, polled)
-        },
-    )
-    .await;
-    let mut statuses: Vec<HostStatus> = specs
-        .iter()
-        .map(|spec| {
-            ebb_telemetry::collect::unknown_status(&ebb_telemetry::collect::Target {
-                name: spec.name.clone(),
-                region: spec.region.clone(),
-                access: ebb_telemetry::client::AgentAccess::open(&spec.url),
-            })
-        })
-        .collect();
-    let config = CollectorConfig {
-        offline_after_failures: 1,
-        ..CollectorConfig::default()
-    };
-    for (position, polled) in answers {
-        let mut failures = 0;
-        ebb_telemetry::collect::apply_poll(
-            &mut statuses[position],
-            &mut failures,
-            &polled,
-            Duration::ZERO,
-            &config,
-        );
-    }
-    Ok(statuses)
 }
 
 fn host_table(statuses: &[HostStatus]) -> String {

@@ -108,6 +108,17 @@ pub enum ConsoleError {
     Metrics(#[from] MetricsError),
 }
 
+impl TokenStore {
+    /// The vault this choice names, for the data directory `data_dir`.
+    pub fn vault(self, data_dir: &Path) -> Arc<dyn TokenVault> {
+        match self {
+            TokenStore::Keychain => Arc::new(KeychainVault),
+            TokenStore::File => Arc::new(FileVault::new(data_dir)),
+            TokenStore::Memory => Arc::new(crate::vault::MemoryVault::default()),
+        }
+    }
+}
+
 /// The console service.
 #[derive(Debug)]
 pub struct Console {
@@ -140,11 +151,7 @@ impl Console {
         let db = ConsoleDb::open(data_dir)
             .await?
             .with_clock(options.clock.clone());
-        let vault: Arc<dyn TokenVault> = match options.token_store {
-            TokenStore::Keychain => Arc::new(KeychainVault),
-            TokenStore::File => Arc::new(FileVault::new(data_dir)),
-            TokenStore::Memory => Arc::new(crate::vault::MemoryVault::default()),
-        };
+        let vault = options.token_store.vault(data_dir);
         let registry = Registry::new(db.clone(), vault);
         let lock = if options.viewer_only {
             None
@@ -709,4 +716,73 @@ pub async fn read_snapshot(db: &ConsoleDb) -> Result<Vec<HostStatus>, sqlx::Erro
             status
         })
         .collect())
+}
+
+/// Each host's health for `ebb hosts list`: from the running collector's records, or, when
+/// none runs, from one poll of every host now (at once, each with its timeouts).
+pub async fn health_now(
+    registry: &Registry,
+    db: &ConsoleDb,
+    data_dir: &Path,
+) -> Result<Vec<HostStatus>, ConsoleError> {
+    let running = collector_running(data_dir).map_err(|error| ConsoleError::DataDir {
+        path: data_dir.display().to_string(),
+        reason: error.to_string(),
+    })?;
+    if running {
+        return read_snapshot(db)
+            .await
+            .map_err(|error| RegistryError::from(error).into());
+    }
+    let specs = registry.list().await?;
+    let mut calls = Vec::with_capacity(specs.len());
+    for (position, spec) in specs.iter().enumerate() {
+        let token = registry.token(spec).await.unwrap_or(None);
+        calls.push((position, spec.clone(), token));
+    }
+    let answers = ebb_telemetry::fanout::fan_out(
+        calls,
+        CollectorConfig::default().max_concurrent_polls,
+        |(position, spec, token)| async move {
+            let result = ebb_telemetry::client::AgentClient::with_access(
+                &ebb_telemetry::client::AgentAccess {
+                    url: spec.url.clone(),
+                    token,
+                    fingerprint: spec.fingerprint.clone(),
+                },
+                ebb_telemetry::client::ClientConfig::default(),
+            );
+            let polled = match result {
+                Ok(client) => client.gpus().await,
+                Err(error) => Err(error),
+            };
+            (position, polled)
+        },
+    )
+    .await;
+    let mut statuses: Vec<HostStatus> = specs
+        .iter()
+        .map(|spec| {
+            ebb_telemetry::collect::unknown_status(&ebb_telemetry::collect::Target {
+                name: spec.name.clone(),
+                region: spec.region.clone(),
+                access: ebb_telemetry::client::AgentAccess::open(&spec.url),
+            })
+        })
+        .collect();
+    let config = CollectorConfig {
+        offline_after_failures: 1,
+        ..CollectorConfig::default()
+    };
+    for (position, polled) in answers {
+        let mut failures = 0;
+        ebb_telemetry::collect::apply_poll(
+            &mut statuses[position],
+            &mut failures,
+            &polled,
+            Duration::ZERO,
+            &config,
+        );
+    }
+    Ok(statuses)
 }
