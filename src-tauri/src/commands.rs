@@ -22,12 +22,8 @@ use ebb_wire::pools::{
 use ebb_wire::reasons::ChangeReason;
 use ebb_wire::replay::{ReplayChartLabels, RulesReplay};
 use ebb_wire::rules::{LintReport, PoolRules, RuleSet, RulesMode};
-use serde::{Deserialize, Serialize};
-use tauri::State;
 
-/// Sent after every collection tick.
-#[derive(Debug, Clone, Serialize, Deserialize, specta::Type, tauri_specta::Event)]
-pub struct FleetTick(pub FleetSnapshot);
+use tauri::State;
 
 #[tauri::command]
 #[specta::specta]

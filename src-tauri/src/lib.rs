@@ -61,7 +61,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::rules_to_toml,
             commands::parse_rules,
         ])
-        .events(collect_events![commands::FleetTick])
+        .events(collect_events![state::FleetTick])
 }
 
 /// Where the generated TypeScript goes, and how it is written.

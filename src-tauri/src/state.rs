@@ -167,7 +167,7 @@ impl AppState {
         let task = tauri::async_runtime::spawn(async move {
             while snapshots.changed().await.is_ok() {
                 let snapshot = (**snapshots.borrow_and_update()).clone();
-                if let Err(error) = crate::commands::FleetTick(snapshot).emit(&app) {
+                if let Err(error) = FleetTick(snapshot).emit(&app) {
                     tracing::warn!(%error, "cannot emit fleet-tick");
                 }
             }
@@ -317,3 +317,7 @@ fn demo_fleet() -> FleetConfig {
         ..FleetConfig::default()
     }
 }
+
+/// Sent after every collection tick.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, specta::Type, tauri_specta::Event)]
+pub struct FleetTick(pub ebb_wire::ipc::FleetSnapshot);

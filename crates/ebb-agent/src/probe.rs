@@ -1,6 +1,5 @@
 //! The one trait every GPU backend implements.
 
-use crate::sim::LoadProfile;
 use ebb_wire::agent::Gpu;
 use std::collections::HashMap;
 
@@ -31,4 +30,39 @@ pub struct LeaseWorkload {
     pub pid: Option<u32>,
     /// The workload's program (the command's first word), when it has one.
     pub program: Option<String>,
+}
+
+/// How busy the simulated GPUs are over time.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoadProfile {
+    /// Near zero.
+    Idle,
+    /// Around a fixed level.
+    Steady { pct: f64 },
+    /// A tide: a sine around 50% with this period, each GPU a little out of phase.
+    Tidal { period_s: f64 },
+    /// Mostly idle, with full-load bursts for a quarter of each period.
+    Burst { period_s: f64 },
+    /// Replays a recorded utilization trace, looping; see [`crate::sim::parse_trace`].
+    Trace(std::sync::Arc<[TracePoint]>),
+}
+
+/// One point of a utilization trace: from `t_s` on (until the next point), `util_pct`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TracePoint {
+    pub t_s: f64,
+    pub util_pct: f64,
+}
+
+impl LoadProfile {
+    /// The profile a lease asks for by name (`idle`, `steady`, `diurnal`, `burst`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "idle" => Some(Self::Idle),
+            "steady" => Some(Self::Steady { pct: 75.0 }),
+            "diurnal" => Some(Self::Tidal { period_s: 86_400.0 }),
+            "burst" => Some(Self::Burst { period_s: 120.0 }),
+            _ => None,
+        }
+    }
 }

@@ -3,7 +3,6 @@
 //! push|token new` (custom metrics for the rules).
 
 use crate::pools::open;
-use crate::rules::lint_text;
 use anyhow::Context;
 use clap::Subcommand;
 use ebb_core::console::TokenStore;
@@ -273,4 +272,46 @@ pub async fn metric(
     .await;
     console.shutdown().await;
     result
+}
+
+/// `FILE:LINE: field: words`, one line each, then a summary.
+pub fn lint_text(report: &ebb_wire::rules::LintReport) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let at = |line: Option<u32>| line.map_or_else(String::new, |line| format!("{line}:"));
+    for error in &report.errors {
+        let _ = writeln!(
+            out,
+            "{}:{} error: {}: {}",
+            report.file,
+            at(error.line),
+            error.field,
+            error.message
+        );
+    }
+    for warning in &report.warnings {
+        let rule = warning
+            .rule
+            .as_ref()
+            .map_or_else(String::new, |rule| format!(" ({rule})"));
+        let _ = writeln!(
+            out,
+            "{}:{} warning: {}{rule}: {}",
+            report.file,
+            at(warning.line),
+            warning.field,
+            warning.problem
+        );
+    }
+    let _ = match (report.valid, report.warnings.len()) {
+        (false, _) => writeln!(
+            out,
+            "{}: invalid ({} problem(s)); nothing was checked further",
+            report.file,
+            report.errors.len()
+        ),
+        (true, 0) => writeln!(out, "{}: valid, no warnings", report.file),
+        (true, n) => writeln!(out, "{}: valid, {n} warning(s)", report.file),
+    };
+    out
 }

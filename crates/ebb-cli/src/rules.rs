@@ -5,7 +5,7 @@ use anyhow::Context;
 use clap::Subcommand;
 use ebb_rules::lint::{LintContext, lint_file};
 use ebb_wire::rules::LintReport;
-use std::fmt::Write as _;
+
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Subcommand)]
@@ -107,7 +107,7 @@ pub fn run(command: &RulesCommand, json: bool) -> anyhow::Result<i32> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
-                print!("{}", lint_text(&report));
+                print!("{}", crate::pool_rules::lint_text(&report));
             }
             Ok(exit_code(&report))
         }
@@ -131,45 +131,4 @@ pub fn exit_code(report: &LintReport) -> i32 {
     } else {
         1
     }
-}
-
-/// `FILE:LINE: field: words`, one line each, then a summary.
-pub fn lint_text(report: &LintReport) -> String {
-    let mut out = String::new();
-    let at = |line: Option<u32>| line.map_or_else(String::new, |line| format!("{line}:"));
-    for error in &report.errors {
-        let _ = writeln!(
-            out,
-            "{}:{} error: {}: {}",
-            report.file,
-            at(error.line),
-            error.field,
-            error.message
-        );
-    }
-    for warning in &report.warnings {
-        let rule = warning
-            .rule
-            .as_ref()
-            .map_or_else(String::new, |rule| format!(" ({rule})"));
-        let _ = writeln!(
-            out,
-            "{}:{} warning: {}{rule}: {}",
-            report.file,
-            at(warning.line),
-            warning.field,
-            warning.problem
-        );
-    }
-    let _ = match (report.valid, report.warnings.len()) {
-        (false, _) => writeln!(
-            out,
-            "{}: invalid ({} problem(s)); nothing was checked further",
-            report.file,
-            report.errors.len()
-        ),
-        (true, 0) => writeln!(out, "{}: valid, no warnings", report.file),
-        (true, n) => writeln!(out, "{}: valid, {n} warning(s)", report.file),
-    };
-    out
 }

@@ -119,6 +119,12 @@ impl TokenStore {
     }
 }
 
+impl From<crate::db::OpenError> for ConsoleError {
+    fn from(error: crate::db::OpenError) -> Self {
+        ConsoleError::Registry(error.into())
+    }
+}
+
 /// The console service.
 #[derive(Debug)]
 pub struct Console {

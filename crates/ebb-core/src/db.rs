@@ -16,13 +16,20 @@
 //! it then refuses the next call's float8.
 
 use crate::clock::{SharedClock, SystemClock};
-use crate::registry::RegistryError;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor, Transaction};
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The console's database could not be opened (or made): where, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot open the console database {path}: {reason}")]
+pub struct OpenError {
+    pub path: String,
+    pub reason: String,
+}
 
 /// A row of the console database, whichever engine holds it.
 pub type DbRow = sqlx::any::AnyRow;
@@ -63,7 +70,7 @@ impl Location {
     /// The data directory's choice: the process's `--database`, else its `console.toml`'s
     /// `database`, else its own `console.db`. A bad file is an error naming the file and the
     /// field.
-    pub fn of_data_dir(data_dir: &Path) -> Result<Self, RegistryError> {
+    pub fn of_data_dir(data_dir: &Path) -> Result<Self, OpenError> {
         match PROCESS_CHOICE.get() {
             Some(Some(chosen)) => return Ok(chosen.clone()),
             Some(None) => return Ok(Self::DataDir(data_dir.to_path_buf())),
@@ -76,13 +83,13 @@ impl Location {
                 return Ok(Self::DataDir(data_dir.to_path_buf()));
             }
             Err(error) => {
-                return Err(RegistryError::Open {
+                return Err(OpenError {
                     path: path.display().to_string(),
                     reason: error.to_string(),
                 });
             }
         };
-        let bad = |reason: String| RegistryError::Open {
+        let bad = |reason: String| OpenError {
             path: path.display().to_string(),
             reason,
         };
@@ -192,8 +199,8 @@ pub struct ConsoleDb {
 
 impl ConsoleDb {
     /// The data directory's database (see [`Location::of_data_dir`]), migrated.
-    pub async fn open(data_dir: &Path) -> Result<Self, RegistryError> {
-        std::fs::create_dir_all(data_dir).map_err(|error| RegistryError::Open {
+    pub async fn open(data_dir: &Path) -> Result<Self, OpenError> {
+        std::fs::create_dir_all(data_dir).map_err(|error| OpenError {
             path: data_dir.display().to_string(),
             reason: error.to_string(),
         })?;
@@ -201,9 +208,9 @@ impl ConsoleDb {
     }
 
     /// The database at `location`, migrated.
-    pub async fn connect(location: &Location) -> Result<Self, RegistryError> {
+    pub async fn connect(location: &Location) -> Result<Self, OpenError> {
         sqlx::any::install_default_drivers();
-        let open_error = |error: &dyn std::fmt::Display| RegistryError::Open {
+        let open_error = |error: &dyn std::fmt::Display| OpenError {
             path: location.describe(),
             reason: error.to_string(),
         };
@@ -297,6 +304,24 @@ impl ConsoleDb {
     pub fn now_ms(&self) -> i64 {
         self.clock.now_ms()
     }
+}
+
+/// A console-wide entry of the activity log (no pool): a host added or removed, a limit
+/// changed. Written in the caller's transaction, so the change and its entry go together;
+/// it is done when written.
+pub(crate) async fn insert_console_activity(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    reason: &ebb_wire::reasons::ChangeReason,
+    now: i64,
+) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "INSERT INTO activity (at_ms, pool_id, pool_name, actor, from_gpus, to_gpus, reason, results, outcome, finished_at_ms) VALUES ($1, '', '', 'operator', 0, 0, $2, '[]', 'done', $3) RETURNING id",
+    )
+    .bind(now)
+    .bind(reason.to_stored())
+    .bind(now)
+    .fetch_one(&mut **tx)
+    .await
 }
 
 #[cfg(test)]

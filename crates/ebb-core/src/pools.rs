@@ -150,7 +150,7 @@ mod store;
 mod validate;
 mod view;
 
-pub(crate) use store::insert_console_activity;
+pub(crate) use crate::db::insert_console_activity;
 #[allow(unused_imports)]
 pub(crate) use store::random_hex;
 pub use store::{NewActivity, PoolStore};

@@ -241,7 +241,7 @@ impl Registry {
             host: spec.name.clone(),
             region: spec.region.clone(),
         };
-        crate::pools::insert_console_activity(&mut tx, &reason, now).await?;
+        crate::db::insert_console_activity(&mut tx, &reason, now).await?;
         tx.commit().await?;
         Ok(spec)
     }
@@ -400,7 +400,7 @@ impl Registry {
             host: current.name.clone(),
             leases,
         };
-        crate::pools::insert_console_activity(&mut tx, &reason, self.db.now_ms()).await?;
+        crate::db::insert_console_activity(&mut tx, &reason, self.db.now_ms()).await?;
         tx.commit().await?;
         Ok(leases)
     }
@@ -421,7 +421,7 @@ impl Registry {
                     host: current.name.clone(),
                     gpus: held.iter().map(|h| h.gpus).sum(),
                 };
-                crate::pools::insert_console_activity(&mut tx, &reason, self.db.now_ms()).await?;
+                crate::db::insert_console_activity(&mut tx, &reason, self.db.now_ms()).await?;
                 tx.commit().await?;
             }
             return Ok(HostRemoval::Draining { pools: held });
@@ -441,7 +441,7 @@ impl Registry {
         let reason = ChangeReason::HostRemoved {
             host: current.name.clone(),
         };
-        crate::pools::insert_console_activity(&mut tx, &reason, self.db.now_ms()).await?;
+        crate::db::insert_console_activity(&mut tx, &reason, self.db.now_ms()).await?;
         tx.commit().await?;
         Ok(HostRemoval::Removed)
     }
@@ -487,6 +487,15 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|error| VaultError::Failed(error.to_string()))?
+}
+
+impl From<crate::db::OpenError> for RegistryError {
+    fn from(error: crate::db::OpenError) -> Self {
+        RegistryError::Open {
+            path: error.path,
+            reason: error.reason,
+        }
+    }
 }
 
 #[cfg(test)]

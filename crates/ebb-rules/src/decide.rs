@@ -51,7 +51,6 @@
 //! "for 3 minutes" is the latest three samples within the last three minutes.
 
 use crate::model::{CompiledSchedule, RuleSet};
-use ebb_cost::{PoolPlan, PriceEntry};
 use ebb_wire::rules::{
     Action, BoundKind, Clamp, Decision, DecisionReason, MetricRef, RuleOutcome, RuleStatus,
     TargetRule, ThresholdRule,
@@ -60,15 +59,7 @@ use std::collections::VecDeque;
 
 const MINUTE_MS: i64 = 60_000;
 
-/// What the pool pays: its catalog entry and plan (for the budget, the cost delta and the
-/// paid unit).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Pricing {
-    /// The pool's model and region in the catalog.
-    pub entry: PriceEntry,
-    /// Base, term and overlay.
-    pub plan: PoolPlan,
-}
+pub use crate::model::Pricing;
 
 /// The pool as a decision sees it.
 #[derive(Debug, Clone, Copy)]

@@ -61,7 +61,6 @@
 //! policy (out: the larger of ×2 and +4, in: 100%) is the pool's `step`, written out in
 //! `examples/hpa.toml`.
 
-use crate::decide::Pricing;
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime, TimeZone};
 use chrono_tz::Tz;
 use croner::Cron;
@@ -69,6 +68,16 @@ use ebb_wire::rules as spec;
 use serde::Deserialize;
 use std::fmt;
 use std::ops::Range;
+
+/// What the pool pays: its catalog entry and plan (for the budget, the cost delta and the
+/// paid unit).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pricing {
+    /// The pool's model and region in the catalog.
+    pub entry: ebb_cost::PriceEntry,
+    /// Base, term and overlay.
+    pub plan: ebb_cost::PoolPlan,
+}
 
 pub use spec::{
     Action, BoundKind, Comparison, CustomMetric, Limits, MetricRef, ScaleIn, ScheduleWhen, StepCap,

@@ -872,24 +872,6 @@ pub(super) async fn insert_activity(
     .await?)
 }
 
-/// A console-wide entry of the activity log (no pool): a host added or removed, a limit
-/// changed. Written in the caller's transaction, so the change and its entry go together;
-/// it is done when written.
-pub(crate) async fn insert_console_activity(
-    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    reason: &ChangeReason,
-    now: i64,
-) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar(
-        "INSERT INTO activity (at_ms, pool_id, pool_name, actor, from_gpus, to_gpus, reason, results, outcome, finished_at_ms) VALUES ($1, '', '', 'operator', 0, 0, $2, '[]', 'done', $3) RETURNING id",
-    )
-    .bind(now)
-    .bind(reason.to_stored())
-    .bind(now)
-    .fetch_one(&mut **tx)
-    .await
-}
-
 pub(super) async fn upsert_lease(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     host: &str,
