@@ -2,7 +2,7 @@
 
 use ebb_agent::{Fleet, FleetConfig, LoadProfile};
 use ebb_core::console::{Console, ConsoleOptions, Role, TokenStore};
-use ebb_core::registry::HostEntry;
+use ebb_core::demo;
 use ebb_wire::ipc::{AppInfo, UiLanguage};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -104,7 +104,7 @@ impl AppState {
             token_store,
             metrics_listen,
             enforcer: ebb_core::enforcer::EnforcerConfig {
-                rules_speed: if demo_rules { DEMO_RULES_SPEED } else { 1 },
+                rules_speed: if demo_rules { demo::RULES_SPEED } else { 1 },
                 ..ebb_core::enforcer::EnforcerConfig::default()
             },
             ..ConsoleOptions::new(&data_dir)
@@ -112,29 +112,16 @@ impl AppState {
         .await?;
         let fleet = if options.demo && console.role() == Role::Collector {
             let fleet = Fleet::start(&demo_fleet()).await?;
-            // The demo fleet goes through the same registry as real hosts.
-            for host in fleet.hosts() {
-                let spec = HostEntry {
-                    name: host.name.clone(),
-                    url: host.url.clone(),
-                    region: host.region.clone(),
-                    labels: [("demo".to_string(), "true".to_string())].into(),
-                    fingerprint: None,
-                    has_token: false,
-                    draining: false,
-                };
-                console.upsert_host(&spec, None).await?;
-            }
-            seed_demo_pool(&console).await;
-            if demo_rules {
-                seed_demo_rules(&console).await;
-            }
+            let hosts = fleet.hosts().iter();
+            let hosts =
+                hosts.map(|host| (host.name.clone(), host.url.clone(), host.region.clone()));
+            console.seed_demo(hosts.collect(), demo_rules).await?;
             Some(fleet)
         } else {
             None
         };
         let users = (fleet.is_some() && demo_rules)
-            .then(|| tauri::async_runtime::spawn(push_demo_users(console.pool_store().clone())));
+            .then(|| tauri::async_runtime::spawn(demo::push_users(console.pool_store().clone())));
         let os_locale = sys_locale::get_locale();
         let language = Language::new(
             os_locale
@@ -190,119 +177,6 @@ impl AppState {
         self.console.shutdown().await;
         if let Some(fleet) = self.fleet.lock().await.take() {
             fleet.stop().await;
-        }
-    }
-}
-
-/// The demo's pool, made on the first start: A100s over the two regions that have them.
-async fn seed_demo_pool(console: &Console) {
-    if console
-        .list_pools()
-        .await
-        .is_ok_and(|pools| !pools.is_empty())
-    {
-        return;
-    }
-    let input = ebb_wire::pools::PoolInput {
-        name: "inference".into(),
-        model: "A100".into(),
-        regions: vec!["cn-east".into(), "cn-south".into()],
-        min: 0,
-        max: 8,
-        base_gpus: 2,
-        term: ebb_wire::plan::Term::Month,
-        overlay: ebb_wire::plan::OverlayMode::Hour,
-        placement: ebb_wire::pools::PlacementPolicy::Pack,
-        interruptible: false,
-        release_at_unit_end: false,
-    };
-    if let Err(error) = console.create_pool(&input).await {
-        tracing::warn!(%error, "cannot create the demo pool");
-    }
-}
-
-/// In the demo a rule minute lasts 6 s, so a new user sees the rules act within a minute.
-const DEMO_RULES_SPEED: u32 = 10;
-
-/// The demo pool's rules: the seed's e-commerce case ("users > 100k → 20 GPUs, < 50k →
-/// 5"), sized to the demo pool; written on the first start only.
-const DEMO_RULES: &str = r#"# The demo pool follows its users, as the seed's e-commerce case does: a festival peak
-# sets it to 6 GPUs, back to normal sets it to 2. In the demo a rule minute is 6 seconds.
-pool = "inference"
-
-[limits]
-min_gpus = 1
-max_gpus = 8
-
-[scale_in]
-force = true
-
-[[metric]]
-name = "users"
-stale_after_minutes = 3
-
-[[threshold]]
-name = "festival-peak"
-metric = "users"
-op = ">"
-value = 100000
-for_minutes = 1
-action = "set 6"
-cooldown_minutes = 5
-
-[[threshold]]
-name = "back-to-normal"
-metric = "users"
-op = "<"
-value = 50000
-for_minutes = 2
-action = "set 2"
-"#;
-
-/// The demo pool's rules, saved when it has none (the demo's own data directory).
-async fn seed_demo_rules(console: &Console) {
-    if console
-        .pool_rules("inference")
-        .await
-        .ok()
-        .flatten()
-        .is_some()
-    {
-        return;
-    }
-    if let Err(error) = console
-        .save_rules("inference", DEMO_RULES, None, true)
-        .await
-    {
-        tracing::warn!(%error, "cannot save the demo pool's rules");
-    }
-}
-
-/// The demo's users, each second: 30k, then a festival peak of 150k from 20 s to 75 s of
-/// every 150 s (a day on the rules' fast clock), with a little noise.
-pub fn demo_users(elapsed_s: u64) -> f64 {
-    let t = elapsed_s % 150;
-    let base = if (20..75).contains(&t) {
-        150_000.0
-    } else {
-        30_000.0
-    };
-    base + ((elapsed_s * 7_919) % 2_000) as f64
-}
-
-async fn push_demo_users(store: ebb_core::pools::PoolStore) {
-    let started = std::time::Instant::now();
-    let mut ticks = tokio::time::interval(std::time::Duration::from_secs(1));
-    loop {
-        ticks.tick().await;
-        let push = ebb_wire::rules::MetricPush {
-            name: "users".into(),
-            value: demo_users(started.elapsed().as_secs()),
-            pool: Some("inference".into()),
-            at: None,
-        };
-        if let Err(error) = store.push_metric(&push).await {
-            tracing::warn!(%error, "cannot push the demo's users");
         }
     }
 }

@@ -15,6 +15,7 @@ mod console_pools;
 pub mod console_rules;
 pub mod cost_view;
 pub mod db;
+pub mod demo;
 pub mod election;
 pub mod enforcer;
 pub mod metrics_api;
