@@ -4,27 +4,28 @@
 //! charts and the series they draw (`ebb-charts`), the pool planner (`ebb-plan`). Talking
 //! to agents and storing their samples is `ebb-telemetry` (the client, the collector,
 //! fan-out, the metrics store); this crate hands it the registry's hosts.
+//!
+//! In folders by concern: `state/` (the database, registry, vault, election, catalog,
+//! clock), `pools/` (the pools' store, validation, views), `enforce/` (the reconcile loop,
+//! the provider seam, capacity, pool history), `rules/` (rules live, their console
+//! operations, replay and suggest, the metrics endpoint), `notify/`; the console service
+//! every front calls is `console*.rs` and `demo.rs` at the top.
 
-pub mod capacity;
-pub mod catalog_store;
-pub mod clock;
 pub mod console;
 pub mod console_charts;
 pub mod console_costs;
 mod console_pools;
-pub mod console_rules;
 pub mod cost_view;
-pub mod db;
 pub mod demo;
-pub mod election;
-pub mod enforcer;
-pub mod metrics_api;
+pub mod enforce;
 pub mod notify;
-pub mod pool_history;
 pub mod pools;
-pub mod provider;
-pub mod registry;
-pub mod rules_live;
-pub mod rules_replay;
+pub mod rules;
+pub mod state;
 pub mod system_fonts;
-pub mod vault;
+
+// Each module by its own name too (`ebb_core::registry`, `ebb_core::enforcer`...): the
+// folders group them by concern, the paths stay short.
+pub use enforce::{capacity, enforcer, pool_history, provider};
+pub use rules::{console_rules, metrics_api, rules_live, rules_replay};
+pub use state::{catalog_store, clock, db, election, registry, vault};
