@@ -14,7 +14,7 @@ use ebb_agent::sim::GpuModel;
 use ebb_agent::{Fleet, FleetConfig};
 use ebb_core::console::{Console, ConsoleOptions, TokenStore};
 use ebb_core::registry::HostEntry;
-use ebb_plan::reconcile::{HostObs, Input, PoolTarget, Seen, plan};
+use ebb_reconcile::reconcile::{HostObs, Input, PoolTarget, Seen, plan};
 use ebb_wire::agent::{Gpu, Lease, LeaseState};
 use ebb_wire::plan::{OverlayMode, Term};
 use ebb_wire::pools::{Actor, PlacementPolicy, PoolInput};

@@ -12,7 +12,7 @@
 
 use ebb_core::console::{Console, ConsoleOptions, TokenStore};
 use ebb_core::rules_live::RulesRunner;
-use ebb_plan::reconcile::{HostObs, PoolStatus, Seen};
+use ebb_reconcile::reconcile::{HostObs, PoolStatus, Seen};
 use ebb_wire::agent::Gpu;
 use ebb_wire::plan::{OverlayMode, Term};
 use ebb_wire::pools::{PlacementPolicy, PoolInput, PoolLeaseState, PoolLeaseView};

@@ -8,7 +8,7 @@ use crate::enforcer::PassReport;
 use crate::pools::{self, HostFacts, NewActivity, Pool, PoolError, PoolStore};
 use crate::provider::{AgentProvider, GpuProvider};
 use ebb_cost::{Catalog, OverlayMode, Term};
-use ebb_plan::reconcile::{self, HostObs};
+use ebb_reconcile::reconcile::{self, HostObs};
 use ebb_telemetry::client::ClientConfig;
 use ebb_wire::ipc::Health;
 use ebb_wire::pools::{

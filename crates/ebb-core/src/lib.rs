@@ -1,7 +1,7 @@
 //! Ebb's console core: everything the desktop shell and the CLI share. No Tauri here.
 //!
 //! The pure parts are crates of their own (no IO, no clock; time is a parameter): the
-//! charts and the series they draw (`ebb-charts`), the pool planner (`ebb-plan`). Talking
+//! charts and the series they draw (`ebb-charts`), the pool planner (`ebb-reconcile`). Talking
 //! to agents and storing their samples is `ebb-telemetry` (the client, the collector,
 //! fan-out, the metrics store); this crate hands it the registry's hosts.
 //!

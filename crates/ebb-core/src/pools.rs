@@ -6,8 +6,8 @@ use crate::clock::now_ms;
 use crate::db::ConsoleDb;
 use ebb_charts::calendar::utc_month;
 use ebb_cost::{Catalog, LeaseSpan, OverlayMode, PoolPlan, Priced, Term};
-use ebb_plan::placement;
-use ebb_plan::reconcile::{KnownLease, Pending, PoolStatus};
+use ebb_reconcile::placement;
+use ebb_reconcile::reconcile::{KnownLease, Pending, PoolStatus};
 use ebb_wire::agent::Lease;
 use ebb_wire::pools::{
     ActivityEntry, Actor, BudgetState, HostMove, HostResult, ModelOffer, Outcome, PlacementPolicy,

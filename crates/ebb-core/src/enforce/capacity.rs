@@ -1,13 +1,13 @@
 //! What the Fleet's capacity summary needs beside the snapshot: each reported GPU model
-//! mapped to the catalog's name (through `ebb_plan::placement::model_matches`, the one
+//! mapped to the catalog's name (through `ebb_reconcile::placement::model_matches`, the one
 //! matcher pools use), the catalog's hourly prices, and which of our pools holds each of
 //! our leases. `fleet_capacity` is pure; `Console::fleet_capacity` reads its inputs.
 
 use crate::console::Console;
 use crate::pools::PoolError;
 use ebb_cost::Catalog;
-use ebb_plan::placement;
-use ebb_plan::reconcile::KnownLease;
+use ebb_reconcile::placement;
+use ebb_reconcile::reconcile::KnownLease;
 use ebb_wire::ipc::{CapacityPrice, FleetCapacity, HostStatus, ModelMapping, PoolLeaseRef};
 use std::collections::{BTreeSet, HashMap};
 

@@ -14,8 +14,8 @@ use crate::pools::{NewActivity, Pool, PoolError, PoolStore};
 use crate::provider::{AgentProvider, GpuChoice, GpuProvider, Release, Rent};
 use crate::registry::{HostEntry, Registry};
 use crate::rules_live::RulesRunner;
-use ebb_plan::reconcile::{self, HostObs, Input, KnownLease, Pending, PoolTarget, Refusals};
-use ebb_plan::settle::{self, CreateAnswer, Lookup, ReleaseAnswer, Tally};
+use ebb_reconcile::reconcile::{self, HostObs, Input, KnownLease, Pending, PoolTarget, Refusals};
+use ebb_reconcile::settle::{self, CreateAnswer, Lookup, ReleaseAnswer, Tally};
 use ebb_telemetry::client::ClientConfig;
 use ebb_telemetry::fanout::fan_out;
 use ebb_wire::agent::{AgentErrorKind, ConsoleTerm};
@@ -292,7 +292,7 @@ impl Recorded {
 
 impl Loop {
     /// One pass: read → observe → retry → plan (pure) → act (the requests) → settle (pure)
-    /// → write. Every decision is in `ebb_plan`; this function only moves data between the
+    /// → write. Every decision is in `ebb_reconcile`; this function only moves data between the
     /// database, the agents and those two.
     async fn pass(&mut self) -> Result<PassReport, PoolError> {
         self.passes += 1;

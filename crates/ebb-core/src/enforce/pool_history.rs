@@ -8,7 +8,7 @@
 use crate::db::ConsoleDb;
 use crate::pools::{Pool, PoolError, PoolStore};
 use ebb_charts::history::PoolSample;
-use ebb_plan::reconcile::PoolStatus;
+use ebb_reconcile::reconcile::PoolStatus;
 use ebb_wire::pools::{PoolLeaseState, ScaleOut, WarmingHost};
 use sqlx::Row;
 use std::collections::HashMap;

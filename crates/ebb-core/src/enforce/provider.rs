@@ -1,5 +1,5 @@
 //! The seam between the enforcer and whatever rents GPUs: [`GpuProvider`]. The planner
-//! (`ebb_plan`) decides which GPUs of which target to ask for and which leases to give
+//! (`ebb_reconcile`) decides which GPUs of which target to ask for and which leases to give
 //! back; a provider carries that out against something real. Today's agents over HTTP are
 //! the first provider ([`AgentProvider`]); ARCHITECTURE.md's "Beyond one desktop" has a
 //! Kubernetes one on paper. The rules, the pools and the UI never see a provider: they
@@ -17,7 +17,7 @@ pub mod agents;
 pub use agents::AgentProvider;
 
 use crate::registry::HostEntry;
-use ebb_plan::reconcile::{HostObs, Seen};
+use ebb_reconcile::reconcile::{HostObs, Seen};
 use ebb_telemetry::fanout::fan_out;
 use ebb_wire::agent::{ConsoleTerm, GpuList, Lease, LeaseRequest};
 use ebb_wire::reasons::HostProblem;
@@ -48,7 +48,7 @@ pub enum GpuChoice {
 /// One rent: GPUs of one target for a pool, under an idempotency key.
 ///
 /// The model and the region are the target's: the planner matched them when it chose the
-/// target and its GPUs (`ebb_plan::placement`), so the request needs neither.
+/// target and its GPUs (`ebb_reconcile::placement`), so the request needs neither.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rent {
     /// A registered target (a host's name for the agents).

@@ -20,7 +20,7 @@
 use crate::pools::rules::StoredRules;
 use crate::pools::{NewActivity, Pool, PoolError, PoolStore};
 use ebb_cost::Catalog;
-use ebb_plan::reconcile::{HostObs, PoolStatus};
+use ebb_reconcile::reconcile::{HostObs, PoolStatus};
 use ebb_rules::decide::{MetricWindows, PoolState, Pricing, Window, decide, window_minutes};
 use ebb_rules::model::RuleSet;
 use ebb_wire::pools::{Actor, PoolLeaseState};
