@@ -179,6 +179,12 @@ impl App {
         if !env.iter().any(|(key, _)| *key == "EBB_DEMO_RULES") {
             env.push(("EBB_DEMO_RULES", OsStr::new("off")));
         }
+        // Outside the demo the app serves its metrics endpoint on the fixed 127.0.0.1:7171,
+        // which two apps at once (or anything else on the machine) would fight over; no test
+        // here pushes to it, so it is off unless a test asks.
+        if !env.iter().any(|(key, _)| *key == "EBB_METRICS_LISTEN") {
+            env.push(("EBB_METRICS_LISTEN", OsStr::new("off")));
+        }
         if let Some(display) = &display {
             env.push(("DISPLAY", OsStr::new(&display.name)));
         }
