@@ -36,6 +36,29 @@ pub struct Options {
     /// it. Not served in the demo (its users are pushed from inside).
     #[arg(long, env = "EBB_METRICS_LISTEN", default_value = ebb_core::console::DEFAULT_METRICS_LISTEN, value_name = "ADDR")]
     pub metrics_listen: String,
+    /// How long a host may not answer, in seconds, before its pools' leases there are
+    /// written off and replaced elsewhere (the enforcer's grace period), as `ebb daemon`
+    /// reads it. The end-to-end tests shorten it rather than wait 30 real seconds.
+    #[arg(
+        long = "failover-grace-s",
+        env = "EBB_FAILOVER_GRACE_S",
+        default_value = "30",
+        value_name = "SECONDS",
+        value_parser = grace_seconds
+    )]
+    pub failover_grace: std::time::Duration,
+}
+
+/// A grace period in seconds, 0 to a day.
+fn grace_seconds(text: &str) -> Result<std::time::Duration, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !(0.0..=86_400.0).contains(&seconds) {
+        return Err(format!("{seconds} is not between 0 and 86400"));
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
 }
 
 /// A switch on the command line.
@@ -104,6 +127,7 @@ impl AppState {
             token_store,
             metrics_listen,
             enforcer: ebb_core::enforcer::EnforcerConfig {
+                grace: options.failover_grace,
                 rules_speed: if demo_rules { demo::RULES_SPEED } else { 1 },
                 ..ebb_core::enforcer::EnforcerConfig::default()
             },

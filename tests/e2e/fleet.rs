@@ -68,37 +68,24 @@ async fn the_demo_window_shows_a_live_chart_and_switches_language() {
         assert!(later_tick > first_tick);
 
         // Every host of the demo fleet is online.
-        let health = app
-            .find_all(Locator::Css("tr[data-host] [data-health=\"online\"]"))
-            .await
-            .unwrap();
-        assert_eq!(health.len(), 8, "eight demo hosts online");
+        app.eventually(
+            "eight demo hosts online",
+            Duration::from_secs(30),
+            || async {
+                let online = app
+                    .find_all(Locator::Css("tr[data-host] [data-health=\"online\"]"))
+                    .await
+                    .map_or(0, |found| found.len());
+                (online == 8).then_some(()).ok_or(online)
+            },
+        )
+        .await;
 
         // Settings: switch to Simplified Chinese and back.
-        app.find(Locator::Css("#nav-settings"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
-        let english_heading = app
-            .find(Locator::Css("#view-settings h1"))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        app.find(Locator::Css("#setting-language-zh-CN"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
-        let lang = app
-            .execute("return document.documentElement.lang", vec![])
-            .await
-            .unwrap();
-        assert_eq!(lang, "zh-CN");
+        app.click("#nav-settings").await;
+        let english_heading = app.text_now("#view-settings h1").await;
+        app.click("#setting-language-zh-CN").await;
+        app.wait_lang("the window in Chinese", "zh-CN").await;
         let chinese_heading = app
             .eventually("a Chinese heading", Duration::from_secs(5), || async {
                 let text = app
@@ -117,12 +104,7 @@ async fn the_demo_window_shows_a_live_chart_and_switches_language() {
                 .any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
             "{chinese_heading}"
         );
-        app.find(Locator::Css("#setting-language-en"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        app.click("#setting-language-en").await;
     })
     .await;
 }

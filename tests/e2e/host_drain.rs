@@ -4,13 +4,15 @@
 
 use crate::fleet::scale_demo_pool;
 use crate::support::{App, shooting};
+use ebb_core::console::collector_running;
 use ebb_core::db::ConsoleDb;
 use ebb_core::pools::PoolStore;
 use ebb_core::registry::{HostEntry, Registry};
 use ebb_core::vault::MemoryVault;
-use ebb_testkit::TempDir;
+use ebb_testkit::{TempDir, eventually};
 use ebb_wire::ipc::HostRemoval;
 use fantoccini::Locator;
+use std::ffi::OsStr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,9 +25,10 @@ async fn removing_a_host_that_holds_pool_gpus_offers_to_release_them_first() {
     app.run(|app| async move {
         scale_demo_pool(&app, 2).await;
         let holder = app
-            .attr_of("[data-testid=\"pool-lease-row\"]", "data-host")
-            .await
-            .expect("a lease row names its host");
+            .eventually("a lease row naming its host", Duration::from_secs(10), || {
+                app.attr_of("[data-testid=\"pool-lease-row\"]", "data-host")
+            })
+            .await;
 
         app.open_settings_hosts().await;
         let row = format!("[data-testid=\"settings-hosts-table\"] tr[data-host=\"{holder}\"]");
@@ -100,14 +103,29 @@ async fn removing_a_host_that_holds_pool_gpus_offers_to_release_them_first() {
 /// A host that dies while it drains is written off after the grace period (the pool's GPU
 /// there counted lost) but can never be released, so it would drain for ever: its row
 /// offers to forget it, which records the lease as ended and removes the host.
+///
+/// The app runs twice on one data directory, so no real grace period is waited out and
+/// neither step races the clock: first with a grace period of an hour (forgetting is
+/// refused: not written off), then with one of a second, which the ghost's silence,
+/// remembered from the first run, is past at once (it is forgotten once written off).
 #[tokio::test]
 #[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
 async fn a_host_that_died_while_draining_is_forgotten_from_its_row() {
     let data_dir = TempDir::new("e2e-host-forget");
     let demo_dir = data_dir.join("demo");
-    let app = App::open_demo(&data_dir).await;
+    let demo: [&OsStr; 3] = [
+        "--demo".as_ref(),
+        "--data-dir".as_ref(),
+        data_dir.as_os_str(),
+    ];
+    let row = "[data-testid=\"settings-hosts-table\"] tr[data-host=\"ghost\"]";
+    let remove = format!("{row} button[data-action=\"remove\"]");
+    let confirm = "[data-testid=\"settings-hosts-table\"] tr[data-confirm-for=\"ghost\"] button[data-action=\"confirm-remove\"]";
 
+    let app = App::open_with_env(&[("EBB_FAILOVER_GRACE_S", OsStr::new("3600"))], &demo).await;
+    let (first_dir, first_remove) = (demo_dir.clone(), remove.clone());
     app.run(|app| async move {
+        let (demo_dir, remove) = (first_dir, first_remove);
         // A host that never answers, with a lease of the demo pool on record there (as
         // one granted before the machine died), asked to drain.
         let db = ConsoleDb::open(&demo_dir).await.unwrap();
@@ -144,16 +162,13 @@ async fn a_host_that_died_while_draining_is_forgotten_from_its_row() {
         ));
 
         app.open_settings_hosts().await;
-        let row = "[data-testid=\"settings-hosts-table\"] tr[data-host=\"ghost\"]";
-        let remove = format!("{row} button[data-action=\"remove\"]");
-        let confirm = "[data-testid=\"settings-hosts-table\"] tr[data-confirm-for=\"ghost\"] button[data-action=\"confirm-remove\"]";
         app.eventually("the ghost draining, with Forget", Duration::from_secs(20), || async {
             (app.exists(&format!("{row} [data-draining]")).await
                 && app.attr_of(&remove, "data-forget").await.as_deref() == Some("true"))
             .then_some(())
         })
         .await;
-        // Before the grace period it is not written off: forgetting is refused, by name.
+        // Inside the grace period it is not written off: forgetting is refused, by name.
         app.click(&remove).await;
         app.shoot("en-light-settings-host-forget-question").await;
         app.click(confirm).await;
@@ -163,15 +178,36 @@ async fn a_host_that_died_while_draining_is_forgotten_from_its_row() {
         })
         .await;
         assert!(app.exists(row).await, "still registered");
+    })
+    .await;
 
-        // Past the 30 s grace period the lease is written off; then Forget removes it.
+    // The second run enforces only once the first has let the data directory go.
+    eventually(
+        "the first run to let its data directory go",
+        Duration::from_secs(20),
+        || async { collector_running(&demo_dir).map(|running| !running) },
+    )
+    .await;
+    let app = App::open_with_env(&[("EBB_FAILOVER_GRACE_S", OsStr::new("1"))], &demo).await;
+    app.run(|app| async move {
+        let db = ConsoleDb::open(&demo_dir).await.unwrap();
+        // Past the grace period, the ghost is written off: its fence is on record.
+        eventually("the ghost written off", Duration::from_secs(30), || async {
+            sqlx::query_scalar::<_, i64>("SELECT at_ms FROM host_fences WHERE host = 'ghost'")
+                .fetch_optional(db.pool())
+                .await
+                .map_err(|error| error.to_string())?
+                .ok_or("no fence yet".to_string())
+        })
+        .await;
+        // Then Forget removes it.
+        app.open_settings_hosts().await;
+        app.click(&remove).await;
+        app.click(confirm).await;
         let forgotten = app
-            .eventually("forgotten once written off", Duration::from_secs(90), || async {
-                app.click(&remove).await;
-                app.click(confirm).await;
-                tokio::time::sleep(Duration::from_millis(500)).await;
+            .eventually("the ghost forgotten", Duration::from_secs(10), || async {
                 if app.exists(row).await {
-                    return Err(app.text_now("[data-testid=\"hosts-error\"]").await);
+                    return Err(app.text_of("[data-testid=\"hosts-error\"]").await);
                 }
                 Ok(app.text_now("[data-testid=\"hosts-status\"]").await)
             })

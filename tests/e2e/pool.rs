@@ -2,41 +2,50 @@
 //! rent and the release, the confirmation limit, the Activity log, the form's refusal.
 
 use crate::support::{App, Session, shooting};
-use ebb_testkit::TempDir;
+use ebb_testkit::{TempDir, try_eventually};
 use fantoccini::Locator;
 use fantoccini::key::Key;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The preview once it answers for `to`: (cost text, per-hour fen after, plan text).
-async fn preview_for(app: &Session, to: u32) -> (String, i64, String) {
+pub(crate) async fn preview_for(app: &Session, to: u32) -> (String, i64, String) {
     let preview = "[data-testid=\"pool-preview\"]";
     let cost_css = "[data-testid=\"pool-preview-cost\"]";
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let state = app.attr_of(preview, "data-state").await;
-        let shown = app.attr_of(preview, "data-to").await;
-        if state.as_deref() == Some("ready") && shown == Some(to.to_string()) {
+    let answered = try_eventually(
+        &format!("the preview for {to}"),
+        Duration::from_secs(15),
+        || async {
+            let state = app.attr_of(preview, "data-state").await;
+            let shown = app.attr_of(preview, "data-to").await;
+            if state.as_deref() != Some("ready") || shown != Some(to.to_string()) {
+                let count = app.value_of("#pool-count").await;
+                let slider = app.value_of("#pool-slider").await;
+                let text = app.text_of(preview).await;
+                return Err(format!(
+                    "state {state:?}, for {shown:?}, number field {count:?}, slider {slider:?}, \
+                     text {text:?}"
+                ));
+            }
             let cost = app.text_of(cost_css).await;
             let fen = app
                 .attr_of(cost_css, "data-per-hour-fen")
                 .await
                 .and_then(|fen| fen.parse().ok());
             let plan = app.text_of("[data-testid=\"pool-preview-plan\"]").await;
-            if let (Some(cost), Some(fen), Some(plan)) = (cost, fen, plan) {
-                return (cost, fen, plan);
+            match (cost, fen, plan) {
+                (Some(cost), Some(fen), Some(plan)) => Ok((cost, fen, plan)),
+                seen => Err(format!("ready, but read {seen:?}")),
             }
-        }
-        if Instant::now() >= deadline {
-            let count = app.value_of("#pool-count").await;
-            let slider = app.value_of("#pool-slider").await;
-            let text = app.text_of(preview).await;
+        },
+    )
+    .await;
+    match answered {
+        Ok(preview) => preview,
+        Err(timeout) => {
             let recorded = app.recorded().await;
-            panic!(
-                "timed out waiting for the preview for {to}: state {state:?}, for {shown:?}, \
-                 number field {count:?}, slider {slider:?}, text {text:?}; what happened:\n{recorded}"
-            );
+            app.fail(timeout, &format!("what happened:\n{recorded}"))
+                .await
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
 
@@ -44,6 +53,7 @@ async fn preview_for(app: &Session, to: u32) -> (String, i64, String) {
 /// still held (the slider spans the pool's 0 to 8).
 async fn drag_slider_holding(app: &Session, from: u32, to: u32) {
     use fantoccini::actions::{InputSource, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
+    let slider = app.element("#pool-slider").await;
     let width = app
         .execute(
             "return document.querySelector('#pool-slider').getBoundingClientRect().width",
@@ -53,10 +63,6 @@ async fn drag_slider_holding(app: &Session, from: u32, to: u32) {
         .ok()
         .and_then(|value| value.as_f64())
         .expect("the slider's width");
-    let slider = app
-        .find(Locator::Css("#pool-slider"))
-        .await
-        .expect("the slider");
     // Offsets from the element's centre; the thumb's own width is left at the ends.
     let thumb = 16.0;
     let at = |value: u32| -width / 2.0 + thumb / 2.0 + (width - thumb) * f64::from(value) / 8.0;

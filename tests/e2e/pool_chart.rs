@@ -100,23 +100,24 @@ async fn the_pool_chart_shows_warming_then_ready_after_a_scale_out() {
         })
         .await;
         app.press(Key::Enter, 1).await;
-        let mut seen: Vec<(String, u32, u32, u32)> = Vec::new();
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
-        loop {
-            if let Some(now) = bar(&app).await {
+        // Every state the bar is seen in on the way, in order.
+        let seen: std::sync::Mutex<Vec<(String, u32, u32, u32)>> = Default::default();
+        app.eventually(
+            "the bar to show 3 ready",
+            Duration::from_secs(90),
+            || async {
+                let now = bar(&app).await.ok_or("no bar".to_string())?;
+                let mut seen = seen.lock().unwrap();
                 if seen.last() != Some(&now) {
                     seen.push(now.clone());
                 }
-                if now == ("none".to_string(), 3, 3, 0) {
-                    break;
-                }
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "the bar never showed 3 ready: {seen:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+                (now == ("none".to_string(), 3, 3, 0))
+                    .then_some(())
+                    .ok_or(format!("{seen:?}"))
+            },
+        )
+        .await;
+        let seen = seen.into_inner().unwrap();
         eprintln!("pool chart: the bar went {seen:?}");
         let warming: Vec<&(String, u32, u32, u32)> =
             seen.iter().filter(|(_, _, _, w)| *w > 0).collect();
@@ -178,8 +179,19 @@ async fn the_pool_chart_shows_warming_then_ready_after_a_scale_out() {
             app.click("#setting-theme-light").await;
             app.click("#nav-pool").await;
             app.select_value("#pool-select", "inference").await;
+            app.eventually(
+                "the light chart in zh-CN",
+                Duration::from_secs(20),
+                || async {
+                    let light = app
+                        .attr_of("[data-testid=\"pool-chart-img\"]", "data-theme")
+                        .await?
+                        == "light";
+                    (light && chart_svg(&app).await?.contains("预热中")).then_some(())
+                },
+            )
+            .await;
             app.scroll_to("[data-testid=\"pool-chart\"]").await;
-            tokio::time::sleep(Duration::from_secs(4)).await;
             app.shoot("pool-chart-zh-light").await;
             app.open_settings_hosts().await;
             app.click("#setting-language-en").await;

@@ -294,11 +294,14 @@ async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
             app.click("#setting-theme-dark").await;
             app.click("#setting-language-zh-CN").await;
             app.wait_lang("the Chinese settings", "zh-CN").await;
-            app.eventually("the table again", Duration::from_secs(10), || async {
-                app.exists(&row).await.then_some(())
+            app.eventually("the table again, dark", Duration::from_secs(10), || async {
+                let dark = app
+                    .execute("return document.documentElement.dataset.theme", vec![])
+                    .await
+                    .ok()?;
+                (app.exists(&row).await && dark == "dark").then_some(())
             })
             .await;
-            tokio::time::sleep(Duration::from_millis(500)).await;
             app.shoot("zh-dark-settings-table").await;
             app.click(&format!("{row} button[data-action=\"edit\"]"))
                 .await;
@@ -306,7 +309,12 @@ async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
             app.type_into("#host-url", "gpu-01:7070").await;
             app.type_into("#host-labels", "team").await;
             app.click("#host-save").await;
-            tokio::time::sleep(Duration::from_millis(300)).await;
+            app.eventually("the form's own errors", Duration::from_secs(10), || async {
+                let url = app.text_of("#host-url-error").await?;
+                let labels = app.text_of("#host-labels-error").await?;
+                (!url.trim().is_empty() && !labels.trim().is_empty()).then_some(())
+            })
+            .await;
             app.shoot("zh-dark-settings-client-errors").await;
             app.type_into("#host-url", "http://127.0.0.1:1").await;
             app.type_into("#host-labels", "team=e2e").await;
@@ -343,11 +351,15 @@ async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
             app.click(&format!("{confirm} button[data-action=\"cancel-remove\"]"))
                 .await;
             app.click("#nav-fleet").await;
-            app.eventually("the chart again", Duration::from_secs(20), || {
-                host_chart_src(&app)
+            app.eventually("the chart again, dark", Duration::from_secs(20), || async {
+                host_chart_src(&app).await?;
+                app.exists(&format!(
+                    "figure.host-chart[data-host=\"{HOST}\"][data-chart-theme=\"dark\"]"
+                ))
+                .await
+                .then_some(())
             })
             .await;
-            tokio::time::sleep(Duration::from_millis(1500)).await;
             app.shoot("zh-dark-fleet").await;
             app.open_settings_hosts().await;
             app.click("#setting-language-en").await;

@@ -2,6 +2,7 @@
 //! helpers every view's test uses (click, type, read, wait, screenshots).
 
 use ebb_testkit::{Timeout, try_eventually, workspace_bin};
+use fantoccini::elements::Element;
 use fantoccini::key::Key;
 use fantoccini::{Client, ClientBuilder, Locator};
 use std::ffi::OsStr;
@@ -10,6 +11,9 @@ use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// How long an element may take to be drawn (a view draws its parts as their data comes).
+const ELEMENT_WAIT: Duration = Duration::from_secs(10);
 
 /// tauri-driver, stopped with SIGTERM (a killed driver leaves WebKitWebDriver holding pipes).
 struct Driver {
@@ -175,6 +179,12 @@ impl App {
         if !env.iter().any(|(key, _)| *key == "EBB_DEMO_RULES") {
             env.push(("EBB_DEMO_RULES", OsStr::new("off")));
         }
+        // Outside the demo the app serves its metrics endpoint on the fixed 127.0.0.1:7171,
+        // which two apps at once (or anything else on the machine) would fight over; no test
+        // here pushes to it, so it is off unless a test asks.
+        if !env.iter().any(|(key, _)| *key == "EBB_METRICS_LISTEN") {
+            env.push(("EBB_METRICS_LISTEN", OsStr::new("off")));
+        }
         if let Some(display) = &display {
             env.push(("DISPLAY", OsStr::new(&display.name)));
         }
@@ -250,11 +260,13 @@ impl Session {
     {
         match try_eventually(what, timeout, probe).await {
             Ok(value) => value,
-            Err(timeout) => self.fail(timeout).await,
+            Err(timeout) => self.fail(timeout, "").await,
         }
     }
 
-    async fn fail(&self, timeout: Timeout) -> ! {
+    /// Panics for a wait that ran out: what it waited for and saw last, `context` (what
+    /// else the test knows), where the window was, and a screenshot with `EBB_E2E_SHOTS`.
+    pub async fn fail(&self, timeout: Timeout, context: &str) -> ! {
         let page = self
             .client
             .execute(
@@ -266,35 +278,30 @@ impl Session {
             .map(|value| value.as_str().unwrap_or_default().to_string())
             .unwrap_or_else(|error| format!("(cannot read the page: {error})"));
         self.shoot("timed-out").await;
-        panic!("{timeout}\nthe window shows: {page}");
+        panic!("{timeout}\nthe window shows: {page}\n{context}");
     }
 
-    /// Clicks `css`, finding it again when a live re-render replaced the node in between.
+    /// The element at `css` once it is on the page: a view draws its parts as their data
+    /// comes, so nothing is looked up only once.
+    pub async fn element(&self, css: &str) -> Element {
+        self.eventually(&format!("{css} on the page"), ELEMENT_WAIT, || {
+            self.find(Locator::Css(css))
+        })
+        .await
+    }
+
+    /// Clicks `css` once it is on the page and takes the click, finding it again when a
+    /// live re-render replaced the node in between.
     pub async fn click(&self, css: &str) {
-        let mut tries = 0;
-        loop {
-            let element = self
-                .find(Locator::Css(css))
-                .await
-                .unwrap_or_else(|error| panic!("no {css}: {error}"));
-            match element.click().await {
-                Ok(()) => return,
-                Err(error) if tries < 10 => {
-                    tries += 1;
-                    eprintln!("retrying the click on {css}: {error}");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-                Err(error) => panic!("cannot click {css}: {error}"),
-            }
-        }
+        self.eventually(&format!("a click on {css}"), ELEMENT_WAIT, || async {
+            self.find(Locator::Css(css)).await?.click().await
+        })
+        .await;
     }
 
     /// Replaces the text of the input `css` with `text`.
     pub async fn type_into(&self, css: &str, text: &str) {
-        let input = self
-            .find(Locator::Css(css))
-            .await
-            .unwrap_or_else(|error| panic!("no {css}: {error}"));
+        let input = self.element(css).await;
         input.clear().await.unwrap();
         input.send_keys(text).await.unwrap();
     }
@@ -425,16 +432,23 @@ impl Session {
         .await;
     }
 
-    /// Focuses the element at `css` (as Tab would reach it).
+    /// Focuses the element at `css` (as Tab would reach it), once it is on the page.
     pub async fn focus(&self, css: &str) {
-        let focused = self
-            .execute(
-                "const el = document.querySelector(arguments[0]); if (!el) return false; el.focus(); return document.activeElement === el;",
-                vec![serde_json::Value::String(css.to_string())],
-            )
-            .await
-            .unwrap();
-        assert_eq!(focused, serde_json::Value::Bool(true), "cannot focus {css}");
+        self.eventually(&format!("{css} to take the focus"), ELEMENT_WAIT, || async {
+            let focused = self
+                .execute(
+                    "const el = document.querySelector(arguments[0]); if (!el) return false; el.focus(); return document.activeElement === el;",
+                    vec![serde_json::Value::String(css.to_string())],
+                )
+                .await
+                .map_err(|error| error.to_string())?;
+            if focused == serde_json::Value::Bool(true) {
+                Ok(())
+            } else {
+                Err(format!("focused: {focused}"))
+            }
+        })
+        .await;
     }
 
     /// Presses `key` `times` times on whatever has the focus, as keyboard actions (real key
@@ -468,9 +482,8 @@ impl Session {
 
     /// Sends `key` to the element at `css`.
     pub async fn send_key(&self, css: &str, key: Key) {
-        self.find(Locator::Css(css))
+        self.element(css)
             .await
-            .unwrap_or_else(|error| panic!("no {css}: {error}"))
             .send_keys(&key.to_string())
             .await
             .unwrap_or_else(|error| panic!("cannot send {key:?} to {css}: {error}"));
@@ -479,21 +492,26 @@ impl Session {
     /// Sends a file's absolute path to the `<input type=file>` at `css`.
     pub async fn choose_file(&self, css: &str, file: &Path) {
         assert!(file.is_absolute(), "{}", file.display());
-        self.find(Locator::Css(css))
+        self.element(css)
             .await
-            .unwrap_or_else(|error| panic!("no {css}: {error}"))
             .send_keys(&file.to_string_lossy())
             .await
             .unwrap_or_else(|error| panic!("cannot choose {} in {css}: {error}", file.display()));
     }
 
+    /// Selects `value` in the select `css`, once the select and that option are there.
     pub async fn select_value(&self, css: &str, value: &str) {
-        self.find(Locator::Css(css))
-            .await
-            .unwrap_or_else(|error| panic!("no {css}: {error}"))
-            .select_by_value(value)
-            .await
-            .unwrap_or_else(|error| panic!("cannot select {value} in {css}: {error}"));
+        self.eventually(
+            &format!("{value} selected in {css}"),
+            ELEMENT_WAIT,
+            || async {
+                self.find(Locator::Css(css))
+                    .await?
+                    .select_by_value(value)
+                    .await
+            },
+        )
+        .await;
     }
 
     /// Drops a file named `name` holding `text` on the element at `css`, the way the page
@@ -537,16 +555,19 @@ impl Session {
             return;
         };
         std::fs::create_dir_all(&dir).unwrap();
-        // The screenshot is the last painted frame, which can trail the DOM (and CSS
-        // transitions run 120 ms): let two frames and the transitions go by first.
+        // The screenshot is the last painted frame, which can trail the DOM, and CSS
+        // transitions run 120 ms: wait for every finite animation to end, then two frames.
         let _ = self
             .execute_async(
                 "const done = arguments[arguments.length - 1];\
-                 requestAnimationFrame(() => requestAnimationFrame(() => done(null)));",
+                 const running = document.getAnimations()\
+                   .filter((a) => a.effect && a.effect.getComputedTiming().endTime !== Infinity)\
+                   .map((a) => a.finished.catch(() => null));\
+                 Promise.all(running).then(() =>\
+                   requestAnimationFrame(() => requestAnimationFrame(() => done(null))));",
                 vec![],
             )
             .await;
-        tokio::time::sleep(Duration::from_millis(300)).await;
         let png = self.screenshot().await.expect("a screenshot");
         std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
     }

@@ -34,6 +34,29 @@ async fn all_chinese(app: &Session, view: &str, found: &mut Vec<String>) {
     }
 }
 
+/// Waits until the view has drawn every part: each of `parts` (a selector naming a part in
+/// its drawn state) is on the page. A view read before then could pass on a loading line.
+async fn drawn(app: &Session, view: &str, parts: &[&str]) {
+    app.eventually(
+        &format!("the {view} view drawn"),
+        Duration::from_secs(30),
+        || async {
+            let mut missing = Vec::new();
+            for part in parts {
+                if !app.exists(part).await {
+                    missing.push(*part);
+                }
+            }
+            if missing.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("not yet: {missing:?}"))
+            }
+        },
+    )
+    .await;
+}
+
 #[tokio::test]
 #[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
 async fn every_view_reads_in_chinese() {
@@ -46,13 +69,26 @@ async fn every_view_reads_in_chinese() {
         app.open_settings_hosts().await;
         app.click("#setting-language-zh-CN").await;
         app.wait_lang("the window in Chinese", "zh-CN").await;
+        drawn(
+            &app,
+            "Settings",
+            &["[data-testid=\"settings-hosts-table\"] tr[data-host]"],
+        )
+        .await;
         app.shoot("zh-settings-hosts").await;
         all_chinese(&app, "Settings", &mut found).await;
 
         app.click("#nav-fleet").await;
-        app.eventually("the fleet's hosts", Duration::from_secs(30), || async {
-            app.exists("[data-host]").await.then_some(())
-        })
+        drawn(
+            &app,
+            "Fleet",
+            &[
+                "[data-testid=\"hosts-table\"] tr[data-host]",
+                "[data-testid=\"capacity-summary\"] tr[data-model]",
+                "figure.host-chart[data-state=\"ready\"]",
+                "[data-testid=\"fleet-heatmap\"]:not([data-state=\"loading\"])",
+            ],
+        )
         .await;
         app.shoot("zh-fleet").await;
         all_chinese(&app, "Fleet", &mut found).await;
@@ -64,15 +100,31 @@ async fn every_view_reads_in_chinese() {
         })
         .await;
         app.select_value("#pool-select", "inference").await;
+        drawn(
+            &app,
+            "Pool",
+            &[
+                "#view-pool[data-pool=\"inference\"] [data-testid=\"pool-status\"]",
+                "[data-testid=\"pool-chart\"][data-state=\"ready\"]",
+                "#pool-slider",
+                "#pool-policy-save",
+            ],
+        )
+        .await;
         app.shoot("zh-pool").await;
         all_chinese(&app, "Pool", &mut found).await;
         // A move past the confirmation limit asks first, its reason in words.
         app.type_into("#pool-policy-gpus", "2").await;
         app.click("#pool-policy-save").await;
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        drawn(
+            &app,
+            "Pool (limit saved)",
+            &["[data-testid=\"pool-policy-status\"] [role=\"status\"]"],
+        )
+        .await;
         app.focus("#pool-slider").await;
         app.press(Key::Right, 3).await;
-        tokio::time::sleep(Duration::from_millis(800)).await;
+        crate::pool::preview_for(&app, 3).await;
         app.press(Key::Enter, 1).await;
         app.eventually("the confirmation", Duration::from_secs(10), || {
             app.text_of("[data-testid=\"pool-confirm\"]")
@@ -84,26 +136,39 @@ async fn every_view_reads_in_chinese() {
         app.click("[data-testid=\"cancel-scale\"]").await;
 
         app.click("#nav-rules").await;
-        app.eventually("the rules", Duration::from_secs(30), || async {
-            app.exists("#rules-select").await.then_some(())
-        })
+        drawn(
+            &app,
+            "Rules",
+            &[
+                "#view-rules[data-pool=\"inference\"] #rules-select",
+                "[data-testid=\"rules-current\"]",
+                "[data-testid=\"rules-decision\"]",
+                "#rules-editor",
+                "[data-testid=\"rules-lint\"]:not([data-state=\"pending\"])",
+                "[data-testid=\"rules-replay\"]",
+            ],
+        )
         .await;
-        tokio::time::sleep(Duration::from_secs(1)).await;
         app.shoot("zh-rules").await;
         all_chinese(&app, "Rules", &mut found).await;
 
         app.click("#nav-activity").await;
-        app.eventually("the activity rows", Duration::from_secs(15), || async {
-            app.exists("[data-testid=\"activity-row\"]")
-                .await
-                .then_some(())
-        })
-        .await;
+        drawn(&app, "Activity", &["[data-testid=\"activity-row\"]"]).await;
         app.shoot("zh-activity").await;
         all_chinese(&app, "Activity", &mut found).await;
 
         app.click("#nav-costs").await;
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        drawn(
+            &app,
+            "Costs",
+            &[
+                "[data-testid=\"spend-card\"][data-state=\"ready\"]",
+                "#costs-model option",
+                "[data-testid=\"costs-result\"]",
+                "[data-testid=\"catalog-table\"] tr[data-model]",
+            ],
+        )
+        .await;
         app.shoot("zh-costs").await;
         all_chinese(&app, "Costs", &mut found).await;
         assert!(found.is_empty(), "English left:\n{}", found.join("\n"));

@@ -77,7 +77,6 @@ fn both_debs_install_run_and_remove_cleanly() {
         AGENT_CONFIG,
     ]);
     let token = token.trim();
-    let port = free_port();
     let mut agent = Command::new("runuser");
     agent
         .args(["-u", &unit.user, "--"])
@@ -86,8 +85,9 @@ fn both_debs_install_run_and_remove_cleanly() {
             "STATE_DIRECTORY",
             Path::new("/var/lib").join(&unit.state_directory),
         )
-        // The config listens on 0.0.0.0:7070; a test keeps to loopback and a free port.
-        .env("EBB_AGENT_LISTEN", format!("127.0.0.1:{port}"));
+        // The config listens on 0.0.0.0:7070; a test keeps to loopback, on a port the agent
+        // picks and prints (`listening on URL`, read below).
+        .env("EBB_AGENT_LISTEN", "127.0.0.1:0");
     // The unit reads the GPUs through NVML; a machine without NVIDIA's driver simulates them.
     let nvidia = Command::new("nvidia-smi")
         .arg("-L")
@@ -176,6 +176,8 @@ fn both_debs_install_run_and_remove_cleanly() {
     app.line_with("first page loaded", Duration::from_secs(60));
     let first_page = started.elapsed();
     if let Some(shots) = std::env::var_os("EBB_E2E_SHOTS") {
+        // A picture for a person only, nothing asserts on it: the installed app runs without
+        // WebDriver, so no marker of the page can be waited for; a moment to paint.
         std::thread::sleep(Duration::from_secs(2));
         let shot = PathBuf::from(shots).join("installed-app.png");
         let _ = std::fs::create_dir_all(shot.parent().unwrap());
@@ -184,6 +186,7 @@ fn both_debs_install_run_and_remove_cleanly() {
             .arg(&shot)
             .status();
     }
+    // The measure itself: the memory after 60 s of the demo, not a wait for a state.
     std::thread::sleep(Duration::from_secs(60).saturating_sub(started.elapsed()));
     assert!(app.alive(), "the installed app exited during the demo");
     let own_rss = rss_kib(app.pid());
@@ -380,14 +383,6 @@ impl Unit {
             environment,
         }
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A child whose stdout and stderr lines are read as they come.

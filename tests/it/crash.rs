@@ -360,7 +360,8 @@ async fn the_console_killed_at_200_random_points_of_rent_and_release_leaks_and_d
             }
         };
         // The kill lands anywhere from before the new count is written (the scale
-        // process still starting) to after the pool holds it.
+        // process still starting) to after the pool holds it: the random delay is the
+        // thing under test, not a wait for a state.
         let delay_ms = match victim {
             Victim::Scale => 100 + rng.below(500),
             Victim::Daemon => rng.below(300),
@@ -560,6 +561,7 @@ async fn an_agent_killed_mid_call_grants_once_per_key_and_a_retry_returns_the_sa
         // Every third round, or when most GPUs are held, the agent dies mid-release.
         let release_round = held.len() >= 3 || (round % 3 == 2 && !held.is_empty());
         let url = agent.url.clone();
+        // When the SIGKILL lands in the call: random, the thing under test (not a wait).
         let delay = Duration::from_micros(rng.below(window_us));
         if release_round {
             let id = held[0].id.clone();

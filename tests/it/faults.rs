@@ -310,6 +310,8 @@ async fn a_hung_and_a_slow_host_hold_up_only_their_own_calls() {
                 *oldest = (*oldest).max(age);
             }
         }
+        // The sampling pace of the measure (an IPC call every 20 ms while `hung` hangs),
+        // not a wait for a state.
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let to_ms = now_ms();

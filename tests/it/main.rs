@@ -35,6 +35,62 @@ fn http() -> reqwest::Client {
         .unwrap()
 }
 
+/// `ebb daemon` serving its metrics endpoint on a port it picked itself: started with
+/// `--metrics-listen 127.0.0.1:0`, the address read from the line it prints once bound.
+/// Killed when dropped.
+struct MetricsDaemon {
+    child: Child,
+    /// `127.0.0.1:PORT`, where `POST /v1/metrics` and the service discovery are served.
+    addr: String,
+}
+
+impl MetricsDaemon {
+    /// `command` is an `ebb ... daemon` (data directory, token store, environment) without
+    /// `--metrics-listen`, which this adds.
+    fn start(mut command: Command) -> Self {
+        let mut child = command
+            .args(["--metrics-listen", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        // Dropped (and killed) if the address never comes.
+        let mut daemon = Self {
+            child,
+            addr: String::new(),
+        };
+        let (send, lines) = std::sync::mpsc::channel::<String>();
+        // Drains stdout for the daemon's whole life, so it never writes to a closed pipe.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = send.send(line);
+            }
+        });
+        let mut seen = Vec::new();
+        daemon.addr = loop {
+            let line = lines
+                .recv_timeout(Duration::from_secs(30))
+                .unwrap_or_else(|_| {
+                    panic!("ebb daemon did not say where it listens; said {seen:?}")
+                });
+            if let Some(rest) = line.trim().strip_prefix("custom metrics: POST http://") {
+                break rest.trim_end_matches("/v1/metrics").to_string();
+            }
+            seen.push(line);
+        };
+        daemon
+    }
+}
+
+impl Drop for MetricsDaemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_core_polls_a_real_agent_process_and_sees_it_go() {
     let dir = TempDir::new("it-poll");

@@ -5,8 +5,8 @@
 //! answer something; `promtool` must find nothing wrong with the config or an agent's
 //! `/metrics`.
 
-use crate::http;
-use ebb_testkit::{AgentCommand, AgentProcess, Cli, TempDir, eventually, try_eventually};
+use crate::{MetricsDaemon, http};
+use ebb_testkit::{AgentCommand, AgentProcess, Cli, TempDir, eventually};
 use ebb_wire::agent::{LeaseList, LeaseState};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -55,99 +55,65 @@ fn prometheus_tool(name: &str) -> PathBuf {
         })
 }
 
-/// A free loopback port, for Prometheus, which cannot say which port `:0` gave it.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Starts `ebb daemon` on port 0 and reads the metrics endpoint's address from its stdout.
-fn start_daemon(cli: &Cli, children: &mut Children) -> String {
-    let mut daemon = cli
-        .command(&["daemon", "--metrics-listen", "127.0.0.1:0"])
+/// Starts Prometheus on `127.0.0.1:0` and reads the port it bound from its log: once its
+/// listener is bound it logs `msg="Listening on" address=127.0.0.1:PORT` (on stderr), so no
+/// port is picked beforehand. Answers its base URL once `/-/ready` says so.
+async fn start_prometheus(dir: &Path, config: &Path, children: &mut Children) -> String {
+    let binary = prometheus_tool("prometheus");
+    let mut child = Command::new(&binary)
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.join("tsdb").display()
+        ))
+        .arg("--web.listen-address=127.0.0.1:0")
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
-    let stdout = daemon.stdout.take().unwrap();
-    children.0.push(daemon);
+        .unwrap_or_else(|error| panic!("cannot start {}: {error}", binary.display()));
+    let log = child.stderr.take().unwrap();
+    children.0.push(child);
     let (send, lines) = std::sync::mpsc::channel::<String>();
-    // Drains stdout for the daemon's whole life, so it never writes to a closed pipe.
+    // Drains the log for Prometheus's whole life, so it never writes to a closed pipe.
     std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+        for line in BufReader::new(log).lines().map_while(Result::ok) {
             let _ = send.send(line);
         }
     });
     let mut seen = Vec::new();
-    loop {
+    let address = loop {
+        // An exit ends the reader, which ends the wait at once.
         let line = lines
             .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|_| panic!("ebb daemon did not say where it listens; said {seen:?}"));
-        if let Some(rest) = line.trim().strip_prefix("custom metrics: POST http://") {
-            return rest.trim_end_matches("/v1/metrics").to_string();
+            .unwrap_or_else(|_| {
+                panic!(
+                    "Prometheus did not say where it listens; it logged:\n{}",
+                    seen.join("\n")
+                )
+            });
+        if line.contains("msg=\"Listening on\"")
+            && let Some(address) = line.split(" address=").nth(1)
+        {
+            break address
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string();
         }
         seen.push(line);
-    }
-}
-
-/// Starts Prometheus on a free port, trying another when the port was taken meanwhile;
-/// answers its base URL once `/-/ready` says so.
-async fn start_prometheus(dir: &Path, config: &Path, children: &mut Children) -> String {
-    let binary = prometheus_tool("prometheus");
-    for attempt in 0..3 {
-        let port = free_port();
-        let log = dir.join(format!("prometheus-{attempt}.txt"));
-        let out = std::fs::File::create(&log).unwrap();
-        let child = Command::new(&binary)
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.join("tsdb").display()
-            ))
-            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-            .stdin(Stdio::null())
-            .stdout(out.try_clone().unwrap())
-            .stderr(out)
-            .spawn()
-            .unwrap_or_else(|error| panic!("cannot start {}: {error}", binary.display()));
-        children.0.push(child);
-        let url = format!("http://127.0.0.1:{port}");
-        let child = children.0.last_mut().unwrap();
-        let client = http();
-        let ready = try_eventually("Prometheus ready", Duration::from_secs(30), || {
-            let exited = child.try_wait().ok().flatten();
-            let ready = client.get(format!("{url}/-/ready")).send();
-            async move {
-                if let Some(status) = exited {
-                    return Ok(Err(format!("exited: {status}")));
-                }
-                match ready.await {
-                    Ok(answer) if answer.status().is_success() => Ok(Ok(())),
-                    Ok(answer) => Err(format!("{}", answer.status())),
-                    Err(error) => Err(error.to_string()),
-                }
-            }
-        })
-        .await;
-        match ready {
-            Ok(Ok(())) => return url,
-            Ok(Err(exited)) => {
-                eprintln!(
-                    "prometheus on port {port} {exited}: {}",
-                    std::fs::read_to_string(&log).unwrap_or_default()
-                );
-            }
-            Err(timeout) => panic!(
-                "{timeout}\n{}",
-                std::fs::read_to_string(&log).unwrap_or_default()
-            ),
+    };
+    let url = format!("http://{address}");
+    let client = http();
+    eventually("Prometheus ready", Duration::from_secs(30), || async {
+        match client.get(format!("{url}/-/ready")).send().await {
+            Ok(answer) if answer.status().is_success() => Ok(()),
+            Ok(answer) => Err(answer.status().to_string()),
+            Err(error) => Err(error.to_string()),
         }
-    }
-    panic!("Prometheus did not start on three free ports");
+    })
+    .await;
+    url
 }
 
 /// The dashboard's panels, those inside rows included.
@@ -294,7 +260,8 @@ async fn every_dashboard_query_answers_from_a_real_prometheus_fed_by_service_dis
     assert_eq!(counts, [2, 3], "{held:?}");
 
     let mut children = Children(Vec::new());
-    let console = start_daemon(&cli, &mut children);
+    let daemon = MetricsDaemon::start(cli.command(&["daemon"]));
+    let console = &daemon.addr;
     let token = cli.ok(&["metric", "token", "new"]).trim().to_string();
 
     // A service-discovery scrape job, as README.md shows it. `type: Bearer` is needed: in

@@ -17,8 +17,8 @@ pub struct PostgresServer {
     child: Child,
     url: String,
     port: u16,
-    bin: PathBuf,
-    dir: TempDir,
+    /// The data directory and log, removed with the server.
+    _dir: TempDir,
 }
 
 impl PostgresServer {
@@ -69,37 +69,61 @@ impl PostgresServer {
             ])
             .arg("-D")
             .arg(&data))?;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .map_err(|error| format!("no free port for PostgreSQL: {error}"))?
-            .port();
-        let log = std::fs::File::create(dir.join("server.log"))
-            .map_err(|error| format!("cannot write the server's log: {error}"))?;
-        let child = command("postgres")
-            .arg("-D")
-            .arg(&data)
-            .args(["-p", &port.to_string(), "-k"])
-            .arg(dir.path())
-            .args(["-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"])
-            .args(["-c", "max_connections=400", "-c", "synchronous_commit=off"])
-            .args(["-c", "ssl=on", "-c"])
-            .arg(format!("ssl_cert_file={}", cert.display()))
-            .arg("-c")
-            .arg(format!("ssl_key_file={}", key.display()))
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().map_err(|error| error.to_string())?)
-            .stderr(log)
-            .spawn()
-            .map_err(|error| format!("cannot start postgres: {error}"))?;
-        let server = Self {
-            child,
-            url: format!("postgres://postgres@127.0.0.1:{port}"),
-            port,
-            bin,
-            dir,
-        };
-        server.wait_ready(Duration::from_secs(60))?;
-        Ok(server)
+        // PostgreSQL takes a port number (1 to 65535: `-p 0` is refused), never a listener,
+        // and says nothing of a port it picked: so a free one is learnt by binding it and
+        // letting it go, and a server that then loses it to another process (it exits with
+        // "Address already in use") is started again on another. The one exception, with
+        // tauri-driver's, to "no port picked and hoped for".
+        let mut lost = Vec::new();
+        for _ in 0..5 {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|listener| listener.local_addr())
+                .map_err(|error| format!("no free port for PostgreSQL: {error}"))?
+                .port();
+            let log_path = dir.join("server.log");
+            let log = std::fs::File::create(&log_path)
+                .map_err(|error| format!("cannot write the server's log: {error}"))?;
+            let mut child = command("postgres")
+                .arg("-D")
+                .arg(&data)
+                .args(["-p", &port.to_string(), "-k"])
+                .arg(dir.path())
+                .args(["-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"])
+                .args(["-c", "max_connections=400", "-c", "synchronous_commit=off"])
+                .args(["-c", "ssl=on", "-c"])
+                .arg(format!("ssl_cert_file={}", cert.display()))
+                .arg("-c")
+                .arg(format!("ssl_key_file={}", key.display()))
+                .stdin(Stdio::null())
+                .stdout(log.try_clone().map_err(|error| error.to_string())?)
+                .stderr(log)
+                .spawn()
+                .map_err(|error| format!("cannot start postgres: {error}"))?;
+            match wait_ready(&bin, port, &mut child, Duration::from_secs(60)) {
+                Ok(()) => {
+                    return Ok(Self {
+                        child,
+                        url: format!("postgres://postgres@127.0.0.1:{port}"),
+                        port,
+                        _dir: dir,
+                    });
+                }
+                Err(exited) => {
+                    let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    if !(exited && log.contains("already in use")) {
+                        return Err(format!(
+                            "PostgreSQL did not become ready on port {port}:\n{log}"
+                        ));
+                    }
+                    lost.push(port);
+                }
+            }
+        }
+        Err(format!(
+            "PostgreSQL lost its port to another process five times: {lost:?}"
+        ))
     }
 
     /// The server's URL without a database: append `/name` for one.
@@ -110,25 +134,27 @@ impl PostgresServer {
     pub fn port(&self) -> u16 {
         self.port
     }
+}
 
-    fn wait_ready(&self, within: Duration) -> Result<(), String> {
-        let started = Instant::now();
-        loop {
-            let ready = Command::new(self.bin.join("pg_isready"))
-                .args(["-q", "-h", "127.0.0.1", "-p", &self.port.to_string()])
-                .status()
-                .is_ok_and(|status| status.success());
-            if ready {
-                return Ok(());
-            }
-            if started.elapsed() > within {
-                let log = std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default();
-                return Err(format!(
-                    "PostgreSQL did not become ready within {within:?}:\n{log}"
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(100));
+/// Waits until the server on `port` accepts connections; `Err(true)` when it exited first,
+/// `Err(false)` when `within` ran out.
+fn wait_ready(bin: &Path, port: u16, child: &mut Child, within: Duration) -> Result<(), bool> {
+    let started = Instant::now();
+    loop {
+        let ready = Command::new(bin.join("pg_isready"))
+            .args(["-q", "-h", "127.0.0.1", "-p", &port.to_string()])
+            .status()
+            .is_ok_and(|status| status.success());
+        if ready {
+            return Ok(());
         }
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            return Err(true);
+        }
+        if started.elapsed() > within {
+            return Err(false);
+        }
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 

@@ -6,7 +6,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use ebb_agent::auth::Auth;
 use ebb_agent::leases::LeaseConfig;
-use ebb_testkit::TempDir;
+use ebb_testkit::{TempDir, eventually};
 use ebb_wire::agent::{
     AgentErrorKind, ApiError, GpuList, Lease, LeaseList, LeaseListQuery, LeaseListState,
     LeaseRequest, LeaseState,
@@ -369,14 +369,32 @@ proptest! {
 }
 
 async fn wait_released(agent: &TestAgent, id: &str) -> Lease {
-    for _ in 0..200 {
-        let lease: Lease = json(&agent.get(&format!("/v1/leases/{id}")).await.1);
-        if lease.state == LeaseState::Released {
-            return lease;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("lease {id} was not released within 5 s");
+    eventually(
+        &format!("lease {id} released"),
+        Duration::from_secs(5),
+        || async {
+            let lease: Lease = json(&agent.get(&format!("/v1/leases/{id}")).await.1);
+            if lease.state == LeaseState::Released {
+                Ok(lease)
+            } else {
+                Err(lease.state)
+            }
+        },
+    )
+    .await
+}
+
+/// Waits until the workload's log holds `line` (it printed it: its traps are set).
+async fn wait_logged(log: &str, line: &str) {
+    eventually(
+        &format!("the workload to print {line:?}"),
+        Duration::from_secs(5),
+        || async {
+            let text = std::fs::read_to_string(log).unwrap_or_default();
+            text.contains(line).then_some(()).ok_or(text)
+        },
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -395,15 +413,7 @@ async fn a_release_signals_the_workload_and_records_how_it_ended() {
     assert!(lease.workload_pid.is_some());
     let log = lease.workload_log.clone().unwrap();
     // Let the shell set its trap before it is asked to stop.
-    for _ in 0..100 {
-        if std::fs::read_to_string(&log)
-            .unwrap_or_default()
-            .contains("gpus=")
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_logged(&log, "gpus=").await;
     let (status, answer) = agent.delete(&format!("/v1/leases/{}", lease.id)).await;
     assert_eq!(status, StatusCode::ACCEPTED);
     assert_eq!(json::<Lease>(&answer).state, LeaseState::Releasing);
@@ -432,15 +442,7 @@ async fn a_workload_that_ignores_sigterm_is_killed_after_the_grace_period() {
     let body = serde_json::json!({"pool_id": "p", "holder_id": "h", "count": 1, "command": ["sh", "-c", script]});
     let lease: Lease = json(&agent.post_lease("w", &body.to_string()).await.1);
     let log = lease.workload_log.clone().unwrap();
-    for _ in 0..100 {
-        if std::fs::read_to_string(&log)
-            .unwrap_or_default()
-            .contains("ready")
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_logged(&log, "ready").await;
     agent.delete(&format!("/v1/leases/{}", lease.id)).await;
     let released = wait_released(&agent, &lease.id).await;
     assert_eq!(released.workload_signal, Some(9), "{released:?}");
@@ -485,19 +487,16 @@ async fn a_workload_says_it_saved_its_state_and_the_lease_reports_it_with_the_gr
         String::from_utf8_lossy(&answer)
     );
     let worker: Lease = json(&answer);
-    let mut seen = None;
-    for _ in 0..100 {
-        let (_, body) = agent.get(&format!("/v1/leases/{}", worker.id)).await;
-        seen = json::<Lease>(&body).checkpoint_at_ms;
-        if seen.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(
-        seen.is_some_and(|at| at >= worker.created_at_ms),
-        "{seen:?}"
-    );
+    let seen = eventually(
+        "the workload's checkpoint seen on its lease",
+        Duration::from_secs(5),
+        || async {
+            let (_, body) = agent.get(&format!("/v1/leases/{}", worker.id)).await;
+            json::<Lease>(&body).checkpoint_at_ms
+        },
+    )
+    .await;
+    assert!(seen >= worker.created_at_ms, "{seen}");
     // Released, it can no longer say so.
     agent.delete(&format!("/v1/leases/{}", plain.id)).await;
     let (status, body) = agent.send(checkpoint(&plain.id)).await;
@@ -596,8 +595,9 @@ async fn a_request_abandoned_at_any_point_grants_at_most_once_and_its_retry_answ
             polls,
         }
         .await;
-        // Whatever the abandoned request started has finished.
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        // No wait for the abandoned request: what it started (its grant, in a task of its
+        // own) holds the ledger while it runs, so the retry is answered after it, or before
+        // it and then replayed by it; either way one grant.
         let (status, answer) = agent.post_lease(&key, body).await;
         assert!(
             status == StatusCode::OK || status == StatusCode::CREATED,

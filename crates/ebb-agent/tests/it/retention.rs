@@ -204,7 +204,9 @@ async fn released_leases_past_the_retention_are_pruned_at_start_and_on_a_timer()
     second.shutdown().await;
     drop(second);
 
-    // Started with a retention already past: pruned before the first request.
+    // Started with a retention already past: pruned before the first request. The agent
+    // keeps release times on the wall clock (no clock is injected here): 20 ms of it must
+    // pass for a 10 ms retention to be over, which is the thing under test, not a wait.
     tokio::time::sleep(Duration::from_millis(20)).await;
     let third = start(Duration::from_millis(10)).await;
     assert_eq!(ids(third.list(all).await), vec![kept.id.clone()]);

@@ -1,13 +1,13 @@
 //! `ebb-agent serve` with the operator's own certificate: a chain a test CA signed is served
 //! to clients that trust that CA, and a bad pair of files stops the agent before it listens.
 
-use ebb_testkit::{AgentCommand, TempDir};
+use ebb_testkit::{AgentCommand, TempDir, eventually_blocking};
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
 use sha2::{Digest, Sha256};
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const AGENT: &str = env!("CARGO_BIN_EXE_ebb-agent");
 
@@ -112,29 +112,35 @@ async fn a_ca_signed_chain_is_served_to_clients_trusting_that_ca() {
     assert!(why.contains("UnknownIssuer"), "{why}");
 }
 
+/// A child process killed (and reaped) if the test gives up on it.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Runs `ebb-agent serve` expecting it to exit before it listens: (stdout, stderr).
 fn serve_failing(state_dir: &Path, tls_args: &[&str]) -> (String, String) {
-    let mut child = Command::new(AGENT)
-        .args(["serve", "--listen", "127.0.0.1:0", "--sim", "1xA100"])
-        .arg("--state-dir")
-        .arg(state_dir)
-        .args(tls_args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("ebb-agent {tls_args:?} kept running");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let mut child = KillOnDrop(
+        Command::new(AGENT)
+            .args(["serve", "--listen", "127.0.0.1:0", "--sim", "1xA100"])
+            .arg("--state-dir")
+            .arg(state_dir)
+            .args(tls_args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let status = eventually_blocking(
+        &format!("ebb-agent {tls_args:?} to exit before it listens"),
+        Duration::from_secs(20),
+        || child.0.try_wait().unwrap().ok_or("still running"),
+    );
+    let child = &mut child.0;
     let mut stdout = String::new();
     let mut stderr = String::new();
     child

@@ -6,7 +6,7 @@
 
 use ebb_agent::sim::GpuModel;
 use ebb_telemetry::client::{AgentClient, ClientConfig};
-use ebb_testkit::{Cli, PostgresServer, TempDir, TestFleet};
+use ebb_testkit::{Cli, PostgresServer, TempDir, TestFleet, eventually, eventually_blocking};
 use ebb_wire::agent::LeaseState;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -109,14 +109,11 @@ impl Daemon {
     /// SIGTERM, and the exit it leads to.
     fn stop(mut self) {
         self.signal("-TERM");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("daemon {} did not stop on SIGTERM", self.name);
+        eventually_blocking(
+            &format!("daemon {} to stop on SIGTERM", self.name),
+            Duration::from_secs(20),
+            || self.child.try_wait().unwrap().ok_or("still running"),
+        );
     }
 
     fn refusals(&self) -> usize {
@@ -169,16 +166,16 @@ async fn poll_agents(urls: &[String], watch: &Watch) -> u64 {
 
 async fn wait_held(urls: &[String], watch: &Watch, gpus: u64, within: Duration) -> Duration {
     let started = Instant::now();
-    loop {
-        if poll_agents(urls, watch).await == gpus {
-            return started.elapsed();
-        }
-        assert!(
-            started.elapsed() < within,
-            "the agents to hold {gpus} GPUs within {within:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually(
+        &format!("the agents to hold {gpus} GPUs"),
+        within,
+        || async {
+            let held = poll_agents(urls, watch).await;
+            (held == gpus).then_some(()).ok_or(held)
+        },
+    )
+    .await;
+    started.elapsed()
 }
 
 /// `ebb [GLOBAL...] pool scale train TO --yes`.
@@ -235,6 +232,7 @@ async fn two_daemons_on_one_database_elect_one_enforcer_and_the_other_takes_over
         tokio::spawn(async move {
             while !stop.load(Ordering::Relaxed) {
                 poll_agents(&urls, &watch).await;
+                // The watch's sampling pace, not a wait for a state.
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         })

@@ -1,6 +1,11 @@
 //! One enforcer among consoles sharing a database: the election on a real PostgreSQL
 //! (take, renew, lose, take over), and the fence at real agents (a replaced leader's
 //! request refused on its term, and the leader stepping down).
+//!
+//! These stay on real time: the lease expires on the database's clock, which tokio's paused
+//! clock cannot move, and the fence is tried on agents over loopback, whose sockets a paused
+//! clock would time out while still busy. Every wait is for a state (a term, a renewal the
+//! database shows, a lease on an agent), never for a stretch of time.
 
 use ebb_agent::sim::GpuModel;
 use ebb_core::catalog_store::ActiveCatalog;
@@ -11,7 +16,7 @@ use ebb_core::pools::{self, HostFacts, PoolStore};
 use ebb_core::registry::Registry;
 use ebb_core::vault::MemoryVault;
 use ebb_telemetry::client::{AgentClient, ClientConfig};
-use ebb_testkit::{POSTGRES_ENV, PostgresServer, TempDir, TestFleet};
+use ebb_testkit::{POSTGRES_ENV, PostgresServer, TempDir, TestFleet, eventually};
 use ebb_wire::agent::{AgentErrorKind, ConsoleTerm, LeaseRequest, LeaseState};
 use ebb_wire::reasons::HostProblem;
 use std::sync::Arc;
@@ -32,13 +37,31 @@ fn shared_database(name: &str) -> (Option<PostgresServer>, Location) {
     (server, Location::Postgres(format!("{base}/{database}")))
 }
 
+/// Waits until `done`; answers how long that took.
 async fn wait_for(what: &str, within: Duration, mut done: impl FnMut() -> bool) -> Duration {
     let started = Instant::now();
-    while !done() {
-        assert!(started.elapsed() < within, "{what}: not within {within:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(what, within, || std::future::ready(done())).await;
     started.elapsed()
+}
+
+/// When the enforcer lease now expires, on the database's clock (ms).
+async fn lease_expiry_ms(store: &PoolStore) -> i64 {
+    sqlx::query_scalar("SELECT expires_at_ms FROM enforcer_lease WHERE id = 1")
+        .fetch_one(store.db().pool())
+        .await
+        .unwrap()
+}
+
+/// Waits until the holder has renewed the lease to expire at least `by` past `from_ms`.
+async fn renewed_past(store: &PoolStore, from_ms: i64, by: Duration, what: &str) {
+    let until_ms = from_ms + i64::try_from(by.as_millis()).unwrap();
+    eventually(what, Duration::from_secs(30), || async {
+        let expiry_ms = lease_expiry_ms(store).await;
+        (expiry_ms >= until_ms)
+            .then_some(())
+            .ok_or(format!("expires at {expiry_ms}, waiting for {until_ms}"))
+    })
+    .await;
 }
 
 fn term_of(leadership: &Leadership) -> Option<u64> {
@@ -65,10 +88,24 @@ async fn consoles_on_one_database_elect_one_enforcer_and_a_stopped_one_is_replac
     })
     .await;
     let first_term = term_of(&a_leads.current()).unwrap();
+    let first_expiry_ms = lease_expiry_ms(&first).await;
     let b = Election::start(&second, config).await.unwrap();
     let b_leads = b.handle();
-    // Renewals go on for several ttls: the leader keeps it, the other only views.
-    tokio::time::sleep(config.ttl * 3).await;
+    // A change of leadership notifies these; a renewal of the same term does not.
+    let a_changes = a_leads.watch();
+    let b_changes = b_leads.watch();
+    // Renewals go on for several ttls (the database shows the lease pushed 3 ttls past
+    // where it first ran out, the other console trying all along): the leader keeps it
+    // throughout, the other only views.
+    renewed_past(
+        &first,
+        first_expiry_ms,
+        config.ttl * 3,
+        "the leader's renewals 3 ttls on",
+    )
+    .await;
+    assert!(!a_changes.has_changed().unwrap(), "the leader renews");
+    assert!(!b_changes.has_changed().unwrap(), "the other never leads");
     assert_eq!(
         term_of(&a_leads.current()),
         Some(first_term),
@@ -99,9 +136,23 @@ async fn consoles_on_one_database_elect_one_enforcer_and_a_stopped_one_is_replac
     );
 
     // A leader that stops properly gives the lease back: the next console takes it at once.
+    // Until then the new console's tries (its first made before `start` returns) find it
+    // held: two more renewals by the leader go by with it following.
     let c = Election::start(&third, config).await.unwrap();
     let c_leads = c.handle();
-    tokio::time::sleep(config.renew_every * 2).await;
+    let c_changes = c_leads.watch();
+    let expiry_ms = lease_expiry_ms(&third).await;
+    renewed_past(
+        &third,
+        expiry_ms,
+        config.renew_every * 2,
+        "two renewals with a third console trying",
+    )
+    .await;
+    assert!(
+        !c_changes.has_changed().unwrap(),
+        "the third never leads yet"
+    );
     assert_eq!(c_leads.current(), Leadership::Follower);
     b.stop().await;
     let took = wait_for(
@@ -192,12 +243,15 @@ async fn a_replaced_leader_is_refused_on_its_term_by_the_agents_and_steps_down()
     let (fenced, leader, url) =
         fenced(|group| LeaderHandle::leader(ConsoleTerm::new(group, 1), far)).await;
     fenced.scale(2).await;
-    let mut waited = Duration::ZERO;
-    while fenced.held().await < 2 {
-        assert!(waited < Duration::from_secs(20), "the leader rents 2 GPUs");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        waited += Duration::from_millis(50);
-    }
+    eventually(
+        "the leader to rent 2 GPUs",
+        Duration::from_secs(20),
+        || async {
+            let held = fenced.held().await;
+            (held >= 2).then_some(()).ok_or(held)
+        },
+    )
+    .await;
 
     // The console elected after it (term 2) reaches the agent: a lease of its own, given
     // back at once (any rent or release carries the term to the agent).
@@ -214,17 +268,19 @@ async fn a_replaced_leader_is_refused_on_its_term_by_the_agents_and_steps_down()
     // The old leader acts on: its next request is refused on its term, and it steps down.
     fenced.scale(3).await;
     let started = Instant::now();
-    while leader.current() != Leadership::Follower {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the replaced leader steps down; it is {:?}",
-            leader.current()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(
+        "the replaced leader to step down",
+        Duration::from_secs(20),
+        || async {
+            let now = leader.current();
+            (now == Leadership::Follower).then_some(()).ok_or(now)
+        },
+    )
+    .await;
     let stepped_down_in = started.elapsed();
-    // It acts no more: the pool stays at the 2 GPUs it had, nothing granted on term 1.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // It acts no more: the pool stays at the 2 GPUs it had, nothing granted on term 1. No
+    // wait is needed to see it: the enforcer steps down after its pass, every call of which
+    // has been answered by then, and a follower makes no call.
     assert_eq!(fenced.held().await, 2, "nothing granted to the stale term");
     let leases = agent.leases().await.unwrap().leases;
     let active: Vec<_> = leases
@@ -323,17 +379,24 @@ async fn a_new_leader_tells_every_host_its_term_so_the_old_one_cannot_act_even_w
         config,
         LeaderHandle::leader(new.clone(), far),
     );
-    let mut fenced = vec![false; agents.len()];
-    while fenced.contains(&false) {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "every host hears of term 2; these have not: {fenced:?}"
-        );
-        for (index, agent) in agents.iter().enumerate() {
-            fenced[index] = fenced[index] || !admits(agent, &old).await;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // A host that has heard of term 2 refuses term 1 for good (terms only grow).
+    eventually(
+        "every host to hear of term 2",
+        Duration::from_secs(10),
+        || async {
+            let mut unfenced = Vec::new();
+            for (index, agent) in agents.iter().enumerate() {
+                if admits(agent, &old).await {
+                    unfenced.push(index);
+                }
+            }
+            unfenced
+                .is_empty()
+                .then_some(())
+                .ok_or(format!("hosts {unfenced:?} still admit term 1"))
+        },
+    )
+    .await;
     let announced_in = started.elapsed();
     // The old leader's late calls are refused everywhere, where it never rented too.
     for agent in &agents {

@@ -140,7 +140,28 @@ async fn a_pinned_host_refuses_a_changed_certificate_and_nothing_is_leased_there
     )
     .await;
     assert!(matches!(problem, HostProblem::Tls { .. }), "{problem:?}");
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Past the grace period the lease there is written off and the pool wants a GPU again:
+    // two passes after that, still nothing leased on the agent that presents another
+    // certificate.
+    eventually(
+        "the lease on the host that fails pinning written off",
+        Duration::from_secs(20),
+        || async {
+            let log = console.activity(Some("pinned"), 20).await.unwrap();
+            log.iter()
+                .any(|entry| entry.actor == Actor::Failover)
+                .then_some(())
+                .ok_or(log)
+        },
+    )
+    .await;
+    let mut reports = console.enforcer_reports().expect("this console enforces");
+    let after = reports.borrow_and_update().number + 2;
+    eventually("two more enforcer passes", Duration::from_secs(20), || {
+        let number = reports.borrow_and_update().number;
+        std::future::ready((number >= after).then_some(()).ok_or(number))
+    })
+    .await;
     assert_eq!(
         active_leases(&url, &presented).await,
         0,
