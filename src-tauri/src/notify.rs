@@ -1,14 +1,14 @@
 //! Desktop notifications: every 2 s the activity entries new since the last look (ids above
 //! the last seen) and the pools' latest rule decisions go through
-//! `ebb_core::notify::select` under the operator's preferences, and what it returns is
+//! `ebb_notify::select` under the operator's preferences, and what it returns is
 //! shown with the notification plugin, worded in the operator's language (`set_ui_language`), from Rust (the webview is granted none of its
 //! commands). With no notification server (no D-Bus session under Xvfb) the plugin shows
 //! nothing: that is logged once and the app goes on; a show that does not return in time is
 //! given up, so nothing here can hold the app.
 
 use crate::state::Language;
-use ebb_core::notify::{Notification, Said, more_not_shown, select};
 use ebb_core::pools::{PoolError, PoolStore};
+use ebb_notify::{Notification, Said, more_not_shown, select};
 use ebb_wire::ipc::UiLanguage;
 use ebb_wire::rules::RulesMode;
 use std::sync::Mutex;

@@ -15,7 +15,7 @@ describe("message catalog", () => {
       import: "default",
       eager: true,
     });
-    const notifications = import.meta.glob<string>(["../../crates/ebb-core/src/notify.rs", "../../src-tauri/src/notify.rs"], {
+    const notifications = import.meta.glob<string>(["../../crates/ebb-notify/src/lib.rs", "../../src-tauri/src/notify.rs"], {
       query: "?raw",
       import: "default",
       eager: true,

@@ -1,5 +1,5 @@
 // The UI's side of the one message catalog: `locales/en.json` and `locales/zh-CN.json`,
-// one file per locale, which the desktop notifications (ebb-core's `notify.rs`) read too.
+// one file per locale, which the desktop notifications (the `ebb-notify` crate) read too.
 // Every string the operator reads comes from there. `zhCN` is typed against the English
 // keys, so a missing translation is a type error; i18n.test.ts checks the rest (the same
 // keys, non-empty, the same {placeholders}, no key that no source names).

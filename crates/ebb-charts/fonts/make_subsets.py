@@ -79,6 +79,7 @@ def source_chars():
         ("crates/ebb-charts/src", "*.rs"),
         ("crates/ebb-core/src", "*.rs"),
         ("crates/ebb-telemetry/src", "*.rs"),
+        ("crates/ebb-notify/src", "*.rs"),
         ("src-tauri/src", "*.rs"),
     ]:
         for path in sorted((ROOT / folder).rglob(pattern)):

@@ -8,7 +8,7 @@
 //! In folders by concern: `state/` (the database, registry, vault, election, catalog,
 //! clock), `pools/` (the pools' store, validation, views), `enforce/` (the reconcile loop,
 //! the provider seam, capacity, pool history), `rules/` (rules live, their console
-//! operations, replay and suggest, the metrics endpoint), `notify/`; the console service
+//! operations, replay and suggest, the metrics endpoint); the console service
 //! every front calls is `console*.rs` and `demo.rs` at the top.
 
 pub mod console;
@@ -18,7 +18,6 @@ mod console_pools;
 pub mod cost_view;
 pub mod demo;
 pub mod enforce;
-pub mod notify;
 pub mod pools;
 pub mod rules;
 pub mod state;

@@ -14,9 +14,9 @@ use std::sync::LazyLock;
 type Catalog = HashMap<String, String>;
 
 static EN: LazyLock<Catalog> =
-    LazyLock::new(|| parse(include_str!("../../../../ui/src/locales/en.json")));
+    LazyLock::new(|| parse(include_str!("../../../ui/src/locales/en.json")));
 static ZH_CN: LazyLock<Catalog> =
-    LazyLock::new(|| parse(include_str!("../../../../ui/src/locales/zh-CN.json")));
+    LazyLock::new(|| parse(include_str!("../../../ui/src/locales/zh-CN.json")));
 
 fn parse(text: &str) -> Catalog {
     // Compiled in, and read by this module's tests: a catalog that is not an object of
