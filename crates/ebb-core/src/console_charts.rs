@@ -94,10 +94,11 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<String, ChartError> {
 
 /// [`write_file`] off the async runtime's threads.
 pub async fn write_export(path: PathBuf, bytes: Vec<u8>) -> Result<String, ChartError> {
+    let at = path.clone();
     tokio::task::spawn_blocking(move || write_file(&path, &bytes))
         .await
         .map_err(|error| ChartError::Write {
-            path: PathBuf::new(),
+            path: at,
             problem: error.to_string(),
         })?
 }
