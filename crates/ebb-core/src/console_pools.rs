@@ -352,10 +352,16 @@ impl Console {
             return Ok(None);
         }
         let pool = self.pools.get(name).await?;
-        let Some(pricing) = crate::rules_live::pricing(&pool, &self.catalog()) else {
+        let status = self
+            .pools
+            .read_status(&pool.id)
+            .await?
+            .map(|(status, _)| status);
+        let Some(pricing) = crate::rules_live::pricing(&pool, status.as_ref(), &self.catalog())
+        else {
             return Ok(None);
         };
-        let Ok(rate) = ebb_cost::run_rate(&pricing.entry, &pricing.plan, to) else {
+        let Ok(rate) = pricing.run_rate(to) else {
             return Ok(None);
         };
         let per_hour = rate.total.per_hour.fen();

@@ -155,7 +155,10 @@ pub(crate) use crate::db::insert_console_activity;
 pub(crate) use store::random_hex;
 pub use store::{NewActivity, PoolStore};
 pub use validate::{HostFacts, Valid, model_offers, validate};
-pub use view::{check_release_choice, pool_view, scale_preview, spend_csv, spend_summary};
+pub use view::{
+    RegionSpan, check_release_choice, pool_view, priced_pool, scale_preview, spend_csv,
+    spend_summary,
+};
 
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,9 @@
 //! where it is silent, `CATALOG.md` beside this crate says what was decided.
 //!
 //! - [`parse_catalog`] → [`Catalog`] (+ warnings) or [`InvalidCatalog`] (every problem).
-//! - [`preview`] / [`run_rate`]: a pool's cost per hour, day and month at a GPU count.
+//! - [`preview`] / [`run_rate`]: a pool's cost per hour, day and month at a GPU count;
+//!   [`placed_preview`] / [`placed_run_rate`] / [`PricedPool`]: the same with each GPU priced
+//!   in its own region (a placement across regions).
 //! - [`month_spend`]: a pool's month to date from its lease history, and the projection.
 //! - [`DemandSeries::from_csv`] → [`compare_plans`] → [`Comparison`] with its
 //!   [`Recommendation`]; [`optimal_base`] alone is the fast exact base optimum.
@@ -31,8 +33,10 @@ pub use plan::{
     PlanOptions, Recommendation, ReservedWindow, SkipReason, SkippedPlan, compare_plans,
     optimal_base, plan_cost,
 };
-pub use preview::{Preview, Rates, RunRate, preview, run_rate};
-pub use spend::{LeaseSpan, Spend, SpendWindow, month_spend};
+pub use preview::{
+    Preview, PricedPool, Rates, RunRate, placed_preview, placed_run_rate, preview, run_rate,
+};
+pub use spend::{LeaseSpan, Spend, SpendWindow, month_spend, placed_month_spend};
 
 pub use ebb_wire::plan::{HOURS_PER_MONTH, HOURS_PER_YEAR};
 

@@ -54,24 +54,80 @@ pub struct Preview {
     pub delta: Rates,
 }
 
-/// What the pool costs at `gpus` under `plan`.
+/// What the pool costs at `gpus` under `plan`, every GPU in `entry`'s region.
 pub fn run_rate(entry: &PriceEntry, plan: &PoolPlan, gpus: u32) -> Result<RunRate, CostError> {
-    let base_price = plan.term.price(entry)?;
-    let overlay_price = plan.overlay.price(entry)?;
-    let overlay_gpus = gpus.saturating_sub(plan.base_gpus);
-    let base = rates(base_price, plan.base_gpus, plan.term.hours())?;
-    let overlay = rates(overlay_price, overlay_gpus, plan.overlay.unit_hours())?;
+    placed_run_rate(entry, plan, &[(entry, gpus)])
+}
+
+/// What the pool costs with `held` GPUs, each priced in its own region: `held` is
+/// `(the region's entry, GPUs)` oldest first. The subscribed base is priced at `base`'s
+/// entry and covers the oldest GPUs (as [`crate::month_spend`] lays leases on base slots in
+/// grant order); every GPU above it pays its own region's overlay price. The overlay's
+/// figures are summed exactly and rounded once.
+pub fn placed_run_rate(
+    base: &PriceEntry,
+    plan: &PoolPlan,
+    held: &[(&PriceEntry, u32)],
+) -> Result<RunRate, CostError> {
+    let base_price = plan.term.price(base)?;
+    let base_rates = rates(base_price, plan.base_gpus, plan.term.hours())?;
+    let overlay = overlay_units(base, plan, held)?;
+    let overlay_rates = rates(overlay.per_unit, 1, plan.overlay.unit_hours())?;
     Ok(RunRate {
-        gpus,
-        overlay_gpus,
-        base,
-        overlay,
+        gpus: overlay.gpus,
+        overlay_gpus: overlay.overlay_gpus,
+        base: base_rates,
+        overlay: overlay_rates,
         total: Rates {
-            per_hour: add(base.per_hour, overlay.per_hour)?,
-            per_day: add(base.per_day, overlay.per_day)?,
-            per_month: add(base.per_month, overlay.per_month)?,
+            per_hour: add(base_rates.per_hour, overlay_rates.per_hour)?,
+            per_day: add(base_rates.per_day, overlay_rates.per_day)?,
+            per_month: add(base_rates.per_month, overlay_rates.per_month)?,
         },
     })
+}
+
+/// The GPUs above the base and what they pay per paid unit, together.
+pub(crate) struct OverlayUnits {
+    /// Every GPU held.
+    pub gpus: u32,
+    /// Those above the base.
+    pub overlay_gpus: u32,
+    /// Σ the overlay's unit price × GPUs, over the GPUs above the base.
+    pub per_unit: Money,
+}
+
+/// The base covers the oldest GPUs of `held`; every GPU above it pays its region's overlay
+/// price. An overlay a region does not offer fails only when a GPU there pays it; with no
+/// GPU above the base, `base`'s region must still offer it (the pool would pay it next).
+pub(crate) fn overlay_units(
+    base: &PriceEntry,
+    plan: &PoolPlan,
+    held: &[(&PriceEntry, u32)],
+) -> Result<OverlayUnits, CostError> {
+    let mut units = OverlayUnits {
+        gpus: 0,
+        overlay_gpus: 0,
+        per_unit: Money::ZERO,
+    };
+    for &(entry, count) in held {
+        let covered = plan.base_gpus.saturating_sub(units.gpus).min(count);
+        units.gpus = units.gpus.checked_add(count).ok_or(CostError::Overflow)?;
+        let above = count - covered;
+        if above == 0 {
+            continue;
+        }
+        units.overlay_gpus += above;
+        units.per_unit = plan
+            .overlay
+            .price(entry)?
+            .checked_mul(i64::from(above))
+            .and_then(|p| units.per_unit.checked_add(p))
+            .ok_or(CostError::Overflow)?;
+    }
+    if units.overlay_gpus == 0 {
+        plan.overlay.price(base)?;
+    }
+    Ok(units)
 }
 
 /// The slider's preview: the pool at `from_gpus` and at `to_gpus`, and the difference.
@@ -81,8 +137,19 @@ pub fn preview(
     from_gpus: u32,
     to_gpus: u32,
 ) -> Result<Preview, CostError> {
-    let before = run_rate(entry, plan, from_gpus)?;
-    let after = run_rate(entry, plan, to_gpus)?;
+    placed_preview(entry, plan, &[(entry, from_gpus)], &[(entry, to_gpus)])
+}
+
+/// A change from the GPUs `before` to the GPUs `after`, each priced in its region (see
+/// [`placed_run_rate`]).
+pub fn placed_preview(
+    base: &PriceEntry,
+    plan: &PoolPlan,
+    before: &[(&PriceEntry, u32)],
+    after: &[(&PriceEntry, u32)],
+) -> Result<Preview, CostError> {
+    let before = placed_run_rate(base, plan, before)?;
+    let after = placed_run_rate(base, plan, after)?;
     let sub = |a: Money, b: Money| a.checked_sub(b).ok_or(CostError::Overflow);
     Ok(Preview {
         plan: *plan,
@@ -94,6 +161,65 @@ pub fn preview(
             per_month: sub(after.total.per_month, before.total.per_month)?,
         },
     })
+}
+
+/// A pool as it is priced: where its base is priced, the GPUs it holds by region (oldest
+/// first) and where the next GPU would be placed. What a count costs then keeps the oldest
+/// GPUs held (a release goes newest first) and prices any GPU beyond them at `next`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PricedPool {
+    /// Base, term and overlay.
+    pub plan: PoolPlan,
+    /// The entry the subscribed base is priced at.
+    pub base: PriceEntry,
+    /// The GPUs held now, oldest first: the entry of their region, and how many.
+    pub held: Vec<(PriceEntry, u32)>,
+    /// The entry of the region the next GPU would be placed in.
+    pub next: PriceEntry,
+}
+
+impl PricedPool {
+    /// Every GPU, held or to come, in `entry`'s region.
+    pub fn single(entry: PriceEntry, plan: PoolPlan) -> PricedPool {
+        PricedPool {
+            plan,
+            base: entry.clone(),
+            held: Vec::new(),
+            next: entry,
+        }
+    }
+
+    /// The GPUs at a count: the oldest held first, then `next`.
+    pub fn at(&self, gpus: u32) -> Vec<(&PriceEntry, u32)> {
+        let mut left = gpus;
+        let mut out = Vec::new();
+        for (entry, count) in &self.held {
+            let take = (*count).min(left);
+            if take > 0 {
+                out.push((entry, take));
+            }
+            left -= take;
+        }
+        if left > 0 {
+            out.push((&self.next, left));
+        }
+        out
+    }
+
+    /// What the pool costs at `gpus`.
+    pub fn run_rate(&self, gpus: u32) -> Result<RunRate, CostError> {
+        placed_run_rate(&self.base, &self.plan, &self.at(gpus))
+    }
+
+    /// A change from `from_gpus` to `to_gpus`.
+    pub fn preview(&self, from_gpus: u32, to_gpus: u32) -> Result<Preview, CostError> {
+        placed_preview(
+            &self.base,
+            &self.plan,
+            &self.at(from_gpus),
+            &self.at(to_gpus),
+        )
+    }
 }
 
 /// `count` GPUs at `price` per `unit_hours`, over an hour, a day and a month.

@@ -16,7 +16,7 @@ use crate::CostError;
 use crate::catalog::PriceEntry;
 use crate::modes::{PoolPlan, Priced};
 use crate::money::Money;
-use crate::preview::run_rate;
+use crate::preview::{PricedPool, overlay_units, placed_run_rate};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -62,7 +62,7 @@ impl SpendWindow {
 }
 
 /// Spend over `[month_start_ms, now_ms]` and projected to `month_end_ms`, with
-/// `current_gpus` held from now on.
+/// `current_gpus` held from now on, every GPU in `entry`'s region.
 pub fn month_spend(
     entry: &PriceEntry,
     plan: &PoolPlan,
@@ -70,28 +70,43 @@ pub fn month_spend(
     window: SpendWindow,
     current_gpus: u32,
 ) -> Result<Spend, CostError> {
+    let pool = PricedPool::single(entry.clone(), *plan);
+    let spans: Vec<(LeaseSpan, &PriceEntry)> = spans.iter().map(|span| (*span, entry)).collect();
+    placed_month_spend(&pool, &spans, window, current_gpus)
+}
+
+/// [`month_spend`] with each lease priced in its own region (`(span, its region's entry)`)
+/// and the projection at `current_gpus` of `pool` (its held GPUs by region, then `next`).
+/// The base is priced at `pool.base`.
+pub fn placed_month_spend(
+    pool: &PricedPool,
+    spans: &[(LeaseSpan, &PriceEntry)],
+    window: SpendWindow,
+    current_gpus: u32,
+) -> Result<Spend, CostError> {
+    let plan = &pool.plan;
     let SpendWindow {
         month_start_ms,
         month_end_ms,
         ..
     } = window;
     let now_ms = window.now_ms.clamp(month_start_ms, month_end_ms);
-    let term_price = plan.term.price(entry)?;
+    let term_price = plan.term.price(&pool.base)?;
     let base = term_price
         .scaled(
             i128::from(plan.base_gpus) * i128::from(now_ms - window.base_start_ms()),
             i128::from(plan.term.hours()) * i128::from(HOUR_MS),
         )
         .ok_or(CostError::Overflow)?;
-    let unit_price = plan.overlay.price(entry)?;
     let unit_ms = i64::from(plan.overlay.unit_hours()) * HOUR_MS;
 
     // One GPU per slot: split leases into GPUs, in grant order.
-    let mut gpus: Vec<(i64, i64)> = spans
+    let mut gpus: Vec<(i64, i64, usize)> = spans
         .iter()
-        .flat_map(|span| {
+        .enumerate()
+        .flat_map(|(i, (span, _))| {
             let end = span.end_ms.unwrap_or(now_ms).max(span.start_ms);
-            std::iter::repeat_n((span.start_ms, end), span.gpus as usize)
+            std::iter::repeat_n((span.start_ms, end, i), span.gpus as usize)
         })
         .collect();
     gpus.sort_unstable();
@@ -100,7 +115,7 @@ pub fn month_spend(
         std::iter::repeat_n(Reverse(i64::MIN), plan.base_gpus as usize).collect();
     let mut overlay = Money::ZERO;
     let mut held_ms: i128 = 0;
-    for (start, end) in gpus {
+    for (start, end, span) in gpus {
         let (from, to) = (start.max(month_start_ms), end.min(now_ms));
         if to > from {
             held_ms += i128::from(to - from);
@@ -112,7 +127,7 @@ pub fn month_spend(
             base_slots.push(Reverse(end));
             continue;
         }
-        // Units started inside this month (counted from the grant).
+        // Units started inside this month (counted from the grant), at the lease's region.
         let units_total = (end - start).max(1).div_euclid(unit_ms)
             + i64::from((end - start).max(1).rem_euclid(unit_ms) != 0);
         let before_month = if start < month_start_ms {
@@ -122,23 +137,28 @@ pub fn month_spend(
             0
         };
         let units = (units_total - before_month).max(0);
+        if units == 0 {
+            continue;
+        }
+        let unit_price = plan.overlay.price(spans[span].1)?;
         overlay = overlay
             .checked_add(unit_price.checked_mul(units).ok_or(CostError::Overflow)?)
             .ok_or(CostError::Overflow)?;
     }
     let month_to_date = base.checked_add(overlay).ok_or(CostError::Overflow)?;
-    let rate = run_rate(entry, plan, current_gpus)?.total.per_hour;
+    let now_held = pool.at(current_gpus);
+    let rate = placed_run_rate(&pool.base, plan, &now_held)?.total.per_hour;
     // The rest of the month exactly (not the hourly rate rounded to the fen, times hours).
     let remaining = i128::from(month_end_ms - now_ms);
-    let overlay_gpus = current_gpus.saturating_sub(plan.base_gpus);
     let rest_base = term_price
         .scaled(
             i128::from(plan.base_gpus) * remaining,
             i128::from(plan.term.hours()) * i128::from(HOUR_MS),
         )
         .ok_or(CostError::Overflow)?;
-    let rest_overlay = unit_price
-        .scaled(i128::from(overlay_gpus) * remaining, i128::from(unit_ms))
+    let rest_overlay = overlay_units(&pool.base, plan, &now_held)?
+        .per_unit
+        .scaled(remaining, i128::from(unit_ms))
         .ok_or(CostError::Overflow)?;
     let rest = rest_base
         .checked_add(rest_overlay)

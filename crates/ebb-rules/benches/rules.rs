@@ -29,14 +29,14 @@ fn decide_section() {
     use std::fmt::Write as _;
 
     const NOW: i64 = 1_699_999_980_000;
-    let pricing = Pricing {
-        entry: Catalog::demo().find("A100", "cn-north").unwrap().clone(),
-        plan: PoolPlan {
+    let pricing = Pricing::single(
+        Catalog::demo().find("A100", "cn-north").unwrap().clone(),
+        PoolPlan {
             base_gpus: 4,
             term: Term::Month,
             overlay: OverlayMode::Hour,
         },
-    };
+    );
     let pools: Vec<_> = (0..50u32)
         .map(|pool| {
             let mut text = String::from(

@@ -451,7 +451,8 @@ pub fn decide(
     }
 
     let cost_delta_per_hour_fen = state.pricing.and_then(|pricing| {
-        ebb_cost::preview(&pricing.entry, &pricing.plan, current, desired)
+        pricing
+            .preview(current, desired)
             .ok()
             .map(|preview| preview.delta.per_hour.fen())
     });

@@ -69,15 +69,10 @@ use serde::Deserialize;
 use std::fmt;
 use std::ops::Range;
 
-/// What the pool pays: its catalog entry and plan (for the budget, the cost delta and the
-/// paid unit).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Pricing {
-    /// The pool's model and region in the catalog.
-    pub entry: ebb_cost::PriceEntry,
-    /// Base, term and overlay.
-    pub plan: ebb_cost::PoolPlan,
-}
+/// What the pool pays, for the budget, the cost delta and the paid unit: its plan, where
+/// its base is priced, the GPUs it holds by region and where the next would go (one price
+/// function for every figure: [`ebb_cost::PricedPool`]).
+pub use ebb_cost::PricedPool as Pricing;
 
 pub use spec::{
     Action, BoundKind, Comparison, CustomMetric, Limits, MetricRef, ScaleIn, ScheduleWhen, StepCap,
@@ -156,7 +151,7 @@ impl RuleSet {
         let Some(pricing) = pricing else {
             return Some(current_gpus);
         };
-        let fits = |gpus: u32| match ebb_cost::run_rate(&pricing.entry, &pricing.plan, gpus) {
+        let fits = |gpus: u32| match pricing.run_rate(gpus) {
             Ok(rate) => {
                 budget
                     .per_hour_fen

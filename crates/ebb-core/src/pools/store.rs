@@ -593,10 +593,15 @@ impl PoolStore {
             .collect())
     }
 
-    /// A pool's leases that were held at some time since `since_ms`.
-    pub async fn spans(&self, pool_id: &str, since_ms: i64) -> Result<Vec<LeaseSpan>, PoolError> {
+    /// A pool's leases that were held at some time since `since_ms`, with their hosts'
+    /// regions (a host gone from the registry: `None`).
+    pub async fn spans(
+        &self,
+        pool_id: &str,
+        since_ms: i64,
+    ) -> Result<Vec<super::RegionSpan>, PoolError> {
         let rows = sqlx::query(
-            "SELECT granted_at_ms, ended_at_ms, gpu_uuids FROM pool_leases WHERE pool_id = $1 AND (ended_at_ms IS NULL OR ended_at_ms >= $2)",
+            "SELECT l.granted_at_ms, l.ended_at_ms, l.gpu_uuids, h.region FROM pool_leases l LEFT JOIN hosts h ON h.name = l.host WHERE l.pool_id = $1 AND (l.ended_at_ms IS NULL OR l.ended_at_ms >= $2)",
         )
         .bind(pool_id)
         .bind(since_ms)
@@ -604,11 +609,14 @@ impl PoolStore {
         .await?;
         Ok(rows
             .iter()
-            .map(|row| LeaseSpan {
-                start_ms: row.get("granted_at_ms"),
-                end_ms: row.get("ended_at_ms"),
-                gpus: serde_json::from_str::<Vec<String>>(&row.get::<String, _>("gpu_uuids"))
-                    .map_or(1, |uuids| u32::try_from(uuids.len()).unwrap_or(1)),
+            .map(|row| super::RegionSpan {
+                span: LeaseSpan {
+                    start_ms: row.get("granted_at_ms"),
+                    end_ms: row.get("ended_at_ms"),
+                    gpus: serde_json::from_str::<Vec<String>>(&row.get::<String, _>("gpu_uuids"))
+                        .map_or(1, |uuids| u32::try_from(uuids.len()).unwrap_or(1)),
+                },
+                region: row.get("region"),
             })
             .collect())
     }

@@ -593,3 +593,104 @@ async fn two_writers_interleaving_lose_no_change() {
     );
     drop(dir);
 }
+
+#[test]
+fn a_cross_region_placement_is_priced_per_region() {
+    // A100 is ¥12/h in cn-east and ¥13/h in cn-south. The pool holds nothing; east has 2
+    // free, south 4: "rent 6: 2 on east, 4 on south" is ¥76/h, not 6 × ¥12.
+    let catalog = Catalog::demo();
+    let facts = vec![
+        HostFacts {
+            name: "east".into(),
+            region: "cn-east".into(),
+            models: vec!["NVIDIA A100-SXM4-80GB".into()],
+        },
+        HostFacts {
+            name: "south".into(),
+            region: "cn-south".into(),
+            models: vec!["NVIDIA A100-SXM4-80GB".into()],
+        },
+    ];
+    let mut pool = validate(
+        &input("p", "A100", &["cn-east", "cn-south"], 0, 8),
+        &facts,
+        &catalog,
+    )
+    .unwrap()
+    .0;
+    let free = |host: &str, region: &str, free: u32| ebb_wire::pools::HostFree {
+        host: host.into(),
+        region: region.into(),
+        free,
+    };
+    let status = PoolStatus {
+        free: vec![free("east", "cn-east", 2), free("south", "cn-south", 4)],
+        ..PoolStatus::default()
+    };
+    let preview = scale_preview(
+        &pool,
+        &status,
+        6,
+        &[],
+        &catalog,
+        ConfirmPolicy::default(),
+        0,
+    );
+    assert_eq!(preview.rent.len(), 2, "{:?}", preview.rent);
+    assert_eq!(preview.delta_per_hour_fen, 76_00);
+    assert_eq!(preview.per_hour_after_fen, 76_00);
+
+    // Held: 2 on east (oldest), 4 on south. Spend's run rate and the rules' pricing say
+    // ¥76/h too, and giving back 4 goes newest first (south): −¥52/h.
+    let lease = |id: &str, host: &str, region: &str, gpus: usize, at: i64| PoolLeaseView {
+        lease_id: id.into(),
+        host: host.into(),
+        region: region.into(),
+        gpu_uuids: (0..gpus).map(|i| format!("{id}-{i}")).collect(),
+        gpu_indexes: (0..gpus as u32).collect(),
+        fencing_token: 1,
+        granted_at_ms: at,
+        state: PoolLeaseState::Active,
+        util_pct: Some(0.0),
+        checkpoint_at_ms: None,
+        release_grace_s: None,
+    };
+    let held = PoolStatus {
+        actual: 6,
+        leases: vec![
+            lease("e", "east", "cn-east", 2, 1_000),
+            lease("s", "south", "cn-south", 4, 2_000),
+        ],
+        ..PoolStatus::default()
+    };
+    pool.desired = 6;
+    let priced = priced_pool(&pool, Some(&held), &catalog).unwrap();
+    assert_eq!(priced.run_rate(6).unwrap().total.per_hour.fen(), 76_00);
+    let spans: Vec<RegionSpan> = held
+        .leases
+        .iter()
+        .map(|l| RegionSpan {
+            span: LeaseSpan {
+                start_ms: l.granted_at_ms,
+                end_ms: None,
+                gpus: l.gpu_uuids.len() as u32,
+            },
+            region: Some(l.region.clone()),
+        })
+        .collect();
+    let view = pool_view(&pool, Some((held.clone(), 3_000)), &spans, &catalog, 3_000);
+    let spend = view.spend.unwrap();
+    assert_eq!(spend.run_rate_per_hour_fen, 76_00);
+    // One started hour each: 2 × ¥12 + 4 × ¥13.
+    assert_eq!(spend.month_to_date_fen, 76_00);
+    let back = scale_preview(
+        &pool,
+        &held,
+        2,
+        &[],
+        &catalog,
+        ConfirmPolicy::default(),
+        3_000,
+    );
+    assert_eq!(back.delta_per_hour_fen, -52_00, "{back:?}");
+}

@@ -7,7 +7,7 @@ use ebb_wire::reasons::{DEFAULT_RELEASE_GRACE_S, PriceProblem, ReleaseWarning};
 pub fn pool_view(
     pool: &Pool,
     status: Option<(PoolStatus, i64)>,
-    spans: &[LeaseSpan],
+    spans: &[RegionSpan],
     catalog: &Catalog,
     now: i64,
 ) -> PoolView {
@@ -28,7 +28,7 @@ pub fn pool_view(
     } else {
         (PoolPhase::ScalingIn, status.notes.clone())
     };
-    let (spend, spend_problem) = spend_view(pool, spans, catalog, now, status.actual);
+    let (spend, spend_problem) = spend_view(pool, &status, spans, catalog, now);
     PoolView {
         id: pool.id.clone(),
         name: pool.name.clone(),
@@ -87,6 +87,79 @@ pub(super) fn price_entry<'c>(
         })
 }
 
+/// A lease's life and the region of its host (`None`: the host is gone from the registry;
+/// then it is priced where the base is).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegionSpan {
+    pub span: LeaseSpan,
+    pub region: Option<String>,
+}
+
+/// The pool as it is priced now: one price function for every figure (previews, spend,
+/// budgets, the rules' cost deltas). The base at [`price_entry`]; the GPUs held (active,
+/// oldest first) at their hosts' regions; the next GPU where placement would put it among
+/// the hosts with free GPUs (without a status or a free GPU: where the base is).
+pub fn priced_pool(
+    pool: &Pool,
+    status: Option<&PoolStatus>,
+    catalog: &Catalog,
+) -> Result<ebb_cost::PricedPool, PriceProblem> {
+    let base = price_entry(pool, catalog)?;
+    let entry = |region: &str| catalog.find(&pool.model, region).unwrap_or(base);
+    let mut held: Vec<(ebb_cost::PriceEntry, u32)> = Vec::new();
+    let mut next = base;
+    if let Some(status) = status {
+        let mut leases: Vec<&PoolLeaseView> = status
+            .leases
+            .iter()
+            .filter(|l| l.state == PoolLeaseState::Active)
+            .collect();
+        leases.sort_by_key(|l| (l.granted_at_ms, l.lease_id.clone()));
+        for lease in leases {
+            let gpus = u32::try_from(lease.gpu_uuids.len().max(1)).unwrap_or(u32::MAX);
+            let at = entry(&lease.region);
+            match held.last_mut() {
+                Some((last, count)) if last.region == at.region => *count += gpus,
+                _ => held.push((at.clone(), gpus)),
+            }
+        }
+        let prices = pool.hourly_prices(catalog);
+        let candidates = rent_candidates(status, &prices);
+        let placed = placement::place(1, &candidates, pool.placement);
+        if let Some(&(i, _)) = placed.takes.first() {
+            next = entry(candidates[i].region);
+        }
+    }
+    Ok(ebb_cost::PricedPool {
+        plan: pool.plan(),
+        base: base.clone(),
+        held,
+        next: next.clone(),
+    })
+}
+
+/// The hosts with free GPUs, as placement weighs them for a rent.
+fn rent_candidates<'s>(
+    status: &'s PoolStatus,
+    prices: &BTreeMap<String, i64>,
+) -> Vec<placement::Candidate<'s>> {
+    status
+        .free
+        .iter()
+        .map(|free| placement::Candidate {
+            host: &free.host,
+            region: &free.region,
+            free: free.free,
+            held: status
+                .hosts
+                .iter()
+                .find(|h| h.host == free.host)
+                .map_or(0, |h| h.leased + h.pending),
+            price_fen: prices.get(&free.region).copied(),
+        })
+        .collect()
+}
+
 /// A pricing failure as the pool views carry it.
 fn price_problem(error: ebb_cost::CostError) -> PriceProblem {
     use ebb_cost::CostError;
@@ -114,13 +187,13 @@ fn price_problem(error: ebb_cost::CostError) -> PriceProblem {
 
 pub(super) fn spend_view(
     pool: &Pool,
-    spans: &[LeaseSpan],
+    status: &PoolStatus,
+    spans: &[RegionSpan],
     catalog: &Catalog,
     now: i64,
-    current: u32,
 ) -> (Option<SpendView>, Option<PriceProblem>) {
-    let entry = match price_entry(pool, catalog) {
-        Ok(entry) => entry,
+    let priced = match priced_pool(pool, Some(status), catalog) {
+        Ok(priced) => priced,
         Err(problem) => return (None, Some(problem)),
     };
     let (month, start, end) = utc_month(now);
@@ -130,7 +203,18 @@ pub(super) fn spend_view(
         now_ms: now,
         base_from_ms: pool.created_at_ms,
     };
-    match ebb_cost::month_spend(entry, &pool.plan(), spans, window, current) {
+    let spans: Vec<(LeaseSpan, &ebb_cost::PriceEntry)> = spans
+        .iter()
+        .map(|s| {
+            let entry = s
+                .region
+                .as_deref()
+                .and_then(|region| catalog.find(&pool.model, region).ok())
+                .unwrap_or(&priced.base);
+            (s.span, entry)
+        })
+        .collect();
+    match ebb_cost::placed_month_spend(&priced, &spans, window, status.actual) {
         Ok(spend) => (
             Some(SpendView {
                 month,
@@ -166,22 +250,10 @@ pub fn scale_preview(
     let mut held_to_unit_end = 0;
     let mut released = Vec::new();
     let mut grace_s = DEFAULT_RELEASE_GRACE_S;
+    // When GPUs are given back: the active leases kept.
+    let mut kept: Option<Vec<&PoolLeaseView>> = None;
     if to > have {
-        let candidates: Vec<placement::Candidate> = status
-            .free
-            .iter()
-            .map(|free| placement::Candidate {
-                host: &free.host,
-                region: &free.region,
-                free: free.free,
-                held: status
-                    .hosts
-                    .iter()
-                    .find(|h| h.host == free.host)
-                    .map_or(0, |h| h.leased + h.pending),
-                price_fen: prices.get(&free.region).copied(),
-            })
-            .collect();
+        let candidates = rent_candidates(status, &prices);
         let placed = placement::place(to - have, &candidates, pool.placement);
         short = placed.short;
         rent = placed
@@ -220,6 +292,12 @@ pub fn scale_preview(
             pool.release_at_unit_end && !pool.force_release,
         );
         held_to_unit_end = chosen.deferred;
+        kept = Some(
+            (0..active.len())
+                .filter(|i| !chosen.now.contains(i))
+                .map(|i| active[i])
+                .collect(),
+        );
         released = released_leases(&active, &held, &chosen);
         grace_s = release_grace_s(&active, &released);
         let mut by_host: BTreeMap<(String, String), u32> = BTreeMap::new();
@@ -238,9 +316,36 @@ pub fn scale_preview(
             .collect();
     }
     let (mut before, mut after, mut problem) = ((0, 0), (0, 0), None);
-    match price_entry(pool, catalog)
-        .and_then(|entry| ebb_cost::preview(entry, &pool.plan(), from, to).map_err(price_problem))
-    {
+    let priced = priced_pool(pool, Some(status), catalog).and_then(|priced| {
+        // After: the GPUs kept (oldest first), then those rented where they would go.
+        let entry = |region: &str| catalog.find(&pool.model, region).unwrap_or(&priced.base);
+        let mut held_after: Vec<(ebb_cost::PriceEntry, u32)> = Vec::new();
+        if let Some(kept) = &kept {
+            let mut kept = kept.clone();
+            kept.sort_by_key(|l| (l.granted_at_ms, l.lease_id.clone()));
+            for lease in kept {
+                let gpus = u32::try_from(lease.gpu_uuids.len().max(1)).unwrap_or(u32::MAX);
+                held_after.push((entry(&lease.region).clone(), gpus));
+            }
+        } else {
+            held_after = priced.held.clone();
+            for take in &rent {
+                held_after.push((entry(&take.region).clone(), take.count));
+            }
+        }
+        let after_pool = ebb_cost::PricedPool {
+            held: held_after,
+            ..priced.clone()
+        };
+        ebb_cost::placed_preview(
+            &priced.base,
+            &priced.plan,
+            &priced.at(from),
+            &after_pool.at(to),
+        )
+        .map_err(price_problem)
+    });
+    match priced {
         Ok(preview) => {
             before = (
                 preview.before.total.per_hour.fen(),

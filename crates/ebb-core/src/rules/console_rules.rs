@@ -93,7 +93,7 @@ impl Console {
         source: &str,
     ) -> Result<(LintReport, Option<ebb_rules::model::RuleSet>), PoolError> {
         let pool = self.pools.get(pool).await?;
-        let price = pricing(&pool, &self.catalog());
+        let price = pricing(&pool, None, &self.catalog());
         let context = LintContext {
             warmup_minutes: LINT_WARMUP_MINUTES,
             pricing: price.as_ref(),

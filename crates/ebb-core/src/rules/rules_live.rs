@@ -340,16 +340,11 @@ async fn last_changes(
     Ok((out, r#in))
 }
 
-/// The pool's price: its model in the cheapest of its regions the catalog prices.
-pub fn pricing(pool: &Pool, catalog: &Catalog) -> Option<Pricing> {
-    pool.regions
-        .iter()
-        .filter_map(|region| catalog.find(&pool.model, region).ok())
-        .min_by_key(|entry| entry.hour.fen())
-        .map(|entry| Pricing {
-            entry: entry.clone(),
-            plan: pool.plan(),
-        })
+/// The pool's price ([`crate::pools::priced_pool`]): its base at its cheapest priced
+/// region, the GPUs of `status` at their hosts' regions, the next where placement would
+/// put it.
+pub fn pricing(pool: &Pool, status: Option<&PoolStatus>, catalog: &Catalog) -> Option<Pricing> {
+    crate::pools::priced_pool(pool, status, catalog).ok()
 }
 
 /// One pool's tick; answers (from, to) when the pool's desired count was changed.
@@ -422,7 +417,7 @@ async fn step(
         .map(|lease| pace.virt(lease.granted_at_ms))
         .collect();
     held_since.sort_unstable();
-    let price = pricing(pool, catalog);
+    let price = pricing(pool, Some(status), catalog);
     let shadow = live.mode == RulesMode::Shadow;
     let current = if shadow {
         *live.shadow_desired.get_or_insert(pool.desired)

@@ -149,7 +149,7 @@ pub fn replay_price(
     catalog: &Catalog,
     start_ms: i64,
 ) -> Result<(PriceEntry, ReplayOptions), ReplayError> {
-    let price = pricing(pool, catalog).ok_or_else(|| {
+    let price = pricing(pool, None, catalog).ok_or_else(|| {
         invalid(
             "model",
             None,
@@ -166,7 +166,7 @@ pub fn replay_price(
         term: price.plan.term,
         overlay: price.plan.overlay,
     };
-    Ok((price.entry, options))
+    Ok((price.base, options))
 }
 
 /// The rules over `trace` beside [`REPLAY_BASELINES`], as `ebb replay --baseline …` runs

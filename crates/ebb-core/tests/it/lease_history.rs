@@ -43,7 +43,7 @@ async fn history(console: &TestConsole, pool_id: &str) -> Vec<(i64, Option<i64>)
         .await
         .unwrap()
         .into_iter()
-        .map(|span| (span.start_ms, span.end_ms))
+        .map(|s| (s.span.start_ms, s.span.end_ms))
         .collect();
     spans.sort_unstable();
     spans

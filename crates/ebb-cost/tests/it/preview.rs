@@ -130,3 +130,46 @@ fn huge_counts_do_not_overflow_silently() {
     // 4,294,967,295 x ¥33.50 x 730 fits in i64 fen.
     assert_eq!(rate.total.per_month.fen(), 4_294_967_295i64 * 33_50 * 730);
 }
+
+#[test]
+fn a_placement_across_regions_is_priced_per_region() {
+    use ebb_cost::{PricedPool, placed_preview, placed_run_rate};
+    // A100: ¥12/h in cn-east, ¥13/h in cn-south. Rent 6: 2 on east, 4 on south = ¥76/h.
+    let east = demo_entry("A100", "cn-east");
+    let south = demo_entry("A100", "cn-south");
+    let plan = PoolPlan {
+        base_gpus: 0,
+        term: Term::Month,
+        overlay: OverlayMode::Hour,
+    };
+    let change = placed_preview(&east, &plan, &[], &[(&east, 2), (&south, 4)]).unwrap();
+    assert_eq!(change.after.total.per_hour, fen(76_00));
+    assert_eq!(change.delta.per_hour, fen(76_00));
+    assert_eq!(change.after.gpus, 6);
+    // One pricing at the cheapest region would have said ¥72.
+    assert_eq!(
+        preview(&east, &plan, 0, 6).unwrap().delta.per_hour,
+        fen(72_00)
+    );
+
+    // The base covers the oldest GPUs: with 2 subscribed, the 2 on east are base and the 4
+    // on south pay ¥13 each.
+    let based = PoolPlan {
+        base_gpus: 2,
+        ..plan
+    };
+    let rate = placed_run_rate(&east, &based, &[(&east, 2), (&south, 4)]).unwrap();
+    assert_eq!(rate.overlay_gpus, 4);
+    assert_eq!(rate.overlay.per_hour, fen(52_00));
+
+    // A priced pool keeps its oldest GPUs and prices the next where they would go.
+    let pool = PricedPool {
+        plan,
+        base: east.clone(),
+        held: vec![(east.clone(), 2), (south.clone(), 2)],
+        next: south.clone(),
+    };
+    assert_eq!(pool.run_rate(3).unwrap().total.per_hour, fen(37_00));
+    assert_eq!(pool.preview(4, 6).unwrap().delta.per_hour, fen(26_00));
+    assert_eq!(pool.preview(4, 1).unwrap().delta.per_hour, fen(-38_00));
+}

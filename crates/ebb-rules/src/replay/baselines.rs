@@ -50,14 +50,14 @@ pub enum BaselineError {
 /// no base (the budget and the cost delta count every GPU at the overlay's price, the
 /// dearest reading; the base is chosen after the replay, by the bill).
 pub fn pricing(entry: &PriceEntry, options: &ReplayOptions) -> Pricing {
-    Pricing {
-        entry: entry.clone(),
-        plan: PoolPlan {
+    Pricing::single(
+        entry.clone(),
+        PoolPlan {
             base_gpus: 0,
             term: options.term,
             overlay: options.overlay,
         },
-    }
+    )
 }
 
 /// The baseline called `name` for `trace`: the oracle looks ahead `options.warmup_minutes`

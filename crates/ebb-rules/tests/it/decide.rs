@@ -83,14 +83,14 @@ pub fn pool(gpus: u32) -> PoolState<'static> {
 pub fn hourly() -> Pricing {
     static A100: std::sync::LazyLock<ebb_cost::PriceEntry> =
         std::sync::LazyLock::new(|| Catalog::demo().find("A100", "cn-north").unwrap().clone());
-    Pricing {
-        entry: A100.clone(),
-        plan: PoolPlan {
+    Pricing::single(
+        A100.clone(),
+        PoolPlan {
             base_gpus: 0,
             term: Term::Month,
             overlay: OverlayMode::Hour,
         },
-    }
+    )
 }
 
 fn kinds(decision: &Decision) -> Vec<&'static str> {
@@ -797,7 +797,7 @@ proptest! {
             ..pool(current)
         };
         let d = decide(&set, &state, &util(&case.samples, current), NOW);
-        let rate = ebb_cost::run_rate(&pricing.entry, &pricing.plan, d.desired_gpus).unwrap();
+        let rate = pricing.run_rate(d.desired_gpus).unwrap();
         prop_assert!(rate.total.per_hour.fen() <= i64::from(budget_yuan) * 100, "{d:?}");
     }
 
