@@ -23,8 +23,8 @@ pub struct Options {
     /// data directory, for machines without a keychain).
     #[arg(long, env = "EBB_TOKEN_STORE", default_value = "keychain")]
     pub token_store: TokenStore,
-    /// In the demo, the pool's rules and the users they follow (a festival peak on a fast
-    /// clock): `on`, or `off` for a demo that moves only when told.
+    /// In the demo, the pool's rules and the users they follow (a festival peak every ten
+    /// minutes): `on`, or `off` for a demo that moves only when told.
     #[arg(
         long,
         env = "EBB_DEMO_RULES",
@@ -128,7 +128,6 @@ impl AppState {
             metrics_listen,
             enforcer: ebb_core::enforcer::EnforcerConfig {
                 grace: options.failover_grace,
-                rules_speed: if demo_rules { demo::RULES_SPEED } else { 1 },
                 ..ebb_core::enforcer::EnforcerConfig::default()
             },
             ..ConsoleOptions::new(&data_dir)
@@ -140,6 +139,7 @@ impl AppState {
             let hosts =
                 hosts.map(|host| (host.name.clone(), host.url.clone(), host.region.clone()));
             console.seed_demo(hosts.collect(), demo_rules).await?;
+            other_tenants(&fleet).await;
             Some(fleet)
         } else {
             None
@@ -213,6 +213,23 @@ fn demo_fleet() -> FleetConfig {
         gpus_per_host: 4,
         profile: LoadProfile::Tidal { period_s: 45.0 },
         ..FleetConfig::default()
+    }
+}
+
+/// The demo fleet's other tenants: another team holds GPUs on some hosts (not the A100s
+/// the demo pool uses), so "leased by others" is seen and only leased GPUs are busy.
+async fn other_tenants(fleet: &Fleet) {
+    for (index, host) in fleet.hosts().iter().enumerate() {
+        if host.model == ebb_agent::sim::GpuModel::A100 || index % 3 == 2 {
+            continue;
+        }
+        let request = ebb_wire::agent::LeaseRequest::count("render-farm", "another-team", 2);
+        if let Err(error) = fleet
+            .lease(index, &format!("demo-other-{index}"), &request)
+            .await
+        {
+            tracing::warn!(host = %host.name, %error, "cannot lease the demo's other tenant");
+        }
     }
 }
 

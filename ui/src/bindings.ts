@@ -1423,7 +1423,13 @@ export type LintProblem =
 /**
  * Holding the target at the expected peak needs more than max.
  */
-{ kind: "target_unreachable"; peak_value: number; needed_gpus: number; max_gpus: number }
+{ kind: "target_unreachable"; peak_value: number; needed_gpus: number; max_gpus: number } | 
+/**
+ * `scale_in.force = true` releases GPUs at once, while the pool's overlay pays each
+ * started unit of `unit_hours` in full: a release and a re-rent within the unit pay it
+ * again.
+ */
+{ kind: "force_release_pays_again"; unit_hours: number }
 /**
  * `ebb rules lint --json`: a file's problems (invalid) or warnings.
  */

@@ -213,6 +213,7 @@ describe("rules in words", () => {
     { kind: "over_budget", gpus: 8, budget_gpus: 4 },
     { kind: "set_outside_limits", gpus: 12, min_gpus: 0, max_gpus: 8 },
     { kind: "target_unreachable", peak_value: 30, needed_gpus: 12, max_gpus: 8 },
+    { kind: "force_release_pays_again", unit_hours: 1 },
   ];
 
   it("read in English as the Rust side writes them", () => {
@@ -296,6 +297,7 @@ describe("rules in words", () => {
       over_budget: true,
       set_outside_limits: true,
       target_unreachable: true,
+      force_release_pays_again: true,
     });
     setLocale("zh-CN");
     expect(changeReasonText(draining)).toMatch(/[\u4e00-\u9fff]/);

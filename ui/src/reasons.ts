@@ -442,6 +442,17 @@ export function decisionReasonText(reason: DecisionReason): string {
   }
 }
 
+const FORCE_PAYS_AGAIN = {
+  hour: "reason.rules.lint.forceReleasePaysAgain.hour",
+  day: "reason.rules.lint.forceReleasePaysAgain.day",
+  week: "reason.rules.lint.forceReleasePaysAgain.week",
+} as const;
+
+/** The paid unit a count of hours is, for the words that name it. */
+function paidUnit(hours: number): "hour" | "day" | "week" {
+  return hours >= 168 ? "week" : hours >= 24 ? "day" : "hour";
+}
+
 /** What a lint warning found: "the cooldown (3 min) is shorter than the warmup (5 min): …". */
 export function lintProblemText(problem: LintProblem): string {
   switch (problem.kind) {
@@ -479,6 +490,8 @@ export function lintProblemText(problem: LintProblem): string {
       return t("reason.rules.lint.setOutsideLimits", { gpus: problem.gpus, min: problem.min_gpus, max: problem.max_gpus });
     case "target_unreachable":
       return t("reason.rules.lint.targetUnreachable", { peak: ruleNumber(problem.peak_value), needed: problem.needed_gpus, max: problem.max_gpus });
+    case "force_release_pays_again":
+      return t(FORCE_PAYS_AGAIN[paidUnit(problem.unit_hours)]);
     default:
       return never(problem);
   }

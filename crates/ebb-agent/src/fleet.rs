@@ -146,6 +146,26 @@ impl Fleet {
         &self.hosts
     }
 
+    /// Leases GPUs on host `index` as its own API would grant them (`key`: the request's
+    /// idempotency key): the demo's other tenants hold GPUs this way.
+    pub async fn lease(
+        &self,
+        index: usize,
+        key: &str,
+        request: &ebb_wire::agent::LeaseRequest,
+    ) -> Result<ebb_wire::agent::Lease, String> {
+        let agent = self
+            .agents
+            .get(index)
+            .ok_or_else(|| format!("the fleet has no host {index}"))?;
+        agent
+            .leases()
+            .create(key, request)
+            .await
+            .map(|created| created.lease)
+            .map_err(|error| error.to_string())
+    }
+
     /// Prunes every host's released leases as its timer would at `now_ms` (Unix ms): a
     /// test or a tool need not wait out the retention. Returns how many leases went.
     pub async fn prune_released(&self, now_ms: u64) -> Result<usize, StoreError> {

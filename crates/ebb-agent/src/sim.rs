@@ -219,7 +219,8 @@ pub struct SimConfig {
     /// One model per GPU, by index.
     pub gpus: Vec<GpuModel>,
     pub seed: u64,
-    /// The load of GPUs no lease overrides.
+    /// The load a leased GPU runs when its lease names none. A GPU no lease holds is idle:
+    /// free means idle.
     pub profile: LoadProfile,
 }
 
@@ -249,14 +250,27 @@ impl Simulator {
         &self.config
     }
 
-    /// GPU utilization of card `index` at `now_ms`, in percent.
+    /// Whether a lease holds card `uuid` and its workload runs (its load shows).
+    fn runs_workload(&self, uuid: &str) -> bool {
+        self.workloads
+            .read()
+            .is_ok_and(|workloads| workloads.contains_key(uuid))
+    }
+
+    /// GPU utilization of card `index` at `now_ms`, in percent: the lease's load, the host's
+    /// profile for a leased card whose lease names none, idle for a card no lease runs on.
     pub fn util_pct(&self, index: u32, now_ms: u64) -> f32 {
+        let uuid = &self.uuids[index as usize];
         let leased = self
             .lease_loads
             .read()
             .ok()
-            .and_then(|loads| loads.get(&self.uuids[index as usize]).cloned());
-        let profile = leased.as_ref().unwrap_or(&self.config.profile);
+            .and_then(|loads| loads.get(uuid).cloned());
+        let profile = match &leased {
+            Some(profile) => profile,
+            None if self.runs_workload(uuid) => &self.config.profile,
+            None => &LoadProfile::Idle,
+        };
         let second = now_ms / 1000;
         let noise = unit_noise(self.config.seed, index, second) * 2.0 - 1.0;
         let t = now_ms as f64 / 1000.0;
@@ -340,7 +354,12 @@ impl GpuProbe for Simulator {
                 let busy = util / 100.0;
                 let total = model.memory_total_mib();
                 let uuid = &self.uuids[index as usize];
-                let used = (total as f32 * (0.05 + 0.85 * busy)) as u32;
+                // A card nothing runs on holds only the driver's context.
+                let used = if self.runs_workload(uuid) {
+                    (total as f32 * (0.05 + 0.85 * busy)) as u32
+                } else {
+                    (total as f32 * 0.005) as u32
+                };
                 let ecc = model.reports_ecc();
                 Gpu {
                     index,
@@ -424,13 +443,42 @@ fn fake_uuid(seed: u64, host: &str, index: u32) -> String {
 mod tests {
     use super::*;
 
+    /// Four A100s, every one leased (so they run the host's tidal profile).
     fn tidal(seed: u64) -> Simulator {
-        Simulator::new(SimConfig {
+        let sim = Simulator::new(SimConfig {
             host: "host-a".into(),
             gpus: vec![GpuModel::A100; 4],
             seed,
             profile: LoadProfile::Tidal { period_s: 60.0 },
-        })
+        });
+        let all: std::collections::HashMap<String, LeaseWorkload> = sim
+            .uuids
+            .iter()
+            .map(|uuid| {
+                let workload = LeaseWorkload {
+                    lease_id: format!("lease-{uuid}"),
+                    pid: None,
+                    program: None,
+                };
+                (uuid.clone(), workload)
+            })
+            .collect();
+        sim.set_lease_workloads(&all);
+        sim
+    }
+
+    #[test]
+    fn a_gpu_no_lease_holds_is_idle() {
+        let sim = tidal(3);
+        sim.set_lease_workloads(&Default::default());
+        for second in 0..120 {
+            for gpu in sim.read(second * 1000) {
+                let util = gpu.gpu_util_pct.unwrap();
+                assert!(util <= 5.0, "a free GPU at {util}%");
+                assert!(gpu.memory_used_mib.unwrap() < 1_024, "{gpu:?}");
+                assert_eq!(gpu.processes, Some(Vec::new()));
+            }
+        }
     }
 
     #[test]
@@ -514,6 +562,7 @@ mod tests {
     #[test]
     fn a_leased_gpu_whose_workload_runs_shows_its_process() {
         let sim = tidal(5);
+        sim.set_lease_workloads(&Default::default());
         let uuid = sim.read(0)[2].uuid.clone();
         assert!(
             sim.read(0)
@@ -598,6 +647,13 @@ mod tests {
             seed: 1,
             profile,
         });
+        let uuid = sim.uuids[0].clone();
+        let workload = LeaseWorkload {
+            lease_id: "l".into(),
+            pid: None,
+            program: None,
+        };
+        sim.set_lease_workloads(&std::collections::HashMap::from([(uuid, workload)]));
         let near = |util: f32, target: f32| (util - target).abs() <= 1.0;
         assert!(near(sim.util_pct(0, 5_000), 10.0));
         assert!(near(sim.util_pct(0, 10_500), 90.0));

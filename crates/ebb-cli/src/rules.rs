@@ -97,8 +97,18 @@ impl RulesCommand {
 pub fn run(command: &RulesCommand, json: bool) -> anyhow::Result<i32> {
     match command {
         RulesCommand::Lint { file, warmup } => {
-            let text = std::fs::read_to_string(file)
+            let bytes = std::fs::read(file)
                 .with_context(|| format!("cannot read the rule file {}", file.display()))?;
+            // A file that is not text is an invalid rule file (exit 2), not an IO failure.
+            let Ok(text) = String::from_utf8(bytes) else {
+                let report = not_utf8(&file.display().to_string());
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&report)?);
+                } else {
+                    print!("{}", crate::pool_rules::lint_text(&report));
+                }
+                return Ok(exit_code(&report));
+            };
             let context = LintContext {
                 warmup_minutes: *warmup,
                 ..LintContext::default()
@@ -119,6 +129,20 @@ pub fn run(command: &RulesCommand, json: bool) -> anyhow::Result<i32> {
         | RulesCommand::Shadow { .. } => {
             unreachable!("main runs these itself: they need the data directory")
         }
+    }
+}
+
+/// The report of a rule file that is not UTF-8 text: invalid.
+fn not_utf8(file: &str) -> LintReport {
+    LintReport {
+        file: file.to_string(),
+        valid: false,
+        errors: vec![ebb_wire::rules::RuleProblem {
+            line: None,
+            field: "file".into(),
+            message: "is not UTF-8 text: a rule file is TOML".into(),
+        }],
+        warnings: Vec::new(),
     }
 }
 

@@ -1,6 +1,6 @@
 //! The demo's content: the embedded fleet's hosts registered as real ones are, its pool
-//! (A100s over the two regions that have them), the pool's seed-like rules on a fast rules
-//! clock, and the users they follow. The desktop shell starts the simulated fleet and hands
+//! (A100s over the two regions that have them), the pool's seed-like rules (on the console's
+//! own clock, paid-unit-aware), and the users they follow. The desktop shell starts the simulated fleet and hands
 //! its hosts here; everything the demo shows goes through the same registry, pools and rules
 //! as an operator's own.
 
@@ -62,13 +62,14 @@ async fn seed_pool(console: &Console) {
     }
 }
 
-/// In the demo a rule minute lasts 6 s, so a new user sees the rules act within a minute.
-pub const RULES_SPEED: u32 = 10;
-
 /// The demo pool's rules: the seed's e-commerce case ("users > 100k → 20 GPUs, < 50k →
-/// 5"), sized to the demo pool; written on the first start only.
+/// 5"), sized to the demo pool and paid-unit-aware as the product recommends; written on
+/// the first start only. They run on the console's own clock, as billing does.
 pub const RULES: &str = r#"# The demo pool follows its users, as the seed's e-commerce case does: a festival peak
-# sets it to 6 GPUs, back to normal sets it to 2. In the demo a rule minute is 6 seconds.
+# sets it to 6 GPUs, back to normal sets it to 2.
+# GPUs above the base are paid by the started hour, so a GPU no longer needed is kept
+# until the last 10 minutes of the hour it has paid for: a peak that comes back within
+# the hour uses it again at no extra cost, instead of paying a fresh hour.
 pool = "inference"
 
 [limits]
@@ -76,7 +77,8 @@ min_gpus = 1
 max_gpus = 8
 
 [scale_in]
-force = true
+force = false
+release_window_minutes = 10
 
 [[metric]]
 name = "users"
@@ -116,11 +118,17 @@ async fn seed_rules(console: &Console) {
     }
 }
 
-/// The demo's users, each second: 30k, then a festival peak of 150k from 20 s to 75 s of
-/// every 150 s (a day on the rules' fast clock), with a little noise.
+/// How often the demo's festival peak comes back, in seconds.
+pub const PEAK_EVERY_S: u64 = 600;
+
+/// When in each [`PEAK_EVERY_S`] the peak is on, in seconds.
+pub const PEAK_S: std::ops::Range<u64> = 10..250;
+
+/// The demo's users, each second: 30k, then a festival peak of 150k from 10 s to 250 s of
+/// every 10 minutes, with a little noise.
 pub fn users(elapsed_s: u64) -> f64 {
-    let t = elapsed_s % 150;
-    let base = if (20..75).contains(&t) {
+    let t = elapsed_s % PEAK_EVERY_S;
+    let base = if PEAK_S.contains(&t) {
         150_000.0
     } else {
         30_000.0
@@ -154,8 +162,11 @@ mod tests {
     #[test]
     fn the_demo_rules_parse_and_their_users_cross_both_thresholds() {
         ebb_rules::model::parse(RULES).unwrap();
-        let peak = (20..75).map(users).fold(f64::MAX, f64::min);
-        let normal = (0..20).chain(75..150).map(users).fold(0.0, f64::max);
+        let peak = PEAK_S.map(users).fold(f64::MAX, f64::min);
+        let normal = (0..PEAK_S.start)
+            .chain(PEAK_S.end..PEAK_EVERY_S)
+            .map(users)
+            .fold(0.0, f64::max);
         assert!(peak > 100_000.0, "the festival peak is above 100k: {peak}");
         assert!(normal < 50_000.0, "normal is below 50k: {normal}");
     }

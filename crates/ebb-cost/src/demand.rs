@@ -139,12 +139,16 @@ impl DemandSeries {
                 column_name: Some(names[column].clone()),
                 message,
             };
-            if cells.len() < names.len() {
+            if cells.len() != names.len() {
                 return Err(DemandError {
                     line,
                     column: None,
                     column_name: None,
-                    message: format!("{} cells, the header has {}", cells.len(), names.len()),
+                    message: format!(
+                        "{} cells, the header has {}: every row has one cell per column",
+                        cells.len(),
+                        names.len()
+                    ),
                 });
             }
             let index: i64 = cells[0]
@@ -330,6 +334,10 @@ mod tests {
             (
                 "hour,demand,users\n0,1\n",
                 "line 2: 2 cells, the header has 3",
+            ),
+            (
+                "hour,demand\n0,1\n1,2,7\n",
+                "line 3: 3 cells, the header has 2",
             ),
             (
                 "hour,demand\n0,1\n87600,1\n",

@@ -12,7 +12,9 @@
 //!   reached** (utilization beyond 0–100%);
 //! - **a schedule that fights min/max or the budget**, a min the budget cannot pay for, a
 //!   `set N` outside min/max;
-//! - **a target unreachable within max** at the expected peak, when one is given.
+//! - **a target unreachable within max** at the expected peak, when one is given;
+//! - **`force = true` on a pool that pays by the started unit**: every release and re-rent
+//!   within the unit pays it again.
 
 use crate::decide::{Pricing, apply_action, ceil_gpus};
 use crate::model::{self, RuleSet};
@@ -147,6 +149,19 @@ pub fn lint(rules: &RuleSet, context: &LintContext<'_>) -> Vec<LintWarning> {
                 warn(Some(&other.name), format!("threshold[{j}].action"), problem);
             }
         }
+    }
+
+    if spec.scale_in.force
+        && let Some(pricing) = context.pricing
+        && limits.max_gpus > pricing.plan.base_gpus
+    {
+        warn(
+            None,
+            "scale_in.force".into(),
+            LintProblem::ForceReleasePaysAgain {
+                unit_hours: pricing.plan.overlay.unit_hours(),
+            },
+        );
     }
 
     let budget_gpus = context

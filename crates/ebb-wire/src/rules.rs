@@ -832,6 +832,10 @@ pub enum LintProblem {
         needed_gpus: u32,
         max_gpus: u32,
     },
+    /// `scale_in.force = true` releases GPUs at once, while the pool's overlay pays each
+    /// started unit of `unit_hours` in full: a release and a re-rent within the unit pay it
+    /// again.
+    ForceReleasePaysAgain { unit_hours: u32 },
 }
 
 impl fmt::Display for LintProblem {
@@ -907,7 +911,23 @@ impl fmt::Display for LintProblem {
                 "at the expected peak ({}) the target needs {needed_gpus} GPUs, more than max {max_gpus}",
                 number(*peak_value)
             ),
+            LintProblem::ForceReleasePaysAgain { unit_hours } => write!(
+                f,
+                "force = true releases a GPU at once, but GPUs above the base pay each started {} in full: each release and re-rent within the {} pays again (leave force off to release in the last minutes of the paid unit)",
+                unit_word(*unit_hours),
+                unit_word(*unit_hours)
+            ),
         }
+    }
+}
+
+/// A paid unit of `hours` as a word: hour, day, week (else "N hours").
+fn unit_word(hours: u32) -> String {
+    match hours {
+        1 => "hour".into(),
+        24 => "day".into(),
+        168 => "week".into(),
+        n => format!("{n} hours"),
     }
 }
 

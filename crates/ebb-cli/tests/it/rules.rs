@@ -102,3 +102,17 @@ fn a_missing_file_is_an_error_that_names_it() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_file_that_is_not_utf8_is_invalid_and_exits_2() {
+    let dir = TempDir::new("cli-rules-binary");
+    let path = dir.join("latin1.toml");
+    std::fs::write(&path, b"pool = \"caf\xe9\"\n").unwrap();
+    let (code, out) = lint(&path, false);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("not UTF-8"), "{out}");
+    let (code, out) = lint(&path, true);
+    assert_eq!(code, 2, "{out}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(json["errors"][0]["field"], "file");
+}

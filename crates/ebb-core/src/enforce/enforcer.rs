@@ -37,9 +37,6 @@ pub struct EnforcerConfig {
     pub client: ClientConfig,
     /// Requests in flight at once, over all hosts.
     pub concurrency: usize,
-    /// How much faster the rules' clock runs (1; the demo's is faster so rules act within
-    /// a minute).
-    pub rules_speed: u32,
 }
 
 impl Default for EnforcerConfig {
@@ -52,7 +49,6 @@ impl Default for EnforcerConfig {
                 request_timeout: Duration::from_secs(3),
             },
             concurrency: 64,
-            rules_speed: 1,
         }
     }
 }
@@ -138,7 +134,7 @@ impl Enforcer {
             refusals: Refusals::default(),
             holder: None,
             passes: 0,
-            rules: RulesRunner::with_speed(config.rules_speed),
+            rules: RulesRunner::default(),
         };
         let wake_loop = wake.clone();
         let task = tokio::spawn(async move {

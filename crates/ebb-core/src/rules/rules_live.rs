@@ -175,52 +175,9 @@ pub struct RulesTick {
 #[derive(Debug, Default)]
 pub struct RulesRunner {
     live: HashMap<String, Live>,
-    pace: Pace,
-}
-
-/// How fast the rules' clock runs against the console's: 1 but in the demo, where a rule
-/// minute lasts `60 / speed` seconds so a new user sees the rules act (the activity log,
-/// the pool's history and its spend keep the console's own clock).
-#[derive(Debug, Clone, Copy, Default)]
-struct Pace {
-    speed: i64,
-    origin_ms: Option<i64>,
-}
-
-impl Pace {
-    fn speed(&self) -> i64 {
-        self.speed.max(1)
-    }
-
-    /// The rules' time at the console's `real_ms`.
-    fn virt(&self, real_ms: i64) -> i64 {
-        match self.origin_ms {
-            Some(origin) => origin + (real_ms - origin) * self.speed(),
-            None => real_ms,
-        }
-    }
-
-    /// The console's time at the rules' `virt_ms`.
-    fn real(&self, virt_ms: i64) -> i64 {
-        match self.origin_ms {
-            Some(origin) => origin + (virt_ms - origin) / self.speed(),
-            None => virt_ms,
-        }
-    }
 }
 
 impl RulesRunner {
-    /// A runner whose rule minutes last `60 / speed` seconds (the demo's fast clock).
-    pub fn with_speed(speed: u32) -> RulesRunner {
-        RulesRunner {
-            live: HashMap::new(),
-            pace: Pace {
-                speed: i64::from(speed.max(1)),
-                origin_ms: None,
-            },
-        }
-    }
-
     /// One tick: a decision for each pool with enabled or shadowed rules.
     /// The pools' counts are read at the tick (the slider may have moved one since the
     /// pass began); only pools with rules are looked at.
@@ -233,10 +190,6 @@ impl RulesRunner {
         now_ms: i64,
     ) -> Result<RulesTick, PoolError> {
         let mut out = RulesTick::default();
-        if self.pace.speed() > 1 && self.pace.origin_ms.is_none() {
-            self.pace.origin_ms = Some(now_ms);
-        }
-        let pace = self.pace;
         let stored = store.all_rules().await?;
         if stored.is_empty() {
             self.live.clear();
@@ -261,7 +214,7 @@ impl RulesRunner {
             }
             let live = match self.live.get_mut(&pool.id) {
                 Some(live) if live.version == rules.version => live,
-                _ => match Self::load(store, pool, &rules, pace).await? {
+                _ => match Self::load(store, pool, &rules).await? {
                     Some(live) => self
                         .live
                         .entry(pool.id.clone())
@@ -276,11 +229,11 @@ impl RulesRunner {
                 live.mode = rules.mode;
                 live.shadow_desired = None;
                 live.held_logged = None;
-                (live.last_out_ms, live.last_in_ms) = last_changes(store, pool, pace).await?;
+                (live.last_out_ms, live.last_in_ms) = last_changes(store, pool).await?;
             }
             out.decisions += 1;
             if let Some((from, to)) =
-                step(live, store, pool, status, &gpus, catalog, now_ms, pace).await?
+                step(live, store, pool, status, &gpus, catalog, now_ms).await?
             {
                 out.changed.push((pool.name.clone(), from, to));
             }
@@ -292,7 +245,6 @@ impl RulesRunner {
         store: &PoolStore,
         pool: &Pool,
         stored: &StoredRules,
-        pace: Pace,
     ) -> Result<Option<Live>, PoolError> {
         let rules = match ebb_rules::model::parse(&stored.source) {
             Ok(rules) => rules,
@@ -301,7 +253,7 @@ impl RulesRunner {
                 return Ok(None);
             }
         };
-        let (last_out_ms, last_in_ms) = last_changes(store, pool, pace).await?;
+        let (last_out_ms, last_in_ms) = last_changes(store, pool).await?;
         Ok(Some(Live {
             version: stored.version,
             mode: stored.mode,
@@ -321,7 +273,6 @@ impl RulesRunner {
 async fn last_changes(
     store: &PoolStore,
     pool: &Pool,
-    pace: Pace,
 ) -> Result<(Option<i64>, Option<i64>), PoolError> {
     let log = store.activity(Some(&pool.name), 500).await?;
     let real = |e: &&ebb_wire::pools::ActivityEntry| {
@@ -331,12 +282,12 @@ async fn last_changes(
         .iter()
         .filter(real)
         .find(|e| e.to > e.from)
-        .map(|e| pace.virt(e.at_ms));
+        .map(|e| e.at_ms);
     let r#in = log
         .iter()
         .filter(real)
         .find(|e| e.to < e.from)
-        .map(|e| pace.virt(e.at_ms));
+        .map(|e| e.at_ms);
     Ok((out, r#in))
 }
 
@@ -356,11 +307,9 @@ async fn step(
     status: &PoolStatus,
     gpus: &GpuIndex<'_>,
     catalog: &Catalog,
-    real_now_ms: i64,
-    pace: Pace,
+    now_ms: i64,
 ) -> Result<Option<(u32, u32)>, PoolError> {
     // Everything below is on the rules' clock (the console's but in the demo).
-    let now_ms = pace.virt(real_now_ms);
     let minutes = window_minutes(&live.rules);
     live.ticks.push_back(sample(status, gpus, now_ms));
     let keep_from = now_ms - i64::from(minutes + 1) * MINUTE_MS;
@@ -391,12 +340,11 @@ async fn step(
     );
     for metric in &live.rules.spec().metrics {
         // One minute more than the window, to know whether the series reaches back to it.
-        let since = pace.real(now_ms - i64::from(minutes + 1) * MINUTE_MS);
+        let since = now_ms - i64::from(minutes + 1) * MINUTE_MS;
         let samples: Vec<(i64, f64)> = store
             .metric_samples(&metric.name, &pool.name, since)
             .await?
             .into_iter()
-            .map(|(at, value)| (pace.virt(at), value))
             .collect();
         let window = windows.custom_mut(&metric.name);
         if samples
@@ -406,7 +354,7 @@ async fn step(
             *window = minute_means(samples.iter().copied(), now_ms, minutes, 0, false);
         } else if let Some((at, value)) = store.latest_metric(&metric.name, &pool.name).await? {
             // Older than the window: still said, so the rule can say since when it is stale.
-            window.push(pace.virt(at), value);
+            window.push(at, value);
         }
     }
 
@@ -414,7 +362,7 @@ async fn step(
         .leases
         .iter()
         .filter(|lease| lease.state == PoolLeaseState::Active)
-        .map(|lease| pace.virt(lease.granted_at_ms))
+        .map(|lease| lease.granted_at_ms)
         .collect();
     held_since.sort_unstable();
     let price = pricing(pool, Some(status), catalog);
@@ -435,10 +383,7 @@ async fn step(
         pricing: price.as_ref(),
     };
     let mut decision = decide(&live.rules, &state, &windows, now_ms);
-    if pace.speed() > 1 {
-        decision = on_console_clock(decision, pace);
-    }
-    decision.at_ms = real_now_ms;
+    decision.at_ms = now_ms;
     // The pool's own range bounds every count (the rules' limits are saved within it).
     decision.desired_gpus = decision.desired_gpus.clamp(pool.min, pool.max);
 
@@ -446,10 +391,10 @@ async fn step(
     let due = live
         .recorded
         .as_ref()
-        .is_none_or(|(at, had)| *had != key || real_now_ms - at >= RECORD_EVERY_MS);
+        .is_none_or(|(at, had)| *had != key || now_ms - at >= RECORD_EVERY_MS);
     if due {
         store.record_decision(&pool.id, &decision).await?;
-        live.recorded = Some((real_now_ms, key.clone()));
+        live.recorded = Some((now_ms, key.clone()));
     }
 
     let to = decision.desired_gpus;
@@ -501,38 +446,6 @@ async fn step(
     Ok(None)
 }
 
-/// A decision made on a fast rules clock, its times (`until_ms`, `last_seen_ms`,
-/// `next_release_ms`, ...) put back on the console's clock, so the log and the views say
-/// when on the clock the operator reads.
-fn on_console_clock(decision: Decision, pace: Pace) -> Decision {
-    fn walk(value: &mut serde_json::Value, pace: Pace) {
-        match value {
-            serde_json::Value::Object(map) => {
-                for (key, field) in map.iter_mut() {
-                    if key.ends_with("_ms")
-                        && let Some(ms) = field.as_i64()
-                    {
-                        *field = serde_json::Value::from(pace.real(ms));
-                    } else {
-                        walk(field, pace);
-                    }
-                }
-            }
-            serde_json::Value::Array(items) => {
-                for item in items {
-                    walk(item, pace);
-                }
-            }
-            _ => {}
-        }
-    }
-    let Ok(mut value) = serde_json::to_value(&decision) else {
-        return decision;
-    };
-    walk(&mut value, pace);
-    serde_json::from_value(value).unwrap_or(decision)
-}
-
 /// The activity entry of a decision.
 fn entry(decision: &Decision, shadow: bool) -> NewActivity {
     let per_hour = decision.cost_delta_per_hour_fen;
@@ -575,55 +488,6 @@ fn reason_key(decision: &Decision) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_fast_clocks_decision_says_its_times_on_the_consoles_clock() {
-        let pace = Pace {
-            speed: 10,
-            origin_ms: Some(1_000_000),
-        };
-        let decision = Decision {
-            at_ms: 1_600_000,
-            current_gpus: 2,
-            rules: vec![ebb_wire::rules::RuleOutcome {
-                rule: "r".into(),
-                recommended_gpus: Some(6),
-                status: ebb_wire::rules::RuleStatus::Cooldown {
-                    until_ms: 1_300_000,
-                    would_gpus: 6,
-                },
-            }],
-            recommended_gpus: 6,
-            clamps: Vec::new(),
-            desired_gpus: 2,
-            cost_delta_per_hour_fen: None,
-            reason: DecisionReason::Steady,
-        };
-        let back = on_console_clock(decision, pace);
-        assert_eq!(back.at_ms, 1_060_000);
-        assert!(matches!(
-            back.rules[0].status,
-            ebb_wire::rules::RuleStatus::Cooldown {
-                until_ms: 1_030_000,
-                would_gpus: 6
-            }
-        ));
-    }
-
-    #[test]
-    fn a_fast_rules_clock_maps_both_ways_from_where_it_started() {
-        let pace = Pace {
-            speed: 10,
-            origin_ms: Some(1_000_000),
-        };
-        assert_eq!(pace.virt(1_000_000), 1_000_000);
-        assert_eq!(pace.virt(1_006_000), 1_060_000, "6 s is a rule minute");
-        assert_eq!(pace.real(1_060_000), 1_006_000);
-        assert_eq!(pace.virt(994_000), 940_000, "before the start too");
-        let plain = Pace::default();
-        assert_eq!(plain.virt(5), 5);
-        assert_eq!(plain.real(5), 5);
-    }
 
     #[test]
     fn minute_means_slide_with_now() {

@@ -211,3 +211,27 @@ fn an_invalid_file_reports_its_errors_not_warnings() {
     assert_eq!(report.errors[0].line, Some(2));
     assert_eq!(report.errors[0].field, "limits.max_gpus");
 }
+
+#[test]
+fn force_on_an_hourly_overlay_pays_each_hour_again() {
+    let pricing = hourly();
+    let context = LintContext {
+        pricing: Some(&pricing),
+        ..LintContext::default()
+    };
+    let text = "[limits]\nmax_gpus = 8\n[scale_in]\nforce = true\n";
+    let (rule, field, line, problem) = one(text, &context);
+    assert_eq!(rule, None);
+    assert_eq!((field.as_str(), line), ("scale_in.force", Some(4)));
+    assert_eq!(
+        problem,
+        LintProblem::ForceReleasePaysAgain { unit_hours: 1 }
+    );
+    assert!(
+        problem.to_string().contains("within the hour pays again"),
+        "{problem}"
+    );
+    // Without force, nothing to say.
+    let report = lint_file("p.toml", "[limits]\nmax_gpus = 8\n", &context);
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+}
