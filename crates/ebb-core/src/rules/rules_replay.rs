@@ -29,6 +29,7 @@ use ebb_rules::rules_policy::RulesPolicy;
 use ebb_rules::suggest::{SuggestOptions, suggest};
 use ebb_wire::ipc::ChartTheme;
 use ebb_wire::replay::{ReplayReport, ReplaySource, RulesReplay};
+use ebb_wire::suggest::{RulesSuggestion, SuggestNote};
 
 /// The fewest minutes of recorded history a replay or a suggestion uses.
 pub const MIN_HISTORY_MINUTES: usize = 30;
@@ -349,12 +350,15 @@ impl Console {
     }
 
     /// A rule file for `pool` chosen by replay on `trace` or the pool's history
-    /// (`ebb_rules::suggest`), its limits fitted to the pool's range.
+    /// (`ebb_rules::suggest`), its limits fitted to the pool's range, as a proposal with its
+    /// reasons as data. The custom metrics of `current` (the file being edited, when it
+    /// parses) are kept in it.
     pub async fn suggest_rules(
         &self,
         pool: &str,
         trace: Option<&str>,
-    ) -> Result<String, ReplayError> {
+        current: Option<&str>,
+    ) -> Result<RulesSuggestion, ReplayError> {
         let pool = self.pools.get(pool).await?;
         let (trace, _, start_ms) = self.demand_for(&pool, trace).await?;
         let (entry, replay) = replay_price(&pool, &self.catalog(), start_ms)?;
@@ -362,11 +366,49 @@ impl Console {
             max_shortfall_pct: SUGGEST_MAX_SHORTFALL_PCT,
             replay,
             pool: Some(pool.name.clone()),
+            metrics: current.map(kept_metrics).unwrap_or_default(),
         };
         let suggestion = tokio::task::spawn_blocking(move || suggest(&trace, &entry, &options))
             .await
             .map_err(|error| ReplayError::Task(error.to_string()))??;
-        Ok(fit_to_pool(&suggestion.file, &pool))
+        Ok(proposal(
+            suggestion.file.as_str(),
+            suggestion.notes,
+            suggestion.within_limit,
+            &pool,
+        ))
+    }
+}
+
+/// The custom metrics of a rule file being edited (none when it does not parse): a
+/// suggestion keeps them (pure).
+pub fn kept_metrics(source: &str) -> Vec<ebb_wire::rules::CustomMetric> {
+    ebb_rules::model::parse(source)
+        .map(|rules| rules.spec().metrics.clone())
+        .unwrap_or_default()
+}
+
+/// A suggestion fitted to `pool` as the Rules view's proposal: the file's limits in the
+/// pool's range and its limits note saying the fitted numbers (pure).
+pub fn proposal(
+    file: &str,
+    mut notes: Vec<SuggestNote>,
+    within_limit: bool,
+    pool: &Pool,
+) -> RulesSuggestion {
+    let file = fit_to_pool(file, pool);
+    if let Ok(rules) = ebb_rules::model::parse(&file) {
+        let limits = &rules.spec().limits;
+        for note in &mut notes {
+            if let SuggestNote::Limits { min_gpus, max_gpus } = note {
+                (*min_gpus, *max_gpus) = (limits.min_gpus, limits.max_gpus);
+            }
+        }
+    }
+    RulesSuggestion {
+        file,
+        notes,
+        within_limit,
     }
 }
 
@@ -568,6 +610,7 @@ action = "-1"
             max_shortfall_pct: SUGGEST_MAX_SHORTFALL_PCT,
             replay,
             pool: Some(pool.name.clone()),
+            metrics: Vec::new(),
         };
         let file = suggest(&trace, &entry, &options).unwrap().file;
         let fitted = fit_to_pool(&file, &pool);
@@ -579,5 +622,36 @@ action = "-1"
         assert!(fitted.contains("# the pool's max"), "{fitted}");
         // Only the two lines changed; the comments stay.
         assert_eq!(fitted.lines().count(), file.lines().count());
+    }
+
+    #[test]
+    fn a_proposal_keeps_the_edited_files_metrics_and_says_the_fitted_limits() {
+        let demand: Vec<f64> = (0..600)
+            .map(|t| if (200..400).contains(&t) { 5.0 } else { 1.0 })
+            .collect();
+        let trace = Trace::from_demand(demand).unwrap();
+        let catalog = Catalog::demo();
+        let pool = pool(2, 8);
+        let (entry, replay) = replay_price(&pool, &catalog, 0).unwrap();
+        let editing = format!("{RULES}\n[[metric]]\nname = \"queue\"\nstale_after_minutes = 3\n");
+        let options = SuggestOptions {
+            max_shortfall_pct: SUGGEST_MAX_SHORTFALL_PCT,
+            replay,
+            pool: Some(pool.name.clone()),
+            metrics: kept_metrics(&editing),
+        };
+        assert_eq!(options.metrics.len(), 1);
+        assert!(kept_metrics("not toml [").is_empty());
+        let suggestion = suggest(&trace, &entry, &options).unwrap();
+        let made = proposal(&suggestion.file, suggestion.notes, true, &pool);
+        let rules = ebb_rules::model::parse(&made.file).unwrap();
+        assert_eq!(rules.spec().metrics[0].name, "queue");
+        assert!(made.notes.contains(&SuggestNote::Limits {
+            min_gpus: 2,
+            max_gpus: 8
+        }));
+        assert!(made.notes.contains(&SuggestNote::KeptMetrics {
+            names: vec!["queue".to_string()]
+        }));
     }
 }
