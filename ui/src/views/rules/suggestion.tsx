@@ -206,9 +206,9 @@ export function Suggestion(props: {
                 const [rn, right] = rightOf(row);
                 return (
                   <tr data-diff={row.kind} class={`diff-${row.kind}`}>
-                    <td class="diff-line num">{ln ?? ""}</td>
+                    <td class="diff-line num">{ln === null ? "" : row.kind === "same" ? ln : `− ${ln}`}</td>
                     <td class="diff-left">{left}</td>
-                    <td class="diff-line num">{rn ?? ""}</td>
+                    <td class="diff-line num">{rn === null ? "" : row.kind === "same" ? rn : `+ ${rn}`}</td>
                     <td class="diff-right">{right}</td>
                   </tr>
                 );
