@@ -195,46 +195,13 @@ pub fn replay_report(
     ))
 }
 
-/// A suggested rule file with its limits fitted to the pool's range (pure): `min_gpus` at
+/// Suggested rules with their limits fitted to the pool's range (pure): `min_gpus` at
 /// least the pool's min, `max_gpus` at most its max, so the file can be saved as it is
 /// (the suggestion's own max, ten times the peak, is for a pool without one).
-pub fn fit_to_pool(file: &str, pool: &Pool) -> String {
-    let mut in_limits = false;
-    let mut out = String::with_capacity(file.len() + 80);
-    for line in file.lines() {
-        let trimmed = line.trim();
-        if trimmed.starts_with('[') {
-            in_limits = trimmed == "[limits]";
-        }
-        let value = |key: &str| {
-            trimmed
-                .strip_prefix(key)
-                .and_then(|rest| rest.trim_start().strip_prefix('='))
-                .and_then(|rest| rest.trim().parse::<u32>().ok())
-        };
-        match (in_limits, value("min_gpus"), value("max_gpus")) {
-            (true, Some(min), _) => {
-                let fitted = min.max(pool.min).min(pool.max);
-                out.push_str(&format!("min_gpus = {fitted}"));
-                if fitted != min {
-                    out.push_str(&format!(
-                        " # the pool's range is {} to {}",
-                        pool.min, pool.max
-                    ));
-                }
-            }
-            (true, _, Some(max)) => {
-                let fitted = max.min(pool.max).max(pool.min);
-                out.push_str(&format!("max_gpus = {fitted}"));
-                if fitted != max {
-                    out.push_str(&format!(" # the pool's max (the suggestion had {max})"));
-                }
-            }
-            _ => out.push_str(line),
-        }
-        out.push('\n');
-    }
-    out
+pub fn fit_to_pool(rules: &mut ebb_wire::rules::RuleSet, pool: &Pool) {
+    let limits = &mut rules.limits;
+    limits.min_gpus = limits.min_gpus.max(pool.min).min(pool.max);
+    limits.max_gpus = limits.max_gpus.min(pool.max).max(pool.min);
 }
 
 /// Rules as data (the Rules view's form) as a rule file, valid or not, without comments:
@@ -372,7 +339,7 @@ impl Console {
             .await
             .map_err(|error| ReplayError::Task(error.to_string()))??;
         Ok(proposal(
-            suggestion.file.as_str(),
+            suggestion.rules.spec(),
             suggestion.notes,
             suggestion.within_limit,
             &pool,
@@ -388,25 +355,30 @@ pub fn kept_metrics(source: &str) -> Vec<ebb_wire::rules::CustomMetric> {
         .unwrap_or_default()
 }
 
-/// A suggestion fitted to `pool` as the Rules view's proposal: the file's limits in the
-/// pool's range and its limits note saying the fitted numbers (pure).
+/// A suggestion fitted to `pool` as the Rules view's proposal (pure): its limits in the
+/// pool's range, written without the CLI's English comments (the UI words the notes in the
+/// operator's language), and its limits note saying the fitted numbers.
 pub fn proposal(
-    file: &str,
+    rules: &ebb_wire::rules::RuleSet,
     mut notes: Vec<SuggestNote>,
     within_limit: bool,
     pool: &Pool,
 ) -> RulesSuggestion {
-    let file = fit_to_pool(file, pool);
-    if let Ok(rules) = ebb_rules::model::parse(&file) {
-        let limits = &rules.spec().limits;
-        for note in &mut notes {
-            if let SuggestNote::Limits { min_gpus, max_gpus } = note {
-                (*min_gpus, *max_gpus) = (limits.min_gpus, limits.max_gpus);
-            }
+    let mut rules = rules.clone();
+    fit_to_pool(&mut rules, pool);
+    for note in &mut notes {
+        if let SuggestNote::Limits { min_gpus, max_gpus } = note {
+            (*min_gpus, *max_gpus) = (rules.limits.min_gpus, rules.limits.max_gpus);
+        }
+        if let SuggestNote::PreScale { floor_gpus, .. } = note {
+            *floor_gpus = (*floor_gpus).min(rules.limits.max_gpus);
         }
     }
+    for schedule in &mut rules.schedules {
+        schedule.gpus = schedule.gpus.min(rules.limits.max_gpus);
+    }
     RulesSuggestion {
-        file,
+        file: rules_file(&rules),
         notes,
         within_limit,
     }
@@ -612,16 +584,16 @@ action = "-1"
             pool: Some(pool.name.clone()),
             metrics: Vec::new(),
         };
-        let file = suggest(&trace, &entry, &options).unwrap().file;
-        let fitted = fit_to_pool(&file, &pool);
-        let rules = ebb_rules::model::parse(&fitted).unwrap();
+        let suggestion = suggest(&trace, &entry, &options).unwrap();
+        let made = proposal(suggestion.rules.spec(), suggestion.notes, true, &pool);
+        let rules = ebb_rules::model::parse(&made.file).unwrap();
         assert_eq!(
             (rules.spec().limits.min_gpus, rules.spec().limits.max_gpus),
             (2, 8)
         );
-        assert!(fitted.contains("# the pool's max"), "{fitted}");
-        // Only the two lines changed; the comments stay.
-        assert_eq!(fitted.lines().count(), file.lines().count());
+        // The same rules otherwise, and no English comment for the UI's editor.
+        assert_eq!(rules.spec().targets, suggestion.rules.spec().targets);
+        assert!(!made.file.contains('#'), "{}", made.file);
     }
 
     #[test]
@@ -643,7 +615,7 @@ action = "-1"
         assert_eq!(options.metrics.len(), 1);
         assert!(kept_metrics("not toml [").is_empty());
         let suggestion = suggest(&trace, &entry, &options).unwrap();
-        let made = proposal(&suggestion.file, suggestion.notes, true, &pool);
+        let made = proposal(suggestion.rules.spec(), suggestion.notes, true, &pool);
         let rules = ebb_rules::model::parse(&made.file).unwrap();
         assert_eq!(rules.spec().metrics[0].name, "queue");
         assert!(made.notes.contains(&SuggestNote::Limits {
