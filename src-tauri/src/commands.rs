@@ -22,6 +22,7 @@ use ebb_wire::pools::{
 use ebb_wire::reasons::ChangeReason;
 use ebb_wire::replay::{ReplayChartLabels, RulesReplay};
 use ebb_wire::rules::{LintReport, PoolRules, RuleSet, RulesMode};
+use ebb_wire::suggest::RulesSuggestion;
 
 use tauri::State;
 
@@ -647,17 +648,19 @@ pub async fn replay_rules(
     replay.await.map_err(replay_error)
 }
 
-/// A rule file for `pool` chosen by replay over `trace` or the pool's history.
+/// A rule file for `pool` chosen by replay over `trace` or the pool's history, as a
+/// proposal with its reasons; `current` (the file being edited) lends it its custom metrics.
 #[tauri::command]
 #[specta::specta]
 pub async fn suggest_rules(
     state: State<'_, AppState>,
     pool: String,
     trace: Option<String>,
-) -> Result<String, IpcError> {
+    current: Option<String>,
+) -> Result<RulesSuggestion, IpcError> {
     state
         .console
-        .suggest_rules(&pool, trace.as_deref())
+        .suggest_rules(&pool, trace.as_deref(), current.as_deref())
         .await
         .map_err(replay_error)
 }

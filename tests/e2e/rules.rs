@@ -388,3 +388,138 @@ async fn rules_are_linted_replayed_and_saved_enabled() {
     })
     .await;
 }
+
+/// Suggests rules on the demo's sample trace and waits for the proposal beside the editor,
+/// both replayed on it; the suggestion's file (as the diff's right side would be accepted).
+async fn suggest_and_wait(app: &Session) {
+    app.click("#rules-suggest").await;
+    app.eventually(
+        "the suggestion, both replayed",
+        Duration::from_secs(180),
+        || async {
+            if let Some(why) = app.text_of("[data-testid=\"rules-suggest-error\"]").await {
+                panic!("the suggestion failed: {why}");
+            }
+            let state = app
+                .attr_of("[data-testid=\"rules-suggestion\"]", "data-state")
+                .await;
+            (state.as_deref() == Some("ready")).then_some(())
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
+async fn a_suggestion_is_a_proposal_and_an_unsaved_edit_outlives_navigation() {
+    let data_dir = TempDir::new("e2e-rules-suggest");
+    let app = App::open_demo(&data_dir).await;
+
+    app.run(move |app| async move {
+        open_rules(&app).await;
+        // The demo has minutes of history at most: its replay starts on the sample trace.
+        app.eventually("the sample trace", Duration::from_secs(10), || async {
+            let sample = app
+                .attr_of("[data-testid=\"rules-trace-status\"]", "data-sample")
+                .await;
+            (sample.as_deref() == Some("true")).then_some(())
+        })
+        .await;
+        app.click("#rules-tab-toml").await;
+        app.type_lines("#rules-source", RULES).await;
+        linted(&app, "valid", "1").await;
+        let typed = app.value_of("#rules-source").await.unwrap().unwrap();
+        assert!(typed.contains("busy-out"), "{typed}");
+
+        // Dismissed: the editor is as it was.
+        suggest_and_wait(&app).await;
+        for which in ["current", "suggested"] {
+            let cost = app
+                .text_now(&format!("tr[data-which=\"{which}\"] td[data-col=\"cost\"]"))
+                .await;
+            assert!(cost.contains('¥'), "{which}: {cost}");
+        }
+        let target = app
+            .text_now("[data-testid=\"rules-suggest-notes\"] li[data-note=\"target\"]")
+            .await;
+        assert!(target.contains("% of each GPU"), "{target}");
+        let kept = app
+            .text_now("[data-testid=\"rules-suggest-notes\"] li[data-note=\"kept_metrics\"]")
+            .await;
+        assert!(kept.contains("queue_len"), "{kept}");
+        assert!(
+            app.exists("[data-testid=\"rules-suggest-diff\"] tr[data-diff=\"removed\"]")
+                .await
+                || app
+                    .exists("[data-testid=\"rules-suggest-diff\"] tr[data-diff=\"changed\"]")
+                    .await,
+            "the diff shows what the suggestion replaces"
+        );
+        app.shoot("rules-suggestion-en-light").await;
+        app.click("#rules-suggest-dismiss").await;
+        app.eventually("the proposal gone", Duration::from_secs(5), || async {
+            (!app.exists("[data-testid=\"rules-suggestion\"]").await).then_some(())
+        })
+        .await;
+        app.wait_value("#rules-source", &typed).await;
+
+        // Accepted over the unsaved edit: asked first, then the editor holds it, unsaved.
+        suggest_and_wait(&app).await;
+        app.click("#rules-suggest-accept").await;
+        app.eventually("the question", Duration::from_secs(5), || async {
+            (app.active_id().await == "rules-suggest-discard-no").then_some(())
+        })
+        .await;
+        assert_eq!(
+            app.value_of("#rules-source").await.unwrap().as_deref(),
+            Some(typed.as_str()),
+            "nothing changed while it asks"
+        );
+        app.click("#rules-suggest-discard-yes").await;
+        let accepted = app
+            .eventually(
+                "the suggestion in the editor",
+                Duration::from_secs(10),
+                || async {
+                    let source = app.value_of("#rules-source").await.ok().flatten()?;
+                    (source.contains("size-to-busy-gpus") && source.contains("queue_len"))
+                        .then_some(source)
+                },
+            )
+            .await;
+        assert!(!app.exists("[data-testid=\"rules-suggestion\"]").await);
+        assert_eq!(
+            app.attr_of("#rules-editor", "data-dirty").await.as_deref(),
+            Some("true")
+        );
+        // Its target rule's metric is a select of the known metrics, worded as % of each GPU.
+        app.click("#rules-tab-form").await;
+        app.wait_value("#rules-f-target-0-metric", "busy_gpus")
+            .await;
+        assert!(app.exists("[data-testid=\"rules-target-busy-hint\"]").await);
+
+        // To another view and back: the unsaved file is there, still marked unsaved.
+        app.click("#nav-activity").await;
+        app.eventually("the Activity view", Duration::from_secs(10), || async {
+            (!app.exists("#rules-editor").await).then_some(())
+        })
+        .await;
+        open_rules(&app).await;
+        app.eventually("the draft kept", Duration::from_secs(10), || async {
+            let source = app.value_of("#rules-source").await.ok().flatten();
+            let dirty = app.attr_of("#rules-editor", "data-dirty").await;
+            (source.as_deref() == Some(accepted.as_str()) && dirty.as_deref() == Some("true"))
+                .then_some(())
+        })
+        .await;
+        assert!(app.exists("[data-testid=\"rules-unsaved\"]").await);
+        // The sample trace stayed loaded for the pool too.
+        assert_eq!(
+            app.attr_of("[data-testid=\"rules-trace-status\"]", "data-sample")
+                .await
+                .as_deref(),
+            Some("true")
+        );
+    })
+    .await;
+}

@@ -420,11 +420,12 @@ async replayRules(pool: string, source: string, trace: string | null, theme: Cha
 }
 },
 /**
- * A rule file for `pool` chosen by replay over `trace` or the pool's history.
+ * A rule file for `pool` chosen by replay over `trace` or the pool's history, as a
+ * proposal with its reasons; `current` (the file being edited) lends it its custom metrics.
  */
-async suggestRules(pool: string, trace: string | null) : Promise<Result<string, IpcError>> {
+async suggestRules(pool: string, trace: string | null, current: string | null) : Promise<Result<RulesSuggestion, IpcError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("suggest_rules", { pool, trace }) };
+    return { status: "ok", data: await TAURI_INVOKE("suggest_rules", { pool, trace, current }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
@@ -1578,6 +1579,11 @@ export type OverlayMode =
  */
 "spot"
 /**
+ * The paid unit a release waits for the end of (the pool's overlay; spot is billed by the
+ * hour).
+ */
+export type PaidUnit = "hour" | "day" | "week"
+/**
  * How new leases are spread over hosts.
  */
 export type PlacementPolicy = 
@@ -2219,7 +2225,8 @@ export type RuleStatus =
  */
 { kind: "not_met"; metric: string; value: number; comparison: Comparison; threshold: number } | 
 /**
- * No value for the metric yet.
+ * No value for the metric yet: just enabled, or the metric never came (worded as
+ * waiting for the first reading, which is what the rule does).
  */
 { kind: "no_data"; metric: string } | 
 /**
@@ -2297,6 +2304,23 @@ model: string; region: string;
  * Minutes from ordering a GPU to its being ready.
  */
 warmup_minutes: number }
+/**
+ * A suggestion for a pool as the Rules view shows it: a proposal beside the rules being
+ * edited, which the operator accepts into the editor or dismisses.
+ */
+export type RulesSuggestion = { 
+/**
+ * The rule file, its limits fitted to the pool's range, the editor's custom metrics kept.
+ */
+file: string; 
+/**
+ * Why it is as it is, in order.
+ */
+notes: SuggestNote[]; 
+/**
+ * Whether it stays within the shortfall limit on the demand it was chosen on.
+ */
+within_limit: boolean }
 /**
  * Scale-in settings: billing-increment-aware release and a deadband.
  */
@@ -2495,6 +2519,65 @@ in_gpus: number | null;
  * At most this share of the current count released at once (rounded up).
  */
 in_pct: number | null }
+/**
+ * Why a suggested rule file is as it is: one note per lever or finding, with its numbers.
+ * The UI words each in the operator's language; the CLI's file carries the same as English
+ * TOML comments.
+ */
+export type SuggestNote = 
+/**
+ * The demand it was chosen on.
+ */
+{ kind: "trace"; minutes: number; peak_gpus: number } | 
+/**
+ * What it did on that demand, beside the perfect-foresight oracle, and how many rule
+ * sets the search replayed.
+ */
+{ kind: "replayed"; cost_fen: number; oracle_cost_fen: number; shortfall_pct: number; max_shortfall_pct: number; actions_per_day: number; candidates: number } | 
+/**
+ * No rule set tried stayed within the shortfall limit: this one fell shortest.
+ */
+{ kind: "over_limit"; shortfall_pct: number; max_shortfall_pct: number } | 
+/**
+ * Size the pool to its busy GPUs at `target_pct`% of each GPU (100: no headroom).
+ */
+{ kind: "target"; target_pct: number } | 
+/**
+ * A release goes only to the highest count of the last `minutes` minutes.
+ */
+{ kind: "stabilization"; minutes: number } | 
+/**
+ * A rise is met at once: a GPU ordered now is ready in `warmup_minutes`.
+ */
+{ kind: "scale_out_at_once"; warmup_minutes: number } | 
+/**
+ * A small rise waits `sustain_minutes`; a shortage of `overload_gpus` orders at once.
+ */
+{ kind: "scale_out_sustain"; sustain_minutes: number; overload_gpus: number; unit: PaidUnit } | 
+/**
+ * A surplus GPU goes only in the last `minutes` of the unit it has paid for.
+ */
+{ kind: "release_window"; minutes: number; unit: PaidUnit } | 
+/**
+ * Release only when at least `gpus` were surplus over the last `minutes`.
+ */
+{ kind: "deadband"; gpus: number; minutes: number } | 
+/**
+ * The pool's limits the file keeps (`max_gpus` fitted to the pool's range).
+ */
+{ kind: "limits"; min_gpus: number; max_gpus: number } | 
+/**
+ * A step up recurs at `onset` (`HH:MM` UTC) and a schedule floor meets it.
+ */
+{ kind: "pre_scale"; onset: string; rise_gpus: number; floor_gpus: number; days_seen: number; weekdays: number[] | null } | 
+/**
+ * A recurring step was found, but a floor for it cost more than it saved.
+ */
+{ kind: "pre_scale_left_out"; onset: string; rise_gpus: number; days_seen: number } | 
+/**
+ * The operator's custom metrics, kept as they were.
+ */
+{ kind: "kept_metrics"; names: string[] }
 /**
  * Keep a metric near a target (Kubernetes HPA semantics by default).
  */

@@ -19,13 +19,48 @@ import type {
   ScheduleWhen,
 } from "./bindings";
 import type { Phrase } from "./costs";
-import { t } from "./i18n";
+import { t, type MessageKey } from "./i18n";
 
 export const BUILTIN_METRICS = ["gpu_util", "mem_util", "busy_gpus"] as const;
 
 /** A metric as a rule file names it. */
 export function metricName(metric: MetricRef): string {
   return metric.kind === "custom" ? metric.name : metric.kind;
+}
+
+/** A metric the rules form offers: built in, declared by the file's `[[metric]]`, or named
+ * by a rule but declared nowhere (kept so the select shows what the file says). */
+export type MetricChoice = { name: string; kind: "builtin" | "custom" | "unknown" };
+
+/** The metrics a rule's select offers: the built-in ones, the declared ones, and `current`
+ * when it is neither (the linter names that problem at the field). */
+export function metricChoices(declared: readonly string[], current: string): MetricChoice[] {
+  const out: MetricChoice[] = BUILTIN_METRICS.map((name) => ({ name, kind: "builtin" as const }));
+  for (const raw of declared) {
+    const name = raw.trim();
+    if (name !== "" && !out.some((c) => c.name === name)) out.push({ name, kind: "custom" });
+  }
+  const named = current.trim();
+  if (named !== "" && !out.some((c) => c.name === named)) out.push({ name: named, kind: "unknown" });
+  return out;
+}
+
+const BUILTIN_WORDS: Readonly<Record<(typeof BUILTIN_METRICS)[number], MessageKey>> = {
+  gpu_util: "rules.f.metricWord.gpu_util",
+  mem_util: "rules.f.metricWord.mem_util",
+  busy_gpus: "rules.f.metricWord.busy_gpus",
+};
+
+/** A metric choice in words: what a built-in one measures, a custom or undeclared one by name. */
+export function metricChoiceText(choice: MetricChoice): string {
+  switch (choice.kind) {
+    case "builtin":
+      return t(BUILTIN_WORDS[choice.name as (typeof BUILTIN_METRICS)[number]]);
+    case "custom":
+      return t("rules.f.metricCustom", { name: choice.name });
+    case "unknown":
+      return t("rules.f.metricUnknown", { name: choice.name });
+  }
 }
 
 /** A name typed in the form as a metric: a built-in one, else a custom one by that name. */

@@ -85,6 +85,7 @@ pub fn run(args: &SuggestArgs, data_dir: &Path, json: bool) -> anyhow::Result<()
             ..ReplayOptions::default()
         },
         pool: args.pool.clone(),
+        metrics: Vec::new(),
     };
     let suggestion = suggest(&trace, entry, &options)?;
     if json {

@@ -45,6 +45,7 @@ use ebb_wire::replay::ReplayResult;
 use ebb_wire::rules::{
     self as spec, BoundKind, Limits, MetricRef, ScaleIn, Schedule, ScheduleWhen, TargetRule,
 };
+use ebb_wire::suggest::{PaidUnit, SuggestNote};
 use seasonal::{RecurringStep, recurring_steps};
 use std::collections::BTreeMap;
 
@@ -61,6 +62,9 @@ pub struct SuggestOptions {
     pub replay: ReplayOptions,
     /// The `pool` the file names, if any.
     pub pool: Option<String>,
+    /// The operator's custom metrics, kept in the suggested file as they were (a suggestion
+    /// replaces the rules, never the metrics the operator's systems push).
+    pub metrics: Vec<spec::CustomMetric>,
 }
 
 impl Default for SuggestOptions {
@@ -69,6 +73,7 @@ impl Default for SuggestOptions {
             max_shortfall_pct: 1.0,
             replay: ReplayOptions::default(),
             pool: None,
+            metrics: Vec::new(),
         }
     }
 }
@@ -155,6 +160,9 @@ pub struct Suggestion {
     pub rules: RuleSet,
     /// The rule file (TOML with comments); `model::parse` reads it back as `rules`.
     pub file: String,
+    /// Why it is as it is, as data with its numbers (the UI words these; the file's
+    /// comments say the same in English).
+    pub notes: Vec<SuggestNote>,
     /// The levers chosen.
     pub levers: Levers,
     /// The rules replayed on the trace.
@@ -304,9 +312,20 @@ pub fn suggest(
     );
     let file = to_toml_with_notes(&spec, &notes);
     let rules = model::parse(&file).expect("a suggested file is valid (a test checks)");
+    let notes = structured_notes(
+        &levers,
+        &spec,
+        trace,
+        &recurring,
+        &best_score.result,
+        &oracle,
+        options,
+        candidates,
+    );
     Ok(Suggestion {
         rules,
         file,
+        notes,
         levers,
         replay: best_score.result,
         oracle,
@@ -452,7 +471,7 @@ fn build_spec(
                 0
             },
         },
-        metrics: Vec::new(),
+        metrics: options.metrics.clone(),
         thresholds: Vec::new(),
         targets: vec![TargetRule {
             name: "size-to-busy-gpus".to_string(),
@@ -465,6 +484,107 @@ fn build_spec(
         }],
         schedules,
     }
+}
+
+fn paid_unit(overlay: OverlayMode) -> PaidUnit {
+    match overlay {
+        OverlayMode::Hour | OverlayMode::Spot => PaidUnit::Hour,
+        OverlayMode::Day => PaidUnit::Day,
+        OverlayMode::Week => PaidUnit::Week,
+    }
+}
+
+/// The same reasons as [`notes`], as data with their numbers, in the order a reader meets
+/// them: the demand, what the rules did on it, then each lever.
+#[allow(clippy::too_many_arguments)]
+fn structured_notes(
+    levers: &Levers,
+    rules: &spec::RuleSet,
+    trace: &Trace,
+    recurring: &[RecurringStep],
+    result: &ReplayResult,
+    oracle: &ReplayResult,
+    options: &SuggestOptions,
+    candidates: u32,
+) -> Vec<SuggestNote> {
+    let unit = paid_unit(options.replay.overlay);
+    let mut out = vec![
+        SuggestNote::Trace {
+            minutes: u32::try_from(trace.minutes()).unwrap_or(u32::MAX),
+            peak_gpus: trace.peak_gpus(),
+        },
+        SuggestNote::Replayed {
+            cost_fen: result.cost_fen,
+            oracle_cost_fen: oracle.cost_fen,
+            shortfall_pct: result.shortfall_pct,
+            max_shortfall_pct: options.max_shortfall_pct,
+            actions_per_day: result.actions_per_day,
+            candidates,
+        },
+    ];
+    if result.shortfall_pct > options.max_shortfall_pct {
+        out.push(SuggestNote::OverLimit {
+            shortfall_pct: result.shortfall_pct,
+            max_shortfall_pct: options.max_shortfall_pct,
+        });
+    }
+    out.push(SuggestNote::Target {
+        target_pct: levers.target_pct,
+    });
+    out.push(SuggestNote::Stabilization {
+        minutes: levers.stabilization_minutes,
+    });
+    out.push(if levers.sustain_minutes > 0 {
+        SuggestNote::ScaleOutSustain {
+            sustain_minutes: levers.sustain_minutes,
+            overload_gpus: levers.overload_gpus,
+            unit,
+        }
+    } else {
+        SuggestNote::ScaleOutAtOnce {
+            warmup_minutes: options.replay.warmup_minutes,
+        }
+    });
+    out.push(SuggestNote::ReleaseWindow {
+        minutes: levers.release_window_minutes,
+        unit,
+    });
+    if levers.deadband_gpus > 0 {
+        out.push(SuggestNote::Deadband {
+            gpus: levers.deadband_gpus,
+            minutes: levers.stabilization_minutes,
+        });
+    }
+    out.push(SuggestNote::Limits {
+        min_gpus: rules.limits.min_gpus,
+        max_gpus: rules.limits.max_gpus,
+    });
+    for step in recurring {
+        out.push(if levers.pre_scale {
+            SuggestNote::PreScale {
+                onset: step.onset_hh_mm(),
+                rise_gpus: step.rise_gpus,
+                floor_gpus: step.floor_gpus.min(rules.limits.max_gpus),
+                days_seen: step.days_seen,
+                weekdays: step
+                    .weekdays
+                    .as_ref()
+                    .map(|days| days.iter().map(|&d| (d % 7) as u8).collect()),
+            }
+        } else {
+            SuggestNote::PreScaleLeftOut {
+                onset: step.onset_hh_mm(),
+                rise_gpus: step.rise_gpus,
+                days_seen: step.days_seen,
+            }
+        });
+    }
+    if !rules.metrics.is_empty() {
+        out.push(SuggestNote::KeptMetrics {
+            names: rules.metrics.iter().map(|m| m.name.clone()).collect(),
+        });
+    }
+    out
 }
 
 fn unit_word(overlay: OverlayMode) -> &'static str {

@@ -366,7 +366,8 @@ pub enum RuleStatus {
         comparison: Comparison,
         threshold: f64,
     },
-    /// No value for the metric yet.
+    /// No value for the metric yet: just enabled, or the metric never came (worded as
+    /// waiting for the first reading, which is what the rule does).
     NoData { metric: String },
     /// The metric's last value is too old: the rule does nothing.
     Stale {
@@ -596,7 +597,7 @@ impl fmt::Display for RuleStatus {
                 comparison.symbol(),
                 number(*threshold)
             ),
-            RuleStatus::NoData { metric } => write!(f, "no value for {metric} yet"),
+            RuleStatus::NoData { metric } => write!(f, "waiting for the first reading of {metric}"),
             RuleStatus::Stale {
                 metric,
                 last_seen_ms,

@@ -30,3 +30,85 @@ pub struct SuggestReport {
     /// The perfect-foresight oracle on the same trace and billing.
     pub oracle: ReplayResult,
 }
+
+/// The paid unit a release waits for the end of (the pool's overlay; spot is billed by the
+/// hour).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum PaidUnit {
+    Hour,
+    Day,
+    Week,
+}
+
+/// Why a suggested rule file is as it is: one note per lever or finding, with its numbers.
+/// The UI words each in the operator's language; the CLI's file carries the same as English
+/// TOML comments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SuggestNote {
+    /// The demand it was chosen on.
+    Trace { minutes: u32, peak_gpus: u32 },
+    /// What it did on that demand, beside the perfect-foresight oracle, and how many rule
+    /// sets the search replayed.
+    Replayed {
+        cost_fen: i64,
+        oracle_cost_fen: i64,
+        shortfall_pct: f64,
+        max_shortfall_pct: f64,
+        actions_per_day: f64,
+        candidates: u32,
+    },
+    /// No rule set tried stayed within the shortfall limit: this one fell shortest.
+    OverLimit {
+        shortfall_pct: f64,
+        max_shortfall_pct: f64,
+    },
+    /// Size the pool to its busy GPUs at `target_pct`% of each GPU (100: no headroom).
+    Target { target_pct: u32 },
+    /// A release goes only to the highest count of the last `minutes` minutes.
+    Stabilization { minutes: u32 },
+    /// A rise is met at once: a GPU ordered now is ready in `warmup_minutes`.
+    ScaleOutAtOnce { warmup_minutes: u32 },
+    /// A small rise waits `sustain_minutes`; a shortage of `overload_gpus` orders at once.
+    ScaleOutSustain {
+        sustain_minutes: u32,
+        overload_gpus: u32,
+        unit: PaidUnit,
+    },
+    /// A surplus GPU goes only in the last `minutes` of the unit it has paid for.
+    ReleaseWindow { minutes: u32, unit: PaidUnit },
+    /// Release only when at least `gpus` were surplus over the last `minutes`.
+    Deadband { gpus: u32, minutes: u32 },
+    /// The pool's limits the file keeps (`max_gpus` fitted to the pool's range).
+    Limits { min_gpus: u32, max_gpus: u32 },
+    /// A step up recurs at `onset` (`HH:MM` UTC) and a schedule floor meets it.
+    PreScale {
+        onset: String,
+        rise_gpus: u32,
+        floor_gpus: u32,
+        days_seen: u32,
+        /// Days of the week (0 = Sunday); `None`: every day.
+        weekdays: Option<Vec<u8>>,
+    },
+    /// A recurring step was found, but a floor for it cost more than it saved.
+    PreScaleLeftOut {
+        onset: String,
+        rise_gpus: u32,
+        days_seen: u32,
+    },
+    /// The operator's custom metrics, kept as they were.
+    KeptMetrics { names: Vec<String> },
+}
+
+/// A suggestion for a pool as the Rules view shows it: a proposal beside the rules being
+/// edited, which the operator accepts into the editor or dismisses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct RulesSuggestion {
+    /// The rule file, its limits fitted to the pool's range, the editor's custom metrics kept.
+    pub file: String,
+    /// Why it is as it is, in order.
+    pub notes: Vec<SuggestNote>,
+    /// Whether it stays within the shortfall limit on the demand it was chosen on.
+    pub within_limit: bool,
+}

@@ -9,8 +9,14 @@
 // (the decision's words, each rule's line and each metric's row change; nothing focused
 // is replaced). The editor is built once per pool and never refreshed under the
 // operator's hands. The parts, one concern each, are in views/rules/: current.tsx,
-// decision.tsx, metrics.tsx, editor.tsx (rules-form.tsx, field-notes.tsx, lint-list.tsx)
-// and replay.tsx; the pure helpers in rules.ts, the words of reasons in reasons.ts.
+// decision.tsx, history.tsx, metrics.tsx, editor.tsx (rules-form.tsx, field-notes.tsx,
+// lint-list.tsx), replay.tsx and suggestion.tsx; the pure helpers in rules.ts and
+// rules-suggest.ts, the words of reasons in reasons.ts. What outlives the view (each
+// pool's unsaved draft, its loaded trace, the decisions seen) is in rules-store.ts.
+//
+// Suggest is a proposal: the suggestion stands beside the editor's file as a line diff,
+// with its reasons and both replayed on the same demand; Accept puts it in the editor
+// (unsaved, asking first when that replaces unsaved edits), Dismiss changes nothing.
 //
 // Stable selectors (end-to-end tests rely on these):
 //   #view-rules                                the view; data-pool (the selected pool)
@@ -26,8 +32,9 @@
 //     [data-testid="rules-decision-reason"]    the latest decision in words
 //     [data-testid="rules-decision-counts"]    holds N / moves from → to, when, the cost of it
 //     li[data-testid="rules-decision-clamp"]   li[data-testid="rules-decision-rule"][data-rule]
+//   [data-testid="rules-history"]              data-count; li[data-testid="rules-history-item"][data-state][data-desired]
 //   [data-testid="rules-metrics"]              tr[data-metric][data-stale], td[data-col="value|age|state"]
-//   #rules-editor                              data-tab="form|toml", data-dirty
+//   #rules-editor                              data-tab="form|toml", data-dirty ([data-testid="rules-unsaved"] badge)
 //     #rules-tab-form #rules-tab-toml          the tabs (role=tab, arrow keys move)
 //     #rules-source                            the rule file (textarea, TOML tab)
 //     #rules-f-FIELD                           form inputs, ids from rules.ts fieldId: #rules-f-limits-min_gpus,
@@ -46,27 +53,36 @@
 //     [data-testid="rules-save-status"]        role=status  [data-testid="rules-save-error"] role=alert, data-kind
 //     [data-testid="discard-question"] #rules-discard-yes #rules-discard-no
 //   [data-testid="rules-replay"]               data-state="idle|pending|ready|error" (drop a trace on it)
-//     #rules-replay-history #rules-replay-trace #rules-trace-file [data-testid="rules-trace-status"]
+//     #rules-replay-history #rules-replay-trace #rules-trace-file #rules-replay-sample
+//     [data-testid="rules-trace-status"] (data-sample)
 //     #rules-replay-run #rules-suggest [data-testid="rules-replay-summary"] [data-testid="rules-replay-stale"]
 //     img[data-testid="rules-replay-chart"]    data-theme
 //     [data-testid="rules-replay-table"]       tr[data-policy="rules|seed-80-30|hpa|oracle"],
 //                                                td[data-col="cost|shortfall|actions|peak"]
 //     [data-testid="rules-replay-error"] [data-testid="rules-suggest-error"]
+//   [data-testid="rules-suggestion"]           data-state="comparing|ready|error", data-within
+//     [data-testid="rules-suggest-diff"] tr[data-diff="same|added|removed|changed"]  [data-testid="rules-suggest-counts"]
+//     [data-testid="rules-suggest-notes"] li[data-note]
+//     [data-testid="rules-suggest-compare"] tr[data-which="current|suggested"] td[data-col]
+//     #rules-suggest-accept #rules-suggest-dismiss  #rules-suggest-discard-yes #rules-suggest-discard-no
 
 import { batch, createEffect, createMemo, createSignal, For, on, Show, type JSX } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
-import { commands, type PoolRules, type PoolView, type RulesMode } from "../bindings";
+import { commands, type PoolRules, type PoolView, type RulesMode, type RulesSuggestion } from "../bindings";
 import { t } from "../i18n";
 import { call } from "../ipc";
 import { keepSelection } from "../pool";
 import { rulesModeText } from "../reasons";
 import { starterRules } from "../rules";
+import { decisionsOf, draftOf, noteDecision, type LoadedTrace, type SeenDecision } from "../rules-store";
 import { ErrorAlert } from "./error-alert";
 import { CurrentRules } from "./rules/current";
 import { LatestDecision } from "./rules/decision";
 import { Editor } from "./rules/editor";
+import { RecentDecisions } from "./rules/history";
 import { MetricsTable } from "./rules/metrics";
 import { Replay } from "./rules/replay";
+import { Suggestion } from "./rules/suggestion";
 import { mountView } from "./solid";
 import type { View } from "./view";
 
@@ -92,6 +108,11 @@ export function rulesView(): View {
   /** The rule file being edited: the editor and the replay share it. */
   const [source, setSource] = createSignal("");
   const [replaced, setReplaced] = createSignal(0);
+  /** A suggestion waiting for Accept or Dismiss, and the demand it was made on. */
+  const [proposal, setProposal] = createSignal<{ suggestion: RulesSuggestion; trace: LoadedTrace | null } | null>(null);
+  const [history, setHistory] = createSignal<SeenDecision[]>(memory.selected ? decisionsOf(memory.selected) : []);
+  /** Whether the editor's file differs from the saved one (the editor reports it). */
+  const [editorDirty, setEditorDirty] = createSignal(false);
   let loading = false;
   let disposed = false;
   let timer: number | undefined;
@@ -125,6 +146,7 @@ export function rulesView(): View {
       setNow(Date.now());
       if (res.status === "ok") {
         setLive("rules", reconcile(res.data === null ? null : structuredClone(res.data), { key: "name" }));
+        setHistory(noteDecision(pool, res.data?.last_decision ?? null));
         setLoadError(null);
         if (!live.loaded) {
           setLive("loaded", true);
@@ -136,11 +158,17 @@ export function rulesView(): View {
     });
   }
 
+  function rangeOf(pool: string): { min: number; max: number } {
+    const view = pools()?.find((p) => p.name === pool);
+    return { min: view?.min ?? 0, max: view?.max ?? 1 };
+  }
+
   /** Opens the editor on the pool's saved file (or a starter one). */
   function open(pool: string, saved: PoolRules | null): void {
     const view = pools()?.find((p) => p.name === pool);
     const starter = starterRules(pool, view?.min ?? 0, view?.max ?? 1);
-    setSource(saved?.source ?? starter);
+    // An unsaved draft from before (another pool, another view) comes back as it was.
+    setSource(draftOf(pool)?.source ?? saved?.source ?? starter);
     setOpened({ pool, saved, starter });
   }
 
@@ -150,7 +178,9 @@ export function rulesView(): View {
       batch(() => {
         setLive({ rules: null, loaded: false });
         setOpened(null);
+        setProposal(null);
         setModeError(null);
+        setHistory(pool === null ? [] : decisionsOf(pool));
       });
       if (pool !== null && known) void refresh();
     }),
@@ -221,6 +251,7 @@ export function rulesView(): View {
                   <LatestDecision decision={live.rules?.last_decision ?? null} mode={live.rules?.mode ?? null} now={now()} />
                 </div>
                 <Show when={live.rules}>
+                  <RecentDecisions history={history()} now={now()} />
                   <MetricsTable metrics={live.rules?.metrics ?? []} now={now()} />
                 </Show>
               </Show>
@@ -236,6 +267,31 @@ export function rulesView(): View {
         <Show when={opened()} keyed>
           {(editing) => (
             <div class="rules-work">
+              <Show when={proposal()} keyed>
+                {(shown) => (
+                  <Suggestion
+                    pool={editing.pool}
+                    suggestion={shown.suggestion}
+                    trace={shown.trace}
+                    current={source}
+                    dirty={editorDirty}
+                    onAccept={() => {
+                      batch(() => {
+                        setProposal(null);
+                        setSource(shown.suggestion.file);
+                        setReplaced((n) => n + 1);
+                      });
+                      setAnnouncement(t("rules.suggest.accepted", { pool: editing.pool }));
+                      document.getElementById("rules-editor-title")?.scrollIntoView({ block: "nearest" });
+                    }}
+                    onDismiss={() => {
+                      setProposal(null);
+                      setAnnouncement(t("rules.suggest.dismissed"));
+                      document.getElementById("rules-suggest")?.focus();
+                    }}
+                  />
+                )}
+              </Show>
               <Editor
                 pool={editing.pool}
                 saved={editing.saved}
@@ -243,6 +299,7 @@ export function rulesView(): View {
                 source={source}
                 setSource={setSource}
                 replaced={replaced}
+                onDirty={setEditorDirty}
                 announce={setAnnouncement}
                 onSaved={(saved) => {
                   setLive("rules", reconcile(structuredClone(saved), { key: "name" }));
@@ -250,10 +307,10 @@ export function rulesView(): View {
               />
               <Replay
                 pool={editing.pool}
+                range={rangeOf(editing.pool)}
                 source={source}
-                onSuggested={(file) => {
-                  setSource(file);
-                  setReplaced((n) => n + 1);
+                onSuggested={(suggestion, trace) => {
+                  setProposal({ suggestion, trace });
                   setAnnouncement(t("rules.replay.suggested", { pool: editing.pool }));
                 }}
               />

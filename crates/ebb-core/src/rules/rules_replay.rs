@@ -29,6 +29,7 @@ use ebb_rules::rules_policy::RulesPolicy;
 use ebb_rules::suggest::{SuggestOptions, suggest};
 use ebb_wire::ipc::ChartTheme;
 use ebb_wire::replay::{ReplayReport, ReplaySource, RulesReplay};
+use ebb_wire::suggest::{RulesSuggestion, SuggestNote};
 
 /// The fewest minutes of recorded history a replay or a suggestion uses.
 pub const MIN_HISTORY_MINUTES: usize = 30;
@@ -194,46 +195,13 @@ pub fn replay_report(
     ))
 }
 
-/// A suggested rule file with its limits fitted to the pool's range (pure): `min_gpus` at
+/// Suggested rules with their limits fitted to the pool's range (pure): `min_gpus` at
 /// least the pool's min, `max_gpus` at most its max, so the file can be saved as it is
 /// (the suggestion's own max, ten times the peak, is for a pool without one).
-pub fn fit_to_pool(file: &str, pool: &Pool) -> String {
-    let mut in_limits = false;
-    let mut out = String::with_capacity(file.len() + 80);
-    for line in file.lines() {
-        let trimmed = line.trim();
-        if trimmed.starts_with('[') {
-            in_limits = trimmed == "[limits]";
-        }
-        let value = |key: &str| {
-            trimmed
-                .strip_prefix(key)
-                .and_then(|rest| rest.trim_start().strip_prefix('='))
-                .and_then(|rest| rest.trim().parse::<u32>().ok())
-        };
-        match (in_limits, value("min_gpus"), value("max_gpus")) {
-            (true, Some(min), _) => {
-                let fitted = min.max(pool.min).min(pool.max);
-                out.push_str(&format!("min_gpus = {fitted}"));
-                if fitted != min {
-                    out.push_str(&format!(
-                        " # the pool's range is {} to {}",
-                        pool.min, pool.max
-                    ));
-                }
-            }
-            (true, _, Some(max)) => {
-                let fitted = max.min(pool.max).max(pool.min);
-                out.push_str(&format!("max_gpus = {fitted}"));
-                if fitted != max {
-                    out.push_str(&format!(" # the pool's max (the suggestion had {max})"));
-                }
-            }
-            _ => out.push_str(line),
-        }
-        out.push('\n');
-    }
-    out
+pub fn fit_to_pool(rules: &mut ebb_wire::rules::RuleSet, pool: &Pool) {
+    let limits = &mut rules.limits;
+    limits.min_gpus = limits.min_gpus.max(pool.min).min(pool.max);
+    limits.max_gpus = limits.max_gpus.min(pool.max).max(pool.min);
 }
 
 /// Rules as data (the Rules view's form) as a rule file, valid or not, without comments:
@@ -349,12 +317,15 @@ impl Console {
     }
 
     /// A rule file for `pool` chosen by replay on `trace` or the pool's history
-    /// (`ebb_rules::suggest`), its limits fitted to the pool's range.
+    /// (`ebb_rules::suggest`), its limits fitted to the pool's range, as a proposal with its
+    /// reasons as data. The custom metrics of `current` (the file being edited, when it
+    /// parses) are kept in it.
     pub async fn suggest_rules(
         &self,
         pool: &str,
         trace: Option<&str>,
-    ) -> Result<String, ReplayError> {
+        current: Option<&str>,
+    ) -> Result<RulesSuggestion, ReplayError> {
         let pool = self.pools.get(pool).await?;
         let (trace, _, start_ms) = self.demand_for(&pool, trace).await?;
         let (entry, replay) = replay_price(&pool, &self.catalog(), start_ms)?;
@@ -362,11 +333,54 @@ impl Console {
             max_shortfall_pct: SUGGEST_MAX_SHORTFALL_PCT,
             replay,
             pool: Some(pool.name.clone()),
+            metrics: current.map(kept_metrics).unwrap_or_default(),
         };
         let suggestion = tokio::task::spawn_blocking(move || suggest(&trace, &entry, &options))
             .await
             .map_err(|error| ReplayError::Task(error.to_string()))??;
-        Ok(fit_to_pool(&suggestion.file, &pool))
+        Ok(proposal(
+            suggestion.rules.spec(),
+            suggestion.notes,
+            suggestion.within_limit,
+            &pool,
+        ))
+    }
+}
+
+/// The custom metrics of a rule file being edited (none when it does not parse): a
+/// suggestion keeps them (pure).
+pub fn kept_metrics(source: &str) -> Vec<ebb_wire::rules::CustomMetric> {
+    ebb_rules::model::parse(source)
+        .map(|rules| rules.spec().metrics.clone())
+        .unwrap_or_default()
+}
+
+/// A suggestion fitted to `pool` as the Rules view's proposal (pure): its limits in the
+/// pool's range, written without the CLI's English comments (the UI words the notes in the
+/// operator's language), and its limits note saying the fitted numbers.
+pub fn proposal(
+    rules: &ebb_wire::rules::RuleSet,
+    mut notes: Vec<SuggestNote>,
+    within_limit: bool,
+    pool: &Pool,
+) -> RulesSuggestion {
+    let mut rules = rules.clone();
+    fit_to_pool(&mut rules, pool);
+    for note in &mut notes {
+        if let SuggestNote::Limits { min_gpus, max_gpus } = note {
+            (*min_gpus, *max_gpus) = (rules.limits.min_gpus, rules.limits.max_gpus);
+        }
+        if let SuggestNote::PreScale { floor_gpus, .. } = note {
+            *floor_gpus = (*floor_gpus).min(rules.limits.max_gpus);
+        }
+    }
+    for schedule in &mut rules.schedules {
+        schedule.gpus = schedule.gpus.min(rules.limits.max_gpus);
+    }
+    RulesSuggestion {
+        file: rules_file(&rules),
+        notes,
+        within_limit,
     }
 }
 
@@ -568,16 +582,48 @@ action = "-1"
             max_shortfall_pct: SUGGEST_MAX_SHORTFALL_PCT,
             replay,
             pool: Some(pool.name.clone()),
+            metrics: Vec::new(),
         };
-        let file = suggest(&trace, &entry, &options).unwrap().file;
-        let fitted = fit_to_pool(&file, &pool);
-        let rules = ebb_rules::model::parse(&fitted).unwrap();
+        let suggestion = suggest(&trace, &entry, &options).unwrap();
+        let made = proposal(suggestion.rules.spec(), suggestion.notes, true, &pool);
+        let rules = ebb_rules::model::parse(&made.file).unwrap();
         assert_eq!(
             (rules.spec().limits.min_gpus, rules.spec().limits.max_gpus),
             (2, 8)
         );
-        assert!(fitted.contains("# the pool's max"), "{fitted}");
-        // Only the two lines changed; the comments stay.
-        assert_eq!(fitted.lines().count(), file.lines().count());
+        // The same rules otherwise, and no English comment for the UI's editor.
+        assert_eq!(rules.spec().targets, suggestion.rules.spec().targets);
+        assert!(!made.file.contains('#'), "{}", made.file);
+    }
+
+    #[test]
+    fn a_proposal_keeps_the_edited_files_metrics_and_says_the_fitted_limits() {
+        let demand: Vec<f64> = (0..600)
+            .map(|t| if (200..400).contains(&t) { 5.0 } else { 1.0 })
+            .collect();
+        let trace = Trace::from_demand(demand).unwrap();
+        let catalog = Catalog::demo();
+        let pool = pool(2, 8);
+        let (entry, replay) = replay_price(&pool, &catalog, 0).unwrap();
+        let editing = format!("{RULES}\n[[metric]]\nname = \"queue\"\nstale_after_minutes = 3\n");
+        let options = SuggestOptions {
+            max_shortfall_pct: SUGGEST_MAX_SHORTFALL_PCT,
+            replay,
+            pool: Some(pool.name.clone()),
+            metrics: kept_metrics(&editing),
+        };
+        assert_eq!(options.metrics.len(), 1);
+        assert!(kept_metrics("not toml [").is_empty());
+        let suggestion = suggest(&trace, &entry, &options).unwrap();
+        let made = proposal(suggestion.rules.spec(), suggestion.notes, true, &pool);
+        let rules = ebb_rules::model::parse(&made.file).unwrap();
+        assert_eq!(rules.spec().metrics[0].name, "queue");
+        assert!(made.notes.contains(&SuggestNote::Limits {
+            min_gpus: 2,
+            max_gpus: 8
+        }));
+        assert!(made.notes.contains(&SuggestNote::KeptMetrics {
+            names: vec!["queue".to_string()]
+        }));
     }
 }

@@ -75,7 +75,7 @@ async fn a_replay_runs_on_the_pools_history_or_a_trace_and_a_short_history_is_re
         Err(ReplayError::Invalid { field, .. }) => assert_eq!(field, "trace"),
         other => panic!("{other:?}"),
     }
-    match console.suggest_rules("burst", None).await {
+    match console.suggest_rules("burst", None, None).await {
         Err(ReplayError::Invalid { field, .. }) => assert_eq!(field, "trace"),
         other => panic!("{other:?}"),
     }
@@ -163,7 +163,11 @@ async fn a_replay_runs_on_the_pools_history_or_a_trace_and_a_short_history_is_re
     }
 
     // A suggestion from the same trace: a valid file within the pool's range.
-    let file = console.suggest_rules("burst", Some(&csv)).await.unwrap();
+    let file = console
+        .suggest_rules("burst", Some(&csv), Some(RULES))
+        .await
+        .unwrap()
+        .file;
     let rules = ebb_rules::model::parse(&file).unwrap();
     assert!(rules.spec().limits.max_gpus <= 4, "{file}");
     assert_eq!(rules.spec().pool.as_deref(), Some("burst"));

@@ -265,3 +265,85 @@ fn a_window_time_that_is_not_a_date_time_is_written_as_text_the_parser_refuses()
     let shown = refused.to_string();
     assert!(shown.contains("schedule[0].start:"), "{shown}\n{text}");
 }
+
+/// The notes the UI words are the levers chosen, with their numbers, in reading order; the
+/// operator's custom metrics come through into the file as they were.
+#[test]
+fn a_suggestion_says_why_as_data_and_keeps_the_operators_metrics() {
+    use ebb_wire::rules::CustomMetric;
+    use ebb_wire::suggest::{PaidUnit, SuggestNote};
+    let catalog = Catalog::demo();
+    let entry = catalog.find("A100", "cn-north").unwrap();
+    let demand: Vec<f64> = (0..600)
+        .map(|t| if (200..400).contains(&t) { 5.0 } else { 1.0 })
+        .collect();
+    let trace = Trace::from_demand(demand).unwrap();
+    let queue = CustomMetric {
+        name: "queue_depth".to_string(),
+        stale_after_minutes: 7,
+    };
+    let options = SuggestOptions {
+        metrics: vec![queue.clone()],
+        ..SuggestOptions::default()
+    };
+    let suggestion = suggest(&trace, entry, &options).unwrap();
+    let spec = suggestion.rules.spec();
+    assert_eq!(spec.metrics, vec![queue]);
+    assert!(
+        suggestion.file.contains("queue_depth"),
+        "{}",
+        suggestion.file
+    );
+
+    let notes = &suggestion.notes;
+    assert_eq!(
+        notes[0],
+        SuggestNote::Trace {
+            minutes: 600,
+            peak_gpus: 5
+        }
+    );
+    match &notes[1] {
+        SuggestNote::Replayed {
+            cost_fen,
+            shortfall_pct,
+            candidates,
+            ..
+        } => {
+            assert_eq!(*cost_fen, suggestion.replay.cost_fen);
+            assert_eq!(*shortfall_pct, suggestion.replay.shortfall_pct);
+            assert!(*candidates > 1);
+        }
+        other => panic!("{other:?}"),
+    }
+    let target = &spec.targets[0];
+    assert!(notes.contains(&SuggestNote::Target {
+        target_pct: target.target as u32
+    }));
+    assert!(notes.contains(&SuggestNote::Stabilization {
+        minutes: target.scale_in_stabilization_minutes
+    }));
+    assert!(notes.contains(&SuggestNote::ReleaseWindow {
+        minutes: spec.scale_in.release_window_minutes,
+        unit: PaidUnit::Hour
+    }));
+    assert!(notes.contains(&SuggestNote::Limits {
+        min_gpus: spec.limits.min_gpus,
+        max_gpus: spec.limits.max_gpus
+    }));
+    assert_eq!(
+        notes.last(),
+        Some(&SuggestNote::KeptMetrics {
+            names: vec!["queue_depth".to_string()]
+        })
+    );
+    // Without custom metrics, no note claims any were kept.
+    let plain = suggest(&trace, entry, &SuggestOptions::default()).unwrap();
+    assert!(
+        !plain
+            .notes
+            .iter()
+            .any(|n| matches!(n, SuggestNote::KeptMetrics { .. }))
+    );
+    assert!(plain.rules.spec().metrics.is_empty());
+}

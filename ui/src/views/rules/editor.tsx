@@ -5,7 +5,9 @@
 // form field it names and is listed with its line (lint-list.tsx). Saving is refused while
 // the file is invalid (the problem stays at its field); warnings are saved only once
 // acknowledged (the checkbox; the console refuses otherwise). Enter saves from a form
-// field, Ctrl+Enter from the TOML; Escape puts the saved file back, asking first.
+// field, Ctrl+Enter from the TOML; Escape (or Put back) puts the saved file back, asking
+// first. An unsaved file is kept per pool (rules-store.ts) as it is typed, so leaving for
+// another view and coming back finds it again, marked unsaved.
 //
 // Stable selectors (see views/rules.tsx):
 //   #rules-editor (data-tab="form|toml", data-dirty)  #rules-tab-form #rules-tab-toml (role=tab)
@@ -20,6 +22,7 @@ import { lineRange } from "../../costs";
 import { t, type MessageKey } from "../../i18n";
 import { call, ipcError } from "../../ipc";
 import { rulesModeText } from "../../reasons";
+import { keepDraft } from "../../rules-store";
 import {
   fieldId,
   formField,
@@ -79,11 +82,14 @@ export function Editor(props: {
   saved: PoolRules | null;
   /** The file to start from when none is saved. */
   starter: string;
+  /** The editor's file (a draft kept from before, else the saved file or the starter). */
   source: () => string;
   setSource: (text: string) => void;
   /** Bumped when the file was replaced from outside (a suggestion): the form reads it again. */
   replaced: () => number;
   onSaved: (rules: PoolRules) => void;
+  /** Told whether the file differs from the saved one, as that changes. */
+  onDirty?: (dirty: boolean) => void;
   announce: (text: string) => void;
 }): JSX.Element {
   /** What Escape goes back to: the saved file (or the starter). */
@@ -163,6 +169,10 @@ export function Editor(props: {
     }
   }
 
+  createEffect(() => props.onDirty?.(dirty()));
+  onCleanup(() => props.onDirty?.(false));
+  // Every change is kept for the pool until it is saved or put back.
+  createEffect(on([props.source, baseline], ([text, saved]) => keepDraft(props.pool, text, saved)));
   // Lint as the operator types; a new file needs its warnings acknowledged again.
   createEffect(
     on(props.source, (text) => {
@@ -333,9 +343,14 @@ export function Editor(props: {
           {t("rules.editor.tabToml")}
         </button>
         <Show when={dirty()}>
-          <span class="badge badge-soft rules-dirty">{t("rules.editor.unsaved")}</span>
+          <span class="badge badge-soft rules-dirty" data-testid="rules-unsaved">
+            {t("rules.editor.unsaved")}
+          </span>
         </Show>
       </div>
+      <Show when={dirty()}>
+        <p class="hint rules-draft-hint">{t("rules.editor.draftHint")}</p>
+      </Show>
       <Show when={blocked()}>
         {(why) => (
           <p class="alert alert-warn" data-testid="rules-form-blocked">

@@ -3,25 +3,32 @@
 // beside the seed's 80/30 rule, Kubernetes' HPA and the perfect-foresight oracle, priced
 // with the pool's model, region and plan. The chart (demand, ready, held, each decision
 // marked) is drawn in Rust, again on a theme change; the table gives each policy's cost,
-// shortfall, actions a day and peak. "Suggest rules" fills the editor with a rule file
-// chosen by replay on the same demand.
+// shortfall, actions a day and peak. "Suggest rules" asks for a rule file chosen by replay
+// on the same demand and hands it up as a proposal (views/rules/suggestion.tsx): nothing
+// in the editor changes until the operator accepts it. A loaded trace (or the sample one,
+// rules-suggest.ts sampleTraceCsv) is kept per pool in rules-store.ts, so it is still
+// there after a visit to another view; in the demo the sample is loaded from the start.
 //
 // Stable selectors (see views/rules.tsx):
 //   [data-testid="rules-replay"] (data-state="idle|pending|ready|error"; a drop target)
-//   #rules-replay-history #rules-replay-trace (radios)  #rules-trace-file  [data-testid="rules-trace-status"]
+//   #rules-replay-history #rules-replay-trace (radios)  #rules-trace-file  #rules-replay-sample
+//   [data-testid="rules-trace-status"] (data-sample="true" when the sample is loaded)
 //   #rules-replay-run #rules-suggest  [data-testid="rules-replay-summary"] [data-testid="rules-replay-stale"]
 //   img[data-testid="rules-replay-chart"] (data-theme)
 //   [data-testid="rules-replay-table"] tr[data-policy] td[data-col="cost|shortfall|actions|peak"]
 //   [data-testid="rules-replay-error"] [data-testid="rules-suggest-error"] (role=alert, data-kind)
 
 import { createSignal, For, onCleanup, onMount, Show, type JSX } from "solid-js";
-import { commands, type ChartTheme, type IpcError, type ReplayResult, type RulesReplay } from "../../bindings";
+import { appInfoState, loadAppInfo, onAppInfo } from "../../app-info";
+import { commands, type ChartTheme, type IpcError, type ReplayResult, type RulesReplay, type RulesSuggestion } from "../../bindings";
 import { demandRowCount, formatMoney, type Phrase } from "../../costs";
 import { svgDataUrl } from "../../format";
 import { chartWidth } from "../../history";
 import { t, type MessageKey } from "../../i18n";
 import { call } from "../../ipc";
 import { formatDateTime } from "../../pool";
+import { chooseTrace, keepTrace, traceOf, type LoadedTrace } from "../../rules-store";
+import { sampleTraceCsv, sampleTraceShape } from "../../rules-suggest";
 import { getEffectiveTheme, onThemeChange } from "../../theme";
 import { ErrorAlert } from "../error-alert";
 import { FilePicker, hasFiles, readFile } from "../costs/file-picker";
@@ -35,23 +42,61 @@ const POLICIES: Readonly<Record<string, MessageKey>> = {
   oracle: "rules.replay.policy.oracle",
 };
 
-type Trace = { name: string; text: string; minutes: number };
-type Request = { source: string; trace: Trace | null };
+type Request = { source: string; trace: LoadedTrace | null };
 
-function replaySentence(error: IpcError): MessageKey | null {
+/** The replay chart's legend in the UI's language. */
+export function replayLabels() {
+  return {
+    demand: t("rules.replay.chart.demand"),
+    ready: t("rules.replay.chart.ready"),
+    held: t("rules.replay.chart.held"),
+    scale_out: t("rules.replay.chart.scaleOut"),
+    scale_in: t("rules.replay.chart.scaleIn"),
+    day: t("rules.replay.chart.day"),
+  };
+}
+
+/** The sample trace for a pool of `min`..`max` GPUs, worded in the UI's language. */
+export function sampleTrace(min: number, max: number): LoadedTrace {
+  const text = sampleTraceCsv(sampleTraceShape(min, max));
+  return { name: t("rules.replay.sampleName"), text, minutes: demandRowCount(text), sample: true };
+}
+
+export function replaySentence(error: IpcError): MessageKey | null {
   if (error.kind !== "invalid_input") return null;
   if (error.field === "trace") return "rules.replay.badTrace";
   if (error.field === "model") return "rules.replay.noPrice";
   return "rules.replay.badRules";
 }
 
-function pct(value: number): string {
+export function pct(value: number): string {
   return `${value.toFixed(2)}%`;
 }
 
-export function Replay(props: { pool: string; source: () => string; onSuggested: (file: string) => void }): JSX.Element {
-  const [fromTrace, setFromTrace] = createSignal(false);
-  const [trace, setTrace] = createSignal<Trace | null>(null);
+export function Replay(props: {
+  pool: string;
+  /** The pool's range, which the sample trace is sized to. */
+  range: { min: number; max: number };
+  source: () => string;
+  /** A suggestion came: a proposal, made on `trace` (null: the pool's history). */
+  onSuggested: (suggestion: RulesSuggestion, trace: LoadedTrace | null) => void;
+}): JSX.Element {
+  const kept = traceOf(props.pool);
+  const [fromTrace, setFromTraceSignal] = createSignal(kept?.chosen ?? false);
+  const [trace, setTraceSignal] = createSignal<LoadedTrace | null>(kept?.trace ?? null);
+  const setFromTrace = (chosen: boolean): void => {
+    setFromTraceSignal(chosen);
+    chooseTrace(props.pool, chosen);
+  };
+  const setTrace = (loaded: LoadedTrace): void => {
+    setTraceSignal(loaded);
+    setFromTraceSignal(true);
+    keepTrace(props.pool, loaded, true);
+  };
+  const useSample = (): void => {
+    setTraceProblem(null);
+    setTrace(sampleTrace(props.range.min, props.range.max));
+  };
   const [traceProblem, setTraceProblem] = createSignal<Phrase | null>(null);
   const [dragging, setDragging] = createSignal(false);
   const [result, setResult] = createSignal<RulesReplay | null>(null);
@@ -64,7 +109,7 @@ export function Replay(props: { pool: string; source: () => string; onSuggested:
   let figure!: HTMLDivElement;
   let disposed = false;
 
-  const chosenTrace = (): Trace | null => (fromTrace() ? trace() : null);
+  const chosenTrace = (): LoadedTrace | null => (fromTrace() ? trace() : null);
 
   async function loadTrace(file: File): Promise<void> {
     const read = await readFile(file, MAX_TRACE_MB);
@@ -74,8 +119,7 @@ export function Replay(props: { pool: string; source: () => string; onSuggested:
       return;
     }
     setTraceProblem(null);
-    setTrace({ name: file.name, text: read.text, minutes: demandRowCount(read.text) });
-    setFromTrace(true);
+    setTrace({ name: file.name, text: read.text, minutes: demandRowCount(read.text), sample: false });
   }
 
   async function run(request: Request): Promise<void> {
@@ -84,14 +128,7 @@ export function Replay(props: { pool: string; source: () => string; onSuggested:
     setError(null);
     const drawn = getEffectiveTheme();
     const res = await call(() =>
-      commands.replayRules(props.pool, request.source, request.trace?.text ?? null, drawn, chartWidth(figure?.clientWidth ?? 0), {
-        demand: t("rules.replay.chart.demand"),
-        ready: t("rules.replay.chart.ready"),
-        held: t("rules.replay.chart.held"),
-        scale_out: t("rules.replay.chart.scaleOut"),
-        scale_in: t("rules.replay.chart.scaleIn"),
-        day: t("rules.replay.chart.day"),
-      }),
+      commands.replayRules(props.pool, request.source, request.trace?.text ?? null, drawn, chartWidth(figure?.clientWidth ?? 0), replayLabels()),
     );
     if (disposed) return;
     setPending(false);
@@ -108,14 +145,23 @@ export function Replay(props: { pool: string; source: () => string; onSuggested:
     if (suggesting()) return;
     setSuggesting(true);
     setSuggestError(null);
-    const res = await call(() => commands.suggestRules(props.pool, chosenTrace()?.text ?? null));
+    const on = chosenTrace();
+    const res = await call(() => commands.suggestRules(props.pool, on?.text ?? null, props.source()));
     if (disposed) return;
     setSuggesting(false);
-    if (res.status === "ok") props.onSuggested(res.data);
+    if (res.status === "ok") props.onSuggested(res.data, on);
     else setSuggestError(res.error);
   }
 
   onMount(() => {
+    // The demo has minutes of history at most: its replay starts on the sample.
+    const offerSample = (): void => {
+      if (!disposed && appInfoState().info?.demo && trace() === null) useSample();
+    };
+    offerSample();
+    const offInfo = onAppInfo(offerSample);
+    void loadAppInfo();
+    onCleanup(offInfo);
     const off = onThemeChange(() => {
       const request = last();
       if (request && result()) void run(request);
@@ -206,13 +252,20 @@ export function Replay(props: { pool: string; source: () => string; onSuggested:
         </label>
         <span class="btn-row">
           <FilePicker id="rules-trace-file" accept=".csv,text/csv,text/plain" label={t("rules.replay.chooseTrace")} onFile={(file) => void loadTrace(file)} />
+          <button type="button" id="rules-replay-sample" class="btn" aria-describedby="rules-replay-sample-hint" onClick={useSample}>
+            {t("rules.replay.sample")}
+          </button>
         </span>
         <p class="field-hint">{t("rules.replay.traceHint")}</p>
+        <p class="field-hint" id="rules-replay-sample-hint">
+          {t("rules.replay.sampleHint")} {t("rules.replay.traceKept")}
+        </p>
         <p
           class="demand-status"
           classList={{ "is-error": traceProblem() !== null }}
           role={traceProblem() !== null ? "alert" : "status"}
           data-testid="rules-trace-status"
+          data-sample={trace()?.sample ? "true" : undefined}
         >
           {traceStatus()}
         </p>

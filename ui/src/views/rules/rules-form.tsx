@@ -9,6 +9,8 @@
 // Stable selectors: inputs #rules-f-FIELD (rules.ts fieldId: #rules-f-limits-min_gpus,
 //   #rules-f-scale_in-force, #rules-f-threshold-0-action, #rules-f-threshold-0-action_kind,
 //   #rules-f-metric-0-stale_after_minutes, #rules-f-schedule-0-kind (select: cron|window),
+//   #rules-f-threshold-0-metric, #rules-f-target-0-metric (selects: option[data-kind=builtin|custom|unknown]),
+//   [data-testid="rules-target-busy-hint"] (a busy_gpus target is % of each GPU),
 //   #rules-f-schedule-0-cron / -duration_minutes or -start / -end, -time_zone,
 //   #rules-f-schedule-0-bound (select: floor|ceiling|exact), #rules-f-schedule-0-gpus …)
 //   [data-testid="rules-metric-row"][data-index]    #rules-remove-metric-N    #rules-add-metric
@@ -25,7 +27,8 @@ import { comparisonSymbol } from "../../reasons";
 import {
   ACTION_KINDS,
   BOUNDS,
-  BUILTIN_METRICS,
+  metricChoices,
+  metricChoiceText,
   COMPARISONS,
   fieldId,
   newMetric,
@@ -78,10 +81,7 @@ export function RulesForm(props: {
   problems: Record<string, Phrase>;
 }): JSX.Element {
   /** The custom metrics the form declares, offered beside the built-in ones. */
-  const metricNames = (): string[] => {
-    const custom = props.values.metrics.map((row) => row.name.trim()).filter((name) => name !== "");
-    return [...new Set<string>([...BUILTIN_METRICS, ...custom])];
-  };
+  const declaredMetrics = (): string[] => props.values.metrics.map((row) => row.name);
   const field = (name: string, label: MessageKey, input: JSX.Element, hint?: MessageKey): JSX.Element => (
     <div class="field" data-field={name}>
       <label for={fieldId(name)}>{t(label)}</label>
@@ -170,6 +170,28 @@ export function RulesForm(props: {
       (v) => props.setValues("schedules", i, key, v),
       opts,
     );
+  /** A rule's metric: a select of the built-in metrics and the file's own, so a rule can
+   * only name a metric that exists (a free-text field let a typo through). */
+  const metricSelect = (name: string, value: () => string, set: (v: string) => void) => (
+    <select
+      id={fieldId(name)}
+      aria-describedby={`${fieldId(name)}-notes`}
+      aria-invalid={invalid(props.notes.get(name), props.problems[name])}
+      value={value()}
+      onChange={(event) => {
+        set(event.currentTarget.value);
+        props.changed();
+      }}
+    >
+      <For each={metricChoices(declaredMetrics(), value())}>
+        {(choice) => (
+          <option value={choice.name} selected={choice.name === value()} data-kind={choice.kind}>
+            {metricChoiceText(choice)}
+          </option>
+        )}
+      </For>
+    </select>
+  );
   const removeButton = (kind: "metric" | "threshold" | "target" | "schedule", i: number, name: string, remove: () => void) => (
     <button
       type="button"
@@ -186,9 +208,6 @@ export function RulesForm(props: {
 
   return (
     <div class="rules-form">
-      <datalist id="rules-metric-names">
-        <For each={metricNames()}>{(name) => <option value={name} />}</For>
-      </datalist>
       <fieldset class="rules-fieldset">
         <legend>{t("rules.f.limits")}</legend>
         <div class="rules-grid">
@@ -270,7 +289,11 @@ export function RulesForm(props: {
               <legend>{t("rules.f.thresholdN", { n: i + 1, name: row().name })}</legend>
               <div class="rules-grid rules-grid-row">
                 {field(`threshold[${i}].name`, "rules.f.name", thresholdInput(i, "name", { wide: true }))}
-                {field(`threshold[${i}].metric`, "rules.f.metric", thresholdInput(i, "metric", { wide: true, list: "rules-metric-names" }))}
+                {field(
+                  `threshold[${i}].metric`,
+                  "rules.f.metric",
+                  metricSelect(`threshold[${i}].metric`, () => row().metric, (v) => props.setValues("thresholds", i, "metric", v)),
+                )}
                 {field(
                   `threshold[${i}].op`,
                   "rules.f.op",
@@ -334,13 +357,22 @@ export function RulesForm(props: {
               <legend>{t("rules.f.targetN", { n: i + 1, name: row().name })}</legend>
               <div class="rules-grid rules-grid-row">
                 {field(`target[${i}].name`, "rules.f.name", targetInput(i, "name", { wide: true }))}
-                {field(`target[${i}].metric`, "rules.f.metric", targetInput(i, "metric", { wide: true, list: "rules-metric-names" }))}
+                {field(
+                  `target[${i}].metric`,
+                  "rules.f.metric",
+                  metricSelect(`target[${i}].metric`, () => row().metric, (v) => props.setValues("targets", i, "metric", v)),
+                )}
                 {field(`target[${i}].target`, "rules.f.target", targetInput(i, "target"))}
                 {field(`target[${i}].tolerance`, "rules.f.tolerance", targetInput(i, "tolerance"))}
                 {field(`target[${i}].scale_in_stabilization_minutes`, "rules.f.stabilization", targetInput(i, "scale_in_stabilization_minutes"))}
                 {field(`target[${i}].scale_out_sustain_minutes`, "rules.f.sustain", targetInput(i, "scale_out_sustain_minutes"))}
                 {field(`target[${i}].overload_gpus`, "rules.f.overload", targetInput(i, "overload_gpus"))}
               </div>
+              <Show when={row().metric.trim() === "busy_gpus"}>
+                <p class="field-hint" data-testid="rules-target-busy-hint">
+                  {t("rules.h.targetBusy")}
+                </p>
+              </Show>
               {removeButton("target", i, row().name, () => props.setValues("targets", (rows) => rows.filter((_, n) => n !== i)))}
             </fieldset>
           )}
