@@ -19,6 +19,7 @@ import { saveLocale, saveThemePref } from "../prefs";
 import { call } from "../ipc";
 import { tokenStoreText } from "../reasons";
 import { getThemePref, setThemePref, THEME_PREFS, type ThemePref } from "../theme";
+import { leaveForms } from "../unsaved";
 import { ErrorAlert } from "./error-alert";
 import { HostsSection } from "./hosts";
 import { mountView } from "./solid";
@@ -29,12 +30,14 @@ function RadioGroup<V extends string>(props: {
   legend: string;
   options: readonly { value: V; label: string; lang?: string }[];
   selected: V;
-  onChange: (value: V) => void;
+  /** False: the change did not happen (the buttons go back to `selected`). */
+  onChange: (value: V) => boolean | void;
 }): JSX.Element {
+  let group!: HTMLDivElement;
   return (
     <fieldset class="choice-group" data-testid={`${props.name}-setting`}>
       <legend>{props.legend}</legend>
-      <div class="choices">
+      <div class="choices" ref={group}>
         <For each={props.options}>
           {(o) => {
             const id = `setting-${props.name}-${o.value}`;
@@ -46,7 +49,12 @@ function RadioGroup<V extends string>(props: {
                   name={props.name}
                   value={o.value}
                   checked={o.value === props.selected}
-                  onChange={() => props.onChange(o.value)}
+                  onChange={() => {
+                    if (props.onChange(o.value) !== false) return;
+                    for (const radio of group.querySelectorAll<HTMLInputElement>("input[type=radio]")) {
+                      radio.checked = radio.value === props.selected;
+                    }
+                  }}
                 />
                 <span lang={o.lang}>{o.label}</span>
               </label>
@@ -193,10 +201,13 @@ export function settingsView(): View {
             // Language names are shown in their own language.
             options={LOCALES.map((l) => ({ value: l, label: tIn(l, LANGUAGE_LABELS[l]), lang: l }))}
             selected={getLocale()}
-            onChange={(l) => {
-              saveLocale(l);
-              setLocale(l);
-            }}
+            // Another language rebuilds the view: a changed host form asks first (unsaved.ts).
+            onChange={(l) =>
+              leaveForms(() => {
+                saveLocale(l);
+                setLocale(l);
+              })
+            }
           />
           <RadioGroup<ThemePref>
             name="theme"

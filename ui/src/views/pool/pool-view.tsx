@@ -57,6 +57,7 @@ import { commands, type PoolOptions, type PoolView } from "../../bindings";
 import { t } from "../../i18n";
 import { call } from "../../ipc";
 import { keepSelection } from "../../pool";
+import type { UnsavedGate } from "../../unsaved";
 import { ErrorAlert } from "../error-alert";
 import { mountView } from "../solid";
 import type { View } from "../view";
@@ -180,8 +181,20 @@ export function poolView(): View {
     }
   }
 
+  /** The open form's gate (unsaved.ts): replacing the form asks it first. */
+  let formGate: UnsavedGate | null = null;
+
+  /** Runs `then` once the open form (if any) may go: at once, or after Discard. */
+  function leaveForm(then: () => void): boolean {
+    if (form() === null || formGate === null) {
+      then();
+      return true;
+    }
+    return formGate.leave(then) === "left";
+  }
+
   function openForm(editing: PoolView | null): void {
-    setForm({ pool: editing });
+    leaveForm(() => setForm({ pool: editing }));
   }
 
   const shownError = (): { lead: string; error: unknown } | null => {
@@ -219,9 +232,14 @@ export function poolView(): View {
               disabled={names().length === 0}
               value={selected() ?? ""}
               onChange={(event) => {
-                choose(event.currentTarget.value || null);
-                setForm(null);
-                setActionError(null);
+                const wanted = event.currentTarget.value || null;
+                const left = leaveForm(() => {
+                  choose(wanted);
+                  setForm(null);
+                  setActionError(null);
+                });
+                // Asked first: the picker shows the pool still shown until Discard.
+                if (!left) event.currentTarget.value = selected() ?? "";
               }}
             >
               <For each={names()}>
@@ -305,6 +323,7 @@ export function poolView(): View {
               <PoolForm
                 pool={open.pool}
                 options={options()}
+                gateRef={(gate) => (formGate = gate)}
                 onDone={async (saved, created) => {
                   setForm(null);
                   choose(saved.name);
