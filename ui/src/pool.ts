@@ -180,7 +180,7 @@ function modelOfferText(offer: ModelOffer): string {
 export function modelWhereText(offers: readonly ModelOffer[], model: string): string | null {
   const offer = offers.find((o) => o.model === model && o.hosts > 0);
   if (!offer) return null;
-  return t("pool.model.where", { hosts: formatCount(offer.hosts), regions: offer.regions.join(t("common.listSeparator")) });
+  return t(offer.hosts === 1 ? "pool.model.where.one" : "pool.model.where", { hosts: formatCount(offer.hosts), regions: offer.regions.join(t("common.listSeparator")) });
 }
 
 /** The model a new pool starts on: the first priced one some host reports, else none. */

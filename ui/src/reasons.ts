@@ -23,7 +23,7 @@ import type {
   SkipReason,
   TokenStoreKind,
 } from "./bindings";
-import { formatMoney } from "./costs";
+import { formatMoney, gpus as gpusText } from "./costs";
 import { t, type MessageKey } from "./i18n";
 
 function list(items: readonly string[]): string {
@@ -52,19 +52,19 @@ export function changeReasonText(reason: ChangeReason): string {
     case "cli":
       return t("reason.change.cli");
     case "failover":
-      return t("reason.change.failover", { host: reason.host, gpus: reason.gpus, grace: reason.grace_s });
+      return t("reason.change.failover", { host: reason.host, gpus: gpusText(reason.gpus), grace: reason.grace_s });
     case "host_back":
-      return t("reason.change.hostBack", { host: reason.host, leases: reason.leases });
+      return t(reason.leases === 1 ? "reason.change.hostBack.one" : "reason.change.hostBack", { host: reason.host, leases: reason.leases });
     case "host_added":
       return t("reason.change.hostAdded", { host: reason.host, region: reason.region });
     case "host_removed":
       return t("reason.change.hostRemoved", { host: reason.host });
     case "host_forgotten":
-      return t("reason.change.hostForgotten", { host: reason.host, leases: reason.leases });
+      return t(reason.leases === 1 ? "reason.change.hostForgotten.one" : "reason.change.hostForgotten", { host: reason.host, leases: reason.leases });
     case "host_draining":
-      return t("reason.change.hostDraining", { host: reason.host, gpus: reason.gpus });
+      return t("reason.change.hostDraining", { host: reason.host, gpus: gpusText(reason.gpus) });
     case "confirm_limits_changed":
-      return t("reason.change.confirmLimits", { gpus: reason.above_gpus, cost: formatMoney(reason.above_per_hour_fen) });
+      return t("reason.change.confirmLimits", { gpus: gpusText(reason.above_gpus), cost: formatMoney(reason.above_per_hour_fen) });
     case "budget_changed":
       return reason.budget_fen === null
         ? t("reason.change.budgetCleared")
@@ -74,7 +74,7 @@ export function changeReasonText(reason: ChangeReason): string {
       if (reason.added.length > 0) parts.push(t("reason.change.rulesAdded", { names: list(reason.added) }));
       if (reason.removed.length > 0) parts.push(t("reason.change.rulesRemoved", { names: list(reason.removed) }));
       if (reason.changed.length > 0) parts.push(t("reason.change.rulesChanged", { names: list(reason.changed) }));
-      if (reason.warnings > 0) parts.push(t("reason.change.rulesWarnings", { warnings: reason.warnings }));
+      if (reason.warnings > 0) parts.push(t(reason.warnings === 1 ? "reason.change.rulesWarnings.one" : "reason.change.rulesWarnings", { warnings: reason.warnings }));
       return parts.join(t("reason.notesSeparator"));
     }
     case "rules_mode":
@@ -153,7 +153,7 @@ export function hostProblemText(problem: HostProblem): string {
     case "incompatible":
       return t("reason.host.incompatible", { url: problem.url, found: problem.found, expected: problem.expected });
     case "gpus_not_answering":
-      return t("reason.host.gpus_not_answering", { gpus: problem.gpus });
+      return t("reason.host.gpus_not_answering", { gpus: gpusText(problem.gpus) });
     case "slow":
       return t("reason.host.slow", { ms: problem.latency_ms });
     default:
@@ -165,7 +165,7 @@ export function hostProblemText(problem: HostProblem): string {
 export function confirmationText(reason: ConfirmationReason): string {
   switch (reason.kind) {
     case "gpus":
-      return t("reason.confirm.gpus", { change: reason.change, limit: reason.limit });
+      return t("reason.confirm.gpus", { change: gpusText(reason.change), limit: reason.limit });
     case "cost_per_hour":
       return t("reason.confirm.cost", { delta: formatMoney(reason.delta_fen), limit: formatMoney(reason.limit_fen) });
     default:
@@ -199,9 +199,9 @@ export function poolNoteText(note: PoolNote): string {
     case "host_failing":
       return t("reason.note.host_failing", { host: note.host, problem: hostProblemText(note.problem) });
     case "lost":
-      return t("reason.note.lost", { gpus: note.gpus });
+      return t("reason.note.lost", { gpus: gpusText(note.gpus) });
     case "held_to_unit_end":
-      return t("reason.note.held", { gpus: note.gpus });
+      return t("reason.note.held", { gpus: gpusText(note.gpus) });
     default:
       return never(note);
   }

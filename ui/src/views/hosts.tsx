@@ -163,7 +163,7 @@ export function HostsSection(): JSX.Element {
     return takeAway(name, async () => {
       const res = await call(() => commands.forgetHost(name));
       if (res.status !== "ok") return res;
-      return { status: "ok", data: { gone: true, words: t("hosts.forgotten", { name, leases: res.data }) } };
+      return { status: "ok", data: { gone: true, words: t(res.data === 1 ? "hosts.forgotten.one" : "hosts.forgotten", { name, leases: res.data }) } };
     });
   }
 

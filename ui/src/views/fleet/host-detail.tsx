@@ -173,7 +173,7 @@ export function HostDetail(props: {
             {(s) => (
               <>
                 <HealthBadge health={s().health} />
-                <span class="detail-meta">{t("fleet.detail.meta", { region: regionLabel(s().region), gpus: s().gpu_count })}</span>
+                <span class="detail-meta">{t(s().gpu_count === 1 ? "fleet.detail.meta.one" : "fleet.detail.meta", { region: regionLabel(s().region), gpus: s().gpu_count })}</span>
                 <Show when={s().health !== "online" ? s().last_error : null}>
                   {(problem) => <span class="host-error">{t("fleet.lastError", { message: hostProblemText(problem()) })}</span>}
                 </Show>

@@ -5,7 +5,7 @@
 
 import { createSignal, Match, Show, Switch, type JSX } from "solid-js";
 import { commands, type PoolOptions } from "../../bindings";
-import { formatCount } from "../../costs";
+import { gpus } from "../../costs";
 import { t, type MessageKey } from "../../i18n";
 import { call } from "../../ipc";
 import { parseCount, parseYuan, perHour, yuanInput } from "../../pool";
@@ -104,7 +104,7 @@ export function Policy(props: {
           <Match when={saved()}>
             {(s) => (
               <p class="hint" role="status">
-                {t("pool.policy.saved", { n: formatCount(s().aboveGpus), cost: perHour(s().perHourFen) })}
+                {t("pool.policy.saved", { n: gpus(s().aboveGpus), cost: perHour(s().perHourFen) })}
               </p>
             )}
           </Match>

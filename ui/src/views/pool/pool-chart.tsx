@@ -27,6 +27,7 @@
 import { createMemo, createSignal, For, onCleanup, onMount, Show, type JSX } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
 import { commands, type DecisionMark, type PoolChart as PoolChartData, type WarmingHost } from "../../bindings";
+import { gpus } from "../../costs";
 import { svgDataUrl } from "../../format";
 import { chartWidth, utcOffsetMinutes } from "../../history";
 import { t } from "../../i18n";
@@ -47,7 +48,12 @@ const units = () => ({ s: t("pool.unit.s"), min: t("pool.unit.min"), h: t("pool.
 function Mark(props: { mark: DecisionMark; now: number; open: boolean; onOpen: (open: boolean) => void }): JSX.Element {
   const tipId = () => `pool-mark-tip-${props.mark.id}`;
   const label = () =>
-    t(markLabelKey(props.mark), { time: formatWhen(props.mark.at_ms, props.now), from: props.mark.from, to: props.mark.to });
+    t(markLabelKey(props.mark), {
+      time: formatWhen(props.mark.at_ms, props.now),
+      from: props.mark.from,
+      // A held mark names one count ("held at 1 GPU"); a move names two ("2 → 6 GPUs").
+      to: markKind(props.mark) === "held" ? gpus(props.mark.to) : props.mark.to,
+    });
   return (
     <span
       class="pool-mark-spot"

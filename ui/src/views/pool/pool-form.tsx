@@ -348,8 +348,8 @@ export function PoolForm(props: {
                     <span class="region-name">{offer.region}</span>
                     <span class="region-models hint">
                       {offer.gpu_models.length > 0
-                        ? t("pool.f.regionOffer", { hosts: formatCount(offer.hosts), models: offer.gpu_models.join(t("common.listSeparator")) })
-                        : t("pool.f.regionUnknown", { hosts: formatCount(offer.hosts) })}
+                        ? t(offer.hosts === 1 ? "pool.f.regionOffer.one" : "pool.f.regionOffer", { hosts: formatCount(offer.hosts), models: offer.gpu_models.join(t("common.listSeparator")) })
+                        : t(offer.hosts === 1 ? "pool.f.regionUnknown.one" : "pool.f.regionUnknown", { hosts: formatCount(offer.hosts) })}
                     </span>
                   </label>
                 )}

@@ -387,7 +387,7 @@ export function Slider(props: {
                   ref={confirmYes}
                   onClick={() => void confirmed()}
                 >
-                  {t("pool.confirm.yes", { n: formatCount(question().to) })}
+                  {t("pool.confirm.yes", { n: gpus(question().to) })}
                 </button>
                 <button type="button" id="pool-confirm-no" class="btn btn-small" data-testid="cancel-scale" onClick={() => cancelConfirm(true)}>
                   {t("pool.confirm.no")}
