@@ -219,8 +219,8 @@ describe("rules in words", () => {
     expect(rulesChanges.map(changeReasonText)).toEqual([
       "rules saved as version 2 (shadow); added out; changed limits, in; 1 lint warning acknowledged",
       "rules version 2 enabled",
-      "out-at-80: 4 → 6 (4 → 6 GPUs)",
-      "shadow: no rule asks for a change",
+      "out-at-80 asked for 8, limited to 6: the step cap of 2",
+      "shadow mode, nothing changed: no rule asks for a change",
       "past the budget cap on purpose: ¥500.00 per hour against a cap of ¥400.00",
     ]);
     expect(ruleStatusText(statuses[0]!)).toBe("gpu_util >= 80 for 3 min (now 91.50): +20%");

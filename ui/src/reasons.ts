@@ -6,6 +6,7 @@
 
 import type {
   Action,
+  Decision,
   AgentErrorKind,
   BoundKind,
   ChangeReason,
@@ -23,7 +24,7 @@ import type {
   SkipReason,
   TokenStoreKind,
 } from "./bindings";
-import { formatMoney, gpus as gpusText } from "./costs";
+import { formatCount, formatMoney, gpus as gpusText } from "./costs";
 import { t, type MessageKey } from "./i18n";
 
 function list(items: readonly string[]): string {
@@ -79,15 +80,8 @@ export function changeReasonText(reason: ChangeReason): string {
     }
     case "rules_mode":
       return t("reason.change.rulesMode", { version: reason.version, mode: rulesModeText(reason.mode) });
-    case "rule_decision": {
-      const decision = reason.decision;
-      const why = decisionReasonText(decision.reason);
-      const text =
-        decision.desired_gpus === decision.current_gpus
-          ? why
-          : t("reason.change.ruleDecisionMoved", { why, from: decision.current_gpus, to: decision.desired_gpus });
-      return reason.shadow ? t("reason.change.ruleDecisionShadow", { text }) : text;
-    }
+    case "rule_decision":
+      return ruleDecisionText(reason.decision, reason.shadow);
     case "budget_override":
       return t("reason.change.budgetOverride", { perHour: formatMoney(reason.per_hour_fen), cap: formatMoney(reason.cap_fen) });
     case "note":
@@ -482,4 +476,86 @@ export function lintProblemText(problem: LintProblem): string {
     default:
       return never(problem);
   }
+}
+
+// ---------- a rule decision as the activity log and the pool chart word it ----------
+
+/**
+ * A clamp as the cause of a count, without its numbers (the sentence around it has them):
+ * "deadband (1 surplus over 10 min, 2 needed)", "cooling down until 04:39". `rule` is the
+ * rule the decision is about: its own cooldown does not name it twice.
+ */
+export function clampCause(clamp: Clamp, rule: string | null = null): string {
+  switch (clamp.kind) {
+    case "schedule":
+      return t("activity.clamp.schedule", { schedule: clamp.schedule, bound: t(boundKey(clamp.bound), { gpus: clamp.to_gpus }) });
+    case "min":
+      return t("activity.clamp.min");
+    case "max":
+      return t("activity.clamp.max");
+    case "step_cap":
+      return t("activity.clamp.stepCap", { step: clamp.step_gpus });
+    case "budget":
+      return t("activity.clamp.budget");
+    case "cooldown":
+      return clamp.rule === rule
+        ? t("activity.clamp.ownCooldown", { time: clockText(clamp.until_ms) })
+        : t("activity.clamp.cooldown", { rule: clamp.rule, time: clockText(clamp.until_ms) });
+    case "stabilization":
+      return t("activity.clamp.stabilization", { rule: clamp.rule, window: clamp.window_minutes });
+    case "paid_unit_hold":
+      return t("activity.clamp.paidUnitHold", { time: clockText(clamp.next_release_ms) });
+    case "deadband":
+      return t("activity.clamp.deadband", { surplus: clamp.surplus_gpus, window: clamp.window_minutes, needed: clamp.deadband_gpus });
+    default:
+      return clampText(clamp);
+  }
+}
+
+function boundKey(bound: "floor" | "ceiling" | "exact"): "reason.rules.bound.floor" | "reason.rules.bound.ceiling" | "reason.rules.bound.exact" {
+  return bound === "floor" ? "reason.rules.bound.floor" : bound === "ceiling" ? "reason.rules.bound.ceiling" : "reason.rules.bound.exact";
+}
+
+/**
+ * Why a rule decision is what it is, with no count repeated from the Change cell and no
+ * arrow for a count that did not move: "out-at-80 asked for 6", "in-at-30 wanted 5, kept
+ * 6: deadband (…)", "festival-peak wanted 6, kept 2: cooling down until 04:39".
+ */
+export function decisionText(decision: Decision): string {
+  const reason = decision.reason;
+  switch (reason.kind) {
+    case "rule": {
+      // The rules' own recommendation, before the clamps cut it to what was set.
+      const wanted = decision.clamps.length > 0 ? decision.recommended_gpus : reason.to_gpus;
+      if (decision.desired_gpus === wanted) {
+        return t("activity.why.rule", { rule: reason.rule, wanted: formatCount(wanted) });
+      }
+      return t("activity.why.ruleLimited", {
+        rule: reason.rule,
+        wanted: formatCount(wanted),
+        kept: formatCount(decision.desired_gpus),
+        causes: decision.clamps.map((c) => clampCause(c, reason.rule)).join(t("reason.notesSeparator")),
+      });
+    }
+    case "held":
+      return t("activity.why.held", {
+        rule: reason.rule,
+        wanted: formatCount(reason.clamp.from_gpus),
+        kept: formatCount(reason.clamp.to_gpus),
+        cause: clampCause(reason.clamp, reason.rule),
+      });
+    case "bound":
+      return t("activity.why.bound", { cause: clampCause(reason.clamp) });
+    case "waiting":
+    case "steady":
+      return decisionReasonText(reason);
+    default:
+      return decisionReasonText(reason);
+  }
+}
+
+/** A rule decision's reason as the log shows it; in shadow mode, says nothing changed. */
+export function ruleDecisionText(decision: Decision, shadow: boolean): string {
+  const text = decisionText(decision);
+  return shadow ? t("activity.why.shadow", { text }) : text;
 }
