@@ -151,7 +151,7 @@ async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
             })
             .await;
         assert!(
-            tested.contains(HOST) && tested.contains("simulator"),
+            tested.contains(HOST) && tested.contains("simulated GPUs"),
             "{tested}"
         );
         app.shoot("en-light-settings-test-ok").await;

@@ -25,7 +25,7 @@ import type {
   TokenStoreKind,
 } from "./bindings";
 import { formatCount, formatMoney, gpus as gpusText } from "./costs";
-import { t, type MessageKey } from "./i18n";
+import { getLocale, t, type MessageKey } from "./i18n";
 
 function list(items: readonly string[]): string {
   return items.join(t("common.listSeparator"));
@@ -234,6 +234,23 @@ export function skipReasonText(reason: SkipReason): string {
   }
 }
 
+/** The English detail a token store's words leave out outside English (the keychain's reason). */
+export function tokenStoreDetail(store: TokenStoreKind): string | null {
+  return store.kind === "no_keychain" && getLocale() !== "en" ? store.reason : null;
+}
+
+/** The agent's backend in words: "simulated GPUs", "NVML (real GPUs)"; another as it came. */
+export function backendText(backend: string): string {
+  switch (backend) {
+    case "simulator":
+      return t("hosts.backend.simulator");
+    case "nvml":
+      return t("hosts.backend.nvml");
+    default:
+      return backend;
+  }
+}
+
 /** Where host tokens are kept, in words. */
 export function tokenStoreText(store: TokenStoreKind): string {
   switch (store.kind) {
@@ -244,7 +261,9 @@ export function tokenStoreText(store: TokenStoreKind): string {
     case "file":
       return t("hosts.tokenStore.file", { path: store.path });
     case "no_keychain":
-      return t("hosts.tokenStore.noKeychain", { reason: store.reason });
+      // The keychain library's reason is English: outside English it is shown apart
+      // (tokenStoreDetail), folded as other English detail is.
+      return getLocale() === "en" ? t("hosts.tokenStore.noKeychain", { reason: store.reason }) : t("hosts.tokenStore.noKeychainShort");
     default:
       return never(store);
   }

@@ -17,10 +17,10 @@ import { describeError } from "../format";
 import { getLocale, LOCALES, setLocale, tIn, t, type Locale, type MessageKey } from "../i18n";
 import { saveLocale, saveThemePref } from "../prefs";
 import { call } from "../ipc";
-import { tokenStoreText } from "../reasons";
+import { tokenStoreDetail, tokenStoreText } from "../reasons";
 import { getThemePref, setThemePref, THEME_PREFS, type ThemePref } from "../theme";
 import { leaveForms } from "../unsaved";
-import { ErrorAlert } from "./error-alert";
+import { ErrorAlert, ErrorDetail } from "./error-alert";
 import { HostsSection } from "./hosts";
 import { mountView } from "./solid";
 import type { View } from "./view";
@@ -171,7 +171,10 @@ function About(): JSX.Element {
                 {t(info().collecting ? "settings.collectionHere" : "settings.collectionElsewhere")}
               </dd>
               <dt>{t("settings.tokenStore")}</dt>
-              <dd data-testid="token-store">{tokenStoreText(info().token_store)}</dd>
+              <dd data-testid="token-store">
+                {tokenStoreText(info().token_store)}
+                <Show when={tokenStoreDetail(info().token_store)}>{(detail) => <ErrorDetail text={detail()} english prefix={false} />}</Show>
+              </dd>
             </>
           )}
         </Match>

@@ -36,6 +36,7 @@ import {
 import { t, type MessageKey } from "../../i18n";
 import { call, fieldOf, ipcError } from "../../ipc";
 import { createUnsaved } from "../../unsaved";
+import { backendText } from "../../reasons";
 import { DiscardQuestion } from "../discard-question";
 import { ErrorAlert, ErrorDetail } from "../error-alert";
 
@@ -258,7 +259,7 @@ export function HostForm(props: {
       setTestState("ok");
       setTestOutcome({
         ok: true,
-        text: t("hosts.testOk", { host: res.data.host, version: res.data.agent_version, backend: res.data.backend }),
+        text: t("hosts.testOk", { host: res.data.host, version: res.data.agent_version, backend: backendText(res.data.backend) }),
       });
       return "ok";
     }
