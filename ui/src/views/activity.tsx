@@ -20,7 +20,7 @@
 //   [data-testid="activity-table"]              the log: tr[data-testid="activity-row"][data-id][data-pool] (data-pool="" console-wide)
 //     [data-actor] [data-outcome]               on the row; cells td[data-col="time|pool|actor|change|reason|cost|hosts|outcome"]
 
-import { createComputed, createMemo, createSignal, For, Show, type JSX } from "solid-js";
+import { createMemo, createSignal, For, Show, type Accessor, type JSX, type Setter } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
 import { changeCellText, DEFAULT_FILTER, hasOutcome, isNoOp, noOpsText, summarize, type ActivityFilter, type ActivityRow } from "../activity";
 import { commands, type ActivityEntry } from "../bindings";
@@ -112,29 +112,39 @@ function Row(props: { entry: ActivityEntry; now: number; inRun?: boolean }): JSX
   );
 }
 
+type NoOpsRun = Extract<ActivityRow, { kind: "noops" }>;
+
+/**
+ * A row as the table keeps it: an entry (the log store's own object, the same across
+ * refreshes), or a run of no-ops whose contents are a signal, so a run that grows updates
+ * its row in place rather than replacing it (and the toggle under the pointer).
+ */
+type ShownRow = { key: string; kind: "entry"; entry: ActivityEntry } | { key: string; kind: "noops"; run: Accessor<NoOpsRun>; set: Setter<NoOpsRun> };
+
 /** A run of decisions that changed nothing: one row, opening to each. */
-function NoOpsRows(props: { row: Extract<ActivityRow, { kind: "noops" }>; now: number; open: boolean; onToggle: () => void }): JSX.Element {
+function NoOpsRows(props: { run: Accessor<NoOpsRun>; now: number; open: boolean; onToggle: () => void }): JSX.Element {
+  const row = (): NoOpsRun => props.run();
   return (
     <>
       <tr
         data-testid="activity-noops"
         class="activity-noops"
-        data-key={props.row.key}
-        data-pool={props.row.pool}
-        data-count={props.row.entries.length}
+        data-key={row().key}
+        data-pool={row().pool}
+        data-count={row().entries.length}
       >
         <td data-col="time" class="nowrap">
-          <time datetime={new Date(props.row.last_ms).toISOString()}>{formatDateTime(props.row.last_ms)}</time>
+          <time datetime={new Date(row().last_ms).toISOString()}>{formatDateTime(row().last_ms)}</time>
         </td>
-        <td data-col="pool">{props.row.pool}</td>
+        <td data-col="pool">{row().pool}</td>
         <td data-col="actor" class="nowrap">
           <span class="actor actor-rule">{actorText("rule")}</span>
         </td>
         <td data-col="change" class="nowrap">
-          {t("activity.change.stays", { n: formatCount(props.row.gpus) })}
+          {t("activity.change.stays", { n: formatCount(row().gpus) })}
         </td>
         <td data-col="reason" colspan={4}>
-          <span class="noops-text">{noOpsText(props.row)}</span>{" "}
+          <span class="noops-text">{noOpsText(row())}</span>{" "}
           <button
             type="button"
             class="btn btn-small btn-quiet"
@@ -147,7 +157,7 @@ function NoOpsRows(props: { row: Extract<ActivityRow, { kind: "noops" }>; now: n
         </td>
       </tr>
       <Show when={props.open}>
-        <For each={props.row.entries}>{(entry) => <Row entry={entry} now={props.now} inRun />}</For>
+        <For each={row().entries}>{(entry) => <Row entry={entry} now={props.now} inRun />}</For>
       </Show>
     </>
   );
@@ -162,16 +172,34 @@ export function activityView(): View {
   const [kinds, setKinds] = createSignal<ActivityFilter>(memory.kinds);
   /** The runs of no-op decisions opened, by row key. */
   const [opened, setOpened] = createSignal<ReadonlySet<string>>(new Set());
-  const [rows, setRows] = createStore<{ list: ActivityRow[] }>({ list: [] });
+  /** The rows shown last, by key: kept across refreshes so <For> keeps their elements. */
+  let shownBefore = new Map<string, ShownRow>();
   let loading = false;
   let disposed = false;
   let timer: number | undefined;
   let seq = 0;
 
-  // The rows shown: reconciled by key, so a refresh keeps each row (and its open run) in place.
-  createComputed(() => {
+  // The rows shown: kept by key, so a refresh keeps each row (and its open run) in place.
+  const rows = createMemo((): ShownRow[] => {
     const entries = log.entries;
-    setRows("list", reconcile(entries ? summarize(entries, kinds()) : [], { key: "key", merge: false }));
+    const next = new Map<string, ShownRow>();
+    const list = (entries ? summarize(entries, kinds()) : []).map((row): ShownRow => {
+      const was = shownBefore.get(row.key);
+      let shown: ShownRow;
+      if (row.kind === "entry") {
+        shown = was?.kind === "entry" && was.entry === row.entry ? was : { key: row.key, kind: "entry", entry: row.entry };
+      } else if (was?.kind === "noops") {
+        was.set(row);
+        shown = was;
+      } else {
+        const [run, set] = createSignal<NoOpsRun>(row);
+        shown = { key: row.key, kind: "noops", run, set };
+      }
+      next.set(row.key, shown);
+      return shown;
+    });
+    shownBefore = next;
+    return list;
   });
 
   function toggleKind(kind: keyof ActivityFilter, on: boolean): void {
@@ -294,12 +322,12 @@ export function activityView(): View {
                   </div>
                 }
               >
-                <Show when={rows.list.length === 0}>
+                <Show when={rows().length === 0}>
                   <p class="empty-state" data-testid="activity-none-shown">
                     {t("activity.noneShown")}
                   </p>
                 </Show>
-                <div class="table-wrap" hidden={rows.list.length === 0}>
+                <div class="table-wrap" hidden={rows().length === 0}>
                   <table class="hosts activity-table" data-testid="activity-table">
                     <caption class="visually-hidden">{t("activity.caption")}</caption>
                     <thead>
@@ -317,12 +345,12 @@ export function activityView(): View {
                       </tr>
                     </thead>
                     <tbody>
-                      <For each={rows.list}>
+                      <For each={rows()}>
                         {(row) =>
                           row.kind === "entry" ? (
                             <Row entry={row.entry} now={now()} />
                           ) : (
-                            <NoOpsRows row={row} now={now()} open={opened().has(row.key)} onToggle={() => toggleRun(row.key)} />
+                            <NoOpsRows run={row.run} now={now()} open={opened().has(row.key)} onToggle={() => toggleRun(row.key)} />
                           )
                         }
                       </For>
