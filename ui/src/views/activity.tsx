@@ -18,7 +18,9 @@
 //   [data-testid="activity-error"]              role=alert: loading failed
 //   [data-testid="activity-empty"]              nothing logged (for this filter)
 //   [data-testid="activity-table"]              the log: tr[data-testid="activity-row"][data-id][data-pool] (data-pool="" console-wide)
-//     [data-actor] [data-outcome]               on the row; cells td[data-col="time|pool|actor|change|reason|cost|hosts|outcome"]
+//     [data-actor] [data-outcome] [data-noop]   on the row (data-noop="true": a rule decision that changed nothing);
+//                                               cells td[data-col="time|pool|actor|change|reason|cost|hosts|outcome"]
+//   [data-testid="activity-none-shown"]         entries exist, but none of the kinds ticked
 
 import { createMemo, createSignal, For, Show, type Accessor, type JSX, type Setter } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
