@@ -353,7 +353,7 @@ async fn costs_compares_plans_for_a_demand_file_under_an_imported_catalog() {
             Duration::from_secs(20),
             || async {
                 let status = app.text_of("[data-testid=\"costs-demand-status\"]").await?;
-                status.contains("FAQ-4").then_some(())?;
+                status.contains("festival sample").then_some(())?;
                 compared_chart(&app, Some(&one_gpu)).await
             },
         )

@@ -12,6 +12,7 @@ mod host_drain;
 mod pool;
 mod pool_chart;
 mod pool_release;
+mod pool_rules;
 mod rules;
 mod settings_hosts;
 mod support;

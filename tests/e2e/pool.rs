@@ -363,7 +363,20 @@ async fn the_pool_slider_previews_the_cost_then_rents_and_releases() {
         assert!(refusal.contains("no host in `cn-east` offers V100"), "{refusal}");
         app.scroll_to("#pool-form").await;
         app.shoot("pool-en-light-form-error").await;
+        // Cancel on a form with typed input asks before throwing it away; Keep editing
+        // keeps every field as typed, Discard closes it.
         app.click("#pool-f-cancel").await;
+        app.eventually("the discard question on Cancel", Duration::from_secs(5), || async {
+            (app.active_id().await == "pool-f-discard-no").then_some(())
+        })
+        .await;
+        assert!(app.exists("#pool-form [data-testid=\"discard-question\"]").await);
+        app.click("#pool-f-discard-no").await;
+        assert!(app.exists("#pool-form").await, "kept editing");
+        assert!(!app.exists("[data-testid=\"discard-question\"]").await);
+        assert_eq!(app.value_of("#pool-f-name").await.unwrap().as_deref(), Some("batch"));
+        app.click("#pool-f-cancel").await;
+        app.click("#pool-f-discard-yes").await;
         assert!(!app.exists("#pool-form").await);
 
         // The same screens in Chinese and dark, for a person to look at.

@@ -151,7 +151,7 @@ async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
             })
             .await;
         assert!(
-            tested.contains(HOST) && tested.contains("simulator"),
+            tested.contains(HOST) && tested.contains("simulated GPUs"),
             "{tested}"
         );
         app.shoot("en-light-settings-test-ok").await;
@@ -285,7 +285,9 @@ async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
         );
         app.scroll_to("#pool-form").await;
         app.shoot("pool-en-light-form-error").await;
+        // Typed input is never thrown away without asking.
         app.click("#pool-f-cancel").await;
+        app.click("#pool-f-discard-yes").await;
         assert!(!app.exists("#pool-form").await);
 
         // The same screens in Chinese and dark, for a person to look at.
@@ -332,7 +334,9 @@ async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
             })
             .await;
             app.shoot("zh-dark-settings-test-refused").await;
+            // The edited form asks before its changes go.
             app.click("#host-cancel").await;
+            app.click("#host-discard-yes").await;
             app.click(&format!("{row} button[data-action=\"remove\"]"))
                 .await;
             assert_eq!(

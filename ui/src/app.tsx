@@ -29,6 +29,7 @@ import { fleetView } from "./views/fleet";
 import { poolView } from "./views/pool";
 import { rulesView } from "./views/rules";
 import { settingsView } from "./views/settings";
+import { leaveForms } from "./unsaved";
 import { isViewId, VIEW_IDS, type View, type ViewId } from "./views/view";
 
 const NAV_LABELS: Record<ViewId, MessageKey> = {
@@ -93,9 +94,37 @@ function Shell(): JSX.Element {
   const navButtons: HTMLButtonElement[] = [];
   let main!: HTMLElement;
 
+  /** The hash the current view was shown for: where a refused navigation goes back to. */
+  let shownHash = location.hash;
+  /** A navigation the operator already agreed to (Discard): not asked about again. */
+  let agreed: string | null = null;
+
   function onHashChange(): void {
     const id = viewFromHash();
-    if (id && id !== current()) setCurrent(id);
+    const target = location.hash;
+    if (!id || id === current()) {
+      shownHash = target;
+      return;
+    }
+    if (agreed !== target) {
+      // Another view would throw away a changed form: go back and ask it first
+      // (unsaved.ts); the navigation happens only on Discard.
+      let now = true;
+      const proceed = (): void => {
+        if (now) return;
+        agreed = target;
+        location.hash = target;
+      };
+      const free = leaveForms(proceed);
+      now = false;
+      if (!free) {
+        history.replaceState(null, "", shownHash || `#/${current()}`);
+        return;
+      }
+    }
+    agreed = null;
+    shownHash = target;
+    setCurrent(id);
   }
   window.addEventListener("hashchange", onHashChange);
   onCleanup(() => window.removeEventListener("hashchange", onHashChange));
@@ -103,7 +132,7 @@ function Shell(): JSX.Element {
   function navigate(id: ViewId): void {
     // From a sub-page (#/fleet/HOST) too: the view's own hash goes back to its top.
     if (location.hash !== `#/${id}`) location.hash = `#/${id}`; // hashchange shows it if needed
-    else if (id !== current()) setCurrent(id);
+    else if (id !== current()) leaveForms(() => setCurrent(id));
   }
 
   function onNavKey(ev: KeyboardEvent): void {

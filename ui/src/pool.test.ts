@@ -448,7 +448,7 @@ describe("the model choices", () => {
     expect(choices[0]?.label).toBe("A100 — NVIDIA A100-SXM4-80GB");
     // A host that reports the catalog's own name needs no "—".
     expect(choices[1]?.label).toBe("H800");
-    expect(modelWhereText(offers, "A100")).toBe("Reported by 3 host(s): cn-east, cn-north");
+    expect(modelWhereText(offers, "A100")).toBe("Reported by 3 hosts: cn-east, cn-north");
     expect(modelWhereText(offers, "V100")).toBeNull();
     expect(choices[2]).toEqual({ value: "Ascend 910B", label: "Ascend 910B — not in the price catalog", disabled: true });
     expect(choices[3]?.label).toBe("V100 — no host reports it yet");

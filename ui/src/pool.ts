@@ -24,6 +24,7 @@ import type {
 import { formatCount, formatMoney } from "./costs";
 import { t, type MessageKey, type Params } from "./i18n";
 import { confirmationText, hostProblemText, priceProblemText, releaseWarningText } from "./reasons";
+import { valuesDiffer } from "./unsaved";
 
 /** A message from the catalog, not yet translated (the view translates it). */
 export type Phrase = { key: MessageKey; params?: Params };
@@ -179,7 +180,7 @@ function modelOfferText(offer: ModelOffer): string {
 export function modelWhereText(offers: readonly ModelOffer[], model: string): string | null {
   const offer = offers.find((o) => o.model === model && o.hosts > 0);
   if (!offer) return null;
-  return t("pool.model.where", { hosts: formatCount(offer.hosts), regions: offer.regions.join(t("common.listSeparator")) });
+  return t(offer.hosts === 1 ? "pool.model.where.one" : "pool.model.where", { hosts: formatCount(offer.hosts), regions: offer.regions.join(t("common.listSeparator")) });
 }
 
 /** The model a new pool starts on: the first priced one some host reports, else none. */
@@ -189,13 +190,7 @@ export function defaultModel(offers: readonly ModelOffer[]): string {
 
 /** Whether the form holds something other than what it opened with. */
 export function formIsDirty(values: PoolFormValues, initial: PoolFormValues): boolean {
-  const keys = Object.keys(initial) as (keyof PoolFormValues)[];
-  return keys.some((key) => {
-    const a = values[key];
-    const b = initial[key];
-    if (Array.isArray(a) && Array.isArray(b)) return [...a].sort().join("\n") !== [...b].sort().join("\n");
-    return a !== b;
-  });
+  return valuesDiffer(values, initial);
 }
 
 /** Money with its sign always written: "+¥25.00", "−¥5.00", "¥0.00"; null -> "—". */

@@ -81,13 +81,13 @@ const notes: PoolNote[] = [
 describe("structured reasons", () => {
   it("read in English as the Rust side writes them for logs and the CLI", () => {
     expect(changeReasonText(changes[7]!)).toBe(
-      "gpu-a has not answered for 30 s: its 2 GPU(s) are written off and replaced elsewhere",
+      "gpu-a has not answered for 30 s: 2 GPUs there written off and replaced elsewhere",
     );
     expect(changeReasonText(changes[5]!)).toBe("slider in the Pool view");
     expect(changes.slice(9).map(changeReasonText)).toEqual([
       "host gpu-a added in cn-east",
       "host gpu-a removed",
-      "host gpu-a forgotten while silent: its 3 written-off lease(s) recorded as ended",
+      "host gpu-a forgotten while silent: its 3 written-off leases recorded as ended",
       "confirmation limits changed: ask above 4 GPUs or ¥100.00 per hour",
       "monthly budget set to ¥50,000.00",
       "monthly budget cleared",
@@ -96,7 +96,7 @@ describe("structured reasons", () => {
     expect(confirmationText(confirmations[1]!)).toBe("moves the cost by ¥1,234.56 per hour (more than ¥100.00)");
     expect(hostProblemText(problems[3]!)).toBe("no answer from http://gpu-a:7070 within 2000 ms");
     expect(poolNotesText([notes[3]!, notes[4]!])).toBe(
-      "2 GPU(s) on unreachable hosts written off and being replaced; 1 GPU(s) kept until their paid unit ends",
+      "2 GPUs on unreachable hosts written off and being replaced; 1 GPU kept until the paid unit ends",
     );
     expect(poolNotesText([])).toBeNull();
   });
@@ -218,10 +218,10 @@ describe("rules in words", () => {
 
   it("read in English as the Rust side writes them", () => {
     expect(rulesChanges.map(changeReasonText)).toEqual([
-      "rules saved as version 2 (shadow); added out; changed limits, in; 1 lint warning(s) acknowledged",
+      "rules saved as version 2 (shadow); added out; changed limits, in; 1 lint warning acknowledged",
       "rules version 2 enabled",
-      "out-at-80: 4 → 6 (4 → 6 GPUs)",
-      "shadow: no rule asks for a change",
+      "out-at-80 asked for 8, limited to 6: the step cap of 2",
+      "shadow mode, nothing changed: no rule asks for a change",
       "past the budget cap on purpose: ¥500.00 per hour against a cap of ¥400.00",
     ]);
     expect(ruleStatusText(statuses[0]!)).toBe("gpu_util >= 80 for 3 min (now 91.50): +20%");
@@ -317,5 +317,32 @@ describe("rules in words", () => {
       const rest = text.replace(/\b(gpu_util|queue_len|busy_gpus|users|out-at-80|out|in|limits|util-60|mornings|GPU|Kubernetes|HPA)\b/g, "");
       expect(rest, text).not.toMatch(/[A-Za-z]{3,}/);
     }
+  });
+});
+
+describe("counts in words", () => {
+  afterEach(() => setLocale("en"));
+
+  it("say one GPU, lease, warning or host in the singular and more in the plural (en)", () => {
+    setLocale("en");
+    expect(poolNoteText({ kind: "held_to_unit_end", gpus: 1 })).toBe("1 GPU kept until the paid unit ends");
+    expect(poolNoteText({ kind: "held_to_unit_end", gpus: 2 })).toBe("2 GPUs kept until the paid unit ends");
+    expect(changeReasonText({ kind: "host_back", host: "gpu-a", leases: 1 })).toBe("gpu-a is back: releasing its 1 stale lease, already replaced");
+    expect(changeReasonText({ kind: "host_back", host: "gpu-a", leases: 3 })).toBe("gpu-a is back: releasing its 3 stale leases, already replaced");
+    expect(changeReasonText({ kind: "confirm_limits_changed", above_gpus: 1, above_per_hour_fen: 100 })).toBe(
+      "confirmation limits changed: ask above 1 GPU or ¥1.00 per hour",
+    );
+    const saved = (warnings: number): ChangeReason => ({ kind: "rules_saved", version: 1, mode: "enabled", added: [], removed: [], changed: [], warnings });
+    expect(changeReasonText(saved(1))).toBe("rules saved as version 1 (enabled); 1 lint warning acknowledged");
+    expect(changeReasonText(saved(2))).toBe("rules saved as version 1 (enabled); 2 lint warnings acknowledged");
+    for (const text of [poolNoteText({ kind: "lost", gpus: 1 }), hostProblemText({ kind: "gpus_not_answering", gpus: 1 })]) {
+      expect(text, text).not.toMatch(/\(s\)|\b1 GPUs\b/);
+    }
+  });
+
+  it("have one form in zh-CN, which has no plural", () => {
+    setLocale("zh-CN");
+    expect(poolNoteText({ kind: "held_to_unit_end", gpus: 1 })).toBe("1 块 GPU 保留至已付费时段结束");
+    expect(poolNoteText({ kind: "held_to_unit_end", gpus: 3 })).toBe("3 块 GPU 保留至已付费时段结束");
   });
 });

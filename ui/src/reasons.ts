@@ -6,6 +6,7 @@
 
 import type {
   Action,
+  Decision,
   AgentErrorKind,
   BoundKind,
   ChangeReason,
@@ -23,8 +24,8 @@ import type {
   SkipReason,
   TokenStoreKind,
 } from "./bindings";
-import { formatMoney } from "./costs";
-import { t, type MessageKey } from "./i18n";
+import { formatCount, formatMoney, gpus as gpusText } from "./costs";
+import { getLocale, t, type MessageKey } from "./i18n";
 
 function list(items: readonly string[]): string {
   return items.join(t("common.listSeparator"));
@@ -52,19 +53,19 @@ export function changeReasonText(reason: ChangeReason): string {
     case "cli":
       return t("reason.change.cli");
     case "failover":
-      return t("reason.change.failover", { host: reason.host, gpus: reason.gpus, grace: reason.grace_s });
+      return t("reason.change.failover", { host: reason.host, gpus: gpusText(reason.gpus), grace: reason.grace_s });
     case "host_back":
-      return t("reason.change.hostBack", { host: reason.host, leases: reason.leases });
+      return t(reason.leases === 1 ? "reason.change.hostBack.one" : "reason.change.hostBack", { host: reason.host, leases: reason.leases });
     case "host_added":
       return t("reason.change.hostAdded", { host: reason.host, region: reason.region });
     case "host_removed":
       return t("reason.change.hostRemoved", { host: reason.host });
     case "host_forgotten":
-      return t("reason.change.hostForgotten", { host: reason.host, leases: reason.leases });
+      return t(reason.leases === 1 ? "reason.change.hostForgotten.one" : "reason.change.hostForgotten", { host: reason.host, leases: reason.leases });
     case "host_draining":
-      return t("reason.change.hostDraining", { host: reason.host, gpus: reason.gpus });
+      return t("reason.change.hostDraining", { host: reason.host, gpus: gpusText(reason.gpus) });
     case "confirm_limits_changed":
-      return t("reason.change.confirmLimits", { gpus: reason.above_gpus, cost: formatMoney(reason.above_per_hour_fen) });
+      return t("reason.change.confirmLimits", { gpus: gpusText(reason.above_gpus), cost: formatMoney(reason.above_per_hour_fen) });
     case "budget_changed":
       return reason.budget_fen === null
         ? t("reason.change.budgetCleared")
@@ -74,20 +75,13 @@ export function changeReasonText(reason: ChangeReason): string {
       if (reason.added.length > 0) parts.push(t("reason.change.rulesAdded", { names: list(reason.added) }));
       if (reason.removed.length > 0) parts.push(t("reason.change.rulesRemoved", { names: list(reason.removed) }));
       if (reason.changed.length > 0) parts.push(t("reason.change.rulesChanged", { names: list(reason.changed) }));
-      if (reason.warnings > 0) parts.push(t("reason.change.rulesWarnings", { warnings: reason.warnings }));
+      if (reason.warnings > 0) parts.push(t(reason.warnings === 1 ? "reason.change.rulesWarnings.one" : "reason.change.rulesWarnings", { warnings: reason.warnings }));
       return parts.join(t("reason.notesSeparator"));
     }
     case "rules_mode":
       return t("reason.change.rulesMode", { version: reason.version, mode: rulesModeText(reason.mode) });
-    case "rule_decision": {
-      const decision = reason.decision;
-      const why = decisionReasonText(decision.reason);
-      const text =
-        decision.desired_gpus === decision.current_gpus
-          ? why
-          : t("reason.change.ruleDecisionMoved", { why, from: decision.current_gpus, to: decision.desired_gpus });
-      return reason.shadow ? t("reason.change.ruleDecisionShadow", { text }) : text;
-    }
+    case "rule_decision":
+      return ruleDecisionText(reason.decision, reason.shadow);
     case "budget_override":
       return t("reason.change.budgetOverride", { perHour: formatMoney(reason.per_hour_fen), cap: formatMoney(reason.cap_fen) });
     case "note":
@@ -153,7 +147,7 @@ export function hostProblemText(problem: HostProblem): string {
     case "incompatible":
       return t("reason.host.incompatible", { url: problem.url, found: problem.found, expected: problem.expected });
     case "gpus_not_answering":
-      return t("reason.host.gpus_not_answering", { gpus: problem.gpus });
+      return t("reason.host.gpus_not_answering", { gpus: gpusText(problem.gpus) });
     case "slow":
       return t("reason.host.slow", { ms: problem.latency_ms });
     default:
@@ -165,7 +159,7 @@ export function hostProblemText(problem: HostProblem): string {
 export function confirmationText(reason: ConfirmationReason): string {
   switch (reason.kind) {
     case "gpus":
-      return t("reason.confirm.gpus", { change: reason.change, limit: reason.limit });
+      return t("reason.confirm.gpus", { change: gpusText(reason.change), limit: reason.limit });
     case "cost_per_hour":
       return t("reason.confirm.cost", { delta: formatMoney(reason.delta_fen), limit: formatMoney(reason.limit_fen) });
     default:
@@ -199,9 +193,9 @@ export function poolNoteText(note: PoolNote): string {
     case "host_failing":
       return t("reason.note.host_failing", { host: note.host, problem: hostProblemText(note.problem) });
     case "lost":
-      return t("reason.note.lost", { gpus: note.gpus });
+      return t("reason.note.lost", { gpus: gpusText(note.gpus) });
     case "held_to_unit_end":
-      return t("reason.note.held", { gpus: note.gpus });
+      return t("reason.note.held", { gpus: gpusText(note.gpus) });
     default:
       return never(note);
   }
@@ -240,6 +234,23 @@ export function skipReasonText(reason: SkipReason): string {
   }
 }
 
+/** The English detail a token store's words leave out outside English (the keychain's reason). */
+export function tokenStoreDetail(store: TokenStoreKind): string | null {
+  return store.kind === "no_keychain" && getLocale() !== "en" ? store.reason : null;
+}
+
+/** The agent's backend in words: "simulated GPUs", "NVML (real GPUs)"; another as it came. */
+export function backendText(backend: string): string {
+  switch (backend) {
+    case "simulator":
+      return t("hosts.backend.simulator");
+    case "nvml":
+      return t("hosts.backend.nvml");
+    default:
+      return backend;
+  }
+}
+
 /** Where host tokens are kept, in words. */
 export function tokenStoreText(store: TokenStoreKind): string {
   switch (store.kind) {
@@ -250,7 +261,9 @@ export function tokenStoreText(store: TokenStoreKind): string {
     case "file":
       return t("hosts.tokenStore.file", { path: store.path });
     case "no_keychain":
-      return t("hosts.tokenStore.noKeychain", { reason: store.reason });
+      // The keychain library's reason is English: outside English it is shown apart
+      // (tokenStoreDetail), folded as other English detail is.
+      return getLocale() === "en" ? t("hosts.tokenStore.noKeychain", { reason: store.reason }) : t("hosts.tokenStore.noKeychainShort");
     default:
       return never(store);
   }
@@ -495,4 +508,86 @@ export function lintProblemText(problem: LintProblem): string {
     default:
       return never(problem);
   }
+}
+
+// ---------- a rule decision as the activity log and the pool chart word it ----------
+
+/**
+ * A clamp as the cause of a count, without its numbers (the sentence around it has them):
+ * "deadband (1 surplus over 10 min, 2 needed)", "cooling down until 04:39". `rule` is the
+ * rule the decision is about: its own cooldown does not name it twice.
+ */
+export function clampCause(clamp: Clamp, rule: string | null = null): string {
+  switch (clamp.kind) {
+    case "schedule":
+      return t("activity.clamp.schedule", { schedule: clamp.schedule, bound: t(boundKey(clamp.bound), { gpus: clamp.to_gpus }) });
+    case "min":
+      return t("activity.clamp.min");
+    case "max":
+      return t("activity.clamp.max");
+    case "step_cap":
+      return t("activity.clamp.stepCap", { step: clamp.step_gpus });
+    case "budget":
+      return t("activity.clamp.budget");
+    case "cooldown":
+      return clamp.rule === rule
+        ? t("activity.clamp.ownCooldown", { time: clockText(clamp.until_ms) })
+        : t("activity.clamp.cooldown", { rule: clamp.rule, time: clockText(clamp.until_ms) });
+    case "stabilization":
+      return t("activity.clamp.stabilization", { rule: clamp.rule, window: clamp.window_minutes });
+    case "paid_unit_hold":
+      return t("activity.clamp.paidUnitHold", { time: clockText(clamp.next_release_ms) });
+    case "deadband":
+      return t("activity.clamp.deadband", { surplus: clamp.surplus_gpus, window: clamp.window_minutes, needed: clamp.deadband_gpus });
+    default:
+      return clampText(clamp);
+  }
+}
+
+function boundKey(bound: "floor" | "ceiling" | "exact"): "reason.rules.bound.floor" | "reason.rules.bound.ceiling" | "reason.rules.bound.exact" {
+  return bound === "floor" ? "reason.rules.bound.floor" : bound === "ceiling" ? "reason.rules.bound.ceiling" : "reason.rules.bound.exact";
+}
+
+/**
+ * Why a rule decision is what it is, with no count repeated from the Change cell and no
+ * arrow for a count that did not move: "out-at-80 asked for 6", "in-at-30 wanted 5, kept
+ * 6: deadband (…)", "festival-peak wanted 6, kept 2: cooling down until 04:39".
+ */
+export function decisionText(decision: Decision): string {
+  const reason = decision.reason;
+  switch (reason.kind) {
+    case "rule": {
+      // The rules' own recommendation, before the clamps cut it to what was set.
+      const wanted = decision.clamps.length > 0 ? decision.recommended_gpus : reason.to_gpus;
+      if (decision.desired_gpus === wanted) {
+        return t("activity.why.rule", { rule: reason.rule, wanted: formatCount(wanted) });
+      }
+      return t("activity.why.ruleLimited", {
+        rule: reason.rule,
+        wanted: formatCount(wanted),
+        kept: formatCount(decision.desired_gpus),
+        causes: decision.clamps.map((c) => clampCause(c, reason.rule)).join(t("reason.notesSeparator")),
+      });
+    }
+    case "held":
+      return t("activity.why.held", {
+        rule: reason.rule,
+        wanted: formatCount(reason.clamp.from_gpus),
+        kept: formatCount(reason.clamp.to_gpus),
+        cause: clampCause(reason.clamp, reason.rule),
+      });
+    case "bound":
+      return t("activity.why.bound", { cause: clampCause(reason.clamp) });
+    case "waiting":
+    case "steady":
+      return decisionReasonText(reason);
+    default:
+      return decisionReasonText(reason);
+  }
+}
+
+/** A rule decision's reason as the log shows it; in shadow mode, says nothing changed. */
+export function ruleDecisionText(decision: Decision, shadow: boolean): string {
+  const text = decisionText(decision);
+  return shadow ? t("activity.why.shadow", { text }) : text;
 }

@@ -1,7 +1,10 @@
 // Activity: every change to a pool, and to the console as a whole (a host added or
 // removed, a limit or the budget changed: no pool), newest first (the last 200), re-read
 // every 2 s while shown: when (always with its date), which pool, who (operator, failover, rule, enforcer), from → to, why, the
-// cost it moved, each host's part, and how it ended. A select filters to one pool.
+// cost it moved, each host's part, and how it ended. A select filters to one pool, and
+// checkboxes by kind (the operator's, rule decisions, failover and the enforcer, decisions
+// that changed nothing). Consecutive decisions that changed nothing are one row ("stays at
+// 6 GPUs: 14 decisions with no change, 10:02–10:09") that opens to each (activity.ts).
 //
 // On Solid: the log is a store reconciled by entry id, so a refresh updates the rows that
 // changed in place and never replaces a row (or the filter) under the pointer or the focus.
@@ -9,17 +12,23 @@
 // Stable selectors (end-to-end tests rely on these):
 //   #view-activity                              the view
 //   #activity-pool                              the filter (value "" = all pools)
+//   #activity-kind-operator|rule|automatic|noops  the kind checkboxes
+//   tr[data-testid="activity-noops"][data-key][data-count][data-pool]  a run of no-op decisions;
+//     its button[data-testid="activity-noops-toggle"] (aria-expanded) shows each as an activity-row
 //   [data-testid="activity-error"]              role=alert: loading failed
 //   [data-testid="activity-empty"]              nothing logged (for this filter)
 //   [data-testid="activity-table"]              the log: tr[data-testid="activity-row"][data-id][data-pool] (data-pool="" console-wide)
-//     [data-actor] [data-outcome]               on the row; cells td[data-col="time|pool|actor|change|reason|cost|hosts|outcome"]
+//     [data-actor] [data-outcome] [data-noop]   on the row (data-noop="true": a rule decision that changed nothing);
+//                                               cells td[data-col="time|pool|actor|change|reason|cost|hosts|outcome"]
+//   [data-testid="activity-none-shown"]         entries exist, but none of the kinds ticked
 
-import { createMemo, createSignal, For, Show, type JSX } from "solid-js";
+import { createMemo, createSignal, For, Show, type Accessor, type JSX, type Setter } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
+import { changeCellText, DEFAULT_FILTER, hasOutcome, isNoOp, noOpsText, summarize, type ActivityFilter, type ActivityRow } from "../activity";
 import { commands, type ActivityEntry } from "../bindings";
 import { formatCount } from "../costs";
 import { describeError } from "../format";
-import { t } from "../i18n";
+import { t, type MessageKey } from "../i18n";
 import { call, ipcError } from "../ipc";
 import { actorText, formatDateTime, formatWhen, hostResultText, outcomeText, signedPerHour, signedPerMonth } from "../pool";
 import { changeReasonText } from "../reasons";
@@ -29,11 +38,20 @@ import type { View } from "./view";
 const REFRESH_MS = 2000;
 const LIMIT = 200;
 
-/** The filter outlives one view instance (a language change rebuilds the view). */
-const memory: { pool: string } = { pool: "" };
+/** The filters outlive one view instance (a language change rebuilds the view). */
+const memory: { pool: string; kinds: ActivityFilter } = { pool: "", kinds: { ...DEFAULT_FILTER } };
 
-function Row(props: { entry: ActivityEntry; now: number }): JSX.Element {
+const KIND_BOXES: readonly { kind: keyof ActivityFilter; id: string; label: MessageKey }[] = [
+  { kind: "operator", id: "activity-kind-operator", label: "activity.kind.operator" },
+  { kind: "rule", id: "activity-kind-rule", label: "activity.kind.rule" },
+  { kind: "automatic", id: "activity-kind-automatic", label: "activity.kind.automatic" },
+  { kind: "noOps", id: "activity-kind-noops", label: "activity.kind.noOps" },
+];
+
+function Row(props: { entry: ActivityEntry; now: number; inRun?: boolean }): JSX.Element {
   const delta = () => props.entry.delta_per_hour_fen ?? 0;
+  /** A rule decision that changed nothing: no cost moved, no outcome to report. */
+  const noOp = () => isNoOp(props.entry);
   /** A host added or removed, a limit or the budget changed: no pool, no GPU count moved. */
   const consoleWide = () => props.entry.pool === "";
   return (
@@ -45,6 +63,8 @@ function Row(props: { entry: ActivityEntry; now: number }): JSX.Element {
       data-outcome={props.entry.outcome}
       data-from={props.entry.from}
       data-to={props.entry.to}
+      data-noop={noOp() ? "true" : undefined}
+      class={props.inRun ? "activity-run-entry" : undefined}
     >
       <td data-col="time" class="nowrap">
         <time datetime={new Date(props.entry.at_ms).toISOString()}>{formatDateTime(props.entry.at_ms)}</time>
@@ -58,15 +78,13 @@ function Row(props: { entry: ActivityEntry; now: number }): JSX.Element {
         <span class={`actor actor-${props.entry.actor}`}>{actorText(props.entry.actor)}</span>
       </td>
       <td data-col="change" class="nowrap">
-        {consoleWide()
-          ? t("common.empty")
-          : t("activity.change", { from: formatCount(props.entry.from), to: formatCount(props.entry.to) })}
+        {changeCellText(props.entry)}
       </td>
       <td data-col="reason" data-reason={props.entry.reason.kind}>
         {changeReasonText(props.entry.reason)}
       </td>
       <td data-col="cost" class={`num ${delta() > 0 ? "dearer" : delta() < 0 ? "cheaper" : ""}`}>
-        <Show when={props.entry.delta_per_hour_fen !== null} fallback={t("common.empty")}>
+        <Show when={props.entry.delta_per_hour_fen !== null && !noOp()} fallback={t("common.empty")}>
           <span class="nowrap cost-line">{signedPerHour(props.entry.delta_per_hour_fen)}</span>
           <span class="nowrap cost-line">{signedPerMonth(props.entry.delta_per_month_fen)}</span>
         </Show>
@@ -85,12 +103,65 @@ function Row(props: { entry: ActivityEntry; now: number }): JSX.Element {
         </Show>
       </td>
       <td data-col="outcome">
-        <span class={`outcome outcome-${props.entry.outcome}`}>{outcomeText(props.entry.outcome)}</span>
-        <Show when={!consoleWide() && props.entry.finished_at_ms !== null && props.entry.outcome !== "in_progress"}>
+        <Show when={hasOutcome(props.entry)} fallback={t("common.empty")}>
+          <span class={`outcome outcome-${props.entry.outcome}`}>{outcomeText(props.entry.outcome)}</span>
+        </Show>
+        <Show when={hasOutcome(props.entry) && !consoleWide() && props.entry.finished_at_ms !== null && props.entry.outcome !== "in_progress"}>
           <span class="host-url">{formatWhen(props.entry.finished_at_ms, props.now)}</span>
         </Show>
       </td>
     </tr>
+  );
+}
+
+type NoOpsRun = Extract<ActivityRow, { kind: "noops" }>;
+
+/**
+ * A row as the table keeps it: an entry (the log store's own object, the same across
+ * refreshes), or a run of no-ops whose contents are a signal, so a run that grows updates
+ * its row in place rather than replacing it (and the toggle under the pointer).
+ */
+type ShownRow = { key: string; kind: "entry"; entry: ActivityEntry } | { key: string; kind: "noops"; run: Accessor<NoOpsRun>; set: Setter<NoOpsRun> };
+
+/** A run of decisions that changed nothing: one row, opening to each. */
+function NoOpsRows(props: { run: Accessor<NoOpsRun>; now: number; open: boolean; onToggle: () => void }): JSX.Element {
+  const row = (): NoOpsRun => props.run();
+  return (
+    <>
+      <tr
+        data-testid="activity-noops"
+        class="activity-noops"
+        data-key={row().key}
+        data-pool={row().pool}
+        data-count={row().entries.length}
+      >
+        <td data-col="time" class="nowrap">
+          <time datetime={new Date(row().last_ms).toISOString()}>{formatDateTime(row().last_ms)}</time>
+        </td>
+        <td data-col="pool">{row().pool}</td>
+        <td data-col="actor" class="nowrap">
+          <span class="actor actor-rule">{actorText("rule")}</span>
+        </td>
+        <td data-col="change" class="nowrap">
+          {t("activity.change.stays", { n: formatCount(row().gpus) })}
+        </td>
+        <td data-col="reason" colspan={4}>
+          <span class="noops-text">{noOpsText(row())}</span>{" "}
+          <button
+            type="button"
+            class="btn btn-small btn-quiet"
+            data-testid="activity-noops-toggle"
+            aria-expanded={props.open ? "true" : "false"}
+            onClick={() => props.onToggle()}
+          >
+            {t(props.open ? "activity.noops.hide" : "activity.noops.show")}
+          </button>
+        </td>
+      </tr>
+      <Show when={props.open}>
+        <For each={row().entries}>{(entry) => <Row entry={entry} now={props.now} inRun />}</For>
+      </Show>
+    </>
   );
 }
 
@@ -100,10 +171,50 @@ export function activityView(): View {
   const [pool, setPool] = createSignal(memory.pool);
   const [loadError, setLoadError] = createSignal<unknown>(null);
   const [now, setNow] = createSignal(Date.now());
+  const [kinds, setKinds] = createSignal<ActivityFilter>(memory.kinds);
+  /** The runs of no-op decisions opened, by row key. */
+  const [opened, setOpened] = createSignal<ReadonlySet<string>>(new Set());
+  /** The rows shown last, by key: kept across refreshes so <For> keeps their elements. */
+  let shownBefore = new Map<string, ShownRow>();
   let loading = false;
   let disposed = false;
   let timer: number | undefined;
   let seq = 0;
+
+  // The rows shown: kept by key, so a refresh keeps each row (and its open run) in place.
+  const rows = createMemo((): ShownRow[] => {
+    const entries = log.entries;
+    const next = new Map<string, ShownRow>();
+    const list = (entries ? summarize(entries, kinds()) : []).map((row): ShownRow => {
+      const was = shownBefore.get(row.key);
+      let shown: ShownRow;
+      if (row.kind === "entry") {
+        shown = was?.kind === "entry" && was.entry === row.entry ? was : { key: row.key, kind: "entry", entry: row.entry };
+      } else if (was?.kind === "noops") {
+        was.set(row);
+        shown = was;
+      } else {
+        const [run, set] = createSignal<NoOpsRun>(row);
+        shown = { key: row.key, kind: "noops", run, set };
+      }
+      next.set(row.key, shown);
+      return shown;
+    });
+    shownBefore = next;
+    return list;
+  });
+
+  function toggleKind(kind: keyof ActivityFilter, on: boolean): void {
+    memory.kinds = { ...memory.kinds, [kind]: on };
+    setKinds(memory.kinds);
+  }
+
+  function toggleRun(key: string): void {
+    const next = new Set(opened());
+    if (next.has(key)) next.delete(key);
+    else next.add(key);
+    setOpened(next);
+  }
 
   const filterNames = createMemo(() => [...new Set([...poolNames(), ...(pool() ? [pool()] : [])])].sort());
 
@@ -170,6 +281,24 @@ export function activityView(): View {
             </For>
           </select>
         </div>
+        <fieldset class="activity-kinds choice-group">
+          <legend>{t("activity.kinds")}</legend>
+          <div class="choices">
+            <For each={KIND_BOXES}>
+              {(box) => (
+                <label class="choice" for={box.id}>
+                  <input
+                    type="checkbox"
+                    id={box.id}
+                    checked={kinds()[box.kind]}
+                    onChange={(event) => toggleKind(box.kind, event.currentTarget.checked)}
+                  />
+                  <span>{t(box.label)}</span>
+                </label>
+              )}
+            </For>
+          </div>
+        </fieldset>
         <div class="activity-error-box">
           <Show when={loadError() !== null}>
             <div class="alert alert-error" role="alert" data-testid="activity-error">
@@ -195,7 +324,12 @@ export function activityView(): View {
                   </div>
                 }
               >
-                <div class="table-wrap">
+                <Show when={rows().length === 0}>
+                  <p class="empty-state" data-testid="activity-none-shown">
+                    {t("activity.noneShown")}
+                  </p>
+                </Show>
+                <div class="table-wrap" hidden={rows().length === 0}>
                   <table class="hosts activity-table" data-testid="activity-table">
                     <caption class="visually-hidden">{t("activity.caption")}</caption>
                     <thead>
@@ -213,7 +347,15 @@ export function activityView(): View {
                       </tr>
                     </thead>
                     <tbody>
-                      <For each={entries()}>{(entry) => <Row entry={entry} now={now()} />}</For>
+                      <For each={rows()}>
+                        {(row) =>
+                          row.kind === "entry" ? (
+                            <Row entry={row.entry} now={now()} />
+                          ) : (
+                            <NoOpsRows run={row.run} now={now()} open={opened().has(row.key)} onToggle={() => toggleRun(row.key)} />
+                          )
+                        }
+                      </For>
                     </tbody>
                   </table>
                 </div>

@@ -14,7 +14,7 @@
 //   [data-testid="costs-demand"]                  the demand card (a drop target for CSV files)
 //     [data-testid="costs-dropzone"]              the visible drop zone; data-dragging while a file is over it
 //     #costs-demand-file                          <input type=file> for a demand CSV
-//     #costs-sample                               "Sample: FAQ-4 festival demand" (fills in and compares)
+//     #costs-sample                               "Sample: festival demand" (fills in and compares)
 //     #costs-demand-text                          the CSV text (textarea)
 //     [data-testid="costs-demand-status"]         role=status: "Loaded faq4.csv: 730 rows."
 //     #costs-model #costs-region                  selects, filled from the catalog

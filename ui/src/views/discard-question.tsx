@@ -1,6 +1,6 @@
-// The question a dirty form asks when Escape would throw its changes away: "Discard your
-// changes?" with Discard and Keep editing. Keep editing has the focus (the safe answer);
-// Escape again answers it too. The form decides when to ask (pool.ts formIsDirty).
+// The question a changed form asks when Cancel, Escape or leaving the view would throw its
+// changes away: "Discard your changes?" with Discard and Keep editing. Keep editing has the
+// focus (the safe answer); Escape again answers it too. When to ask is unsaved.ts's rule.
 //
 // Stable selectors: [data-testid="discard-question"] #ID-discard-yes #ID-discard-no
 

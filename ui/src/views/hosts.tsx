@@ -33,6 +33,7 @@ import { tokenStoreText } from "../reasons";
 import { ErrorAlert } from "./error-alert";
 import { HostForm, hostSentence, type FormMode } from "./hosts/host-form";
 import { HostRows } from "./hosts/host-rows";
+import { leaveForms } from "../unsaved";
 
 /** An open Add/Edit form, and the button that opened it (focus goes back there). */
 type OpenForm = { mode: FormMode; opener: HTMLElement };
@@ -107,8 +108,9 @@ export function HostsSection(): JSX.Element {
     if (edited !== null && registry.hosts && !registry.hosts.some((x) => x.name === edited)) closeForm();
   }
 
+  /** Another form replaces the open one only once its changes may go (unsaved.ts). */
   function openForm(mode: FormMode, opener: HTMLElement): void {
-    setForm({ mode, opener });
+    leaveForms(() => setForm({ mode, opener }));
   }
 
   function closeForm(): void {
@@ -161,7 +163,7 @@ export function HostsSection(): JSX.Element {
     return takeAway(name, async () => {
       const res = await call(() => commands.forgetHost(name));
       if (res.status !== "ok") return res;
-      return { status: "ok", data: { gone: true, words: t("hosts.forgotten", { name, leases: res.data }) } };
+      return { status: "ok", data: { gone: true, words: t(res.data === 1 ? "hosts.forgotten.one" : "hosts.forgotten", { name, leases: res.data }) } };
     });
   }
 

@@ -17,9 +17,10 @@ import { describeError } from "../format";
 import { getLocale, LOCALES, setLocale, tIn, t, type Locale, type MessageKey } from "../i18n";
 import { saveLocale, saveThemePref } from "../prefs";
 import { call } from "../ipc";
-import { tokenStoreText } from "../reasons";
+import { tokenStoreDetail, tokenStoreText } from "../reasons";
 import { getThemePref, setThemePref, THEME_PREFS, type ThemePref } from "../theme";
-import { ErrorAlert } from "./error-alert";
+import { leaveForms } from "../unsaved";
+import { ErrorAlert, ErrorDetail } from "./error-alert";
 import { HostsSection } from "./hosts";
 import { mountView } from "./solid";
 import type { View } from "./view";
@@ -29,12 +30,14 @@ function RadioGroup<V extends string>(props: {
   legend: string;
   options: readonly { value: V; label: string; lang?: string }[];
   selected: V;
-  onChange: (value: V) => void;
+  /** False: the change did not happen (the buttons go back to `selected`). */
+  onChange: (value: V) => boolean | void;
 }): JSX.Element {
+  let group!: HTMLDivElement;
   return (
     <fieldset class="choice-group" data-testid={`${props.name}-setting`}>
       <legend>{props.legend}</legend>
-      <div class="choices">
+      <div class="choices" ref={group}>
         <For each={props.options}>
           {(o) => {
             const id = `setting-${props.name}-${o.value}`;
@@ -46,7 +49,12 @@ function RadioGroup<V extends string>(props: {
                   name={props.name}
                   value={o.value}
                   checked={o.value === props.selected}
-                  onChange={() => props.onChange(o.value)}
+                  onChange={() => {
+                    if (props.onChange(o.value) !== false) return;
+                    for (const radio of group.querySelectorAll<HTMLInputElement>("input[type=radio]")) {
+                      radio.checked = radio.value === props.selected;
+                    }
+                  }}
                 />
                 <span lang={o.lang}>{o.label}</span>
               </label>
@@ -163,7 +171,10 @@ function About(): JSX.Element {
                 {t(info().collecting ? "settings.collectionHere" : "settings.collectionElsewhere")}
               </dd>
               <dt>{t("settings.tokenStore")}</dt>
-              <dd data-testid="token-store">{tokenStoreText(info().token_store)}</dd>
+              <dd data-testid="token-store">
+                {tokenStoreText(info().token_store)}
+                <Show when={tokenStoreDetail(info().token_store)}>{(detail) => <ErrorDetail text={detail()} english prefix={false} />}</Show>
+              </dd>
             </>
           )}
         </Match>
@@ -193,10 +204,13 @@ export function settingsView(): View {
             // Language names are shown in their own language.
             options={LOCALES.map((l) => ({ value: l, label: tIn(l, LANGUAGE_LABELS[l]), lang: l }))}
             selected={getLocale()}
-            onChange={(l) => {
-              saveLocale(l);
-              setLocale(l);
-            }}
+            // Another language rebuilds the view: a changed host form asks first (unsaved.ts).
+            onChange={(l) =>
+              leaveForms(() => {
+                saveLocale(l);
+                setLocale(l);
+              })
+            }
           />
           <RadioGroup<ThemePref>
             name="theme"

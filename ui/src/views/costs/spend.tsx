@@ -23,6 +23,8 @@ import { priceProblemText } from "../../reasons";
 import { call, fieldOf, ipcError } from "../../ipc";
 import { formatGpuHours, parseYuan, perHour, termText, yuanInput } from "../../pool";
 import { baseFromText, budgetText, meterPct, shareText } from "../../spend";
+import { createUnsaved } from "../../unsaved";
+import { DiscardQuestion } from "../discard-question";
 import { ErrorAlert } from "../error-alert";
 
 const REFRESH_MS = 5000;
@@ -38,6 +40,15 @@ export function SpendCard(): JSX.Element {
   let budgetInput!: HTMLInputElement;
   let typedBudget = false;
   let disposed = false;
+  /** The budget as stored, in the input's words: a typed other value is unsaved (unsaved.ts). */
+  const storedBudget = (): string => {
+    const fen = state.summary?.budget_fen ?? null;
+    return fen === null ? "" : yuanInput(fen);
+  };
+  const { asking, gate } = createUnsaved({
+    dirty: () => typedBudget && budgetInput.value.trim() !== storedBudget().trim(),
+    busy,
+  });
 
   function show(summary: SpendSummary): void {
     setState("summary", reconcile(summary, { key: "pool", merge: true }));
@@ -194,6 +205,9 @@ export function SpendCard(): JSX.Element {
           <p class="field-hint" id="spend-budget-hint">
             {t("spend.budget.hint")}
           </p>
+          <Show when={asking()}>
+            <DiscardQuestion id="spend-budget" onDiscard={() => gate.discard()} onKeep={() => gate.keep()} />
+          </Show>
           <div class="field-error-box">
             <Show when={budgetProblem()}>
               {(problem) => (

@@ -123,8 +123,18 @@ export function HostDetail(props: {
       (connected) => {
         if (!connected) return;
         requestAll();
-        // The list may have been scrolled far down: start the detail at its top (Back in view).
-        section.scrollIntoView?.({ block: "start" });
+        // The list may have been scrolled far down: start the detail at its top (Back in
+        // view). scrollIntoView would put the section's edge at the scroller's edge, under
+        // the main area's top padding (it read as ~24 px scrolled under the header); the
+        // scroller is moved so the padding stays above it.
+        const scroller = section.closest<HTMLElement>(".main");
+        if (scroller) {
+          const padding = parseFloat(getComputedStyle(scroller).paddingTop) || 0;
+          const top = section.getBoundingClientRect().top - scroller.getBoundingClientRect().top + scroller.scrollTop - padding;
+          scroller.scrollTop = Math.max(0, top);
+        } else {
+          section.scrollIntoView?.({ block: "start" });
+        }
         title.focus({ preventScroll: true });
       },
     ),
@@ -173,7 +183,7 @@ export function HostDetail(props: {
             {(s) => (
               <>
                 <HealthBadge health={s().health} />
-                <span class="detail-meta">{t("fleet.detail.meta", { region: regionLabel(s().region), gpus: s().gpu_count })}</span>
+                <span class="detail-meta">{t(s().gpu_count === 1 ? "fleet.detail.meta.one" : "fleet.detail.meta", { region: regionLabel(s().region), gpus: s().gpu_count })}</span>
                 <Show when={s().health !== "online" ? s().last_error : null}>
                   {(problem) => <span class="host-error">{t("fleet.lastError", { message: hostProblemText(problem()) })}</span>}
                 </Show>

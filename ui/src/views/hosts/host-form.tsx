@@ -1,7 +1,9 @@
 // The Add/Edit host form: client-side checks, "Test connection", Save and Cancel; a
 // server error shows at the field it names (its `field`), else above the buttons. Adding
 // a host tests it first: one that does not answer is flagged before it is saved ("Save
-// anyway" keeps it, watched as offline until it answers). Escape on a changed form asks.
+// anyway" keeps it, watched as offline until it answers). Cancel, Escape and leaving the
+// view ask first when something was changed (unsaved.ts). The test's outcome shown is the
+// latest one only: an edit or a save clears it.
 //
 // The token is only ever in the password input while the operator types it: it is read
 // from the input when sent, the input is cleared right after, and no signal holds it.
@@ -33,6 +35,8 @@ import {
 } from "../../hosts";
 import { t, type MessageKey } from "../../i18n";
 import { call, fieldOf, ipcError } from "../../ipc";
+import { createUnsaved } from "../../unsaved";
+import { backendText } from "../../reasons";
 import { DiscardQuestion } from "../discard-question";
 import { ErrorAlert, ErrorDetail } from "../error-alert";
 
@@ -149,7 +153,7 @@ export function HostForm(props: {
   const [removeToken, setRemoveToken] = createSignal(false);
   /** Something was typed or ticked since the form opened. */
   const [dirty, setDirty] = createSignal(false);
-  const [asking, setAsking] = createSignal(false);
+  const { asking, gate } = createUnsaved({ dirty, busy: () => busy() !== null });
   /** The new host's test failed: saving again saves it anyway. */
   const [flagged, setFlagged] = createSignal(false);
   let testButton!: HTMLButtonElement;
@@ -185,22 +189,22 @@ export function HostForm(props: {
     setFormError(null);
   }
 
+  /** Cancel and Escape: a form as it opened closes; a changed one asks first. */
   function cancel(): void {
-    if (busy() !== null) return;
-    clearToken();
-    props.onCancel();
-  }
-
-  /** Escape: cancels a form as it opened; a changed one asks first. */
-  function escape(): void {
-    if (busy() !== null) return;
-    if (dirty()) setAsking(true);
-    else cancel();
+    gate.leave(() => {
+      clearToken();
+      props.onCancel();
+    });
   }
 
   function edited(): void {
     setDirty(true);
     setFlagged(false);
+    // A test of what the form held before says nothing of what it holds now.
+    if (busy() === null) {
+      setTestOutcome(null);
+      setTestState(null);
+    }
   }
 
   /** Client checks; on failure marks the fields and focuses the first. */
@@ -255,7 +259,7 @@ export function HostForm(props: {
       setTestState("ok");
       setTestOutcome({
         ok: true,
-        text: t("hosts.testOk", { host: res.data.host, version: res.data.agent_version, backend: res.data.backend }),
+        text: t("hosts.testOk", { host: res.data.host, version: res.data.agent_version, backend: backendText(res.data.backend) }),
       });
       return "ok";
     }
@@ -283,6 +287,9 @@ export function HostForm(props: {
   async function save(anyway = false): Promise<void> {
     if (busy() !== null) return;
     clearErrors();
+    // The outcome shown is this save's: an older test's "connected" must not stand beside it.
+    setTestOutcome(null);
+    setTestState(null);
     const request = collect();
     if (!request) return;
     // A new host is tested first; one that does not answer is flagged, not saved silently.
@@ -312,6 +319,9 @@ export function HostForm(props: {
       clearToken();
       props.onDone(res.data);
     } else {
+      // The save's refusal is the latest word: a test that passed on the way is not.
+      setTestOutcome(null);
+      setTestState(null);
       if (!showAtField(res.error)) setFormError(res.error);
       if (!formEl.contains(document.activeElement)) saveButton.focus();
     }
@@ -356,7 +366,7 @@ export function HostForm(props: {
       onKeyDown={(ev) => {
         if (ev.key === "Escape") {
           ev.preventDefault();
-          escape();
+          cancel();
         }
       }}
     >
@@ -460,7 +470,14 @@ export function HostForm(props: {
         </div>
       </Show>
       <Show when={asking()}>
-        <DiscardQuestion id="host" onDiscard={() => cancel()} onKeep={() => { setAsking(false); saveButton.focus(); }} />
+        <DiscardQuestion
+          id="host"
+          onDiscard={() => gate.discard()}
+          onKeep={() => {
+            gate.keep();
+            saveButton.focus();
+          }}
+        />
       </Show>
       <div class="form-error-box">
         <Show when={formError() !== null}>

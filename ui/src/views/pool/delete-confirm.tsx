@@ -2,7 +2,7 @@
 // it. "Keep it" has the focus when the question opens; Escape keeps it too.
 
 import { createSignal, onMount, type JSX } from "solid-js";
-import { formatCount } from "../../costs";
+import { gpus } from "../../costs";
 import { t } from "../../i18n";
 
 export function DeleteConfirm(props: {
@@ -39,7 +39,7 @@ export function DeleteConfirm(props: {
         }
       }}
     >
-      <span class="confirm-text">{t("pool.confirmDelete", { name: props.name, n: formatCount(props.gpus) })}</span>
+      <span class="confirm-text">{t("pool.confirmDelete", { name: props.name, n: gpus(props.gpus) })}</span>
       <span class="btn-row">
         <button type="button" id="pool-delete-yes" class="btn btn-small btn-danger" disabled={deleting()} onClick={() => void remove()}>
           {t(deleting() ? "pool.deleting" : "pool.deleteYes")}

@@ -1,13 +1,16 @@
 // The confirmation limits: a slider change of more than so many GPUs, or moving the cost by
 // more than so much per hour, asks before anything is rented or released. Built once from
-// the shell's PoolOptions; what is typed stays until it is saved.
+// the shell's PoolOptions; what is typed stays until it is saved, and leaving the view
+// with it unsaved asks first (unsaved.ts).
 
-import { createSignal, Match, Switch, type JSX } from "solid-js";
+import { createSignal, Match, Show, Switch, type JSX } from "solid-js";
 import { commands, type PoolOptions } from "../../bindings";
-import { formatCount } from "../../costs";
+import { gpus } from "../../costs";
 import { t, type MessageKey } from "../../i18n";
 import { call } from "../../ipc";
 import { parseCount, parseYuan, perHour, yuanInput } from "../../pool";
+import { createUnsaved } from "../../unsaved";
+import { DiscardQuestion } from "../discard-question";
 import { ErrorAlert } from "../error-alert";
 
 type PolicyStatus =
@@ -27,6 +30,11 @@ export function Policy(props: {
   // Read once: the fields are the operator's from here on.
   const initialGpus = String(props.options.confirm_above_gpus);
   const initialCost = yuanInput(props.options.confirm_above_per_hour_fen);
+  /** What the fields held when last saved (or opened): leaving with other values asks. */
+  const [stored, setStored] = createSignal({ gpus: initialGpus, cost: initialCost });
+  const { asking, gate } = createUnsaved({
+    dirty: () => gpusInput.value.trim() !== stored().gpus.trim() || costInput.value.trim() !== stored().cost.trim(),
+  });
 
   async function save(): Promise<void> {
     const above = parseCount(gpusInput.value, 0, 1_000_000);
@@ -38,6 +46,7 @@ export function Policy(props: {
     }
     const res = await call(() => commands.setConfirmPolicy(above, fen));
     if (res.status === "ok") {
+      setStored({ gpus: gpusInput.value, cost: costInput.value });
       setStatus({ kind: "saved", aboveGpus: above, perHourFen: fen });
       props.onSaved();
     } else {
@@ -80,6 +89,9 @@ export function Policy(props: {
           {t("pool.policy.save")}
         </button>
       </div>
+      <Show when={asking()}>
+        <DiscardQuestion id="pool-policy" onDiscard={() => gate.discard()} onKeep={() => gate.keep()} />
+      </Show>
       <div class="pool-policy-status" data-testid="pool-policy-status">
         <Switch>
           <Match when={invalid()}>
@@ -92,7 +104,7 @@ export function Policy(props: {
           <Match when={saved()}>
             {(s) => (
               <p class="hint" role="status">
-                {t("pool.policy.saved", { n: formatCount(s().aboveGpus), cost: perHour(s().perHourFen) })}
+                {t("pool.policy.saved", { n: gpus(s().aboveGpus), cost: perHour(s().perHourFen) })}
               </p>
             )}
           </Match>

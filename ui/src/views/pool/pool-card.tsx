@@ -7,7 +7,8 @@ import { createSignal, Show, type JSX } from "solid-js";
 import type { PoolView } from "../../bindings";
 import { formatCount, formatMoney, gpus } from "../../costs";
 import { t, type MessageKey } from "../../i18n";
-import { formatGpuHours, formatWhen, overlayText, perHour, phaseText, placementText, termText } from "../../pool";
+import { formatGpuHours, formatWhen, overlayText, perHour, placementText, termText } from "../../pool";
+import { phaseWords, type CountSetter } from "../../pool-rules";
 import { poolNotesText, priceProblemText } from "../../reasons";
 import { DeleteConfirm } from "./delete-confirm";
 
@@ -51,6 +52,8 @@ function Spend(props: { pool: PoolSummary }): JSX.Element {
 export function PoolCard(props: {
   pool: PoolSummary;
   now: number;
+  /** Who set the count the pool holds (the phase names them). */
+  setter: CountSetter | null;
   editRef: (el: HTMLButtonElement) => void;
   onEdit: () => void;
   onReleaseNow: () => Promise<void>;
@@ -111,7 +114,7 @@ export function PoolCard(props: {
       </Show>
       <p class={`pool-phase phase-${pool.phase}`} data-testid="pool-phase" data-phase={pool.phase}>
         <span class="dot" aria-hidden="true" />
-        {phaseText(pool.phase)}
+        {phaseWords(pool.phase, props.setter)}
       </p>
       <Show when={notes()}>
         {(text) => (

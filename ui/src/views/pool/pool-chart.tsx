@@ -19,6 +19,7 @@
 //                                           data-shadow; aria-label names it, aria-describedby
 //                                           its tooltip
 //     [data-testid="pool-chart-mark-tip"]  role=tooltip: the reason; shown on hover or focus
+//   [data-testid="pool-chart-legend"]     what each kind of mark means (shown when there are marks)
 //
 // The decision marks are buttons laid over the image where the Rust side drew each mark
 // (its x/y in % of the image); reconciled by entry id, so a refresh never replaces the
@@ -27,6 +28,7 @@
 import { createMemo, createSignal, For, onCleanup, onMount, Show, type JSX } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
 import { commands, type DecisionMark, type PoolChart as PoolChartData, type WarmingHost } from "../../bindings";
+import { gpus } from "../../costs";
 import { svgDataUrl } from "../../format";
 import { chartWidth, utcOffsetMinutes } from "../../history";
 import { t } from "../../i18n";
@@ -47,7 +49,12 @@ const units = () => ({ s: t("pool.unit.s"), min: t("pool.unit.min"), h: t("pool.
 function Mark(props: { mark: DecisionMark; now: number; open: boolean; onOpen: (open: boolean) => void }): JSX.Element {
   const tipId = () => `pool-mark-tip-${props.mark.id}`;
   const label = () =>
-    t(markLabelKey(props.mark), { time: formatWhen(props.mark.at_ms, props.now), from: props.mark.from, to: props.mark.to });
+    t(markLabelKey(props.mark), {
+      time: formatWhen(props.mark.at_ms, props.now),
+      from: props.mark.from,
+      // A held mark names one count ("held at 1 GPU"); a move names two ("2 → 6 GPUs").
+      to: markKind(props.mark) === "held" ? gpus(props.mark.to) : props.mark.to,
+    });
   return (
     <span
       class="pool-mark-spot"
@@ -65,6 +72,7 @@ function Mark(props: { mark: DecisionMark; now: number; open: boolean; onOpen: (
         data-shadow={String(props.mark.shadow)}
         aria-label={label()}
         aria-describedby={tipId()}
+        title={props.open ? undefined : label()}
         data-open={String(props.open)}
         onFocus={() => props.onOpen(true)}
         onBlur={() => props.onOpen(false)}
@@ -204,6 +212,18 @@ export function PoolChart(props: { pool: string }): JSX.Element {
           )}
         </Show>
       </div>
+      <Show when={marks.list.length > 0}>
+        <div class="pool-chart-legend" data-testid="pool-chart-legend">
+          <span class="pool-chart-legend-title">{t("pool.chart.legend")}</span>
+          <ul>
+            <li class="legend-out">{t("pool.chart.legend.out")}</li>
+            <li class="legend-in">{t("pool.chart.legend.in")}</li>
+            <li class="legend-held">{t("pool.chart.legend.held")}</li>
+            <li class="legend-shadow">{t("pool.chart.legend.shadow")}</li>
+          </ul>
+          <span class="hint">{t("pool.chart.legend.hint")}</span>
+        </div>
+      </Show>
       <Show when={error() !== null}>
         <ErrorAlert testid="pool-chart-error" lead={t("pool.chart.failed")} error={error()} />
       </Show>

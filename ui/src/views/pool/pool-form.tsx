@@ -4,9 +4,10 @@
 // (terms, overlays, placements, regions, models) are the shell's PoolOptions; until they
 // arrive, the pool's own value is the one choice. The model is picked from what the hosts
 // report, under the catalog's names (the shell's `models`). Enter saves from any field;
-// Escape cancels, and asks first when something was changed.
+// Cancel, Escape and leaving the view close it, and ask first when something was changed
+// (unsaved.ts).
 
-import { createEffect, createSignal, For, onMount, Show, type JSX } from "solid-js";
+import { createEffect, For, onMount, Show, type JSX } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
 import { commands, type OverlayMode, type PlacementPolicy, type PoolOptions, type PoolView, type Term } from "../../bindings";
 import { formatCount } from "../../costs";
@@ -28,6 +29,7 @@ import {
   type PoolField,
   type PoolFormValues,
 } from "../../pool";
+import { createUnsaved, type UnsavedGate } from "../../unsaved";
 import { DiscardQuestion } from "../discard-question";
 import { ErrorAlert, ErrorDetail } from "../error-alert";
 
@@ -72,6 +74,8 @@ export function PoolForm(props: {
   options: PoolOptions | null;
   onDone: (saved: PoolView, created: boolean) => Promise<void>;
   onCancel: () => void;
+  /** The form's gate: the view asks it before replacing the form (another pool, another form). */
+  gateRef?: (gate: UnsavedGate) => void;
 }): JSX.Element {
   const initial = props.pool;
   const editing = initial?.name ?? null;
@@ -93,9 +97,10 @@ export function PoolForm(props: {
   });
   /** What the form opened with (and the choices it was given since): Escape asks when it differs. */
   const baseline: PoolFormValues = { ...values, regions: [...values.regions] };
-  const [asking, setAsking] = createSignal(false);
   const [problems, setProblems] = createStore<Problems>({});
   const [state, setState] = createStore<{ busy: boolean; error: unknown }>({ busy: false, error: null });
+  const { asking, gate } = createUnsaved({ dirty: () => formIsDirty(values, baseline), busy: () => state.busy });
+  props.gateRef?.(gate);
   let form!: HTMLFormElement;
   let saveButton!: HTMLButtonElement;
 
@@ -150,19 +155,13 @@ export function PoolForm(props: {
     form.querySelector<HTMLElement>(css)?.focus();
   }
 
+  /** Cancel and Escape: a form as it opened closes; a changed one asks first. */
   function cancel(): void {
-    if (!state.busy) props.onCancel();
-  }
-
-  /** Escape: cancels a form as it opened; a changed one asks first. */
-  function escape(): void {
-    if (state.busy) return;
-    if (formIsDirty(values, baseline)) setAsking(true);
-    else props.onCancel();
+    gate.leave(() => props.onCancel());
   }
 
   function keepEditing(): void {
-    setAsking(false);
+    gate.keep();
     form.querySelector<HTMLElement>("#pool-f-save")?.focus();
   }
 
@@ -274,7 +273,7 @@ export function PoolForm(props: {
       onKeyDown={(event) => {
         if (event.key === "Escape") {
           event.preventDefault();
-          escape();
+          cancel();
           return;
         }
         // Enter saves from any field (a select or a checkbox does not submit by itself);
@@ -349,8 +348,8 @@ export function PoolForm(props: {
                     <span class="region-name">{offer.region}</span>
                     <span class="region-models hint">
                       {offer.gpu_models.length > 0
-                        ? t("pool.f.regionOffer", { hosts: formatCount(offer.hosts), models: offer.gpu_models.join(t("common.listSeparator")) })
-                        : t("pool.f.regionUnknown", { hosts: formatCount(offer.hosts) })}
+                        ? t(offer.hosts === 1 ? "pool.f.regionOffer.one" : "pool.f.regionOffer", { hosts: formatCount(offer.hosts), models: offer.gpu_models.join(t("common.listSeparator")) })
+                        : t(offer.hosts === 1 ? "pool.f.regionUnknown.one" : "pool.f.regionUnknown", { hosts: formatCount(offer.hosts) })}
                     </span>
                   </label>
                 )}
@@ -393,7 +392,7 @@ export function PoolForm(props: {
         </Show>
       </div>
       <Show when={asking()}>
-        <DiscardQuestion id="pool-f" onDiscard={() => props.onCancel()} onKeep={keepEditing} />
+        <DiscardQuestion id="pool-f" onDiscard={() => gate.discard()} onKeep={keepEditing} />
       </Show>
       <div class="form-actions">
         <button type="submit" id="pool-f-save" class="btn btn-primary" ref={saveButton} disabled={state.busy}>

@@ -18,6 +18,8 @@
 //   #pool-select                              the pool picker (a select; data-names, one name a line)
 //   [data-testid="pool-error"]                role=alert: loading the pools (or release now, delete) failed
 //   [data-testid="pool-empty"]                no pool yet; #pool-create-first opens the form
+//   [data-testid="pool-rules"]                the pool's rules: data-mode="enforce|shadow|off|none" (rules-card.tsx)
+//   [data-testid="pool-slider-rules"]         the slider's note when rules may move the count
 //   [data-testid="pool-status"]               the selected pool's state card
 //     [data-testid="pool-desired"] [data-testid="pool-actual"] [data-testid="pool-pending"]
 //     [data-testid="pool-releasing"] [data-testid="pool-lost"]   numbers (text = the count)
@@ -53,10 +55,12 @@
 
 import { batch, createEffect, createMemo, createSignal, For, Show, type JSX } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
-import { commands, type PoolOptions, type PoolView } from "../../bindings";
+import { commands, type PoolOptions, type PoolRules, type PoolView } from "../../bindings";
 import { t } from "../../i18n";
 import { call } from "../../ipc";
 import { keepSelection } from "../../pool";
+import { countSetter, sliderRulesNote, type CountSetter } from "../../pool-rules";
+import type { UnsavedGate } from "../../unsaved";
 import { ErrorAlert } from "../error-alert";
 import { mountView } from "../solid";
 import type { View } from "../view";
@@ -66,6 +70,7 @@ import { PoolCard, type PoolSummary } from "./pool-card";
 import { PoolChart } from "./pool-chart";
 import { PoolForm } from "./pool-form";
 import { Policy } from "./policy";
+import { RulesCard } from "./rules-card";
 import { Slider } from "./slider";
 
 const REFRESH_MS = 1000;
@@ -101,6 +106,11 @@ export function poolView(): View {
   const [limitsSaved, setLimitsSaved] = createSignal(0);
   /** Leases of the shown pool the operator ticked to give back (the slider previews those). */
   const [picked, setPicked] = createSignal<readonly string[]>([]);
+  /** The shown pool's rules (undefined until read, null: none) and who set its count. */
+  const [rules, setRules] = createSignal<PoolRules | null | undefined>(undefined);
+  const [rulesFailed, setRulesFailed] = createSignal(false);
+  const [setter, setSetter] = createSignal<CountSetter | null>(null);
+  let rulesLoading = false;
   let loading = false;
   let disposed = false;
   let timer: number | undefined;
@@ -114,7 +124,12 @@ export function poolView(): View {
   const raw = (name: string): PoolView | undefined => latest().find((p) => p.name === name);
 
   function choose(name: string | null): void {
-    if (name !== selected()) setPicked([]);
+    if (name !== selected()) {
+      setPicked([]);
+      setRules(undefined);
+      setRulesFailed(false);
+      setSetter(null);
+    }
     memory.selected = name;
     setSelected(name);
   }
@@ -146,6 +161,29 @@ export function poolView(): View {
         setLoadError(res.error);
       }
       setNow(Date.now());
+    });
+    void loadRules();
+  }
+
+  /** The shown pool's rules and its latest changes: what the rules card and the phase say. */
+  async function loadRules(): Promise<void> {
+    const name = selected();
+    if (rulesLoading || disposed || name === null) return;
+    rulesLoading = true;
+    const [ruled, log] = await Promise.all([
+      call(() => commands.poolRules(name)),
+      call(() => commands.listActivity(name, 50)),
+    ]);
+    rulesLoading = false;
+    if (disposed || selected() !== name) return;
+    batch(() => {
+      if (ruled.status === "ok") {
+        setRules(ruled.data);
+        setRulesFailed(false);
+      } else {
+        setRulesFailed(true);
+      }
+      if (log.status === "ok") setSetter(countSetter(log.data));
     });
   }
 
@@ -180,8 +218,20 @@ export function poolView(): View {
     }
   }
 
+  /** The open form's gate (unsaved.ts): replacing the form asks it first. */
+  let formGate: UnsavedGate | null = null;
+
+  /** Runs `then` once the open form (if any) may go: at once, or after Discard. */
+  function leaveForm(then: () => void): boolean {
+    if (form() === null || formGate === null) {
+      then();
+      return true;
+    }
+    return formGate.leave(then) === "left";
+  }
+
   function openForm(editing: PoolView | null): void {
-    setForm({ pool: editing });
+    leaveForm(() => setForm({ pool: editing }));
   }
 
   const shownError = (): { lead: string; error: unknown } | null => {
@@ -219,9 +269,14 @@ export function poolView(): View {
               disabled={names().length === 0}
               value={selected() ?? ""}
               onChange={(event) => {
-                choose(event.currentTarget.value || null);
-                setForm(null);
-                setActionError(null);
+                const wanted = event.currentTarget.value || null;
+                const left = leaveForm(() => {
+                  choose(wanted);
+                  setForm(null);
+                  setActionError(null);
+                });
+                // Asked first: the picker shows the pool still shown until Discard.
+                if (!left) event.currentTarget.value = selected() ?? "";
               }}
             >
               <For each={names()}>
@@ -271,6 +326,7 @@ export function poolView(): View {
                 <PoolCard
                   pool={shown}
                   now={now()}
+                  setter={setter()}
                   editRef={(el) => (editButton = el)}
                   onEdit={() => openForm(raw(shown.name) ?? null)}
                   onReleaseNow={() => releaseNow(shown.name)}
@@ -278,6 +334,7 @@ export function poolView(): View {
                 />
                 <Slider
                   pool={shown}
+                  rulesNote={() => sliderRulesNote(rules() ?? null)}
                   now={now}
                   limitsSaved={limitsSaved}
                   picked={picked}
@@ -286,6 +343,13 @@ export function poolView(): View {
                   refresh={() => void refresh()}
                 />
               </div>
+              <RulesCard
+                rules={rules()}
+                failed={rulesFailed()}
+                setter={setter()}
+                heldToUnitEnd={shown.held_to_unit_end}
+                now={now()}
+              />
               <PoolChart pool={shown.name} />
               <HostTable pool={shown.name} hosts={raw(shown.name)?.hosts ?? []} />
               <LeaseTable
@@ -305,6 +369,7 @@ export function poolView(): View {
               <PoolForm
                 pool={open.pool}
                 options={options()}
+                gateRef={(gate) => (formGate = gate)}
                 onDone={async (saved, created) => {
                   setForm(null);
                   choose(saved.name);

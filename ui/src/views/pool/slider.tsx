@@ -55,6 +55,8 @@ export function Slider(props: {
   clearPicked: () => void;
   announce: (text: string) => void;
   refresh: () => void;
+  /** Said by the slider when the pool's rules may move (or only log) the count: null when not. */
+  rulesNote: Accessor<string | null>;
 }): JSX.Element {
   const pool = props.pool;
   /** The pool's desired count as this slider knows it (a commit's answer is known first). */
@@ -91,7 +93,8 @@ export function Slider(props: {
   const idle = createMemo(() =>
     t("pool.preview.idle", { n: gpus(desired()), cost: perHour(pool.spend?.run_rate_per_hour_fen ?? null) }),
   );
-  const applyDisabled = () => committing() || chosen() === null || chosen() === desired();
+  // Not beside a pending confirmation: the question's own buttons answer it.
+  const applyDisabled = () => committing() || confirming() !== null || chosen() === null || chosen() === desired();
 
   // A new look at the pool (every refresh).
   createEffect(
@@ -154,6 +157,8 @@ export function Slider(props: {
     batch(() => {
       setChosen(n);
       cancelConfirm(false);
+      // A new preview: the last commit's outcome is history (Activity keeps it).
+      if (commit()?.kind !== "sending") setCommit(null);
       setControls(n, from);
       setPreviewState("pending");
       setPreviewTo(n);
@@ -355,6 +360,13 @@ export function Slider(props: {
       <p class="field-hint" id="pool-slider-hint">
         {t("pool.slider.hint")}
       </p>
+      <Show when={props.rulesNote()}>
+        {(note) => (
+          <p class="pool-slider-rules hint" data-testid="pool-slider-rules">
+            {note()}
+          </p>
+        )}
+      </Show>
       <Preview state={previewState()} to={previewTo()} shown={shown()} idle={idle()} />
       <div class="pool-confirm-box">
         <Show when={confirming()}>
@@ -387,7 +399,7 @@ export function Slider(props: {
                   ref={confirmYes}
                   onClick={() => void confirmed()}
                 >
-                  {t("pool.confirm.yes", { n: formatCount(question().to) })}
+                  {t("pool.confirm.yes", { n: gpus(question().to) })}
                 </button>
                 <button type="button" id="pool-confirm-no" class="btn btn-small" data-testid="cancel-scale" onClick={() => cancelConfirm(true)}>
                   {t("pool.confirm.no")}
