@@ -100,7 +100,8 @@ pub async fn fleet_heatmap_chart(
     state: State<'_, AppState>,
     frame: ChartFrame,
 ) -> Result<String, IpcError> {
-    let chart = state.console.fleet_heatmap_chart(&frame).await;
+    let title = ebb_notify::heatmap_title(state.language.get());
+    let chart = state.console.fleet_heatmap_chart(&frame, &title).await;
     chart.map_err(chart_error)
 }
 
@@ -323,7 +324,9 @@ pub fn cost_plan(
     theme: ChartTheme,
     width_px: u32,
 ) -> Result<PlanComparisonView, IpcError> {
-    let plans = state.console.cost_plan(&request, theme, width_px);
+    let language = state.language.get();
+    let label = move |kind| ebb_notify::plan_label(language, kind);
+    let plans = state.console.cost_plan(&request, theme, width_px, &label);
     plans.map_err(cost_error)
 }
 

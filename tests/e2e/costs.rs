@@ -581,8 +581,10 @@ async fn spend_across_pools_against_a_budget_with_a_pool_made_in_the_form() {
             "{csv}"
         );
 
-        // Activity: the budget changes and the demo's hosts, console-wide, with dates.
+        // Activity: the budget changes and the demo's hosts, console-wide, with dates. The
+        // refused "nope" is still typed in the budget field: leaving asks, and Discard goes.
         app.click("#nav-activity").await;
+        app.click("#spend-budget-discard-yes").await;
         let budget_row =
             "[data-testid=\"activity-row\"][data-pool=\"\"] [data-reason=\"budget_changed\"]";
         let budget = app

@@ -5,6 +5,7 @@
 
 use crate::support::{App, shooting};
 use ebb_testkit::TempDir;
+use std::ffi::OsStr;
 use std::time::Duration;
 
 const RULES: &str = "[data-testid=\"pool-rules\"]";
@@ -13,8 +14,17 @@ const RULES: &str = "[data-testid=\"pool-rules\"]";
 #[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
 async fn the_pool_view_says_whether_its_rules_are_enforced_or_in_shadow() {
     let data_dir = TempDir::new("e2e-pool-rules");
-    // The demo's pool carries the seed's rules, enforced (EBB_DEMO_RULES is on by default).
-    let app = App::open_demo(&data_dir).await;
+    // The demo's pool carries the seed's rules, enforced (the tests' apps turn them off
+    // unless asked: this one asks).
+    let app = App::open_with_env(
+        &[("EBB_DEMO_RULES", OsStr::new("on"))],
+        &[
+            "--demo".as_ref(),
+            "--data-dir".as_ref(),
+            data_dir.as_os_str(),
+        ],
+    )
+    .await;
     app.run(|app| async move {
         app.click("#nav-pool").await;
         app.eventually("the rules enforced", Duration::from_secs(20), || async {
@@ -29,9 +39,9 @@ async fn the_pool_view_says_whether_its_rules_are_enforced_or_in_shadow() {
             })
             .await;
         assert!(note.contains("may move the count"), "{note}");
-        // The latest decision, in words, once the rules have decided (a rule minute is 6 s).
+        // The latest decision, in words, once the rules have decided.
         let latest = app
-            .eventually("the latest decision", Duration::from_secs(60), || async {
+            .eventually("the latest decision", Duration::from_secs(120), || async {
                 app.text_of("[data-testid=\"pool-rules-latest\"]")
                     .await
                     .filter(|text| text.starts_with("Latest decision"))
@@ -42,20 +52,26 @@ async fn the_pool_view_says_whether_its_rules_are_enforced_or_in_shadow() {
 
         // Shadow mode, set in the Rules view: the Pool view says the count stays.
         app.click("#nav-rules").await;
-        app.eventually("the rules' mode buttons", Duration::from_secs(20), || async {
-            app.exists("#rules-mode-shadow").await.then_some(())
-        })
+        app.eventually(
+            "the rules' mode buttons",
+            Duration::from_secs(20),
+            || async { app.exists("#rules-mode-shadow").await.then_some(()) },
+        )
         .await;
         app.click("#rules-mode-shadow").await;
         app.eventually("the rules in shadow", Duration::from_secs(10), || async {
-            let mode = app.attr_of("[data-testid=\"rules-current\"]", "data-mode").await?;
+            let mode = app
+                .attr_of("[data-testid=\"rules-current\"]", "data-mode")
+                .await?;
             (mode == "shadow").then_some(())
         })
         .await;
         app.click("#nav-pool").await;
-        app.eventually("the pool's rules in shadow", Duration::from_secs(20), || async {
-            (app.attr_of(RULES, "data-mode").await? == "shadow").then_some(())
-        })
+        app.eventually(
+            "the pool's rules in shadow",
+            Duration::from_secs(20),
+            || async { (app.attr_of(RULES, "data-mode").await? == "shadow").then_some(()) },
+        )
         .await;
         let state = app.text_now("[data-testid=\"pool-rules-state\"]").await;
         assert!(

@@ -8,8 +8,16 @@ use ebb_wire::ipc::{
 };
 use plotters::prelude::*;
 
-/// Short English labels for the chart's axis (the table around it is translated).
-fn kind_label(kind: PlanKind) -> &'static str {
+/// A plan's short name on the chart's axis, in the operator's language (the shell words it
+/// from the UI's catalog).
+pub type PlanLabel<'a> = &'a dyn Fn(PlanKind) -> String;
+
+/// The short English names, for tests and tools without a catalog.
+pub fn english_plan_label(kind: PlanKind) -> String {
+    english_label(kind).to_string()
+}
+
+fn english_label(kind: PlanKind) -> &'static str {
     match kind {
         PlanKind::AllSubscribed => "all monthly",
         PlanKind::AllHourly => "all hourly",
@@ -38,6 +46,7 @@ pub fn comparison_view(
     comparison: &Comparison,
     theme: ChartTheme,
     width_px: u32,
+    plan_label: PlanLabel<'_>,
 ) -> Result<PlanComparisonView, crate::chart::ChartError> {
     let recommendation = &comparison.recommendation;
     let plans: Vec<PlanRow> = comparison
@@ -56,7 +65,7 @@ pub fn comparison_view(
             recommended: plan.kind == recommendation.best,
         })
         .collect();
-    let chart_svg = plan_chart_svg(comparison, theme, width_px)?;
+    let chart_svg = plan_chart_svg(comparison, theme, width_px, plan_label)?;
     Ok(PlanComparisonView {
         model: model.into(),
         region: region.into(),
@@ -94,6 +103,7 @@ pub fn plan_chart_svg(
     comparison: &Comparison,
     theme: ChartTheme,
     width_px: u32,
+    plan_label: PlanLabel<'_>,
 ) -> Result<String, crate::chart::ChartError> {
     use crate::chart::{ChartError, MAX_SIZE_PX, MIN_SIZE_PX};
     if !(MIN_SIZE_PX..=MAX_SIZE_PX).contains(&width_px) {
@@ -156,7 +166,7 @@ pub fn plan_chart_svg(
                 usize::try_from(row)
                     .ok()
                     .and_then(|row| plans.get(row))
-                    .map_or(String::new(), |plan| kind_label(plan.kind).to_string())
+                    .map_or(String::new(), |plan| plan_label(plan.kind))
             })
             .draw()
             .map_err(|e| draw(&e))?;
@@ -211,6 +221,7 @@ mod tests {
             &comparison,
             ChartTheme::Light,
             640,
+            &english_plan_label,
         )
         .unwrap();
         assert_eq!(view.recommendation.hourly_base_gpus, 10);
@@ -222,8 +233,8 @@ mod tests {
         assert_eq!(subscribed.total_fen, 25_000_000);
         assert_eq!(view.plans.iter().filter(|plan| plan.recommended).count(), 1);
         assert!(view.chart_svg.starts_with("<svg") && view.chart_svg.contains("base+hour"));
-        let dark = plan_chart_svg(&comparison, ChartTheme::Dark, 640).unwrap();
+        let dark = plan_chart_svg(&comparison, ChartTheme::Dark, 640, &english_plan_label).unwrap();
         assert_ne!(dark, view.chart_svg);
-        assert!(plan_chart_svg(&comparison, ChartTheme::Dark, 10).is_err());
+        assert!(plan_chart_svg(&comparison, ChartTheme::Dark, 10, &english_plan_label).is_err());
     }
 }

@@ -187,9 +187,14 @@ impl Console {
         gpu_lines_svg(&spec, metric, &series).map_err(|error| invalid("chart", error.to_string()))
     }
 
-    /// Every GPU of the fleet × time, mean utilization per cell.
-    pub async fn fleet_heatmap_chart(&self, frame: &ChartFrame) -> Result<String, ChartError> {
-        let spec = self.range_spec("GPU utilization", frame)?;
+    /// Every GPU of the fleet × time, mean utilization per cell, under `title` (the
+    /// operator's language).
+    pub async fn fleet_heatmap_chart(
+        &self,
+        frame: &ChartFrame,
+        title: &str,
+    ) -> Result<String, ChartError> {
+        let spec = self.range_spec(title, frame)?;
         let query = HeatmapQuery {
             metric: ChartMetric::Util,
             from_ms: spec.from_ms,

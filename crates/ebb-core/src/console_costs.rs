@@ -31,6 +31,7 @@ pub fn compare_plans(
     request: &PlanRequest,
     theme: ChartTheme,
     width_px: u32,
+    plan_label: ebb_charts::cost_view::PlanLabel<'_>,
 ) -> Result<PlanComparisonView, CostError> {
     let options = PlanOptions {
         term: request.term.unwrap_or_default(),
@@ -55,6 +56,7 @@ pub fn compare_plans(
         &comparison,
         theme,
         width_px,
+        plan_label,
     )
     .map_err(|error| CostError::Compare(error.to_string()))
 }
@@ -98,8 +100,9 @@ impl Console {
         request: &PlanRequest,
         theme: ChartTheme,
         width_px: u32,
+        plan_label: ebb_charts::cost_view::PlanLabel<'_>,
     ) -> Result<PlanComparisonView, CostError> {
         let catalog = ActiveCatalog::load(&self.data_dir, None)?;
-        compare_plans(&catalog, request, theme, width_px)
+        compare_plans(&catalog, request, theme, width_px, plan_label)
     }
 }

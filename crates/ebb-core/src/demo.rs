@@ -73,7 +73,7 @@ pub const RULES: &str = r#"# The demo pool follows its users, as the seed's e-co
 pool = "inference"
 
 [limits]
-min_gpus = 1
+min_gpus = 0
 max_gpus = 8
 
 [scale_in]

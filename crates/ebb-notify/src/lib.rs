@@ -25,6 +25,28 @@ use ebb_wire::rules::{
 };
 use std::collections::BTreeSet;
 
+/// The words the shell draws into its SVG charts (drawn in Rust, so worded here from the
+/// same catalog): the fleet heatmap's title and the cost chart's short plan names.
+pub fn heatmap_title(language: UiLanguage) -> String {
+    Words::of(language).text("chart.heatmap.title", &[])
+}
+
+/// A plan's short name on the cost chart's axis, in `language`.
+pub fn plan_label(language: UiLanguage, kind: ebb_wire::plan::PlanKind) -> String {
+    use ebb_wire::plan::PlanKind;
+    let key = match kind {
+        PlanKind::AllSubscribed => "chart.plan.all_subscribed",
+        PlanKind::AllHourly => "chart.plan.all_hourly",
+        PlanKind::AllOnDemandBestUnit => "chart.plan.all_on_demand_best_unit",
+        PlanKind::BaseHourly => "chart.plan.base_hourly",
+        PlanKind::BaseDaily => "chart.plan.base_daily",
+        PlanKind::BaseWeekly => "chart.plan.base_weekly",
+        PlanKind::BaseReserved => "chart.plan.base_reserved",
+        PlanKind::BaseSpot => "chart.plan.base_spot",
+    };
+    Words::of(language).text(key, &[])
+}
+
 /// What a notification is about (each kind on or off in the preferences).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NotificationKind {

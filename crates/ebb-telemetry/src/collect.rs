@@ -481,7 +481,13 @@ pub fn apply_poll(
         }
         Err(error) => {
             *failures = failures.saturating_add(1);
-            status.health = if *failures >= config.offline_after_failures {
+            // Nothing listens at the address (refused, no such name): offline at once. A
+            // timeout or a broken connection may pass: degraded until it repeats.
+            let nothing_there = matches!(
+                error,
+                AgentError::Refused { .. } | AgentError::Dns { .. } | AgentError::BadUrl { .. }
+            );
+            status.health = if nothing_there || *failures >= config.offline_after_failures {
                 Health::Offline
             } else {
                 Health::Degraded
@@ -570,6 +576,19 @@ mod tests {
             seen,
             vec![Health::Degraded, Health::Degraded, Health::Offline]
         );
+        // A refused connection: nothing listens there, offline at the first poll.
+        let (mut refused, mut refusals) = (super::tests::status(), 0);
+        let gone = Err(AgentError::Refused {
+            url: "http://a".into(),
+        });
+        apply_poll(
+            &mut refused,
+            &mut refusals,
+            &gone,
+            Duration::from_millis(1),
+            &config,
+        );
+        assert_eq!(refused.health, Health::Offline);
         assert_eq!(
             status
                 .last_error
