@@ -1,6 +1,6 @@
 /// The app's own commands: `build.rs` makes a permission for each and
 /// `capabilities/main.json` grants exactly these (`tests/it/lockdown.rs` checks it).
-pub const COMMANDS: [&str; 42] = [
+pub const COMMANDS: [&str; 43] = [
     "add_host",
     "app_info",
     "catalog_import",
@@ -20,6 +20,7 @@ pub const COMMANDS: [&str; 42] = [
     "list_activity",
     "list_hosts",
     "list_pools",
+    "notification_delivery",
     "notification_prefs",
     "parse_rules",
     "pool_chart",

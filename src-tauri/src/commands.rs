@@ -740,6 +740,17 @@ pub async fn notification_prefs(
         .map_err(pool_error)
 }
 
+/// Whether desktop notifications reach the desktop (no notification server, the last one
+/// failed), for Settings to say beside the switches.
+#[tauri::command]
+#[specta::specta]
+pub fn notification_delivery(state: State<'_, AppState>) -> ebb_wire::pools::NotificationDelivery {
+    match state.delivery.get() {
+        None => ebb_wire::pools::NotificationDelivery::Working,
+        Some(detail) => ebb_wire::pools::NotificationDelivery::Unavailable { detail },
+    }
+}
+
 /// Turns each kind of desktop notification on or off (kept in `console.db`); returns them
 /// as stored.
 #[tauri::command]

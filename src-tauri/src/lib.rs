@@ -50,6 +50,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::set_budget,
             commands::export_spend_csv,
             commands::notification_prefs,
+            commands::notification_delivery,
             commands::set_notification_prefs,
             commands::set_ui_language,
             commands::pool_rules,
@@ -96,6 +97,7 @@ pub fn run(options: Options) -> anyhow::Result<()> {
                 app.handle().clone(),
                 state.console.pool_store().clone(),
                 state.language.clone(),
+                state.delivery.clone(),
             );
             app.manage(state);
             app.manage(notifier);

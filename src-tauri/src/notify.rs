@@ -6,7 +6,7 @@
 //! nothing: that is logged once and the app goes on; a show that does not return in time is
 //! given up, so nothing here can hold the app.
 
-use crate::state::Language;
+use crate::state::{Delivery, Language};
 use ebb_core::pools::{PoolError, PoolStore};
 use ebb_notify::{Notification, Said, more_not_shown, select};
 use ebb_wire::ipc::UiLanguage;
@@ -34,8 +34,13 @@ pub struct Notifier {
 impl Notifier {
     /// Starts looking at the activity log from its newest entry on (nothing from before
     /// the app started is said).
-    pub fn start(app: AppHandle, store: PoolStore, language: Language) -> Notifier {
-        let task = tauri::async_runtime::spawn(run(app, store, language));
+    pub fn start(
+        app: AppHandle,
+        store: PoolStore,
+        language: Language,
+        delivery: Delivery,
+    ) -> Notifier {
+        let task = tauri::async_runtime::spawn(run(app, store, language, delivery));
         Notifier {
             task: Mutex::new(Some(task)),
         }
@@ -48,9 +53,10 @@ impl Notifier {
     }
 }
 
-async fn run(app: AppHandle, store: PoolStore, language: Language) {
+async fn run(app: AppHandle, store: PoolStore, language: Language, delivery: Delivery) {
     if let Some(why) = no_notification_server() {
         tracing::warn!("desktop notifications cannot be shown: {why}");
+        delivery.set(Some(why.to_string()));
     }
     let mut last = None;
     let mut said = Said::default();
@@ -79,12 +85,16 @@ async fn run(app: AppHandle, store: PoolStore, language: Language) {
         }
         for (title, body) in batch {
             match show(&app, title, body).await {
-                Ok(()) => failing = false,
+                Ok(()) => {
+                    failing = false;
+                    delivery.set(None);
+                }
                 Err(error) if !failing => {
                     failing = true;
                     tracing::warn!(%error, "cannot show a desktop notification");
+                    delivery.set(Some(error));
                 }
-                Err(_) => {}
+                Err(error) => delivery.set(Some(error)),
             }
         }
     }

@@ -82,6 +82,25 @@ pub struct AppState {
     users: Mutex<Option<JoinHandle<()>>>,
     /// What desktop notifications are worded in.
     pub language: Language,
+    /// Whether they reach the desktop (the notifier says).
+    pub delivery: Delivery,
+}
+
+/// Why desktop notifications do not show, as the notifier last found (`None`: nothing
+/// failed); read by Settings.
+#[derive(Debug, Clone, Default)]
+pub struct Delivery(Arc<Mutex<Option<String>>>);
+
+impl Delivery {
+    pub fn get(&self) -> Option<String> {
+        self.0.lock().ok().and_then(|slot| slot.clone())
+    }
+
+    pub fn set(&self, problem: Option<String>) {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = problem;
+        }
+    }
 }
 
 /// The operator's language as the UI last said (`set_ui_language`), the OS locale's until
@@ -154,6 +173,7 @@ impl AppState {
         );
         Ok(Self {
             language,
+            delivery: Delivery::default(),
             info: AppInfo {
                 version: env!("CARGO_PKG_VERSION").into(),
                 data_dir: data_dir.display().to_string(),

@@ -1,6 +1,7 @@
 //! Settings → Hosts: a host added through the form (client and server refusals at their
 //! fields, the connection test, the token kept out of the page and the database), online in
-//! the Fleet view, degraded then offline when its agent dies, and removed.
+//! the Fleet view, offline at once when its agent dies (nothing listens: the connection is
+//! refused), and removed.
 
 use crate::support::{App, Session, files_under, shooting};
 use ebb_testkit::{AgentCommand, TempDir};
@@ -371,13 +372,14 @@ async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
             app.click("#setting-theme-light").await;
         }
 
-        // The agent dies: the host turns degraded, then offline, each with the reason.
+        // The agent dies: nothing listens at its address any more, so the host is offline
+        // at once (not degraded first), with the reason.
         app.click("#nav-fleet").await;
         let fleet_row = format!("#view-fleet tr[data-host=\"{HOST}\"]");
         let _ = Command::new("kill")
             .args(["-KILL", &agent_pid.to_string()])
             .status();
-        for health in ["degraded", "offline"] {
+        for health in ["offline"] {
             let reason = app
                 .eventually(
                     &format!("the host {health} with a reason"),
@@ -479,9 +481,9 @@ async fn a_host_that_fails_its_test_is_flagged_before_it_is_saved() {
             .await;
         // Without a session bus no keychain can answer: the app says how to keep tokens.
         if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none() {
-            assert!(store.contains("--token-store file"), "{store}");
+            assert!(store.contains("--token-store=file"), "{store}");
         } else {
-            assert!(store.contains("keychain") || store.contains("--token-store file"), "{store}");
+            assert!(store.contains("keychain") || store.contains("--token-store=file"), "{store}");
         }
 
         // Escape on a changed form asks; Keep editing keeps it, Discard closes it.
@@ -506,9 +508,9 @@ async fn a_host_that_fails_its_test_is_flagged_before_it_is_saved() {
         app.type_into("#host-name", "web-server").await;
         app.type_into("#host-url", &other_url).await;
         app.type_into("#host-region", "cn-east").await;
-        if store.contains("--token-store file") {
+        if store.contains("--token-store=file") {
             let hint = app.text_of("#host-token-hint").await.unwrap();
-            assert!(hint.contains("--token-store file"), "{hint}");
+            assert!(hint.contains("--token-store=file"), "{hint}");
         }
         app.click("#host-test").await;
         let said = app

@@ -340,6 +340,13 @@ async notificationPrefs() : Promise<Result<NotificationPrefs, IpcError>> {
 }
 },
 /**
+ * Whether desktop notifications reach the desktop (no notification server, the last one
+ * failed), for Settings to say beside the switches.
+ */
+async notificationDelivery() : Promise<NotificationDelivery> {
+    return await TAURI_INVOKE("notification_delivery");
+},
+/**
  * Turns each kind of desktop notification on or off (kept in `console.db`); returns them
  * as stored.
  */
@@ -1530,6 +1537,19 @@ reported: string[];
  * Hosts reporting it, and their regions (sorted).
  */
 hosts: number; regions: string[] }
+/**
+ * Whether desktop notifications reach the desktop, as the app last found.
+ */
+export type NotificationDelivery = 
+/**
+ * Nothing has failed (none may have been shown yet).
+ */
+{ kind: "working" } | 
+/**
+ * They cannot be shown here: no notification server, or the last one failed. The
+ * detail is the system's own words (English).
+ */
+{ kind: "unavailable"; detail: string }
 /**
  * Which desktop notifications the app shows; each kind on or off.
  */

@@ -413,6 +413,17 @@ describe("the view's small rules", () => {
     expect(regionChoices([], [])).toEqual([]);
   });
 
+  it("offers only the regions whose hosts have the chosen model, and the pool's own", () => {
+    const offered = [
+      { region: "cn-east", hosts: 2, gpu_models: ["A100"] },
+      { region: "cn-north", hosts: 1, gpu_models: ["H800"] },
+    ];
+    const a100 = { model: "A100", priced: true, reported: ["NVIDIA A100-SXM4-80GB"], hosts: 2, regions: ["cn-east"] };
+    expect(regionChoices(offered, [], a100).map((r) => r.region)).toEqual(["cn-east"]);
+    expect(regionChoices(offered, ["cn-north"], a100).map((r) => r.region)).toEqual(["cn-east", "cn-north"]);
+    expect(regionChoices(offered, [], null).map((r) => r.region)).toEqual(["cn-east", "cn-north"]);
+  });
+
   it("words why a change asks first, or nothing without a reason", () => {
     expect(confirmReasonText({ confirmation_reason: { kind: "gpus", change: 3, limit: 2 } })).toContain("more than 2");
     expect(confirmReasonText({ confirmation_reason: null })).toBe("");

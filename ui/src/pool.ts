@@ -134,10 +134,19 @@ export function keepSelection(names: readonly string[], chosen: string | null): 
  * The regions the form offers: those the hosts are in, then any the pool names that no
  * host is in any more (so they can still be unticked).
  */
-export function regionChoices(offered: readonly RegionOffer[], named: readonly string[]): RegionOffer[] {
+export function regionChoices(
+  offered: readonly RegionOffer[],
+  named: readonly string[],
+  model: ModelOffer | null = null,
+): RegionOffer[] {
+  // A region none of whose hosts has the chosen model is no choice for it (a pool there
+  // could never hold a GPU); before the hosts report, every region is offered.
+  const hasModel = (r: RegionOffer) => model === null || model.regions.length === 0 || model.regions.includes(r.region);
+  const keep = new Set(named);
+  const shown = offered.filter((r) => hasModel(r) || keep.has(r.region));
   const known = new Set(offered.map((r) => r.region));
   const gone = [...new Set(named)].filter((r) => !known.has(r)).map((region) => ({ region, hosts: 0, gpu_models: [] as string[] }));
-  return [...offered, ...gone];
+  return [...shown, ...gone];
 }
 
 /** One choice of the pool form's model select. */

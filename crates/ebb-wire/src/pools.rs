@@ -426,6 +426,17 @@ pub struct DecisionMark {
     pub reason: ChangeReason,
 }
 
+/// Whether desktop notifications reach the desktop, as the app last found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum NotificationDelivery {
+    /// Nothing has failed (none may have been shown yet).
+    Working,
+    /// They cannot be shown here: no notification server, or the last one failed. The
+    /// detail is the system's own words (English).
+    Unavailable { detail: String },
+}
+
 /// Which desktop notifications the app shows; each kind on or off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
 pub struct NotificationPrefs {

@@ -87,8 +87,21 @@ const NOTIFICATION_KINDS: readonly { kind: keyof NotificationPrefs; label: Messa
 function Notifications(): JSX.Element {
   const [prefs, setPrefs] = createSignal<NotificationPrefs | null>(null);
   const [error, setError] = createSignal<unknown>(null);
+  // Why they do not reach the desktop (no notification server, the last one failed), as
+  // the shell last found: switched on or not, the operator is told.
+  const [undelivered, setUndelivered] = createSignal<string | null>(null);
   let disposed = false;
-  onCleanup(() => (disposed = true));
+  const lookDelivery = (): void => {
+    void commands.notificationDelivery().then((delivery) => {
+      if (!disposed) setUndelivered(delivery.kind === "unavailable" ? delivery.detail : null);
+    }, () => undefined);
+  };
+  const every = setInterval(lookDelivery, 5_000);
+  onCleanup(() => {
+    disposed = true;
+    clearInterval(every);
+  });
+  lookDelivery();
   void call(() => commands.notificationPrefs()).then((res) => {
     if (disposed) return;
     if (res.status === "ok") setPrefs(res.data);
@@ -133,6 +146,17 @@ function Notifications(): JSX.Element {
       <p class="hint" id="settings-notifications-hint">
         {t("settings.notificationsHint")}
       </p>
+      <Show when={undelivered()}>
+        {(detail) => (
+          <div class="alert alert-warn" role="status" data-testid="notifications-unavailable">
+            <span class="alert-line">{t("settings.notificationsUnavailable")}</span>
+            <details>
+              <summary>{t("error.detail")}</summary>
+              <span class="mono">{detail()}</span>
+            </details>
+          </div>
+        )}
+      </Show>
       <Show when={error() !== null}>
         <ErrorAlert testid="notifications-error" lead={t("settings.notificationsFailed")} error={error()} />
       </Show>

@@ -21,7 +21,7 @@ use ebb_charts::chart::{
 use ebb_charts::history::PoolSample;
 use ebb_cost::{Catalog, CostError, PriceEntry};
 use ebb_rules::model::RuleSet;
-use ebb_rules::replay::baselines::{self, baseline};
+use ebb_rules::replay::baselines;
 use ebb_rules::replay::sim::Series;
 use ebb_rules::replay::trace::Trace;
 use ebb_rules::replay::{ReplayOptions, replay};
@@ -178,11 +178,13 @@ pub fn replay_report(
     entry: &PriceEntry,
     options: &ReplayOptions,
 ) -> Result<(ReplayReport, Series), CostError> {
+    // The rule baselines held within the rules' own limits: compared on the same pool.
+    let limits = Some((rules.spec().limits.min_gpus, rules.spec().limits.max_gpus));
     let mut policy = RulesPolicy::new("rules", rules, Some(baselines::pricing(entry, options)));
     let run = replay(trace, &mut policy, entry, options)?;
     let mut results = Vec::with_capacity(REPLAY_BASELINES.len());
     for name in REPLAY_BASELINES {
-        let mut policy = baseline(name, trace, options, entry)
+        let mut policy = baselines::baseline_within(name, trace, options, entry, limits)
             .expect("every replay baseline is one ebb-rules knows");
         results.push(replay(trace, policy.as_mut(), entry, options)?.result);
     }
@@ -542,10 +544,25 @@ action = "-1"
         assert_eq!(series, direct.series);
         let names: Vec<&str> = report.baselines.iter().map(|r| r.policy.as_str()).collect();
         assert_eq!(names, REPLAY_BASELINES);
+        // The baselines held within the rules' limits: never above the pool's max.
+        let limits = parse_source(RULES).unwrap().spec().limits.clone();
         for (name, result) in REPLAY_BASELINES.iter().zip(&report.baselines) {
-            let mut policy = baseline(name, &trace, &options, &entry).unwrap();
+            let mut policy = baselines::baseline_within(
+                name,
+                &trace,
+                &options,
+                &entry,
+                Some((limits.min_gpus, limits.max_gpus)),
+            )
+            .unwrap();
             let direct = replay(&trace, policy.as_mut(), &entry, &options).unwrap();
             assert_eq!(result, &direct.result, "{name}");
+            if *name != "oracle" {
+                assert!(
+                    result.peak_held_gpus <= limits.max_gpus,
+                    "{name}: {result:?}"
+                );
+            }
         }
         assert!(report.rules.actions > 0, "the rules moved the pool");
         assert!(report.rules.cost_fen > 0);

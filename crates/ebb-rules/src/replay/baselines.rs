@@ -71,6 +71,18 @@ pub fn baseline(
     options: &ReplayOptions,
     entry: &PriceEntry,
 ) -> Result<Box<dyn Policy>, BaselineError> {
+    baseline_within(name, trace, options, entry, None)
+}
+
+/// [`baseline`], a rule baseline held within `limits` (`(min, max)` GPUs: a pool's, so the
+/// baseline it is compared with never holds more than the pool may).
+pub fn baseline_within(
+    name: &str,
+    trace: &Trace,
+    options: &ReplayOptions,
+    entry: &PriceEntry,
+    limits: Option<(u32, u32)>,
+) -> Result<Box<dyn Policy>, BaselineError> {
     match name {
         "static-peak" => Ok(Box::new(StaticPeak::new(trace))),
         "oracle" => Ok(Box::new(Oracle::new(
@@ -78,8 +90,20 @@ pub fn baseline(
             options.warmup_minutes,
             unit_minutes(options.overlay),
         ))),
-        other => RulesPolicy::baseline(other, Some(pricing(entry, options)))
-            .map(|policy| Box::new(policy) as Box<dyn Policy>)
-            .ok_or_else(|| BaselineError::Unknown(other.to_string())),
+        other => {
+            let rules = crate::rules_policy::baseline(other)
+                .ok_or_else(|| BaselineError::Unknown(other.to_string()))?;
+            let rules = match limits {
+                Some((min, max)) => {
+                    let mut spec = rules.spec().clone();
+                    spec.limits.min_gpus = min.min(max);
+                    spec.limits.max_gpus = max;
+                    crate::model::RuleSet::from_spec(spec).unwrap_or(rules)
+                }
+                None => rules,
+            };
+            let policy = RulesPolicy::new(other, rules, Some(pricing(entry, options)));
+            Ok(Box::new(policy) as Box<dyn Policy>)
+        }
     }
 }

@@ -110,7 +110,12 @@ export function PoolForm(props: {
   const terms = (): readonly Term[] => props.options?.terms ?? [initialTerm];
   const overlays = (): readonly OverlayMode[] => props.options?.overlays ?? [initialOverlay];
   const placements = (): readonly PlacementPolicy[] => props.options?.placements ?? [initialPlacement];
-  const regions = () => regionChoices(props.options?.regions ?? [], initial?.regions ?? []);
+  const regions = () =>
+    regionChoices(
+      props.options?.regions ?? [],
+      initial?.regions ?? [],
+      props.options?.models.find((m) => m.model === values.model) ?? null,
+    );
 
   // When the options arrive, a value they do not offer gives way to the first they do.
   createEffect(() => {

@@ -189,6 +189,12 @@ export function Suggestion(props: {
       </p>
       <div class="table-wrap rules-diff-wrap">
         <table class="rules-diff mono" data-testid="rules-suggest-diff" aria-label={t("rules.suggest.diffLabel")}>
+          <colgroup>
+            <col class="diff-num" />
+            <col />
+            <col class="diff-num" />
+            <col />
+          </colgroup>
           <thead>
             <tr>
               <th scope="col" colSpan={2}>
