@@ -345,22 +345,32 @@ async fn the_pool_slider_previews_the_cost_then_rents_and_releases() {
         assert!(changes.len() >= 3, "{changes:?}");
         app.shoot("activity-en-light").await;
 
-        // The pool form: the console's refusal shows at the field it names.
+        // The pool form: the regions offered are those whose hosts have the model (V100s
+        // are not in cn-east), and the console's refusal shows at the field it names.
         app.click("#nav-pool").await;
         app.click("#pool-new").await;
-        app.type_into("#pool-f-name", "batch").await;
-        // The models are the catalog's; V100s are in other regions than cn-east.
+        app.type_into("#pool-f-name", "inference").await;
         app.select_value("#pool-f-model", "V100").await;
-        app.click("#pool-f-regions input[value=\"cn-east\"]").await;
+        app.eventually("the V100's regions", Duration::from_secs(5), || async {
+            app.exists("#pool-f-regions input[value=\"cn-north\"]")
+                .await
+                .then_some(())
+        })
+        .await;
+        assert!(
+            !app.exists("#pool-f-regions input[value=\"cn-east\"]").await,
+            "cn-east has no V100 and is not offered"
+        );
+        app.click("#pool-f-regions input[value=\"cn-north\"]").await;
         app.click("#pool-f-save").await;
         // The error box is there before the answer: wait for its words.
-        let refusal = app.eventually("the region refused", Duration::from_secs(10), || async {
-            app.text_of("#pool-f-regions-error")
+        let refusal = app.eventually("the name refused", Duration::from_secs(10), || async {
+            app.text_of("#pool-f-name-error")
                 .await
                 .filter(|text| !text.trim().is_empty())
         })
         .await;
-        assert!(refusal.contains("no host in `cn-east` offers V100"), "{refusal}");
+        assert!(refusal.contains("inference"), "{refusal}");
         app.scroll_to("#pool-form").await;
         app.shoot("pool-en-light-form-error").await;
         // Cancel on a form with typed input asks before throwing it away; Keep editing
@@ -374,7 +384,10 @@ async fn the_pool_slider_previews_the_cost_then_rents_and_releases() {
         app.click("#pool-f-discard-no").await;
         assert!(app.exists("#pool-form").await, "kept editing");
         assert!(!app.exists("[data-testid=\"discard-question\"]").await);
-        assert_eq!(app.value_of("#pool-f-name").await.unwrap().as_deref(), Some("batch"));
+        assert_eq!(
+            app.value_of("#pool-f-name").await.unwrap().as_deref(),
+            Some("inference")
+        );
         app.click("#pool-f-cancel").await;
         app.click("#pool-f-discard-yes").await;
         assert!(!app.exists("#pool-form").await);

@@ -164,8 +164,9 @@ pub fn placed_preview(
 }
 
 /// A pool as it is priced: where its base is priced, the GPUs it holds by region (oldest
-/// first) and where the next GPU would be placed. What a count costs then keeps the oldest
-/// GPUs held (a release goes newest first) and prices any GPU beyond them at `next`.
+/// first) and where the next GPUs would be placed. What a count costs then keeps the oldest
+/// GPUs held (a release goes newest first) and prices the GPUs beyond them where placement
+/// would put them (`more`, in order), any beyond those at `next`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PricedPool {
     /// Base, term and overlay.
@@ -174,7 +175,10 @@ pub struct PricedPool {
     pub base: PriceEntry,
     /// The GPUs held now, oldest first: the entry of their region, and how many.
     pub held: Vec<(PriceEntry, u32)>,
-    /// The entry of the region the next GPU would be placed in.
+    /// Where placement would put the next GPUs, in order: the entry of each region and how
+    /// many (what the hosts have free now).
+    pub more: Vec<(PriceEntry, u32)>,
+    /// Where any GPU beyond `more` is priced.
     pub next: PriceEntry,
 }
 
@@ -185,15 +189,16 @@ impl PricedPool {
             plan,
             base: entry.clone(),
             held: Vec::new(),
+            more: Vec::new(),
             next: entry,
         }
     }
 
-    /// The GPUs at a count: the oldest held first, then `next`.
+    /// The GPUs at a count: the oldest held first, then `more`, then `next`.
     pub fn at(&self, gpus: u32) -> Vec<(&PriceEntry, u32)> {
         let mut left = gpus;
         let mut out = Vec::new();
-        for (entry, count) in &self.held {
+        for (entry, count) in self.held.iter().chain(&self.more) {
             let take = (*count).min(left);
             if take > 0 {
                 out.push((entry, take));

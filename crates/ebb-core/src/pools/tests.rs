@@ -639,6 +639,12 @@ fn a_cross_region_placement_is_priced_per_region() {
     assert_eq!(preview.rent.len(), 2, "{:?}", preview.rent);
     assert_eq!(preview.delta_per_hour_fen, 76_00);
     assert_eq!(preview.per_hour_after_fen, 76_00);
+    // The rules' pricing (budgets, cost deltas) places the GPUs the same way.
+    let rules_price = priced_pool(&pool, Some(&status), &catalog).unwrap();
+    assert_eq!(
+        rules_price.preview(0, 6).unwrap().delta.per_hour.fen(),
+        76_00
+    );
 
     // Held: 2 on east (oldest), 4 on south. Spend's run rate and the rules' pricing say
     // ¥76/h too, and giving back 4 goes newest first (south): −¥52/h.

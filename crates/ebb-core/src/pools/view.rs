@@ -97,8 +97,9 @@ pub struct RegionSpan {
 
 /// The pool as it is priced now: one price function for every figure (previews, spend,
 /// budgets, the rules' cost deltas). The base at [`price_entry`]; the GPUs held (active,
-/// oldest first) at their hosts' regions; the next GPU where placement would put it among
-/// the hosts with free GPUs (without a status or a free GPU: where the base is).
+/// oldest first) at their hosts' regions; the next GPUs where placement would put them
+/// among the hosts with free GPUs, in its order (without a status or a free GPU: where the
+/// base is).
 pub fn priced_pool(
     pool: &Pool,
     status: Option<&PoolStatus>,
@@ -107,6 +108,7 @@ pub fn priced_pool(
     let base = price_entry(pool, catalog)?;
     let entry = |region: &str| catalog.find(&pool.model, region).unwrap_or(base);
     let mut held: Vec<(ebb_cost::PriceEntry, u32)> = Vec::new();
+    let mut more: Vec<(ebb_cost::PriceEntry, u32)> = Vec::new();
     let mut next = base;
     if let Some(status) = status {
         let mut leases: Vec<&PoolLeaseView> = status
@@ -123,10 +125,19 @@ pub fn priced_pool(
                 _ => held.push((at.clone(), gpus)),
             }
         }
+        // Where placement would put every GPU up to the pool's max, in its order.
         let prices = pool.hourly_prices(catalog);
         let candidates = rent_candidates(status, &prices);
-        let placed = placement::place(1, &candidates, pool.placement);
-        if let Some(&(i, _)) = placed.takes.first() {
+        let held_gpus: u32 = held.iter().map(|(_, n)| n).sum();
+        let placed = placement::place(
+            pool.max.saturating_sub(held_gpus).max(1),
+            &candidates,
+            pool.placement,
+        );
+        for &(i, count) in &placed.takes {
+            more.push((entry(candidates[i].region).clone(), count));
+        }
+        if let Some(&(i, _)) = placed.takes.last() {
             next = entry(candidates[i].region);
         }
     }
@@ -134,6 +145,7 @@ pub fn priced_pool(
         plan: pool.plan(),
         base: base.clone(),
         held,
+        more,
         next: next.clone(),
     })
 }
@@ -335,6 +347,7 @@ pub fn scale_preview(
         }
         let after_pool = ebb_cost::PricedPool {
             held: held_after,
+            more: Vec::new(),
             ..priced.clone()
         };
         ebb_cost::placed_preview(

@@ -167,9 +167,16 @@ fn a_placement_across_regions_is_priced_per_region() {
         plan,
         base: east.clone(),
         held: vec![(east.clone(), 2), (south.clone(), 2)],
+        more: Vec::new(),
         next: south.clone(),
     };
     assert_eq!(pool.run_rate(3).unwrap().total.per_hour, fen(37_00));
     assert_eq!(pool.preview(4, 6).unwrap().delta.per_hour, fen(26_00));
     assert_eq!(pool.preview(4, 1).unwrap().delta.per_hour, fen(-38_00));
+    // Where placement would put the next GPUs: 1 more on east, then south.
+    let placed = PricedPool {
+        more: vec![(east.clone(), 1)],
+        ..pool
+    };
+    assert_eq!(placed.preview(4, 6).unwrap().delta.per_hour, fen(25_00));
 }
