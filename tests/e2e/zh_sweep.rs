@@ -1,6 +1,8 @@
-//! The console in zh-CN, view by view: the main panel reads in Chinese. What may stay in
-//! Latin letters is a name (a host, a pool, a region, a model, a rule, a metric), a unit or
-//! an acronym; any other word of three letters or more is English that reached the screen.
+//! The console in zh-CN, view by view and with a refusal in each that has input (a pool
+//! name taken, a replay without history, a demand row too long): the main panel reads in
+//! Chinese. What may stay in Latin letters is a name (a host, a pool, a region, a model, a
+//! rule, a metric), a unit or an acronym; any other word of three letters or more is
+//! English that reached the screen.
 
 use crate::support::{App, Session};
 use ebb_testkit::TempDir;
@@ -134,6 +136,25 @@ async fn every_view_reads_in_chinese() {
         app.shoot("zh-pool-confirm").await;
         all_chinese(&app, "Pool (confirmation)", &mut found).await;
         app.click("[data-testid=\"cancel-scale\"]").await;
+        // A refusal reads in Chinese too: a new pool named as one that exists.
+        app.click("#pool-new").await;
+        app.type_into("#pool-f-name", "inference").await;
+        app.eventually("a region to tick", Duration::from_secs(10), || async {
+            app.exists("#pool-f-regions input").await.then_some(())
+        })
+        .await;
+        app.click("#pool-f-regions input").await;
+        app.click("#pool-f-save").await;
+        app.eventually("the name refused", Duration::from_secs(10), || async {
+            app.text_of("#pool-f-name-error")
+                .await
+                .filter(|text| !text.trim().is_empty())
+        })
+        .await;
+        app.shoot("zh-pool-form-refused").await;
+        all_chinese(&app, "Pool (a name taken)", &mut found).await;
+        app.click("#pool-f-cancel").await;
+        app.click("#pool-f-discard-yes").await;
 
         app.click("#nav-rules").await;
         drawn(
@@ -151,6 +172,17 @@ async fn every_view_reads_in_chinese() {
         .await;
         app.shoot("zh-rules").await;
         all_chinese(&app, "Rules", &mut found).await;
+        // The replay refused: the pool's own history is too short this soon after start.
+        app.click("#rules-replay-history").await;
+        app.click("#rules-replay-run").await;
+        drawn(
+            &app,
+            "Rules (replay refused)",
+            &["[data-testid=\"rules-replay-error\"]"],
+        )
+        .await;
+        app.shoot("zh-rules-replay-refused").await;
+        all_chinese(&app, "Rules (replay refused)", &mut found).await;
 
         app.click("#nav-activity").await;
         drawn(&app, "Activity", &["[data-testid=\"activity-row\"]"]).await;
@@ -171,6 +203,19 @@ async fn every_view_reads_in_chinese() {
         .await;
         app.shoot("zh-costs").await;
         all_chinese(&app, "Costs", &mut found).await;
+        // A demand row with a cell too many: the error names the line, in Chinese.
+        app.type_lines("#costs-demand-text", "hour,demand\n0,10\n1,2,7\n")
+            .await;
+        app.click("#costs-compare").await;
+        app.eventually("the demand refused", Duration::from_secs(10), || async {
+            let kind = app
+                .attr_of("[data-testid=\"costs-error\"]", "data-kind")
+                .await?;
+            (kind == "invalid_input").then_some(())
+        })
+        .await;
+        app.shoot("zh-costs-demand-refused").await;
+        all_chinese(&app, "Costs (demand refused)", &mut found).await;
         assert!(found.is_empty(), "English left:\n{}", found.join("\n"));
     })
     .await;
