@@ -88,6 +88,15 @@ async fn the_demo_pool_follows_its_users_out_and_back_on_its_own() {
             })
             .await;
         assert!(!rows.is_empty());
+        // The demo's own setup (hosts, pool, rules) reads as the demo's, not the operator's.
+        assert!(
+            app.exists("tr[data-testid=\"activity-row\"][data-actor=\"demo\"]")
+                .await
+        );
+        assert!(
+            !app.exists("tr[data-testid=\"activity-row\"][data-actor=\"operator\"]")
+                .await
+        );
         app.shoot("en-light-demo-activity-rules").await;
         if shooting() {
             app.open_settings_hosts().await;

@@ -35,6 +35,7 @@ export function shows(entry: ActivityEntry, filter: ActivityFilter): boolean {
   if (isNoOp(entry)) return filter.noOps;
   switch (entry.actor) {
     case "operator":
+    case "demo":
       return filter.operator;
     case "rule":
       return filter.rule;

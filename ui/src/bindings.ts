@@ -510,7 +510,11 @@ export type ActivityEntry = { id: number; at_ms: number; pool: string; actor: Ac
 /**
  * Who made a change.
  */
-export type Actor = "operator" | "failover" | "rule" | "enforcer"
+export type Actor = "operator" | "failover" | "rule" | "enforcer" | 
+/**
+ * The demo's own setup (its hosts, pool and rules), made on its first start.
+ */
+"demo"
 /**
  * Why the agent refused a request: the `kind` of its error body, `snake_case` on the wire.
  * 

@@ -94,6 +94,7 @@ const SETTERS: Readonly<Record<Actor, MessageKey>> = {
   rule: "pool.setBy.rule",
   failover: "pool.setBy.failover",
   enforcer: "pool.setBy.enforcer",
+  demo: "pool.setBy.demo",
 };
 
 /** "6 GPUs, set by a rule at 10:02". */
@@ -109,6 +110,7 @@ export function phaseWords(phase: PoolPhase, setter: CountSetter | null): string
   if (phase !== "converged" || setter === null) return phaseText(phase);
   switch (setter.actor) {
     case "operator":
+    case "demo":
       return phaseText(phase);
     case "rule":
       return t("pool.phase.convergedRule");

@@ -48,6 +48,7 @@ const ACTOR_KEYS: Record<Actor, MessageKey> = {
   failover: "activity.actor.failover",
   rule: "activity.actor.rule",
   enforcer: "activity.actor.enforcer",
+  demo: "activity.actor.demo",
 };
 
 export function actorText(actor: string): string {

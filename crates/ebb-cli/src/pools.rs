@@ -577,6 +577,7 @@ fn activity_table(entries: &[ActivityEntry]) -> String {
             Actor::Failover => "failover",
             Actor::Rule => "rule",
             Actor::Enforcer => "enforcer",
+            Actor::Demo => "demo",
         };
         let outcome = match entry.outcome {
             Outcome::InProgress => "in progress",

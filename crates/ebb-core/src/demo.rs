@@ -15,6 +15,8 @@ impl Console {
         hosts: Vec<(String, String, String)>,
         rules: bool,
     ) -> Result<(), ConsoleError> {
+        // What the setup logs is the demo's, not the operator's (their later changes are).
+        let before = self.pool_store().last_activity_id().await;
         for (name, url, region) in hosts {
             let spec = HostEntry {
                 name,
@@ -30,6 +32,14 @@ impl Console {
         seed_pool(self).await;
         if rules {
             seed_rules(self).await;
+        }
+        match before {
+            Ok(before) => {
+                if let Err(error) = self.pool_store().attribute_to_demo(before).await {
+                    tracing::warn!(%error, "cannot mark the demo's setup as the demo's");
+                }
+            }
+            Err(error) => tracing::warn!(%error, "cannot read the activity log"),
         }
         Ok(())
     }

@@ -295,6 +295,8 @@ pub enum Actor {
     Failover,
     Rule,
     Enforcer,
+    /// The demo's own setup (its hosts, pool and rules), made on its first start.
+    Demo,
 }
 
 /// How a change ended.

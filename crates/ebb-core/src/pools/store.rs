@@ -82,6 +82,7 @@ pub(super) fn actor_word(actor: Actor) -> &'static str {
         Actor::Failover => "failover",
         Actor::Rule => "rule",
         Actor::Enforcer => "enforcer",
+        Actor::Demo => "demo",
     }
 }
 
@@ -338,6 +339,25 @@ impl PoolStore {
         .fetch_one(self.pool())
         .await?;
         Ok(activity_row(&row))
+    }
+
+    /// The newest activity entry's id (0 when the log is empty).
+    pub async fn last_activity_id(&self) -> Result<i64, PoolError> {
+        let id: Option<i64> = sqlx::query_scalar("SELECT MAX(id) FROM activity")
+            .fetch_one(self.pool())
+            .await?;
+        Ok(id.unwrap_or(0))
+    }
+
+    /// Says that the operator's entries after `after_id` were the demo's own setup (its
+    /// hosts, pool and rules, made through the same calls an operator's are): they read
+    /// as the demo's, not the operator's. Answers how many.
+    pub async fn attribute_to_demo(&self, after_id: i64) -> Result<u64, PoolError> {
+        let done = sqlx::query("UPDATE activity SET actor = 'demo' WHERE id > $1 AND actor = 'operator'")
+            .bind(after_id)
+            .execute(self.pool())
+            .await?;
+        Ok(done.rows_affected())
     }
 
     /// The activity log, newest first, of one pool or all.
@@ -821,6 +841,7 @@ pub(super) fn activity_row(row: &crate::db::DbRow) -> ActivityEntry {
             "failover" => Actor::Failover,
             "rule" => Actor::Rule,
             "enforcer" => Actor::Enforcer,
+            "demo" => Actor::Demo,
             _ => Actor::Operator,
         },
         from: count("from_gpus"),

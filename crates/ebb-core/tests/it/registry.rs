@@ -159,3 +159,50 @@ async fn a_second_console_on_the_same_data_directory_only_views() {
     second.shutdown().await;
     third.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_demos_setup_is_logged_as_the_demos_and_later_changes_as_the_operators() {
+    let dir = TempDir::new("core-demo-setup");
+    let options = TestConsole::builder("demo")
+        .token_store(TokenStore::Memory)
+        .options(dir.path());
+    let console = Console::open(options).await.unwrap();
+    let hosts = vec![
+        (
+            "cn-east-001".to_string(),
+            "http://127.0.0.1:9".to_string(),
+            "cn-east".to_string(),
+        ),
+        (
+            "cn-south-001".to_string(),
+            "http://127.0.0.1:10".to_string(),
+            "cn-south".to_string(),
+        ),
+    ];
+    console.seed_demo(hosts.clone(), true).await.unwrap();
+    let log = console.activity(None, 50).await.unwrap();
+    assert!(!log.is_empty(), "the setup is logged");
+    assert!(
+        log.iter()
+            .all(|entry| entry.actor == ebb_wire::pools::Actor::Demo),
+        "{log:#?}"
+    );
+    // The operator's own change after it is theirs; a second start changes nothing back.
+    console
+        .scale_pool(
+            "inference",
+            1,
+            ebb_wire::pools::Actor::Operator,
+            ChangeReason::Cli,
+        )
+        .await
+        .unwrap();
+    console.seed_demo(hosts, true).await.unwrap();
+    let log = console.activity(None, 50).await.unwrap();
+    let theirs = log
+        .iter()
+        .find(|entry| entry.reason == ChangeReason::Cli)
+        .expect("the operator's change is logged");
+    assert_eq!(theirs.actor, ebb_wire::pools::Actor::Operator, "{theirs:?}");
+    console.shutdown().await;
+}
