@@ -341,22 +341,15 @@ impl PoolStore {
         Ok(activity_row(&row))
     }
 
-    /// The newest activity entry's id (0 when the log is empty).
-    pub async fn last_activity_id(&self) -> Result<i64, PoolError> {
-        let id: Option<i64> = sqlx::query_scalar("SELECT MAX(id) FROM activity")
-            .fetch_one(self.pool())
-            .await?;
-        Ok(id.unwrap_or(0))
-    }
-
     /// Says that the operator's entries after `after_id` were the demo's own setup (its
     /// hosts, pool and rules, made through the same calls an operator's are): they read
     /// as the demo's, not the operator's. Answers how many.
     pub async fn attribute_to_demo(&self, after_id: i64) -> Result<u64, PoolError> {
-        let done = sqlx::query("UPDATE activity SET actor = 'demo' WHERE id > $1 AND actor = 'operator'")
-            .bind(after_id)
-            .execute(self.pool())
-            .await?;
+        let done =
+            sqlx::query("UPDATE activity SET actor = 'demo' WHERE id > $1 AND actor = 'operator'")
+                .bind(after_id)
+                .execute(self.pool())
+                .await?;
         Ok(done.rows_affected())
     }
 
