@@ -1,0 +1,16 @@
+//! Slurm for Ebb, pure: no IO, no clock, no runtime (its `Cargo.toml` proves it, and
+//! `cargo xtask test` checks). Text and values in, decisions out:
+//!
+//! - [`hostlist`]: Slurm's hostlist syntax (`gpu[1-4,7]`), expanded and compressed, for
+//!   `ebb slurm resume|suspend HOSTLIST` (Slurm's ResumeProgram and SuspendProgram);
+//! - [`queue`]: `squeue` and `sinfo` text into jobs and nodes, and each partition's
+//!   [`queue::QueueMetrics`] (the GPUs pending for resources, allocated, the oldest wait);
+//! - [`drain`]: the scale-in decision: which nodes drain, which go back, which are kept
+//!   to the end of their paid unit, whose jobs are requeued, all under a disruption budget.
+//!   A job is never ended without `force` or the drain's cost cap.
+//!
+//! The shell runs `squeue`/`sinfo`/`scontrol`, hands their text here, and carries the plan out.
+
+pub mod drain;
+pub mod hostlist;
+pub mod queue;
