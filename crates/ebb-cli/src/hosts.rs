@@ -172,7 +172,12 @@ pub async fn run(
                 );
             } else {
                 println!(
-                    "forgot {name} and its {leases} written-off lease(s); if it comes back, its agent still holds those GPUs"
+                    "forgot {name} and its {}; if it comes back, its agent still holds those GPUs",
+                    ebb_wire::rules::counted(
+                        leases as u64,
+                        "written-off lease",
+                        "written-off leases"
+                    )
                 );
             }
         }
@@ -191,7 +196,10 @@ pub async fn run(
                     HostRemoval::Draining { pools } => {
                         let held: Vec<String> = pools
                             .iter()
-                            .map(|held| format!("{} ({} GPU(s))", held.pool, held.gpus))
+                            .map(|held| {
+                                let gpus = ebb_wire::rules::counted(held.gpus, "GPU", "GPUs");
+                                format!("{} ({gpus})", held.pool)
+                            })
                             .collect();
                         println!(
                             "{name}: releasing the GPUs held there by {}; each pool takes its GPUs elsewhere, then the enforcer (the app or `ebb daemon`) removes the host",

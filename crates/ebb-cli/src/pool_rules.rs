@@ -306,12 +306,17 @@ pub fn lint_text(report: &ebb_wire::rules::LintReport) -> String {
     let _ = match (report.valid, report.warnings.len()) {
         (false, _) => writeln!(
             out,
-            "{}: invalid ({} problem(s)); nothing was checked further",
+            "{}: invalid ({}); nothing was checked further",
             report.file,
-            report.errors.len()
+            ebb_wire::rules::counted(report.errors.len() as u64, "problem", "problems")
         ),
         (true, 0) => writeln!(out, "{}: valid, no warnings", report.file),
-        (true, n) => writeln!(out, "{}: valid, {n} warning(s)", report.file),
+        (true, n) => writeln!(
+            out,
+            "{}: valid, {}",
+            report.file,
+            ebb_wire::rules::counted(n as u64, "warning", "warnings")
+        ),
     };
     out
 }

@@ -674,8 +674,8 @@ fn notes(
     );
     let mut scale_in = vec![
         format!(
-            "force = false: a surplus GPU goes only in the last {} minute(s) of the {unit} it has paid for,",
-            levers.release_window_minutes
+            "force = false: a surplus GPU goes only in the last {} of the {unit} it has paid for,",
+            spec::counted(levers.release_window_minutes, "minute", "minutes")
         ),
         "newest first: releasing it earlier saves nothing, and a GPU kept to the end of its paid"
             .to_string(),
@@ -687,8 +687,8 @@ fn notes(
             levers.deadband_gpus, levers.stabilization_minutes
         ));
         scale_in.push(format!(
-            "up to {} spare GPU(s) stay (hysteresis: the pool does not give back a GPU it will want again).",
-            levers.deadband_gpus - 1
+            "up to {} stay (hysteresis: the pool does not give back a GPU it will want again).",
+            spec::counted(levers.deadband_gpus - 1, "spare GPU", "spare GPUs")
         ));
     } else {
         scale_in.push(
@@ -725,8 +725,8 @@ fn notes(
             levers.sustain_minutes
         ));
         target.push(format!(
-            "of {} GPU(s) or more orders at once.",
-            levers.overload_gpus
+            "of {} or more orders at once.",
+            spec::counted(levers.overload_gpus, "GPU", "GPUs")
         ));
     } else {
         target.push(format!(

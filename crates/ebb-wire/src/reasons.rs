@@ -8,6 +8,7 @@
 
 use crate::agent::AgentErrorKind;
 use crate::plan::yuan;
+use crate::rules::counted;
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use std::fmt;
@@ -127,7 +128,11 @@ impl fmt::Display for HostProblem {
                 "{url} speaks agent API v{found}; this console speaks v{expected}"
             ),
             HostProblem::GpusNotAnswering { gpus } => {
-                write!(f, "{gpus} GPU(s) not answering on the host")
+                write!(
+                    f,
+                    "{} not answering on the host",
+                    counted(*gpus, "GPU", "GPUs")
+                )
             }
             HostProblem::Slow { latency_ms } => write!(f, "answering slowly ({latency_ms} ms)"),
         }
@@ -252,11 +257,17 @@ impl fmt::Display for ChangeReason {
                 grace_s,
             } => write!(
                 f,
-                "{host} has not answered for {grace_s} s: its {gpus} GPU(s) are written off and replaced elsewhere"
+                "{host} has not answered for {grace_s} s: its {} written off and replaced elsewhere",
+                if *gpus == 1 {
+                    "1 GPU is".to_string()
+                } else {
+                    format!("{gpus} GPUs are")
+                }
             ),
             ChangeReason::HostBack { host, leases } => write!(
                 f,
-                "{host} is back: releasing its {leases} stale lease(s), already replaced"
+                "{host} is back: releasing its {}, already replaced",
+                counted(*leases, "stale lease", "stale leases")
             ),
             ChangeReason::HostAdded { host, region } => {
                 write!(f, "host {host} added in {region}")
@@ -264,11 +275,13 @@ impl fmt::Display for ChangeReason {
             ChangeReason::HostRemoved { host } => write!(f, "host {host} removed"),
             ChangeReason::HostDraining { host, gpus } => write!(
                 f,
-                "host {host} to be removed: releasing the {gpus} pool GPU(s) there first, taken elsewhere"
+                "host {host} to be removed: releasing the {} there first, taken elsewhere",
+                counted(*gpus, "pool GPU", "pool GPUs")
             ),
             ChangeReason::HostForgotten { host, leases } => write!(
                 f,
-                "host {host} forgotten while silent: its {leases} written-off lease(s) recorded as ended"
+                "host {host} forgotten while silent: its {} recorded as ended",
+                counted(*leases, "written-off lease", "written-off leases")
             ),
             ChangeReason::ConfirmLimitsChanged {
                 above_gpus,
@@ -300,7 +313,11 @@ impl fmt::Display for ChangeReason {
                     }
                 }
                 if *warnings > 0 {
-                    write!(f, "; {warnings} lint warning(s) acknowledged")?;
+                    write!(
+                        f,
+                        "; {} acknowledged",
+                        counted(*warnings, "lint warning", "lint warnings")
+                    )?;
                 }
                 Ok(())
             }
@@ -509,10 +526,15 @@ impl fmt::Display for PoolNote {
             PoolNote::HostFailing { host, problem } => write!(f, "{host}: {problem}"),
             PoolNote::Lost { gpus } => write!(
                 f,
-                "{gpus} GPU(s) on unreachable hosts written off and being replaced"
+                "{} on unreachable hosts written off and being replaced",
+                counted(*gpus, "GPU", "GPUs")
             ),
             PoolNote::HeldToUnitEnd { gpus } => {
-                write!(f, "{gpus} GPU(s) kept until their paid unit ends")
+                write!(
+                    f,
+                    "{} kept until their paid unit ends",
+                    counted(*gpus, "GPU", "GPUs")
+                )
             }
         }
     }
@@ -588,7 +610,7 @@ mod tests {
         assert_eq!(ChangeReason::from_stored(&reason.to_stored()), reason);
         assert_eq!(
             reason.to_string(),
-            "gpu-a has not answered for 30 s: its 2 GPU(s) are written off and replaced elsewhere"
+            "gpu-a has not answered for 30 s: its 2 GPUs are written off and replaced elsewhere"
         );
     }
 
@@ -691,7 +713,7 @@ mod tests {
         ];
         assert_eq!(
             notes_in_words(&notes).unwrap(),
-            "2 GPU(s) on unreachable hosts written off and being replaced; 1 GPU(s) kept until their paid unit ends"
+            "2 GPUs on unreachable hosts written off and being replaced; 1 GPU kept until their paid unit ends"
         );
         assert_eq!(notes_in_words(&[]), None);
     }

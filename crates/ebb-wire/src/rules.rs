@@ -545,6 +545,14 @@ pub fn hh_mm_utc(at_ms: i64) -> String {
     format!("{:02}:{:02} UTC", minute_of_day / 60, minute_of_day % 60)
 }
 
+/// A count and its noun, singular for one: `counted(1, "GPU", "GPUs")` is "1 GPU",
+/// `counted(2, "GPU", "GPUs")` "2 GPUs" (the CLI's and the log's English; the UI words its
+/// own from the catalog).
+pub fn counted(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// A metric's value or threshold as the decision log words it: whole numbers bare, others
 /// with two decimals.
 pub fn number(value: f64) -> String {

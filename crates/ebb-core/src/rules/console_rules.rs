@@ -20,7 +20,7 @@ pub enum RulesError {
     #[error("the rule file is invalid: {}", problems_words(&.0.errors))]
     Invalid(LintReport),
     /// Valid, with warnings the operator has not acknowledged.
-    #[error("the rule file has {} warning(s) to acknowledge before it is saved", .0.warnings.len())]
+    #[error("the rule file has {} to acknowledge before it is saved", ebb_wire::rules::counted(.0.warnings.len() as u64, "warning", "warnings"))]
     Unacknowledged(LintReport),
     #[error(transparent)]
     Pool(#[from] PoolError),

@@ -110,8 +110,8 @@ pub fn history_trace(rows: &[PoolSample]) -> Result<(Trace, i64), ReplayError> {
             "trace",
             None,
             format!(
-                "the pool has recorded {} minute(s) of history and a replay needs at least {MIN_HISTORY_MINUTES}: let it run longer, or give a trace (CSV minute,demand)",
-                demand.len()
+                "the pool has recorded {} of history and a replay needs at least {MIN_HISTORY_MINUTES}: let it run longer, or give a trace (CSV minute,demand)",
+                ebb_wire::rules::counted(demand.len() as u64, "minute", "minutes")
             ),
         ));
     }
@@ -477,7 +477,7 @@ action = "-1"
             ReplayError::Invalid { field, message, .. } => {
                 assert_eq!(field, "trace");
                 assert!(
-                    message.contains("12 minute(s)") && message.contains("30"),
+                    message.contains("12 minutes") && message.contains("30"),
                     "{message}"
                 );
             }

@@ -327,7 +327,7 @@ async fn removing_a_host_with_release_moves_its_pool_gpus_elsewhere_then_drops_i
     assert!(
         kinds
             .iter()
-            .any(|k| k.contains("to be removed: releasing the 2 pool GPU(s)")),
+            .any(|k| k.contains("to be removed: releasing the 2 pool GPUs")),
         "{kinds:#?}"
     );
     assert!(
