@@ -88,38 +88,28 @@ pub struct AppState {
 
 /// Why desktop notifications do not show, as the notifier last found (`None`: nothing
 /// failed); read by Settings.
-#[derive(Debug, Clone, Default)]
-pub struct Delivery(Arc<Mutex<Option<String>>>);
-
-impl Delivery {
-    pub fn get(&self) -> Option<String> {
-        self.0.lock().ok().and_then(|slot| slot.clone())
-    }
-
-    pub fn set(&self, problem: Option<String>) {
-        if let Ok(mut slot) = self.0.lock() {
-            *slot = problem;
-        }
-    }
-}
+pub type Delivery = Shared<Option<String>>;
 
 /// The operator's language as the UI last said (`set_ui_language`), the OS locale's until
 /// then; shared with the notifier.
+pub type Language = Shared<UiLanguage>;
+
+/// A value the shell's tasks share: the last one set, read by copy.
 #[derive(Debug, Clone, Default)]
-pub struct Language(Arc<Mutex<UiLanguage>>);
+pub struct Shared<T>(Arc<Mutex<T>>);
 
-impl Language {
-    pub fn new(language: UiLanguage) -> Self {
-        Self(Arc::new(Mutex::new(language)))
+impl<T: Clone + Default> Shared<T> {
+    pub fn new(value: T) -> Self {
+        Self(Arc::new(Mutex::new(value)))
     }
 
-    pub fn get(&self) -> UiLanguage {
-        self.0.lock().map(|language| *language).unwrap_or_default()
+    pub fn get(&self) -> T {
+        self.0.lock().map(|value| value.clone()).unwrap_or_default()
     }
 
-    pub fn set(&self, language: UiLanguage) {
+    pub fn set(&self, value: T) {
         if let Ok(mut slot) = self.0.lock() {
-            *slot = language;
+            *slot = value;
         }
     }
 }

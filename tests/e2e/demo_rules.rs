@@ -7,7 +7,6 @@
 use crate::support::{App, shooting};
 use ebb_testkit::TempDir;
 use fantoccini::Locator;
-use std::ffi::OsStr;
 use std::time::Duration;
 
 /// Focuses the chart's newest scale-out mark; answers its tooltip's text once shown.
@@ -20,15 +19,7 @@ const FOCUS_NEWEST_OUT_MARK: &str = "const marks = document.querySelectorAll('bu
 #[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
 async fn the_demo_pool_follows_its_users_out_and_back_on_its_own() {
     let data_dir = TempDir::new("e2e-demo-rules");
-    let app = App::open_with_env(
-        &[("EBB_DEMO_RULES", OsStr::new("on"))],
-        &[
-            "--demo".as_ref(),
-            "--data-dir".as_ref(),
-            data_dir.as_os_str(),
-        ],
-    )
-    .await;
+    let app = App::open_demo_with_rules(&data_dir).await;
 
     app.run(|app| async move {
         let started = std::time::Instant::now();

@@ -5,7 +5,6 @@
 
 use crate::support::{App, shooting};
 use ebb_testkit::TempDir;
-use std::ffi::OsStr;
 use std::time::Duration;
 
 const RULES: &str = "[data-testid=\"pool-rules\"]";
@@ -16,15 +15,7 @@ async fn the_pool_view_says_whether_its_rules_are_enforced_or_in_shadow() {
     let data_dir = TempDir::new("e2e-pool-rules");
     // The demo's pool carries the seed's rules, enforced (the tests' apps turn them off
     // unless asked: this one asks).
-    let app = App::open_with_env(
-        &[("EBB_DEMO_RULES", OsStr::new("on"))],
-        &[
-            "--demo".as_ref(),
-            "--data-dir".as_ref(),
-            data_dir.as_os_str(),
-        ],
-    )
-    .await;
+    let app = App::open_demo_with_rules(&data_dir).await;
     app.run(|app| async move {
         app.click("#nav-pool").await;
         app.eventually("the rules enforced", Duration::from_secs(20), || async {

@@ -170,6 +170,20 @@ impl App {
         .await
     }
 
+    /// The demo with its own rules on (the tests' apps turn them off unless asked): its pool
+    /// follows the demo's users.
+    pub async fn open_demo_with_rules(data_dir: &Path) -> Self {
+        Self::open_with_env(
+            &[("EBB_DEMO_RULES", OsStr::new("on"))],
+            &[
+                "--demo".as_ref(),
+                "--data-dir".as_ref(),
+                data_dir.as_os_str(),
+            ],
+        )
+        .await
+    }
+
     /// With `env` set for the driver and the app.
     pub async fn open_with_env(env: &[(&str, &OsStr)], args: &[&OsStr]) -> Self {
         let display = Display::start();

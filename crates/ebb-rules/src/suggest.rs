@@ -588,10 +588,10 @@ fn structured_notes(
 }
 
 fn unit_word(overlay: OverlayMode) -> &'static str {
-    match overlay {
-        OverlayMode::Hour | OverlayMode::Spot => "hour",
-        OverlayMode::Day => "day",
-        OverlayMode::Week => "week",
+    match paid_unit(overlay) {
+        PaidUnit::Hour => "hour",
+        PaidUnit::Day => "day",
+        PaidUnit::Week => "week",
     }
 }
 

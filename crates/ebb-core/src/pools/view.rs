@@ -111,20 +111,11 @@ pub fn priced_pool(
     let mut more: Vec<(ebb_cost::PriceEntry, u32)> = Vec::new();
     let mut next = base;
     if let Some(status) = status {
-        let mut leases: Vec<&PoolLeaseView> = status
+        let active = status
             .leases
             .iter()
-            .filter(|l| l.state == PoolLeaseState::Active)
-            .collect();
-        leases.sort_by_key(|l| (l.granted_at_ms, l.lease_id.clone()));
-        for lease in leases {
-            let gpus = u32::try_from(lease.gpu_uuids.len().max(1)).unwrap_or(u32::MAX);
-            let at = entry(&lease.region);
-            match held.last_mut() {
-                Some((last, count)) if last.region == at.region => *count += gpus,
-                _ => held.push((at.clone(), gpus)),
-            }
-        }
+            .filter(|l| l.state == PoolLeaseState::Active);
+        held = held_by_region(active, &entry);
         // Where placement would put every GPU up to the pool's max, in its order.
         let prices = pool.hourly_prices(catalog);
         let candidates = rent_candidates(status, &prices);
@@ -148,6 +139,26 @@ pub fn priced_pool(
         more,
         next: next.clone(),
     })
+}
+
+/// Leases' GPUs oldest first, a run of one region as one entry: what the base covers first
+/// and a release keeps longest.
+fn held_by_region<'l>(
+    leases: impl Iterator<Item = &'l PoolLeaseView>,
+    entry: &dyn Fn(&str) -> &'l ebb_cost::PriceEntry,
+) -> Vec<(ebb_cost::PriceEntry, u32)> {
+    let mut leases: Vec<&PoolLeaseView> = leases.collect();
+    leases.sort_by_key(|l| (l.granted_at_ms, l.lease_id.clone()));
+    let mut held: Vec<(ebb_cost::PriceEntry, u32)> = Vec::new();
+    for lease in leases {
+        let gpus = u32::try_from(lease.gpu_uuids.len().max(1)).unwrap_or(u32::MAX);
+        let at = entry(&lease.region);
+        match held.last_mut() {
+            Some((last, count)) if last.region == at.region => *count += gpus,
+            _ => held.push((at.clone(), gpus)),
+        }
+    }
+    held
 }
 
 /// The hosts with free GPUs, as placement weighs them for a rent.
@@ -331,14 +342,9 @@ pub fn scale_preview(
     let priced = priced_pool(pool, Some(status), catalog).and_then(|priced| {
         // After: the GPUs kept (oldest first), then those rented where they would go.
         let entry = |region: &str| catalog.find(&pool.model, region).unwrap_or(&priced.base);
-        let mut held_after: Vec<(ebb_cost::PriceEntry, u32)> = Vec::new();
+        let mut held_after: Vec<(ebb_cost::PriceEntry, u32)>;
         if let Some(kept) = &kept {
-            let mut kept = kept.clone();
-            kept.sort_by_key(|l| (l.granted_at_ms, l.lease_id.clone()));
-            for lease in kept {
-                let gpus = u32::try_from(lease.gpu_uuids.len().max(1)).unwrap_or(u32::MAX);
-                held_after.push((entry(&lease.region).clone(), gpus));
-            }
+            held_after = held_by_region(kept.iter().copied(), &entry);
         } else {
             held_after = priced.held.clone();
             for take in &rent {
