@@ -561,7 +561,7 @@ fn pool_error(error: PoolError) -> IpcError {
                 ..IpcError::new(IpcErrorKind::Conflict, error.to_string())
             };
         }
-        PoolError::Db(_) | PoolError::Registry(_) => {
+        PoolError::Db(_) | PoolError::Registry(_) | PoolError::Slurm(_) => {
             tracing::error!(%error, "pool store failure");
             IpcErrorKind::Internal
         }

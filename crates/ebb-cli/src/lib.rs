@@ -10,6 +10,7 @@ mod pool_rules;
 mod pools;
 mod replay;
 mod rules;
+mod slurm;
 mod suggest;
 mod when;
 
@@ -140,6 +141,10 @@ enum Command {
     /// Custom metrics for the rules: push a value, make a token for POST /v1/metrics.
     #[command(subcommand)]
     Metric(pool_rules::MetricCommand),
+    /// Pools bound to Slurm partitions (slurm.toml): Slurm's ResumeProgram and
+    /// SuspendProgram, the partitions' status, the Slurm configuration they imply.
+    #[command(subcommand)]
+    Slurm(slurm::SlurmCommand),
     /// Shell completions for bash, zsh, fish, elvish or powershell, on standard output
     /// (e.g. `ebb completions bash > /etc/bash_completion.d/ebb`).
     Completions {
@@ -302,6 +307,9 @@ async fn run_command(cli: Cli) -> anyhow::Result<()> {
         Command::Pool(command) => {
             pools::run(command.clone(), &data_dir()?, cli.token_store, cli.json).await?;
         }
+        Command::Slurm(command) => {
+            slurm::run(command.clone(), &data_dir()?, cli.token_store, cli.json).await?;
+        }
         Command::Activity { pool, limit, rules } => {
             pools::activity(
                 &data_dir()?,
@@ -416,6 +424,15 @@ pub fn exit_code(error: &anyhow::Error) -> u8 {
                 ebb_core::registry::RegistryError::Invalid { .. }
                     | ebb_core::registry::RegistryError::NotFound(_)
                     | ebb_core::registry::RegistryError::HoldsGpus { .. }
+            )
+        ) || matches!(
+            cause.downcast_ref::<ebb_core::console_slurm::SlurmOpError>(),
+            Some(
+                ebb_core::console_slurm::SlurmOpError::NoBinding
+                    | ebb_core::console_slurm::SlurmOpError::Binding(_)
+                    | ebb_core::console_slurm::SlurmOpError::Hostlist(_)
+                    | ebb_core::console_slurm::SlurmOpError::NotBound(_)
+                    | ebb_core::console_slurm::SlurmOpError::NoPool(_)
             )
         ) || cause
             .downcast_ref::<ebb_core::console_rules::RulesError>()

@@ -578,6 +578,7 @@ fn activity_table(entries: &[ActivityEntry]) -> String {
             Actor::Rule => "rule",
             Actor::Enforcer => "enforcer",
             Actor::Demo => "demo",
+            Actor::Slurm => "slurm",
         };
         let outcome = match entry.outcome {
             Outcome::InProgress => "in progress",

@@ -206,6 +206,7 @@ fn reconcile_pass(rounds: usize) {
                 .map(|(i, r)| (r.to_string(), 1000 + i as i64 * 100))
                 .collect(),
             release_first: Vec::new(),
+            external: false,
         })
         .collect();
     let input = Input {

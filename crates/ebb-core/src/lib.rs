@@ -15,11 +15,13 @@ pub mod console;
 pub mod console_charts;
 pub mod console_costs;
 mod console_pools;
+pub mod console_slurm;
 pub mod cost_view;
 pub mod demo;
 pub mod enforce;
 pub mod pools;
 pub mod rules;
+pub mod slurm;
 pub mod state;
 pub mod system_fonts;
 

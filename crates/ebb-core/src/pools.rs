@@ -49,6 +49,9 @@ pub enum PoolError {
     Db(#[from] sqlx::Error),
     #[error("cannot read the host registry: {0}")]
     Registry(String),
+    /// Slurm did not answer or refused a node change (a Slurm-bound pool).
+    #[error("Slurm: {0}")]
+    Slurm(String),
 }
 
 fn invalid(field: &'static str, problem: impl Into<String>) -> PoolError {

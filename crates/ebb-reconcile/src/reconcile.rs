@@ -30,6 +30,11 @@ pub struct PoolTarget {
     pub prices: BTreeMap<String, i64>,
     /// Leases the operator chose to give back first on the next scale-in.
     pub release_first: Vec<String>,
+    /// Its leases are planned elsewhere (a pool bound to a Slurm partition: one lease per
+    /// Slurm node, rented and drained by the Slurm binder). The planner counts and shows
+    /// them, GPUs not leases, and releases only stale ones; it never rents for the pool
+    /// nor gives its leases back on scale-in or a host's removal.
+    pub external: bool,
 }
 
 /// What one host showed this pass.
@@ -422,13 +427,14 @@ pub fn plan(input: &Input<'_>) -> Plan {
                 continue;
             }
             let Some(p) = pool else { continue };
-            if host.draining {
+            if host.draining && !input.pools[p].external {
                 // Counted once the pool knows whether its replacements are in place.
                 draining[p].push((lease, h, mean_util(lease, &util)));
                 continue;
             }
-            status[p].actual += 1;
-            host_view(&mut per_host[p], h, input.hosts).leased += 1;
+            let width = lease_width(lease, &input.pools[p]);
+            status[p].actual += width;
+            host_view(&mut per_host[p], h, input.hosts).leased += width;
             status[p]
                 .leases
                 .push(lease_view(lease, host, &util, PoolLeaseState::Active));
@@ -506,7 +512,9 @@ pub fn plan(input: &Input<'_>) -> Plan {
                 price_fen: region_price(pool, &input.hosts[h].region),
             });
         }
-        if pool.desired > have {
+        if pool.external {
+            // The binder rents and drains this pool's nodes; what is free is still shown.
+        } else if pool.desired > have {
             let placed = placement::place(pool.desired - have, &candidates, pool.policy);
             status[p].short = placed.short;
             for (c, count) in placed.takes {
@@ -669,6 +677,16 @@ fn held_lease(
         paid_until_ms: placement::paid_until(granted, pool.unit_ms, now_ms),
         safe: lease.checkpoint_at_ms.is_some(),
         chosen: pool.release_first.contains(&lease.id),
+    }
+}
+
+/// How many of the pool's GPUs a lease counts for: its GPUs in an external pool (a Slurm
+/// node's lease holds the node's GPUs), else one (the planner rents one GPU per lease).
+fn lease_width(lease: &Lease, pool: &PoolTarget) -> u32 {
+    if pool.external {
+        u32::try_from(lease.gpu_uuids.len()).unwrap_or(u32::MAX)
+    } else {
+        1
     }
 }
 

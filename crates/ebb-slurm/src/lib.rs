@@ -7,10 +7,16 @@
 //!   [`queue::QueueMetrics`] (the GPUs pending for resources, allocated, the oldest wait);
 //! - [`drain`]: the scale-in decision: which nodes drain, which go back, which are kept
 //!   to the end of their paid unit, whose jobs are requeued, all under a disruption budget.
-//!   A job is never ended without `force` or the drain's cost cap.
+//!   A job is never ended without `force` or the drain's cost cap;
+//! - [`binding`]: the console's `slurm.toml`: which partition each pool is bound to, and
+//!   which agent GPUs each Slurm node is (a fixed group on one host);
+//! - [`conf`]: the Slurm configuration for a binding: `slurm.conf` lines, `gres.conf`, and
+//!   the task prolog that maps a job's `CUDA_VISIBLE_DEVICES` to the machine's GPUs.
 //!
 //! The shell runs `squeue`/`sinfo`/`scontrol`, hands their text here, and carries the plan out.
 
+pub mod binding;
+pub mod conf;
 pub mod drain;
 pub mod hostlist;
 pub mod queue;

@@ -99,6 +99,15 @@ pub fn waits_for_resources(reason: &str) -> bool {
         .unwrap_or_default();
     matches!(word, "Resources" | "Priority" | "None" | "ReqNodeNotAvail")
         || word.starts_with("Nodes_required_for_job_are_DOWN")
+        // squeue's `%r` writes this one out in words (22.05, every node of the partition
+        // down or powered off, as a Slurm-bound pool's are before it grows).
+        || reason.starts_with("Nodes required for job are DOWN")
+}
+
+/// A time as squeue prints it (`2026-12-05T10:31:00`, the controller's local time at
+/// `utc_offset_minutes` east of UTC) in UTC milliseconds; `None` when it is not one.
+pub fn parse_time(text: &str, utc_offset_minutes: i32) -> Option<i64> {
+    local_time_ms(text, utc_offset_minutes).ok()
 }
 
 /// A partition's queue at one tick: what the pool bound to it scales by.

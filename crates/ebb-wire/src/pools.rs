@@ -297,6 +297,8 @@ pub enum Actor {
     Enforcer,
     /// The demo's own setup (its hosts, pool and rules), made on its first start.
     Demo,
+    /// Slurm's power saving (`ebb slurm resume|suspend`) or the partition's queue.
+    Slurm,
 }
 
 /// How a change ended.

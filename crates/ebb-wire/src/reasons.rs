@@ -217,8 +217,38 @@ pub enum ChangeReason {
     },
     /// The operator went past the pool's budget cap on purpose (the slider or the CLI).
     BudgetOverride { per_hour_fen: i64, cap_fen: i64 },
+    /// A pool bound to a Slurm partition changed its nodes (`nodes`, a hostlist, holding
+    /// `gpus` GPUs in all).
+    Slurm {
+        partition: String,
+        nodes: String,
+        gpus: u32,
+        step: SlurmStep,
+    },
     /// Words with no kind: log lines written before reasons had one.
     Note { text: String },
+}
+
+/// What a Slurm-bound pool did to a node, and why where it is not plain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(tag = "step", rename_all = "snake_case")]
+pub enum SlurmStep {
+    /// Its GPUs were leased and its slurmd started (the queue asked, or Slurm resumed it).
+    Resumed,
+    /// Drained in Slurm for scale-in: no new job starts there; it goes back when its jobs
+    /// end.
+    Drained,
+    /// Wanted again while draining: back in service.
+    Undrained,
+    /// Given back: its lease released (idle, or drained and its jobs ended).
+    Released,
+    /// Suspended by Slurm, or chosen for scale-in while idle: its lease is kept until its
+    /// paid unit ends (`until_ms`), so a resume before then reuses it at once.
+    Parked { until_ms: i64 },
+    /// Its jobs were requeued: the drain passed the pool's cost cap, or `--force`.
+    Requeued { jobs: Vec<String> },
+    /// A resume Ebb could not serve: the node is marked down in Slurm with this reason.
+    CannotServe { problem: String },
 }
 
 impl fmt::Display for ChangeReason {
@@ -273,6 +303,42 @@ impl fmt::Display for ChangeReason {
                 write!(f, "host {host} added in {region}")
             }
             ChangeReason::HostRemoved { host } => write!(f, "host {host} removed"),
+            ChangeReason::Slurm {
+                partition,
+                nodes,
+                gpus,
+                step,
+            } => {
+                let gpus = counted(*gpus, "GPU", "GPUs");
+                match step {
+                    SlurmStep::Resumed => {
+                        write!(f, "Slurm {partition}: {nodes} resumed ({gpus} leased)")
+                    }
+                    SlurmStep::Drained => write!(
+                        f,
+                        "Slurm {partition}: {nodes} draining for scale-in ({gpus} go back when their jobs end)"
+                    ),
+                    SlurmStep::Undrained => {
+                        write!(f, "Slurm {partition}: {nodes} back in service")
+                    }
+                    SlurmStep::Released => {
+                        write!(f, "Slurm {partition}: {nodes} released ({gpus})")
+                    }
+                    SlurmStep::Parked { .. } => write!(
+                        f,
+                        "Slurm {partition}: {nodes} parked ({gpus} kept to the end of the paid unit)"
+                    ),
+                    SlurmStep::Requeued { jobs } => write!(
+                        f,
+                        "Slurm {partition}: {nodes} requeued {} to go back",
+                        counted(u32::try_from(jobs.len()).unwrap_or(u32::MAX), "job", "jobs")
+                    ),
+                    SlurmStep::CannotServe { problem } => write!(
+                        f,
+                        "Slurm {partition}: cannot resume {nodes}: {problem}; marked down"
+                    ),
+                }
+            }
             ChangeReason::HostDraining { host, gpus } => write!(
                 f,
                 "host {host} to be removed: releasing the {} there first, taken elsewhere",

@@ -135,6 +135,7 @@ impl Enforcer {
             holder: None,
             passes: 0,
             rules: RulesRunner::default(),
+            slurm: crate::slurm::binder::SlurmBinder::default(),
         };
         let wake_loop = wake.clone();
         let task = tokio::spawn(async move {
@@ -236,6 +237,8 @@ struct Loop {
     passes: u64,
     /// Each pool's rules, evaluated after the pass.
     rules: RulesRunner,
+    /// Pools bound to a Slurm partition: their nodes, one lease each.
+    slurm: crate::slurm::binder::SlurmBinder,
 }
 
 /// What the hosts answered to a term's announcement: every registered host's name, and
@@ -326,10 +329,14 @@ impl Loop {
             .map_err(|error| PoolError::Registry(error.to_string()))?;
         self.provider.prepare(&specs).await;
         let catalog = ActiveCatalog::prices(&self.data_dir);
+        self.slurm.reload(&self.data_dir);
         let targets: Vec<PoolTarget> = recorded
             .pools
             .iter()
-            .map(|pool| target(pool, &catalog))
+            .map(|pool| PoolTarget {
+                external: self.slurm.binds(&pool.name),
+                ..target(pool, &catalog)
+            })
             .collect();
 
         // Observe, all at once, every host the enforcer has business with.
@@ -469,6 +476,20 @@ impl Loop {
             tracing::warn!(%error, "the rules could not decide");
             crate::rules_live::RulesTick::default()
         });
+        // Slurm-bound pools: their nodes leased, drained and released by the binder, on
+        // the counts the rules just set.
+        let pools = self.store.list().await?;
+        self.slurm
+            .tick(&crate::slurm::binder::TickInput {
+                store: &self.store,
+                provider: self.provider.as_ref(),
+                holder: &holder,
+                term: self.term.as_ref(),
+                hosts: &hosts,
+                pools: &pools,
+                now_ms: self.store.now_ms(),
+            })
+            .await;
         Ok(PassReport {
             number: self.passes,
             granted: tally.granted(),
@@ -578,6 +599,7 @@ impl Loop {
                 pool_id: intent.pool_id.clone(),
                 holder_id: holder.to_string(),
                 term: self.term.clone(),
+                command: None,
             };
             (intent, rent, self.provider.clone())
         });
@@ -685,5 +707,6 @@ pub(crate) fn target(pool: &Pool, catalog: &ebb_cost::Catalog) -> PoolTarget {
         unit_ms: pool.unit_ms(),
         prices: pool.hourly_prices(catalog),
         release_first: pool.release_first.clone(),
+        external: false,
     }
 }

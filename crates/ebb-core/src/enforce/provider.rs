@@ -62,6 +62,8 @@ pub struct Rent {
     /// The elected console's term (`election`); `None` for a console alone on its
     /// database, which sends none.
     pub term: Option<ConsoleTerm>,
+    /// A workload the agent runs on the GPUs (a Slurm node's slurmd); `None` for none.
+    pub command: Option<Vec<String>>,
 }
 
 impl Rent {
@@ -76,7 +78,7 @@ impl Rent {
             holder_id: self.holder_id.clone(),
             count,
             gpu_uuids,
-            command: None,
+            command: self.command.clone(),
             load_profile: None,
             console_group: None,
             term: None,

@@ -83,6 +83,7 @@ pub(super) fn actor_word(actor: Actor) -> &'static str {
         Actor::Rule => "rule",
         Actor::Enforcer => "enforcer",
         Actor::Demo => "demo",
+        Actor::Slurm => "slurm",
     }
 }
 
@@ -835,6 +836,7 @@ pub(super) fn activity_row(row: &crate::db::DbRow) -> ActivityEntry {
             "rule" => Actor::Rule,
             "enforcer" => Actor::Enforcer,
             "demo" => Actor::Demo,
+            "slurm" => Actor::Slurm,
             _ => Actor::Operator,
         },
         from: count("from_gpus"),

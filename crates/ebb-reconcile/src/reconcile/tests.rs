@@ -204,6 +204,7 @@ fn pool(id: &str, model: &str, regions: &[&str], desired: u32) -> PoolTarget {
         .into_iter()
         .collect(),
         release_first: Vec::new(),
+        external: false,
     }
 }
 

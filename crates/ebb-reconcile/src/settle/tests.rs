@@ -65,6 +65,7 @@ fn target(desired: u32) -> PoolTarget {
         unit_ms: 3_600_000,
         prices: BTreeMap::new(),
         release_first: Vec::new(),
+        external: false,
     }
 }
 

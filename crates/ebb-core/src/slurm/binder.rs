@@ -1,0 +1,686 @@
+//! The Slurm binder: keeps each pool bound to a partition (`slurm.toml`) at the nodes it
+//! should have, one lease per Slurm node (the node's GPUs, its `slurmd` as the lease's
+//! workload), level-triggered from what the agents and Slurm say each pass.
+//!
+//! - **Ebb-led** (`mode = "ebb"`): the pool's desired count (its rules on the queue
+//!   metrics, or the slider) in whole nodes. Growing un-drains nodes draining for an
+//!   earlier scale-in first, then leases free nodes. Shrinking is `ebb_slurm::drain::plan`:
+//!   idle nodes go first, busy ones drain and go when their jobs end, jobs are requeued
+//!   only past the drain cost cap or under `force`, all within the disruption budget.
+//! - **Slurm-led** (`mode = "slurm"`): the nodes Slurm powers up are leased (also at once
+//!   by `ebb slurm resume`), the ones it powers down are parked to the end of their paid
+//!   unit, then released. A resume Ebb cannot serve marks the node down with the reason.
+//!
+//! Every pass the partition's queue metrics are stored as the pool's metrics
+//! (`slurm_pending_gpus`, `slurm_allocated_gpus`, `slurm_demand_gpus`,
+//! `slurm_pending_jobs`, `slurm_oldest_wait_minutes`), so rules scale on them; when Slurm
+//! does not answer, none is stored, the metrics go stale and the rules stand still.
+
+use super::ctl::{PartitionView, SlurmCtl, SlurmError};
+use crate::pools::{NewActivity, Pool, PoolStore};
+use crate::provider::{GpuChoice, GpuProvider, Release, Rent};
+use ebb_reconcile::reconcile::HostObs;
+use ebb_slurm::binding::{Binding, Mode, NodeSlot, PartitionBinding};
+use ebb_slurm::drain::{self, Candidate, DrainRequest, NodeLoad};
+use ebb_slurm::queue::{NodeBase, NodeFlag, NodeInfo};
+use ebb_wire::agent::{ConsoleTerm, Lease, LeaseState};
+use ebb_wire::pools::Actor;
+use ebb_wire::reasons::{ChangeReason, SlurmStep};
+use ebb_wire::rules::MetricPush;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+/// The reason Ebb gives the nodes it drains or marks down, so it knows its own.
+pub const REASON_PREFIX: &str = "ebb:";
+
+/// The binding file in the data directory.
+pub const BINDING_FILE: &str = "slurm.toml";
+
+/// Reads `slurm.toml` from the data directory: `Ok(None)` when there is none.
+pub fn load_binding(data_dir: &Path) -> Result<Option<Binding>, String> {
+    let path = data_dir.join(BINDING_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Binding::parse(&text)
+            .map(Some)
+            .map_err(|error| format!("{}: {error}", path.display())),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(format!("{}: {error}", path.display())),
+    }
+}
+
+/// One bound node as the agents show it now.
+#[derive(Debug, Clone)]
+pub struct HeldNode {
+    pub slot: NodeSlot,
+    pub lease: Lease,
+}
+
+/// What one pass sees and may act through.
+#[derive(Debug)]
+pub struct TickInput<'a> {
+    pub store: &'a PoolStore,
+    pub provider: &'a dyn GpuProvider,
+    pub holder: &'a str,
+    pub term: Option<&'a ConsoleTerm>,
+    pub hosts: &'a [HostObs],
+    pub pools: &'a [Pool],
+    pub now_ms: i64,
+}
+
+/// The binder's memory between passes (all of it rebuilt from Slurm and the agents after a
+/// restart, but for how long a node has been draining, which then counts from the restart).
+#[derive(Debug, Default)]
+pub struct SlurmBinder {
+    binding: Option<Binding>,
+    ctl: SlurmCtl,
+    /// Rent keys sent and not answered, by node: the same key again, never a second lease.
+    inflight: HashMap<String, String>,
+    draining_since: HashMap<String, i64>,
+    /// GPUs released per pool, with when, for the disruption budget's window.
+    released: HashMap<String, Vec<(i64, u32)>>,
+    /// What was last said per node, so the log says each step once.
+    said: HashMap<String, String>,
+    /// Whether the last look at each partition failed (said once until it answers).
+    unreachable: HashMap<String, bool>,
+}
+
+impl SlurmBinder {
+    pub fn new(binding: Option<Binding>, ctl: SlurmCtl) -> Self {
+        Self {
+            binding,
+            ctl,
+            ..Self::default()
+        }
+    }
+
+    /// The binding in the data directory; a broken file keeps the last good one (and is
+    /// logged), so a typo never hands a bound pool's nodes to the count planner.
+    pub fn reload(&mut self, data_dir: &Path) {
+        match load_binding(data_dir) {
+            Ok(binding) => self.binding = binding,
+            Err(error) => {
+                tracing::warn!(%error, "the Slurm binding does not read; keeping the last one")
+            }
+        }
+    }
+
+    /// Whether `pool` (by name) is bound to a partition: its leases are the binder's.
+    pub fn binds(&self, pool: &str) -> bool {
+        self.binding
+            .as_ref()
+            .is_some_and(|binding| binding.of_pool(pool).is_some())
+    }
+
+    /// One pass over every bound partition. Errors are logged, never fatal: a partition
+    /// Slurm does not answer for stands still.
+    pub async fn tick(&mut self, input: &TickInput<'_>) {
+        let Some(binding) = self.binding.clone() else {
+            return;
+        };
+        for part in &binding.partitions {
+            let Some(pool) = input.pools.iter().find(|pool| pool.name == part.pool) else {
+                continue;
+            };
+            if let Err(error) = self.partition(part, pool, input).await {
+                tracing::warn!(partition = %part.name, %error, "the Slurm partition could not be kept");
+            }
+        }
+    }
+
+    async fn partition(
+        &mut self,
+        part: &PartitionBinding,
+        pool: &Pool,
+        input: &TickInput<'_>,
+    ) -> Result<(), crate::pools::PoolError> {
+        let view = match self.ctl.partition(&part.name, input.now_ms).await {
+            Ok(view) => {
+                self.unreachable.insert(part.name.clone(), false);
+                view
+            }
+            Err(error) => {
+                if !self
+                    .unreachable
+                    .insert(part.name.clone(), true)
+                    .unwrap_or(false)
+                {
+                    tracing::warn!(partition = %part.name, %error, "Slurm does not answer: the pool stands still");
+                }
+                return Ok(());
+            }
+        };
+        input
+            .store
+            .push_metrics(&metrics(pool, &view))
+            .await
+            .map_err(|(_, error)| error)?;
+        let held = held_nodes(part, pool, input);
+        match part.mode {
+            Mode::Ebb => self.ebb_led(part, pool, &view, &held, input).await,
+            Mode::Slurm => self.slurm_led(part, pool, &view, &held, input).await,
+        }
+    }
+
+    async fn ebb_led(
+        &mut self,
+        part: &PartitionBinding,
+        pool: &Pool,
+        view: &PartitionView,
+        held: &[HeldNode],
+        input: &TickInput<'_>,
+    ) -> Result<(), crate::pools::PoolError> {
+        let per_node = part.gpus_per_node.max(1);
+        let want_nodes = pool
+            .desired
+            .div_ceil(per_node)
+            .clamp(part.min_nodes, part.max_nodes);
+        let held_count = u32::try_from(held.len()).unwrap_or(u32::MAX);
+        let draining: Vec<&HeldNode> = held
+            .iter()
+            .filter(|node| view.node(&node.slot.name).is_some_and(drained_by_ebb))
+            .collect();
+        if want_nodes >= held_count {
+            // Nothing to give back: every node Ebb drained is wanted again.
+            let back: Vec<String> = draining.iter().map(|n| n.slot.name.clone()).collect();
+            if !back.is_empty() {
+                self.ctl
+                    .set_state(&back, "resume", None)
+                    .await
+                    .map_err(slurm_error)?;
+                for name in &back {
+                    self.draining_since.remove(name);
+                }
+                self.log(input.store, pool, part, &back, SlurmStep::Undrained)
+                    .await?;
+            }
+            let missing = want_nodes - held_count;
+            let free = free_slots(part, pool, held, input);
+            for slot in free.into_iter().take(missing as usize) {
+                self.rent(part, pool, &slot, input).await?;
+            }
+            return Ok(());
+        }
+        // Scale-in: which nodes go, decided in ebb-slurm.
+        let window_ms = part
+            .budget
+            .as_ref()
+            .map_or(0, |budget| i64::from(budget.window_minutes) * 60_000);
+        let released = self.released.entry(pool.id.clone()).or_default();
+        released.retain(|(at, _)| input.now_ms - at < window_ms);
+        let released_in_window: u32 = released.iter().map(|(_, gpus)| gpus).sum();
+        let candidates: Vec<Candidate> = held
+            .iter()
+            .map(|node| Candidate {
+                name: node.slot.name.clone(),
+                gpus: per_node,
+                load: match view.running.get(&node.slot.name) {
+                    Some(jobs) if !jobs.is_empty() => NodeLoad::Busy { jobs: jobs.clone() },
+                    _ => NodeLoad::Idle,
+                },
+                paid_until_ms: paid_until(&node.lease, pool, input.now_ms),
+                draining_since_ms: view
+                    .node(&node.slot.name)
+                    .filter(|info| drained_by_ebb(info))
+                    .map(|_| {
+                        *self
+                            .draining_since
+                            .entry(node.slot.name.clone())
+                            .or_insert(input.now_ms)
+                    }),
+            })
+            .collect();
+        let plan = drain::plan(&DrainRequest {
+            candidates,
+            gpus_to_release: (held_count - want_nodes) * per_node,
+            budget: part.budget(released_in_window, held_count * per_node, false),
+            drain_cost_cap_ms: part.drain_cap_ms(),
+            park_until_paid_end: pool.release_at_unit_end && !pool.force_release,
+            force: pool.force_release,
+            now_ms: input.now_ms,
+        });
+        // Drain what should drain (idempotent); un-drain what no longer should.
+        let to_drain: Vec<String> = plan
+            .drain
+            .iter()
+            .filter(|name| !draining.iter().any(|node| &&node.slot.name == name))
+            .cloned()
+            .collect();
+        if !to_drain.is_empty() {
+            let reason = format!("{REASON_PREFIX} scale-in");
+            self.ctl
+                .set_state(&to_drain, "drain", Some(&reason))
+                .await
+                .map_err(slurm_error)?;
+            for name in &to_drain {
+                self.draining_since.insert(name.clone(), input.now_ms);
+            }
+            self.log(input.store, pool, part, &to_drain, SlurmStep::Drained)
+                .await?;
+        }
+        let undrain: Vec<String> = draining
+            .iter()
+            .map(|node| node.slot.name.clone())
+            .filter(|name| !plan.drain.contains(name) && !plan.release.contains(name))
+            .collect();
+        if !undrain.is_empty() {
+            self.ctl
+                .set_state(&undrain, "resume", None)
+                .await
+                .map_err(slurm_error)?;
+            for name in &undrain {
+                self.draining_since.remove(name);
+            }
+            self.log(input.store, pool, part, &undrain, SlurmStep::Undrained)
+                .await?;
+        }
+        for requeue in &plan.requeue {
+            for job in requeue.job_ids.iter().chain(&requeue.cancel_job_ids) {
+                self.ctl.requeue(job).await.map_err(slurm_error)?;
+            }
+            let jobs = requeue.job_ids.clone();
+            self.log(
+                input.store,
+                pool,
+                part,
+                std::slice::from_ref(&requeue.node),
+                SlurmStep::Requeued { jobs },
+            )
+            .await?;
+        }
+        for parked in &plan.park {
+            self.log(
+                input.store,
+                pool,
+                part,
+                std::slice::from_ref(&parked.node),
+                SlurmStep::Parked {
+                    until_ms: parked.release_at_ms,
+                },
+            )
+            .await?;
+        }
+        let going: Vec<&HeldNode> = held
+            .iter()
+            .filter(|node| plan.release.contains(&node.slot.name))
+            .collect();
+        self.release(part, pool, &going, true, input).await
+    }
+
+    async fn slurm_led(
+        &mut self,
+        part: &PartitionBinding,
+        pool: &Pool,
+        view: &PartitionView,
+        held: &[HeldNode],
+        input: &TickInput<'_>,
+    ) -> Result<(), crate::pools::PoolError> {
+        // Powered down (or going): parked until the paid unit ends, then released.
+        let mut due = Vec::new();
+        for node in held {
+            let Some(info) = view.node(&node.slot.name) else {
+                continue;
+            };
+            if !powered_down(info) {
+                continue;
+            }
+            let until_ms = paid_until(&node.lease, pool, input.now_ms);
+            if input.now_ms >= until_ms || !pool.release_at_unit_end {
+                due.push(node);
+            } else {
+                self.log(
+                    input.store,
+                    pool,
+                    part,
+                    std::slice::from_ref(&node.slot.name),
+                    SlurmStep::Parked { until_ms },
+                )
+                .await?;
+            }
+        }
+        self.release(part, pool, &due, false, input).await?;
+        // Powering up and not held: lease it now.
+        for slot in &part.nodes {
+            let Some(info) = view.node(&slot.name) else {
+                continue;
+            };
+            let up = info.state.has(NodeFlag::PoweringUp);
+            if up && !held.iter().any(|node| node.slot.name == slot.name) {
+                if let Err(error) = self.rent(part, pool, slot, input).await {
+                    tracing::warn!(node = %slot.name, %error, "cannot resume");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Leases a node's GPUs with its slurmd as the workload. A node that cannot be served
+    /// now (its GPUs taken, its host silent, the lease refused) is marked down in Slurm
+    /// with the reason (Slurm-led) and logged.
+    pub async fn rent(
+        &mut self,
+        part: &PartitionBinding,
+        pool: &Pool,
+        slot: &NodeSlot,
+        input: &TickInput<'_>,
+    ) -> Result<RentOutcome, crate::pools::PoolError> {
+        let uuids = match slot_uuids(slot, input.hosts) {
+            Ok(uuids) => uuids,
+            Err(problem) => {
+                self.cannot_serve(part, pool, slot, &problem, input).await?;
+                return Ok(RentOutcome::CannotServe(problem));
+            }
+        };
+        let key = self
+            .inflight
+            .entry(slot.name.clone())
+            .or_insert_with(|| crate::pools::random_hex(16))
+            .clone();
+        let rent = Rent {
+            target: slot.host.clone(),
+            gpus: GpuChoice::Exact(uuids),
+            key,
+            pool_id: pool.id.clone(),
+            holder_id: input.holder.to_string(),
+            term: input.term.cloned(),
+            command: Some(part.slurmd_argv(&slot.name)),
+        };
+        match input.provider.rent(&rent).await {
+            Ok(rented) => {
+                self.inflight.remove(&slot.name);
+                self.said.remove(&slot.name);
+                self.log(
+                    input.store,
+                    pool,
+                    part,
+                    std::slice::from_ref(&slot.name),
+                    SlurmStep::Resumed,
+                )
+                .await?;
+                Ok(RentOutcome::Leased(rented.lease.id))
+            }
+            Err(problem) if !certainly_refused(&problem) => {
+                // Perhaps granted: the same key next pass, so never a second lease.
+                tracing::warn!(node = %slot.name, %problem, "lease request unanswered");
+                Ok(RentOutcome::Unanswered(problem.to_string()))
+            }
+            Err(problem) => {
+                self.inflight.remove(&slot.name);
+                let problem = problem.to_string();
+                self.cannot_serve(part, pool, slot, &problem, input).await?;
+                Ok(RentOutcome::CannotServe(problem))
+            }
+        }
+    }
+
+    async fn cannot_serve(
+        &mut self,
+        part: &PartitionBinding,
+        pool: &Pool,
+        slot: &NodeSlot,
+        problem: &str,
+        input: &TickInput<'_>,
+    ) -> Result<(), crate::pools::PoolError> {
+        if part.mode == Mode::Slurm {
+            let reason = format!("{REASON_PREFIX} {problem}");
+            if let Err(error) = self
+                .ctl
+                .set_state(std::slice::from_ref(&slot.name), "down", Some(&reason))
+                .await
+            {
+                tracing::warn!(node = %slot.name, %error, "cannot mark the node down");
+            }
+        }
+        self.log(
+            input.store,
+            pool,
+            part,
+            std::slice::from_ref(&slot.name),
+            SlurmStep::CannotServe {
+                problem: problem.to_string(),
+            },
+        )
+        .await
+    }
+
+    async fn release(
+        &mut self,
+        part: &PartitionBinding,
+        pool: &Pool,
+        going: &[&HeldNode],
+        mark_down: bool,
+        input: &TickInput<'_>,
+    ) -> Result<(), crate::pools::PoolError> {
+        if going.is_empty() {
+            return Ok(());
+        }
+        let names: Vec<String> = going.iter().map(|node| node.slot.name.clone()).collect();
+        if mark_down {
+            // Nothing lands there between now and its slurmd stopping.
+            let reason = format!("{REASON_PREFIX} released");
+            self.ctl
+                .set_state(&names, "down", Some(&reason))
+                .await
+                .map_err(slurm_error)?;
+        }
+        let mut gone = Vec::new();
+        for node in going {
+            let release = Release {
+                target: node.slot.host.clone(),
+                lease_id: node.lease.id.clone(),
+                term: input.term.cloned(),
+            };
+            match input.provider.release(&release).await {
+                Ok(_) => {
+                    gone.push(node.slot.name.clone());
+                    self.draining_since.remove(&node.slot.name);
+                    self.released
+                        .entry(pool.id.clone())
+                        .or_default()
+                        .push((input.now_ms, part.gpus_per_node));
+                }
+                Err(problem) => {
+                    tracing::warn!(node = %node.slot.name, %problem, "cannot release the node's lease")
+                }
+            }
+        }
+        if !gone.is_empty() {
+            self.log(input.store, pool, part, &gone, SlurmStep::Released)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Writes a step to the pool's activity once per node and step.
+    async fn log(
+        &mut self,
+        store: &PoolStore,
+        pool: &Pool,
+        part: &PartitionBinding,
+        nodes: &[String],
+        step: SlurmStep,
+    ) -> Result<(), crate::pools::PoolError> {
+        let said = format!("{step:?}");
+        let fresh: Vec<String> = nodes
+            .iter()
+            .filter(|node| self.said.get(*node) != Some(&said))
+            .cloned()
+            .collect();
+        if fresh.is_empty() {
+            return Ok(());
+        }
+        for node in &fresh {
+            self.said.insert(node.clone(), said.clone());
+        }
+        log_step(store, pool, part, &fresh, step).await
+    }
+}
+
+/// What a node's rent came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RentOutcome {
+    /// Leased: the lease's id.
+    Leased(String),
+    /// No certain answer: asked again with the same key on the next pass.
+    Unanswered(String),
+    /// Not servable now, and said so (in Slurm and the log).
+    CannotServe(String),
+}
+
+/// A step of a Slurm-bound pool's nodes in its activity log.
+pub async fn log_step(
+    store: &PoolStore,
+    pool: &Pool,
+    part: &PartitionBinding,
+    nodes: &[String],
+    step: SlurmStep,
+) -> Result<(), crate::pools::PoolError> {
+    let gpus = part.gpus_per_node * u32::try_from(nodes.len()).unwrap_or(u32::MAX);
+    let actor = match part.mode {
+        Mode::Ebb => Actor::Enforcer,
+        Mode::Slurm => Actor::Slurm,
+    };
+    store
+        .log(
+            pool,
+            &NewActivity {
+                actor,
+                from: pool.desired,
+                to: pool.desired,
+                reason: ChangeReason::Slurm {
+                    partition: part.name.clone(),
+                    nodes: ebb_slurm::hostlist::compress(nodes),
+                    gpus,
+                    step,
+                },
+                delta_per_hour_fen: None,
+                delta_per_month_fen: None,
+            },
+        )
+        .await
+        .map(|_| ())
+}
+
+fn slurm_error(error: SlurmError) -> crate::pools::PoolError {
+    crate::pools::PoolError::Slurm(error.to_string())
+}
+
+/// Certainly not granted: refused for the GPUs or the request (4xx), or for the host.
+fn certainly_refused(problem: &ebb_wire::reasons::HostProblem) -> bool {
+    use ebb_wire::reasons::HostProblem;
+    match problem {
+        HostProblem::RefusedRequest { status, .. } => (400..500).contains(status),
+        other => ebb_reconcile::reconcile::Refusals::is_host_refusal(other),
+    }
+}
+
+/// The partition's queue metrics as the pool's metrics, stored each pass.
+fn metrics(pool: &Pool, view: &PartitionView) -> Vec<MetricPush> {
+    let m = view.metrics;
+    let wait_min = m.oldest_pending_wait_s.map_or(0.0, |s| s as f64 / 60.0);
+    [
+        ("slurm_pending_gpus", m.pending_gpus as f64),
+        ("slurm_allocated_gpus", m.allocated_gpus as f64),
+        (
+            "slurm_demand_gpus",
+            (m.pending_gpus + m.allocated_gpus) as f64,
+        ),
+        ("slurm_pending_jobs", f64::from(m.pending_jobs)),
+        ("slurm_oldest_wait_minutes", wait_min),
+    ]
+    .into_iter()
+    .map(|(name, value)| MetricPush {
+        name: name.to_string(),
+        value,
+        pool: Some(pool.name.clone()),
+        at: None,
+    })
+    .collect()
+}
+
+/// The pool's leases that are the partition's nodes (exactly a node's GPUs), by node.
+pub fn held_nodes(part: &PartitionBinding, pool: &Pool, input: &TickInput<'_>) -> Vec<HeldNode> {
+    let mut held: BTreeMap<String, HeldNode> = BTreeMap::new();
+    for host in input.hosts {
+        let Some(seen) = &host.seen else { continue };
+        for lease in &seen.leases {
+            if lease.holder_id != input.holder
+                || lease.pool_id != pool.id
+                || lease.state != LeaseState::Active
+            {
+                continue;
+            }
+            if let Some(slot) = part.node_at(&host.name, &lease.gpu_indexes) {
+                held.insert(
+                    slot.name.clone(),
+                    HeldNode {
+                        slot: slot.clone(),
+                        lease: lease.clone(),
+                    },
+                );
+            }
+        }
+    }
+    held.into_values().collect()
+}
+
+/// Nodes not held whose GPUs are all free and healthy on a host that answers, in the
+/// binding's order.
+fn free_slots(
+    part: &PartitionBinding,
+    pool: &Pool,
+    held: &[HeldNode],
+    input: &TickInput<'_>,
+) -> Vec<NodeSlot> {
+    let _ = pool;
+    part.nodes
+        .iter()
+        .filter(|slot| !held.iter().any(|node| node.slot.name == slot.name))
+        .filter(|slot| slot_uuids(slot, input.hosts).is_ok())
+        .cloned()
+        .collect()
+}
+
+/// The UUIDs of a node's GPUs when all are free and healthy now; else why not.
+fn slot_uuids(slot: &NodeSlot, hosts: &[HostObs]) -> Result<Vec<String>, String> {
+    let Some(host) = hosts.iter().find(|host| host.name == slot.host) else {
+        return Err(format!("host {} is not registered", slot.host));
+    };
+    let Some(seen) = &host.seen else {
+        return Err(format!("host {} does not answer", slot.host));
+    };
+    let mut uuids = Vec::with_capacity(slot.gpu_indexes.len());
+    for index in &slot.gpu_indexes {
+        let Some(gpu) = seen.gpus.iter().find(|gpu| gpu.index == *index) else {
+            return Err(format!("host {} has no GPU {index}", slot.host));
+        };
+        if gpu.lease_id.is_some() {
+            return Err(format!("GPU {index} on {} is leased", slot.host));
+        }
+        if !gpu.healthy {
+            return Err(format!("GPU {index} on {} is unhealthy", slot.host));
+        }
+        uuids.push(gpu.uuid.clone());
+    }
+    Ok(uuids)
+}
+
+fn paid_until(lease: &Lease, pool: &Pool, now_ms: i64) -> i64 {
+    let granted = i64::try_from(lease.created_at_ms).unwrap_or(i64::MAX);
+    ebb_reconcile::placement::paid_until(granted, pool.unit_ms(), now_ms)
+}
+
+/// Drained (or draining) by Ebb's scale-in, by its reason.
+fn drained_by_ebb(info: &NodeInfo) -> bool {
+    matches!(info.state.base, NodeBase::Drained | NodeBase::Draining)
+        && info
+            .reason
+            .as_deref()
+            .is_some_and(|reason| reason.starts_with(REASON_PREFIX))
+}
+
+/// Powered down by Slurm's power saving, or on its way there.
+fn powered_down(info: &NodeInfo) -> bool {
+    info.state.has(NodeFlag::PoweredDown)
+        || info.state.has(NodeFlag::PoweringDown)
+        || info.state.has(NodeFlag::PowerDownPending)
+}
