@@ -7,6 +7,7 @@ mod prometheus;
 mod proxy;
 mod rules;
 mod secrets;
+mod slurm;
 
 use ebb_telemetry::client::AgentAccess;
 use ebb_telemetry::client::{AgentClient, ClientConfig};

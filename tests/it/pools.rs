@@ -57,7 +57,7 @@ impl RestartableAgent {
 
 /// Every lease an agent keeps, released ones included (`?state=all`: by default an agent
 /// lists only those not yet released).
-async fn leases(url: &str) -> Vec<ebb_wire::agent::Lease> {
+pub(crate) async fn leases(url: &str) -> Vec<ebb_wire::agent::Lease> {
     match http()
         .get(format!("{url}/v1/leases?state=all"))
         .send()

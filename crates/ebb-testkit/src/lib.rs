@@ -8,6 +8,9 @@
 //!   process can be restarted behind the same address.
 //! - [`AgentProcess`] / [`Cli`]: the workspace's binaries as processes; an agent listens on
 //!   `127.0.0.1:0` and the test reads the address it prints.
+//! - [`SlurmCluster`]: a Slurm cluster from the machine's packages in a temp dir on loopback
+//!   (its own munged and slurmctld, the test's slurmds); its ports are picked and released,
+//!   as PostgreSQL's are, since Slurm takes them from its configuration only.
 //! - [`fuzz`]: inputs for the parsers' never-panic properties (arbitrary bytes, mutations
 //!   of valid files) and a runner that counts the cases.
 //! - `TestFleet` (feature `fleet`): simulated agents in this process; with `telemetry`, as
@@ -24,6 +27,7 @@ pub mod fuzz;
 mod net;
 mod postgres;
 mod process;
+mod slurm;
 mod temp;
 mod wait;
 
@@ -34,5 +38,6 @@ pub use fleet::{TestFleet, TestFleetBuilder};
 pub use net::{Relay, bound_listener};
 pub use postgres::PostgresServer;
 pub use process::{AgentCommand, AgentProcess, Cli, workspace_bin};
+pub use slurm::{SlurmCluster, SlurmSpec};
 pub use temp::{POSTGRES_ENV, TempDir};
 pub use wait::{Probe, Timeout, eventually, eventually_blocking, try_eventually};

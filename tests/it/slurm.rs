@@ -1,0 +1,219 @@
+//! Pools bound to a Slurm partition, with real processes on loopback: Debian's slurmctld,
+//! munged and slurmd (each node's slurmd started by the agent as its lease's workload), a
+//! simulated `ebb-agent`, and `ebb daemon` with the pool's rules on the queue.
+
+use crate::pools::{a100_agent, leases};
+use ebb_testkit::{Cli, SlurmCluster, SlurmSpec, TempDir, eventually_blocking};
+use ebb_wire::agent::LeaseState;
+use std::collections::BTreeMap;
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+/// The rules an operator writes for a queue-driven pool: as many GPUs as the queue's
+/// jobs ask for or hold, at once both ways.
+const QUEUE_RULES: &str = r#"
+pool = "train"
+
+[limits]
+min_gpus = 0
+max_gpus = 8
+
+[scale_in]
+force = true
+
+[[metric]]
+name = "slurm_demand_gpus"
+stale_after_minutes = 2
+
+[[target]]
+name = "size-to-queue"
+metric = "slurm_demand_gpus"
+target = 1
+tolerance = 0
+scale_in_stabilization_minutes = 0
+"#;
+
+/// Skips (with the reason) only where the operator said Slurm may be missing.
+fn slurm_or_skip() -> bool {
+    match SlurmCluster::available() {
+        Ok(()) => true,
+        Err(missing) if std::env::var_os("EBB_SLURM_OPTIONAL").is_some() => {
+            eprintln!("skipped: {missing}");
+            false
+        }
+        Err(missing) => panic!("{missing} (cargo xtask test installs it)"),
+    }
+}
+
+/// slurm.toml: partition `gpu` bound to pool `train`, four nodes of 2 GPUs on host
+/// `gpu-a`, each on its own slurmd port; `slurmd` as the lease's workload reads `conf`.
+fn binding(mode: &str, ports: &[u16], conf: &str) -> String {
+    let mut text = format!(
+        "[[partition]]\nname = \"gpu\"\npool = \"train\"\nmode = \"{mode}\"\ngpus_per_node = 2\n\
+         slurmd = [\"/usr/sbin/slurmd\", \"-D\", \"-f\", \"{conf}\", \"-N\", \"{{node}}\"]\n"
+    );
+    for (k, port) in ports.iter().enumerate() {
+        text.push_str(&format!(
+            "\n[[partition.hosts]]\nhost = \"gpu-a\"\nnodes = \"gpu{}\"\nfirst_gpu = {}\nslurmd_host = \"localhost\"\nport = {port}\n",
+            k + 1,
+            k * 2
+        ));
+    }
+    text
+}
+
+/// The cluster for a binding, from `ebb slurm conf` (its device files in the cluster's
+/// directory, its task prolog installed there).
+fn cluster(cli: &Cli, tag: &str) -> SlurmCluster {
+    let conf: serde_json::Value = serde_json::from_str(&cli.ok(&[
+        "slurm",
+        "conf",
+        "--dev-dir",
+        "{dir}/dev",
+        "--json",
+    ]))
+    .unwrap();
+    let text = |key: &str| conf[key].as_str().unwrap().to_string();
+    let nodes = format!(
+        "{}TaskProlog={{dir}}/ebb-task-prolog.sh\n",
+        text("slurm_conf")
+            .lines()
+            .filter(|line| !line.starts_with("GresTypes"))
+            .map(|line| format!("{line}\n"))
+            .collect::<String>()
+    );
+    SlurmCluster::start(
+        tag,
+        SlurmSpec {
+            nodes_and_partitions: nodes,
+            gres_conf: text("gres_conf"),
+            files: vec![("ebb-task-prolog.sh".into(), text("task_prolog"), true)],
+            gpu_devices: 8,
+        },
+    )
+    .unwrap()
+}
+
+struct Daemon(Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job() {
+    if !slurm_or_skip() {
+        return;
+    }
+    let dir = TempDir::new("slurm-ebb-led");
+    let agent = a100_agent(&dir.subdir("agent"), 8);
+    let data = dir.join("console");
+    let cli = Cli::new(&data);
+    cli.ok(&["hosts", "add", "gpu-a", &agent.url, "--region", "cn-north"]);
+    cli.ok(&[
+        "pool", "create", "train", "--model", "A100", "--region", "cn-north", "--min", "0",
+        "--max", "8",
+    ]);
+    let ports = SlurmCluster::free_ports(4);
+    std::fs::write(data.join("slurm.toml"), binding("ebb", &ports, "unset")).unwrap();
+    let slurm = cluster(&cli, "ebb-led");
+    let conf = slurm.conf().to_str().unwrap().to_string();
+    std::fs::write(data.join("slurm.toml"), binding("ebb", &ports, &conf)).unwrap();
+    let rules = dir.join("rules.toml");
+    std::fs::write(&rules, QUEUE_RULES).unwrap();
+    cli.ok(&["rules", "set", "train", rules.to_str().unwrap(), "--yes"]);
+
+    let mut daemon = cli.command(&["daemon", "--metrics-listen", "off"]);
+    daemon
+        .env("SLURM_CONF", &conf)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let _daemon = Daemon(daemon.spawn().unwrap());
+
+    // 20 jobs of 2 GPUs each, on an empty partition.
+    let out = slurm.dir().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let started = std::time::Instant::now();
+    let jobs: Vec<String> = (0..20)
+        .map(|_| {
+            slurm
+                .sbatch(&[
+                    "-p",
+                    "gpu",
+                    "--gres=gpu:2",
+                    "-o",
+                    &format!("{}/%j.out", out.display()),
+                    "--wrap",
+                    "echo CVD=$CUDA_VISIBLE_DEVICES node=$SLURMD_NODENAME; sleep 2",
+                ])
+                .unwrap()
+        })
+        .collect();
+
+    // The pool grows to the queue: all four nodes, each one lease of its 2 GPUs.
+    let mut most = 0;
+    let states = eventually_blocking("every job done", Duration::from_secs(240), || {
+        let states: Vec<String> = jobs
+            .iter()
+            .map(|job| slurm.job_state(job).unwrap_or_default())
+            .collect();
+        let done = states
+            .iter()
+            .all(|state| !matches!(state.as_str(), "PENDING" | "RUNNING" | "CONFIGURING" | "COMPLETING" | ""));
+        if done { Ok(states) } else { Err(format!("{states:?}")) }
+    });
+    let took = started.elapsed();
+    assert!(
+        states.iter().all(|state| state == "COMPLETED"),
+        "no job failed or was killed: {states:?}"
+    );
+    // Every job saw exactly the GPUs its node's lease holds on the host.
+    let expected: BTreeMap<&str, &str> =
+        [("gpu1", "0,1"), ("gpu2", "2,3"), ("gpu3", "4,5"), ("gpu4", "6,7")].into();
+    let mut nodes_used = std::collections::BTreeSet::new();
+    for job in &jobs {
+        let said = std::fs::read_to_string(out.join(format!("{job}.out"))).unwrap();
+        let said = said.trim();
+        let (cvd, node) = said
+            .strip_prefix("CVD=")
+            .and_then(|rest| rest.split_once(" node="))
+            .unwrap_or_else(|| panic!("job {job} said {said:?}"));
+        assert_eq!(Some(&cvd), expected.get(node), "job {job} on {node}: {said}");
+        nodes_used.insert(node.to_string());
+    }
+    assert!(nodes_used.len() >= 2, "the partition grew past one node: {nodes_used:?}");
+
+    // The queue empty, the nodes go back to the pool's min (0): every lease released.
+    eventually_blocking("every node released", Duration::from_secs(120), || {
+        let all = tokio::task::block_in_place(|| {
+            tokio::runtime::Handle::current().block_on(leases(&agent.url))
+        });
+        let active: Vec<_> = all
+            .iter()
+            .filter(|lease| lease.state != LeaseState::Released)
+            .map(|lease| (lease.id.clone(), lease.gpu_indexes.clone()))
+            .collect();
+        if active.is_empty() { Ok(()) } else { Err(format!("{active:?}")) }
+    });
+    // Never a GPU in two leases, every lease a whole node with its slurmd.
+    let all = leases(&agent.url).await;
+    for lease in &all {
+        assert_eq!(lease.gpu_indexes.len(), 2, "{lease:?}");
+        let command = lease.command.clone().unwrap_or_default();
+        assert!(command.iter().any(|arg| arg.starts_with("gpu")), "{command:?}");
+        most = most.max(all.len());
+    }
+    let activity = cli.ok(&["activity", "--pool", "train", "--limit", "200"]);
+    assert!(activity.contains("resumed"), "{activity}");
+    assert!(activity.contains("released"), "{activity}");
+    eprintln!(
+        "20 jobs x 2 GPUs done in {:.1} s on {} nodes ({} leases in all)",
+        took.as_secs_f64(),
+        nodes_used.len(),
+        most
+    );
+}
