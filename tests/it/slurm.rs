@@ -65,14 +65,9 @@ fn binding(mode: &str, ports: &[u16], conf: &str) -> String {
 /// The cluster for a binding, from `ebb slurm conf` (its device files in the cluster's
 /// directory, its task prolog installed there).
 fn cluster(cli: &Cli, tag: &str) -> SlurmCluster {
-    let conf: serde_json::Value = serde_json::from_str(&cli.ok(&[
-        "slurm",
-        "conf",
-        "--dev-dir",
-        "{dir}/dev",
-        "--json",
-    ]))
-    .unwrap();
+    let conf: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["slurm", "conf", "--dev-dir", "{dir}/dev", "--json"]))
+            .unwrap();
     let text = |key: &str| conf[key].as_str().unwrap().to_string();
     let nodes = format!(
         "{}TaskProlog={{dir}}/ebb-task-prolog.sh\n",
@@ -127,11 +122,13 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
     cli.ok(&["rules", "set", "train", rules.to_str().unwrap(), "--yes"]);
 
     let mut daemon = cli.command(&["daemon", "--metrics-listen", "off"]);
+    let log = std::fs::File::create(dir.join("daemon.log")).unwrap();
     daemon
         .env("SLURM_CONF", &conf)
+        .env("RUST_LOG", "warn,ebb_core::slurm=info")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stderr(log);
     let _daemon = Daemon(daemon.spawn().unwrap());
 
     // 20 jobs of 2 GPUs each, on an empty partition.
@@ -156,24 +153,44 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
 
     // The pool grows to the queue: all four nodes, each one lease of its 2 GPUs.
     let mut most = 0;
-    let states = eventually_blocking("every job done", Duration::from_secs(240), || {
-        let states: Vec<String> = jobs
-            .iter()
-            .map(|job| slurm.job_state(job).unwrap_or_default())
-            .collect();
-        let done = states
-            .iter()
-            .all(|state| !matches!(state.as_str(), "PENDING" | "RUNNING" | "CONFIGURING" | "COMPLETING" | ""));
-        if done { Ok(states) } else { Err(format!("{states:?}")) }
-    });
+    let states = eventually_blocking(
+        "every job done",
+        Duration::from_secs(if std::env::var_os("EBB_SLURM_QUICK").is_some() {
+            40
+        } else {
+            240
+        }),
+        || {
+            let states: Vec<String> = jobs
+                .iter()
+                .map(|job| slurm.job_state(job).unwrap_or_default())
+                .collect();
+            let done = states.iter().all(|state| {
+                !matches!(
+                    state.as_str(),
+                    "PENDING" | "RUNNING" | "CONFIGURING" | "COMPLETING" | ""
+                )
+            });
+            if done {
+                Ok(states)
+            } else {
+                Err(format!("{states:?}"))
+            }
+        },
+    );
     let took = started.elapsed();
     assert!(
         states.iter().all(|state| state == "COMPLETED"),
         "no job failed or was killed: {states:?}"
     );
     // Every job saw exactly the GPUs its node's lease holds on the host.
-    let expected: BTreeMap<&str, &str> =
-        [("gpu1", "0,1"), ("gpu2", "2,3"), ("gpu3", "4,5"), ("gpu4", "6,7")].into();
+    let expected: BTreeMap<&str, &str> = [
+        ("gpu1", "0,1"),
+        ("gpu2", "2,3"),
+        ("gpu3", "4,5"),
+        ("gpu4", "6,7"),
+    ]
+    .into();
     let mut nodes_used = std::collections::BTreeSet::new();
     for job in &jobs {
         let said = std::fs::read_to_string(out.join(format!("{job}.out"))).unwrap();
@@ -182,10 +199,17 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
             .strip_prefix("CVD=")
             .and_then(|rest| rest.split_once(" node="))
             .unwrap_or_else(|| panic!("job {job} said {said:?}"));
-        assert_eq!(Some(&cvd), expected.get(node), "job {job} on {node}: {said}");
+        assert_eq!(
+            Some(&cvd),
+            expected.get(node),
+            "job {job} on {node}: {said}"
+        );
         nodes_used.insert(node.to_string());
     }
-    assert!(nodes_used.len() >= 2, "the partition grew past one node: {nodes_used:?}");
+    assert!(
+        nodes_used.len() >= 2,
+        "the partition grew past one node: {nodes_used:?}"
+    );
 
     // The queue empty, the nodes go back to the pool's min (0): every lease released.
     eventually_blocking("every node released", Duration::from_secs(120), || {
@@ -197,14 +221,21 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
             .filter(|lease| lease.state != LeaseState::Released)
             .map(|lease| (lease.id.clone(), lease.gpu_indexes.clone()))
             .collect();
-        if active.is_empty() { Ok(()) } else { Err(format!("{active:?}")) }
+        if active.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{active:?}"))
+        }
     });
     // Never a GPU in two leases, every lease a whole node with its slurmd.
     let all = leases(&agent.url).await;
     for lease in &all {
         assert_eq!(lease.gpu_indexes.len(), 2, "{lease:?}");
         let command = lease.command.clone().unwrap_or_default();
-        assert!(command.iter().any(|arg| arg.starts_with("gpu")), "{command:?}");
+        assert!(
+            command.iter().any(|arg| arg.starts_with("gpu")),
+            "{command:?}"
+        );
         most = most.max(all.len());
     }
     let activity = cli.ok(&["activity", "--pool", "train", "--limit", "200"]);

@@ -123,23 +123,19 @@ impl SlurmCtl {
     /// The partition's jobs, nodes and queue metrics at `now_ms`. A partition Slurm does
     /// not know is [`SlurmError::NoPartition`].
     pub async fn partition(&self, name: &str, now_ms: i64) -> Result<PartitionView, SlurmError> {
+        // `--all` shows the powered-down cloud nodes too (hidden otherwise); it cannot be
+        // given with `-p`, so the partition's lines are picked here.
         let nodes_text = self
             .run(
                 "sinfo",
-                &[
-                    "--noheader",
-                    "--all",
-                    "-N",
-                    "-p",
-                    name,
-                    "--format=%N|%P|%T|%G|%E",
-                ],
+                &["--noheader", "--all", "-N", "--format=%N|%P|%T|%G|%E"],
             )
             .await?;
-        let nodes = queue::parse_sinfo(&nodes_text).map_err(|error| SlurmError::Malformed {
+        let mut nodes = queue::parse_sinfo(&nodes_text).map_err(|error| SlurmError::Malformed {
             program: "sinfo".into(),
             message: error.to_string(),
         })?;
+        nodes.retain(|node| node.partition == name);
         if nodes.is_empty() {
             // sinfo answers nothing, not an error, for a partition it does not have.
             let known = self
