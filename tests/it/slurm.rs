@@ -50,7 +50,7 @@ fn slurm_or_skip() -> bool {
 fn binding(mode: &str, ports: &[u16], conf: &str) -> String {
     let mut text = format!(
         "[[partition]]\nname = \"gpu\"\npool = \"train\"\nmode = \"{mode}\"\ngpus_per_node = 2\n\
-         slurmd = [\"/usr/sbin/slurmd\", \"-D\", \"-f\", \"{conf}\", \"-N\", \"{{node}}\"]\n"
+         slurmd = [\"/usr/sbin/slurmd\", \"-D\", \"-b\", \"-f\", \"{conf}\", \"-N\", \"{{node}}\"]\n"
     );
     for (k, port) in ports.iter().enumerate() {
         text.push_str(&format!(
@@ -64,13 +64,13 @@ fn binding(mode: &str, ports: &[u16], conf: &str) -> String {
 
 /// The cluster for a binding, from `ebb slurm conf` (its device files in the cluster's
 /// directory, its task prolog installed there).
-fn cluster(cli: &Cli, tag: &str) -> SlurmCluster {
+fn cluster(cli: &Cli, tag: &str, extra: &str) -> SlurmCluster {
     let conf: serde_json::Value =
         serde_json::from_str(&cli.ok(&["slurm", "conf", "--dev-dir", "{dir}/dev", "--json"]))
             .unwrap();
     let text = |key: &str| conf[key].as_str().unwrap().to_string();
     let nodes = format!(
-        "{}TaskProlog={{dir}}/ebb-task-prolog.sh\n",
+        "{extra}{}TaskProlog={{dir}}/ebb-task-prolog.sh\n",
         text("slurm_conf")
             .lines()
             .filter(|line| !line.starts_with("GresTypes"))
@@ -87,6 +87,14 @@ fn cluster(cli: &Cli, tag: &str) -> SlurmCluster {
         },
     )
     .unwrap()
+}
+
+/// Each node's spool directory (`SlurmdSpoolDir={dir}/spool/%n`), which a real host's
+/// package makes once and the agent's slurmd does not.
+fn spool_dirs(slurm: &SlurmCluster) {
+    for k in 1..=4 {
+        std::fs::create_dir_all(slurm.dir().join(format!("spool/gpu{k}"))).unwrap();
+    }
 }
 
 struct Daemon(Child);
@@ -114,8 +122,9 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
     ]);
     let ports = SlurmCluster::free_ports(4);
     std::fs::write(data.join("slurm.toml"), binding("ebb", &ports, "unset")).unwrap();
-    let slurm = cluster(&cli, "ebb-led");
+    let slurm = cluster(&cli, "ebb-led", "");
     let conf = slurm.conf().to_str().unwrap().to_string();
+    spool_dirs(&slurm);
     std::fs::write(data.join("slurm.toml"), binding("ebb", &ports, &conf)).unwrap();
     let rules = dir.join("rules.toml");
     std::fs::write(&rules, QUEUE_RULES).unwrap();
@@ -246,5 +255,216 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
         took.as_secs_f64(),
         nodes_used.len(),
         most
+    );
+}
+
+/// Slurm's power saving drives the pool: `ebb slurm resume|suspend` as its
+/// ResumeProgram and SuspendProgram. A suspended node's lease is parked (its paid hour
+/// runs on) and a job within the hour reuses it with no new lease; a node Ebb cannot
+/// serve is marked down with the reason at once; a hostlist naming nodes of no pool
+/// changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slurm_resumes_and_suspends_through_ebb_and_a_parked_node_is_reused() {
+    if !slurm_or_skip() {
+        return;
+    }
+    let dir = TempDir::new("slurm-led");
+    let agent = a100_agent(&dir.subdir("agent"), 8);
+    let data = dir.join("console");
+    let cli = Cli::new(&data);
+    cli.ok(&["hosts", "add", "gpu-a", &agent.url, "--region", "cn-north"]);
+    cli.ok(&[
+        "pool",
+        "create",
+        "train",
+        "--model",
+        "A100",
+        "--region",
+        "cn-north",
+        "--min",
+        "0",
+        "--max",
+        "8",
+        "--release-at-unit-end",
+    ]);
+    let ports = SlurmCluster::free_ports(4);
+    std::fs::write(data.join("slurm.toml"), binding("slurm", &ports, "unset")).unwrap();
+    // slurmctld runs the programs with SLURM_CONF set and little else.
+    let ebb = ebb_testkit::workspace_bin("ebb");
+    let program = |verb: &str| {
+        format!(
+            "#!/bin/sh\necho \"$(date +%T.%N) {verb} $1\" >> {{dir}}/log/power.log\nexec {} --data-dir {} --token-store file slurm {verb} \"$1\" >> {{dir}}/log/power.log 2>&1\n",
+            ebb.display(),
+            data.display()
+        )
+    };
+    let power = "ResumeProgram={dir}/resume.sh\nSuspendProgram={dir}/suspend.sh\n\
+                 SuspendTime=10\nSuspendTimeout=10\nResumeTimeout=90\n";
+    let conf: serde_json::Value =
+        serde_json::from_str(&cli.ok(&["slurm", "conf", "--dev-dir", "{dir}/dev", "--json"]))
+            .unwrap();
+    let text = |key: &str| conf[key].as_str().unwrap().to_string();
+    assert!(
+        text("slurm_conf").contains("State=CLOUD"),
+        "{}",
+        text("slurm_conf")
+    );
+    let nodes: String = text("slurm_conf")
+        .lines()
+        .filter(|line| !line.starts_with("GresTypes"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let slurm = SlurmCluster::start(
+        "slurm-led",
+        SlurmSpec {
+            nodes_and_partitions: format!("{power}{nodes}TaskProlog={{dir}}/ebb-task-prolog.sh\n"),
+            gres_conf: text("gres_conf"),
+            files: vec![
+                ("ebb-task-prolog.sh".into(), text("task_prolog"), true),
+                ("resume.sh".into(), program("resume"), true),
+                ("suspend.sh".into(), program("suspend"), true),
+            ],
+            gpu_devices: 8,
+        },
+    )
+    .unwrap();
+    let conf_path = slurm.conf().to_str().unwrap().to_string();
+    spool_dirs(&slurm);
+    std::fs::write(
+        data.join("slurm.toml"),
+        binding("slurm", &ports, &conf_path),
+    )
+    .unwrap();
+    let log = std::fs::File::create(dir.join("daemon.log")).unwrap();
+    let mut daemon = cli.command(&["daemon", "--metrics-listen", "off"]);
+    daemon
+        .env("SLURM_CONF", &conf_path)
+        .env("RUST_LOG", "warn,ebb_core::slurm=info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log);
+    let _daemon = Daemon(daemon.spawn().unwrap());
+    let slurm_cli = |args: &[&str]| {
+        cli.command(args)
+            .env("SLURM_CONF", &conf_path)
+            .output()
+            .unwrap()
+    };
+
+    // A hostlist naming nodes of no pool: refused whole (exit 2), nothing leased.
+    let refused = slurm_cli(&["slurm", "resume", "cpu[1-2],gpu1"]);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let said = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert!(
+        said.contains("nodes cpu[1-2] in no pool's partition"),
+        "{said}"
+    );
+    assert!(leases(&agent.url).await.is_empty());
+
+    let out = slurm.dir().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let submit = || {
+        slurm
+            .sbatch(&[
+                "-p",
+                "gpu",
+                "--gres=gpu:2",
+                "-o",
+                &format!("{}/%j.out", out.display()),
+                "--wrap",
+                "echo CVD=$CUDA_VISIBLE_DEVICES node=$SLURMD_NODENAME",
+            ])
+            .unwrap()
+    };
+    let finished = |job: &str, within: u64| {
+        let state = eventually_blocking(
+            &format!("job {job} done"),
+            Duration::from_secs(within),
+            || {
+                let state = slurm.job_state(job).unwrap_or_default();
+                if matches!(
+                    state.as_str(),
+                    "COMPLETED" | "FAILED" | "CANCELLED" | "NODE_FAIL" | "TIMEOUT"
+                ) {
+                    Ok(state)
+                } else {
+                    Err(state)
+                }
+            },
+        );
+        assert_eq!(state, "COMPLETED", "job {job}");
+        std::fs::read_to_string(out.join(format!("{job}.out"))).unwrap()
+    };
+
+    // Slurm resumes gpu1 for the first job: Ebb leases its GPUs 0 and 1.
+    let started = std::time::Instant::now();
+    let first = submit();
+    let said = finished(&first, 150);
+    assert_eq!(said.trim(), "CVD=0,1 node=gpu1", "{said}");
+    let resumed_in = started.elapsed();
+    let first_leases = leases(&agent.url).await;
+    assert_eq!(first_leases.len(), 1, "{first_leases:?}");
+
+    // Idle past SuspendTime: Slurm suspends it, Ebb parks the lease (its hour is paid).
+    eventually_blocking("gpu1 parked", Duration::from_secs(90), || {
+        let activity = cli.ok(&["activity", "--pool", "train"]);
+        activity
+            .contains("gpu1 parked")
+            .then_some(())
+            .ok_or(activity)
+    });
+    // Powered down once SuspendTimeout has passed (until then Slurm would resume another).
+    eventually_blocking("gpu1 powered down", Duration::from_secs(60), || {
+        let state = slurm.node_state("gpu1").unwrap_or_default();
+        (state == "idle~").then_some(()).ok_or(state)
+    });
+    let parked = leases(&agent.url).await;
+    assert_eq!(parked.len(), 1);
+    assert_eq!(
+        parked[0].state,
+        LeaseState::Active,
+        "kept while parked: {parked:?}"
+    );
+
+    // A job within the hour: the parked GPUs again, no new lease.
+    let again = std::time::Instant::now();
+    let second = submit();
+    let said = finished(&second, 150);
+    assert_eq!(said.trim(), "CVD=0,1 node=gpu1", "{said}");
+    let reused_in = again.elapsed();
+    let after = leases(&agent.url).await;
+    assert_eq!(after.len(), 1, "no new lease: {after:?}");
+    assert_eq!(after[0].id, first_leases[0].id);
+
+    // Another tenant holds gpu2's GPUs: Ebb cannot serve gpu2, and says so at once.
+    let other = crate::http()
+        .post(format!("{}/v1/leases", agent.url))
+        .header("Idempotency-Key", "another-tenant-1")
+        .json(&ebb_wire::agent::LeaseRequest::count(
+            "theirs",
+            "another-console",
+            2,
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert!(other.status().is_success(), "{other:?}");
+    let unserved = slurm_cli(&["slurm", "resume", "gpu2"]);
+    assert_eq!(unserved.status.code(), Some(1), "{unserved:?}");
+    let said = String::from_utf8_lossy(&unserved.stdout).to_string();
+    assert!(said.contains("gpu2: not served"), "{said}");
+    let reason = slurm
+        .sinfo(&["-h", "-N", "-a", "-n", "gpu2", "-o", "%T|%E"])
+        .unwrap();
+    assert!(
+        reason.contains("down") && reason.contains("ebb:"),
+        "{reason}"
+    );
+    let activity = cli.ok(&["activity", "--pool", "train"]);
+    assert!(activity.contains("cannot resume gpu2"), "{activity}");
+    eprintln!(
+        "Slurm-led: first job done {:.1} s after submit (resume, lease, slurmd), the parked node's job {:.1} s",
+        resumed_in.as_secs_f64(),
+        reused_in.as_secs_f64()
     );
 }

@@ -57,6 +57,7 @@ pub fn app(state: AgentState) -> Router {
         .route("/v1/leases", post(create_lease))
         .route("/v1/leases/{id}", axum::routing::delete(release_lease))
         .route("/v1/leases/{id}/checkpoint", post(checkpoint_lease))
+        .route("/v1/leases/{id}/restart", post(restart_lease))
         .route("/v1/terms", post(announce_term))
         .route_layer(from_fn_with_state(state.clone(), require_lease));
     read.merge(lease)
@@ -366,6 +367,13 @@ async fn announce_term(
 /// The workload saved its state: releasing the lease now loses nothing since.
 async fn checkpoint_lease(State(state): State<AgentState>, Path(id): Path<String>) -> Response {
     match state.leases.checkpoint(&id).await {
+        Ok(lease) => Json(lease).into_response(),
+        Err(failure) => lease_error(&failure),
+    }
+}
+
+async fn restart_lease(State(state): State<AgentState>, Path(id): Path<String>) -> Response {
+    match state.leases.restart(&id).await {
         Ok(lease) => Json(lease).into_response(),
         Err(failure) => lease_error(&failure),
     }

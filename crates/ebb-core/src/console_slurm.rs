@@ -165,7 +165,25 @@ impl Console {
             let mine = held.iter().find(|node| node.slot.name == slot.name);
             let result = if resume {
                 match mine {
-                    Some(node) => Ok(format!("reused its lease {} (parked)", node.lease.id)),
+                    // Parked: the same lease, its slurmd started afresh so Slurm takes
+                    // the node as booted (no new rent, no warmup).
+                    Some(node) => match provider.restart(&slot.host, &node.lease.id).await {
+                        Ok(_) => {
+                            binder::log_step(
+                                &self.pools,
+                                pool,
+                                part,
+                                std::slice::from_ref(&slot.name),
+                                ebb_wire::reasons::SlurmStep::Resumed,
+                            )
+                            .await?;
+                            Ok(format!("reused its parked lease {}", node.lease.id))
+                        }
+                        Err(problem) => Err(format!(
+                            "its parked lease {} did not restart its slurmd: {problem}",
+                            node.lease.id
+                        )),
+                    },
                     None => match binder.rent(part, pool, slot, &input).await? {
                         RentOutcome::Leased(lease) => {
                             Ok(format!("leased {lease} on {}", slot.host))

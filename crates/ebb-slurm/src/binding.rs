@@ -15,8 +15,10 @@ use thiserror::Error;
 use crate::drain::DisruptionBudget;
 use crate::hostlist;
 
-/// The argv a node's lease workload runs when `slurmd` is not given.
-pub const DEFAULT_SLURMD: [&str; 4] = ["/usr/sbin/slurmd", "-D", "-N", "{node}"];
+/// The argv a node's lease workload runs when `slurmd` is not given. `-b` reports the node
+/// as booted when slurmd starts: the host did not reboot, but to Slurm's power saving the
+/// node has just come up (without it a resumed node is not taken as resumed).
+pub const DEFAULT_SLURMD: [&str; 5] = ["/usr/sbin/slurmd", "-D", "-b", "-N", "{node}"];
 
 /// Why `slurm.toml` was refused: the field (`partition[0].gpus_per_node`, or `slurm.toml`
 /// for a syntax error) and the problem.
@@ -634,7 +636,7 @@ port = 17101
             ]
         );
         let argv = binding.of_pool("infer").unwrap().slurmd_argv("burst1");
-        assert_eq!(argv, ["/usr/sbin/slurmd", "-D", "-N", "burst1"]);
+        assert_eq!(argv, ["/usr/sbin/slurmd", "-D", "-b", "-N", "burst1"]);
     }
 
     /// The field and problem `text` is refused with.

@@ -251,6 +251,15 @@ impl AgentClient {
         Ok(self.send(self.http.delete(url)).await?.1)
     }
 
+    /// `POST /v1/leases/{id}/restart`: the lease's workload stopped and started again on
+    /// the same GPUs (the lease and its paid time unchanged).
+    pub async fn restart_lease(&self, id: &str) -> Result<Lease, AgentError> {
+        let builder = self
+            .http
+            .post(format!("{}/v1/leases/{id}/restart", self.base_url));
+        Ok(self.send(builder).await?.1)
+    }
+
     /// `POST /v1/terms`: announces an elected console's term, so the agent refuses its
     /// replaced predecessor's calls from now on. Answers the term the agent keeps for the
     /// group; a 409 `stale_term` when a newer leader announced itself first.

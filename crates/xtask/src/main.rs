@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-/// Debian/Ubuntu packages the build, the app, the end-to-end test and the Prometheus test
-/// (`prometheus`, `promtool`) need.
+/// Debian/Ubuntu packages the build, the app, the end-to-end test, the Prometheus test
+/// (`prometheus`, `promtool`) and the Slurm suite (`slurmctld`, `slurmd`, the client
+/// commands, `munged`) need.
 const APT_PACKAGES: &[&str] = &[
     "libwebkit2gtk-4.1-dev",
     "libxdo-dev",
@@ -32,6 +33,10 @@ const APT_PACKAGES: &[&str] = &[
     "prometheus",
     "postgresql",
     "openssl",
+    "slurmctld",
+    "slurmd",
+    "slurm-client",
+    "munge",
 ];
 
 const USAGE: &str = "usage:

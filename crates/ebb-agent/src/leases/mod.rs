@@ -225,6 +225,51 @@ impl LeaseService {
         Ok(self.shown(lease))
     }
 
+    /// `POST /v1/leases/{id}/restart`: the lease's workload stopped (SIGTERM, the release
+    /// grace, SIGKILL) and started again on the same GPUs. The lease, its GPUs and its
+    /// paid time are unchanged: a Slurm node's slurmd started afresh, so Slurm takes a
+    /// parked node as booted again. Only an active lease with a command.
+    pub async fn restart(&self, id: &str) -> Result<Lease, ServiceError> {
+        let lease = self.get(id).await?;
+        let refuse = |problem: String| -> ServiceError {
+            LeaseError::Invalid {
+                field: "id",
+                problem,
+            }
+            .into()
+        };
+        if lease.state != LeaseState::Active {
+            return Err(refuse(format!(
+                "lease {id} is being released or was: only an active lease's workload can restart"
+            )));
+        }
+        if lease.command.is_none() {
+            return Err(refuse(format!("lease {id} has no workload to restart")));
+        }
+        if let Some(pid) = lease.workload_pid
+            && workload::group_alive(pid)
+        {
+            let killed = workload::stop(pid, self.config.release_grace).await;
+            tracing::info!(lease = %id, pid, killed, "workload stopped to restart");
+        }
+        let mut ledger = self.ledger.lock().await;
+        let Some(mut lease) = ledger.get(id).cloned() else {
+            return Err(LeaseError::NotFound { id: id.into() }.into());
+        };
+        if lease.state != LeaseState::Active {
+            return Err(refuse(format!(
+                "lease {id} was released while its workload stopped"
+            )));
+        }
+        lease.workload_pid = None;
+        lease.workload_exit_code = None;
+        lease.workload_signal = None;
+        let lease = self.start_workload(&mut ledger, lease).await?;
+        self.publish(&ledger);
+        drop(ledger);
+        Ok(self.shown(lease))
+    }
+
     /// A lease as this agent answers it: with the time its workload last touched its
     /// checkpoint file when that is newer than the one kept, and the release grace.
     fn shown(&self, mut lease: Lease) -> Lease {
@@ -471,6 +516,7 @@ impl LeaseService {
     /// Reaps the workload when it ends and records how it ended.
     fn watch_workload(&self, id: String, mut child: tokio::process::Child) {
         let Some(me) = self.me.upgrade() else { return };
+        let pid = child.id();
         self.tasks.lock().expect("tasks lock").spawn(async move {
             let Ok(status) = child.wait().await else {
                 return;
@@ -480,6 +526,10 @@ impl LeaseService {
             let Some(mut lease) = ledger.get(&id).cloned() else {
                 return;
             };
+            if lease.workload_pid != pid {
+                // Restarted since: the exit is the earlier process's, not the lease's now.
+                return;
+            }
             lease.workload_exit_code = code;
             lease.workload_signal = signal;
             match me.store.update(&lease).await {

@@ -150,6 +150,20 @@ pub trait GpuProvider: Send + Sync + fmt::Debug {
 
     /// Gives a lease back; idempotent. Answers the lease as it is now.
     fn release<'a>(&'a self, release: &'a Release) -> ProviderFuture<'a, Lease>;
+
+    /// Stops a lease's workload and starts it again on the same GPUs (a parked Slurm
+    /// node's slurmd, so Slurm takes the node as booted). A provider that cannot says so.
+    fn restart<'a>(&'a self, target: &'a str, lease_id: &'a str) -> ProviderFuture<'a, Lease> {
+        let _ = lease_id;
+        Box::pin(async move {
+            Err(HostProblem::RefusedRequest {
+                url: target.to_string(),
+                status: 501,
+                agent_kind: ebb_wire::agent::AgentErrorKind::Unknown,
+                message: "this provider cannot restart a workload".into(),
+            })
+        })
+    }
 }
 
 /// Every target's GPUs and leases at once (at most `concurrency` calls together), as the

@@ -118,4 +118,8 @@ impl GpuProvider for AgentProvider {
                 .await
         })
     }
+
+    fn restart<'a>(&'a self, target: &'a str, lease_id: &'a str) -> ProviderFuture<'a, Lease> {
+        Box::pin(async move { self.client(target)?.restart_lease(lease_id).await })
+    }
 }
