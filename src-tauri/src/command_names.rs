@@ -1,6 +1,6 @@
 /// The app's own commands: `build.rs` makes a permission for each and
 /// `capabilities/main.json` grants exactly these (`tests/it/lockdown.rs` checks it).
-pub const COMMANDS: [&str; 43] = [
+pub const COMMANDS: [&str; 44] = [
     "add_host",
     "app_info",
     "catalog_import",
@@ -24,6 +24,7 @@ pub const COMMANDS: [&str; 43] = [
     "notification_prefs",
     "parse_rules",
     "pool_chart",
+    "pool_slurm",
     "pool_options",
     "pool_rules",
     "preview_scale",

@@ -740,6 +740,26 @@ pub async fn notification_prefs(
         .map_err(pool_error)
 }
 
+/// The Slurm partition a pool is bound to (slurm.toml), with its queue, nodes and jobs;
+/// `None` for a pool bound to none.
+#[tauri::command]
+#[specta::specta]
+pub async fn pool_slurm(
+    state: State<'_, AppState>,
+    name: String,
+) -> Result<Option<ebb_wire::slurm::SlurmPoolView>, IpcError> {
+    state.console.pool_slurm(&name).await.map_err(slurm_error)
+}
+
+fn slurm_error(error: ebb_core::console_slurm::SlurmOpError) -> IpcError {
+    use ebb_core::console_slurm::SlurmOpError;
+    match error {
+        SlurmOpError::Pools(error) => pool_error(error),
+        SlurmOpError::NoPool(_) => IpcError::new(IpcErrorKind::NotFound, error.to_string()),
+        other => IpcError::invalid("slurm.toml", other.to_string()),
+    }
+}
+
 /// Whether desktop notifications reach the desktop (no notification server, the last one
 /// failed), for Settings to say beside the switches.
 #[tauri::command]

@@ -35,6 +35,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::host_history_chart,
             commands::fleet_heatmap_chart,
             commands::pool_chart,
+            commands::pool_slurm,
             commands::export_chart,
             commands::list_pools,
             commands::pool_options,

@@ -175,6 +175,18 @@ async poolChart(name: string, frame: ChartFrame, labels: PoolChartLabels) : Prom
 }
 },
 /**
+ * The Slurm partition a pool is bound to (slurm.toml), with its queue, nodes and jobs;
+ * `None` for a pool bound to none.
+ */
+async poolSlurm(name: string) : Promise<Result<SlurmPoolView | null, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("pool_slurm", { name }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
  * Saves a chart the UI shows (an SVG from one of the chart commands) as SVG or PNG, with
  * `title` (host, metric, range) in a band above it, where the operator chooses in the
  * save dialog (opened on Downloads, else `<data dir>/exports`). Returns the file's path,
@@ -514,7 +526,11 @@ export type Actor = "operator" | "failover" | "rule" | "enforcer" |
 /**
  * The demo's own setup (its hosts, pool and rules), made on its first start.
  */
-"demo"
+"demo" | 
+/**
+ * Slurm's power saving (`ebb slurm resume|suspend`) or the partition's queue.
+ */
+"slurm"
 /**
  * Why the agent refused a request: the `kind` of its error body, `snake_case` on the wire.
  * 
@@ -775,6 +791,11 @@ export type ChangeReason =
  * The operator went past the pool's budget cap on purpose (the slider or the CLI).
  */
 { kind: "budget_override"; per_hour_fen: number; cap_fen: number } | 
+/**
+ * A pool bound to a Slurm partition changed its nodes (`nodes`, a hostlist, holding
+ * `gpus` GPUs in all).
+ */
+{ kind: "slurm"; partition: string; nodes: string; gpus: number; step: SlurmStep } | 
 /**
  * Words with no kind: log lines written before reasons had one.
  */
@@ -2476,6 +2497,173 @@ export type SkippedPlanRow = { kind: PlanKind;
  * Why, with the catalog entry and the price it lacks.
  */
 reason: SkipReason }
+/**
+ * A job's state.
+ */
+export type SlurmJobState = "pending" | "running" | "completing" | 
+/**
+ * Allocated while its nodes start.
+ */
+"configuring" | "other"
+/**
+ * One job of the partition's queue.
+ */
+export type SlurmJobView = { id: string; state: SlurmJobState; 
+/**
+ * Slurm's reason for a pending job (`Resources`, `Dependency`, …).
+ */
+reason: string; 
+/**
+ * GPUs it asks for or holds.
+ */
+gpus: number; 
+/**
+ * Whether more GPUs would start it (pending for resources, not held or waiting on
+ * another job): what the pool scales on.
+ */
+waits_for_gpus: boolean; 
+/**
+ * How long it has waited since it was submitted, in seconds.
+ */
+waited_s: number }
+/**
+ * Who decides how many nodes are up.
+ */
+export type SlurmMode = 
+/**
+ * The pool's rules (on the queue metrics) or the slider.
+ */
+"ebb" | 
+/**
+ * Slurm's power saving, through `ebb slurm resume|suspend`.
+ */
+"slurm"
+/**
+ * A node's state as the Pool view words it.
+ */
+export type SlurmNodeState = "idle" | 
+/**
+ * Running jobs on all or some of its GPUs.
+ */
+"allocated" | 
+/**
+ * Draining for scale-in: no new job starts; it goes back when its jobs end.
+ */
+"draining" | 
+/**
+ * Drained and idle: about to go back.
+ */
+"drained" | 
+/**
+ * Suspended by Slurm while its lease is kept to the end of the paid unit.
+ */
+"parked" | 
+/**
+ * Powered down: no lease.
+ */
+"powered_down" | 
+/**
+ * Being resumed (its GPUs being leased, its slurmd starting).
+ */
+"powering_up" | 
+/**
+ * Down or not responding (`reason` says why).
+ */
+"down" | 
+/**
+ * A state Ebb does not act on (`state_text` says which).
+ */
+"other"
+/**
+ * One node of the partition.
+ */
+export type SlurmNodeView = { name: string; 
+/**
+ * The agent host whose GPUs it is, and which of them.
+ */
+host: string; gpu_indexes: number[]; state: SlurmNodeState; 
+/**
+ * Slurm's own word for it (`idle~`, `drained`, `down*`, …).
+ */
+state_text: string; 
+/**
+ * Why it is down or drained, as Slurm has it.
+ */
+reason: string | null; 
+/**
+ * The lease holding its GPUs; `None` when none does.
+ */
+lease_id: string | null; 
+/**
+ * Jobs running on it now.
+ */
+jobs: string[] }
+/**
+ * A Slurm-bound pool's partition.
+ */
+export type SlurmPoolView = { partition: string; mode: SlurmMode; gpus_per_node: number; 
+/**
+ * `None` when Slurm did not answer (`unreachable` says why).
+ */
+queue: SlurmQueue | null; unreachable: string | null; nodes: SlurmNodeView[]; 
+/**
+ * At most the 50 oldest.
+ */
+jobs: SlurmJobView[]; 
+/**
+ * Jobs in the partition's queue in all.
+ */
+jobs_total: number }
+/**
+ * The partition's queue at the last look.
+ */
+export type SlurmQueue = { 
+/**
+ * GPUs asked for by jobs pending for resources (not held, not on a dependency).
+ */
+pending_gpus: number; 
+/**
+ * GPUs held by running (or completing, configuring) jobs.
+ */
+allocated_gpus: number; pending_jobs: number; 
+/**
+ * How long the oldest job pending for resources has waited, in seconds.
+ */
+oldest_wait_s: number | null }
+/**
+ * What a Slurm-bound pool did to a node, and why where it is not plain.
+ */
+export type SlurmStep = 
+/**
+ * Its GPUs were leased and its slurmd started (the queue asked, or Slurm resumed it).
+ */
+{ step: "resumed" } | 
+/**
+ * Drained in Slurm for scale-in: no new job starts there; it goes back when its jobs
+ * end.
+ */
+{ step: "drained" } | 
+/**
+ * Wanted again while draining: back in service.
+ */
+{ step: "undrained" } | 
+/**
+ * Given back: its lease released (idle, or drained and its jobs ended).
+ */
+{ step: "released" } | 
+/**
+ * Suspended by Slurm, or chosen for scale-in while idle: its lease is kept until its
+ * paid unit ends (`until_ms`), so a resume before then reuses it at once.
+ */
+{ step: "parked"; until_ms: number } | 
+/**
+ * Its jobs were requeued: the drain passed the pool's cost cap, or `--force`.
+ */
+{ step: "requeued"; jobs: string[] } | 
+/**
+ * A resume Ebb could not serve: the node is marked down in Slurm with this reason.
+ */
+{ step: "cannot_serve"; problem: string }
 /**
  * Spend across every pool this month, against the operator's monthly budget.
  */

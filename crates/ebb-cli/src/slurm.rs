@@ -6,7 +6,8 @@
 use crate::pools::open;
 use clap::Subcommand;
 use ebb_core::console::{Console, TokenStore};
-use ebb_core::console_slurm::{NodeOutcome, PartitionStatus};
+use ebb_core::console_slurm::NodeOutcome;
+use ebb_wire::slurm::SlurmPoolView;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -56,7 +57,10 @@ async fn run_with(console: &Console, command: SlurmCommand, json: bool) -> anyho
         SlurmCommand::Status => {
             let status = console.slurm_status().await?;
             if json {
-                let value: Vec<_> = status.iter().map(status_json).collect();
+                let value: Vec<_> = status
+                    .iter()
+                    .map(|(pool, view)| serde_json::json!({"pool": pool, "slurm": view}))
+                    .collect();
                 println!("{}", serde_json::to_string_pretty(&value)?);
             } else {
                 print!("{}", status_words(&status));
@@ -126,85 +130,58 @@ fn conf(data_dir: &Path, dev_dir: &str, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn status_json(status: &PartitionStatus) -> serde_json::Value {
-    let (metrics, nodes, error) = match &status.view {
-        Ok(view) => (
-            serde_json::to_value(view.metrics).unwrap_or_default(),
-            serde_json::to_value(&view.nodes).unwrap_or_default(),
-            None,
-        ),
-        Err(error) => (
-            serde_json::Value::Null,
-            serde_json::Value::Null,
-            Some(error.to_string()),
-        ),
-    };
-    let held: Vec<_> = status
-        .held
-        .iter()
-        .map(|(node, host, lease, gpus)| {
-            serde_json::json!({"node": node, "host": host, "lease_id": lease, "gpu_indexes": gpus})
-        })
-        .collect();
-    serde_json::json!({
-        "partition": status.binding.name,
-        "pool": status.binding.pool,
-        "mode": status.binding.mode,
-        "metrics": metrics,
-        "nodes": nodes,
-        "held": held,
-        "error": error,
-    })
-}
-
-fn status_words(status: &[PartitionStatus]) -> String {
+fn status_words(status: &[(String, SlurmPoolView)]) -> String {
     let mut out = String::new();
-    for part in status {
+    for (pool, view) in status {
         let _ = writeln!(
             out,
-            "partition {} → pool {} ({:?}-led, {} GPUs a node)",
-            part.binding.name, part.binding.pool, part.binding.mode, part.binding.gpus_per_node
+            "partition {} → pool {pool} ({}-led, {} GPUs a node)",
+            view.partition,
+            match view.mode {
+                ebb_wire::slurm::SlurmMode::Ebb => "Ebb",
+                ebb_wire::slurm::SlurmMode::Slurm => "Slurm",
+            },
+            view.gpus_per_node
         );
-        match &part.view {
-            Ok(view) => {
-                let m = view.metrics;
+        match (&view.queue, &view.unreachable) {
+            (Some(queue), _) => {
                 let _ = writeln!(
                     out,
                     "  queue: {} GPUs pending ({} jobs), {} allocated, oldest wait {}",
-                    m.pending_gpus,
-                    m.pending_jobs,
-                    m.allocated_gpus,
-                    m.oldest_pending_wait_s
+                    queue.pending_gpus,
+                    queue.pending_jobs,
+                    queue.allocated_gpus,
+                    queue
+                        .oldest_wait_s
                         .map_or("-".to_string(), |s| format!("{s} s"))
                 );
-                for node in &view.nodes {
-                    let lease = part.held.iter().find(|held| held.0 == node.name);
-                    let _ = writeln!(
-                        out,
-                        "  {:<12} {:<16} {}{}",
-                        node.name,
-                        format!(
-                            "{:?}{}",
-                            node.state.base,
-                            if node.state.flags.is_empty() {
-                                String::new()
-                            } else {
-                                format!(" {:?}", node.state.flags)
-                            }
-                        )
-                        .to_lowercase(),
-                        lease.map_or("no lease".to_string(), |(_, host, id, gpus)| format!(
-                            "lease {id} on {host} GPUs {gpus:?}"
-                        )),
-                        node.reason
-                            .as_deref()
-                            .map_or(String::new(), |reason| format!(" ({reason})"))
-                    );
-                }
             }
-            Err(error) => {
-                let _ = writeln!(out, "  Slurm does not answer: {error}");
+            (None, problem) => {
+                let _ = writeln!(
+                    out,
+                    "  Slurm does not answer: {}",
+                    problem.as_deref().unwrap_or("no reason given")
+                );
             }
+        }
+        for node in &view.nodes {
+            let _ = writeln!(
+                out,
+                "  {:<12} {:<10} {:<14} GPUs {:?} on {}{}{}",
+                node.name,
+                node.state_text,
+                node.lease_id.as_deref().unwrap_or("no lease"),
+                node.gpu_indexes,
+                node.host,
+                if node.jobs.is_empty() {
+                    String::new()
+                } else {
+                    format!(", jobs {}", node.jobs.join(" "))
+                },
+                node.reason
+                    .as_deref()
+                    .map_or(String::new(), |reason| format!(" ({reason})"))
+            );
         }
     }
     out

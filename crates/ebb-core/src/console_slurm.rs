@@ -13,8 +13,9 @@ use crate::enforcer::EnforcerConfig;
 use crate::pools::Pool;
 use crate::provider::{AgentProvider, GpuProvider, Release};
 use crate::slurm::binder::{self, HeldNode, RentOutcome, SlurmBinder, TickInput};
-use crate::slurm::ctl::{PartitionView, SlurmCtl, SlurmError};
+use crate::slurm::ctl::{SlurmCtl, SlurmError};
 use ebb_slurm::binding::{Binding, NodeSlot, PartitionBinding};
+use ebb_wire::slurm::SlurmPoolView;
 use std::sync::Arc;
 use thiserror::Error;
 
@@ -43,15 +44,6 @@ pub struct NodeOutcome {
     pub node: String,
     /// `Ok` with what was done, `Err` with why not.
     pub result: Result<String, String>,
-}
-
-/// A bound partition as Slurm and the agents show it now.
-#[derive(Debug, Clone)]
-pub struct PartitionStatus {
-    pub binding: PartitionBinding,
-    pub view: Result<PartitionView, SlurmError>,
-    /// Nodes leased now: node → (host, lease id, GPU indexes).
-    pub held: Vec<(String, String, String, Vec<u32>)>,
 }
 
 impl Console {
@@ -253,46 +245,51 @@ impl Console {
         Ok(words)
     }
 
-    /// `ebb slurm status`: each bound partition as Slurm and the agents show it.
-    pub async fn slurm_status(&self) -> Result<Vec<PartitionStatus>, SlurmOpError> {
+    /// `ebb slurm status`: each bound partition as Slurm and the agents show it, with its
+    /// pool's name.
+    pub async fn slurm_status(&self) -> Result<Vec<(String, SlurmPoolView)>, SlurmOpError> {
         let binding = self.slurm_binding()?;
-        let ctl = SlurmCtl::default();
         let mut out = Vec::new();
         for part in &binding.partitions {
-            let pool = self.pool_of(part).await?;
-            let nodes: Vec<_> = part
-                .nodes
-                .iter()
-                .map(|slot| (part.clone(), slot.clone()))
-                .collect();
-            let (provider, hosts) = self.slurm_hosts(&nodes).await?;
-            let holder = self.pools.console_id().await?;
-            let input = TickInput {
-                store: &self.pools,
-                provider: provider.as_ref(),
-                holder: &holder,
-                term: None,
-                hosts: &hosts,
-                pools: std::slice::from_ref(&pool),
-                now_ms: self.pools.now_ms(),
-            };
-            let held = binder::held_nodes(part, &pool, &input)
-                .into_iter()
-                .map(|node| {
-                    (
-                        node.slot.name.clone(),
-                        node.slot.host.clone(),
-                        node.lease.id.clone(),
-                        node.slot.gpu_indexes.clone(),
-                    )
-                })
-                .collect();
-            out.push(PartitionStatus {
-                binding: part.clone(),
-                view: ctl.partition(&part.name, self.pools.now_ms()).await,
-                held,
-            });
+            out.push((part.pool.clone(), self.partition_view(part).await?));
         }
         Ok(out)
+    }
+
+    /// The Pool view's Slurm card: the partition `pool` is bound to, or `None` when it is
+    /// bound to none (or there is no binding).
+    pub async fn pool_slurm(&self, pool: &str) -> Result<Option<SlurmPoolView>, SlurmOpError> {
+        let Some(binding) = binder::load_binding(&self.data_dir).map_err(SlurmOpError::Binding)?
+        else {
+            return Ok(None);
+        };
+        let Some(part) = binding.of_pool(pool) else {
+            return Ok(None);
+        };
+        self.partition_view(part).await.map(Some)
+    }
+
+    async fn partition_view(&self, part: &PartitionBinding) -> Result<SlurmPoolView, SlurmOpError> {
+        let pool = self.pool_of(part).await?;
+        let nodes: Vec<_> = part
+            .nodes
+            .iter()
+            .map(|slot| (part.clone(), slot.clone()))
+            .collect();
+        let (provider, hosts) = self.slurm_hosts(&nodes).await?;
+        let holder = self.pools.console_id().await?;
+        let now_ms = self.pools.now_ms();
+        let input = TickInput {
+            store: &self.pools,
+            provider: provider.as_ref(),
+            holder: &holder,
+            term: None,
+            hosts: &hosts,
+            pools: std::slice::from_ref(&pool),
+            now_ms,
+        };
+        let held = binder::held_nodes(part, &pool, &input);
+        let view = SlurmCtl::default().partition(&part.name, now_ms).await;
+        Ok(binder::pool_view(part, &held, view, now_ms))
     }
 }

@@ -15,4 +15,5 @@ pub mod pools;
 pub mod reasons;
 pub mod replay;
 pub mod rules;
+pub mod slurm;
 pub mod suggest;

@@ -684,3 +684,133 @@ fn powered_down(info: &NodeInfo) -> bool {
         || info.state.has(NodeFlag::PoweringDown)
         || info.state.has(NodeFlag::PowerDownPending)
 }
+
+/// A bound partition as the Pool view shows it: Slurm's look (or why there is none) and
+/// the leases behind its nodes.
+pub fn pool_view(
+    part: &PartitionBinding,
+    held: &[HeldNode],
+    view: Result<PartitionView, SlurmError>,
+    now_ms: i64,
+) -> ebb_wire::slurm::SlurmPoolView {
+    use ebb_slurm::queue::JobState;
+    use ebb_wire::slurm::{
+        SlurmJobState, SlurmJobView, SlurmMode, SlurmNodeState, SlurmNodeView, SlurmPoolView,
+        SlurmQueue,
+    };
+    let small = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+    let (look, unreachable) = match view {
+        Ok(view) => (Some(view), None),
+        Err(error) => (None, Some(error.to_string())),
+    };
+    let nodes = part
+        .nodes
+        .iter()
+        .map(|slot| {
+            let lease = held.iter().find(|node| node.slot.name == slot.name);
+            let info = look.as_ref().and_then(|view| view.node(&slot.name));
+            let state = match info {
+                None => SlurmNodeState::Other,
+                Some(info) if powered_down(info) && lease.is_some() => SlurmNodeState::Parked,
+                Some(info) if powered_down(info) => SlurmNodeState::PoweredDown,
+                Some(info) if info.state.has(NodeFlag::PoweringUp) => SlurmNodeState::PoweringUp,
+                Some(info) if info.state.has(NodeFlag::NotResponding) => SlurmNodeState::Down,
+                Some(info) => match info.state.base {
+                    NodeBase::Idle => SlurmNodeState::Idle,
+                    NodeBase::Allocated | NodeBase::Mixed | NodeBase::Completing => {
+                        SlurmNodeState::Allocated
+                    }
+                    NodeBase::Draining => SlurmNodeState::Draining,
+                    NodeBase::Drained => SlurmNodeState::Drained,
+                    NodeBase::Down => SlurmNodeState::Down,
+                    _ => SlurmNodeState::Other,
+                },
+            };
+            SlurmNodeView {
+                name: slot.name.clone(),
+                host: slot.host.clone(),
+                gpu_indexes: slot.gpu_indexes.clone(),
+                state,
+                state_text: info.map_or_else(|| "unknown".to_string(), state_text),
+                reason: info.and_then(|info| info.reason.clone()),
+                lease_id: lease.map(|node| node.lease.id.clone()),
+                jobs: look
+                    .as_ref()
+                    .and_then(|view| view.running.get(&slot.name))
+                    .map(|jobs| jobs.iter().map(|job| job.id.clone()).collect())
+                    .unwrap_or_default(),
+            }
+        })
+        .collect();
+    let mut jobs: Vec<SlurmJobView> = look
+        .as_ref()
+        .map(|view| {
+            view.jobs
+                .iter()
+                .map(|job| SlurmJobView {
+                    id: job.job_id.clone(),
+                    state: match job.state {
+                        JobState::Pending => SlurmJobState::Pending,
+                        JobState::Running => SlurmJobState::Running,
+                        JobState::Completing => SlurmJobState::Completing,
+                        JobState::Configuring => SlurmJobState::Configuring,
+                        _ => SlurmJobState::Other,
+                    },
+                    reason: job.reason.clone(),
+                    gpus: small(job.gpus()),
+                    waits_for_gpus: job.pending_for_resources(),
+                    waited_s: small(
+                        u64::try_from((now_ms - job.submitted_at_ms).max(0) / 1000).unwrap_or(0),
+                    ),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let jobs_total = u32::try_from(jobs.len()).unwrap_or(u32::MAX);
+    jobs.sort_by(|a, b| b.waited_s.cmp(&a.waited_s));
+    jobs.truncate(50);
+    SlurmPoolView {
+        partition: part.name.clone(),
+        mode: match part.mode {
+            Mode::Ebb => SlurmMode::Ebb,
+            Mode::Slurm => SlurmMode::Slurm,
+        },
+        gpus_per_node: part.gpus_per_node,
+        queue: look.as_ref().map(|view| SlurmQueue {
+            pending_gpus: small(view.metrics.pending_gpus),
+            allocated_gpus: small(view.metrics.allocated_gpus),
+            pending_jobs: view.metrics.pending_jobs,
+            oldest_wait_s: view.metrics.oldest_pending_wait_s.map(small),
+        }),
+        unreachable,
+        nodes,
+        jobs,
+        jobs_total,
+    }
+}
+
+/// Slurm's word for a node's state with its flag symbols (`idle~`, `down*`).
+fn state_text(info: &NodeInfo) -> String {
+    let base = match &info.state.base {
+        NodeBase::Other(word) => word.clone(),
+        other => format!("{other:?}").to_lowercase(),
+    };
+    let flags: String = info
+        .state
+        .flags
+        .iter()
+        .map(|flag| match flag {
+            NodeFlag::NotResponding => '*',
+            NodeFlag::PoweredDown => '~',
+            NodeFlag::PoweringUp => '#',
+            NodeFlag::PoweringDown => '%',
+            NodeFlag::PowerDownPending => '!',
+            NodeFlag::Maintenance => '$',
+            NodeFlag::RebootPending => '@',
+            NodeFlag::Rebooting => '^',
+            NodeFlag::PlannedBackfill => '-',
+            NodeFlag::Completing => '+',
+        })
+        .collect();
+    format!("{base}{flags}")
+}
