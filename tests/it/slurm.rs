@@ -468,3 +468,122 @@ async fn slurm_resumes_and_suspends_through_ebb_and_a_parked_node_is_reused() {
         reused_in.as_secs_f64()
     );
 }
+
+/// Scale-in never kills a job: with a job running on one node and the other idle, a scale
+/// to 0 gives the idle node back at once, drains the busy one (no new job lands there),
+/// and gives it back only when its job has ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scale_in_gives_idle_nodes_back_first_and_drains_a_busy_one_until_its_job_ends() {
+    if !slurm_or_skip() {
+        return;
+    }
+    let dir = TempDir::new("slurm-drain");
+    let agent = a100_agent(&dir.subdir("agent"), 8);
+    let data = dir.join("console");
+    let cli = Cli::new(&data);
+    cli.ok(&["hosts", "add", "gpu-a", &agent.url, "--region", "cn-north"]);
+    cli.ok(&[
+        "pool", "create", "train", "--model", "A100", "--region", "cn-north", "--min", "0",
+        "--max", "8",
+    ]);
+    let ports = SlurmCluster::free_ports(4);
+    std::fs::write(data.join("slurm.toml"), binding("ebb", &ports, "unset")).unwrap();
+    let slurm = cluster(&cli, "drain", "");
+    let conf = slurm.conf().to_str().unwrap().to_string();
+    spool_dirs(&slurm);
+    std::fs::write(data.join("slurm.toml"), binding("ebb", &ports, &conf)).unwrap();
+    let log = std::fs::File::create(dir.join("daemon.log")).unwrap();
+    let mut daemon = cli.command(&["daemon", "--metrics-listen", "off"]);
+    daemon
+        .env("SLURM_CONF", &conf)
+        .env("RUST_LOG", "warn,ebb_core::slurm=info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log);
+    let _daemon = Daemon(daemon.spawn().unwrap());
+
+    // Two nodes by the slider.
+    cli.ok(&["pool", "scale", "train", "4", "--yes"]);
+    for node in ["gpu1", "gpu2"] {
+        eventually_blocking(&format!("{node} idle"), Duration::from_secs(60), || {
+            let state = slurm.node_state(node).unwrap_or_default();
+            (state == "idle").then_some(()).ok_or(state)
+        });
+    }
+    // A long job on one of them.
+    let out = slurm.dir().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let job = slurm
+        .sbatch(&[
+            "-p",
+            "gpu",
+            "--gres=gpu:2",
+            "-o",
+            &format!("{}/%j.out", out.display()),
+            "--wrap",
+            "sleep 15; echo done",
+        ])
+        .unwrap();
+    let busy = eventually_blocking("the long job running", Duration::from_secs(60), || {
+        let node = slurm
+            .squeue(&["-h", "-j", &job, "-t", "R", "-o", "%N"])
+            .unwrap_or_default();
+        let node = node.trim().to_string();
+        (!node.is_empty()).then_some(node).ok_or("not running yet")
+    });
+    let idle = if busy == "gpu1" { "gpu2" } else { "gpu1" };
+
+    // Scale to 0: the idle node goes now, the busy one drains.
+    cli.ok(&["pool", "scale", "train", "0", "--yes"]);
+    eventually_blocking("the idle node given back", Duration::from_secs(30), || {
+        let state = slurm.node_state(idle).unwrap_or_default();
+        state.starts_with("down").then_some(()).ok_or(state)
+    });
+    let state = slurm.node_state(&busy).unwrap();
+    assert!(
+        state.starts_with("drain") || state == "mixed" || state == "allocated",
+        "{state}"
+    );
+    let draining = eventually_blocking("the busy node draining", Duration::from_secs(30), || {
+        let state = slurm.node_state(&busy).unwrap_or_default();
+        state
+            .starts_with("drain")
+            .then_some(state.clone())
+            .ok_or(state)
+    });
+    assert_eq!(
+        slurm.job_state(&job).unwrap(),
+        "RUNNING",
+        "drained, not killed ({draining})"
+    );
+    let held: Vec<_> = leases(&agent.url)
+        .await
+        .into_iter()
+        .filter(|lease| lease.state == LeaseState::Active)
+        .collect();
+    assert_eq!(held.len(), 1, "the busy node's lease kept: {held:?}");
+
+    // The job ends on its own; then its node goes back.
+    eventually_blocking("the long job done", Duration::from_secs(60), || {
+        let state = slurm.job_state(&job).unwrap_or_default();
+        (state == "COMPLETED").then_some(()).ok_or(state)
+    });
+    eventually_blocking("the busy node given back", Duration::from_secs(30), || {
+        let all = tokio::task::block_in_place(|| {
+            tokio::runtime::Handle::current().block_on(leases(&agent.url))
+        });
+        all.iter()
+            .all(|lease| lease.state == LeaseState::Released)
+            .then_some(())
+            .ok_or(format!("{all:?}"))
+    });
+    let said = std::fs::read_to_string(out.join(format!("{job}.out"))).unwrap();
+    assert_eq!(said.trim(), "done");
+    let activity = cli.ok(&["activity", "--pool", "train"]);
+    assert!(
+        activity.contains(&format!("{busy} draining for scale-in")),
+        "{activity}"
+    );
+    assert!(activity.contains(&format!("{idle} released")), "{activity}");
+    assert!(activity.contains(&format!("{busy} released")), "{activity}");
+}
