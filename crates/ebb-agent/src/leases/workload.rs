@@ -14,7 +14,11 @@ pub fn start(lease: &Lease, log_dir: &Path) -> std::io::Result<(tokio::process::
         .ok_or_else(|| std::io::Error::other("the lease has no command"))?;
     std::fs::create_dir_all(log_dir)?;
     let log_path = log_dir.join(format!("{}.log", lease.id));
-    let log = std::fs::File::create(&log_path)?;
+    // Appended: a restarted workload's log keeps what the earlier run said.
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)?;
     let visible: Vec<String> = lease.gpu_indexes.iter().map(u32::to_string).collect();
     let mut command = tokio::process::Command::new(program);
     command

@@ -617,3 +617,53 @@ async fn a_request_abandoned_at_any_point_grants_at_most_once_and_its_retry_answ
         assert_eq!(live, 0, "after {polls} polls a grant was left behind");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_stops_the_workload_and_starts_it_again_on_the_same_gpus_and_lease() {
+    let agent = TestAgent::with(3, Auth::open(), Duration::from_millis(300)).await;
+    let script = r#"echo "start gpus=$CUDA_VISIBLE_DEVICES"; trap 'echo got TERM; exit 3' TERM; while true; do sleep 0.05; done"#;
+    let body = serde_json::json!({"pool_id": "p", "holder_id": "h", "count": 2, "command": ["sh", "-c", script]});
+    let lease: Lease = json(&agent.post_lease("w", &body.to_string()).await.1);
+    let log = lease.workload_log.clone().unwrap();
+    wait_logged(&log, "start gpus=0,1").await;
+    let restart = |id: &str| {
+        Request::post(format!("/v1/leases/{id}/restart"))
+            .body(Body::empty())
+            .unwrap()
+    };
+    let (status, body) = agent.send(restart(&lease.id)).await;
+    assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
+    let again = json::<Lease>(&body);
+    assert_eq!(again.id, lease.id);
+    assert_eq!(again.gpu_uuids, lease.gpu_uuids);
+    assert_eq!(again.state, LeaseState::Active);
+    assert_eq!(
+        again.created_at_ms, lease.created_at_ms,
+        "its paid time unchanged"
+    );
+    assert_ne!(again.workload_pid, lease.workload_pid, "a new process");
+    let output = std::fs::read_to_string(&log).unwrap();
+    assert!(output.contains("got TERM"), "{output}");
+    // The earlier process's exit is not taken for the new one's.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (_, shown) = agent.get(&format!("/v1/leases/{}", lease.id)).await;
+    let shown = json::<Lease>(&shown);
+    assert_eq!(shown.workload_exit_code, None, "{shown:?}");
+    assert_eq!(shown.workload_pid, again.workload_pid);
+    // A lease without a command has nothing to restart; an unknown one is not found.
+    let plain: Lease = json(&agent.post_lease("k", ONE).await.1);
+    let (status, body) = agent.send(restart(&plain.id)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(String::from_utf8_lossy(&body).contains("no workload"));
+    let (status, _) = agent.send(restart("no-such-lease")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    agent.delete(&format!("/v1/leases/{}", lease.id)).await;
+    wait_released(&agent, &lease.id).await;
+    let (status, body) = agent.send(restart(&lease.id)).await;
+    assert_eq!(
+        status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        String::from_utf8_lossy(&body)
+    );
+}
