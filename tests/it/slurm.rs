@@ -99,6 +99,42 @@ fn spool_dirs(slurm: &SlurmCluster) {
 
 struct Daemon(Child);
 
+impl Daemon {
+    /// `ebb daemon` with `SLURM_CONF`, its log in `dir/daemon.log`; returns once it
+    /// collects and enforces (it says so), so no other `ebb` command enforces instead.
+    fn start(cli: &Cli, dir: &TempDir, conf: &str) -> Self {
+        let log = std::fs::File::create(dir.join("daemon.log")).unwrap();
+        let mut command = cli.command(&["daemon", "--metrics-listen", "off"]);
+        command
+            .env("SLURM_CONF", conf)
+            .env("RUST_LOG", "warn,ebb_core::slurm=info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(log);
+        let mut child = command.spawn().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let daemon = Self(child);
+        let (said, lines) = std::sync::mpsc::channel::<String>();
+        // Drains stdout for the daemon's whole life.
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = said.send(line);
+            }
+        });
+        loop {
+            match lines.recv_timeout(Duration::from_secs(30)) {
+                Ok(line) if line.starts_with("collecting from") => return daemon,
+                Ok(_) => {}
+                Err(error) => panic!("ebb daemon never said it collects: {error}"),
+            }
+        }
+    }
+}
+
 impl Drop for Daemon {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -130,15 +166,7 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
     std::fs::write(&rules, QUEUE_RULES).unwrap();
     cli.ok(&["rules", "set", "train", rules.to_str().unwrap(), "--yes"]);
 
-    let mut daemon = cli.command(&["daemon", "--metrics-listen", "off"]);
-    let log = std::fs::File::create(dir.join("daemon.log")).unwrap();
-    daemon
-        .env("SLURM_CONF", &conf)
-        .env("RUST_LOG", "warn,ebb_core::slurm=info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log);
-    let _daemon = Daemon(daemon.spawn().unwrap());
+    let _daemon = Daemon::start(&cli, &dir, &conf);
 
     // 20 jobs of 2 GPUs each, on an empty partition.
     let out = slurm.dir().join("out");
@@ -335,15 +363,7 @@ async fn slurm_resumes_and_suspends_through_ebb_and_a_parked_node_is_reused() {
         binding("slurm", &ports, &conf_path),
     )
     .unwrap();
-    let log = std::fs::File::create(dir.join("daemon.log")).unwrap();
-    let mut daemon = cli.command(&["daemon", "--metrics-listen", "off"]);
-    daemon
-        .env("SLURM_CONF", &conf_path)
-        .env("RUST_LOG", "warn,ebb_core::slurm=info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log);
-    let _daemon = Daemon(daemon.spawn().unwrap());
+    let _daemon = Daemon::start(&cli, &dir, &conf_path);
     let slurm_cli = |args: &[&str]| {
         cli.command(args)
             .env("SLURM_CONF", &conf_path)
@@ -492,15 +512,7 @@ async fn scale_in_gives_idle_nodes_back_first_and_drains_a_busy_one_until_its_jo
     let conf = slurm.conf().to_str().unwrap().to_string();
     spool_dirs(&slurm);
     std::fs::write(data.join("slurm.toml"), binding("ebb", &ports, &conf)).unwrap();
-    let log = std::fs::File::create(dir.join("daemon.log")).unwrap();
-    let mut daemon = cli.command(&["daemon", "--metrics-listen", "off"]);
-    daemon
-        .env("SLURM_CONF", &conf)
-        .env("RUST_LOG", "warn,ebb_core::slurm=info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log);
-    let _daemon = Daemon(daemon.spawn().unwrap());
+    let _daemon = Daemon::start(&cli, &dir, &conf);
 
     // Two nodes by the slider.
     cli.ok(&["pool", "scale", "train", "4", "--yes"]);
@@ -586,4 +598,70 @@ async fn scale_in_gives_idle_nodes_back_first_and_drains_a_busy_one_until_its_jo
     );
     assert!(activity.contains(&format!("{idle} released")), "{activity}");
     assert!(activity.contains(&format!("{busy} released")), "{activity}");
+}
+
+/// A disruption budget of 2 GPUs per 10 minutes holds while the pool is asked to go from
+/// 8 GPUs to 0: one node goes back, the other three stay until the window has passed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disruption_budget_holds_while_the_pool_is_asked_for_minus_8() {
+    if !slurm_or_skip() {
+        return;
+    }
+    let dir = TempDir::new("slurm-budget");
+    let agent = a100_agent(&dir.subdir("agent"), 8);
+    let data = dir.join("console");
+    let cli = Cli::new(&data);
+    cli.ok(&["hosts", "add", "gpu-a", &agent.url, "--region", "cn-north"]);
+    cli.ok(&[
+        "pool", "create", "train", "--model", "A100", "--region", "cn-north", "--min", "0",
+        "--max", "8",
+    ]);
+    let ports = SlurmCluster::free_ports(4);
+    let budget = "\n[partition.budget]\ngpus = 2\nwindow_minutes = 10\n";
+    let with_budget = |conf: &str| {
+        let text = binding("ebb", &ports, conf);
+        // The budget table belongs to the partition, before its hosts.
+        let at = text.find("\n[[partition.hosts]]").unwrap();
+        format!("{}{budget}{}", &text[..at], &text[at..])
+    };
+    std::fs::write(data.join("slurm.toml"), with_budget("unset")).unwrap();
+    let slurm = cluster(&cli, "budget", "");
+    let conf = slurm.conf().to_str().unwrap().to_string();
+    spool_dirs(&slurm);
+    std::fs::write(data.join("slurm.toml"), with_budget(&conf)).unwrap();
+    let _daemon = Daemon::start(&cli, &dir, &conf);
+
+    cli.ok(&["pool", "scale", "train", "8", "--yes"]);
+    for k in 1..=4 {
+        let node = format!("gpu{k}");
+        eventually_blocking(&format!("{node} idle"), Duration::from_secs(60), || {
+            let state = slurm.node_state(&node).unwrap_or_default();
+            (state == "idle").then_some(()).ok_or(state)
+        });
+    }
+    cli.ok(&["pool", "scale", "train", "0", "--yes"]);
+    let active = || {
+        tokio::task::block_in_place(|| {
+            tokio::runtime::Handle::current().block_on(leases(&agent.url))
+        })
+        .into_iter()
+        .filter(|lease| lease.state != LeaseState::Released)
+        .count()
+    };
+    eventually_blocking("one node given back", Duration::from_secs(30), || {
+        let left = active();
+        (left == 3).then_some(()).ok_or(left)
+    });
+    // Many passes later, still three: the budget holds.
+    let activity_before = cli.ok(&["activity", "--pool", "train"]);
+    for _ in 0..5 {
+        let report = cli.ok(&["pool", "show", "train"]);
+        assert!(active() == 3, "{report}");
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    assert_eq!(
+        activity_before.matches(" released (").count(),
+        1,
+        "{activity_before}"
+    );
 }

@@ -239,9 +239,15 @@ impl Console {
             }
             _ => format!("released lease {}", node.lease.id),
         };
-        binder::log_step(&self.pools, pool, part, &[node.slot.name.clone()], step)
-            .await
-            .map_err(|error| error.to_string())?;
+        binder::log_step(
+            &self.pools,
+            pool,
+            part,
+            std::slice::from_ref(&node.slot.name),
+            step,
+        )
+        .await
+        .map_err(|error| error.to_string())?;
         Ok(words)
     }
 

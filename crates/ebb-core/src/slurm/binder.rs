@@ -344,10 +344,11 @@ impl SlurmBinder {
                 continue;
             };
             let up = info.state.has(NodeFlag::PoweringUp);
-            if up && !held.iter().any(|node| node.slot.name == slot.name) {
-                if let Err(error) = self.rent(part, pool, slot, input).await {
-                    tracing::warn!(node = %slot.name, %error, "cannot resume");
-                }
+            if up
+                && !held.iter().any(|node| node.slot.name == slot.name)
+                && let Err(error) = self.rent(part, pool, slot, input).await
+            {
+                tracing::warn!(node = %slot.name, %error, "cannot resume");
             }
         }
         Ok(())
@@ -767,7 +768,7 @@ pub fn pool_view(
         })
         .unwrap_or_default();
     let jobs_total = u32::try_from(jobs.len()).unwrap_or(u32::MAX);
-    jobs.sort_by(|a, b| b.waited_s.cmp(&a.waited_s));
+    jobs.sort_by_key(|job| std::cmp::Reverse(job.waited_s));
     jobs.truncate(50);
     SlurmPoolView {
         partition: part.name.clone(),

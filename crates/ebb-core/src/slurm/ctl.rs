@@ -105,8 +105,7 @@ impl SlurmCtl {
             let message = stderr
                 .lines()
                 .map(str::trim)
-                .filter(|line| !line.is_empty())
-                .last()
+                .rfind(|line| !line.is_empty())
                 .unwrap_or("no message")
                 .to_string();
             return Err(SlurmError::Failed {
