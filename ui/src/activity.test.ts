@@ -97,6 +97,14 @@ describe("summarize", () => {
     expect(summarize(log, { ...DEFAULT_FILTER, operator: false }).map((r) => r.kind === "entry" && r.entry.actor)).toEqual(["failover"]);
     expect(summarize(log, { ...DEFAULT_FILTER, automatic: false }).map((r) => r.kind === "entry" && r.entry.actor)).toEqual(["operator"]);
   });
+
+  it("shows Slurm's power saving with failover and the enforcer, never as a no-op", () => {
+    const parked = entry({ actor: "slurm", reason: { kind: "slurm", partition: "batch", nodes: "gpu1", gpus: 2, step: { step: "parked", until_ms: T0 } } });
+    expect(isNoOp(parked)).toBe(false);
+    expect(summarize([parked], DEFAULT_FILTER)).toHaveLength(1);
+    expect(summarize([parked], { ...DEFAULT_FILTER, automatic: false })).toEqual([]);
+    expect(changeCellText(parked)).toBe("stays at 6");
+  });
 });
 
 describe("a rule decision in words", () => {

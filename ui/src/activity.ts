@@ -15,7 +15,7 @@ export type ActivityFilter = {
   operator: boolean;
   /** Rule decisions that changed the count (or would have, in shadow mode). */
   rule: boolean;
-  /** Failover and the enforcer. */
+  /** Failover, the enforcer and Slurm's power saving (a Slurm-led pool's nodes). */
   automatic: boolean;
   /** Rule decisions that left the count where it was. */
   noOps: boolean;
@@ -41,8 +41,10 @@ export function shows(entry: ActivityEntry, filter: ActivityFilter): boolean {
       return filter.rule;
     case "failover":
     case "enforcer":
+    case "slurm":
       return filter.automatic;
     default:
+      // An actor a newer console logged: shown, whatever is ticked.
       return true;
   }
 }

@@ -56,6 +56,8 @@ describe("message catalog", () => {
       "common.empty",
       "common.listSeparator",
       "reason.notesSeparator",
+      // Slurm, who made a change, is a name in every language.
+      "activity.actor.slurm",
       "fleet.chartCaption",
       "settings.language.en",
       "settings.language.zh-CN",

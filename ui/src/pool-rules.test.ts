@@ -51,6 +51,10 @@ describe("who set the count", () => {
     expect(phaseWords("converged", null)).toBe("Holding what you asked for");
     expect(phaseWords("scaling_out", { actor: "rule", at_ms: T0, to: 6 })).toBe("Renting GPUs");
     expect(setterText({ actor: "rule", at_ms: T0, to: 6 }, T0)).toBe("6 GPUs, set by a rule at 10:02:00");
+    expect(phaseWords("converged", { actor: "slurm", at_ms: T0, to: 4 })).toBe("Holding the count Slurm set");
+    expect(setterText({ actor: "slurm", at_ms: T0, to: 4 }, T0)).toBe("4 GPUs, set by Slurm at 10:02:00");
+    setLocale("zh-CN");
+    expect(setterText({ actor: "slurm", at_ms: T0, to: 4 }, T0)).toBe("4 块 GPU，由 Slurm 于 10:02:00 设定");
   });
 });
 

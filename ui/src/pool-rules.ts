@@ -95,6 +95,7 @@ const SETTERS: Readonly<Record<Actor, MessageKey>> = {
   failover: "pool.setBy.failover",
   enforcer: "pool.setBy.enforcer",
   demo: "pool.setBy.demo",
+  slurm: "pool.setBy.slurm",
 };
 
 /** "6 GPUs, set by a rule at 10:02". */
@@ -117,5 +118,7 @@ export function phaseWords(phase: PoolPhase, setter: CountSetter | null): string
     case "failover":
     case "enforcer":
       return t("pool.phase.convergedAuto");
+    case "slurm":
+      return t("pool.phase.convergedSlurm");
   }
 }

@@ -80,6 +80,7 @@ describe("words for states", () => {
     expect(phaseText("warp")).toBe("warp");
     expect(actorText("failover")).toBe("Failover");
     expect(actorText("robot")).toBe("robot");
+    expect(actorText("slurm")).toBe("Slurm");
     expect(outcomeText("in_progress")).toBe("In progress");
     expect(outcomeText("partial")).toMatch(/^Partial/);
     setLocale("zh-CN");

@@ -49,6 +49,7 @@ const ACTOR_KEYS: Record<Actor, MessageKey> = {
   rule: "activity.actor.rule",
   enforcer: "activity.actor.enforcer",
   demo: "activity.actor.demo",
+  slurm: "activity.actor.slurm",
 };
 
 export function actorText(actor: string): string {

@@ -1,5 +1,16 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { ChangeReason, Clamp, ConfirmationReason, Decision, HostProblem, LintProblem, PoolNote, PriceProblem, RuleStatus } from "./bindings";
+import type {
+  ChangeReason,
+  Clamp,
+  ConfirmationReason,
+  Decision,
+  HostProblem,
+  LintProblem,
+  PoolNote,
+  PriceProblem,
+  RuleStatus,
+  SlurmStep,
+} from "./bindings";
 import { setLocale } from "./i18n";
 import {
   agentRefusalText,
@@ -59,6 +70,17 @@ const changes: ChangeReason[] = [
   { kind: "confirm_limits_changed", above_gpus: 4, above_per_hour_fen: 10_000 },
   { kind: "budget_changed", budget_fen: 5_000_000 },
   { kind: "budget_changed", budget_fen: null },
+];
+const parkedUntil = new Date(2026, 0, 5, 10, 45).getTime();
+const slurm = (step: SlurmStep, gpus = 4, nodes = "gpu[1-2]"): ChangeReason => ({ kind: "slurm", partition: "batch", nodes, gpus, step });
+const slurmChanges: ChangeReason[] = [
+  slurm({ step: "resumed" }),
+  slurm({ step: "drained" }),
+  slurm({ step: "undrained" }),
+  slurm({ step: "released" }),
+  slurm({ step: "parked", until_ms: parkedUntil }),
+  slurm({ step: "requeued", jobs: ["1041", "1042"] }),
+  slurm({ step: "cannot_serve", problem: "no free GPU on gpu-a" }, 2, "gpu3"),
 ];
 const confirmations: ConfirmationReason[] = [
   { kind: "gpus", change: 3, limit: 2 },
@@ -243,7 +265,7 @@ describe("rules in words", () => {
   it("have a fixture of every change reason and every rule word", () => {
     const draining: ChangeReason = { kind: "host_draining", host: "gpu-a", gpus: 2 };
     const note: ChangeReason = { kind: "note", text: "old words" };
-    expectEveryKind([...changes, ...rulesChanges, draining, note], {
+    expectEveryKind([...changes, ...rulesChanges, ...slurmChanges, draining, note], {
       created: true,
       settings_changed: true,
       deleted: true,
@@ -262,6 +284,7 @@ describe("rules in words", () => {
       rules_mode: true,
       rule_decision: true,
       budget_override: true,
+      slurm: true,
       note: true,
     });
     expectEveryKind(statuses, {
@@ -315,6 +338,51 @@ describe("rules in words", () => {
     for (const text of texts) {
       expect(text, text).toMatch(/[\u4e00-\u9fff]/);
       const rest = text.replace(/\b(gpu_util|queue_len|busy_gpus|users|out-at-80|out|in|limits|util-60|mornings|GPU|Kubernetes|HPA)\b/g, "");
+      expect(rest, text).not.toMatch(/[A-Za-z]{3,}/);
+    }
+  });
+});
+
+describe("Slurm steps in words", () => {
+  it("have a fixture of every step", () => {
+    const steps: Readonly<Record<SlurmStep["step"], true>> = {
+      resumed: true,
+      drained: true,
+      undrained: true,
+      released: true,
+      parked: true,
+      requeued: true,
+      cannot_serve: true,
+    };
+    const seen = slurmChanges.map((c) => (c.kind === "slurm" ? c.step.step : c.kind));
+    expect([...new Set(seen)].sort()).toEqual(Object.keys(steps).sort());
+  });
+
+  it("read in English as the Rust side writes them, with the parked lease's end in the viewer's clock", () => {
+    expect(slurmChanges.map(changeReasonText)).toEqual([
+      "Slurm batch: gpu[1-2] resumed (4 GPUs leased)",
+      "Slurm batch: gpu[1-2] draining for scale-in (4 GPUs go back when their jobs end)",
+      "Slurm batch: gpu[1-2] back in service",
+      "Slurm batch: gpu[1-2] released (4 GPUs)",
+      "Slurm batch: gpu[1-2] parked (4 GPUs kept to the end of the paid unit at 10:45)",
+      "Slurm batch: gpu[1-2] requeued 2 jobs to go back",
+      "Slurm batch: cannot resume gpu3: no free GPU on gpu-a; marked down",
+    ]);
+    expect(changeReasonText(slurm({ step: "resumed" }, 1, "gpu1"))).toBe("Slurm batch: gpu1 resumed (1 GPU leased)");
+    expect(changeReasonText(slurm({ step: "requeued", jobs: ["1041"] }, 2, "gpu1"))).toBe("Slurm batch: gpu1 requeued 1 job to go back");
+  });
+
+  it("read in Chinese with Slurm's own words (node names, the problem, down) kept", () => {
+    setLocale("zh-CN");
+    expect(changeReasonText(slurmChanges[0]!)).toBe("Slurm batch：gpu[1-2] 已恢复（已租用 4 块 GPU）");
+    expect(changeReasonText(slurmChanges[4]!)).toBe("Slurm batch：gpu[1-2] 已挂起（4 块 GPU 保留至 10:45 已付费时段结束）");
+    expect(changeReasonText(slurmChanges[6]!)).toBe("Slurm batch：无法恢复 gpu3：no free GPU on gpu-a；已标记为 down");
+    for (const text of slurmChanges.map(changeReasonText)) {
+      expect(text, text).toMatch(/[\u4e00-\u9fff]/);
+      const rest = text
+        .replace("no free GPU on gpu-a", "")
+        .replace("gpu[1-2]", "")
+        .replace(/\b(Slurm|batch|gpu3|GPU|down)\b/g, "");
       expect(rest, text).not.toMatch(/[A-Za-z]{3,}/);
     }
   });

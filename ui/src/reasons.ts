@@ -32,7 +32,8 @@ function list(items: readonly string[]): string {
 }
 
 function never(value: never): string {
-  return String((value as { kind?: unknown }).kind ?? value);
+  const tagged = value as { kind?: unknown; step?: unknown };
+  return String(tagged.kind ?? tagged.step ?? value);
 }
 
 /** One line of the activity log: why the pool changed. */
@@ -84,11 +85,43 @@ export function changeReasonText(reason: ChangeReason): string {
       return ruleDecisionText(reason.decision, reason.shadow);
     case "budget_override":
       return t("reason.change.budgetOverride", { perHour: formatMoney(reason.per_hour_fen), cap: formatMoney(reason.cap_fen) });
+    case "slurm":
+      return slurmStepText(reason);
     case "note":
       // Rows written before reasons had a kind: their words, as stored.
       return reason.text;
     default:
       return never(reason);
+  }
+}
+
+/**
+ * What a Slurm-bound pool did to its nodes: "Slurm gpu: gpu[1-2] resumed (4 GPUs leased)".
+ * The partition, the hostlist, job ids and a problem Slurm or an agent gave stay as they are.
+ */
+function slurmStepText(reason: Extract<ChangeReason, { kind: "slurm" }>): string {
+  const where = { partition: reason.partition, nodes: reason.nodes };
+  const step = reason.step;
+  switch (step.step) {
+    case "resumed":
+      return t("reason.change.slurm.resumed", { ...where, gpus: gpusText(reason.gpus) });
+    case "drained":
+      return t("reason.change.slurm.drained", { ...where, gpus: gpusText(reason.gpus) });
+    case "undrained":
+      return t("reason.change.slurm.undrained", where);
+    case "released":
+      return t("reason.change.slurm.released", { ...where, gpus: gpusText(reason.gpus) });
+    case "parked":
+      return t("reason.change.slurm.parked", { ...where, gpus: gpusText(reason.gpus), time: clockText(step.until_ms) });
+    case "requeued":
+      return t(step.jobs.length === 1 ? "reason.change.slurm.requeued.one" : "reason.change.slurm.requeued", {
+        ...where,
+        jobs: formatCount(step.jobs.length),
+      });
+    case "cannot_serve":
+      return t("reason.change.slurm.cannotServe", { ...where, problem: step.problem });
+    default:
+      return never(step);
   }
 }
 

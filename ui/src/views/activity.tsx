@@ -1,8 +1,8 @@
 // Activity: every change to a pool, and to the console as a whole (a host added or
 // removed, a limit or the budget changed: no pool), newest first (the last 200), re-read
-// every 2 s while shown: when (always with its date), which pool, who (operator, failover, rule, enforcer), from → to, why, the
+// every 2 s while shown: when (always with its date), which pool, who (operator, failover, rule, enforcer, Slurm), from → to, why, the
 // cost it moved, each host's part, and how it ended. A select filters to one pool, and
-// checkboxes by kind (the operator's, rule decisions, failover and the enforcer, decisions
+// checkboxes by kind (the operator's, rule decisions, failover, the enforcer and Slurm, decisions
 // that changed nothing). Consecutive decisions that changed nothing are one row ("stays at
 // 6 GPUs: 14 decisions with no change, 10:02–10:09") that opens to each (activity.ts).
 //

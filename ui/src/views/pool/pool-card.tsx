@@ -15,7 +15,8 @@ import { DeleteConfirm } from "./delete-confirm";
 /** A pool as the card and the slider follow it: the hosts and leases live in their tables. */
 export type PoolSummary = Omit<PoolView, "hosts" | "leases">;
 
-function Stat(props: { label: MessageKey; value: string | number; testid: string; main?: boolean }): JSX.Element {
+/** One number of a card's `dl.pool-stats`: its label, its value (a count or words). */
+export function Stat(props: { label: MessageKey; value: string | number; testid: string; main?: boolean }): JSX.Element {
   return (
     <div class={props.main ? "pool-stat pool-stat-main" : "pool-stat"}>
       <dt>{t(props.label)}</dt>

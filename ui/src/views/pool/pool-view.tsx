@@ -10,8 +10,9 @@
 //
 // The parts, one concern each: pool-card.tsx (the state card; delete-confirm.tsx, its
 // question), slider.tsx (the slider, its preview in preview.tsx and the commit's outcome
-// in commit-outcome.tsx), host-table.tsx, lease-table.tsx, policy.tsx (the confirmation
-// limits) and pool-form.tsx (create and edit).
+// in commit-outcome.tsx), host-table.tsx, lease-table.tsx, slurm-card.tsx (the Slurm
+// partition of a bound pool), policy.tsx (the confirmation limits) and pool-form.tsx
+// (create and edit).
 //
 // Stable selectors (end-to-end tests rely on these):
 //   #view-pool                                the view; data-pool (the selected pool's name)
@@ -42,6 +43,16 @@
 //     #pool-confirm-yes ([data-testid="confirm-scale"]) #pool-confirm-no ([data-testid="cancel-scale"])
 //   [data-testid="pool-commit"]               role=status: the committed change's outcome (data-outcome)
 //   [data-testid="pool-commit-error"]         role=alert, data-kind: the change was refused
+//   [data-testid="pool-slurm"]                a Slurm-bound pool's partition (slurm-card.tsx; absent for
+//                                               a pool bound to none): data-partition, data-mode="ebb|slurm"
+//     [data-testid="pool-slurm-mode"]         who decides, in words
+//     [data-testid="pool-slurm-queue"]        the queue: [data-testid="pool-slurm-pending-gpus|pending-jobs|
+//                                               allocated-gpus|oldest-wait"]
+//     [data-testid="pool-slurm-unreachable"]  Slurm does not answer (its reason as detail)
+//     [data-testid="pool-slurm-error"]        role=alert, data-kind: the partition could not be read
+//     [data-testid="pool-slurm-nodes"]        tr[data-testid="pool-slurm-node"][data-node][data-state][data-lease]
+//     [data-testid="pool-slurm-jobs"]         tr[data-testid="pool-slurm-job"][data-job][data-state][data-waits];
+//                                               [data-testid="pool-slurm-jobs-more"] when the list leaves some out
 //   [data-testid="pool-hosts"]                per-host table: tr[data-testid="pool-host-row"][data-host]
 //                                               td[data-col="leased|pending|releasing|failed|error"]
 //   [data-testid="pool-leases"]               leases: tr[data-testid="pool-lease-row"][data-lease][data-host]
@@ -72,6 +83,7 @@ import { PoolForm } from "./pool-form";
 import { Policy } from "./policy";
 import { RulesCard } from "./rules-card";
 import { Slider } from "./slider";
+import { SlurmCard } from "./slurm-card";
 
 const REFRESH_MS = 1000;
 
@@ -350,6 +362,7 @@ export function poolView(): View {
                 heldToUnitEnd={shown.held_to_unit_end}
                 now={now()}
               />
+              <SlurmCard pool={shown.name} />
               <PoolChart pool={shown.name} />
               <HostTable pool={shown.name} hosts={raw(shown.name)?.hosts ?? []} />
               <LeaseTable
