@@ -190,13 +190,43 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
 
     // The pool grows to the queue: all four nodes, each one lease of its 2 GPUs.
     let mut most = 0;
+    let active = || {
+        tokio::task::block_in_place(|| {
+            tokio::runtime::Handle::current().block_on(leases(&agent.url))
+        })
+        .into_iter()
+        .filter(|lease| lease.state == LeaseState::Active)
+        .map(|lease| lease.id)
+        .collect::<Vec<_>>()
+    };
+    let grown = eventually_blocking("the pool grown", Duration::from_secs(150), || {
+        let held = active();
+        (held.len() >= 2).then_some(held.clone()).ok_or(held)
+    });
+
+    // slurmctld killed in the middle: the pool stands still (nothing leased or released
+    // on what it cannot see) and says Slurm does not answer; back, it goes on.
+    let mut slurm = slurm;
+    slurm.kill_ctld();
+    let status = cli
+        .command(&["slurm", "status"])
+        .env("SLURM_CONF", &conf)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&status.stdout).to_string();
+    assert!(said.contains("Slurm does not answer"), "{said}");
+    let mut still = active();
+    still.sort();
+    let mut before = grown.clone();
+    before.sort();
+    assert!(
+        before.iter().all(|id| still.contains(id)),
+        "no node given back while Slurm is away: {before:?} → {still:?}"
+    );
+    slurm.start_ctld().unwrap();
     let states = eventually_blocking(
         "every job done",
-        Duration::from_secs(if std::env::var_os("EBB_SLURM_QUICK").is_some() {
-            40
-        } else {
-            240
-        }),
+        Duration::from_secs(240),
         || {
             let states: Vec<String> = jobs
                 .iter()
