@@ -7,17 +7,20 @@
 // acknowledged (the checkbox; the console refuses otherwise). Enter saves from a form
 // field, Ctrl+Enter from the TOML; Escape (or Put back) puts the saved file back, asking
 // first. An unsaved file is kept per pool (rules-store.ts) as it is typed, so leaving for
-// another view and coming back finds it again, marked unsaved.
+// another view and coming back finds it again, marked unsaved. For a pool bound to a Slurm
+// partition (asked once as the editor opens), the form offers a template that sizes the
+// pool to the partition's queue (queue-template.tsx): applying it is an unsaved edit.
 //
 // Stable selectors (see views/rules.tsx):
 //   #rules-editor (data-tab="form|toml", data-dirty)  #rules-tab-form #rules-tab-toml (role=tab)
 //   #rules-source  [data-testid="rules-form-blocked"]  [data-testid="rules-lint"]
 //   #rules-save-mode #rules-ack #rules-save #rules-revert
 //   [data-testid="rules-save-status"] [data-testid="rules-save-error"] (data-kind)
+//   [data-testid="rules-template"] (only for a pool bound to a Slurm partition; queue-template.tsx)
 
 import { createEffect, createMemo, createSignal, on, onCleanup, onMount, Show, type JSX } from "solid-js";
-import { createStore, reconcile } from "solid-js/store";
-import { commands, type IpcError, type LintReport, type PoolRules, type RuleSet, type RulesMode } from "../../bindings";
+import { createStore, reconcile, unwrap } from "solid-js/store";
+import { commands, type IpcError, type LintReport, type PoolRules, type RuleSet, type RulesMode, type SlurmPoolView } from "../../bindings";
 import { lineRange } from "../../costs";
 import { t, type MessageKey } from "../../i18n";
 import { call, ipcError } from "../../ipc";
@@ -35,9 +38,11 @@ import {
   type FormProblems,
   type RulesFormValues,
 } from "../../rules";
+import { applyQueueTemplate } from "../../rules-template";
 import { DiscardQuestion } from "../discard-question";
 import { ErrorAlert, ErrorDetail } from "../error-alert";
 import { LintList } from "./lint-list";
+import { QueueTemplate } from "./queue-template";
 import { RulesForm } from "./rules-form";
 
 const LINT_DEBOUNCE_MS = 300;
@@ -108,6 +113,8 @@ export function Editor(props: {
   const [saveError, setSaveError] = createSignal<unknown>(null);
   const [status, setStatus] = createSignal("");
   const [asking, setAsking] = createSignal(false);
+  /** The pool's Slurm partition, when it is bound to one (the queue template is offered then). */
+  const [slurm, setSlurm] = createSignal<SlurmPoolView | null>(null);
   const dirty = () => props.source() !== baseline();
   const notes = createMemo(() => notesByField(report()));
   /** The form's own problems are keyed as the file names them; the form shows them by its fields. */
@@ -156,6 +163,16 @@ export function Editor(props: {
     })();
   }
 
+  /** Applies the queue template for N minutes to the form: an edit like any other. */
+  function applyTemplate(minutes: number): void {
+    if (!base()) return;
+    const next = applyQueueTemplate(structuredClone(unwrap(values)), minutes, slurm()?.gpus_per_node ?? 1);
+    if (!next) return;
+    setValues(reconcile(next));
+    formChanged();
+    props.announce(t("rules.tpl.applied"));
+  }
+
   async function lint(text: string): Promise<void> {
     const seq = ++lintSeq;
     const res = await call(() => commands.lintRules(props.pool, text));
@@ -199,6 +216,10 @@ export function Editor(props: {
   onMount(() => {
     void readForm(props.source()).then((ok) => {
       if (!ok) setTab("toml");
+    });
+    // Once per pool (the editor opens afresh for each); a failure just leaves the template out.
+    void call(() => commands.poolSlurm(props.pool)).then((res) => {
+      if (!disposed && res.status === "ok") setSlurm(res.data);
     });
   });
   onCleanup(() => {
@@ -361,6 +382,9 @@ export function Editor(props: {
       </Show>
       <div id="rules-panel-form" role="tabpanel" aria-labelledby="rules-tab-form" hidden={tab() !== "form"}>
         <p class="hint">{t("rules.editor.formHint")}</p>
+        <Show when={slurm() !== null && base() !== null}>
+          <QueueTemplate gpusPerNode={slurm()?.gpus_per_node ?? 1} onApply={applyTemplate} />
+        </Show>
         <RulesForm
           values={values}
           setValues={setValues}
