@@ -661,14 +661,27 @@ async fn a_disruption_budget_holds_while_the_pool_is_asked_for_minus_8() {
     std::fs::write(data.join("slurm.toml"), with_budget(&conf)).unwrap();
     let _daemon = Daemon::start(&cli, &dir, &conf);
 
+    // How long from the count set to each node usable by Slurm (its GPUs leased, its
+    // slurmd up and registered): the Ebb-led path once the pool has decided.
+    let asked = std::time::Instant::now();
     cli.ok(&["pool", "scale", "train", "8", "--yes"]);
-    for k in 1..=4 {
-        let node = format!("gpu{k}");
-        eventually_blocking(&format!("{node} idle"), Duration::from_secs(60), || {
-            let state = slurm.node_state(&node).unwrap_or_default();
-            (state == "idle").then_some(()).ok_or(state)
-        });
-    }
+    let mut usable = Vec::new();
+    let mut up = std::collections::BTreeSet::new();
+    eventually_blocking("every node idle", Duration::from_secs(60), || {
+        for k in 1..=4 {
+            let node = format!("gpu{k}");
+            if !up.contains(&node) && slurm.node_state(&node).unwrap_or_default() == "idle" {
+                usable.push(asked.elapsed().as_secs_f64());
+                up.insert(node);
+            }
+        }
+        (up.len() == 4).then_some(()).ok_or(format!("{up:?}"))
+    });
+    usable.sort_by(f64::total_cmp);
+    eprintln!(
+        "count set → node usable by Slurm, 4 nodes: p50 {:.2} s, max {:.2} s",
+        usable[1], usable[3]
+    );
     cli.ok(&["pool", "scale", "train", "0", "--yes"]);
     let active = || {
         tokio::task::block_in_place(|| {
