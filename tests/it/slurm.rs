@@ -224,27 +224,23 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
         "no node given back while Slurm is away: {before:?} → {still:?}"
     );
     slurm.start_ctld().unwrap();
-    let states = eventually_blocking(
-        "every job done",
-        Duration::from_secs(240),
-        || {
-            let states: Vec<String> = jobs
-                .iter()
-                .map(|job| slurm.job_state(job).unwrap_or_default())
-                .collect();
-            let done = states.iter().all(|state| {
-                !matches!(
-                    state.as_str(),
-                    "PENDING" | "RUNNING" | "CONFIGURING" | "COMPLETING" | ""
-                )
-            });
-            if done {
-                Ok(states)
-            } else {
-                Err(format!("{states:?}"))
-            }
-        },
-    );
+    let states = eventually_blocking("every job done", Duration::from_secs(240), || {
+        let states: Vec<String> = jobs
+            .iter()
+            .map(|job| slurm.job_state(job).unwrap_or_default())
+            .collect();
+        let done = states.iter().all(|state| {
+            !matches!(
+                state.as_str(),
+                "PENDING" | "RUNNING" | "CONFIGURING" | "COMPLETING" | ""
+            )
+        });
+        if done {
+            Ok(states)
+        } else {
+            Err(format!("{states:?}"))
+        }
+    });
     let took = started.elapsed();
     assert!(
         states.iter().all(|state| state == "COMPLETED"),

@@ -477,6 +477,18 @@ mod tests {
     /// `T0` as UTC milliseconds.
     const T0_MS: i64 = 1_796_466_660_000;
 
+    #[test]
+    fn squeues_spelled_out_down_nodes_reason_waits_for_gpus() {
+        // What 22.05's `%r` printed for a partition whose nodes were all down.
+        assert!(waits_for_resources(
+            "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions"
+        ));
+        assert!(waits_for_resources("ReqNodeNotAvail, UnavailableNodes:n1"));
+        assert!(!waits_for_resources("JobHeldUser"));
+        assert_eq!(parse_time(T0, 0), Some(T0_MS));
+        assert_eq!(parse_time("soon", 0), None);
+    }
+
     fn job(line: &str) -> QueuedJob {
         parse_squeue(line, 0).unwrap().remove(0)
     }

@@ -837,3 +837,96 @@ fn state_text(info: &NodeInfo) -> String {
         .collect();
     format!("{base}{flags}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ebb_slurm::queue::{NodeState, QueueMetrics};
+
+    fn part() -> PartitionBinding {
+        Binding::parse(
+            "[[partition]]\nname = \"gpu\"\npool = \"train\"\nmode = \"slurm\"\ngpus_per_node = 2\n\
+             [[partition.hosts]]\nhost = \"gpu-a\"\nnodes = \"gpu[1-2]\"\nport = 7001\n",
+        )
+        .unwrap()
+        .partitions
+        .remove(0)
+    }
+
+    fn node(name: &str, base: NodeBase, flags: Vec<NodeFlag>, reason: Option<&str>) -> NodeInfo {
+        NodeInfo {
+            name: name.into(),
+            partition: "gpu".into(),
+            default_partition: false,
+            state: NodeState { base, flags },
+            gpus: 2,
+            reason: reason.map(str::to_string),
+        }
+    }
+
+    fn lease(id: &str) -> Lease {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "pool_id": "p", "holder_id": "h", "gpu_uuids": ["a", "b"],
+            "gpu_indexes": [0, 1], "fencing_token": 1, "state": "active", "created_at_ms": 0,
+            "release_requested_at_ms": null, "released_at_ms": null, "command": null,
+            "load_profile": null, "workload_pid": null, "workload_exit_code": null,
+            "workload_signal": null, "workload_log": null
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_powered_down_node_with_a_lease_is_parked_and_one_without_is_off() {
+        let part = part();
+        let view = PartitionView {
+            jobs: Vec::new(),
+            nodes: vec![
+                node("gpu1", NodeBase::Idle, vec![NodeFlag::PoweredDown], None),
+                node("gpu2", NodeBase::Idle, vec![NodeFlag::PoweredDown], None),
+            ],
+            running: BTreeMap::new(),
+            metrics: QueueMetrics::default(),
+        };
+        let held = vec![HeldNode {
+            slot: part.nodes[0].clone(),
+            lease: lease("l-1"),
+        }];
+        let shown = pool_view(&part, &held, Ok(view), 0);
+        use ebb_wire::slurm::SlurmNodeState;
+        assert_eq!(shown.nodes[0].state, SlurmNodeState::Parked);
+        assert_eq!(shown.nodes[0].lease_id.as_deref(), Some("l-1"));
+        assert_eq!(shown.nodes[0].state_text, "idle~");
+        assert_eq!(shown.nodes[1].state, SlurmNodeState::PoweredDown);
+    }
+
+    #[test]
+    fn slurm_away_is_said_and_no_queue_is_made_up() {
+        let shown = pool_view(
+            &part(),
+            &[],
+            Err(SlurmError::Timeout {
+                program: "sinfo".into(),
+                after_s: 5,
+            }),
+            0,
+        );
+        assert!(shown.queue.is_none());
+        assert!(shown.unreachable.unwrap().contains("did not answer"));
+    }
+
+    #[test]
+    fn only_ebbs_own_drain_counts_as_its_scale_in() {
+        assert!(drained_by_ebb(&node(
+            "gpu1",
+            NodeBase::Draining,
+            vec![],
+            Some("ebb: scale-in")
+        )));
+        assert!(!drained_by_ebb(&node(
+            "gpu1",
+            NodeBase::Drained,
+            vec![],
+            Some("maintenance by the admin")
+        )));
+    }
+}
