@@ -704,3 +704,96 @@ async fn a_disruption_budget_holds_while_the_pool_is_asked_for_minus_8() {
         "{activity_before}"
     );
 }
+
+/// The drain's cost cap: a job still running on a draining node when the cap (1 minute
+/// here) is reached is requeued, never killed for good; it runs again once the pool
+/// grows, and a job that keeps a checkpoint goes on from it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drain_past_its_cost_cap_requeues_the_job_and_it_runs_again() {
+    if !slurm_or_skip() {
+        return;
+    }
+    let dir = TempDir::new("slurm-cap");
+    let agent = a100_agent(&dir.subdir("agent"), 8);
+    let data = dir.join("console");
+    let cli = Cli::new(&data);
+    cli.ok(&["hosts", "add", "gpu-a", &agent.url, "--region", "cn-north"]);
+    cli.ok(&[
+        "pool", "create", "train", "--model", "A100", "--region", "cn-north", "--min", "0",
+        "--max", "8",
+    ]);
+    let ports = SlurmCluster::free_ports(4);
+    let capped = |conf: &str| {
+        binding("ebb", &ports, conf).replace(
+            "gpus_per_node = 2\n",
+            "gpus_per_node = 2\ndrain_max_minutes = 1\n",
+        )
+    };
+    std::fs::write(data.join("slurm.toml"), capped("unset")).unwrap();
+    let slurm = cluster(&cli, "cap", "");
+    let conf = slurm.conf().to_str().unwrap().to_string();
+    spool_dirs(&slurm);
+    std::fs::write(data.join("slurm.toml"), capped(&conf)).unwrap();
+    let _daemon = Daemon::start(&cli, &dir, &conf);
+
+    cli.ok(&["pool", "scale", "train", "2", "--yes"]);
+    eventually_blocking("gpu1 idle", Duration::from_secs(60), || {
+        let state = slurm.node_state("gpu1").unwrap_or_default();
+        (state == "idle").then_some(()).ok_or(state)
+    });
+    // A job that keeps a checkpoint: each run goes on from the last step it saved.
+    let work = slurm.dir().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let script = format!(
+        "f={}/step; n=$(cat $f 2>/dev/null || echo 0); echo run from $n >> {}/runs; \
+         while [ $n -lt 90 ]; do n=$((n+1)); echo $n > $f; sleep 1; done; echo done >> {}/runs",
+        work.display(),
+        work.display(),
+        work.display()
+    );
+    let job = slurm
+        .sbatch(&[
+            "-p",
+            "gpu",
+            "--gres=gpu:2",
+            "-o",
+            "/dev/null",
+            "--wrap",
+            &script,
+        ])
+        .unwrap();
+    eventually_blocking("the job running", Duration::from_secs(60), || {
+        let state = slurm.job_state(&job).unwrap_or_default();
+        (state == "RUNNING").then_some(()).ok_or(state)
+    });
+    // Scale to 0: the busy node drains; a minute later its job is requeued and it goes.
+    cli.ok(&["pool", "scale", "train", "0", "--yes"]);
+    eventually_blocking("the node given back", Duration::from_secs(120), || {
+        let all = tokio::task::block_in_place(|| {
+            tokio::runtime::Handle::current().block_on(leases(&agent.url))
+        });
+        all.iter()
+            .all(|lease| lease.state == LeaseState::Released)
+            .then_some(())
+            .ok_or(format!("{all:?}"))
+    });
+    let state = slurm.job_state(&job).unwrap();
+    assert_eq!(state, "PENDING", "requeued, not ended");
+    let activity = cli.ok(&["activity", "--pool", "train"]);
+    assert!(activity.contains("gpu1 requeued 1 job"), "{activity}");
+    // The pool grows again: the job runs again and finishes from its checkpoint.
+    cli.ok(&["pool", "scale", "train", "2", "--yes"]);
+    eventually_blocking("the job done", Duration::from_secs(120), || {
+        let state = slurm.job_state(&job).unwrap_or_default();
+        (state == "COMPLETED").then_some(()).ok_or(state)
+    });
+    let runs = std::fs::read_to_string(work.join("runs")).unwrap();
+    let lines: Vec<&str> = runs.lines().collect();
+    assert_eq!(lines.first(), Some(&"run from 0"), "{runs}");
+    assert!(lines.len() >= 3, "ran again: {runs}");
+    assert_ne!(
+        lines[1], "run from 0",
+        "went on from its checkpoint: {runs}"
+    );
+    assert_eq!(lines.last(), Some(&"done"), "{runs}");
+}

@@ -84,6 +84,9 @@ pub struct SlurmBinder {
     unreachable: HashMap<String, bool>,
     /// When each partition was last read, with its pool's desired count then.
     last_read: HashMap<String, (i64, u32)>,
+    /// Jobs Ebb requeued (with when), to let start again at once once Slurm has them
+    /// pending.
+    requeued: HashMap<String, i64>,
 }
 
 /// How often a settled partition is read: `sinfo` and two `squeue` cost about 30 ms of CPU
@@ -141,9 +144,11 @@ impl SlurmBinder {
         pool: &Pool,
         input: &TickInput<'_>,
     ) -> Result<(), crate::pools::PoolError> {
-        let busy = part.nodes.iter().any(|slot| {
-            self.inflight.contains_key(&slot.name) || self.draining_since.contains_key(&slot.name)
-        });
+        let busy = !self.requeued.is_empty()
+            || part.nodes.iter().any(|slot| {
+                self.inflight.contains_key(&slot.name)
+                    || self.draining_since.contains_key(&slot.name)
+            });
         let due = match self.last_read.get(&part.name) {
             Some((at, desired)) => {
                 busy || *desired != pool.desired || input.now_ms - at >= SETTLED_READ_MS
@@ -176,6 +181,7 @@ impl SlurmBinder {
             .push_metrics(&metrics(pool, &view))
             .await
             .map_err(|(_, error)| error)?;
+        self.start_requeued(&view, input.now_ms).await;
         let held = held_nodes(part, pool, input);
         match part.mode {
             Mode::Ebb => self.ebb_led(part, pool, &view, &held, input).await,
@@ -298,6 +304,7 @@ impl SlurmBinder {
         for requeue in &plan.requeue {
             for job in requeue.job_ids.iter().chain(&requeue.cancel_job_ids) {
                 self.ctl.requeue(job).await.map_err(slurm_error)?;
+                self.requeued.insert(job.clone(), input.now_ms);
             }
             let jobs = requeue.job_ids.clone();
             self.log(
@@ -374,6 +381,38 @@ impl SlurmBinder {
             }
         }
         Ok(())
+    }
+
+    /// The jobs Ebb requeued that Slurm now holds back (`BeginTime`): let them start now.
+    /// Forgotten once let go, started or gone, or after five minutes.
+    async fn start_requeued(&mut self, view: &PartitionView, now_ms: i64) {
+        let mut done = Vec::new();
+        for (id, at) in &self.requeued {
+            let job = view.jobs.iter().find(|job| &job.job_id == id);
+            match job {
+                None => done.push(id.clone()),
+                Some(job)
+                    if job.state == ebb_slurm::queue::JobState::Pending
+                        && job.reason.starts_with("BeginTime") =>
+                {
+                    if let Err(error) = self.ctl.start_now(id).await {
+                        tracing::warn!(job = %id, %error, "a requeued job stays held back");
+                    }
+                    done.push(id.clone());
+                }
+                Some(job)
+                    if job.state.holds_gpus()
+                        && job.state != ebb_slurm::queue::JobState::Completing =>
+                {
+                    done.push(id.clone());
+                }
+                Some(_) if now_ms - at > 300_000 => done.push(id.clone()),
+                Some(_) => {}
+            }
+        }
+        for id in done {
+            self.requeued.remove(&id);
+        }
     }
 
     /// Leases a node's GPUs with its slurmd as the workload. A node that cannot be served

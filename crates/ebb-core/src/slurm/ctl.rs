@@ -210,6 +210,16 @@ impl SlurmCtl {
     pub async fn requeue(&self, job_id: &str) -> Result<(), SlurmError> {
         self.run("scontrol", &["requeue", job_id]).await.map(|_| ())
     }
+
+    /// `scontrol update jobid=JOB starttime=now`: Slurm holds a requeued job back for two
+    /// minutes (`BeginTime`, set once it is pending again); a job Ebb requeued to give its
+    /// node back did not fail, so it may start again at once wherever there is room.
+    pub async fn start_now(&self, job_id: &str) -> Result<(), SlurmError> {
+        let job = format!("jobid={job_id}");
+        self.run("scontrol", &["update", &job, "starttime=now"])
+            .await
+            .map(|_| ())
+    }
 }
 
 /// `squeue -O JobID:|,NodeList:|,EndTime:|,Requeue:|` into each node's running jobs.
