@@ -2,11 +2,11 @@
 //! munged and slurmd (each node's slurmd started by the agent as its lease's workload), a
 //! simulated `ebb-agent`, and `ebb daemon` with the pool's rules on the queue.
 
+use crate::MetricsDaemon;
 use crate::pools::{a100_agent, leases};
-use ebb_testkit::{Cli, SlurmCluster, SlurmSpec, TempDir, eventually_blocking};
-use ebb_wire::agent::LeaseState;
+use ebb_testkit::{AgentProcess, Cli, SlurmCluster, SlurmSpec, TempDir, eventually_blocking};
+use ebb_wire::agent::{Lease, LeaseState};
 use std::collections::BTreeMap;
-use std::process::{Child, Stdio};
 use std::time::Duration;
 
 /// The rules an operator writes for a queue-driven pool: as many GPUs as the queue's
@@ -97,48 +97,64 @@ fn spool_dirs(slurm: &SlurmCluster) {
     }
 }
 
-struct Daemon(Child);
-
-impl Daemon {
-    /// `ebb daemon` with `SLURM_CONF`, its log in `dir/daemon.log`; returns once it
-    /// collects and enforces (it says so), so no other `ebb` command enforces instead.
-    fn start(cli: &Cli, dir: &TempDir, conf: &str) -> Self {
-        let log = std::fs::File::create(dir.join("daemon.log")).unwrap();
-        let mut command = cli.command(&["daemon", "--metrics-listen", "off"]);
-        command
-            .env("SLURM_CONF", conf)
-            .env("RUST_LOG", "warn,ebb_core::slurm=info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(log);
-        let mut child = command.spawn().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let daemon = Self(child);
-        let (said, lines) = std::sync::mpsc::channel::<String>();
-        // Drains stdout for the daemon's whole life.
-        std::thread::spawn(move || {
-            use std::io::BufRead;
-            for line in std::io::BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-            {
-                let _ = said.send(line);
-            }
-        });
-        loop {
-            match lines.recv_timeout(Duration::from_secs(30)) {
-                Ok(line) if line.starts_with("collecting from") => return daemon,
-                Ok(_) => {}
-                Err(error) => panic!("ebb daemon never said it collects: {error}"),
-            }
-        }
-    }
+/// `ebb daemon` with `SLURM_CONF`: the suite's `MetricsDaemon`, which returns once the
+/// daemon collects and enforces (so no other `ebb` command enforces in its place).
+fn daemon(cli: &Cli, conf: &str) -> MetricsDaemon {
+    let mut command = cli.command(&["daemon"]);
+    command.env("SLURM_CONF", conf);
+    MetricsDaemon::start(command)
 }
 
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+/// The agent's leases now, from a blocking wait's probe.
+fn leases_now(url: &str) -> Vec<Lease> {
+    tokio::task::block_in_place(|| tokio::runtime::Handle::current().block_on(leases(url)))
+}
+
+/// An Ebb-led set-up: an 8-GPU agent `gpu-a`, the pool `train` (0 to 8 A100s) bound to
+/// partition `gpu` (`binding(&ports, conf)` gives the slurm.toml), the cluster, and
+/// `ebb daemon` enforcing. Dropped daemon first, then the cluster, the agent, the files.
+struct EbbLed {
+    _daemon: MetricsDaemon,
+    slurm: SlurmCluster,
+    agent: AgentProcess,
+    cli: Cli,
+    conf: String,
+    dir: TempDir,
+}
+
+impl EbbLed {
+    /// `rules`, when given, are set on the pool before the daemon starts.
+    fn start(tag: &str, binding: impl Fn(&[u16], &str) -> String, rules: Option<&str>) -> Self {
+        let dir = TempDir::new(&format!("slurm-{tag}"));
+        let agent = a100_agent(&dir.subdir("agent"), 8);
+        let data = dir.join("console");
+        let cli = Cli::new(&data);
+        cli.ok(&["hosts", "add", "gpu-a", &agent.url, "--region", "cn-north"]);
+        cli.ok(&[
+            "pool", "create", "train", "--model", "A100", "--region", "cn-north", "--min", "0",
+            "--max", "8",
+        ]);
+        let ports = SlurmCluster::free_ports(4);
+        // `ebb slurm conf` first (slurmd's config path is not known yet), then the real one.
+        std::fs::write(data.join("slurm.toml"), binding(&ports, "unset")).unwrap();
+        let slurm = cluster(&cli, tag, "");
+        let conf = slurm.conf().to_str().unwrap().to_string();
+        spool_dirs(&slurm);
+        std::fs::write(data.join("slurm.toml"), binding(&ports, &conf)).unwrap();
+        if let Some(rules) = rules {
+            let file = dir.join("rules.toml");
+            std::fs::write(&file, rules).unwrap();
+            cli.ok(&["rules", "set", "train", file.to_str().unwrap(), "--yes"]);
+        }
+        let daemon = daemon(&cli, &conf);
+        Self {
+            _daemon: daemon,
+            slurm,
+            agent,
+            cli,
+            conf,
+            dir,
+        }
     }
 }
 
@@ -147,26 +163,19 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
     if !slurm_or_skip() {
         return;
     }
-    let dir = TempDir::new("slurm-ebb-led");
-    let agent = a100_agent(&dir.subdir("agent"), 8);
-    let data = dir.join("console");
-    let cli = Cli::new(&data);
-    cli.ok(&["hosts", "add", "gpu-a", &agent.url, "--region", "cn-north"]);
-    cli.ok(&[
-        "pool", "create", "train", "--model", "A100", "--region", "cn-north", "--min", "0",
-        "--max", "8",
-    ]);
-    let ports = SlurmCluster::free_ports(4);
-    std::fs::write(data.join("slurm.toml"), binding("ebb", &ports, "unset")).unwrap();
-    let slurm = cluster(&cli, "ebb-led", "");
-    let conf = slurm.conf().to_str().unwrap().to_string();
-    spool_dirs(&slurm);
-    std::fs::write(data.join("slurm.toml"), binding("ebb", &ports, &conf)).unwrap();
-    let rules = dir.join("rules.toml");
-    std::fs::write(&rules, QUEUE_RULES).unwrap();
-    cli.ok(&["rules", "set", "train", rules.to_str().unwrap(), "--yes"]);
-
-    let _daemon = Daemon::start(&cli, &dir, &conf);
+    // Owned parts: slurmctld is killed and started again below.
+    let EbbLed {
+        _daemon,
+        mut slurm,
+        agent,
+        cli,
+        conf,
+        dir: _dir,
+    } = EbbLed::start(
+        "ebb-led",
+        |ports, conf| binding("ebb", ports, conf),
+        Some(QUEUE_RULES),
+    );
 
     // 20 jobs of 2 GPUs each, on an empty partition.
     let out = slurm.dir().join("out");
@@ -191,13 +200,11 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
     // The pool grows to the queue: all four nodes, each one lease of its 2 GPUs.
     let mut most = 0;
     let active = || {
-        tokio::task::block_in_place(|| {
-            tokio::runtime::Handle::current().block_on(leases(&agent.url))
-        })
-        .into_iter()
-        .filter(|lease| lease.state == LeaseState::Active)
-        .map(|lease| lease.id)
-        .collect::<Vec<_>>()
+        leases_now(&agent.url)
+            .into_iter()
+            .filter(|lease| lease.state == LeaseState::Active)
+            .map(|lease| lease.id)
+            .collect::<Vec<_>>()
     };
     let grown = eventually_blocking("the pool grown", Duration::from_secs(150), || {
         let held = active();
@@ -206,7 +213,6 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
 
     // slurmctld killed in the middle: the pool stands still (nothing leased or released
     // on what it cannot see) and says Slurm does not answer; back, it goes on.
-    let mut slurm = slurm;
     slurm.kill_ctld();
     let status = cli
         .command(&["slurm", "status"])
@@ -276,9 +282,7 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
 
     // The queue empty, the nodes go back to the pool's min (0): every lease released.
     eventually_blocking("every node released", Duration::from_secs(120), || {
-        let all = tokio::task::block_in_place(|| {
-            tokio::runtime::Handle::current().block_on(leases(&agent.url))
-        });
+        let all = leases_now(&agent.url);
         let active: Vec<_> = all
             .iter()
             .filter(|lease| lease.state != LeaseState::Released)
@@ -389,7 +393,7 @@ async fn slurm_resumes_and_suspends_through_ebb_and_a_parked_node_is_reused() {
         binding("slurm", &ports, &conf_path),
     )
     .unwrap();
-    let _daemon = Daemon::start(&cli, &dir, &conf_path);
+    let _daemon = daemon(&cli, &conf_path);
     let slurm_cli = |args: &[&str]| {
         cli.command(args)
             .env("SLURM_CONF", &conf_path)
@@ -523,22 +527,8 @@ async fn scale_in_gives_idle_nodes_back_first_and_drains_a_busy_one_until_its_jo
     if !slurm_or_skip() {
         return;
     }
-    let dir = TempDir::new("slurm-drain");
-    let agent = a100_agent(&dir.subdir("agent"), 8);
-    let data = dir.join("console");
-    let cli = Cli::new(&data);
-    cli.ok(&["hosts", "add", "gpu-a", &agent.url, "--region", "cn-north"]);
-    cli.ok(&[
-        "pool", "create", "train", "--model", "A100", "--region", "cn-north", "--min", "0",
-        "--max", "8",
-    ]);
-    let ports = SlurmCluster::free_ports(4);
-    std::fs::write(data.join("slurm.toml"), binding("ebb", &ports, "unset")).unwrap();
-    let slurm = cluster(&cli, "drain", "");
-    let conf = slurm.conf().to_str().unwrap().to_string();
-    spool_dirs(&slurm);
-    std::fs::write(data.join("slurm.toml"), binding("ebb", &ports, &conf)).unwrap();
-    let _daemon = Daemon::start(&cli, &dir, &conf);
+    let setup = EbbLed::start("drain", |ports, conf| binding("ebb", ports, conf), None);
+    let (agent, cli, slurm) = (&setup.agent, &setup.cli, &setup.slurm);
 
     // Two nodes by the slider.
     cli.ok(&["pool", "scale", "train", "4", "--yes"]);
@@ -607,9 +597,7 @@ async fn scale_in_gives_idle_nodes_back_first_and_drains_a_busy_one_until_its_jo
         (state == "COMPLETED").then_some(()).ok_or(state)
     });
     eventually_blocking("the busy node given back", Duration::from_secs(30), || {
-        let all = tokio::task::block_in_place(|| {
-            tokio::runtime::Handle::current().block_on(leases(&agent.url))
-        });
+        let all = leases_now(&agent.url);
         all.iter()
             .all(|lease| lease.state == LeaseState::Released)
             .then_some(())
@@ -633,29 +621,15 @@ async fn a_disruption_budget_holds_while_the_pool_is_asked_for_minus_8() {
     if !slurm_or_skip() {
         return;
     }
-    let dir = TempDir::new("slurm-budget");
-    let agent = a100_agent(&dir.subdir("agent"), 8);
-    let data = dir.join("console");
-    let cli = Cli::new(&data);
-    cli.ok(&["hosts", "add", "gpu-a", &agent.url, "--region", "cn-north"]);
-    cli.ok(&[
-        "pool", "create", "train", "--model", "A100", "--region", "cn-north", "--min", "0",
-        "--max", "8",
-    ]);
-    let ports = SlurmCluster::free_ports(4);
-    let budget = "\n[partition.budget]\ngpus = 2\nwindow_minutes = 10\n";
-    let with_budget = |conf: &str| {
-        let text = binding("ebb", &ports, conf);
+    let with_budget = |ports: &[u16], conf: &str| {
+        let text = binding("ebb", ports, conf);
         // The budget table belongs to the partition, before its hosts.
         let at = text.find("\n[[partition.hosts]]").unwrap();
+        let budget = "\n[partition.budget]\ngpus = 2\nwindow_minutes = 10\n";
         format!("{}{budget}{}", &text[..at], &text[at..])
     };
-    std::fs::write(data.join("slurm.toml"), with_budget("unset")).unwrap();
-    let slurm = cluster(&cli, "budget", "");
-    let conf = slurm.conf().to_str().unwrap().to_string();
-    spool_dirs(&slurm);
-    std::fs::write(data.join("slurm.toml"), with_budget(&conf)).unwrap();
-    let _daemon = Daemon::start(&cli, &dir, &conf);
+    let setup = EbbLed::start("budget", with_budget, None);
+    let (agent, cli, slurm) = (&setup.agent, &setup.cli, &setup.slurm);
 
     // How long from the count set to each node usable by Slurm (its GPUs leased, its
     // slurmd up and registered): the Ebb-led path once the pool has decided.
@@ -680,12 +654,10 @@ async fn a_disruption_budget_holds_while_the_pool_is_asked_for_minus_8() {
     );
     cli.ok(&["pool", "scale", "train", "0", "--yes"]);
     let active = || {
-        tokio::task::block_in_place(|| {
-            tokio::runtime::Handle::current().block_on(leases(&agent.url))
-        })
-        .into_iter()
-        .filter(|lease| lease.state != LeaseState::Released)
-        .count()
+        leases_now(&agent.url)
+            .into_iter()
+            .filter(|lease| lease.state != LeaseState::Released)
+            .count()
     };
     eventually_blocking("one node given back", Duration::from_secs(30), || {
         let left = active();
@@ -713,28 +685,14 @@ async fn a_drain_past_its_cost_cap_requeues_the_job_and_it_runs_again() {
     if !slurm_or_skip() {
         return;
     }
-    let dir = TempDir::new("slurm-cap");
-    let agent = a100_agent(&dir.subdir("agent"), 8);
-    let data = dir.join("console");
-    let cli = Cli::new(&data);
-    cli.ok(&["hosts", "add", "gpu-a", &agent.url, "--region", "cn-north"]);
-    cli.ok(&[
-        "pool", "create", "train", "--model", "A100", "--region", "cn-north", "--min", "0",
-        "--max", "8",
-    ]);
-    let ports = SlurmCluster::free_ports(4);
-    let capped = |conf: &str| {
-        binding("ebb", &ports, conf).replace(
+    let capped = |ports: &[u16], conf: &str| {
+        binding("ebb", ports, conf).replace(
             "gpus_per_node = 2\n",
             "gpus_per_node = 2\ndrain_max_minutes = 1\n",
         )
     };
-    std::fs::write(data.join("slurm.toml"), capped("unset")).unwrap();
-    let slurm = cluster(&cli, "cap", "");
-    let conf = slurm.conf().to_str().unwrap().to_string();
-    spool_dirs(&slurm);
-    std::fs::write(data.join("slurm.toml"), capped(&conf)).unwrap();
-    let _daemon = Daemon::start(&cli, &dir, &conf);
+    let setup = EbbLed::start("cap", capped, None);
+    let (agent, cli, slurm) = (&setup.agent, &setup.cli, &setup.slurm);
 
     cli.ok(&["pool", "scale", "train", "2", "--yes"]);
     eventually_blocking("gpu1 idle", Duration::from_secs(60), || {
@@ -769,9 +727,7 @@ async fn a_drain_past_its_cost_cap_requeues_the_job_and_it_runs_again() {
     // Scale to 0: the busy node drains; a minute later its job is requeued and it goes.
     cli.ok(&["pool", "scale", "train", "0", "--yes"]);
     eventually_blocking("the node given back", Duration::from_secs(120), || {
-        let all = tokio::task::block_in_place(|| {
-            tokio::runtime::Handle::current().block_on(leases(&agent.url))
-        });
+        let all = leases_now(&agent.url);
         all.iter()
             .all(|lease| lease.state == LeaseState::Released)
             .then_some(())

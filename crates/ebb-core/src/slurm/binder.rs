@@ -210,19 +210,9 @@ impl SlurmBinder {
         if want_nodes >= held_count {
             // Nothing to give back: every node Ebb drained is wanted again.
             let back: Vec<String> = draining.iter().map(|n| n.slot.name.clone()).collect();
-            if !back.is_empty() {
-                self.ctl
-                    .set_state(&back, "resume", None)
-                    .await
-                    .map_err(slurm_error)?;
-                for name in &back {
-                    self.draining_since.remove(name);
-                }
-                self.log(input.store, pool, part, &back, SlurmStep::Undrained)
-                    .await?;
-            }
+            self.undrain(input.store, pool, part, &back).await?;
             let missing = want_nodes - held_count;
-            let free = free_slots(part, pool, held, input);
+            let free = free_slots(part, held, input);
             for slot in free.into_iter().take(missing as usize) {
                 self.rent(part, pool, &slot, input).await?;
             }
@@ -290,17 +280,7 @@ impl SlurmBinder {
             .map(|node| node.slot.name.clone())
             .filter(|name| !plan.drain.contains(name) && !plan.release.contains(name))
             .collect();
-        if !undrain.is_empty() {
-            self.ctl
-                .set_state(&undrain, "resume", None)
-                .await
-                .map_err(slurm_error)?;
-            for name in &undrain {
-                self.draining_since.remove(name);
-            }
-            self.log(input.store, pool, part, &undrain, SlurmStep::Undrained)
-                .await?;
-        }
+        self.undrain(input.store, pool, part, &undrain).await?;
         for requeue in &plan.requeue {
             for job in requeue.job_ids.iter().chain(&requeue.cancel_job_ids) {
                 self.ctl.requeue(job).await.map_err(slurm_error)?;
@@ -381,6 +361,28 @@ impl SlurmBinder {
             }
         }
         Ok(())
+    }
+
+    /// Nodes Ebb drained, wanted again: back in service, said once.
+    async fn undrain(
+        &mut self,
+        store: &PoolStore,
+        pool: &Pool,
+        part: &PartitionBinding,
+        names: &[String],
+    ) -> Result<(), crate::pools::PoolError> {
+        if names.is_empty() {
+            return Ok(());
+        }
+        self.ctl
+            .set_state(names, "resume", None)
+            .await
+            .map_err(slurm_error)?;
+        for name in names {
+            self.draining_since.remove(name);
+        }
+        self.log(store, pool, part, names, SlurmStep::Undrained)
+            .await
     }
 
     /// The jobs Ebb requeued that Slurm now holds back (`BeginTime`): let them start now.
@@ -687,13 +689,7 @@ pub fn held_nodes(part: &PartitionBinding, pool: &Pool, input: &TickInput<'_>) -
 
 /// Nodes not held whose GPUs are all free and healthy on a host that answers, in the
 /// binding's order.
-fn free_slots(
-    part: &PartitionBinding,
-    pool: &Pool,
-    held: &[HeldNode],
-    input: &TickInput<'_>,
-) -> Vec<NodeSlot> {
-    let _ = pool;
+fn free_slots(part: &PartitionBinding, held: &[HeldNode], input: &TickInput<'_>) -> Vec<NodeSlot> {
     part.nodes
         .iter()
         .filter(|slot| !held.iter().any(|node| node.slot.name == slot.name))
