@@ -201,7 +201,7 @@ export function SlurmCard(props: { pool: string }): JSX.Element {
                         <th scope="col">{t("pool.slurm.col.job")}</th>
                         <th scope="col">{t("pool.col.state")}</th>
                         <th scope="col" class="num">
-                          {t("pool.col.gpus")}
+                          {t("fleet.col.gpus")}
                         </th>
                         <th scope="col">{t("pool.slurm.col.reason")}</th>
                         <th scope="col">{t("pool.slurm.col.waitsForGpus")}</th>
