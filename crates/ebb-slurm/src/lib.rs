@@ -11,7 +11,9 @@
 //! - [`binding`]: the console's `slurm.toml`: which partition each pool is bound to, and
 //!   which agent GPUs each Slurm node is (a fixed group on one host);
 //! - [`conf`]: the Slurm configuration for a binding: `slurm.conf` lines, `gres.conf`, and
-//!   the task prolog that maps a job's `CUDA_VISIBLE_DEVICES` to the machine's GPUs.
+//!   the task prolog that maps a job's `CUDA_VISIBLE_DEVICES` to the machine's GPUs;
+//! - [`sim`]: a simulated partition for the demo (a repeating job schedule, first-fit,
+//!   drain and down as `scontrol` sets them), answering in [`queue`]'s shapes.
 //!
 //! The shell runs `squeue`/`sinfo`/`scontrol`, hands their text here, and carries the plan out.
 
@@ -20,3 +22,4 @@ pub mod conf;
 pub mod drain;
 pub mod hostlist;
 pub mod queue;
+pub mod sim;
