@@ -24,7 +24,8 @@ pub struct Options {
     #[arg(long, env = "EBB_TOKEN_STORE", default_value = "keychain")]
     pub token_store: TokenStore,
     /// In the demo, the pool's rules and the users they follow (a festival peak every ten
-    /// minutes): `on`, or `off` for a demo that moves only when told.
+    /// minutes), and the training pool on a simulated Slurm job queue: `on`, or `off` for
+    /// a demo that moves only when told.
     #[arg(
         long,
         env = "EBB_DEMO_RULES",
@@ -132,9 +133,16 @@ impl AppState {
                 )
             })?),
         };
+        // With its rules, the demo has a queue-driven pool on a simulated Slurm partition.
+        let slurm = if demo_rules {
+            demo::simulated_slurm().map_err(anyhow::Error::msg)?
+        } else {
+            ebb_core::slurm::api::SlurmSetup::default()
+        };
         let console = Console::open(ConsoleOptions {
             token_store,
             metrics_listen,
+            slurm,
             enforcer: ebb_core::enforcer::EnforcerConfig {
                 grace: options.failover_grace,
                 ..ebb_core::enforcer::EnforcerConfig::default()
@@ -147,6 +155,14 @@ impl AppState {
             let hosts = fleet.hosts().iter();
             let hosts =
                 hosts.map(|host| (host.name.clone(), host.url.clone(), host.region.clone()));
+            if !fleet.hosts().iter().any(|host| {
+                host.name == demo::QUEUE_HOST && host.model == ebb_agent::sim::GpuModel::V100
+            }) {
+                tracing::warn!(
+                    host = demo::QUEUE_HOST,
+                    "the demo's training pool has no V100 host"
+                );
+            }
             console.seed_demo(hosts.collect(), demo_rules).await?;
             other_tenants(&fleet).await;
             Some(fleet)

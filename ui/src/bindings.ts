@@ -2601,7 +2601,11 @@ jobs: string[] }
 /**
  * A Slurm-bound pool's partition.
  */
-export type SlurmPoolView = { partition: string; mode: SlurmMode; gpus_per_node: number; 
+export type SlurmPoolView = { partition: string; 
+/**
+ * The demo's simulated partition (its job queue made up), not a real slurmctld's.
+ */
+simulated: boolean; mode: SlurmMode; gpus_per_node: number; 
 /**
  * `None` when Slurm did not answer (`unreachable` says why).
  */

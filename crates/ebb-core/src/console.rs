@@ -68,6 +68,9 @@ pub struct ConsoleOptions {
     pub metrics_listen: Option<std::net::SocketAddr>,
     /// How consoles sharing a database elect their enforcer.
     pub election: ElectionConfig,
+    /// The Slurm that pools bound to a partition work with: the real controller, bound by
+    /// `slurm.toml`, but in the demo.
+    pub slurm: crate::slurm::api::SlurmSetup,
 }
 
 /// The metrics endpoint's default address: loopback only.
@@ -85,6 +88,7 @@ impl ConsoleOptions {
             clock: Arc::new(SystemClock),
             metrics_listen: None,
             election: ElectionConfig::default(),
+            slurm: crate::slurm::api::SlurmSetup::default(),
         }
     }
 }
@@ -139,6 +143,8 @@ pub struct Console {
     /// This console's part in electing the enforcer, when it shares its database.
     election: std::sync::Mutex<Option<Election>>,
     pub(crate) data_dir: PathBuf,
+    /// The Slurm bound pools work with (`ConsoleOptions::slurm`).
+    pub(crate) slurm: crate::slurm::api::SlurmSetup,
     tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
     /// `POST /v1/metrics`, when this process collects and was asked to serve it.
     metrics_api: std::sync::Mutex<Option<crate::metrics_api::MetricsApi>>,
@@ -184,12 +190,13 @@ impl Console {
             } else {
                 LeaderHandle::sole()
             };
-            enforcer = Some(Enforcer::start(
+            enforcer = Some(Enforcer::start_bound(
                 pools.clone(),
                 registry.clone(),
                 data_dir.clone(),
                 options.enforcer,
                 leader,
+                options.slurm.clone(),
             ));
             let (sink, ticks) = mpsc::channel(8);
             let collector = Collector::start(Vec::new(), options.collector, Some(sink))?;
@@ -244,6 +251,7 @@ impl Console {
             enforcer: std::sync::Mutex::new(enforcer),
             election: std::sync::Mutex::new(election),
             data_dir: data_dir.clone(),
+            slurm: options.slurm.clone(),
             tasks: std::sync::Mutex::new(tasks),
             metrics_api: std::sync::Mutex::new(metrics_api),
             _lock: lock,

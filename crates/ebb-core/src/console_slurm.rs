@@ -13,7 +13,7 @@ use crate::enforcer::EnforcerConfig;
 use crate::pools::Pool;
 use crate::provider::{AgentProvider, GpuProvider, Release};
 use crate::slurm::binder::{self, HeldNode, RentOutcome, SlurmBinder, TickInput};
-use crate::slurm::ctl::{SlurmCtl, SlurmError};
+use crate::slurm::ctl::SlurmError;
 use ebb_slurm::binding::{Binding, NodeSlot, PartitionBinding};
 use ebb_wire::slurm::SlurmPoolView;
 use std::sync::Arc;
@@ -47,10 +47,16 @@ pub struct NodeOutcome {
 }
 
 impl Console {
+    /// The demo's binding, or `slurm.toml`'s: `Ok(None)` when there is none.
+    fn slurm_binding_if_any(&self) -> Result<Option<Binding>, SlurmOpError> {
+        match &self.slurm.binding {
+            Some(binding) => Ok(Some(binding.clone())),
+            None => binder::load_binding(&self.data_dir).map_err(SlurmOpError::Binding),
+        }
+    }
+
     fn slurm_binding(&self) -> Result<Binding, SlurmOpError> {
-        binder::load_binding(&self.data_dir)
-            .map_err(SlurmOpError::Binding)?
-            .ok_or(SlurmOpError::NoBinding)
+        self.slurm_binding_if_any()?.ok_or(SlurmOpError::NoBinding)
     }
 
     /// The nodes of `hostlist`, each with its partition; refused whole when one is in no
@@ -147,7 +153,7 @@ impl Console {
             pools: &pools,
             now_ms: self.pools.now_ms(),
         };
-        let mut binder = SlurmBinder::new(Some(binding), SlurmCtl::default());
+        let mut binder = SlurmBinder::over(binding, self.slurm.api.clone());
         let mut outcomes = Vec::with_capacity(nodes.len());
         for (part, slot) in &nodes {
             let Some(pool) = pools.iter().find(|pool| pool.name == part.pool) else {
@@ -265,8 +271,7 @@ impl Console {
     /// The Pool view's Slurm card: the partition `pool` is bound to, or `None` when it is
     /// bound to none (or there is no binding).
     pub async fn pool_slurm(&self, pool: &str) -> Result<Option<SlurmPoolView>, SlurmOpError> {
-        let Some(binding) = binder::load_binding(&self.data_dir).map_err(SlurmOpError::Binding)?
-        else {
+        let Some(binding) = self.slurm_binding_if_any()? else {
             return Ok(None);
         };
         let Some(part) = binding.of_pool(pool) else {
@@ -295,7 +300,10 @@ impl Console {
             now_ms,
         };
         let held = binder::held_nodes(part, &pool, &input);
-        let view = SlurmCtl::default().partition(&part.name, now_ms).await;
-        Ok(binder::pool_view(part, &held, view, now_ms))
+        let names: Vec<String> = held.iter().map(|node| node.slot.name.clone()).collect();
+        let view = self.slurm.api.partition(&part.name, &names, now_ms).await;
+        let mut shown = binder::pool_view(part, &held, view, now_ms);
+        shown.simulated = self.slurm.api.simulated();
+        Ok(shown)
     }
 }

@@ -1,7 +1,10 @@
 //! The demo's content: the embedded fleet's hosts registered as real ones are, its pool
 //! (A100s over the two regions that have them), the pool's seed-like rules (on the console's
-//! own clock, paid-unit-aware), and the users they follow. The desktop shell starts the simulated fleet and hands
-//! its hosts here; everything the demo shows goes through the same registry, pools and rules
+//! own clock, paid-unit-aware), and the users they follow; and a queue-driven pool,
+//! `training`, bound to a simulated Slurm partition fed by a repeating job schedule
+//! ([`simulated_slurm`]), so a new user sees a scale-out on queued jobs and a drained
+//! scale-in. The desktop shell starts the simulated fleet and hands its hosts here;
+//! everything the demo shows goes through the same registry, pools, rules and Slurm binder
 //! as an operator's own.
 
 use crate::console::{Console, ConsoleError};
@@ -32,6 +35,14 @@ impl Console {
         seed_pool(self).await;
         if rules {
             seed_rules(self).await;
+        }
+        let queue_bound = self
+            .slurm
+            .binding
+            .as_ref()
+            .is_some_and(|binding| binding.of_pool(QUEUE_POOL).is_some());
+        if queue_bound {
+            seed_queue_pool(self).await;
         }
         match before {
             Ok(before) => {
@@ -128,6 +139,156 @@ async fn seed_rules(console: &Console) {
     }
 }
 
+/// The demo's queue-driven pool, bound to [`QUEUE_PARTITION`].
+pub const QUEUE_POOL: &str = "training";
+
+/// The simulated Slurm partition the queue-driven pool is bound to.
+pub const QUEUE_PARTITION: &str = "train";
+
+/// The demo fleet's host whose GPUs are the partition's nodes (its V100s, which no other
+/// tenant holds).
+pub const QUEUE_HOST: &str = "cn-south-001";
+
+/// The binding of the queue-driven pool: nodes `v100-1` (GPUs 0, 1) and `v100-2` (GPUs 2,
+/// 3) on [`QUEUE_HOST`]. A node's lease runs no slurmd: the simulation brings it up.
+const QUEUE_BINDING: &str = r#"[[partition]]
+name = "train"
+pool = "training"
+mode = "ebb"
+gpus_per_node = 2
+drain_max_minutes = 30
+min_nodes = 0
+max_nodes = 2
+[[partition.hosts]]
+host = "cn-south-001"
+nodes = "v100-[1-2]"
+port = 6818
+"#;
+
+/// How often the simulated job schedule repeats, in seconds.
+pub const QUEUE_CYCLE_S: u64 = 600;
+
+/// The simulated jobs of each cycle. Four one-GPU jobs at 5 s, a short and a long one on
+/// each node: once the short ones end, the queue needs one node, both are busy, so one is
+/// drained and given back when its long job ends. At 5 minutes two two-GPU jobs: the one
+/// that ends first leaves its node idle, and an idle node goes at once.
+pub const QUEUE: &[ebb_slurm::sim::Arrival] = &[
+    arrival(5, 1, 20),
+    arrival(5, 1, 180),
+    arrival(5, 1, 30),
+    arrival(5, 1, 200),
+    arrival(300, 2, 45),
+    arrival(300, 2, 120),
+];
+
+const fn arrival(at_s: u64, gpus: u32, run_s: u64) -> ebb_slurm::sim::Arrival {
+    ebb_slurm::sim::Arrival { at_s, gpus, run_s }
+}
+
+/// The demo's Slurm: the queue-driven pool's binding and its simulated partition (named
+/// as a simulation: the real path is `slurm.toml` and slurmctld). An error only if the
+/// demo's own binding did not read (its test says it does).
+pub fn simulated_slurm() -> Result<crate::slurm::api::SlurmSetup, String> {
+    let mut binding = ebb_slurm::binding::Binding::parse(QUEUE_BINDING)
+        .map_err(|error| format!("the demo's Slurm binding: {error}"))?;
+    let mut nodes = Vec::new();
+    for part in &mut binding.partitions {
+        part.slurmd = Vec::new();
+        nodes.extend(
+            part.nodes
+                .iter()
+                .map(|slot| (slot.name.clone(), part.gpus_per_node)),
+        );
+    }
+    let partition =
+        ebb_slurm::sim::SimPartition::new(QUEUE_PARTITION, &nodes, QUEUE, QUEUE_CYCLE_S);
+    Ok(crate::slurm::api::SlurmSetup {
+        api: std::sync::Arc::new(crate::slurm::api::SimSlurm::new(vec![partition])),
+        binding: Some(binding),
+    })
+}
+
+/// The queue-driven pool's rules: the Rules form's "Size to the Slurm queue" template,
+/// sized for watching (a job that waits a minute adds a node; the pool follows the queue
+/// down at once, a busy node drained first).
+pub const QUEUE_RULES: &str = r#"# The demo's training pool is bound to a Slurm partition (simulated: the demo's job
+# queue). It holds one GPU per GPU its jobs ask for or hold; a job waiting a minute adds a
+# node at once. Scale-in never kills a job: a busy node is drained in Slurm and given
+# back when its jobs end, idle nodes first.
+pool = "training"
+
+[limits]
+min_gpus = 0
+max_gpus = 4
+
+[scale_in]
+force = true
+
+[[metric]]
+name = "slurm_demand_gpus"
+stale_after_minutes = 2
+
+[[metric]]
+name = "slurm_oldest_wait_minutes"
+stale_after_minutes = 2
+
+[[target]]
+name = "size-to-queue"
+metric = "slurm_demand_gpus"
+target = 1
+tolerance = 0
+scale_in_stabilization_minutes = 0
+
+[[threshold]]
+name = "queue-waited"
+metric = "slurm_oldest_wait_minutes"
+op = ">="
+value = 1
+for_minutes = 1
+action = "+2"
+cooldown_minutes = 5
+"#;
+
+/// The queue-driven pool and its rules, made on the first start: V100s in cn-south.
+async fn seed_queue_pool(console: &Console) {
+    let exists = console
+        .list_pools()
+        .await
+        .is_ok_and(|pools| pools.iter().any(|pool| pool.name == QUEUE_POOL));
+    if !exists {
+        let input = ebb_wire::pools::PoolInput {
+            name: QUEUE_POOL.into(),
+            model: "V100".into(),
+            regions: vec!["cn-south".into()],
+            min: 0,
+            max: 4,
+            base_gpus: 0,
+            term: ebb_wire::plan::Term::Month,
+            overlay: ebb_wire::plan::OverlayMode::Hour,
+            placement: ebb_wire::pools::PlacementPolicy::Pack,
+            interruptible: false,
+            release_at_unit_end: false,
+        };
+        if let Err(error) = console.create_pool(&input).await {
+            tracing::warn!(%error, "cannot create the demo's training pool");
+            return;
+        }
+    }
+    let has_rules = console
+        .pool_rules(QUEUE_POOL)
+        .await
+        .ok()
+        .flatten()
+        .is_some();
+    if !has_rules
+        && let Err(error) = console
+            .save_rules(QUEUE_POOL, QUEUE_RULES, None, true)
+            .await
+    {
+        tracing::warn!(%error, "cannot save the training pool's rules");
+    }
+}
+
 /// How often the demo's festival peak comes back, in seconds.
 pub const PEAK_EVERY_S: u64 = 600;
 
@@ -168,6 +329,26 @@ pub async fn push_users(store: crate::pools::PoolStore) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_queue_binding_and_rules_read_and_the_schedule_fits_the_partition() {
+        ebb_rules::model::parse(QUEUE_RULES).unwrap();
+        let setup = simulated_slurm().unwrap();
+        let binding = setup.binding.expect("the demo names its binding");
+        let part = binding
+            .of_pool(QUEUE_POOL)
+            .expect("the training pool is bound");
+        assert_eq!(part.name, QUEUE_PARTITION);
+        assert!(
+            part.slurmd.is_empty(),
+            "no process: the simulation brings nodes up"
+        );
+        assert!(part.nodes.iter().all(|slot| slot.host == QUEUE_HOST));
+        let gpus = part.gpus_per_node * u32::try_from(part.nodes.len()).unwrap();
+        assert_eq!(gpus, 4, "the rules' max is the partition's GPUs");
+        assert!(QUEUE.iter().all(|job| job.gpus <= part.gpus_per_node));
+        assert!(QUEUE.iter().all(|job| job.at_s < QUEUE_CYCLE_S));
+    }
 
     #[test]
     fn the_demo_rules_parse_and_their_users_cross_both_thresholds() {

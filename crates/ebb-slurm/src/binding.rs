@@ -79,6 +79,8 @@ pub struct PartitionBinding {
     /// The GPUs of every node, 1 to 64.
     pub gpus_per_node: u32,
     /// The argv the agent runs as a node's lease workload; `{node}` stands for the node.
+    /// A file always names one; empty (set in code, for the demo's simulated partition)
+    /// runs none.
     pub slurmd: Vec<String>,
     /// How long a drain may keep paid GPUs before its jobs are requeued; 0 for ever.
     pub drain_max_minutes: u32,

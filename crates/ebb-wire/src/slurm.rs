@@ -99,6 +99,8 @@ pub struct SlurmJobView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
 pub struct SlurmPoolView {
     pub partition: String,
+    /// The demo's simulated partition (its job queue made up), not a real slurmctld's.
+    pub simulated: bool,
     pub mode: SlurmMode,
     pub gpus_per_node: u32,
     /// `None` when Slurm did not answer (`unreachable` says why).

@@ -89,6 +89,19 @@ impl Enforcer {
         Self::elected(store, registry, data_dir, config, provider, leader)
     }
 
+    /// [`Enforcer::start`], with Slurm-bound pools worked through `slurm`.
+    pub fn start_bound(
+        store: PoolStore,
+        registry: Registry,
+        data_dir: PathBuf,
+        config: EnforcerConfig,
+        leader: LeaderHandle,
+        slurm: crate::slurm::api::SlurmSetup,
+    ) -> Self {
+        let provider = Arc::new(AgentProvider::new(registry.clone(), config.client));
+        Self::spawn(store, registry, data_dir, config, provider, leader, slurm)
+    }
+
     /// The enforcer renting through `provider`: the registry's hosts are its targets.
     pub fn with_provider(
         store: PoolStore,
@@ -118,6 +131,26 @@ impl Enforcer {
         provider: Arc<dyn GpuProvider>,
         leader: LeaderHandle,
     ) -> Self {
+        Self::spawn(
+            store,
+            registry,
+            data_dir,
+            config,
+            provider,
+            leader,
+            crate::slurm::api::SlurmSetup::default(),
+        )
+    }
+
+    fn spawn(
+        store: PoolStore,
+        registry: Registry,
+        data_dir: PathBuf,
+        config: EnforcerConfig,
+        provider: Arc<dyn GpuProvider>,
+        leader: LeaderHandle,
+        slurm: crate::slurm::api::SlurmSetup,
+    ) -> Self {
         let wake = Arc::new(Notify::new());
         let (publish, reports) = watch::channel(PassReport::default());
         let mut state = Loop {
@@ -135,7 +168,7 @@ impl Enforcer {
             holder: None,
             passes: 0,
             rules: RulesRunner::default(),
-            slurm: crate::slurm::binder::SlurmBinder::default(),
+            slurm: crate::slurm::binder::SlurmBinder::new(slurm),
         };
         let wake_loop = wake.clone();
         let task = tokio::spawn(async move {
@@ -333,9 +366,14 @@ impl Loop {
         let targets: Vec<PoolTarget> = recorded
             .pools
             .iter()
-            .map(|pool| PoolTarget {
-                external: self.slurm.binds(&pool.name),
-                ..target(pool, &catalog)
+            .map(|pool| {
+                let plain = target(pool, &catalog);
+                PoolTarget {
+                    external: self.slurm.binds(&pool.name),
+                    // A bound pool holds whole nodes: settled at its count rounded up.
+                    desired: self.slurm.settled_gpus(pool).unwrap_or(plain.desired),
+                    ..plain
+                }
             })
             .collect();
 

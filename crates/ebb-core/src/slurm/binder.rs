@@ -16,7 +16,8 @@
 //! `slurm_pending_jobs`, `slurm_oldest_wait_minutes`), so rules scale on them; when Slurm
 //! does not answer, none is stored, the metrics go stale and the rules stand still.
 
-use super::ctl::{PartitionView, SlurmCtl, SlurmError};
+use super::api::{SlurmApi, SlurmSetup};
+use super::ctl::{PartitionView, SlurmError};
 use crate::pools::{NewActivity, Pool, PoolStore};
 use crate::provider::{GpuChoice, GpuProvider, Release, Rent};
 use ebb_reconcile::reconcile::HostObs;
@@ -69,10 +70,12 @@ pub struct TickInput<'a> {
 
 /// The binder's memory between passes (all of it rebuilt from Slurm and the agents after a
 /// restart, but for how long a node has been draining, which then counts from the restart).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SlurmBinder {
     binding: Option<Binding>,
-    ctl: SlurmCtl,
+    /// The binding was given in code (the demo's): `reload` keeps it.
+    fixed: bool,
+    ctl: std::sync::Arc<dyn SlurmApi>,
     /// Rent keys sent and not answered, by node: the same key again, never a second lease.
     inflight: HashMap<String, String>,
     draining_since: HashMap<String, i64>,
@@ -96,17 +99,34 @@ pub struct SlurmBinder {
 pub const SETTLED_READ_MS: i64 = 5_000;
 
 impl SlurmBinder {
-    pub fn new(binding: Option<Binding>, ctl: SlurmCtl) -> Self {
+    pub fn new(setup: SlurmSetup) -> Self {
         Self {
-            binding,
-            ctl,
-            ..Self::default()
+            fixed: setup.binding.is_some(),
+            binding: setup.binding,
+            ctl: setup.api,
+            inflight: HashMap::new(),
+            draining_since: HashMap::new(),
+            released: HashMap::new(),
+            said: HashMap::new(),
+            unreachable: HashMap::new(),
+            last_read: HashMap::new(),
+            requeued: HashMap::new(),
         }
+    }
+
+    /// The binder over `api` with `binding` (read from the data directory by the caller).
+    pub fn over(binding: Binding, api: std::sync::Arc<dyn SlurmApi>) -> Self {
+        let mut binder = Self::new(SlurmSetup { api, binding: None });
+        binder.binding = Some(binding);
+        binder
     }
 
     /// The binding in the data directory; a broken file keeps the last good one (and is
     /// logged), so a typo never hands a bound pool's nodes to the count planner.
     pub fn reload(&mut self, data_dir: &Path) {
+        if self.fixed {
+            return;
+        }
         match load_binding(data_dir) {
             Ok(binding) => self.binding = binding,
             Err(error) => {
@@ -120,6 +140,14 @@ impl SlurmBinder {
         self.binding
             .as_ref()
             .is_some_and(|binding| binding.of_pool(pool).is_some())
+    }
+
+    /// The GPUs an Ebb-led bound pool holds once settled: its desired count in whole nodes,
+    /// within the partition's node limits. `None` for a pool bound to no partition, or to
+    /// a Slurm-led one (Slurm decides its count).
+    pub fn settled_gpus(&self, pool: &Pool) -> Option<u32> {
+        let part = self.binding.as_ref()?.of_pool(&pool.name)?;
+        (part.mode == Mode::Ebb).then(|| want_nodes(part, pool.desired) * part.gpus_per_node.max(1))
     }
 
     /// One pass over every bound partition. Errors are logged, never fatal: a partition
@@ -160,7 +188,13 @@ impl SlurmBinder {
         }
         self.last_read
             .insert(part.name.clone(), (input.now_ms, pool.desired));
-        let view = match self.ctl.partition(&part.name, input.now_ms).await {
+        let held = held_nodes(part, pool, input);
+        let held_names: Vec<String> = held.iter().map(|node| node.slot.name.clone()).collect();
+        let view = match self
+            .ctl
+            .partition(&part.name, &held_names, input.now_ms)
+            .await
+        {
             Ok(view) => {
                 self.unreachable.insert(part.name.clone(), false);
                 view
@@ -182,7 +216,6 @@ impl SlurmBinder {
             .await
             .map_err(|(_, error)| error)?;
         self.start_requeued(&view, input.now_ms).await;
-        let held = held_nodes(part, pool, input);
         match part.mode {
             Mode::Ebb => self.ebb_led(part, pool, &view, &held, input).await,
             Mode::Slurm => self.slurm_led(part, pool, &view, &held, input).await,
@@ -198,10 +231,7 @@ impl SlurmBinder {
         input: &TickInput<'_>,
     ) -> Result<(), crate::pools::PoolError> {
         let per_node = part.gpus_per_node.max(1);
-        let want_nodes = pool
-            .desired
-            .div_ceil(per_node)
-            .clamp(part.min_nodes, part.max_nodes);
+        let want_nodes = want_nodes(part, pool.desired);
         let held_count = u32::try_from(held.len()).unwrap_or(u32::MAX);
         let draining: Vec<&HeldNode> = held
             .iter()
@@ -282,9 +312,13 @@ impl SlurmBinder {
             .collect();
         self.undrain(input.store, pool, part, &undrain).await?;
         for requeue in &plan.requeue {
-            for job in requeue.job_ids.iter().chain(&requeue.cancel_job_ids) {
+            for job in &requeue.job_ids {
                 self.ctl.requeue(job).await.map_err(slurm_error)?;
                 self.requeued.insert(job.clone(), input.now_ms);
+            }
+            // Under `force` only: a job that cannot be requeued (`--no-requeue`) ends.
+            for job in &requeue.cancel_job_ids {
+                self.ctl.cancel(job).await.map_err(slurm_error)?;
             }
             let jobs = requeue.job_ids.clone();
             self.log(
@@ -446,7 +480,7 @@ impl SlurmBinder {
             pool_id: pool.id.clone(),
             holder_id: input.holder.to_string(),
             term: input.term.cloned(),
-            command: Some(part.slurmd_argv(&slot.name)),
+            command: Some(part.slurmd_argv(&slot.name)).filter(|argv| !argv.is_empty()),
         };
         match input.provider.rent(&rent).await {
             Ok(rented) => {
@@ -727,6 +761,13 @@ fn paid_until(lease: &Lease, pool: &Pool, now_ms: i64) -> i64 {
     ebb_reconcile::placement::paid_until(granted, pool.unit_ms(), now_ms)
 }
 
+/// The nodes `desired` GPUs take: whole nodes, within the partition's limits.
+fn want_nodes(part: &PartitionBinding, desired: u32) -> u32 {
+    desired
+        .div_ceil(part.gpus_per_node.max(1))
+        .clamp(part.min_nodes, part.max_nodes)
+}
+
 /// Drained (or draining) by Ebb's scale-in, by its reason.
 fn drained_by_ebb(info: &NodeInfo) -> bool {
     matches!(info.state.base, NodeBase::Drained | NodeBase::Draining)
@@ -829,6 +870,8 @@ pub fn pool_view(
     jobs.truncate(50);
     SlurmPoolView {
         partition: part.name.clone(),
+        // The console says so when its Slurm is the demo's simulation.
+        simulated: false,
         mode: match part.mode {
             Mode::Ebb => SlurmMode::Ebb,
             Mode::Slurm => SlurmMode::Slurm,

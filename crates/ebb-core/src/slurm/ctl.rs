@@ -211,6 +211,11 @@ impl SlurmCtl {
         self.run("scontrol", &["requeue", job_id]).await.map(|_| ())
     }
 
+    /// `scancel JOB`: the job ends (only under `force`, for a job that cannot be requeued).
+    pub async fn cancel(&self, job_id: &str) -> Result<(), SlurmError> {
+        self.run("scancel", &[job_id]).await.map(|_| ())
+    }
+
     /// `scontrol update jobid=JOB starttime=now`: Slurm holds a requeued job back for two
     /// minutes (`BeginTime`, set once it is pending again); a job Ebb requeued to give its
     /// node back did not fail, so it may start again at once wherever there is room.

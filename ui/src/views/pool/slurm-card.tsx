@@ -133,6 +133,11 @@ export function SlurmCard(props: { pool: string }): JSX.Element {
                 {slurmModeText(p().mode)}
                 <span class="muted"> · {t("pool.slurm.perNode", { gpus: gpus(p().gpus_per_node) })}</span>
               </p>
+              <Show when={p().simulated}>
+                <p class="hint" data-testid="pool-slurm-simulated">
+                  {t("pool.slurm.simulated")}
+                </p>
+              </Show>
               <h3>{t("pool.slurm.queue.title")}</h3>
               <Show
                 when={p().queue}
