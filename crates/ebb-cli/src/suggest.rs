@@ -6,7 +6,9 @@ use anyhow::Context;
 use ebb_cost::{Catalog, Money, OverlayMode, Term};
 use ebb_rules::replay::ReplayOptions;
 use ebb_rules::replay::trace::Trace;
-use ebb_rules::suggest::{SuggestOptions, suggest};
+use ebb_rules::suggest::queue::{self, Sizing};
+use ebb_rules::suggest::{QueueOptions, SuggestOptions, suggest_with};
+use ebb_wire::rules::counted;
 use ebb_wire::suggest::SuggestReport;
 use std::path::{Path, PathBuf};
 
@@ -18,9 +20,15 @@ const DEFAULT_PRICE: (&str, &str) = ("A100", "cn-north");
 /// `ebb rules suggest …`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SuggestArgs {
-    /// CSV `minute,demand[,metric…]`: the pool's busy GPUs each minute (a recorded history).
+    /// CSV `minute,demand[,metric…]`: the pool's busy GPUs each minute (a recorded history);
+    /// with a `slurm_demand_gpus` column (and `slurm_oldest_wait_minutes`), a Slurm queue
+    /// trace, whose rules size the pool to the queue.
     #[arg(long, value_name = "FILE")]
     trace: PathBuf,
+    /// A Slurm node's GPUs, 1 to 64, default 1 (a queue trace only): what the `queue-waited`
+    /// rule adds once a job has waited, and the unit of the pool's max.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    gpus_per_node: Option<u32>,
     /// A catalog file to use instead of the active one.
     #[arg(long, value_name = "FILE")]
     catalog: Option<PathBuf>,
@@ -87,7 +95,10 @@ pub fn run(args: &SuggestArgs, data_dir: &Path, json: bool) -> anyhow::Result<()
         pool: args.pool.clone(),
         metrics: Vec::new(),
     };
-    let suggestion = suggest(&trace, entry, &options)?;
+    let queue_options = QueueOptions {
+        gpus_per_node: args.gpus_per_node.unwrap_or(1),
+    };
+    let suggestion = suggest_with(&trace, entry, &options, &queue_options)?;
     if json {
         let report = SuggestReport {
             file: suggestion.file.clone(),
@@ -122,6 +133,43 @@ pub fn run(args: &SuggestArgs, data_dir: &Path, json: bool) -> anyhow::Result<()
                 args.max_shortfall_pct
             );
         }
+        queue_summary(suggestion.sizing, args.gpus_per_node);
     }
     Ok(())
+}
+
+/// What standard error says of the queue: what the rules size on, and what the replay could
+/// not know (the file's comments say the same).
+fn queue_summary(sizing: Sizing, gpus_per_node: Option<u32>) {
+    match sizing {
+        Sizing::BusyGpus => {
+            if gpus_per_node.is_some() {
+                eprintln!(
+                    "--gpus-per-node is for a queue trace (a `{}` column); this trace has none, so the rules size on busy_gpus",
+                    queue::DEMAND_METRIC
+                );
+            }
+        }
+        Sizing::Queue { wait } => {
+            eprintln!(
+                "a Slurm queue trace: `{}` sizes the pool to `{}` (one GPU per GPU the jobs ask for or hold), fed to the rules as recorded",
+                queue::TARGET_RULE,
+                queue::DEMAND_METRIC
+            );
+            if wait {
+                eprintln!(
+                    "`{}` adds {} (a node) once a job has waited; the recorded `{}` is the wait on the pool that ran then, not on the replayed one, so how often it fires is a guess",
+                    queue::THRESHOLD_RULE,
+                    counted(gpus_per_node.unwrap_or(1), "GPU", "GPUs"),
+                    queue::WAIT_METRIC
+                );
+            } else {
+                eprintln!(
+                    "no `{}` column: no `{}` rule",
+                    queue::WAIT_METRIC,
+                    queue::THRESHOLD_RULE
+                );
+            }
+        }
+    }
 }

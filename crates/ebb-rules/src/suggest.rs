@@ -21,6 +21,11 @@
 //! - **seasonal pre-scaling**, gated ([`seasonal`]): a schedule floor only for a step up
 //!   that recurs at the same time of day or week in the trace.
 //!
+//! On a **queue trace** (one with a `slurm_demand_gpus` column, [`queue`]) the target is
+//! the Slurm queue instead, one GPU per GPU asked for or held (no headroom lever), with the
+//! same windows; with a `slurm_oldest_wait_minutes` column too, a threshold adds a node's
+//! GPUs once a job has waited `N` minutes, `N` one more lever.
+//!
 //! # The search
 //!
 //! Coordinate descent over a small grid of each lever ([`GRID`]), from HPA-like defaults
@@ -31,6 +36,7 @@
 //! value (simpler, nearer the defaults). Every candidate is a real replay of the rule set
 //! through [`crate::decide`]. Deterministic: no randomness, a fixed order.
 
+pub mod queue;
 pub mod seasonal;
 
 use crate::model::{self, RuleSet};
@@ -46,6 +52,7 @@ use ebb_wire::rules::{
     self as spec, BoundKind, Limits, MetricRef, ScaleIn, Schedule, ScheduleWhen, TargetRule,
 };
 use ebb_wire::suggest::{PaidUnit, SuggestNote};
+use queue::Sizing;
 use seasonal::{RecurringStep, recurring_steps};
 use std::collections::BTreeMap;
 
@@ -65,6 +72,21 @@ pub struct SuggestOptions {
     /// The operator's custom metrics, kept in the suggested file as they were (a suggestion
     /// replaces the rules, never the metrics the operator's systems push).
     pub metrics: Vec<spec::CustomMetric>,
+}
+
+/// What the rules of a queue trace need that the trace does not say (apart from
+/// [`SuggestOptions`], which the console builds whole; only read on a queue trace).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueOptions {
+    /// A Slurm node's GPUs (`--gpus-per-node`, 1 to 64): the `queue-waited` threshold adds
+    /// this many, and the pool's max is whole nodes.
+    pub gpus_per_node: u32,
+}
+
+impl Default for QueueOptions {
+    fn default() -> QueueOptions {
+        QueueOptions { gpus_per_node: 1 }
+    }
 }
 
 impl Default for SuggestOptions {
@@ -95,6 +117,9 @@ pub struct Levers {
     pub release_window_minutes: u32,
     /// The recurring steps' schedule floors are on.
     pub pre_scale: bool,
+    /// The `queue-waited` threshold's N (a queue trace with a wait column): a job that has
+    /// waited this many minutes adds a node's GPUs.
+    pub wait_minutes: u32,
 }
 
 impl Default for Levers {
@@ -108,6 +133,7 @@ impl Default for Levers {
             deadband_gpus: 0,
             release_window_minutes: 1,
             pre_scale: false,
+            wait_minutes: 5,
         }
     }
 }
@@ -128,6 +154,8 @@ pub struct Grid {
     /// `Levers::release_window_minutes`, in 1/60 of the paid unit (a minute of an hour,
     /// 24 minutes of a day).
     pub release_window_sixtieths: &'static [u32],
+    /// `Levers::wait_minutes` (the template's default first; its range is 1 to 120).
+    pub wait_minutes: &'static [u32],
 }
 
 /// The grid searched.
@@ -138,6 +166,7 @@ pub const GRID: Grid = Grid {
     overload_gpus: &[2, 1, 3, 5, 8],
     deadband_gpus: &[0, 2, 3],
     release_window_sixtieths: &[30, 15, 10, 5, 3, 1, 0],
+    wait_minutes: &[5, 10, 15, 30, 60],
 };
 
 /// Among the rule sets within this share of the cheapest (penalized) cost, the one with
@@ -171,6 +200,8 @@ pub struct Suggestion {
     pub oracle: ReplayResult,
     /// The recurring steps found (a schedule each when `levers.pre_scale`).
     pub recurring: Vec<RecurringStep>,
+    /// What the rules size the pool on (the queue when the trace has its columns).
+    pub sizing: Sizing,
     /// Rule sets replayed.
     pub candidates: u32,
     /// Whether the chosen rules are within the limit on the trace (when none is, the one
@@ -204,11 +235,34 @@ impl Scored {
     }
 }
 
-/// Suggests rules for `trace`, priced by `entry` under `options.replay`'s plan.
+/// What every candidate of one search shares.
+struct Plan<'a> {
+    peak: u32,
+    recurring: &'a [RecurringStep],
+    options: &'a SuggestOptions,
+    sizing: Sizing,
+    gpus_per_node: u32,
+}
+
+/// The levers the search moves, in the order of a pass (see [`neighbours`]).
+const LEVERS: usize = 7;
+
+/// Suggests rules for `trace`, priced by `entry` under `options.replay`'s plan (a queue
+/// trace's rules for nodes of one GPU; [`suggest_with`] names the node).
 pub fn suggest(
     trace: &Trace,
     entry: &PriceEntry,
     options: &SuggestOptions,
+) -> Result<Suggestion, CostError> {
+    suggest_with(trace, entry, options, &QueueOptions::default())
+}
+
+/// [`suggest`], with what a queue trace's rules need beyond `options`.
+pub fn suggest_with(
+    trace: &Trace,
+    entry: &PriceEntry,
+    options: &SuggestOptions,
+    queue_options: &QueueOptions,
 ) -> Result<Suggestion, CostError> {
     let replay_options = &options.replay;
     let recurring = recurring_steps(
@@ -216,21 +270,40 @@ pub fn suggest(
         replay_options.start_ms,
         replay_options.warmup_minutes,
     );
-    let peak = trace.peak_gpus();
+    let sizing = Sizing::of(trace);
+    let plan = Plan {
+        peak: trace.peak_gpus(),
+        recurring: &recurring,
+        options,
+        sizing,
+        gpus_per_node: queue_options
+            .gpus_per_node
+            .clamp(*queue::GPUS_PER_NODE.start(), *queue::GPUS_PER_NODE.end()),
+    };
     let limit_pct = options.max_shortfall_pct.max(0.0) * SAFETY;
     let price = pricing(entry, replay_options);
 
     let action_fen = (entry.hour.fen() as f64 * ACTION_PENALTY_HOURS).round() as i64;
     let unit = unit_minutes(replay_options.overlay);
 
-    let stresses = stress_traces(trace, unit);
+    let mut stresses = stress_traces(trace, unit);
+    if sizing.is_queue() {
+        // The stress load is jobs too: the queue asks for what they need.
+        stresses = stresses
+            .into_iter()
+            .filter_map(|stress| {
+                let asked = stress.demand().iter().map(|&gpus| Some(gpus)).collect();
+                stress.with_column(queue::DEMAND_METRIC, asked)
+            })
+            .collect();
+    }
 
     let mut tried: BTreeMap<Levers, Scored> = BTreeMap::new();
     let mut evaluate = |levers: Levers| -> Result<Scored, CostError> {
         if let Some(scored) = tried.get(&levers) {
             return Ok(scored.clone());
         }
-        let rules = build(&levers, peak, &recurring, options);
+        let rules = build(&levers, &plan);
         let mut policy = RulesPolicy::new("rules", rules.clone(), Some(price.clone()));
         let result = replay(trace, &mut policy, entry, replay_options)?.result;
         let mut stress_fen = 0i64;
@@ -246,10 +319,13 @@ pub fn suggest(
 
     // Coordinate descent from the defaults; then, when the trace has recurring steps, again
     // with pre-scaling on from where the first ended (it changes what the others cover).
-    let mut start = Levers {
-        release_window_minutes: unit / 2,
-        ..Levers::default()
-    };
+    let mut start = canonical(
+        Levers {
+            release_window_minutes: unit / 2,
+            ..Levers::default()
+        },
+        sizing,
+    );
     let pre_scale_choices: &[bool] = if recurring.is_empty() {
         &[false]
     } else {
@@ -260,8 +336,8 @@ pub fn suggest(
         let mut best_score = evaluate(best)?;
         for _ in 0..MAX_PASSES {
             let before = best;
-            for lever in 0..6 {
-                for candidate in neighbours(&best, lever, unit) {
+            for lever in 0..LEVERS {
+                for candidate in neighbours(&best, lever, unit, sizing) {
                     let score = evaluate(candidate)?;
                     if score.key < best_score.key {
                         best = candidate;
@@ -297,17 +373,16 @@ pub fn suggest(
     let mut oracle_policy =
         baseline("oracle", trace, replay_options, entry).expect("the oracle is a baseline");
     let oracle = replay(trace, oracle_policy.as_mut(), entry, replay_options)?.result;
-    let levers = canonical(best);
-    let spec = build_spec(&levers, peak, &recurring, options);
+    let levers = canonical(best, sizing);
+    let spec = build_spec(&levers, &plan);
     let within_limit = best_score.result.shortfall_pct <= options.max_shortfall_pct;
     let notes = notes(
         &levers,
         &spec,
         trace,
-        &recurring,
+        &plan,
         &best_score.result,
         &oracle,
-        options,
         candidates,
     );
     let file = to_toml_with_notes(&spec, &notes);
@@ -316,10 +391,9 @@ pub fn suggest(
         &levers,
         &spec,
         trace,
-        &recurring,
+        &plan,
         &best_score.result,
         &oracle,
-        options,
         candidates,
     );
     Ok(Suggestion {
@@ -330,6 +404,7 @@ pub fn suggest(
         replay: best_score.result,
         oracle,
         recurring,
+        sizing,
         candidates,
         within_limit,
     })
@@ -370,21 +445,22 @@ pub fn stress_traces(trace: &Trace, unit_minutes: u32) -> Vec<Trace> {
 }
 
 /// The candidates that change lever `lever` of `at` (in grid order), for a paid unit of
-/// `unit` minutes.
-fn neighbours(at: &Levers, lever: usize, unit: u32) -> Vec<Levers> {
+/// `unit` minutes. A lever the sizing has not (a queue's headroom, a wait without its
+/// column) has none.
+fn neighbours(at: &Levers, lever: usize, unit: u32, sizing: Sizing) -> Vec<Levers> {
     let with = |values: &mut dyn Iterator<Item = u32>, set: &dyn Fn(&mut Levers, u32)| {
         values
             .map(|value| {
                 let mut next = *at;
                 set(&mut next, value);
-                canonical(next)
+                canonical(next, sizing)
             })
-            .filter(|next| next != &canonical(*at))
+            .filter(|next| next != &canonical(*at, sizing))
             .collect::<Vec<Levers>>()
     };
     let values = |grid: &'static [u32]| grid.iter().copied();
     match lever {
-        0 => with(&mut values(GRID.target_pct), &|l, v| l.target_pct = v),
+        0 if !sizing.is_queue() => with(&mut values(GRID.target_pct), &|l, v| l.target_pct = v),
         1 => with(&mut values(GRID.stabilization_minutes), &|l, v| {
             l.stabilization_minutes = v
         }),
@@ -399,26 +475,29 @@ fn neighbours(at: &Levers, lever: usize, unit: u32) -> Vec<Levers> {
             &mut values(GRID.release_window_sixtieths).map(|sixtieths| unit / 60 * sixtieths),
             &|l, v| l.release_window_minutes = v,
         ),
+        6 if sizing.has_wait() => with(&mut values(GRID.wait_minutes), &|l, v| l.wait_minutes = v),
         _ => Vec::new(),
     }
 }
 
 /// Levers that mean the same rules are the same point (the overload without a sustain
-/// window does nothing).
-fn canonical(mut levers: Levers) -> Levers {
+/// window does nothing, nor a queue's headroom or a wait the rules do not watch).
+fn canonical(mut levers: Levers, sizing: Sizing) -> Levers {
+    let defaults = Levers::default();
     if levers.sustain_minutes == 0 {
-        levers.overload_gpus = Levers::default().overload_gpus;
+        levers.overload_gpus = defaults.overload_gpus;
+    }
+    if sizing.is_queue() {
+        levers.target_pct = defaults.target_pct;
+    }
+    if !sizing.has_wait() {
+        levers.wait_minutes = defaults.wait_minutes;
     }
     levers
 }
 
-fn build(
-    levers: &Levers,
-    peak: u32,
-    recurring: &[RecurringStep],
-    options: &SuggestOptions,
-) -> RuleSet {
-    RuleSet::from_spec(build_spec(levers, peak, recurring, options))
+fn build(levers: &Levers, plan: &Plan<'_>) -> RuleSet {
+    RuleSet::from_spec(build_spec(levers, plan))
         .expect("the grid only makes valid rule sets (a test checks)")
 }
 
@@ -430,15 +509,14 @@ pub fn suggested_max_gpus(peak: u32) -> u32 {
         .min(model::MAX_GPUS)
 }
 
-fn build_spec(
-    levers: &Levers,
-    peak: u32,
-    recurring: &[RecurringStep],
-    options: &SuggestOptions,
-) -> spec::RuleSet {
-    let max_gpus = suggested_max_gpus(peak);
+fn build_spec(levers: &Levers, plan: &Plan<'_>) -> spec::RuleSet {
+    let options = plan.options;
+    let mut max_gpus = suggested_max_gpus(plan.peak);
+    if plan.sizing.is_queue() {
+        max_gpus = queue::whole_nodes(max_gpus, plan.gpus_per_node, model::MAX_GPUS);
+    }
     let schedules = if levers.pre_scale {
-        recurring
+        plan.recurring
             .iter()
             .map(|step| Schedule {
                 name: format!("pre-scale-{}", step.onset_hh_mm().replace(':', "")),
@@ -454,10 +532,45 @@ fn build_spec(
     } else {
         Vec::new()
     };
+    let overload_gpus = (levers.sustain_minutes > 0).then_some(levers.overload_gpus);
+    let (min_gpus, metrics, thresholds, target) = match plan.sizing {
+        Sizing::BusyGpus => (
+            1,
+            options.metrics.clone(),
+            Vec::new(),
+            TargetRule {
+                name: "size-to-busy-gpus".to_string(),
+                metric: MetricRef::BusyGpus,
+                target: f64::from(levers.target_pct),
+                tolerance: 0.0,
+                scale_in_stabilization_minutes: levers.stabilization_minutes,
+                scale_out_sustain_minutes: levers.sustain_minutes,
+                overload_gpus,
+            },
+        ),
+        Sizing::Queue { wait } => (
+            0,
+            queue::metrics(&options.metrics, wait),
+            if wait {
+                vec![queue::threshold(
+                    levers.wait_minutes,
+                    plan.gpus_per_node,
+                    options.replay.warmup_minutes,
+                )]
+            } else {
+                Vec::new()
+            },
+            queue::target(
+                levers.stabilization_minutes,
+                levers.sustain_minutes,
+                overload_gpus,
+            ),
+        ),
+    };
     spec::RuleSet {
         pool: options.pool.clone(),
         limits: Limits {
-            min_gpus: 1,
+            min_gpus,
             max_gpus,
             ..Limits::default()
         },
@@ -471,17 +584,9 @@ fn build_spec(
                 0
             },
         },
-        metrics: options.metrics.clone(),
-        thresholds: Vec::new(),
-        targets: vec![TargetRule {
-            name: "size-to-busy-gpus".to_string(),
-            metric: MetricRef::BusyGpus,
-            target: f64::from(levers.target_pct),
-            tolerance: 0.0,
-            scale_in_stabilization_minutes: levers.stabilization_minutes,
-            scale_out_sustain_minutes: levers.sustain_minutes,
-            overload_gpus: (levers.sustain_minutes > 0).then_some(levers.overload_gpus),
-        }],
+        metrics,
+        thresholds,
+        targets: vec![target],
         schedules,
     }
 }
@@ -495,18 +600,19 @@ fn paid_unit(overlay: OverlayMode) -> PaidUnit {
 }
 
 /// The same reasons as [`notes`], as data with their numbers, in the order a reader meets
-/// them: the demand, what the rules did on it, then each lever.
-#[allow(clippy::too_many_arguments)]
+/// them: the demand, what the rules did on it, then each lever. A queue trace's rules have
+/// no headroom note, and their queue metrics and threshold no note of their own (the wire's
+/// notes do not word them yet; the file's comments do).
 fn structured_notes(
     levers: &Levers,
     rules: &spec::RuleSet,
     trace: &Trace,
-    recurring: &[RecurringStep],
+    plan: &Plan<'_>,
     result: &ReplayResult,
     oracle: &ReplayResult,
-    options: &SuggestOptions,
     candidates: u32,
 ) -> Vec<SuggestNote> {
+    let (options, recurring) = (plan.options, plan.recurring);
     let unit = paid_unit(options.replay.overlay);
     let mut out = vec![
         SuggestNote::Trace {
@@ -528,9 +634,11 @@ fn structured_notes(
             max_shortfall_pct: options.max_shortfall_pct,
         });
     }
-    out.push(SuggestNote::Target {
-        target_pct: levers.target_pct,
-    });
+    if !plan.sizing.is_queue() {
+        out.push(SuggestNote::Target {
+            target_pct: levers.target_pct,
+        });
+    }
     out.push(SuggestNote::Stabilization {
         minutes: levers.stabilization_minutes,
     });
@@ -579,9 +687,9 @@ fn structured_notes(
             }
         });
     }
-    if !rules.metrics.is_empty() {
+    if !options.metrics.is_empty() {
         out.push(SuggestNote::KeptMetrics {
-            names: rules.metrics.iter().map(|m| m.name.clone()).collect(),
+            names: options.metrics.iter().map(|m| m.name.clone()).collect(),
         });
     }
     out
@@ -595,17 +703,16 @@ fn unit_word(overlay: OverlayMode) -> &'static str {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn notes(
     levers: &Levers,
     rules: &spec::RuleSet,
     trace: &Trace,
-    recurring: &[RecurringStep],
+    plan: &Plan<'_>,
     result: &ReplayResult,
     oracle: &ReplayResult,
-    options: &SuggestOptions,
     candidates: u32,
 ) -> Notes {
+    let (options, recurring) = (plan.options, plan.recurring);
     let mut notes = Notes::new();
     let days = trace.minutes() as f64 / 1_440.0;
     let ratio = if oracle.cost_fen > 0 {
@@ -642,6 +749,9 @@ fn notes(
             result.shortfall_pct
         ));
     }
+    if plan.sizing.is_queue() {
+        header.extend(queue::header(plan.sizing, plan.gpus_per_node));
+    }
     if !recurring.is_empty() && !levers.pre_scale {
         for step in recurring {
             header.push(format!(
@@ -661,17 +771,20 @@ fn notes(
         }
     }
     notes.insert(String::new(), header);
-    notes.insert(
-        "limits".to_string(),
+    let limits = if plan.sizing.is_queue() {
+        queue::limits(rules.limits.max_gpus, plan.gpus_per_node)
+    } else {
         vec![
             "min 1: a pool with no GPU has no busy GPUs to size from.".to_string(),
             format!(
                 "max {}: ten times the trace's peak, so a peak it did not show is not clipped; lower it to",
                 rules.limits.max_gpus
             ),
-            "the most you would pay for, or add budget_per_hour (yuan), which no rule can break.".to_string(),
-        ],
-    );
+            "the most you would pay for, or add budget_per_hour (yuan), which no rule can break."
+                .to_string(),
+        ]
+    };
+    notes.insert("limits".to_string(), limits);
     let mut scale_in = vec![
         format!(
             "force = false: a surplus GPU goes only in the last {} of the {unit} it has paid for,",
@@ -690,6 +803,12 @@ fn notes(
             "up to {} stay (hysteresis: the pool does not give back a GPU it will want again).",
             spec::counted(levers.deadband_gpus - 1, "spare GPU", "spare GPUs")
         ));
+        if plan.sizing.is_queue() {
+            scale_in.push(
+                "Live, surplus is counted against busy GPUs (their utilization); the replay took the jobs' GPUs for them."
+                    .to_string(),
+            );
+        }
     } else {
         scale_in.push(
             "No deadband: the stabilization window below already keeps what the last hour needed."
@@ -697,7 +816,24 @@ fn notes(
         );
     }
     notes.insert("scale_in".to_string(), scale_in);
-    let mut target = if levers.target_pct >= 100 {
+    for (i, metric) in rules.metrics.iter().enumerate() {
+        let ours = [queue::DEMAND_METRIC, queue::WAIT_METRIC].contains(&metric.name.as_str())
+            && !options.metrics.iter().any(|kept| kept.name == metric.name);
+        if plan.sizing.is_queue() && ours {
+            notes.insert(format!("metric[{i}]"), queue::metric(&metric.name));
+        }
+    }
+    if let Some(rule) = rules.thresholds.first()
+        && plan.sizing.has_wait()
+    {
+        notes.insert(
+            "threshold[0]".to_string(),
+            queue::threshold_notes(rule, plan.gpus_per_node),
+        );
+    }
+    let mut target = if plan.sizing.is_queue() {
+        queue::target_notes()
+    } else if levers.target_pct >= 100 {
         vec![
             "Size the pool to its busy GPUs (the demand, which goes above 100% utilization when short):".to_string(),
             "target 100% of each GPU, no headroom: paid units and the window below keep it from flapping,".to_string(),

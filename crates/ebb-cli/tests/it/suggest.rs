@@ -161,3 +161,147 @@ fn suggest_errors_name_the_file_and_the_flag() {
     );
     assert!(!output.status.success(), "--model needs --region");
 }
+
+/// A Slurm partition's queue over five and a half hours, as a bound pool records it: 8 GPUs
+/// of jobs at minute 20 for two hours, 2 for one more, then none; 6 at minute 240 for half
+/// an hour. The pool that ran then served each burst after 10 minutes, so the oldest job's
+/// wait rose to 9 while its GPUs were pending.
+fn write_queue_trace(dir: &Path) -> PathBuf {
+    let mut csv = String::from(
+        "minute,demand,slurm_pending_gpus,slurm_demand_gpus,slurm_oldest_wait_minutes\n",
+    );
+    for minute in 0..330u32 {
+        let (demand, arrived) = match minute {
+            20..140 => (8, 20),
+            140..200 => (2, 20),
+            240..270 => (6, 240),
+            _ => (0, 0),
+        };
+        let waited = minute - arrived;
+        let pending = if demand > 0 && waited < 10 { demand } else { 0 };
+        let wait = if pending > 0 { waited } else { 0 };
+        csv.push_str(&format!("{minute},{demand},{pending},{demand},{wait}\n"));
+    }
+    let path = dir.join("queue.csv");
+    std::fs::write(&path, csv).unwrap();
+    path
+}
+
+#[test]
+fn suggest_on_a_queue_trace_writes_the_queue_rules_with_a_nodes_gpus() {
+    let data = TempDir::new("cli-suggest-queue");
+    let trace = write_queue_trace(data.path());
+    let trace = trace.to_str().unwrap();
+    let args = [
+        "rules",
+        "suggest",
+        "--trace",
+        trace,
+        "--gpus-per-node",
+        "2",
+        "--max-shortfall-pct",
+        "5",
+    ];
+    let output = ebb(data.path(), &args);
+    let file = succeeded(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{file}\n{stderr}");
+
+    let rules = ebb_rules::model::parse(&file).unwrap_or_else(|e| panic!("{e}\n{file}"));
+    let spec = rules.spec();
+    assert_eq!(spec.targets.len(), 1, "{file}");
+    let target = &spec.targets[0];
+    assert_eq!(target.name, "size-to-queue");
+    assert_eq!(target.metric.name(), "slurm_demand_gpus");
+    assert_eq!((target.target, target.tolerance), (1.0, 0.0));
+    let waited = &spec.thresholds[0];
+    assert_eq!(waited.name, "queue-waited");
+    assert_eq!(waited.metric.name(), "slurm_oldest_wait_minutes");
+    assert_eq!(waited.action.to_string(), "+2", "a node's GPUs");
+    let metrics: Vec<&str> = spec.metrics.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(metrics, ["slurm_demand_gpus", "slurm_oldest_wait_minutes"]);
+    assert_eq!(spec.limits.min_gpus, 0);
+    assert_eq!(spec.limits.max_gpus % 2, 0, "whole nodes");
+    assert!(file.contains("not on the replayed one"), "{file}");
+    assert!(file.contains("whole nodes of 2 GPUs"), "{file}");
+
+    // The summary: the figures, and what the replay could not know.
+    assert!(stderr.contains("replayed on"), "{stderr}");
+    assert!(stderr.contains("(limit 5%)"), "{stderr}");
+    assert!(stderr.contains("a Slurm queue trace"), "{stderr}");
+    assert!(
+        stderr.contains("`queue-waited` adds 2 GPUs (a node)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("not on the replayed one"), "{stderr}");
+
+    // `ebb replay` of the printed file gives the figures `--json` reports.
+    let rules_path = data.path().join("queue-rules.toml");
+    std::fs::write(&rules_path, &file).unwrap();
+    let mut json = args.to_vec();
+    json.push("--json");
+    let report: serde_json::Value =
+        serde_json::from_str(&succeeded(&ebb(data.path(), &json))).unwrap();
+    assert_eq!(report["file"].as_str(), Some(file.as_str()));
+    assert_eq!(report["within_limit"], true, "{report}");
+    let replay = [
+        "replay",
+        "--trace",
+        trace,
+        "--rules",
+        rules_path.to_str().unwrap(),
+        "--model",
+        "A100",
+        "--region",
+        "cn-north",
+        "--json",
+    ];
+    let replayed: serde_json::Value =
+        serde_json::from_str(&succeeded(&ebb(data.path(), &replay))).unwrap();
+    for key in ["cost_fen", "shortfall_pct", "actions", "peak_held_gpus"] {
+        assert_eq!(replayed[key], report["replay"][key], "{key}");
+    }
+    assert_eq!(report["replay"]["peak_held_gpus"], 8, "{report}");
+}
+
+#[test]
+fn suggest_refuses_a_node_size_out_of_range_and_a_bad_queue_cell() {
+    let data = TempDir::new("cli-suggest-queue-errors");
+    let trace = write_queue_trace(data.path());
+    for bad in ["0", "65", "two"] {
+        let output = ebb(
+            data.path(),
+            &[
+                "rules",
+                "suggest",
+                "--trace",
+                trace.to_str().unwrap(),
+                "--gpus-per-node",
+                bad,
+            ],
+        );
+        assert!(!output.status.success(), "{bad}");
+        let error = String::from_utf8_lossy(&output.stderr);
+        assert!(error.contains("--gpus-per-node"), "{bad}: {error}");
+    }
+
+    let bad = data.path().join("bad-queue.csv");
+    std::fs::write(
+        &bad,
+        "minute,demand,slurm_demand_gpus,slurm_oldest_wait_minutes\n0,0,0,0\n1,2,2,-4\n",
+    )
+    .unwrap();
+    let output = ebb(
+        data.path(),
+        &["rules", "suggest", "--trace", bad.to_str().unwrap()],
+    );
+    assert!(!output.status.success());
+    let error = String::from_utf8_lossy(&output.stderr);
+    for words in [
+        "bad-queue.csv as a trace",
+        "line 3, column 4 (`slurm_oldest_wait_minutes`)",
+        "`-4` is below 0",
+    ] {
+        assert!(error.contains(words), "{words}: {error}");
+    }
+}

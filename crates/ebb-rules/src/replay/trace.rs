@@ -5,6 +5,18 @@ pub const MAX_MINUTES: usize = 366 * 1440;
 /// The largest demand accepted in one minute, in GPUs.
 pub const MAX_DEMAND_GPUS: f64 = 1_000_000.0;
 
+/// A Slurm partition's queue, as the console stores it each second as a bound pool's
+/// metrics: GPUs of pending jobs, GPUs allocated, the two together, pending jobs, and the
+/// oldest pending job's wait in minutes. Counts and minutes, so a cell of one of these
+/// columns below 0 is refused.
+pub const QUEUE_COLUMNS: [&str; 5] = [
+    "slurm_pending_gpus",
+    "slurm_allocated_gpus",
+    "slurm_demand_gpus",
+    "slurm_pending_jobs",
+    "slurm_oldest_wait_minutes",
+];
+
 /// A trace: the busy work in GPUs each minute, and the other metric columns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trace {
@@ -45,7 +57,7 @@ impl Trace {
     /// Parses the CSV: a header whose first two columns are `minute,demand` (any others are
     /// metrics by name; `mem_pct` is the pool's memory utilization), then one row per
     /// minute, consecutive from 0. Demand is in GPUs, ≥ 0, may be fractional; a metric cell
-    /// may be empty (not reported). Blank lines and lines starting with `#` are skipped, and
+    /// may be empty (not reported), and one of the [`QUEUE_COLUMNS`] is ≥ 0. Blank lines and lines starting with `#` are skipped, and
     /// so is a byte order mark (spreadsheets write one).
     pub fn from_csv(text: &str) -> Result<Trace, TraceError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -179,6 +191,19 @@ impl Trace {
                     None
                 } else {
                     match cell.parse::<f64>() {
+                        Ok(value)
+                            if value.is_finite()
+                                && value < 0.0
+                                && QUEUE_COLUMNS.contains(&names[i].as_str()) =>
+                        {
+                            return Err(cell_error(
+                                i,
+                                format!(
+                                    "`{cell}` is below 0: `{}` is a count of the Slurm queue, 0 or more",
+                                    names[i]
+                                ),
+                            ));
+                        }
                         Ok(value) if value.is_finite() => Some(value),
                         _ => return Err(cell_error(i, format!("`{cell}` is not a number"))),
                     }
@@ -231,6 +256,28 @@ impl Trace {
     /// The other metric columns, in the header's order.
     pub fn columns(&self) -> &[Column] {
         &self.columns
+    }
+
+    /// The metric column named `name` (as the header wrote it), if any.
+    pub fn column(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|column| column.name == name)
+    }
+
+    /// This trace with a metric column `name` (in place of one of that name); `None` when
+    /// `values` is not one per minute.
+    pub fn with_column(mut self, name: &str, values: Vec<Option<f64>>) -> Option<Trace> {
+        if values.len() != self.minutes() {
+            return None;
+        }
+        let column = Column {
+            name: name.to_string(),
+            values,
+        };
+        match self.columns.iter_mut().find(|c| c.name == name) {
+            Some(old) => *old = column,
+            None => self.columns.push(column),
+        }
+        Some(self)
     }
 
     /// The largest demand, rounded up to whole GPUs.

@@ -9,3 +9,4 @@ mod parsers;
 mod replay;
 mod seed_rules;
 mod suggest;
+mod suggest_queue;

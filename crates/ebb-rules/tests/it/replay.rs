@@ -166,6 +166,47 @@ fn trace_errors_name_the_line_and_the_column() {
     );
 }
 
+/// A Slurm queue column is a count or minutes: below 0 is refused, naming the line and the
+/// column; another metric may go below 0 (a delta, a temperature).
+#[test]
+fn a_queue_column_below_zero_or_not_a_number_is_refused_by_line_and_column() {
+    let header = "minute,demand,slurm_pending_gpus,slurm_demand_gpus,slurm_oldest_wait_minutes\n";
+    let good = format!("{header}0,0,0,0,0\n1,4,4,4,1\n");
+    let trace = Trace::from_csv(&good).unwrap();
+    assert_eq!(
+        trace.column("slurm_demand_gpus").unwrap().values,
+        [Some(0.0), Some(4.0)]
+    );
+    assert!(trace.column("slurm_pending_jobs").is_none());
+
+    let error = Trace::from_csv(&format!("{header}0,0,0,0,0\n1,4,4,-4,1\n")).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "line 3, column 4 (`slurm_demand_gpus`): `-4` is below 0: `slurm_demand_gpus` is a count of the Slurm queue, 0 or more"
+    );
+    let error = Trace::from_csv(&format!("{header}0,0,0,0,soon\n")).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "line 2, column 5 (`slurm_oldest_wait_minutes`): `soon` is not a number"
+    );
+    let error = Trace::from_csv(&format!("{header}0,0,-inf,0,0\n")).unwrap_err();
+    assert_eq!((error.line, error.column), (2, Some(3)));
+    assert!(error.message.contains("not a number"), "{error}");
+
+    let other = Trace::from_csv("minute,demand,delta\n0,1,-3\n").unwrap();
+    assert_eq!(other.columns()[0].values, [Some(-3.0)]);
+}
+
+#[test]
+fn with_column_adds_or_replaces_a_column_of_one_value_a_minute() {
+    let trace = Trace::from_demand(vec![1.0, 2.0]).unwrap();
+    assert!(trace.clone().with_column("q", vec![Some(1.0)]).is_none());
+    let trace = trace.with_column("q", vec![Some(1.0), None]).unwrap();
+    let trace = trace.with_column("q", vec![Some(5.0), Some(6.0)]).unwrap();
+    assert_eq!(trace.columns().len(), 1);
+    assert_eq!(trace.column("q").unwrap().values, [Some(5.0), Some(6.0)]);
+}
+
 // --- the minute loop ---------------------------------------------------------------------
 
 #[test]
