@@ -1,6 +1,7 @@
 //! The demo scales by itself: its pool carries the seed's e-commerce rules and the demo's
 //! users rise to a festival peak, so a new user sees the pool scale out, with its reason in
-//! the Activity view, within a couple of minutes of starting. (Back to normal comes after
+//! the Activity view, within a couple of minutes of starting; its training pool grows on
+//! the simulated Slurm partition's queued jobs. (Back to normal comes after
 //! the peak and, paid-unit-aware, releases in the last minutes of the paid hour: the
 //! rules' own tests cover that on virtual time.)
 
@@ -89,6 +90,42 @@ async fn the_demo_pool_follows_its_users_out_and_back_on_its_own() {
                 .await
         );
         app.shoot("en-light-demo-activity-rules").await;
+
+        // The queue-driven pool: its rules grew it on the simulated partition's queued jobs,
+        // the binder leased its nodes, and its Pool view shows the partition as simulated.
+        app.eventually(
+            "the training pool's nodes leased",
+            Duration::from_secs(60),
+            || async {
+                let rows = app
+                    .find_all(Locator::Css(
+                        "tr[data-testid=\"activity-row\"][data-pool=\"training\"][data-actor=\"enforcer\"]",
+                    ))
+                    .await
+                    .ok()?;
+                let mut texts = Vec::new();
+                for row in rows {
+                    texts.push(row.text().await.ok()?);
+                }
+                texts.iter().any(|t| t.contains("Slurm train")).then_some(())
+            },
+        )
+        .await;
+        app.click("#nav-pool").await;
+        app.select_value("#pool-select", "training").await;
+        app.eventually(
+            "the Slurm card, simulated",
+            Duration::from_secs(30),
+            || async {
+                (app.exists("[data-testid=\"pool-slurm\"][data-partition=\"train\"]").await
+                    && app.exists("[data-testid=\"pool-slurm-simulated\"]").await)
+                    .then_some(())
+            },
+        )
+        .await;
+        app.shoot("en-light-demo-training-slurm").await;
+        app.select_value("#pool-select", "inference").await;
+        app.click("#nav-activity").await;
         if shooting() {
             app.open_settings_hosts().await;
             app.click("#setting-theme-dark").await;

@@ -1,5 +1,6 @@
 //! The console core against agents served in-process on loopback.
 
+mod demo_queue;
 mod election;
 mod failover;
 mod lease_history;

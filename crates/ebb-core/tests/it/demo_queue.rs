@@ -1,0 +1,148 @@
+//! The demo's queue-driven pool on the console's own clock: the demo's simulated Slurm
+//! partition, its rules (the queue template) and a real fleet of simulated agents over
+//! HTTP. A new user sees the pool scale out on queued jobs, then a busy node drained and
+//! given back only once its job ends, without a job requeued. The clock runs about 40x
+//! fast, so the demo's first minutes take seconds.
+
+use ebb_agent::{Fleet, FleetConfig};
+use ebb_core::clock::{Clock, ManualClock};
+use ebb_core::console::{Console, ConsoleOptions, TokenStore};
+use ebb_core::demo;
+use ebb_core::enforcer::EnforcerConfig;
+use ebb_testkit::{TempDir, eventually};
+use ebb_wire::pools::{ActivityEntry, Actor};
+use ebb_wire::reasons::{ChangeReason, SlurmStep};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The Slurm steps of the training pool's log, oldest first: (when, nodes, step).
+fn steps(log: &[ActivityEntry]) -> Vec<(i64, String, SlurmStep)> {
+    let mut steps: Vec<_> = log
+        .iter()
+        .filter(|entry| entry.pool == demo::QUEUE_POOL)
+        .filter_map(|entry| match &entry.reason {
+            ChangeReason::Slurm { nodes, step, .. } => {
+                Some((entry.at_ms, nodes.clone(), step.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    steps.sort_by_key(|(at, _, _)| *at);
+    steps
+}
+
+#[tokio::test]
+async fn the_demos_training_pool_grows_on_queued_jobs_and_drains_a_busy_node_before_it_goes() {
+    // The demo fleet's first three hosts: cn-south-001 carries V100s no one else holds.
+    let fleet = Fleet::start(&FleetConfig {
+        hosts: 3,
+        gpus_per_host: 4,
+        sample_interval: Duration::from_millis(100),
+        release_grace: Duration::from_millis(100),
+        ..FleetConfig::default()
+    })
+    .await
+    .unwrap();
+    let dir = TempDir::new("core-demo-queue");
+    let clock = Arc::new(ManualClock::new(ebb_core::clock::now_ms()));
+    let console = Console::open(ConsoleOptions {
+        token_store: TokenStore::Memory,
+        enforcer: EnforcerConfig {
+            interval: Duration::from_millis(50),
+            ..EnforcerConfig::default()
+        },
+        clock: clock.clone(),
+        slurm: demo::simulated_slurm().unwrap(),
+        ..ConsoleOptions::new(dir.path())
+    })
+    .await
+    .unwrap();
+    let hosts = fleet
+        .hosts()
+        .iter()
+        .map(|host| (host.name.clone(), host.url.clone(), host.region.clone()))
+        .collect();
+    console.seed_demo(hosts, true).await.unwrap();
+    let started_ms = clock.now_ms();
+    let ticking = {
+        let clock = clock.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(25)).await;
+                clock.advance(Duration::from_secs(1));
+            }
+        })
+    };
+
+    // Scale-out: the rules set 4 GPUs for the four queued jobs, the binder leases both nodes.
+    let out = eventually(
+        "the rules to size the pool to the queue",
+        Duration::from_secs(60),
+        || async {
+            let log = console.activity(Some(demo::QUEUE_POOL), 100).await.ok()?;
+            log.into_iter().find(|entry| {
+                entry.actor == Actor::Rule
+                    && entry.to == 4
+                    && matches!(
+                        &entry.reason,
+                        ChangeReason::RuleDecision { shadow: false, .. }
+                    )
+            })
+        },
+    )
+    .await;
+    eventually("both nodes leased", Duration::from_secs(30), || async {
+        let log = console.activity(Some(demo::QUEUE_POOL), 100).await.ok()?;
+        let resumed = steps(&log)
+            .iter()
+            .filter(|(_, _, step)| *step == SlurmStep::Resumed)
+            .count();
+        (resumed >= 2).then_some(())
+    })
+    .await;
+
+    // The short jobs end; each node keeps a long one: one node drains, and goes only once
+    // its job has ended.
+    let (drained_at, node, released_at) = eventually(
+        "a busy node drained, then released",
+        Duration::from_secs(60),
+        || async {
+            let log = console.activity(Some(demo::QUEUE_POOL), 100).await.ok()?;
+            let steps = steps(&log);
+            let (drained_at, node, _) = steps
+                .iter()
+                .find(|(_, _, step)| *step == SlurmStep::Drained)?
+                .clone();
+            let (released_at, _, _) = steps.iter().find(|(at, nodes, step)| {
+                *at >= drained_at && *nodes == node && *step == SlurmStep::Released
+            })?;
+            Some((drained_at, node, *released_at))
+        },
+    )
+    .await;
+    ticking.abort();
+    let log = console.activity(Some(demo::QUEUE_POOL), 200).await.unwrap();
+    let steps = steps(&log);
+    assert!(
+        !steps
+            .iter()
+            .any(|(_, _, step)| matches!(step, SlurmStep::Requeued { .. })),
+        "no job was requeued: {steps:#?}"
+    );
+    // The long jobs run 180 s and 200 s from about when the nodes came up: the drained
+    // node stayed until its job ended, well after the drain began.
+    let s = |ms: i64| (ms - started_ms) / 1000;
+    eprintln!(
+        "demo queue: out at {} s, {node} drained at {} s, released at {} s (console clock)",
+        s(out.at_ms),
+        s(drained_at),
+        s(released_at)
+    );
+    assert!(
+        released_at - out.at_ms >= 170_000,
+        "the drained node went before its job could have ended: {steps:#?}"
+    );
+    assert!(released_at > drained_at, "{steps:#?}");
+    console.shutdown().await;
+    fleet.stop().await;
+}
