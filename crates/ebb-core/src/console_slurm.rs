@@ -48,7 +48,7 @@ pub struct NodeOutcome {
 
 impl Console {
     /// The demo's binding, or `slurm.toml`'s: `Ok(None)` when there is none.
-    fn slurm_binding_if_any(&self) -> Result<Option<Binding>, SlurmOpError> {
+    pub(crate) fn slurm_binding_if_any(&self) -> Result<Option<Binding>, SlurmOpError> {
         match &self.slurm.binding {
             Some(binding) => Ok(Some(binding.clone())),
             None => binder::load_binding(&self.data_dir).map_err(SlurmOpError::Binding),

@@ -26,7 +26,7 @@ use ebb_rules::replay::sim::Series;
 use ebb_rules::replay::trace::Trace;
 use ebb_rules::replay::{ReplayOptions, replay};
 use ebb_rules::rules_policy::RulesPolicy;
-use ebb_rules::suggest::{SuggestOptions, suggest};
+use ebb_rules::suggest::{SuggestOptions, suggest_with};
 use ebb_wire::ipc::ChartTheme;
 use ebb_wire::replay::{ReplayReport, ReplaySource, RulesReplay};
 use ebb_wire::suggest::{RulesSuggestion, SuggestNote};
@@ -337,9 +337,19 @@ impl Console {
             pool: Some(pool.name.clone()),
             metrics: current.map(kept_metrics).unwrap_or_default(),
         };
-        let suggestion = tokio::task::spawn_blocking(move || suggest(&trace, &entry, &options))
-            .await
-            .map_err(|error| ReplayError::Task(error.to_string()))??;
+        // A pool bound to a Slurm partition grows by nodes: the queue rules add a node's GPUs.
+        let queue = ebb_rules::suggest::QueueOptions {
+            gpus_per_node: self
+                .slurm_binding_if_any()
+                .ok()
+                .flatten()
+                .and_then(|binding| binding.of_pool(&pool.name).map(|part| part.gpus_per_node))
+                .unwrap_or(1),
+        };
+        let suggestion =
+            tokio::task::spawn_blocking(move || suggest_with(&trace, &entry, &options, &queue))
+                .await
+                .map_err(|error| ReplayError::Task(error.to_string()))??;
         Ok(proposal(
             suggestion.rules.spec(),
             suggestion.notes,
@@ -390,6 +400,7 @@ pub fn proposal(
 mod tests {
     use super::*;
     use ebb_cost::{OverlayMode, Term};
+    use ebb_rules::suggest::suggest;
     use ebb_wire::pools::PlacementPolicy;
 
     const RULES: &str = r#"
