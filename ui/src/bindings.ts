@@ -1730,7 +1730,11 @@ marks: DecisionMark[] }
 /**
  * The pool chart's legend, in the viewer's language.
  */
-export type PoolChartLabels = { desired: string; ready: string; warming: string; utilization: string }
+export type PoolChartLabels = { desired: string; ready: string; warming: string; utilization: string; 
+/**
+ * A Slurm-bound pool's queue line: the GPUs its jobs ask for or hold.
+ */
+queue: string }
 /**
  * A pool and a number of its GPUs (held on one host).
  */

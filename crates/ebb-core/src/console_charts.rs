@@ -228,14 +228,32 @@ impl Console {
             ready: &labels.ready,
             warming: &labels.warming,
             util: &labels.utilization,
+            queue: &labels.queue,
+        };
+        // A pool bound to a Slurm partition: its queue beside the counts, a point a change.
+        let bound = self
+            .slurm_binding_if_any()
+            .ok()
+            .flatten()
+            .is_some_and(|binding| binding.of_pool(name).is_some());
+        let queue = if bound {
+            let mut points = self
+                .pool_store()
+                .metric_samples(crate::slurm::binder::DEMAND_METRIC, name, spec.from_ms)
+                .await?;
+            points.dedup_by(|later, earlier| later.1 == earlier.1);
+            points
+        } else {
+            Vec::new()
         };
         // The rule decisions of the range, marked on the utilization panel (the newest 500).
         let decisions = self
             .pool_store()
             .rule_activity(name, spec.from_ms, spec.to_ms, 500)
             .await?;
-        let (svg, marks) = ebb_charts::chart::pool_chart(&spec, &legend, &samples, &decisions)
-            .map_err(|error| invalid("chart", error.to_string()))?;
+        let (svg, marks) =
+            ebb_charts::chart::pool_chart(&spec, &legend, &samples, &decisions, &queue)
+                .map_err(|error| invalid("chart", error.to_string()))?;
         Ok(PoolChart {
             svg,
             scale_out,

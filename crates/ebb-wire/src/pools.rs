@@ -392,6 +392,8 @@ pub struct PoolChartLabels {
     pub ready: String,
     pub warming: String,
     pub utilization: String,
+    /// A Slurm-bound pool's queue line: the GPUs its jobs ask for or hold.
+    pub queue: String,
 }
 
 /// A pool's own chart and the scale-out in progress.

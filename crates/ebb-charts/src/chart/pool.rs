@@ -1,6 +1,7 @@
 //! A pool's own chart: desired as a step line, ready as a step line, the GPUs warming
-//! (asked for, not granted yet) as a band above ready, and the held GPUs' mean
-//! utilization in a panel of its own below. The legend has its column right of both
+//! (asked for, not granted yet) as a band above ready, for a pool bound to a Slurm
+//! partition its queue (the GPUs its jobs ask for or hold) as a dashed step line beside
+//! them, and the held GPUs' mean utilization in a panel of its own below. The legend has its column right of both
 //! panels, as the host charts', so it never covers a line. Each rule decision of the range
 //! is marked on the utilization panel at its time (▲ out, ▼ in, ◆ held; hollow in shadow
 //! mode), and its place in the image is returned beside the SVG for the UI to lay a
@@ -19,6 +20,8 @@ pub struct PoolChartLabels<'a> {
     pub ready: &'a str,
     pub warming: &'a str,
     pub util: &'a str,
+    /// The queue's line (shown only when there is a queue).
+    pub queue: &'a str,
 }
 
 /// A count as a step line over `from_ms..=to_ms`: each value holds until the next look,
@@ -28,10 +31,17 @@ pub fn steps(
     to_ms: i64,
     value: impl Fn(&PoolSample) -> f64,
 ) -> Vec<(f64, f64)> {
-    let mut out = Vec::with_capacity(samples.len() * 2 + 1);
-    for (n, sample) in samples.iter().enumerate() {
-        let v = value(sample);
-        let t = sample.at_ms as f64;
+    step_line(
+        samples.iter().map(|sample| (sample.at_ms, value(sample))),
+        to_ms,
+    )
+}
+
+/// Timed values as a step line: each holds until the next, the last until `to_ms` (pure).
+pub fn step_line(points: impl ExactSizeIterator<Item = (i64, f64)>, to_ms: i64) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(points.len() * 2 + 1);
+    for (n, (at_ms, v)) in points.enumerate() {
+        let t = at_ms as f64;
         if n > 0 {
             out.push((t, out.last().map_or(v, |&(_, before)| before)));
         }
@@ -113,16 +123,18 @@ pub fn pool_svg(
     labels: &PoolChartLabels<'_>,
     samples: &[PoolSample],
 ) -> Result<String, ChartError> {
-    pool_chart(spec, labels, samples, &[]).map(|(svg, _)| svg)
+    pool_chart(spec, labels, samples, &[], &[]).map(|(svg, _)| svg)
 }
 
 /// The pool chart as SVG with the rule decisions among `entries` marked on the utilization
-/// panel, and where each mark is in the image (pure).
+/// panel, and where each mark is in the image (pure). `queue`: a Slurm-bound pool's queue
+/// (when, GPUs asked for or held), oldest first; empty for any other pool.
 pub fn pool_chart(
     spec: &RangeChartSpec<'_>,
     labels: &PoolChartLabels<'_>,
     samples: &[PoolSample],
     entries: &[ActivityEntry],
+    queue: &[(i64, f64)],
 ) -> Result<(String, Vec<DecisionMark>), ChartError> {
     spec.validate()?;
     let colors = palette(spec.theme);
@@ -135,12 +147,18 @@ pub fn pool_chart(
         .copied()
         .filter(|s| s.at_ms >= spec.from_ms && s.at_ms <= spec.to_ms)
         .collect();
+    let queue: Vec<(i64, f64)> = queue
+        .iter()
+        .copied()
+        .filter(|(at, gpus)| (spec.from_ms..=spec.to_ms).contains(at) && gpus.is_finite())
+        .map(|(at, gpus)| (at, gpus.max(0.0)))
+        .collect();
     let top = samples
         .iter()
-        .map(|s| s.desired.max(s.ready + s.warming))
-        .max()
-        .unwrap_or(0);
-    let upper = (f64::from(top) + 1.0).max(2.0).ceil();
+        .map(|s| f64::from(s.desired.max(s.ready + s.warming)))
+        .chain(queue.iter().map(|(_, gpus)| *gpus))
+        .fold(0.0, f64::max);
+    let upper = (top + 1.0).max(2.0).ceil();
     let time = TimeLabels::Clock {
         offset_ms: i64::from(spec.utc_offset_minutes) * 60_000,
     };
@@ -152,13 +170,17 @@ pub fn pool_chart(
         (plot_width_guess / 90).max(2),
     );
     let x_format = |t: &f64| time_label(*t, spec.to_ms, step_ms, time);
-    let chars = [labels.desired, labels.ready, labels.warming, labels.util]
+    let mut shown = vec![labels.desired, labels.ready, labels.warming, labels.util];
+    if !queue.is_empty() {
+        shown.push(labels.queue);
+    }
+    let chars = shown
         .iter()
         .map(|label| label.chars().count())
         .max()
         .unwrap_or(0);
     // CJK glyphs are about twice as wide as Latin ones.
-    let wide = [labels.desired, labels.ready, labels.warming, labels.util]
+    let wide = shown
         .iter()
         .any(|label| label.chars().any(|c| c as u32 > 0x2E80));
     let per_char = if wide { 12 } else { 7 };
@@ -169,6 +191,8 @@ pub fn pool_chart(
     let ready = steps(&samples, spec.to_ms, |s| f64::from(s.ready));
     let warm_top = steps(&samples, spec.to_ms, |s| f64::from(s.ready + s.warming));
     let desired = steps(&samples, spec.to_ms, |s| f64::from(s.desired));
+    let queue_line = step_line(queue.iter().copied(), spec.to_ms);
+    let queue_color = colors.lines[5];
     let mut utils: Vec<Vec<(f64, f64)>> = samples
         .chunk_by(|a, b| a.util_pct.is_some() == b.util_pct.is_some())
         .filter(|run| run[0].util_pct.is_some())
@@ -243,6 +267,18 @@ pub fn pool_chart(
                     ))
                     .map_err(draw_error)?;
             }
+        }
+
+        // The queue dashed over both, so a count that meets it still shows it.
+        if queue_line.len() > 1 {
+            counts
+                .draw_series(DashedLineSeries::new(
+                    queue_line.iter().copied(),
+                    6,
+                    4,
+                    queue_color.stroke_width(2),
+                ))
+                .map_err(draw_error)?;
         }
 
         let mut util = ChartBuilder::on(&util_area)
@@ -335,12 +371,15 @@ pub fn pool_chart(
         }
 
         // The legend, level with the counts' plot top, one entry a row.
-        let entries = [
+        let mut entries = vec![
             (labels.desired, desired_color, false),
             (labels.ready, ready_color, false),
             (labels.warming, warming_color, true),
             (labels.util, util_color, false),
         ];
+        if !queue.is_empty() {
+            entries.push((labels.queue, queue_color, false));
+        }
         for (n, (label, color, band)) in entries.into_iter().enumerate() {
             let y = LEGEND_TOP_PX + LEGEND_ROW_PX * n as i32;
             if band {
@@ -379,6 +418,7 @@ mod tests {
         ready: "ready",
         warming: "warming",
         util: "utilization",
+        queue: "queued + running GPUs",
     };
 
     fn spec(theme: ChartTheme) -> RangeChartSpec<'static> {
@@ -558,8 +598,14 @@ mod tests {
         );
 
         let plain = pool_svg(&spec(ChartTheme::Light), &LABELS, &scale_out()).unwrap();
-        let (svg, marks) =
-            pool_chart(&spec(ChartTheme::Light), &LABELS, &scale_out(), &entries).unwrap();
+        let (svg, marks) = pool_chart(
+            &spec(ChartTheme::Light),
+            &LABELS,
+            &scale_out(),
+            &entries,
+            &[],
+        )
+        .unwrap();
         assert_eq!(
             svg.matches("<polygon").count(),
             plain.matches("<polygon").count() + 3,
@@ -614,6 +660,7 @@ mod tests {
             &LABELS,
             &scale_out(),
             &entries[1..2],
+            &[],
         )
         .unwrap();
         assert!(none.is_empty());
@@ -643,6 +690,7 @@ mod tests {
             ready: "就绪",
             warming: "预热中",
             util: "利用率",
+            queue: "排队与运行的 GPU",
         };
         for labels in [LABELS, zh] {
             let svg = pool_svg(&spec(ChartTheme::Dark), &labels, &scale_out()).unwrap();
@@ -656,5 +704,40 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_queue_is_a_dashed_line_with_its_legend_and_the_axis_reaches_its_top() {
+        let queue = [
+            (T0 - 60_000, 40.0),
+            (T0 + 60_000, 4.0),
+            (T0 + 2 * 60_000, 9.0),
+            (T0 + 4 * 60_000, 2.0),
+        ];
+        let with = pool_chart(&spec(ChartTheme::Light), &LABELS, &scale_out(), &[], &queue)
+            .unwrap()
+            .0;
+        let without = pool_svg(&spec(ChartTheme::Light), &LABELS, &scale_out()).unwrap();
+        assert!(
+            text_x(&with, LABELS.queue).is_some(),
+            "the queue in the legend"
+        );
+        assert!(
+            text_x(&without, LABELS.queue).is_none(),
+            "no queue, no legend row"
+        );
+        // Dashes: many short segments the plain chart does not have.
+        let segments = |svg: &str| svg.matches("<polyline").count();
+        assert!(segments(&with) > segments(&without) + 5);
+        // The axis reaches the queue's 9 (not the out-of-range 40).
+        assert!(text_x(&with, "10").is_some(), "the axis reaches 10");
+        assert!(
+            text_x(&without, "10").is_none(),
+            "the plain chart's axis stops lower"
+        );
+        assert!(
+            text_x(&with, "40").is_none(),
+            "a reading before the range is not drawn"
+        );
     }
 }

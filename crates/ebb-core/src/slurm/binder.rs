@@ -34,6 +34,9 @@ use std::path::Path;
 /// The reason Ebb gives the nodes it drains or marks down, so it knows its own.
 pub const REASON_PREFIX: &str = "ebb:";
 
+/// The queue metric a bound pool is sized on: GPUs its partition's jobs ask for or hold.
+pub const DEMAND_METRIC: &str = "slurm_demand_gpus";
+
 /// The binding file in the data directory.
 pub const BINDING_FILE: &str = "slurm.toml";
 
@@ -678,10 +681,7 @@ fn metrics(pool: &Pool, view: &PartitionView) -> Vec<MetricPush> {
     [
         ("slurm_pending_gpus", m.pending_gpus as f64),
         ("slurm_allocated_gpus", m.allocated_gpus as f64),
-        (
-            "slurm_demand_gpus",
-            (m.pending_gpus + m.allocated_gpus) as f64,
-        ),
+        (DEMAND_METRIC, (m.pending_gpus + m.allocated_gpus) as f64),
         ("slurm_pending_jobs", f64::from(m.pending_jobs)),
         ("slurm_oldest_wait_minutes", wait_min),
     ]

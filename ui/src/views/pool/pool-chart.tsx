@@ -123,6 +123,7 @@ export function PoolChart(props: { pool: string }): JSX.Element {
           ready: t("pool.chart.ready"),
           warming: t("pool.chart.warming"),
           utilization: t("pool.chart.util"),
+          queue: t("pool.chart.queue"),
         },
       ),
     );
@@ -241,9 +242,11 @@ export function PoolChart(props: { pool: string }): JSX.Element {
             <span class="pool-scale-out-warming" style={{ width: `${shares().warming}%` }} />
           </div>
           <p class="pool-scale-out-words">
-            {state().kind === "none"
-              ? t("pool.scaleOut.settled", { ready: counts().ready, desired: counts().desired })
-              : t("pool.scaleOut.progress", counts())}
+            {state().kind !== "none"
+              ? t("pool.scaleOut.progress", counts())
+              : counts().ready > counts().desired
+                ? t("pool.scaleOut.over", { ready: counts().ready, desired: counts().desired })
+                : t("pool.scaleOut.settled", { ready: counts().ready, desired: counts().desired })}
           </p>
           <Show when={eta()}>
             {(words) => (
