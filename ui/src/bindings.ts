@@ -2669,6 +2669,11 @@ export type SlurmStep =
  */
 { step: "requeued"; jobs: string[] } | 
 /**
+ * Its jobs that cannot be requeued (`--no-requeue`) were cancelled: only under
+ * `--force`, the one way Ebb ends a job.
+ */
+{ step: "cancelled"; jobs: string[] } | 
+/**
  * A resume Ebb could not serve: the node is marked down in Slurm with this reason.
  */
 { step: "cannot_serve"; problem: string }

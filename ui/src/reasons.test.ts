@@ -81,6 +81,7 @@ const slurmChanges: ChangeReason[] = [
   slurm({ step: "parked", until_ms: parkedUntil }),
   slurm({ step: "requeued", jobs: ["1041", "1042"] }),
   slurm({ step: "cannot_serve", problem: "no free GPU on gpu-a" }, 2, "gpu3"),
+  slurm({ step: "cancelled", jobs: ["1043"] }, 2, "gpu2"),
 ];
 const confirmations: ConfirmationReason[] = [
   { kind: "gpus", change: 3, limit: 2 },
@@ -352,6 +353,7 @@ describe("Slurm steps in words", () => {
       released: true,
       parked: true,
       requeued: true,
+      cancelled: true,
       cannot_serve: true,
     };
     const seen = slurmChanges.map((c) => (c.kind === "slurm" ? c.step.step : c.kind));
@@ -367,6 +369,7 @@ describe("Slurm steps in words", () => {
       "Slurm batch: gpu[1-2] parked (4 GPUs kept to the end of the paid unit at 10:45)",
       "Slurm batch: gpu[1-2] requeued 2 jobs to go back",
       "Slurm batch: cannot resume gpu3: no free GPU on gpu-a; marked down",
+      "Slurm batch: gpu2 cancelled 1 job that could not be requeued (forced)",
     ]);
     expect(changeReasonText(slurm({ step: "resumed" }, 1, "gpu1"))).toBe("Slurm batch: gpu1 resumed (1 GPU leased)");
     expect(changeReasonText(slurm({ step: "requeued", jobs: ["1041"] }, 2, "gpu1"))).toBe("Slurm batch: gpu1 requeued 1 job to go back");
@@ -382,7 +385,7 @@ describe("Slurm steps in words", () => {
       const rest = text
         .replace("no free GPU on gpu-a", "")
         .replace("gpu[1-2]", "")
-        .replace(/\b(Slurm|batch|gpu3|GPU|down)\b/g, "");
+        .replace(/\b(Slurm|batch|gpu2|gpu3|GPU|down)\b/g, "");
       expect(rest, text).not.toMatch(/[A-Za-z]{3,}/);
     }
   });

@@ -118,6 +118,11 @@ function slurmStepText(reason: Extract<ChangeReason, { kind: "slurm" }>): string
         ...where,
         jobs: formatCount(step.jobs.length),
       });
+    case "cancelled":
+      return t(step.jobs.length === 1 ? "reason.change.slurm.cancelled.one" : "reason.change.slurm.cancelled", {
+        ...where,
+        jobs: formatCount(step.jobs.length),
+      });
     case "cannot_serve":
       return t("reason.change.slurm.cannotServe", { ...where, problem: step.problem });
     default:

@@ -247,6 +247,9 @@ pub enum SlurmStep {
     Parked { until_ms: i64 },
     /// Its jobs were requeued: the drain passed the pool's cost cap, or `--force`.
     Requeued { jobs: Vec<String> },
+    /// Its jobs that cannot be requeued (`--no-requeue`) were cancelled: only under
+    /// `--force`, the one way Ebb ends a job.
+    Cancelled { jobs: Vec<String> },
     /// A resume Ebb could not serve: the node is marked down in Slurm with this reason.
     CannotServe { problem: String },
 }
@@ -331,6 +334,11 @@ impl fmt::Display for ChangeReason {
                     SlurmStep::Requeued { jobs } => write!(
                         f,
                         "Slurm {partition}: {nodes} requeued {} to go back",
+                        counted(u32::try_from(jobs.len()).unwrap_or(u32::MAX), "job", "jobs")
+                    ),
+                    SlurmStep::Cancelled { jobs } => write!(
+                        f,
+                        "Slurm {partition}: {nodes} cancelled {} that could not be requeued (forced)",
                         counted(u32::try_from(jobs.len()).unwrap_or(u32::MAX), "job", "jobs")
                     ),
                     SlurmStep::CannotServe { problem } => write!(

@@ -323,15 +323,17 @@ impl SlurmBinder {
             for job in &requeue.cancel_job_ids {
                 self.ctl.cancel(job).await.map_err(slurm_error)?;
             }
-            let jobs = requeue.job_ids.clone();
-            self.log(
-                input.store,
-                pool,
-                part,
-                std::slice::from_ref(&requeue.node),
-                SlurmStep::Requeued { jobs },
-            )
-            .await?;
+            let node = std::slice::from_ref(&requeue.node);
+            if !requeue.job_ids.is_empty() {
+                let jobs = requeue.job_ids.clone();
+                self.log(input.store, pool, part, node, SlurmStep::Requeued { jobs })
+                    .await?;
+            }
+            if !requeue.cancel_job_ids.is_empty() {
+                let jobs = requeue.cancel_job_ids.clone();
+                self.log(input.store, pool, part, node, SlurmStep::Cancelled { jobs })
+                    .await?;
+            }
         }
         for parked in &plan.park {
             self.log(
