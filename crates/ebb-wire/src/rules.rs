@@ -69,8 +69,8 @@ pub struct Budget {
 }
 
 /// Scale-in settings: billing-increment-aware release, a deadband, a disruption budget and
-/// quiet windows. Every field has a default, so rule sets written before a field existed
-/// still read.
+/// quiet windows. The budget's and the quiet windows' fields default to none, so rule sets
+/// stored before them still read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
 pub struct ScaleIn {
     /// Release a surplus GPU at once, even in the middle of the unit it has paid for.
@@ -87,7 +87,7 @@ pub struct ScaleIn {
     /// (`None`: no count cap).
     #[serde(default)]
     pub budget_gpus: Option<u32>,
-    /// … or at most this share (1–100%) of the highest count held over the window, rounded
+    /// … and at most this share (1–100%) of the highest count held over the window, rounded
     /// down but at least one. With both, the smaller allowance holds (Karpenter's budgets).
     #[serde(default)]
     pub budget_pct: Option<u32>,
@@ -792,8 +792,7 @@ impl fmt::Display for Clamp {
                 ..
             } => write!(
                 f,
-                "disruption budget: at most {} released per {window_minutes} min (from {highest_gpus}): {from} → {to}",
-                counted(*allowance_gpus, "GPU", "GPUs")
+                "disruption budget: at most {allowance_gpus} released per {window_minutes} min (from {highest_gpus}): {from} → {to}"
             ),
             Clamp::QuietWindow {
                 busy_gpus,
@@ -801,9 +800,8 @@ impl fmt::Display for Clamp {
                 ..
             } => write!(
                 f,
-                "quiet window until {}: {} busy kept: {from} → {to}",
-                hh_mm_utc(*until_ms),
-                counted(*busy_gpus, "GPU", "GPUs")
+                "quiet window until {}: {busy_gpus} busy kept: {from} → {to}",
+                hh_mm_utc(*until_ms)
             ),
         }
     }
