@@ -877,7 +877,17 @@ export type Clamp =
 /**
  * Too few GPUs surplus over the deadband window to release.
  */
-{ kind: "deadband"; from_gpus: number; to_gpus: number; surplus_gpus: number; deadband_gpus: number; window_minutes: number }
+{ kind: "deadband"; from_gpus: number; to_gpus: number; surplus_gpus: number; deadband_gpus: number; window_minutes: number } | 
+/**
+ * The disruption budget: at most `allowance_gpus` released below the highest count
+ * held over the last `window_minutes` (`highest_gpus`).
+ */
+{ kind: "disruption_budget"; from_gpus: number; to_gpus: number; allowance_gpus: number; highest_gpus: number; window_minutes: number } | 
+/**
+ * A quiet window is on until `until_ms`: no busy GPU (⌈busy GPUs⌉ of the latest
+ * minute, `busy_gpus`) is released.
+ */
+{ kind: "quiet_window"; from_gpus: number; to_gpus: number; busy_gpus: number; until_ms: number }
 /**
  * How a threshold rule compares its metric.
  */
@@ -2009,6 +2019,23 @@ export type PriceProblem =
  */
 { kind: "too_large" }
 /**
+ * A recurring window in which no busy GPU is released: from each time `cron` matches (in
+ * `time_zone`), for `duration_minutes`.
+ */
+export type QuietWindow = { 
+/**
+ * A cron expression (5 or 6 fields, croner), local to `time_zone`.
+ */
+cron: string; 
+/**
+ * How long each occurrence lasts.
+ */
+duration_minutes: number; 
+/**
+ * IANA time zone, e.g. `Asia/Shanghai`.
+ */
+time_zone: string }
+/**
  * The cheapest plan found, and the exact base for "base + hourly".
  */
 export type RecommendationView = { kind: PlanKind; base_gpus: number; cost_fen: number; saving_fen: number; saving_pct: number; 
@@ -2371,7 +2398,9 @@ notes: SuggestNote[];
  */
 within_limit: boolean }
 /**
- * Scale-in settings: billing-increment-aware release and a deadband.
+ * Scale-in settings: billing-increment-aware release, a deadband, a disruption budget and
+ * quiet windows. The budget's and the quiet windows' fields default to none, so rule sets
+ * stored before them still read.
  */
 export type ScaleIn = { 
 /**
@@ -2391,7 +2420,25 @@ deadband_gpus: number;
 /**
  * …over the whole of the last this many minutes (surplus: held − ⌈busy GPUs⌉).
  */
-deadband_minutes: number }
+deadband_minutes: number; 
+/**
+ * Disruption budget: at most this many GPUs released per `budget_window_minutes`
+ * (`None`: no count cap).
+ */
+budget_gpus?: number | null; 
+/**
+ * … and at most this share (1–100%) of the highest count held over the window, rounded
+ * down but at least one. With both, the smaller allowance holds (Karpenter's budgets).
+ */
+budget_pct?: number | null; 
+/**
+ * The budget's window; given exactly when a budget is (1–1440).
+ */
+budget_window_minutes?: number | null; 
+/**
+ * While one of these is on, no busy GPU is released (idle ones still may be).
+ */
+quiet?: QuietWindow[] }
 /**
  * A scale-out in progress: what is warming where, and when it should be ready.
  */

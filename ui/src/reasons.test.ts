@@ -226,6 +226,8 @@ describe("rules in words", () => {
     { kind: "stabilization", rule: "util-60", from_gpus: 2, to_gpus: 4, window_minutes: 5 },
     { kind: "paid_unit_hold", from_gpus: 2, to_gpus: 4, next_release_ms: 0 },
     { kind: "deadband", from_gpus: 3, to_gpus: 4, surplus_gpus: 1, deadband_gpus: 2, window_minutes: 10 },
+    { kind: "disruption_budget", from_gpus: 1, to_gpus: 2, allowance_gpus: 1, highest_gpus: 3, window_minutes: 10 },
+    { kind: "quiet_window", from_gpus: 1, to_gpus: 3, busy_gpus: 3, until_ms: 0 },
   ];
   const lint: LintProblem[] = [
     { kind: "flapping", other_rule: "in", at_gpus: 4, from_value: 80, after_value: 66.67, other_threshold: 70 },
@@ -255,6 +257,8 @@ describe("rules in words", () => {
     expect(clampText(clamps[4]!)).toBe("budget of ¥120.00/hour and ¥50,000.00/month: 8 → 5");
     expect(clampText(clamps[5]!)).toBe("budget (no price to check it against): 8 → 4");
     expect(clampText(clamps[9]!)).toBe("deadband: 1 surplus over 10 min, 2 needed: 3 → 4");
+    expect(clampText(clamps[10]!)).toBe("disruption budget: at most 1 released per 10 min (from 3): 1 → 2");
+    expect(clampText(clamps[11]!)).toMatch(/^quiet window until \d\d:\d\d: 3 busy kept: 1 → 3$/);
     expect(decisionReasonText({ kind: "held", rule: "out", clamp: clamps[2]! })).toBe("out held by the pool's max: 12 → 8");
     expect(lintProblemText(lint[1]!)).toBe(
       "the cooldown (2 min) is shorter than the warmup (5 min): it fires again before its GPUs are ready",
@@ -311,6 +315,8 @@ describe("rules in words", () => {
       stabilization: true,
       paid_unit_hold: true,
       deadband: true,
+      disruption_budget: true,
+      quiet_window: true,
     });
     expectEveryKind(lint, {
       flapping: true,

@@ -470,6 +470,15 @@ export function clampText(clamp: Clamp): string {
         window: clamp.window_minutes,
         needed: clamp.deadband_gpus,
       });
+    case "disruption_budget":
+      return t("reason.rules.clamp.disruptionBudget", {
+        ...counts,
+        allowance: clamp.allowance_gpus,
+        window: clamp.window_minutes,
+        highest: clamp.highest_gpus,
+      });
+    case "quiet_window":
+      return t("reason.rules.clamp.quietWindow", { ...counts, time: clockText(clamp.until_ms), busy: clamp.busy_gpus });
     default:
       return never(clamp);
   }
@@ -577,6 +586,10 @@ export function clampCause(clamp: Clamp, rule: string | null = null): string {
       return t("activity.clamp.paidUnitHold", { time: clockText(clamp.next_release_ms) });
     case "deadband":
       return t("activity.clamp.deadband", { surplus: clamp.surplus_gpus, window: clamp.window_minutes, needed: clamp.deadband_gpus });
+    case "disruption_budget":
+      return t("activity.clamp.disruptionBudget", { allowance: clamp.allowance_gpus, window: clamp.window_minutes });
+    case "quiet_window":
+      return t("activity.clamp.quietWindow", { time: clockText(clamp.until_ms), busy: clamp.busy_gpus });
     default:
       return clampText(clamp);
   }

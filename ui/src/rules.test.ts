@@ -107,6 +107,23 @@ describe("the rules form", () => {
     expect(back.ok && back.rules.schedules.map((s) => s.name)).toEqual(["festival-peak"]);
   });
 
+  it("keeps the disruption budget and quiet windows it has no inputs for", () => {
+    const budgeted: RuleSet = {
+      ...RULES,
+      scale_in: {
+        ...RULES.scale_in,
+        budget_gpus: 2,
+        budget_pct: 20,
+        budget_window_minutes: 10,
+        quiet: [{ cron: "0 9 * * 1-5", duration_minutes: 480, time_zone: "Asia/Shanghai" }],
+      },
+    };
+    const values = formFromRules(budgeted);
+    values.deadband_gpus = "3";
+    const back = rulesFromForm(values, budgeted);
+    expect(back).toEqual({ ok: true, rules: { ...budgeted, scale_in: { ...budgeted.scale_in, deadband_gpus: 3 } } });
+  });
+
   it("keeps what was typed for the other kind, and writes only the chosen one", () => {
     const values = formFromRules(SCHEDULED);
     const row = values.schedules[0]!;
@@ -240,6 +257,10 @@ describe("where a lint problem goes", () => {
     expect(formField("limits.budget_per_hour")).toBe("limits.budget_per_hour");
     expect(formField("scale_in.deadband_minutes")).toBe("scale_in.deadband_minutes");
     expect(formField("scale_in")).toBe("scale_in.release_window_minutes");
+    expect(formField("scale_in.budget_pct")).toBeNull();
+    expect(formField("scale_in.budget_window_minutes")).toBeNull();
+    expect(formField("scale_in.quiet[0].cron")).toBeNull();
+    expect(formField("scale_in.quiet")).toBeNull();
     expect(formField("schedule[0].cron")).toBe("schedule[0].cron");
     expect(formField("schedule[2].time_zone")).toBe("schedule[2].time_zone");
     expect(formField("schedule[1].start")).toBe("schedule[1].start");

@@ -360,7 +360,7 @@ export type FormProblems = Record<string, Phrase>;
 
 /**
  * The form's values as a RuleSet, over `base` (what the form does not show stays: the
- * file's `pool`), or the fields that are not numbers (or, for a window, not a local
+ * file's `pool`, the disruption budget and quiet windows of `scale_in`), or the fields that are not numbers (or, for a window, not a local
  * date-time), keyed by the field as a rule file names it (`limits.min_gpus`,
  * `threshold[0].value`, `metric[0].stale_after_minutes`, `schedule[0].floor` for a floor's
  * GPUs). Everything else is the linter's to judge.
@@ -402,6 +402,9 @@ export function rulesFromForm(values: RulesFormValues, base: RuleSet): { ok: tru
       },
     },
     scale_in: {
+      // The disruption budget and quiet windows have no inputs here (the TOML tab has
+      // them): kept from the base.
+      ...base.scale_in,
       force: values.force,
       release_window_minutes: whole("scale_in.release_window_minutes", values.release_window_minutes),
       deadband_gpus: whole("scale_in.deadband_gpus", values.deadband_gpus),
@@ -489,6 +492,8 @@ export function formField(field: string): string | null {
     return LIMIT_KEYS.includes(second) ? `limits.${second}` : "limits.max_gpus";
   }
   if (head === "scale_in") {
+    // The disruption budget and quiet windows are the TOML tab's.
+    if (second !== undefined && (second.startsWith("budget_") || /^quiet(\[\d+\])?$/.test(second))) return null;
     return `scale_in.${second !== undefined && SCALE_IN_KEYS.includes(second) ? second : "release_window_minutes"}`;
   }
   const row = /^(metric|threshold|target|schedule)\[(\d+)\]$/.exec(head ?? "");

@@ -605,6 +605,27 @@ fn clamp_text(clamp: &Clamp, words: Words) -> String {
                 ("needed", deadband_gpus),
             ],
         ),
+        Clamp::DisruptionBudget {
+            allowance_gpus,
+            highest_gpus,
+            window_minutes,
+            ..
+        } => with(
+            "reason.rules.clamp.disruptionBudget",
+            &[
+                ("allowance", allowance_gpus),
+                ("window", window_minutes),
+                ("highest", highest_gpus),
+            ],
+        ),
+        Clamp::QuietWindow {
+            busy_gpus,
+            until_ms,
+            ..
+        } => with(
+            "reason.rules.clamp.quietWindow",
+            &[("time", &hh_mm_utc(*until_ms)), ("busy", busy_gpus)],
+        ),
     }
 }
 
@@ -1155,6 +1176,19 @@ mod tests {
                 surplus_gpus: 1,
                 deadband_gpus: 2,
                 window_minutes: 10,
+            },
+            Clamp::DisruptionBudget {
+                from_gpus: 1,
+                to_gpus: 2,
+                allowance_gpus: 1,
+                highest_gpus: 3,
+                window_minutes: 10,
+            },
+            Clamp::QuietWindow {
+                from_gpus: 1,
+                to_gpus: 3,
+                busy_gpus: 3,
+                until_ms: T0,
             },
         ];
         let statuses = [

@@ -32,15 +32,23 @@
 //!    6. *deadband*: a release goes only when at least `deadband_gpus` are surplus (held −
 //!       ⌈busy GPUs⌉) over the whole of the last `deadband_minutes`, and releases at most
 //!       that surplus;
-//!    7. *paid-unit hold* (unless `force`): the GPUs released are the newest; a release
+//!    7. *disruption budget*: a release goes no lower than the highest count held over the
+//!       last `budget_window_minutes` less the allowance: the smaller of `budget_gpus` and
+//!       `budget_pct` of that highest count (rounded down, at least 1), so at most that
+//!       many GPUs go per window, whoever released them;
+//!    8. *quiet window*: while a `[[scale_in.quiet]]` window is on, a release goes no lower
+//!       than the busy GPUs (⌈busy GPUs⌉ of the latest minute; with no reading, none
+//!       goes): idle GPUs may still go;
+//!    9. *paid-unit hold* (unless `force`): the GPUs released are the newest; a release
 //!       waits until the deepest surplus GPU is in the last `release_window_minutes` of
 //!       the unit it has paid for (the pool's overlay unit: hour, day or week), then that
 //!       one and every newer one go (those are paid for already), so a release never pays
 //!       a unit again.
 //!
-//!    Holds (5–7) only ever keep the count nearer the current one, and never above the
+//!    Holds (5–9) only ever keep the count nearer the current one, and never above the
 //!    upper bound (the smallest of max, the schedules' ceilings and the budget) nor below
-//!    the lower one.
+//!    the lower one: the disruption budget and quiet windows pace the rules' releases, not
+//!    a drop to a new max, ceiling or cost budget.
 //!
 //! Cooldowns: a scale-out rule with `cooldown_minutes` waits that long after the pool's last
 //! scale-out; a scale-in rule waits that long after the last change of either direction (a
@@ -53,7 +61,7 @@
 use crate::model::{CompiledSchedule, RuleSet};
 use ebb_wire::rules::{
     Action, BoundKind, Clamp, Decision, DecisionReason, MetricRef, RuleOutcome, RuleStatus,
-    TargetRule, ThresholdRule,
+    ScaleIn, TargetRule, ThresholdRule,
 };
 use std::collections::VecDeque;
 
@@ -167,6 +175,9 @@ pub struct MetricWindows {
     pub busy_gpus: Window,
     /// GPUs ready at each sample (what a utilization was a mean over).
     pub ready_gpus: Window,
+    /// The count the pool was asked to hold at each sample (its highest in that minute):
+    /// the disruption budget's history. The current count is added to it by `decide`.
+    pub desired_gpus: Window,
     /// Custom metrics by name.
     pub custom: Vec<(String, Window)>,
 }
@@ -202,6 +213,7 @@ impl MetricWindows {
         self.mem_util.trim_before(from_ms);
         self.busy_gpus.trim_before(from_ms);
         self.ready_gpus.trim_before(from_ms);
+        self.desired_gpus.trim_before(from_ms);
         for (_, window) in &mut self.custom {
             window.trim_before(from_ms);
         }
@@ -216,11 +228,28 @@ pub fn window_minutes(rules: &RuleSet) -> u32 {
         r.scale_in_stabilization_minutes
             .max(r.scale_out_sustain_minutes)
     });
+    let budget = spec.scale_in.budget_window_minutes.unwrap_or(0);
     thresholds
         .chain(targets)
-        .chain([spec.scale_in.deadband_minutes, 1])
+        .chain([spec.scale_in.deadband_minutes, budget, 1])
         .max()
         .unwrap_or(1)
+}
+
+/// How many GPUs the disruption budget lets go below `highest_gpus` (the highest count held
+/// over its window): the smaller of `budget_gpus` and `budget_pct` of it (rounded down, at
+/// least 1 while the pool holds any); `None` without a budget.
+pub fn release_allowance(scale_in: &ScaleIn, highest_gpus: u32) -> Option<u32> {
+    let by_pct = scale_in.budget_pct.map(|pct| {
+        let share = u64::from(highest_gpus) * u64::from(pct) / 100;
+        u32::try_from(share)
+            .unwrap_or(u32::MAX)
+            .max(u32::from(highest_gpus > 0))
+    });
+    match (scale_in.budget_gpus, by_pct) {
+        (Some(gpus), Some(pct)) => Some(gpus.min(pct)),
+        (gpus, pct) => gpus.or(pct),
+    }
 }
 
 /// One rule's contribution before the clamps.
@@ -402,6 +431,48 @@ pub fn decide(
                 surplus_gpus: surplus,
                 deadband_gpus: scale_in.deadband_gpus,
                 window_minutes: scale_in.deadband_minutes,
+            });
+            desired = held;
+        }
+    }
+
+    // Disruption budget: no lower than the window's highest count less the allowance.
+    if desired < current
+        && let Some(window_minutes) = scale_in.budget_window_minutes
+    {
+        let highest = metrics
+            .desired_gpus
+            .recent(now_ms, window_minutes)
+            .map(|s| ceil_gpus(s.value))
+            .fold(current, u32::max);
+        if let Some(allowance) = release_allowance(scale_in, highest) {
+            let floor = highest.saturating_sub(allowance);
+            let held = floor.max(desired).min(current).min(desired.max(upper));
+            if held != desired {
+                clamps.push(Clamp::DisruptionBudget {
+                    from_gpus: desired,
+                    to_gpus: held,
+                    allowance_gpus: allowance,
+                    highest_gpus: highest,
+                    window_minutes,
+                });
+                desired = held;
+            }
+        }
+    }
+
+    // Quiet windows: the busy GPUs stay; with no reading, every GPU does.
+    if desired < current
+        && let Some(until_ms) = rules.quiet.on_until(now_ms)
+    {
+        let busy = metrics.busy_gpus.at(now_ms).map_or(current, ceil_gpus);
+        let held = busy.max(desired).min(current).min(desired.max(upper));
+        if held != desired {
+            clamps.push(Clamp::QuietWindow {
+                from_gpus: desired,
+                to_gpus: held,
+                busy_gpus: busy,
+                until_ms,
             });
             desired = held;
         }

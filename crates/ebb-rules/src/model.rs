@@ -21,6 +21,15 @@
 //! release_window_minutes = 5         # paid unit (hour/day/week), newest first
 //! deadband_gpus = 2                  # release only when ≥ 2 GPUs are surplus …
 //! deadband_minutes = 10              # … over the whole of the last 10 minutes
+//! budget_gpus = 2                    # disruption budget: at most 2 GPUs released …
+//! budget_pct = 20                    # … and at most 20% (rounded down, at least 1) of the
+//!                                    # highest count held over the window: the smaller
+//! budget_window_minutes = 10         # … per 10 minutes (required with a budget, 1..=1440)
+//!
+//! [[scale_in.quiet]]                 # while on, no busy GPU is released (idle ones may be)
+//! cron = "0 9 * * 1-5"               # croner: 5 or 6 fields, local to time_zone
+//! duration_minutes = 480
+//! time_zone = "Asia/Shanghai"        # IANA, required
 //!
 //! [[metric]]                         # a custom metric rules may name
 //! name = "users"
@@ -75,7 +84,8 @@ use std::ops::Range;
 pub use ebb_cost::PricedPool as Pricing;
 
 pub use spec::{
-    Action, BoundKind, Comparison, CustomMetric, Limits, MetricRef, ScaleIn, ScheduleWhen, StepCap,
+    Action, BoundKind, Comparison, CustomMetric, Limits, MetricRef, QuietWindow, ScaleIn,
+    ScheduleWhen, StepCap,
 };
 
 /// The most GPUs a limit or an action may name (ebb-cost's demand limit).
@@ -86,6 +96,7 @@ pub const MAX_GPUS: u32 = ebb_cost::MAX_GPUS;
 pub struct RuleSet {
     spec: spec::RuleSet,
     pub(crate) schedules: Vec<CompiledSchedule>,
+    pub(crate) quiet: QuietWindows,
     /// Per threshold rule, then per target rule: the metric's staleness limit in ms
     /// (custom metrics only).
     pub(crate) threshold_stale_ms: Vec<Option<i64>>,
@@ -121,10 +132,52 @@ impl CompiledSchedule {
     }
 }
 
+/// A pool's quiet windows (`[[scale_in.quiet]]`), compiled: while one is on, no busy GPU
+/// is released. Pure: the instant is a parameter.
+#[derive(Debug, Clone, Default)]
+pub struct QuietWindows(Vec<CompiledSchedule>);
+
+impl QuietWindows {
+    /// Validates and compiles windows that arrive as data, naming each problem's field under
+    /// `field`, the list's name (`scale_in.quiet` gives `scale_in.quiet[0].time_zone`): a
+    /// cron expression croner does not read or that never occurs, a zone that is not IANA,
+    /// a duration of 0.
+    pub fn from_spec(windows: &[QuietWindow], field: &str) -> Result<QuietWindows, RuleError> {
+        let mut problems = Problems::default();
+        match compile_quiet(windows, field, &mut problems) {
+            Some(quiet) if problems.0.is_empty() => Ok(quiet),
+            _ => Err(RuleError {
+                problems: problems.into_problems(None),
+            }),
+        }
+    }
+
+    /// When the quiet in force at `now_ms` ends (the latest end of the windows on), or
+    /// `None` when none is on. An occurrence covers `[start, start + duration)`.
+    pub fn on_until(&self, now_ms: i64) -> Option<i64> {
+        self.0.iter().filter_map(|w| w.active_until(now_ms)).max()
+    }
+
+    /// Whether a window is on at `now_ms`.
+    pub fn is_on(&self, now_ms: i64) -> bool {
+        self.on_until(now_ms).is_some()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 impl RuleSet {
     /// The rules as data (what crosses IPC and `--json`).
     pub fn spec(&self) -> &spec::RuleSet {
         &self.spec
+    }
+
+    /// The quiet windows of `[scale_in]`, compiled.
+    pub fn quiet_windows(&self) -> &QuietWindows {
+        &self.quiet
     }
 
     /// Validates rules that arrive as data (IPC), naming each problem's field as the file
@@ -317,7 +370,9 @@ impl<'a> Locator<'a> {
                 Some((key, rest)) => (key, rest.trim_end_matches(']').parse::<usize>().ok()),
                 None => (part, None),
             };
-            let (found_key, value) = table.iter().find(|(k, _)| k.get_ref() == key)?;
+            let Some((found_key, value)) = table.iter().find(|(k, _)| k.get_ref() == key) else {
+                return best;
+            };
             best = Some(found_key.span());
             let mut value = value;
             if let Some(index) = index {
@@ -454,6 +509,10 @@ struct FileScaleIn {
     release_window_minutes: u32,
     deadband_gpus: u32,
     deadband_minutes: u32,
+    budget_gpus: Option<u32>,
+    budget_pct: Option<u32>,
+    budget_window_minutes: Option<u32>,
+    quiet: Vec<FileQuiet>,
 }
 
 impl Default for FileScaleIn {
@@ -464,8 +523,20 @@ impl Default for FileScaleIn {
             release_window_minutes: defaults.release_window_minutes,
             deadband_gpus: defaults.deadband_gpus,
             deadband_minutes: defaults.deadband_minutes,
+            budget_gpus: defaults.budget_gpus,
+            budget_pct: defaults.budget_pct,
+            budget_window_minutes: defaults.budget_window_minutes,
+            quiet: Vec::new(),
         }
     }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileQuiet {
+    cron: String,
+    duration_minutes: u32,
+    time_zone: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -723,6 +794,19 @@ impl File {
                 release_window_minutes: self.scale_in.release_window_minutes,
                 deadband_gpus: self.scale_in.deadband_gpus,
                 deadband_minutes: self.scale_in.deadband_minutes,
+                budget_gpus: self.scale_in.budget_gpus,
+                budget_pct: self.scale_in.budget_pct,
+                budget_window_minutes: self.scale_in.budget_window_minutes,
+                quiet: self
+                    .scale_in
+                    .quiet
+                    .into_iter()
+                    .map(|q| QuietWindow {
+                        cron: q.cron,
+                        duration_minutes: q.duration_minutes,
+                        time_zone: q.time_zone,
+                    })
+                    .collect(),
             },
             metrics: self
                 .metric
@@ -904,8 +988,39 @@ fn validate(rules: &spec::RuleSet, problems: &mut Problems) {
             problems.add(format!("limits.{field}"), "must be more than zero");
         }
     }
-    if rules.scale_in.deadband_minutes > 7 * 1_440 {
+    let scale_in = &rules.scale_in;
+    if scale_in.deadband_minutes > 7 * 1_440 {
         problems.add("scale_in.deadband_minutes", "at most a week (10080)");
+    }
+    if scale_in.budget_gpus == Some(0) {
+        problems.add(
+            "scale_in.budget_gpus",
+            "0 would release nothing, idle GPUs included: at least 1 (a quiet window keeps busy GPUs)",
+        );
+    }
+    if let Some(pct) = scale_in.budget_pct
+        && !(1..=100).contains(&pct)
+    {
+        problems.add(
+            "scale_in.budget_pct",
+            format!("{pct}% is not a share from 1 to 100"),
+        );
+    }
+    let has_budget = scale_in.budget_gpus.is_some() || scale_in.budget_pct.is_some();
+    match scale_in.budget_window_minutes {
+        None if has_budget => problems.add(
+            "scale_in.budget_window_minutes",
+            "missing: a budget says per how many minutes (1 to 1440)",
+        ),
+        Some(_) if !has_budget => problems.add(
+            "scale_in.budget_window_minutes",
+            "a window without budget_gpus or budget_pct does nothing",
+        ),
+        Some(minutes) if !(1..=1_440).contains(&minutes) => problems.add(
+            "scale_in.budget_window_minutes",
+            format!("{minutes} is not from 1 to 1440 (a day)"),
+        ),
+        _ => {}
     }
 
     let mut names: Vec<(String, String)> = Vec::new();
@@ -1061,44 +1176,16 @@ fn compile(rules: spec::RuleSet, problems: &mut Problems) -> Option<RuleSet> {
     let mut schedules = Vec::with_capacity(rules.schedules.len());
     for (i, schedule) in rules.schedules.iter().enumerate() {
         let at = |field: &str| format!("schedule[{i}].{field}");
-        let tz = match schedule.time_zone.parse::<Tz>() {
-            Ok(tz) => tz,
-            Err(_) => {
-                problems.add(
-                    at("time_zone"),
-                    format!(
-                        "`{}` is not an IANA time zone (e.g. Asia/Shanghai, UTC)",
-                        schedule.time_zone
-                    ),
-                );
-                continue;
-            }
+        let Some(tz) = zone(&schedule.time_zone, &at("time_zone"), problems) else {
+            continue;
         };
         let when = match &schedule.when {
             ScheduleWhen::Cron {
                 cron,
                 duration_minutes,
-            } => match cron.parse::<Cron>() {
-                // One that matches no date (the 31st of February) would be searched for, and
-                // not found, at every decision: seconds each in a replay's minute loop.
-                Ok(parsed) if never_occurs(&parsed, tz) => {
-                    problems.add(
-                        at("cron"),
-                        format!("`{cron}` never occurs: no date matches it"),
-                    );
-                    continue;
-                }
-                Ok(parsed) => CompiledWhen::Cron {
-                    cron: Box::new(parsed),
-                    duration_ms: i64::from(*duration_minutes) * 60_000,
-                },
-                Err(error) => {
-                    problems.add(
-                        at("cron"),
-                        format!("`{cron}` is not a cron expression: {error}"),
-                    );
-                    continue;
-                }
+            } => match cron_when(cron, *duration_minutes, tz, &at("cron"), problems) {
+                Some(when) => when,
+                None => continue,
             },
             ScheduleWhen::Window { start, end } => {
                 if start.is_empty() || end.is_empty() {
@@ -1119,6 +1206,7 @@ fn compile(rules: spec::RuleSet, problems: &mut Problems) -> Option<RuleSet> {
         };
         schedules.push(CompiledSchedule { tz, when });
     }
+    let quiet = compile_quiet(&rules.scale_in.quiet, "scale_in.quiet", problems);
     let stale_ms = |metric: &MetricRef| match metric {
         MetricRef::Custom { name } => rules
             .metrics
@@ -1133,12 +1221,86 @@ fn compile(rules: spec::RuleSet, problems: &mut Problems) -> Option<RuleSet> {
         .map(|r| stale_ms(&r.metric))
         .collect();
     let target_stale_ms = rules.targets.iter().map(|r| stale_ms(&r.metric)).collect();
+    let quiet = quiet?;
     (schedules.len() == rules.schedules.len()).then_some(RuleSet {
         spec: rules,
         schedules,
+        quiet,
         threshold_stale_ms,
         target_stale_ms,
     })
+}
+
+/// An IANA time zone, or a problem on `field`.
+fn zone(time_zone: &str, field: &str, problems: &mut Problems) -> Option<Tz> {
+    match time_zone.parse::<Tz>() {
+        Ok(tz) => Some(tz),
+        Err(_) => {
+            problems.add(
+                field,
+                format!("`{time_zone}` is not an IANA time zone (e.g. Asia/Shanghai, UTC)"),
+            );
+            None
+        }
+    }
+}
+
+/// A cron expression in `tz` with each occurrence's length, or a problem on `field`.
+fn cron_when(
+    cron: &str,
+    duration_minutes: u32,
+    tz: Tz,
+    field: &str,
+    problems: &mut Problems,
+) -> Option<CompiledWhen> {
+    match cron.parse::<Cron>() {
+        // One that matches no date (the 31st of February) would be searched for, and not
+        // found, at every decision: seconds each in a replay's minute loop.
+        Ok(parsed) if never_occurs(&parsed, tz) => {
+            problems.add(field, format!("`{cron}` never occurs: no date matches it"));
+            None
+        }
+        Ok(parsed) => Some(CompiledWhen::Cron {
+            cron: Box::new(parsed),
+            duration_ms: i64::from(duration_minutes) * 60_000,
+        }),
+        Err(error) => {
+            problems.add(field, format!("`{cron}` is not a cron expression: {error}"));
+            None
+        }
+    }
+}
+
+/// Quiet windows compiled, each problem named under `field` (`scale_in.quiet[0].cron`);
+/// `None` when any is wrong.
+fn compile_quiet(
+    windows: &[QuietWindow],
+    field: &str,
+    problems: &mut Problems,
+) -> Option<QuietWindows> {
+    let mut compiled = Vec::with_capacity(windows.len());
+    for (i, window) in windows.iter().enumerate() {
+        let at = |key: &str| format!("{field}[{i}].{key}");
+        if window.duration_minutes == 0 {
+            problems.add(at("duration_minutes"), "must be at least 1");
+        }
+        let tz = zone(&window.time_zone, &at("time_zone"), problems);
+        let when = tz.and_then(|tz| {
+            cron_when(
+                &window.cron,
+                window.duration_minutes,
+                tz,
+                &at("cron"),
+                problems,
+            )
+        });
+        if let (Some(tz), Some(when)) = (tz, when)
+            && window.duration_minutes > 0
+        {
+            compiled.push(CompiledSchedule { tz, when });
+        }
+    }
+    (compiled.len() == windows.len()).then_some(QuietWindows(compiled))
 }
 
 /// Whether `cron` matches no instant from 2000 on (croner gives up after its search limit).

@@ -76,6 +76,22 @@ pub fn to_toml_with_notes(rules: &spec::RuleSet, notes: &Notes) -> String {
     );
     let _ = writeln!(out, "deadband_gpus = {}", scale_in.deadband_gpus);
     let _ = writeln!(out, "deadband_minutes = {}", scale_in.deadband_minutes);
+    if let Some(gpus) = scale_in.budget_gpus {
+        let _ = writeln!(out, "budget_gpus = {gpus}");
+    }
+    if let Some(pct) = scale_in.budget_pct {
+        let _ = writeln!(out, "budget_pct = {pct}");
+    }
+    if let Some(minutes) = scale_in.budget_window_minutes {
+        let _ = writeln!(out, "budget_window_minutes = {minutes}");
+    }
+    for quiet in &scale_in.quiet {
+        out.push('\n');
+        out.push_str("[[scale_in.quiet]]\n");
+        let _ = writeln!(out, "cron = {}", string(&quiet.cron));
+        let _ = writeln!(out, "duration_minutes = {}", quiet.duration_minutes);
+        let _ = writeln!(out, "time_zone = {}", string(&quiet.time_zone));
+    }
 
     for (i, metric) in rules.metrics.iter().enumerate() {
         section(&mut out);

@@ -90,6 +90,8 @@ impl Policy for RulesPolicy {
         }
         windows.busy_gpus.push(now_ms, view.busy_gpus);
         windows.ready_gpus.push(now_ms, f64::from(view.ready));
+        // The count held this minute, before deciding: the disruption budget's history.
+        windows.desired_gpus.push(now_ms, f64::from(view.held));
         for (name, value) in view.custom {
             windows.custom_mut(name).push(now_ms, *value);
         }

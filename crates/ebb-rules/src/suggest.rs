@@ -583,6 +583,7 @@ fn build_spec(levers: &Levers, plan: &Plan<'_>) -> spec::RuleSet {
             } else {
                 0
             },
+            ..ScaleIn::default()
         },
         metrics,
         thresholds,

@@ -68,8 +68,10 @@ pub struct Budget {
     pub per_month_fen: Option<i64>,
 }
 
-/// Scale-in settings: billing-increment-aware release and a deadband.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+/// Scale-in settings: billing-increment-aware release, a deadband, a disruption budget and
+/// quiet windows. The budget's and the quiet windows' fields default to none, so rule sets
+/// stored before them still read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
 pub struct ScaleIn {
     /// Release a surplus GPU at once, even in the middle of the unit it has paid for.
     /// Off by default: a GPU is released only in the last `release_window_minutes` of its
@@ -81,6 +83,20 @@ pub struct ScaleIn {
     pub deadband_gpus: u32,
     /// …over the whole of the last this many minutes (surplus: held − ⌈busy GPUs⌉).
     pub deadband_minutes: u32,
+    /// Disruption budget: at most this many GPUs released per `budget_window_minutes`
+    /// (`None`: no count cap).
+    #[serde(default)]
+    pub budget_gpus: Option<u32>,
+    /// … and at most this share (1–100%) of the highest count held over the window, rounded
+    /// down but at least one. With both, the smaller allowance holds (Karpenter's budgets).
+    #[serde(default)]
+    pub budget_pct: Option<u32>,
+    /// The budget's window; given exactly when a budget is (1–1440).
+    #[serde(default)]
+    pub budget_window_minutes: Option<u32>,
+    /// While one of these is on, no busy GPU is released (idle ones still may be).
+    #[serde(default)]
+    pub quiet: Vec<QuietWindow>,
 }
 
 impl Default for ScaleIn {
@@ -90,8 +106,24 @@ impl Default for ScaleIn {
             release_window_minutes: 5,
             deadband_gpus: 0,
             deadband_minutes: 0,
+            budget_gpus: None,
+            budget_pct: None,
+            budget_window_minutes: None,
+            quiet: Vec::new(),
         }
     }
+}
+
+/// A recurring window in which no busy GPU is released: from each time `cron` matches (in
+/// `time_zone`), for `duration_minutes`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct QuietWindow {
+    /// A cron expression (5 or 6 fields, croner), local to `time_zone`.
+    pub cron: String,
+    /// How long each occurrence lasts.
+    pub duration_minutes: u32,
+    /// IANA time zone, e.g. `Asia/Shanghai`.
+    pub time_zone: String,
 }
 
 /// A metric a rule watches.
@@ -470,6 +502,23 @@ pub enum Clamp {
         deadband_gpus: u32,
         window_minutes: u32,
     },
+    /// The disruption budget: at most `allowance_gpus` released below the highest count
+    /// held over the last `window_minutes` (`highest_gpus`).
+    DisruptionBudget {
+        from_gpus: u32,
+        to_gpus: u32,
+        allowance_gpus: u32,
+        highest_gpus: u32,
+        window_minutes: u32,
+    },
+    /// A quiet window is on until `until_ms`: no busy GPU (⌈busy GPUs⌉ of the latest
+    /// minute, `busy_gpus`) is released.
+    QuietWindow {
+        from_gpus: u32,
+        to_gpus: u32,
+        busy_gpus: u32,
+        until_ms: i64,
+    },
 }
 
 impl Clamp {
@@ -498,6 +547,12 @@ impl Clamp {
             }
             | Clamp::Deadband {
                 from_gpus, to_gpus, ..
+            }
+            | Clamp::DisruptionBudget {
+                from_gpus, to_gpus, ..
+            }
+            | Clamp::QuietWindow {
+                from_gpus, to_gpus, ..
             } => (from_gpus, to_gpus),
         }
     }
@@ -514,6 +569,8 @@ impl Clamp {
             Clamp::Stabilization { .. } => "stabilization",
             Clamp::PaidUnitHold { .. } => "paid_unit_hold",
             Clamp::Deadband { .. } => "deadband",
+            Clamp::DisruptionBudget { .. } => "disruption_budget",
+            Clamp::QuietWindow { .. } => "quiet_window",
         }
     }
 }
@@ -727,6 +784,24 @@ impl fmt::Display for Clamp {
             } => write!(
                 f,
                 "deadband: {surplus_gpus} surplus over {window_minutes} min, {deadband_gpus} needed: {from} → {to}"
+            ),
+            Clamp::DisruptionBudget {
+                allowance_gpus,
+                highest_gpus,
+                window_minutes,
+                ..
+            } => write!(
+                f,
+                "disruption budget: at most {allowance_gpus} released per {window_minutes} min (from {highest_gpus}): {from} → {to}"
+            ),
+            Clamp::QuietWindow {
+                busy_gpus,
+                until_ms,
+                ..
+            } => write!(
+                f,
+                "quiet window until {}: {busy_gpus} busy kept: {from} → {to}",
+                hh_mm_utc(*until_ms)
             ),
         }
     }

@@ -15,7 +15,10 @@
 //! Samples are one a tick; the engine counts minutes, so each tick it is handed sliding
 //! minute means ending now, now − 1 min, … (a custom metric's at its last push in each
 //! minute): a breach sustained for N minutes fills N of them exactly when the N-th minute
-//! closes, and the decision comes in that same tick.
+//! closes, and the decision comes in that same tick. The count the pool was asked to hold
+//! is kept the same way, as each minute's highest (the disruption budget counts releases
+//! from it); a pool's rules loaded afresh (a new version, a restart) start that history
+//! from the activity log, so a budget is not spent twice by an edit.
 
 use crate::pools::rules::StoredRules;
 use crate::pools::{NewActivity, Pool, PoolError, PoolStore};
@@ -146,6 +149,34 @@ pub fn minute_means(
     window
 }
 
+/// Each minute's highest of `counts` (oldest first) for the `minutes` minutes before
+/// `now_ms`, at the minute's end. A highest over part of a minute is still a floor under
+/// the count held then, so every minute with a sample counts. Pure.
+pub fn minute_highs(counts: impl Iterator<Item = (i64, u32)>, now_ms: i64, minutes: u32) -> Window {
+    let slots = usize::try_from(minutes).unwrap_or(0);
+    let mut highs: Vec<Option<u32>> = vec![None; slots];
+    for (at, count) in counts {
+        let back = now_ms - at;
+        if back < 0 {
+            continue;
+        }
+        let Ok(k) = usize::try_from(back / MINUTE_MS) else {
+            continue;
+        };
+        if let Some(slot) = highs.get_mut(k) {
+            *slot = Some(slot.map_or(count, |high| high.max(count)));
+        }
+    }
+    let mut window = Window::default();
+    for (k, high) in highs.iter().enumerate().rev() {
+        if let Some(high) = high {
+            let end = now_ms - i64::try_from(k).unwrap_or(0) * MINUTE_MS;
+            window.push(end, f64::from(*high));
+        }
+    }
+    window
+}
+
 /// A ruled pool as the runner keeps it between ticks.
 #[derive(Debug)]
 struct Live {
@@ -153,6 +184,9 @@ struct Live {
     mode: RulesMode,
     rules: RuleSet,
     ticks: VecDeque<Tick>,
+    /// The count the pool was asked to hold at each tick, before deciding (and before
+    /// the rules were loaded, from the activity log): (at, count).
+    counts: VecDeque<(i64, u32)>,
     last_out_ms: Option<i64>,
     last_in_ms: Option<i64>,
     /// Shadow mode: the count the rules would hold.
@@ -254,11 +288,17 @@ impl RulesRunner {
             }
         };
         let (last_out_ms, last_in_ms) = last_changes(store, pool).await?;
+        let counts = if rules.spec().scale_in.budget_window_minutes.is_some() {
+            recent_counts(store, pool).await?
+        } else {
+            VecDeque::new()
+        };
         Ok(Some(Live {
             version: stored.version,
             mode: stored.mode,
             rules,
             ticks: VecDeque::new(),
+            counts,
             last_out_ms,
             last_in_ms,
             shadow_desired: None,
@@ -289,6 +329,21 @@ async fn last_changes(
         .find(|e| e.to < e.from)
         .map(|e| e.at_ms);
     Ok((out, r#in))
+}
+
+/// The counts the pool held before each of its real changes in the activity log's latest
+/// entries, oldest first: a budget's history when the rules are loaded (the first tick
+/// drops what is older than the window).
+async fn recent_counts(store: &PoolStore, pool: &Pool) -> Result<VecDeque<(i64, u32)>, PoolError> {
+    let log = store.activity(Some(&pool.name), 500).await?;
+    let mut counts: Vec<(i64, u32)> = log
+        .iter()
+        .filter(|e| !matches!(e.reason, ChangeReason::RuleDecision { shadow: true, .. }))
+        .filter(|e| e.from != e.to)
+        .map(|e| (e.at_ms, e.from))
+        .collect();
+    counts.sort_unstable_by_key(|(at, _)| *at);
+    Ok(counts.into())
 }
 
 /// The pool's price ([`crate::pools::priced_pool`]): its base at its cheapest priced
@@ -372,6 +427,11 @@ async fn step(
     } else {
         pool.desired
     };
+    live.counts.push_back((now_ms, current));
+    while live.counts.front().is_some_and(|(at, _)| *at <= keep_from) {
+        live.counts.pop_front();
+    }
+    windows.desired_gpus = minute_highs(live.counts.iter().copied(), now_ms, minutes);
     let state = PoolState {
         desired_gpus: current,
         ready_gpus: status.actual,
@@ -517,6 +577,44 @@ mod tests {
         assert_eq!(means[0], 90.0);
         assert_eq!(means[1], 90.0);
         assert!((means[2] - 50.0).abs() < 2.0, "{means:?}");
+    }
+
+    #[test]
+    fn minute_highs_keep_each_minutes_highest_count_at_its_end() {
+        let now = 1_000_000;
+        // 10 for a tick 3 min 30 s ago, 9 after, 8 from 50 s ago; a tick in the future
+        // and one past the window are left out.
+        let counts = [
+            (now - 11 * MINUTE_MS, 20),
+            (now - 210_000, 10),
+            (now - 200_000, 9),
+            (now - 100_000, 9),
+            (now - 50_000, 8),
+            (now, 8),
+            (now + 1_000, 30),
+        ];
+        let window = minute_highs(counts.iter().copied(), now, 10);
+        let samples: Vec<(i64, f64)> = (0..4)
+            .map(|k| {
+                let end = now - k * MINUTE_MS;
+                (
+                    end,
+                    minute_highs(counts.iter().copied(), end, 1)
+                        .latest()
+                        .map_or(-1.0, |s| s.value),
+                )
+            })
+            .collect();
+        assert_eq!(window.len(), 3, "{window:?}");
+        assert_eq!(
+            window.latest().map(|s| (s.at_ms, s.value)),
+            Some((now, 8.0))
+        );
+        // Minute 0 (now − 60 s, now]: 8; minute 1: 9; minute 2: nothing; minute 3: 10.
+        assert_eq!(samples[0].1, 8.0);
+        assert_eq!(samples[1].1, 9.0);
+        assert_eq!(samples[2].1, -1.0);
+        assert_eq!(samples[3].1, 10.0);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use ebb_core::enforcer::PassReport;
 use ebb_testkit::{TestConsole, TestFleet};
 use ebb_wire::pools::Actor;
 use ebb_wire::reasons::ChangeReason;
-use ebb_wire::rules::{DecisionReason, MetricPush, RuleStatus, RulesMode};
+use ebb_wire::rules::{Clamp, DecisionReason, MetricPush, RuleStatus, RulesMode};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -502,5 +502,61 @@ floor = 2
         ),
         "05:31 UTC is 01:31 EDT: {nightly_status:?}"
     );
+    rig.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disruption_budget_paces_the_rules_releases_on_the_consoles_clock() {
+    let mut rig = Rig::new("rules-disruption-budget").await;
+    let rules = RULES.replace(
+        "force = true\n",
+        "force = true\nbudget_gpus = 1\nbudget_window_minutes = 10\n",
+    );
+    rig.console
+        .save_rules("burst", &rules, None, true)
+        .await
+        .unwrap();
+    rig.step(300, None).await;
+    // Out to 3 as in the test above.
+    for _ in 0..13 {
+        rig.step(10, Some(50.0)).await;
+    }
+    assert_eq!(rig.desired().await, 3);
+    // The queue drains: queue-low asks for −2 after two minutes; the budget gives 1.
+    for _ in 0..12 {
+        rig.step(10, Some(0.0)).await;
+    }
+    assert_eq!(rig.desired().await, 2, "one GPU per 10 minutes");
+    let decision = rig
+        .console
+        .pool_rules("burst")
+        .await
+        .unwrap()
+        .unwrap()
+        .last_decision
+        .expect("a decision is kept");
+    assert!(
+        decision.clamps.iter().any(|clamp| matches!(
+            clamp,
+            Clamp::DisruptionBudget {
+                allowance_gpus: 1,
+                highest_gpus: 3,
+                window_minutes: 10,
+                ..
+            }
+        )),
+        "{decision:?}"
+    );
+    // The next goes once the 3 has left the 10-minute window, not before.
+    for minute in 1..10 {
+        rig.step(60, Some(0.0)).await;
+        assert_eq!(
+            rig.desired().await,
+            2,
+            "{minute} min after the first release"
+        );
+    }
+    rig.step(60, Some(0.0)).await;
+    assert_eq!(rig.desired().await, 1, "10 min after the first release");
     rig.stop().await;
 }

@@ -5,8 +5,10 @@
 #![allow(clippy::inconsistent_digit_grouping)] // fen written yuan_fen: 12_50 is ¥12.50
 
 use ebb_cost::{Catalog, OverlayMode, PoolPlan, Term};
-use ebb_rules::decide::{MetricWindows, PoolState, Pricing, Window, decide};
+use ebb_rules::decide::{MetricWindows, PoolState, Pricing, Window, decide, release_allowance};
 use ebb_rules::model::{RuleSet, parse};
+use ebb_rules::policy::{MinuteView, Policy};
+use ebb_rules::rules_policy::RulesPolicy;
 use ebb_wire::rules::{
     self as spec, Action, Budget, Clamp, Comparison, Decision, DecisionReason, Limits, MetricRef,
     RuleStatus, ScaleIn, StepCap, TargetRule, ThresholdRule,
@@ -842,5 +844,286 @@ proptest! {
         let samples: Vec<f64> = noise.iter().map(|n| target * (1.0 + n * tolerance)).collect();
         let d = decide(&set, &pool(current), &util(&samples, current), NOW);
         prop_assert_eq!(d.desired_gpus, current, "{:?}", d);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The disruption budget and quiet windows
+
+/// Sizes the pool to demand at once (no stabilization, no tolerance, releases at once),
+/// with `scale_in` keys added.
+fn to_demand(scale_in: &str) -> RuleSet {
+    rules(&format!(
+        "[limits]\nmax_gpus = 100\n[scale_in]\nforce = true\n{scale_in}\n[[target]]\nname = \"demand\"\nmetric = \"busy_gpus\"\ntarget = 100\ntolerance = 0\nscale_in_stabilization_minutes = 0\n"
+    ))
+}
+
+/// Demand of `busy` GPUs on the latest count, and the count held at each of the minutes
+/// ending at `NOW`.
+fn held(counts: &[f64], busy_gpus: f64) -> MetricWindows {
+    let ready = counts.last().map_or(10, |count| *count as u32);
+    MetricWindows {
+        desired_gpus: window(counts),
+        ..busy(&vec![busy_gpus; counts.len().max(1)], ready)
+    }
+}
+
+#[test]
+fn the_disruption_budget_caps_releases_by_count() {
+    let set = to_demand("budget_gpus = 2\nbudget_window_minutes = 10");
+    let d = decide(&set, &pool(10), &held(&[10.0; 10], 3.0), NOW);
+    assert_eq!(d.desired_gpus, 8);
+    assert_eq!(
+        d.clamps,
+        [Clamp::DisruptionBudget {
+            from_gpus: 3,
+            to_gpus: 8,
+            allowance_gpus: 2,
+            highest_gpus: 10,
+            window_minutes: 10
+        }]
+    );
+    // One released already in the window: one more may go.
+    let mut counts = vec![10.0; 4];
+    counts.extend([9.0; 6]);
+    let d = decide(&set, &pool(9), &held(&counts, 3.0), NOW);
+    assert_eq!(d.desired_gpus, 8);
+    // The 10 held 10 minutes ago is out of the window: 9 − 2.
+    let mut counts = vec![10.0];
+    counts.extend([9.0; 10]);
+    let d = decide(&set, &pool(9), &held(&counts, 3.0), NOW);
+    assert_eq!(d.desired_gpus, 7);
+    // Released by someone else in the window (the slider, 10 → 7): nothing more goes.
+    let mut counts = vec![10.0; 5];
+    counts.extend([7.0; 5]);
+    let d = decide(&set, &pool(7), &held(&counts, 3.0), NOW);
+    assert_eq!(d.desired_gpus, 7);
+    assert_eq!(kinds(&d), ["disruption_budget"]);
+    assert!(
+        matches!(d.reason, DecisionReason::Held { .. }),
+        "{:?}",
+        d.reason
+    );
+    // With no history, the current count is the highest.
+    let d = decide(&set, &pool(10), &busy(&[3.0], 10), NOW);
+    assert_eq!(d.desired_gpus, 8);
+    // A scale-out is not held.
+    let d = decide(&set, &pool(10), &held(&[10.0; 10], 14.0), NOW);
+    assert_eq!(d.desired_gpus, 14);
+    assert!(d.clamps.is_empty());
+}
+
+#[test]
+fn the_disruption_budget_caps_releases_by_percent_rounded_down_but_at_least_one() {
+    let set = to_demand("budget_pct = 25\nbudget_window_minutes = 10");
+    // 25% of 10 is 2.5: 2.
+    let d = decide(&set, &pool(10), &held(&[10.0; 10], 0.0), NOW);
+    assert_eq!(d.desired_gpus, 8);
+    // 25% of 3 is 0.75: still 1.
+    let d = decide(&set, &pool(3), &held(&[3.0; 10], 0.0), NOW);
+    assert_eq!(d.desired_gpus, 2);
+    // Of the highest in the window, not of the current count: 25% of 20 is 5.
+    let mut counts = vec![20.0; 3];
+    counts.extend([16.0; 7]);
+    let d = decide(&set, &pool(16), &held(&counts, 0.0), NOW);
+    assert_eq!(d.desired_gpus, 15);
+    assert_eq!(
+        d.clamps,
+        [Clamp::DisruptionBudget {
+            from_gpus: 0,
+            to_gpus: 15,
+            allowance_gpus: 5,
+            highest_gpus: 20,
+            window_minutes: 10
+        }]
+    );
+}
+
+#[test]
+fn with_a_count_and_a_percent_the_smaller_allowance_holds() {
+    let set = to_demand("budget_gpus = 3\nbudget_pct = 50\nbudget_window_minutes = 5");
+    let d = decide(&set, &pool(10), &held(&[10.0; 5], 0.0), NOW);
+    assert_eq!(d.desired_gpus, 7, "3 GPUs, not 50%");
+    let set = to_demand("budget_gpus = 3\nbudget_pct = 10\nbudget_window_minutes = 5");
+    let d = decide(&set, &pool(10), &held(&[10.0; 5], 0.0), NOW);
+    assert_eq!(d.desired_gpus, 9, "10%, not 3 GPUs");
+}
+
+#[test]
+fn the_disruption_budget_never_keeps_the_pool_above_a_bound() {
+    let set = rules(
+        "[limits]\nmax_gpus = 4\n[scale_in]\nforce = true\nbudget_gpus = 1\nbudget_window_minutes = 10\n",
+    );
+    let d = decide(&set, &pool(10), &held(&[10.0; 10], 9.0), NOW);
+    assert_eq!(d.desired_gpus, 4);
+    assert_eq!(kinds(&d), ["max"]);
+}
+
+const ALWAYS_QUIET: &str =
+    "[[scale_in.quiet]]\ncron = \"0 0 * * *\"\nduration_minutes = 1440\ntime_zone = \"UTC\"\n";
+
+/// Set to 1 when utilization is at most 50%, with `scale_in` keys added.
+fn to_one(scale_in: &str) -> RuleSet {
+    rules(&format!(
+        "[limits]\nmax_gpus = 100\n[scale_in]\nforce = true\n{scale_in}\n[[threshold]]\nname = \"shrink\"\nmetric = \"gpu_util\"\nop = \"<=\"\nvalue = 50\naction = \"set 1\"\n"
+    ))
+}
+
+#[test]
+fn a_quiet_window_keeps_the_busy_gpus_and_lets_the_idle_go() {
+    let set = to_one(ALWAYS_QUIET);
+    // 10 held, 3.2 busy: 4 stay, 6 go (not 9).
+    let d = decide(&set, &pool(10), &busy(&[3.2], 10), NOW);
+    assert_eq!(d.desired_gpus, 4);
+    let midnight = NOW - NOW.rem_euclid(1_440 * MIN);
+    assert_eq!(
+        d.clamps,
+        [Clamp::QuietWindow {
+            from_gpus: 1,
+            to_gpus: 4,
+            busy_gpus: 4,
+            until_ms: midnight + 1_440 * MIN
+        }]
+    );
+    // Only the latest minute's busy GPUs count.
+    let d = decide(&set, &pool(10), &busy(&[9.0, 2.0], 10), NOW);
+    assert_eq!(d.desired_gpus, 2);
+    // No reading of busy GPUs: none is known idle, none goes.
+    let windows = MetricWindows {
+        gpu_util: window(&[10.0]),
+        ..MetricWindows::default()
+    };
+    let d = decide(&set, &pool(10), &windows, NOW);
+    assert_eq!(d.desired_gpus, 10);
+    assert_eq!(kinds(&d), ["quiet_window"]);
+}
+
+#[test]
+fn a_quiet_window_holds_only_while_it_is_on() {
+    // NOW is 22:13 UTC: on from 22:00 for an hour, until 23:00.
+    let on = to_one(
+        "[[scale_in.quiet]]\ncron = \"0 22 * * *\"\nduration_minutes = 60\ntime_zone = \"UTC\"\n",
+    );
+    let d = decide(&on, &pool(10), &busy(&[3.0], 10), NOW);
+    assert_eq!(d.desired_gpus, 3);
+    assert!(
+        matches!(d.clamps[..], [Clamp::QuietWindow { until_ms, .. }] if until_ms == NOW + 47 * MIN),
+        "{:?}",
+        d.clamps
+    );
+    // From 22:00 for 13 minutes: over at 22:13.
+    let over = to_one(
+        "[[scale_in.quiet]]\ncron = \"0 22 * * *\"\nduration_minutes = 13\ntime_zone = \"UTC\"\n",
+    );
+    let d = decide(&over, &pool(10), &busy(&[3.0], 10), NOW);
+    assert_eq!(d.desired_gpus, 1);
+    assert!(d.clamps.is_empty());
+    // 22:13 UTC is 06:13 in Shanghai: a window from 06:00 there is on.
+    let shanghai = to_one(
+        "[[scale_in.quiet]]\ncron = \"0 6 * * *\"\nduration_minutes = 30\ntime_zone = \"Asia/Shanghai\"\n",
+    );
+    assert_eq!(
+        decide(&shanghai, &pool(10), &busy(&[3.0], 10), NOW).desired_gpus,
+        3
+    );
+    assert_eq!(shanghai.quiet_windows().on_until(NOW), Some(NOW + 17 * MIN));
+    assert_eq!(shanghai.quiet_windows().on_until(NOW + 17 * MIN), None);
+    assert!(!to_one("").quiet_windows().is_on(NOW));
+}
+
+#[test]
+fn budget_and_quiet_window_together_hold_the_higher_floor() {
+    let set = to_one(&format!(
+        "budget_gpus = 2\nbudget_window_minutes = 10\n{ALWAYS_QUIET}"
+    ));
+    // Budget: 8; quiet: 3. The budget binds.
+    let d = decide(&set, &pool(10), &held(&[10.0; 10], 3.0), NOW);
+    assert_eq!(d.desired_gpus, 8);
+    assert_eq!(kinds(&d), ["disruption_budget"]);
+    // Budget: 20 − 15 = 5; quiet: 10 busy. Both recorded, the quiet window last.
+    let set = to_one(&format!(
+        "budget_gpus = 15\nbudget_window_minutes = 10\n{ALWAYS_QUIET}"
+    ));
+    let d = decide(&set, &pool(20), &held(&[20.0; 10], 9.5), NOW);
+    assert_eq!(d.desired_gpus, 10);
+    assert_eq!(kinds(&d), ["disruption_budget", "quiet_window"]);
+}
+
+proptest! {
+    // Each case is a whole run of up to 90 minutes.
+    #![proptest_config(ProptestConfig::with_cases(1_000))]
+
+    /// Minute by minute through the rules' own adapter (what a replay and the console
+    /// feed): for every minute `t` and every `s` in the window before it, the count at `s`
+    /// less the count at `t` is within the allowance of the window's highest count.
+    #[test]
+    fn the_count_never_drops_more_than_the_budget_within_a_window(
+        budget_gpus in prop::option::of(1u32..6),
+        budget_pct in prop::option::of(1u32..=100),
+        window_minutes in 1u32..30,
+        start in 0u32..60,
+        drop_at in 0.0f64..60.0,
+        demand in prop::collection::vec(0.0f64..60.0, 20..90),
+    ) {
+        let budget_gpus = budget_gpus.or(budget_pct.is_none().then_some(2));
+        let scale_in = ScaleIn {
+            force: true,
+            budget_gpus,
+            budget_pct,
+            budget_window_minutes: Some(window_minutes),
+            ..ScaleIn::default()
+        };
+        let set = RuleSet::from_spec(spec::RuleSet {
+            limits: Limits { max_gpus: 100, ..Limits::default() },
+            scale_in: scale_in.clone(),
+            thresholds: vec![ThresholdRule {
+                name: "drop".into(),
+                metric: MetricRef::GpuUtil,
+                comparison: Comparison::AtMost,
+                threshold: drop_at,
+                for_minutes: 1,
+                action: Action::Set { gpus: 0 },
+                cooldown_minutes: 0,
+            }],
+            targets: vec![TargetRule {
+                scale_in_stabilization_minutes: 0,
+                ..track(MetricRef::BusyGpus, 100.0, 0.0)
+            }],
+            ..spec::RuleSet::default()
+        })
+        .unwrap();
+        let mut policy = RulesPolicy::new("rules", set, None);
+        let mut counts = vec![start];
+        for (minute, busy_gpus) in demand.iter().enumerate() {
+            let held = *counts.last().unwrap();
+            let since = vec![0; held as usize];
+            let view = MinuteView {
+                minute: minute as u32,
+                now_ms: NOW + minute as i64 * MIN,
+                ready: held,
+                held,
+                warming: 0,
+                busy_gpus: *busy_gpus,
+                util_pct: ebb_rules::replay::sim::utilization_pct(*busy_gpus, held),
+                mem_pct: None,
+                custom: &[],
+                held_since: &since,
+            };
+            counts.push(policy.desired(&view));
+        }
+        let w = window_minutes as usize;
+        for t in 1..counts.len() {
+            let from = t.saturating_sub(w);
+            let highest = *counts[from..t].iter().max().unwrap();
+            let allowance = release_allowance(&scale_in, highest).unwrap();
+            for s in from..t {
+                prop_assert!(
+                    counts[s].saturating_sub(counts[t]) <= allowance,
+                    "minute {s} held {}, minute {t} {} (allowance {allowance}): {counts:?}",
+                    counts[s],
+                    counts[t]
+                );
+            }
+        }
     }
 }

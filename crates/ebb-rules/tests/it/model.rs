@@ -1,7 +1,7 @@
 //! The rule file: the examples parse, and every problem names its line and field.
 
 use ebb_rules::model::{self, parse};
-use ebb_wire::rules::{Action, BoundKind, Comparison, MetricRef, ScheduleWhen};
+use ebb_wire::rules::{Action, BoundKind, Comparison, MetricRef, QuietWindow, ScheduleWhen};
 
 const EXAMPLES: [(&str, &str); 3] = [
     ("seed-80-30", include_str!("../../examples/seed-80-30.toml")),
@@ -316,4 +316,201 @@ fn the_json_shape_round_trips() {
         let back: ebb_wire::rules::RuleSet = serde_json::from_str(&json).unwrap();
         assert_eq!(back, spec, "{name}");
     }
+}
+
+/// `[scale_in]` with a disruption budget and a quiet window (lines 4 to 12).
+const SCALE_IN: &str = r#"[limits]
+max_gpus = 20
+
+[scale_in]
+budget_gpus = 2
+budget_pct = 20
+budget_window_minutes = 10
+
+[[scale_in.quiet]]
+cron = "0 9 * * 1-5"
+duration_minutes = 480
+time_zone = "Asia/Shanghai"
+"#;
+
+fn scale_in_with(old: &str, new: &str) -> String {
+    assert!(SCALE_IN.contains(old), "{old}");
+    SCALE_IN.replacen(old, new, 1)
+}
+
+#[test]
+fn the_disruption_budget_and_quiet_windows_read_as_written() {
+    let rules = parse(SCALE_IN).unwrap();
+    let scale_in = &rules.spec().scale_in;
+    assert_eq!(scale_in.budget_gpus, Some(2));
+    assert_eq!(scale_in.budget_pct, Some(20));
+    assert_eq!(scale_in.budget_window_minutes, Some(10));
+    assert_eq!(
+        scale_in.quiet,
+        [QuietWindow {
+            cron: "0 9 * * 1-5".into(),
+            duration_minutes: 480,
+            time_zone: "Asia/Shanghai".into()
+        }]
+    );
+    assert!(!rules.quiet_windows().is_empty());
+    // Without them: no budget, no quiet window.
+    let bare = parse(BASE).unwrap();
+    assert_eq!(bare.spec().scale_in.budget_window_minutes, None);
+    assert!(bare.quiet_windows().is_empty());
+}
+
+#[test]
+fn every_budget_and_quiet_window_problem_names_its_line_and_field() {
+    let cases: Vec<(String, u32, &str, &str)> = vec![
+        (
+            scale_in_with("budget_window_minutes = 10\n", ""),
+            4,
+            "scale_in.budget_window_minutes",
+            "missing",
+        ),
+        (
+            scale_in_with("budget_gpus = 2\nbudget_pct = 20\n", ""),
+            5,
+            "scale_in.budget_window_minutes",
+            "does nothing",
+        ),
+        (
+            scale_in_with("budget_window_minutes = 10", "budget_window_minutes = 0"),
+            7,
+            "scale_in.budget_window_minutes",
+            "not from 1 to 1440",
+        ),
+        (
+            scale_in_with("budget_window_minutes = 10", "budget_window_minutes = 1441"),
+            7,
+            "scale_in.budget_window_minutes",
+            "not from 1 to 1440",
+        ),
+        (
+            scale_in_with("budget_pct = 20", "budget_pct = 120"),
+            6,
+            "scale_in.budget_pct",
+            "120% is not a share from 1 to 100",
+        ),
+        (
+            scale_in_with("budget_pct = 20", "budget_pct = 0"),
+            6,
+            "scale_in.budget_pct",
+            "not a share",
+        ),
+        (
+            scale_in_with("budget_gpus = 2", "budget_gpus = 0"),
+            5,
+            "scale_in.budget_gpus",
+            "at least 1",
+        ),
+        (
+            scale_in_with("cron = \"0 9 * * 1-5\"", "cron = \"0 25 * * *\""),
+            10,
+            "scale_in.quiet[0].cron",
+            "not a cron expression",
+        ),
+        (
+            scale_in_with("cron = \"0 9 * * 1-5\"", "cron = \"0 0 31 2 *\""),
+            10,
+            "scale_in.quiet[0].cron",
+            "never occurs",
+        ),
+        (
+            scale_in_with(
+                "time_zone = \"Asia/Shanghai\"",
+                "time_zone = \"Asia/Shanhai\"",
+            ),
+            12,
+            "scale_in.quiet[0].time_zone",
+            "not an IANA time zone",
+        ),
+        (
+            scale_in_with("duration_minutes = 480", "duration_minutes = 0"),
+            11,
+            "scale_in.quiet[0].duration_minutes",
+            "at least 1",
+        ),
+        // From the TOML reader: a key it does not know, a key missing.
+        (
+            scale_in_with("duration_minutes = 480", "duraton_minutes = 480"),
+            11,
+            "scale_in.quiet[0].duraton_minutes",
+            "unknown field",
+        ),
+        (
+            scale_in_with("budget_pct = 20", "budget_percent = 20"),
+            6,
+            "scale_in.budget_percent",
+            "unknown field",
+        ),
+    ];
+    for (text, line, field, words) in cases {
+        let error = parse(&text).expect_err(field);
+        let problem = &error.problems[0];
+        assert_eq!(problem.field, field, "{error}");
+        assert_eq!(problem.line, Some(line), "{field}: {error}");
+        assert!(problem.message.contains(words), "{field}: {error}");
+    }
+}
+
+#[test]
+fn quiet_windows_as_data_name_their_fields_under_the_given_name() {
+    let window = |cron: &str, duration_minutes: u32, time_zone: &str| QuietWindow {
+        cron: cron.into(),
+        duration_minutes,
+        time_zone: time_zone.into(),
+    };
+    let quiet = model::QuietWindows::from_spec(
+        &[
+            window("0 22 * * *", 60, "UTC"),
+            window("0 6 * * *", 30, "UTC"),
+        ],
+        "quiet",
+    )
+    .unwrap();
+    // 2023-11-14 22:13 UTC.
+    let now = 1_699_999_980_000;
+    assert_eq!(quiet.on_until(now), Some(now + 47 * 60_000));
+    assert!(quiet.is_on(now));
+    assert!(!quiet.is_on(now + 47 * 60_000));
+    let error = model::QuietWindows::from_spec(
+        &[
+            window("0 22 * * *", 60, "UTC"),
+            window("not cron", 0, "Nowhere/Else"),
+        ],
+        "slurm.quiet",
+    )
+    .unwrap_err();
+    let fields: Vec<&str> = error.problems.iter().map(|p| p.field.as_str()).collect();
+    assert_eq!(
+        fields,
+        [
+            "slurm.quiet[1].duration_minutes",
+            "slurm.quiet[1].time_zone"
+        ],
+        "{error}"
+    );
+    assert!(error.problems.iter().all(|p| p.line.is_none()));
+    let error =
+        model::QuietWindows::from_spec(&[window("not cron", 5, "UTC")], "slurm.quiet").unwrap_err();
+    assert_eq!(error.problems[0].field, "slurm.quiet[0].cron", "{error}");
+}
+
+/// The rules and the decisions the console stored before the budget and quiet windows
+/// existed still read: the new keys default to none.
+#[test]
+fn rules_and_decisions_stored_before_the_budget_still_read() {
+    let old_rules = r#"{"pool":null,"limits":{"min_gpus":0,"max_gpus":8,"step":{"out_gpus":null,"out_pct":null,"in_gpus":null,"in_pct":null},"budget":{"per_hour_fen":null,"per_month_fen":null}},"scale_in":{"force":false,"release_window_minutes":5,"deadband_gpus":1,"deadband_minutes":10},"metrics":[],"thresholds":[],"targets":[],"schedules":[]}"#;
+    let rules: ebb_wire::rules::RuleSet = serde_json::from_str(old_rules).unwrap();
+    assert_eq!(rules.scale_in.deadband_gpus, 1);
+    assert_eq!(rules.scale_in.budget_gpus, None);
+    assert_eq!(rules.scale_in.budget_pct, None);
+    assert_eq!(rules.scale_in.budget_window_minutes, None);
+    assert!(rules.scale_in.quiet.is_empty());
+    model::RuleSet::from_spec(rules).unwrap();
+    let old_decision = r#"{"at_ms":0,"current_gpus":4,"rules":[],"recommended_gpus":2,"clamps":[{"kind":"deadband","from_gpus":2,"to_gpus":4,"surplus_gpus":1,"deadband_gpus":2,"window_minutes":10}],"desired_gpus":4,"cost_delta_per_hour_fen":null,"reason":{"kind":"steady"}}"#;
+    let decision: ebb_wire::rules::Decision = serde_json::from_str(old_decision).unwrap();
+    assert_eq!(decision.clamps[0].kind(), "deadband");
 }

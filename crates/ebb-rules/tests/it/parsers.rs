@@ -32,6 +32,14 @@ force = false
 release_window_minutes = 5
 deadband_gpus = 2
 deadband_minutes = 10
+budget_gpus = 2
+budget_pct = 20
+budget_window_minutes = 10
+
+[[scale_in.quiet]]
+cron = "0 9 * * 1-5"
+duration_minutes = 480
+time_zone = "Asia/Shanghai"
 
 [[metric]]
 name = "users"

@@ -544,3 +544,91 @@ fn seed_case_4_the_render_burst_billed_by_the_day() {
     assert_eq!(limit.shortfall_gpu_minutes, 0.0);
     assert_eq!(limit.cost_fen, 5 * 5_000_00 + 95 * 16 * 240_00);
 }
+
+/// Rules sizing the pool to demand at once, releasing at once, with `scale_in` keys added.
+fn to_demand(scale_in: &str) -> ebb_rules::rules_policy::RulesPolicy {
+    let text = format!(
+        "[limits]\nmax_gpus = 20\n[scale_in]\nforce = true\n{scale_in}\n[[target]]\nname = \"demand\"\nmetric = \"busy_gpus\"\ntarget = 100\ntolerance = 0\nscale_in_stabilization_minutes = 0\n"
+    );
+    let rules = ebb_rules::model::parse(&text).unwrap_or_else(|e| panic!("{e}"));
+    ebb_rules::rules_policy::RulesPolicy::new("rules", rules, None)
+}
+
+#[test]
+fn a_budget_of_one_gpu_per_10_minutes_paces_a_drop_from_8_to_0() {
+    let trace = trace(&[(10, 8.0), (120, 0.0)]);
+    let options = ReplayOptions::default();
+    let paced = replay(
+        &trace,
+        &mut to_demand("budget_gpus = 1\nbudget_window_minutes = 10"),
+        &a100(),
+        &options,
+    )
+    .unwrap()
+    .series;
+    let mut held = vec![paced.initial_gpus];
+    held.extend(&paced.held);
+    // Never more than 1 below any count of the 10 minutes before.
+    for t in 1..held.len() {
+        for s in t.saturating_sub(10)..t {
+            assert!(
+                held[s] <= held[t] + 1,
+                "minute {s} {} → {t} {}: {held:?}",
+                held[s],
+                held[t]
+            );
+        }
+    }
+    // One every 10 minutes from minute 10: 7 at 10, 6 at 20, … 0 at 80.
+    assert_eq!(held[10], 8);
+    assert_eq!(held[11], 7);
+    assert_eq!(held[20], 7);
+    assert_eq!(held[21], 6);
+    assert_eq!(held[81], 0);
+    assert_eq!(held[80], 1);
+    // Without the budget: all 8 at once.
+    let unpaced = replay(&trace, &mut to_demand(""), &a100(), &options)
+        .unwrap()
+        .series;
+    assert_eq!(unpaced.held[10], 0);
+}
+
+#[test]
+fn a_quiet_window_keeps_the_busy_gpus_in_a_replay_and_lets_the_idle_go() {
+    // 8 busy, then 3; a rule that sets 1 when utilization is at most 50%.
+    let trace = trace(&[(5, 8.0), (30, 3.0)]);
+    let policy = |scale_in: &str| {
+        let text = format!(
+            "[limits]\nmax_gpus = 20\n[scale_in]\nforce = true\n{scale_in}\n[[threshold]]\nname = \"shrink\"\nmetric = \"gpu_util\"\nop = \"<=\"\nvalue = 50\naction = \"set 1\"\n"
+        );
+        ebb_rules::rules_policy::RulesPolicy::new(
+            "rules",
+            ebb_rules::model::parse(&text).unwrap(),
+            None,
+        )
+    };
+    let options = ReplayOptions::default();
+    // Minute 0 is midnight UTC: quiet for the first 20 minutes.
+    let quiet = replay(
+        &trace,
+        &mut policy(
+            "[[scale_in.quiet]]\ncron = \"0 0 * * *\"\nduration_minutes = 20\ntime_zone = \"UTC\"\n",
+        ),
+        &a100(),
+        &options,
+    )
+    .unwrap()
+    .series;
+    // The 5 idle go at once, the 3 busy stay while the window is on …
+    assert_eq!(quiet.held[4], 8);
+    assert!(
+        quiet.held[5..35].iter().all(|&held| held == 3),
+        "{:?}",
+        quiet.held
+    );
+    // … and, without it, go too.
+    let loud = replay(&trace, &mut policy(""), &a100(), &options)
+        .unwrap()
+        .series;
+    assert_eq!(loud.held[5], 1);
+}

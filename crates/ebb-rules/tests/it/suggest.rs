@@ -196,6 +196,19 @@ force = true
 release_window_minutes = 7
 deadband_gpus = 2
 deadband_minutes = 10
+budget_gpus = 3
+budget_pct = 25
+budget_window_minutes = 15
+
+[[scale_in.quiet]]
+cron = "0 9 * * 1-5"
+duration_minutes = 480
+time_zone = "Asia/Shanghai"
+
+[[scale_in.quiet]]
+cron = "30 22 * * *"
+duration_minutes = 60
+time_zone = "UTC"
 
 [[metric]]
 name = "queue_len"
