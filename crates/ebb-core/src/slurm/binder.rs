@@ -283,7 +283,11 @@ impl SlurmBinder {
         let plan = drain::plan(&DrainRequest {
             candidates,
             gpus_to_release: (held_count - want_nodes) * per_node,
-            budget: part.budget(released_in_window, held_count * per_node, false),
+            budget: part.budget(
+                released_in_window,
+                held_count * per_node,
+                quiet_now(input.store, pool, input.now_ms).await,
+            ),
             drain_cost_cap_ms: part.drain_cap_ms(),
             park_until_paid_end: pool.release_at_unit_end && !pool.force_release,
             force: pool.force_release,
@@ -761,6 +765,22 @@ fn slot_uuids(slot: &NodeSlot, hosts: &[HostObs]) -> Result<Vec<String>, String>
 fn paid_until(lease: &Lease, pool: &Pool, now_ms: i64) -> i64 {
     let granted = i64::try_from(lease.created_at_ms).unwrap_or(i64::MAX);
     ebb_reconcile::placement::paid_until(granted, pool.unit_ms(), now_ms)
+}
+
+/// Whether a quiet window of the pool's enabled rules (`[[scale_in.quiet]]`) is on: then
+/// no busy node is drained, idle ones still go. Rules that do not read hold none.
+async fn quiet_now(store: &PoolStore, pool: &Pool, now_ms: i64) -> bool {
+    match store.rules(&pool.name).await {
+        Ok(Some(stored)) if stored.mode == ebb_wire::rules::RulesMode::Enabled => {
+            ebb_rules::model::parse(&stored.source)
+                .is_ok_and(|rules| rules.quiet_windows().is_on(now_ms))
+        }
+        Ok(_) => false,
+        Err(error) => {
+            tracing::warn!(pool = %pool.name, %error, "cannot read the pool's rules for its quiet windows");
+            false
+        }
+    }
 }
 
 /// The nodes `desired` GPUs take: whole nodes, within the partition's limits.

@@ -11,6 +11,7 @@ mod provider;
 mod registry;
 mod rules;
 mod rules_replay;
+mod slurm_sim;
 
 /// A pool as the tests make most: `max` GPUs of `model` in `regions`, none at least, no
 /// base, monthly with an hourly overlay, packed.

@@ -1,0 +1,176 @@
+//! The Slurm binder over a simulated partition (`ebb_slurm::sim`) on the console's own
+//! clock, for what needs hours of Slurm time or a cron window: the real-Slurm suite
+//! (`tests/it/slurm.rs` at the workspace root) covers the same binder on slurmctld.
+
+use crate::{pool_input, set_desired};
+use ebb_agent::{Fleet, FleetConfig};
+use ebb_core::clock::{Clock, ManualClock};
+use ebb_core::console::{Console, ConsoleOptions, TokenStore};
+use ebb_core::enforcer::EnforcerConfig;
+use ebb_core::slurm::api::{SimSlurm, SlurmSetup};
+use ebb_slurm::binding::Binding;
+use ebb_slurm::sim::{Arrival, SimPartition};
+use ebb_testkit::{TempDir, eventually};
+use ebb_wire::reasons::{ChangeReason, SlurmStep};
+use std::sync::Arc;
+use std::time::Duration;
+
+const BINDING: &str = r#"[[partition]]
+name = "batch"
+pool = "batch"
+mode = "ebb"
+gpus_per_node = 2
+[[partition.hosts]]
+host = "cn-south-001"
+nodes = "n[1-2]"
+port = 6818
+"#;
+
+/// A quiet window always on (every minute, a day long), and nothing else.
+const QUIET_RULES: &str = r#"pool = "batch"
+[limits]
+max_gpus = 4
+[scale_in]
+force = true
+[[scale_in.quiet]]
+cron = "* * * * *"
+duration_minutes = 1440
+time_zone = "UTC"
+"#;
+
+/// (node, step) of the pool's Slurm log, oldest first.
+async fn steps(console: &Console) -> Vec<(String, SlurmStep)> {
+    let mut log = console.activity(Some("batch"), 200).await.unwrap();
+    log.sort_by_key(|entry| entry.id);
+    log.into_iter()
+        .filter_map(|entry| match entry.reason {
+            ChangeReason::Slurm { nodes, step, .. } => Some((nodes, step)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_quiet_window_in_the_pools_rules_keeps_a_busy_node_and_lets_the_idle_one_go() {
+    // cn-south-001 carries V100s.
+    let fleet = Fleet::start(&FleetConfig {
+        hosts: 3,
+        gpus_per_host: 4,
+        sample_interval: Duration::from_millis(100),
+        release_grace: Duration::from_millis(100),
+        ..FleetConfig::default()
+    })
+    .await
+    .unwrap();
+    let mut binding = Binding::parse(BINDING).unwrap();
+    binding.partitions[0].slurmd = Vec::new();
+    let nodes = [("n1".to_string(), 2), ("n2".to_string(), 2)];
+    // One long job, submitted at once.
+    let partition = SimPartition::new(
+        "batch",
+        &nodes,
+        &[Arrival {
+            at_s: 0,
+            gpus: 1,
+            run_s: 86_000,
+        }],
+        86_400,
+    );
+    let dir = TempDir::new("core-slurm-quiet");
+    let clock = Arc::new(ManualClock::new(ebb_core::clock::now_ms()));
+    let console = Console::open(ConsoleOptions {
+        token_store: TokenStore::Memory,
+        enforcer: EnforcerConfig {
+            interval: Duration::from_millis(50),
+            ..EnforcerConfig::default()
+        },
+        clock: clock.clone(),
+        slurm: SlurmSetup {
+            api: Arc::new(SimSlurm::new(vec![partition])),
+            binding: Some(binding),
+        },
+        ..ConsoleOptions::new(dir.path())
+    })
+    .await
+    .unwrap();
+    for host in fleet.hosts() {
+        let entry = ebb_core::registry::HostEntry {
+            name: host.name.clone(),
+            url: host.url.clone(),
+            region: host.region.clone(),
+            labels: Default::default(),
+            fingerprint: None,
+            has_token: false,
+            draining: false,
+        };
+        console.upsert_host(&entry, None).await.unwrap();
+    }
+    console
+        .create_pool(&pool_input("batch", "V100", vec!["cn-south".into()], 4))
+        .await
+        .unwrap();
+    console
+        .save_rules("batch", QUIET_RULES, None, true)
+        .await
+        .unwrap();
+    set_desired(console.pool_store(), "batch", 4).await;
+    eventually("both nodes leased", Duration::from_secs(30), || async {
+        let resumed = steps(&console)
+            .await
+            .iter()
+            .filter(|(_, step)| *step == SlurmStep::Resumed)
+            .count();
+        (resumed == 2).then_some(())
+    })
+    .await;
+    // The job lands on n1 (first fit); then the pool is asked for none.
+    eventually("the job running on n1", Duration::from_secs(30), || async {
+        let view = console.pool_slurm("batch").await.ok()??;
+        view.nodes
+            .iter()
+            .any(|node| node.name == "n1" && !node.jobs.is_empty())
+            .then_some(())
+    })
+    .await;
+    set_desired(console.pool_store(), "batch", 0).await;
+    eventually(
+        "the idle node given back",
+        Duration::from_secs(30),
+        || async {
+            steps(&console)
+                .await
+                .contains(&("n2".to_string(), SlurmStep::Released))
+                .then_some(())
+        },
+    )
+    .await;
+    // Two minutes of the console's clock on, the busy node is neither drained nor gone.
+    let until = clock.now_ms() + 120_000;
+    let ticking = {
+        let clock = clock.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(25)).await;
+                clock.advance(Duration::from_secs(1));
+            }
+        })
+    };
+    eventually("two minutes on", Duration::from_secs(60), || async {
+        (clock.now_ms() >= until).then_some(())
+    })
+    .await;
+    ticking.abort();
+    let steps = steps(&console).await;
+    assert!(
+        !steps
+            .iter()
+            .any(|(node, step)| node == "n1"
+                && matches!(step, SlurmStep::Drained | SlurmStep::Released)),
+        "the busy node stays through the quiet window: {steps:#?}"
+    );
+    let view = console.pool_slurm("batch").await.unwrap().unwrap();
+    let n1 = view.nodes.iter().find(|node| node.name == "n1").unwrap();
+    assert!(n1.lease_id.is_some(), "n1 still leased: {n1:?}");
+    console.shutdown().await;
+    fleet.stop().await;
+}
