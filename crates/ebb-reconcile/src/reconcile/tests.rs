@@ -142,6 +142,7 @@ impl World {
                 workload_log: None,
                 checkpoint_at_ms: None,
                 release_grace_s: None,
+                reclaim_deadline_ms: None,
             };
             self.known.push(KnownLease {
                 host: host.name.clone(),
@@ -390,6 +391,7 @@ fn someone_elses_leases_are_left_alone() {
         workload_log: None,
         checkpoint_at_ms: None,
         release_grace_s: None,
+        reclaim_deadline_ms: None,
     });
     let plan = world.pass(&[pool("p", "A100", &["cn-east"], 8)]);
     assert_eq!(plan.creates.len(), 7, "GPU-c-0 is taken");
