@@ -298,14 +298,7 @@ fn raise_open_file_limit() {
 
 fn new_token(scope: Scope, config_path: &Path, name: Option<String>) -> anyhow::Result<()> {
     let existing = config::read_file(config_path, false)?;
-    let name = name.unwrap_or_else(|| {
-        let scope_word = if scope == Scope::Lease {
-            "lease"
-        } else {
-            "read"
-        };
-        format!("{scope_word}-{}", existing.tokens.len() + 1)
-    });
+    let name = name.unwrap_or_else(|| format!("{}-{}", scope.as_str(), existing.tokens.len() + 1));
     if existing.tokens.iter().any(|token| token.name == name) {
         anyhow::bail!(
             "--name: a token named `{name}` is already in {}",
@@ -321,11 +314,7 @@ fn new_token(scope: Scope, config_path: &Path, name: Option<String>) -> anyhow::
     let block = format!(
         "\n[[tokens]]\nname = {}\nscope = \"{}\"\nsha256 = \"{}\"\n",
         toml_string(&entry.name),
-        if scope == Scope::Lease {
-            "lease"
-        } else {
-            "read"
-        },
+        scope.as_str(),
         entry.sha256
     );
     use std::io::Write;
