@@ -308,3 +308,101 @@ async fn a_reclaim_survives_a_restart_before_and_after_its_deadline() {
     assert!(second.holders_now().is_empty(), "every GPU free");
     second.shutdown().await;
 }
+
+const AGENT: &str = env!("CARGO_BIN_EXE_ebb-agent");
+
+/// `ebb-agent reclaim ARGS`: (exit code, stdout, stderr).
+fn reclaim_command(args: &[&str]) -> (i32, String, String) {
+    let output = std::process::Command::new(AGENT)
+        .arg("reclaim")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reclaim_command_takes_a_lease_back_and_exits_2_when_refused() {
+    let dir = TempDir::new("reclaim-command");
+    let config = dir.join("agent.toml");
+    let mut toml = String::new();
+    for (name, scope) in [("leaser", "lease"), ("owner", "admin")] {
+        let entry = token_entry(name, Scope::Lease);
+        toml += &format!(
+            "[[tokens]]\nname = \"{name}\"\nscope = \"{scope}\"\nsha256 = \"{}\"\n",
+            entry.sha256
+        );
+        std::fs::write(dir.join(name), format!("{name}\n")).unwrap();
+    }
+    std::fs::write(&config, toml).unwrap();
+    let agent = ebb_testkit::AgentCommand::sim(&dir.subdir("state"), "2xA100")
+        .program(std::path::Path::new(AGENT))
+        .args(["--config", config.to_str().unwrap()])
+        .start();
+    let http = reqwest::Client::new();
+    let lease: Lease = http
+        .post(format!("{}/v1/leases", agent.url))
+        .bearer_auth("leaser")
+        .header("idempotency-key", "k")
+        .json(&serde_json::json!({"pool_id": "p", "holder_id": "h", "count": 2}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let owner = dir.join("owner");
+    let leaser = dir.join("leaser");
+    let with = |token: &std::path::Path, notice: &str| {
+        let args = [
+            lease.id.as_str(),
+            "--notice",
+            notice,
+            "--url",
+            agent.url.as_str(),
+            "--token-file",
+            token.to_str().unwrap(),
+        ];
+        reclaim_command(&args)
+    };
+
+    let (code, _, stderr) = with(&owner, "2h");
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("notice_s"), "{stderr}");
+    let (code, _, stderr) = with(&leaser, "1s");
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("admin"), "{stderr}");
+    let (code, _, stderr) = with(&owner, "soon");
+    assert_eq!(code, 2, "a usage error: {stderr}");
+    assert!(stderr.contains("--notice"), "{stderr}");
+
+    let (code, stdout, stderr) = with(&owner, "1s");
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains(&lease.id), "{stdout}");
+    eventually(
+        "the lease released at its deadline",
+        Duration::from_secs(10),
+        || async {
+            let lease: Lease = http
+                .get(format!("{}/v1/leases/{}", agent.url, lease.id))
+                .bearer_auth("leaser")
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            (lease.state == LeaseState::Released)
+                .then_some(())
+                .ok_or(lease.state)
+        },
+    )
+    .await;
+    let (code, _, stderr) = with(&owner, "1s");
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("released"), "{stderr}");
+}
