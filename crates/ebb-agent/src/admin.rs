@@ -41,22 +41,38 @@ pub fn parse_notice(text: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("`{text}` is too long"))
 }
 
+/// How to reach the agent of this host.
+#[derive(Debug, Clone, Default)]
+pub struct AdminAccess {
+    pub url: String,
+    /// An admin-scoped bearer token.
+    pub token: Option<String>,
+    /// PEM certificate to trust for an `https` URL, alone: the agent's own self-signed one
+    /// (`STATE_DIR/tls/cert.pem`) or the CA that signed its chain.
+    pub trust_pem: Option<Vec<u8>>,
+}
+
 /// `POST {url}/v1/leases/{id}/reclaim` with an admin token; answers the lease with its
 /// deadline.
 pub async fn reclaim(
-    url: &str,
-    token: Option<&str>,
+    access: &AdminAccess,
     lease_id: &str,
     notice: Duration,
 ) -> Result<Lease, AdminError> {
-    let url = url.trim_end_matches('/');
+    let url = access.url.trim_end_matches('/');
     let unreachable = |reason: String| AdminError::Unreachable {
         url: url.to_string(),
         reason,
     };
-    let http = reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(3))
-        .timeout(Duration::from_secs(15))
+        .timeout(Duration::from_secs(15));
+    if let Some(pem) = &access.trust_pem {
+        let certificate = reqwest::Certificate::from_pem(pem)
+            .map_err(|error| unreachable(format!("--cert is not a PEM certificate: {error}")))?;
+        builder = builder.tls_certs_only([certificate]);
+    }
+    let http = builder
         .build()
         .map_err(|error| unreachable(error.to_string()))?;
     let mut request = http
@@ -64,7 +80,7 @@ pub async fn reclaim(
         .json(&ReclaimRequest {
             notice_s: notice.as_secs(),
         });
-    if let Some(token) = token {
+    if let Some(token) = &access.token {
         request = request.bearer_auth(token);
     }
     let response = request

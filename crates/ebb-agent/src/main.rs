@@ -52,6 +52,10 @@ struct ReclaimFlags {
     /// A file holding an admin-scoped token (`ebb-agent token new --scope admin`).
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
+    /// For an https URL: the PEM certificate to trust, e.g. the agent's self-signed
+    /// STATE_DIR/tls/cert.pem, or the CA that signed its chain.
+    #[arg(long, value_name = "FILE")]
+    cert: Option<PathBuf>,
 }
 
 /// Flags override `EBB_AGENT_*` variables, which override the config file.
@@ -172,8 +176,19 @@ async fn reclaim(flags: ReclaimFlags) -> anyhow::Result<()> {
         ),
         None => None,
     };
-    match ebb_agent::admin::reclaim(&flags.url, token.as_deref(), &flags.lease, flags.notice).await
-    {
+    let trust_pem = match &flags.cert {
+        Some(path) => Some(
+            std::fs::read(path)
+                .with_context(|| format!("--cert: cannot read {}", path.display()))?,
+        ),
+        None => None,
+    };
+    let access = ebb_agent::admin::AdminAccess {
+        url: flags.url,
+        token,
+        trust_pem,
+    };
+    match ebb_agent::admin::reclaim(&access, &flags.lease, flags.notice).await {
         Ok(lease) => {
             println!(
                 "{} reclaimed: released at {} (Unix ms); its workload was told to stop",

@@ -406,3 +406,37 @@ async fn the_reclaim_command_takes_a_lease_back_and_exits_2_when_refused() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("released"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reclaim_command_reaches_a_tls_agent_trusting_its_own_certificate() {
+    let dir = TempDir::new("reclaim-command-tls");
+    let state = dir.subdir("state");
+    let agent = ebb_testkit::AgentCommand::sim(&state, "1xA100")
+        .program(std::path::Path::new(AGENT))
+        .args(["--tls"])
+        .start();
+    assert!(agent.url.starts_with("https://"), "{}", agent.url);
+    let cert = state.join("tls").join("cert.pem");
+    let args = |cert: Option<&str>| {
+        let mut args = vec![
+            "lease-1-none",
+            "--notice",
+            "1m",
+            "--url",
+            agent.url.as_str(),
+        ];
+        args.extend(cert.map(|cert| ["--cert", cert]).into_iter().flatten());
+        reclaim_command(&args)
+    };
+    // Trusting it, the call reaches the agent, which answers that there is no such lease.
+    let (code, _, stderr) = args(Some(cert.to_str().unwrap()));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("(404)") && stderr.contains("lease-1-none"),
+        "{stderr}"
+    );
+    // Without it, the self-signed certificate is not trusted: a failure, not a refusal.
+    let (code, _, stderr) = args(None);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("cannot reach"), "{stderr}");
+}
