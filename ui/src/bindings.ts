@@ -743,6 +743,11 @@ export type ChangeReason =
  */
 { kind: "failover"; host: string; gpus: number; grace_s: number } | 
 /**
+ * A host's owner takes back `gpus` of the pool's (a spot reclaim) at `until_ms`:
+ * replaced elsewhere at once, released by the host at the deadline.
+ */
+{ kind: "reclaimed"; host: string; gpus: number; until_ms: number } | 
+/**
  * A host that was written off answers again: its stale leases are released.
  */
 { kind: "host_back"; host: string; leases: number } | 
@@ -1828,7 +1833,12 @@ export type PoolLeaseState =
 /**
  * On a host offline past the grace period: written off, being replaced.
  */
-"lost"
+"lost" | 
+/**
+ * Taken back by its host's owner (a spot reclaim): it goes at its deadline whatever
+ * the console does, and its replacement is ordered at once.
+ */
+"reclaimed"
 /**
  * One GPU the pool holds.
  */
@@ -1844,7 +1854,11 @@ checkpoint_at_ms: number | null;
 /**
  * The SIGTERM grace its agent gives the workload on release, in seconds.
  */
-release_grace_s: number | null }
+release_grace_s: number | null; 
+/**
+ * When its host takes it back (a reclaim's deadline), Unix ms.
+ */
+reclaim_deadline_ms: number | null }
 /**
  * One reason a pool is not where it should be.
  */

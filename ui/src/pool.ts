@@ -74,6 +74,7 @@ const LEASE_STATE_KEYS: Readonly<Record<PoolLeaseState, MessageKey>> = {
   releasing: "pool.lease.releasing",
   unreachable: "pool.lease.unreachable",
   lost: "pool.lease.lost",
+  reclaimed: "pool.lease.reclaimed",
 };
 
 export function leaseStateText(state: PoolLeaseState): string {

@@ -70,6 +70,7 @@ const changes: ChangeReason[] = [
   { kind: "confirm_limits_changed", above_gpus: 4, above_per_hour_fen: 10_000 },
   { kind: "budget_changed", budget_fen: 5_000_000 },
   { kind: "budget_changed", budget_fen: null },
+  { kind: "reclaimed", host: "gpu-a", gpus: 1, until_ms: new Date(2026, 0, 5, 10, 47).getTime() },
 ];
 const parkedUntil = new Date(2026, 0, 5, 10, 45).getTime();
 const slurm = (step: SlurmStep, gpus = 4, nodes = "gpu[1-2]"): ChangeReason => ({ kind: "slurm", partition: "batch", nodes, gpus, step });
@@ -107,7 +108,10 @@ describe("structured reasons", () => {
       "gpu-a has not answered for 30 s: 2 GPUs there written off and replaced elsewhere",
     );
     expect(changeReasonText(changes[5]!)).toBe("slider in the Pool view");
-    expect(changes.slice(9).map(changeReasonText)).toEqual([
+    expect(changeReasonText(changes[changes.length - 1]!)).toBe(
+      "gpu-a takes back 1 GPU at 10:47 (its owner's reclaim notice): replaced elsewhere now",
+    );
+    expect(changes.slice(9, -1).map(changeReasonText)).toEqual([
       "host gpu-a added in cn-east",
       "host gpu-a removed",
       "host gpu-a forgotten while silent: its 3 written-off leases recorded as ended",
@@ -278,6 +282,7 @@ describe("rules in words", () => {
       slider: true,
       cli: true,
       failover: true,
+      reclaimed: true,
       host_back: true,
       host_added: true,
       host_removed: true,

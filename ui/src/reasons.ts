@@ -55,6 +55,8 @@ export function changeReasonText(reason: ChangeReason): string {
       return t("reason.change.cli");
     case "failover":
       return t("reason.change.failover", { host: reason.host, gpus: gpusText(reason.gpus), grace: reason.grace_s });
+    case "reclaimed":
+      return t("reason.change.reclaimed", { host: reason.host, gpus: gpusText(reason.gpus), time: clockText(reason.until_ms) });
     case "host_back":
       return t(reason.leases === 1 ? "reason.change.hostBack.one" : "reason.change.hostBack", { host: reason.host, leases: reason.leases });
     case "host_added":

@@ -18,7 +18,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use ebb_wire::agent::{
     API_VERSION, AgentErrorKind, ApiError, ConsoleTerm, GpuList, Health, LeaseList, LeaseListQuery,
-    LeaseListState, LeaseRequest, ReleaseQuery, SampleBatch,
+    LeaseListState, LeaseRequest, ReclaimRequest, ReleaseQuery, SampleBatch,
 };
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -60,7 +60,11 @@ pub fn app(state: AgentState) -> Router {
         .route("/v1/leases/{id}/restart", post(restart_lease))
         .route("/v1/terms", post(announce_term))
         .route_layer(from_fn_with_state(state.clone(), require_lease));
+    let admin = Router::new()
+        .route("/v1/leases/{id}/reclaim", post(reclaim_lease))
+        .route_layer(from_fn_with_state(state.clone(), require_admin));
     read.merge(lease)
+        .merge(admin)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
@@ -84,6 +88,10 @@ async fn require_read(State(state): State<AgentState>, request: Request, next: N
 
 async fn require_lease(State(state): State<AgentState>, request: Request, next: Next) -> Response {
     authorize(&state.auth, Scope::Lease, request, next).await
+}
+
+async fn require_admin(State(state): State<AgentState>, request: Request, next: Next) -> Response {
+    authorize(&state.auth, Scope::Admin, request, next).await
 }
 
 async fn authorize(auth: &Auth, need: Scope, request: Request, next: Next) -> Response {
@@ -369,6 +377,32 @@ async fn checkpoint_lease(State(state): State<AgentState>, Path(id): Path<String
     match state.leases.checkpoint(&id).await {
         Ok(lease) => Json(lease).into_response(),
         Err(failure) => lease_error(&failure),
+    }
+}
+
+/// `POST /v1/leases/{id}/reclaim` with a [`ReclaimRequest`] (admin scope): the host's
+/// owner takes the lease back after `notice_s`; answers the lease with its deadline.
+async fn reclaim_lease(
+    State(state): State<AgentState>,
+    Path(id): Path<String>,
+    body: Result<Json<ReclaimRequest>, JsonRejection>,
+) -> Response {
+    let Json(request) = match body {
+        Ok(body) => body,
+        Err(rejection) => return body_error(&rejection),
+    };
+    let notice = std::time::Duration::from_secs(request.notice_s);
+    // Kept whether or not the owner waits for the answer, as a release is.
+    let leases = state.leases.clone();
+    let done = tokio::spawn(async move { leases.reclaim(&id, notice).await }).await;
+    match done {
+        Ok(Ok(lease)) => Json(lease).into_response(),
+        Ok(Err(failure)) => lease_error(&failure),
+        Err(_) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            AgentErrorKind::Internal,
+            "the agent failed while reclaiming; try again",
+        ),
     }
 }
 

@@ -13,6 +13,20 @@ pub enum Scope {
     Read,
     /// Everything `read` may, plus creating and releasing leases.
     Lease,
+    /// Everything `lease` may, plus what only the host's owner does: reclaiming a lease
+    /// from its holder.
+    Admin,
+}
+
+impl Scope {
+    /// The scope as a token file writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Lease => "lease",
+            Scope::Admin => "admin",
+        }
+    }
 }
 
 impl std::str::FromStr for Scope {
@@ -21,7 +35,10 @@ impl std::str::FromStr for Scope {
         match text {
             "read" => Ok(Scope::Read),
             "lease" => Ok(Scope::Lease),
-            other => Err(format!("unknown scope `{other}`: expected read or lease")),
+            "admin" => Ok(Scope::Admin),
+            other => Err(format!(
+                "unknown scope `{other}`: expected read, lease or admin"
+            )),
         }
     }
 }
@@ -43,7 +60,7 @@ pub enum AuthError {
     Missing,
     #[error("the bearer token is not valid for this agent")]
     Invalid,
-    #[error("this token's scope is `{have:?}`; this call needs `{need:?}`")]
+    #[error("this token's scope is `{}`; this call needs `{}`", have.as_str(), need.as_str())]
     Forbidden { have: Scope, need: Scope },
 }
 
@@ -171,6 +188,22 @@ mod tests {
         assert_eq!(auth.check(Some("Bearer leaser"), Scope::Lease), Ok(()));
         assert_eq!(auth.check(Some("Bearer leaser"), Scope::Read), Ok(()));
         assert_eq!(Auth::open().check(None, Scope::Lease), Ok(()));
+    }
+
+    #[test]
+    fn admin_is_above_lease_and_only_admin_reclaims() {
+        let auth = auth_with(&[("leaser", Scope::Lease), ("owner", Scope::Admin)]);
+        assert_eq!(
+            auth.check(Some("Bearer leaser"), Scope::Admin),
+            Err(AuthError::Forbidden {
+                have: Scope::Lease,
+                need: Scope::Admin
+            })
+        );
+        assert_eq!(auth.check(Some("Bearer owner"), Scope::Admin), Ok(()));
+        assert_eq!(auth.check(Some("Bearer owner"), Scope::Lease), Ok(()));
+        assert_eq!("admin".parse::<Scope>(), Ok(Scope::Admin));
+        assert!("root".parse::<Scope>().unwrap_err().contains("admin"));
     }
 
     #[test]

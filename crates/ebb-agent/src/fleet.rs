@@ -166,6 +166,25 @@ impl Fleet {
             .map_err(|error| error.to_string())
     }
 
+    /// The host's owner takes lease `lease_id` back on host `index` with `notice` (as
+    /// `ebb-agent reclaim` does): released at the deadline whatever its holder does.
+    pub async fn reclaim(
+        &self,
+        index: usize,
+        lease_id: &str,
+        notice: std::time::Duration,
+    ) -> Result<ebb_wire::agent::Lease, String> {
+        let agent = self
+            .agents
+            .get(index)
+            .ok_or_else(|| format!("the fleet has no host {index}"))?;
+        agent
+            .leases()
+            .reclaim(lease_id, notice)
+            .await
+            .map_err(|error| error.to_string())
+    }
+
     /// Prunes every host's released leases as its timer would at `now_ms` (Unix ms): a
     /// test or a tool need not wait out the retention. Returns how many leases went.
     pub async fn prune_released(&self, now_ms: u64) -> Result<usize, StoreError> {

@@ -3,6 +3,7 @@
 //!
 //! `main.rs` is flags and glue over this crate.
 
+pub mod admin;
 pub mod api;
 pub mod auth;
 pub mod config;

@@ -34,6 +34,28 @@ enum Command {
     /// Manage access tokens.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Take a lease back from its holder (a spot lease): its workload is sent SIGTERM now
+    /// and the lease is released at the end of the notice. Needs an admin token.
+    Reclaim(ReclaimFlags),
+}
+
+#[derive(Debug, Args)]
+struct ReclaimFlags {
+    /// The lease's id, as `/v1/leases` shows it.
+    lease: String,
+    /// How long the holder has: 90s, 2m, 1h (at most 1h).
+    #[arg(long, value_parser = ebb_agent::admin::parse_notice)]
+    notice: Duration,
+    /// The agent's address.
+    #[arg(long, default_value = ebb_agent::admin::DEFAULT_URL)]
+    url: String,
+    /// A file holding an admin-scoped token (`ebb-agent token new --scope admin`).
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// For an https URL: the PEM certificate to trust, e.g. the agent's self-signed
+    /// STATE_DIR/tls/cert.pem, or the CA that signed its chain.
+    #[arg(long, value_name = "FILE")]
+    cert: Option<PathBuf>,
 }
 
 /// Flags override `EBB_AGENT_*` variables, which override the config file.
@@ -139,6 +161,47 @@ async fn main() -> anyhow::Result<()> {
             config,
             name,
         }) => new_token(scope, &config, name),
+        Command::Reclaim(flags) => reclaim(flags).await,
+    }
+}
+
+/// Exits 2 when the agent refuses (the error names the field), 1 when it cannot be reached.
+async fn reclaim(flags: ReclaimFlags) -> anyhow::Result<()> {
+    let token = match &flags.token_file {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .with_context(|| format!("--token-file: cannot read {}", path.display()))?
+                .trim()
+                .to_string(),
+        ),
+        None => None,
+    };
+    let trust_pem = match &flags.cert {
+        Some(path) => Some(
+            std::fs::read(path)
+                .with_context(|| format!("--cert: cannot read {}", path.display()))?,
+        ),
+        None => None,
+    };
+    let access = ebb_agent::admin::AdminAccess {
+        url: flags.url,
+        token,
+        trust_pem,
+    };
+    match ebb_agent::admin::reclaim(&access, &flags.lease, flags.notice).await {
+        Ok(lease) => {
+            println!(
+                "{} reclaimed: released at {} (Unix ms); its workload was told to stop",
+                lease.id,
+                lease.reclaim_deadline_ms.unwrap_or_default()
+            );
+            Ok(())
+        }
+        Err(refused @ ebb_agent::admin::AdminError::Refused { .. }) => {
+            eprintln!("error: {refused}");
+            std::process::exit(2);
+        }
+        Err(other) => Err(other.into()),
     }
 }
 
@@ -298,14 +361,7 @@ fn raise_open_file_limit() {
 
 fn new_token(scope: Scope, config_path: &Path, name: Option<String>) -> anyhow::Result<()> {
     let existing = config::read_file(config_path, false)?;
-    let name = name.unwrap_or_else(|| {
-        let scope_word = if scope == Scope::Lease {
-            "lease"
-        } else {
-            "read"
-        };
-        format!("{scope_word}-{}", existing.tokens.len() + 1)
-    });
+    let name = name.unwrap_or_else(|| format!("{}-{}", scope.as_str(), existing.tokens.len() + 1));
     if existing.tokens.iter().any(|token| token.name == name) {
         anyhow::bail!(
             "--name: a token named `{name}` is already in {}",
@@ -321,11 +377,7 @@ fn new_token(scope: Scope, config_path: &Path, name: Option<String>) -> anyhow::
     let block = format!(
         "\n[[tokens]]\nname = {}\nscope = \"{}\"\nsha256 = \"{}\"\n",
         toml_string(&entry.name),
-        if scope == Scope::Lease {
-            "lease"
-        } else {
-            "read"
-        },
+        scope.as_str(),
         entry.sha256
     );
     use std::io::Write;

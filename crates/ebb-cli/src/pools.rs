@@ -485,6 +485,7 @@ fn lease_state_word(state: PoolLeaseState) -> &'static str {
         PoolLeaseState::Releasing => "releasing",
         PoolLeaseState::Unreachable => "unreachable",
         PoolLeaseState::Lost => "lost",
+        PoolLeaseState::Reclaimed => "reclaimed",
     }
 }
 
@@ -635,6 +636,7 @@ mod tests {
             util_pct: util,
             checkpoint_at_ms: None,
             release_grace_s: None,
+            reclaim_deadline_ms: None,
         }
     }
 

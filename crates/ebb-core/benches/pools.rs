@@ -173,6 +173,7 @@ fn reconcile_pass(rounds: usize) {
                     workload_log: None,
                     checkpoint_at_ms: None,
                     release_grace_s: None,
+                    reclaim_deadline_ms: None,
                 })
                 .collect();
             HostObs {

@@ -165,6 +165,7 @@ fn main() {
                     util_pct: Some(60.0),
                     checkpoint_at_ms: None,
                     release_grace_s: None,
+                    reclaim_deadline_ms: None,
                 });
             }
             statuses.push(PoolStatus {

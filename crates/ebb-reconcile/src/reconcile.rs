@@ -351,6 +351,7 @@ pub fn plan(input: &Input<'_>) -> Plan {
                     util_pct: None,
                     checkpoint_at_ms: None,
                     release_grace_s: None,
+                    reclaim_deadline_ms: None,
                 });
             }
             continue;
@@ -427,6 +428,16 @@ pub fn plan(input: &Input<'_>) -> Plan {
                 continue;
             }
             let Some(p) = pool else { continue };
+            if lease.reclaim_deadline_ms.is_some() && !input.pools[p].external {
+                // Its host's owner takes it back at the deadline: not counted, so its
+                // replacement is ordered now; the host, not the pool, releases it.
+                status[p].releasing += 1;
+                host_view(&mut per_host[p], h, input.hosts).releasing += 1;
+                status[p]
+                    .leases
+                    .push(lease_view(lease, host, &util, PoolLeaseState::Reclaimed));
+                continue;
+            }
             if host.draining && !input.pools[p].external {
                 // Counted once the pool knows whether its replacements are in place.
                 draining[p].push((lease, h, mean_util(lease, &util)));
@@ -736,6 +747,9 @@ pub fn lease_view(
             .checkpoint_at_ms
             .map(|at| i64::try_from(at).unwrap_or(i64::MAX)),
         release_grace_s: lease.release_grace_s,
+        reclaim_deadline_ms: lease
+            .reclaim_deadline_ms
+            .map(|at| i64::try_from(at).unwrap_or(i64::MAX)),
     }
 }
 

@@ -291,6 +291,40 @@ pub fn moved_history<'a>(
 
 /// The activity a write-off gives: per pool that held leases on a host away past the
 /// grace period, how many GPUs it lost there.
+/// The reclaims to say: each lease of a pool its host is taking back (`Reclaimed` in the
+/// plan's pool status) not in `said`, as the pool's entry. `said` is left holding the
+/// reclaimed leases seen now, so each is said once while it lasts.
+pub fn reclaims(
+    statuses: &[crate::reconcile::PoolStatus],
+    said: &mut HashSet<String>,
+) -> Vec<(String, ChangeReason)> {
+    let mut seen = HashSet::new();
+    let mut reasons = Vec::new();
+    for status in statuses {
+        for lease in &status.leases {
+            let (PoolLeaseState::Reclaimed, Some(until_ms)) =
+                (lease.state, lease.reclaim_deadline_ms)
+            else {
+                continue;
+            };
+            seen.insert(lease.lease_id.clone());
+            if said.contains(&lease.lease_id) {
+                continue;
+            }
+            reasons.push((
+                status.pool_id.clone(),
+                ChangeReason::Reclaimed {
+                    host: lease.host.clone(),
+                    gpus: u32::try_from(lease.gpu_uuids.len()).unwrap_or(u32::MAX),
+                    until_ms,
+                },
+            ));
+        }
+    }
+    *said = seen;
+    reasons
+}
+
 pub fn failovers(
     lose: &[(String, u64)],
     pools: &[PoolTarget],

@@ -4,7 +4,7 @@
 
 use ebb_wire::agent::{
     API_VERSION, ApiError, ConsoleTerm, GpuList, Health, Lease, LeaseList, LeaseRequest,
-    SampleBatch,
+    ReclaimRequest, SampleBatch,
 };
 use ebb_wire::reasons::HostProblem;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -257,6 +257,19 @@ impl AgentClient {
         let builder = self
             .http
             .post(format!("{}/v1/leases/{id}/restart", self.base_url));
+        Ok(self.send(builder).await?.1)
+    }
+
+    /// `POST /v1/leases/{id}/reclaim` (an admin token): the host's owner takes the lease
+    /// back; it is released `notice` from now (whole seconds) and its workload is told to
+    /// stop at once. Answers the lease with its `reclaim_deadline_ms`.
+    pub async fn reclaim_lease(&self, id: &str, notice: Duration) -> Result<Lease, AgentError> {
+        let builder = self
+            .http
+            .post(format!("{}/v1/leases/{id}/reclaim", self.base_url))
+            .json(&ReclaimRequest {
+                notice_s: notice.as_secs(),
+            });
         Ok(self.send(builder).await?.1)
     }
 

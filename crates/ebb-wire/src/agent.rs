@@ -268,6 +268,20 @@ pub struct Lease {
     /// this agent is set; `None` from agents that do not say.
     #[serde(default)]
     pub release_grace_s: Option<u32>,
+    /// Set when the host's owner reclaimed the lease (a spot lease's notice): Unix ms by
+    /// which it is released whatever its holder does. The lease stays `active` until then
+    /// (its GPUs are still the holder's); its workload was sent SIGTERM at the notice.
+    /// `None`: not reclaimed, or an agent that cannot reclaim.
+    #[serde(default)]
+    pub reclaim_deadline_ms: Option<u64>,
+}
+
+/// The body of `POST /v1/leases/{id}/reclaim` (admin scope): how long the holder has
+/// before the lease is released, more than 0 and at most 3600 seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(deny_unknown_fields)]
+pub struct ReclaimRequest {
+    pub notice_s: u64,
 }
 
 /// `GET /v1/leases`: oldest grant first, those [`LeaseListQuery`] asks for.

@@ -92,6 +92,9 @@ pub enum PoolLeaseState {
     Unreachable,
     /// On a host offline past the grace period: written off, being replaced.
     Lost,
+    /// Taken back by its host's owner (a spot reclaim): it goes at its deadline whatever
+    /// the console does, and its replacement is ordered at once.
+    Reclaimed,
 }
 
 /// One GPU the pool holds.
@@ -111,6 +114,8 @@ pub struct PoolLeaseView {
     pub checkpoint_at_ms: Option<i64>,
     /// The SIGTERM grace its agent gives the workload on release, in seconds.
     pub release_grace_s: Option<u32>,
+    /// When its host takes it back (a reclaim's deadline), Unix ms.
+    pub reclaim_deadline_ms: Option<i64>,
 }
 
 /// What a pool has cost this month, and where the month is heading.

@@ -172,6 +172,13 @@ pub enum ChangeReason {
         gpus: u32,
         grace_s: u64,
     },
+    /// A host's owner takes back `gpus` of the pool's (a spot reclaim) at `until_ms`:
+    /// replaced elsewhere at once, released by the host at the deadline.
+    Reclaimed {
+        host: String,
+        gpus: u32,
+        until_ms: i64,
+    },
     /// A host that was written off answers again: its stale leases are released.
     HostBack { host: String, leases: u32 },
     /// A host was registered (console-wide: no pool).
@@ -284,6 +291,11 @@ impl fmt::Display for ChangeReason {
             }
             ChangeReason::Slider => f.write_str("slider in the Pool view"),
             ChangeReason::Cli => f.write_str("ebb pool scale"),
+            ChangeReason::Reclaimed { host, gpus, .. } => write!(
+                f,
+                "{host} takes back {} (its owner's reclaim notice): replaced elsewhere now",
+                counted(*gpus, "GPU", "GPUs")
+            ),
             ChangeReason::Failover {
                 host,
                 gpus,

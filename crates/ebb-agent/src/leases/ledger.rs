@@ -275,6 +275,7 @@ impl Ledger {
             workload_log: None,
             checkpoint_at_ms: None,
             release_grace_s: None,
+            reclaim_deadline_ms: None,
         }))
     }
 

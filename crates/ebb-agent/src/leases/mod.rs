@@ -18,6 +18,9 @@ use store::{HostStore, StoreError};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+/// The longest notice a reclaim may give: an hour.
+pub const MAX_RECLAIM_NOTICE: Duration = Duration::from_secs(3600);
+
 /// How long a released lease is kept by default: 7 days.
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(168 * 3600);
 
@@ -118,6 +121,12 @@ impl LeaseService {
         let mut ledger = service.ledger.lock().await;
         let leases: Vec<Lease> = ledger.leases().cloned().collect();
         for lease in leases {
+            // Reclaimed before the stop: released at its deadline, at once if past.
+            if lease.state == LeaseState::Active
+                && let Some(deadline_ms) = lease.reclaim_deadline_ms
+            {
+                service.spawn_reclaim_timer(lease.id.clone(), deadline_ms);
+            }
             match lease.state {
                 LeaseState::Releasing => service.spawn_release(lease.id.clone()),
                 LeaseState::Active
@@ -245,6 +254,11 @@ impl LeaseService {
         }
         if lease.command.is_none() {
             return Err(refuse(format!("lease {id} has no workload to restart")));
+        }
+        if lease.reclaim_deadline_ms.is_some() {
+            return Err(refuse(format!(
+                "lease {id} is reclaimed by the host's owner: its workload stops at the deadline and cannot restart"
+            )));
         }
         if let Some(pid) = lease.workload_pid
             && workload::group_alive(pid)
@@ -437,6 +451,85 @@ impl LeaseService {
         Ok(self.shown(next))
     }
 
+    /// `POST /v1/leases/{id}/reclaim`: the host's owner takes an active lease back with
+    /// `notice`. The lease records its deadline and stays active (its GPUs are the
+    /// holder's until then); its workload is sent SIGTERM now, as a release would, and at
+    /// the deadline the lease is released with no further grace. A second reclaim never
+    /// moves the deadline later; a shorter notice brings it forward.
+    pub async fn reclaim(&self, id: &str, notice: Duration) -> Result<Lease, ServiceError> {
+        if notice.is_zero() || notice > MAX_RECLAIM_NOTICE {
+            return Err(LeaseError::Invalid {
+                field: "notice_s",
+                problem: format!(
+                    "must be more than 0 and at most {} seconds",
+                    MAX_RECLAIM_NOTICE.as_secs()
+                ),
+            }
+            .into());
+        }
+        let mut ledger = self.ledger.lock().await;
+        let current = ledger
+            .get(id)
+            .cloned()
+            .ok_or_else(|| LeaseError::NotFound { id: id.into() })?;
+        if current.state != LeaseState::Active {
+            return Err(LeaseError::Invalid {
+                field: "id",
+                problem: format!(
+                    "lease {id} is {}: only an active lease can be reclaimed",
+                    state_word(current.state)
+                ),
+            }
+            .into());
+        }
+        let asked_ms =
+            now_ms().saturating_add(u64::try_from(notice.as_millis()).unwrap_or(u64::MAX));
+        let deadline_ms = current
+            .reclaim_deadline_ms
+            .map_or(asked_ms, |earlier| earlier.min(asked_ms));
+        if current.reclaim_deadline_ms == Some(deadline_ms) {
+            drop(ledger);
+            return Ok(self.shown(current));
+        }
+        let mut next = current.clone();
+        next.reclaim_deadline_ms = Some(deadline_ms);
+        self.store.update(&next).await?;
+        ledger.update(next.clone());
+        drop(ledger);
+        if current.reclaim_deadline_ms.is_none()
+            && let Some(pid) = next.workload_pid
+            && next.workload_exit_code.is_none()
+            && next.workload_signal.is_none()
+        {
+            let signalled = workload::terminate(pid);
+            tracing::info!(lease = %id, pid, signalled, deadline_ms, "lease reclaimed: workload told to stop");
+        } else {
+            tracing::info!(lease = %id, deadline_ms, "lease reclaimed");
+        }
+        self.spawn_reclaim_timer(id.to_string(), deadline_ms);
+        Ok(self.shown(next))
+    }
+
+    /// Releases a reclaimed lease at `deadline_ms` (wall clock, so a deadline kept across a
+    /// restart holds), unless it went before. An earlier timer of a deadline brought
+    /// forward finds the lease released and does nothing.
+    fn spawn_reclaim_timer(&self, id: String, deadline_ms: u64) {
+        let me = self.me.clone();
+        self.tasks.lock().expect("tasks lock").spawn(async move {
+            let wait_ms = deadline_ms.saturating_sub(now_ms());
+            tokio::time::sleep(Duration::from_millis(wait_ms)).await;
+            let Some(service) = me.upgrade() else { return };
+            match service.release(&id).await {
+                Ok(lease) => {
+                    tracing::info!(lease = %id, state = state_word(lease.state), "reclaim deadline reached: lease released")
+                }
+                Err(error) => {
+                    tracing::error!(%error, lease = %id, "cannot release a reclaimed lease at its deadline; it is tried again on restart")
+                }
+            }
+        });
+    }
+
     /// Waits for background work (workload watchers, releases) to be stopped.
     pub async fn shutdown(&self) {
         let mut tasks = std::mem::take(&mut *self.tasks.lock().expect("tasks lock"));
@@ -463,10 +556,18 @@ impl LeaseService {
 
     async fn finish_release(&self, id: &str) -> Result<(), ServiceError> {
         let lease = self.get(id).await?;
+        // A reclaimed lease's notice was its grace: nothing runs past the deadline.
+        let grace = match lease.reclaim_deadline_ms {
+            Some(deadline_ms) => self
+                .config
+                .release_grace
+                .min(Duration::from_millis(deadline_ms.saturating_sub(now_ms()))),
+            None => self.config.release_grace,
+        };
         if let Some(pid) = lease.workload_pid
             && workload::group_alive(pid)
         {
-            let killed = workload::stop(pid, self.config.release_grace).await;
+            let killed = workload::stop(pid, grace).await;
             tracing::info!(lease = %id, pid, killed, "workload stopped");
         }
         let mut ledger = self.ledger.lock().await;
@@ -590,6 +691,15 @@ impl LeaseService {
         if let Ok(mut current) = self.holders.write() {
             *current = Arc::new(holders);
         }
+    }
+}
+
+/// A lease state as the wire writes it, for messages.
+fn state_word(state: LeaseState) -> &'static str {
+    match state {
+        LeaseState::Active => "active",
+        LeaseState::Releasing => "releasing",
+        LeaseState::Released => "released",
     }
 }
 

@@ -83,6 +83,22 @@ pub fn group_alive(pid: u32) -> bool {
     }
 }
 
+/// Sends SIGTERM to the group and returns at once: the workload is told to stop and
+/// may save its state. Returns whether the signal was delivered.
+pub fn terminate(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        use nix::sys::signal::{Signal, killpg};
+        use nix::unistd::Pid;
+        killpg(Pid::from_raw(pid as i32), Signal::SIGTERM).is_ok()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        false
+    }
+}
+
 /// Sends SIGTERM to the group, waits up to `grace` for it to go, then SIGKILL.
 /// Returns whether it had to be killed.
 pub async fn stop(pid: u32, grace: Duration) -> bool {

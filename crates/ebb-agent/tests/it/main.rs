@@ -5,6 +5,7 @@ mod api;
 mod leases;
 mod nvml;
 mod parsers;
+mod reclaim;
 mod retention;
 mod support;
 mod terms;

@@ -169,6 +169,7 @@ impl Enforcer {
             passes: 0,
             rules: RulesRunner::default(),
             slurm: crate::slurm::binder::SlurmBinder::new(slurm),
+            reclaims_said: std::collections::HashSet::new(),
         };
         let wake_loop = wake.clone();
         let task = tokio::spawn(async move {
@@ -272,6 +273,9 @@ struct Loop {
     rules: RulesRunner,
     /// Pools bound to a Slurm partition: their nodes, one lease each.
     slurm: crate::slurm::binder::SlurmBinder,
+    /// Reclaimed leases already logged (each said once while it lasts; after a restart,
+    /// once more).
+    reclaims_said: std::collections::HashSet<String>,
 }
 
 /// What the hosts answered to a term's announcement: every registered host's name, and
@@ -430,14 +434,15 @@ impl Loop {
         });
 
         // Hosts away past the grace period: write their leases off, say so; hosts back:
-        // their stale leases go, say so too.
+        // their stale leases go, say so too; leases their hosts take back, once each.
         for (host, fence) in &plan.lose {
             self.store.set_fence(host, *fence).await?;
         }
         let grace_s = self.config.grace.as_secs();
         let said = settle::failovers(&plan.lose, &targets, &known, grace_s)
             .into_iter()
-            .chain(settle::hosts_back(&plan.releases));
+            .chain(settle::hosts_back(&plan.releases))
+            .chain(settle::reclaims(&plan.pools, &mut self.reclaims_said));
         for (pool_id, reason) in said {
             if let Some(pool) = recorded.pools.iter().find(|p| p.id == pool_id) {
                 self.store.log(pool, &failover_entry(pool, reason)).await?;

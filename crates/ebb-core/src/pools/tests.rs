@@ -660,6 +660,7 @@ fn a_cross_region_placement_is_priced_per_region() {
         util_pct: Some(0.0),
         checkpoint_at_ms: None,
         release_grace_s: None,
+        reclaim_deadline_ms: None,
     };
     let held = PoolStatus {
         actual: 6,

@@ -696,6 +696,7 @@ mod tests {
             util_pct: Some(util),
             checkpoint_at_ms: None,
             release_grace_s: grace,
+            reclaim_deadline_ms: None,
         }
     }
 
@@ -789,6 +790,7 @@ mod tests {
                 util_pct: Some(70.0),
                 checkpoint_at_ms: None,
                 release_grace_s: None,
+                reclaim_deadline_ms: None,
             },
             PoolLeaseView {
                 lease_id: "idle".into(),
@@ -802,6 +804,7 @@ mod tests {
                 util_pct: Some(0.0),
                 checkpoint_at_ms: None,
                 release_grace_s: None,
+                reclaim_deadline_ms: None,
             },
         ];
         let refs: Vec<&PoolLeaseView> = active.iter().collect();

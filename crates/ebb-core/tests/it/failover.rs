@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
-async fn one_host() -> Fleet {
+pub(crate) async fn one_host() -> Fleet {
     Fleet::start(&FleetConfig {
         hosts: 1,
         gpus_per_host: 4,
@@ -30,7 +30,7 @@ async fn one_host() -> Fleet {
 }
 
 /// Waits for `passes` more enforcer passes; panics with the last report if they do not come.
-async fn passes(reports: &mut watch::Receiver<PassReport>, passes: u64) -> PassReport {
+pub(crate) async fn passes(reports: &mut watch::Receiver<PassReport>, passes: u64) -> PassReport {
     let until = reports.borrow_and_update().number + passes;
     let waited = tokio::time::timeout(Duration::from_secs(20), async {
         loop {
@@ -51,7 +51,7 @@ async fn passes(reports: &mut watch::Receiver<PassReport>, passes: u64) -> PassR
 
 /// A console on `clock` with the real 30 s grace period and a quick pass (a file token
 /// store, so a second console on the same directory reads the same tokens).
-async fn open(dir: &std::path::Path, clock: &Arc<ManualClock>) -> Console {
+pub(crate) async fn open(dir: &std::path::Path, clock: &Arc<ManualClock>) -> Console {
     Console::open(ConsoleOptions {
         token_store: TokenStore::File,
         enforcer: EnforcerConfig {
@@ -68,7 +68,7 @@ async fn open(dir: &std::path::Path, clock: &Arc<ManualClock>) -> Console {
 
 /// Two one-host fleets registered as gpu-a and gpu-b, and a pool holding 2 GPUs (packed on
 /// one of them, whose name is returned).
-async fn two_hosts_and_a_pool_of_two(
+pub(crate) async fn two_hosts_and_a_pool_of_two(
     console: &Console,
     clock: &ManualClock,
     fleets: &[Fleet; 2],

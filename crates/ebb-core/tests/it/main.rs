@@ -8,6 +8,7 @@ mod parsers;
 mod pinning;
 mod pools;
 mod provider;
+mod reclaim;
 mod registry;
 mod rules;
 mod rules_replay;

@@ -154,6 +154,7 @@ impl Cloud {
             workload_log: None,
             checkpoint_at_ms: None,
             release_grace_s: Some(0),
+            reclaim_deadline_ms: None,
         };
         self.by_key.insert(rent.key.clone(), lease.clone());
         self.leases

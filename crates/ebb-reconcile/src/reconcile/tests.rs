@@ -142,6 +142,7 @@ impl World {
                 workload_log: None,
                 checkpoint_at_ms: None,
                 release_grace_s: None,
+                reclaim_deadline_ms: None,
             };
             self.known.push(KnownLease {
                 host: host.name.clone(),
@@ -390,6 +391,7 @@ fn someone_elses_leases_are_left_alone() {
         workload_log: None,
         checkpoint_at_ms: None,
         release_grace_s: None,
+        reclaim_deadline_ms: None,
     });
     let plan = world.pass(&[pool("p", "A100", &["cn-east"], 8)]);
     assert_eq!(plan.creates.len(), 7, "GPU-c-0 is taken");
@@ -602,4 +604,55 @@ fn a_draining_host_with_no_room_elsewhere_is_released_at_once() {
     assert_eq!(plan.pools[0].short, 3);
     assert_eq!(plan.releases.len(), 4);
     assert!(plan.releases.iter().all(|r| r.why == Why::Drain));
+}
+
+#[test]
+fn a_reclaimed_lease_is_replaced_at_once_left_to_its_host_and_said_once() {
+    let mut world = fleet();
+    let pools = [pool("p", "A100", &["cn-north"], 4)];
+    world.pass(&pools);
+    assert_eq!(world.active("p").len(), 4);
+    // The owner of the first lease's host takes it back with a deadline.
+    let taken = world
+        .hosts
+        .iter_mut()
+        .flat_map(|host| host.leases.iter_mut())
+        .find(|lease| lease.state == LeaseState::Active)
+        .unwrap();
+    taken.reclaim_deadline_ms = Some(1_000_000);
+    let taken = taken.id.clone();
+    let plan = world.pass(&pools);
+    assert_eq!(
+        plan.creates.len(),
+        1,
+        "the replacement, on the pass that sees it"
+    );
+    assert!(
+        plan.releases
+            .iter()
+            .all(|release| release.lease_id != taken),
+        "the host releases it, not the pool"
+    );
+    let status = &plan.pools[0];
+    assert_eq!((status.actual, status.releasing), (3, 1));
+    let shown = status.leases.iter().find(|l| l.lease_id == taken).unwrap();
+    assert_eq!(
+        (shown.state, shown.reclaim_deadline_ms),
+        (PoolLeaseState::Reclaimed, Some(1_000_000))
+    );
+    // Said once while it lasts.
+    let mut said = HashSet::new();
+    let first = crate::settle::reclaims(&plan.pools, &mut said);
+    assert_eq!(first.len(), 1);
+    assert!(matches!(
+        &first[0].1,
+        ebb_wire::reasons::ChangeReason::Reclaimed {
+            gpus: 1,
+            until_ms: 1_000_000,
+            ..
+        }
+    ));
+    let again = world.pass(&pools);
+    assert!(again.creates.is_empty(), "one replacement, not two");
+    assert!(crate::settle::reclaims(&again.pools, &mut said).is_empty());
 }

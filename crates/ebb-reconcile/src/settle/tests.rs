@@ -27,6 +27,7 @@ fn lease(id: &str, pool: &str, holder: &str) -> Lease {
         workload_log: None,
         checkpoint_at_ms: None,
         release_grace_s: None,
+        reclaim_deadline_ms: None,
     }
 }
 

@@ -50,6 +50,14 @@ function LeaseRow(props: {
       <td class="mono">{indexesText(lease.gpu_indexes)}</td>
       <td>
         <span class={`lease-state lease-${lease.state}`}>{leaseStateText(lease.state)}</span>
+        <Show when={lease.reclaim_deadline_ms}>
+          {(at) => (
+            <span class="muted" data-testid="pool-lease-reclaim">
+              {" "}
+              {t("pool.lease.reclaimUntil", { time: formatWhen(at(), props.now) })}
+            </span>
+          )}
+        </Show>
       </td>
       <td class="num">{formatPercent(lease.util_pct)}</td>
       <td>{formatWhen(lease.granted_at_ms, props.now)}</td>
