@@ -109,7 +109,7 @@ describe("structured reasons", () => {
     );
     expect(changeReasonText(changes[5]!)).toBe("slider in the Pool view");
     expect(changeReasonText(changes[changes.length - 1]!)).toBe(
-      "gpu-a takes back 1 GPU at 10:47 (its owner's reclaim notice): replaced elsewhere now",
+      "gpu-a takes back 1 GPU at 10:47 (its owner's reclaim notice): a replacement is ordered now",
     );
     expect(changes.slice(9, -1).map(changeReasonText)).toEqual([
       "host gpu-a added in cn-east",

@@ -173,7 +173,7 @@ pub enum ChangeReason {
         grace_s: u64,
     },
     /// A host's owner takes back `gpus` of the pool's (a spot reclaim) at `until_ms`:
-    /// replaced elsewhere at once, released by the host at the deadline.
+    /// replaced at once, released by the host at the deadline.
     Reclaimed {
         host: String,
         gpus: u32,
@@ -293,7 +293,7 @@ impl fmt::Display for ChangeReason {
             ChangeReason::Cli => f.write_str("ebb pool scale"),
             ChangeReason::Reclaimed { host, gpus, .. } => write!(
                 f,
-                "{host} takes back {} (its owner's reclaim notice): replaced elsewhere now",
+                "{host} takes back {} (its owner's reclaim notice): a replacement is ordered now",
                 counted(*gpus, "GPU", "GPUs")
             ),
             ChangeReason::Failover {
