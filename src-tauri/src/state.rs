@@ -24,8 +24,8 @@ pub struct Options {
     #[arg(long, env = "EBB_TOKEN_STORE", default_value = "keychain")]
     pub token_store: TokenStore,
     /// In the demo, the pool's rules and the users they follow (a festival peak every ten
-    /// minutes), and the training pool on a simulated Slurm job queue: `on`, or `off` for
-    /// a demo that moves only when told.
+    /// minutes), the training pool on a simulated Slurm job queue, and the spot pool whose
+    /// GPUs are reclaimed now and then: `on`, or `off` for a demo that moves only when told.
     #[arg(
         long,
         env = "EBB_DEMO_RULES",
@@ -81,6 +81,8 @@ pub struct AppState {
     forwarder: Mutex<Option<JoinHandle<()>>>,
     /// The demo's users, pushed as a custom metric.
     users: Mutex<Option<JoinHandle<()>>>,
+    /// The demo's spot market, taking a spot GPU back now and then.
+    spot: Mutex<Option<JoinHandle<()>>>,
     /// What desktop notifications are worded in.
     pub language: Language,
     /// Whether they reach the desktop (the notifier says).
@@ -171,6 +173,12 @@ impl AppState {
         };
         let users = (fleet.is_some() && demo_rules)
             .then(|| tauri::async_runtime::spawn(demo::push_users(console.pool_store().clone())));
+        let spot = (fleet.is_some() && demo_rules).then(|| {
+            tauri::async_runtime::spawn(demo::reclaim_spot(
+                console.pool_store().clone(),
+                console.registry().clone(),
+            ))
+        });
         let os_locale = sys_locale::get_locale();
         let language = Language::new(
             os_locale
@@ -195,6 +203,7 @@ impl AppState {
             fleet: tokio::sync::Mutex::new(fleet),
             forwarder: Mutex::new(None),
             users: Mutex::new(users),
+            spot: Mutex::new(spot),
         })
     }
 
@@ -220,9 +229,10 @@ impl AppState {
         if let Some(task) = forwarder {
             task.abort();
         }
-        let users = self.users.lock().ok().and_then(|mut slot| slot.take());
-        if let Some(task) = users {
-            task.abort();
+        for slot in [&self.users, &self.spot] {
+            if let Some(task) = slot.lock().ok().and_then(|mut slot| slot.take()) {
+                task.abort();
+            }
         }
         self.console.shutdown().await;
         if let Some(fleet) = self.fleet.lock().await.take() {

@@ -1,7 +1,8 @@
 //! The demo scales by itself: its pool carries the seed's e-commerce rules and the demo's
 //! users rise to a festival peak, so a new user sees the pool scale out, with its reason in
 //! the Activity view, within a couple of minutes of starting; its training pool grows on
-//! the simulated Slurm partition's queued jobs. (Back to normal comes after
+//! the simulated Slurm partition's queued jobs, and a GPU of its spot pool is reclaimed
+//! and replaced. (Back to normal comes after
 //! the peak and, paid-unit-aware, releases in the last minutes of the paid hour: the
 //! rules' own tests cover that on virtual time.)
 
@@ -124,6 +125,27 @@ async fn the_demo_pool_follows_its_users_out_and_back_on_its_own() {
         )
         .await;
         app.shoot("en-light-demo-training-slurm").await;
+        // The spot pool: its hosts' owner takes a GPU back (about 90 s in), the console
+        // says so and orders the replacement.
+        app.click("#nav-activity").await;
+        app.eventually("a spot GPU reclaimed", Duration::from_secs(120), || async {
+            let rows = app
+                .find_all(Locator::Css(
+                    "tr[data-testid=\"activity-row\"][data-pool=\"render\"][data-actor=\"failover\"]",
+                ))
+                .await
+                .ok()?;
+            let mut texts = Vec::new();
+            for row in rows {
+                texts.push(row.text().await.ok()?);
+            }
+            texts
+                .iter()
+                .any(|t| t.contains("takes back") && t.contains("a replacement is ordered now"))
+                .then_some(())
+        })
+        .await;
+        app.click("#nav-pool").await;
         app.select_value("#pool-select", "inference").await;
         app.click("#nav-activity").await;
         if shooting() {

@@ -4,8 +4,10 @@
 //! `training`, bound to a simulated Slurm partition fed by a repeating job schedule
 //! ([`simulated_slurm`]), so a new user sees a scale-out on queued jobs and a drained
 //! scale-in. The desktop shell starts the simulated fleet and hands its hosts here;
-//! everything the demo shows goes through the same registry, pools, rules and Slurm binder
-//! as an operator's own.
+//! a spot pool, `render`, whose hosts' owner takes a GPU back now and then with a notice
+//! ([`reclaim_spot`], a simulation of the spot market through the agents' real reclaim), so
+//! a replacement is seen; everything the demo shows goes through the same registry, pools,
+//! rules and Slurm binder as an operator's own.
 
 use crate::console::{Console, ConsoleError};
 use crate::registry::HostEntry;
@@ -43,6 +45,9 @@ impl Console {
             .is_some_and(|binding| binding.of_pool(QUEUE_POOL).is_some());
         if queue_bound {
             seed_queue_pool(self).await;
+        }
+        if rules {
+            seed_spot_pool(self).await;
         }
         match before {
             Ok(before) => {
@@ -289,6 +294,120 @@ async fn seed_queue_pool(console: &Console) {
     }
 }
 
+/// The demo's spot pool: H800s at the spot price, whose hosts' owner takes one back now
+/// and then ([`reclaim_spot`]).
+pub const SPOT_POOL: &str = "render";
+
+/// The notice the demo's spot reclaims give.
+pub const SPOT_NOTICE_S: u64 = 60;
+
+/// When the demo's spot reclaims come: the first this long after the start, in seconds …
+pub const SPOT_FIRST_S: u64 = 90;
+
+/// … then one every this long, give or take a third (seeded, the same each run).
+pub const SPOT_EVERY_S: u64 = 240;
+
+// A reclaim's notice runs out before the next reclaim can come.
+const _: () = assert!(SPOT_NOTICE_S < SPOT_FIRST_S && SPOT_NOTICE_S < SPOT_EVERY_S * 2 / 3);
+
+/// The spot pool, made on the first start: 2 H800s over the two regions that have them
+/// free, at the spot price (interruptible), spread.
+async fn seed_spot_pool(console: &Console) {
+    let exists = console
+        .list_pools()
+        .await
+        .is_ok_and(|pools| pools.iter().any(|pool| pool.name == SPOT_POOL));
+    if exists {
+        return;
+    }
+    let input = ebb_wire::pools::PoolInput {
+        name: SPOT_POOL.into(),
+        model: "H800".into(),
+        regions: vec!["cn-north".into(), "cn-east".into()],
+        min: 0,
+        max: 4,
+        base_gpus: 0,
+        term: ebb_wire::plan::Term::Month,
+        overlay: ebb_wire::plan::OverlayMode::Spot,
+        placement: ebb_wire::pools::PlacementPolicy::Spread,
+        interruptible: true,
+        release_at_unit_end: false,
+    };
+    if let Err(error) = console.create_pool(&input).await {
+        tracing::warn!(%error, "cannot create the demo's spot pool");
+        return;
+    }
+    let scaled = console
+        .scale_pool(
+            SPOT_POOL,
+            2,
+            ebb_wire::pools::Actor::Operator,
+            ebb_wire::reasons::ChangeReason::Cli,
+        )
+        .await;
+    if let Err(error) = scaled {
+        tracing::warn!(%error, "cannot scale the demo's spot pool");
+    }
+}
+
+/// The seconds before the demo's `n`-th spot reclaim (from 0): [`SPOT_FIRST_S`], then
+/// [`SPOT_EVERY_S`] give or take a third, the same each run.
+pub fn spot_wait_s(n: u64) -> u64 {
+    if n == 0 {
+        return SPOT_FIRST_S;
+    }
+    let third = SPOT_EVERY_S / 3;
+    let jitter = (n.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 33) % (2 * third + 1);
+    SPOT_EVERY_S - third + jitter
+}
+
+/// The demo's spot market, simulated as the hosts' owner: now and then it takes back one
+/// of the spot pool's GPUs with [`SPOT_NOTICE_S`] of notice, through the host's own
+/// `POST /v1/leases/{id}/reclaim` (the demo's agents ask no token), so the console's real
+/// handling shows: the replacement ordered at once, the reclaimed GPU gone at the deadline.
+/// Runs until the task is dropped.
+pub async fn reclaim_spot(store: crate::pools::PoolStore, registry: crate::registry::Registry) {
+    let config = crate::enforcer::EnforcerConfig::default().client;
+    for n in 0.. {
+        tokio::time::sleep(std::time::Duration::from_secs(spot_wait_s(n))).await;
+        let Ok(pool) = store.get(SPOT_POOL).await else {
+            continue;
+        };
+        let Ok(Some((status, _))) = store.read_status(&pool.id).await else {
+            continue;
+        };
+        let Some(lease) = status
+            .leases
+            .iter()
+            .filter(|lease| lease.state == ebb_wire::pools::PoolLeaseState::Active)
+            .min_by_key(|lease| lease.granted_at_ms)
+        else {
+            continue;
+        };
+        let url = match registry.get(&lease.host).await {
+            Ok(host) => host.url,
+            Err(error) => {
+                tracing::warn!(host = %lease.host, %error, "the demo's spot market cannot find the host");
+                continue;
+            }
+        };
+        let reclaimed = match ebb_telemetry::client::AgentClient::new(&url, config) {
+            Ok(client) => client
+                .reclaim_lease(
+                    &lease.lease_id,
+                    std::time::Duration::from_secs(SPOT_NOTICE_S),
+                )
+                .await
+                .map(|_| ())
+                .map_err(|error| error.to_string()),
+            Err(error) => Err(error.to_string()),
+        };
+        if let Err(error) = reclaimed {
+            tracing::warn!(lease = %lease.lease_id, %error, "the demo's spot reclaim failed");
+        }
+    }
+}
+
 /// How often the demo's festival peak comes back, in seconds.
 pub const PEAK_EVERY_S: u64 = 600;
 
@@ -348,6 +467,23 @@ mod tests {
         assert_eq!(gpus, 4, "the rules' max is the partition's GPUs");
         assert!(QUEUE.iter().all(|job| job.gpus <= part.gpus_per_node));
         assert!(QUEUE.iter().all(|job| job.at_s < QUEUE_CYCLE_S));
+    }
+
+    #[test]
+    fn spot_reclaims_come_first_soon_then_every_few_minutes_the_same_each_run() {
+        assert_eq!(spot_wait_s(0), SPOT_FIRST_S);
+        let waits: Vec<u64> = (1..50).map(spot_wait_s).collect();
+        let third = SPOT_EVERY_S / 3;
+        assert!(
+            waits
+                .iter()
+                .all(|w| (SPOT_EVERY_S - third..=SPOT_EVERY_S + third).contains(w))
+        );
+        assert!(
+            waits.windows(2).any(|pair| pair[0] != pair[1]),
+            "not all the same"
+        );
+        assert_eq!(waits, (1..50).map(spot_wait_s).collect::<Vec<_>>());
     }
 
     #[test]
