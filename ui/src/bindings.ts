@@ -744,7 +744,7 @@ export type ChangeReason =
 { kind: "failover"; host: string; gpus: number; grace_s: number } | 
 /**
  * A host's owner takes back `gpus` of the pool's (a spot reclaim) at `until_ms`:
- * replaced elsewhere at once, released by the host at the deadline.
+ * replaced at once, released by the host at the deadline.
  */
 { kind: "reclaimed"; host: string; gpus: number; until_ms: number } | 
 /**
