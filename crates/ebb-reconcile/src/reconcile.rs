@@ -428,10 +428,11 @@ pub fn plan(input: &Input<'_>) -> Plan {
                 continue;
             }
             let Some(p) = pool else { continue };
-            if lease.reclaim_deadline_ms.is_some() && !input.pools[p].external {
+            if lease.reclaim_deadline_ms.is_some() {
                 // Its host's owner takes it back at the deadline: not counted, so its
-                // replacement is ordered now; the host, not the pool, releases it.
-                status[p].releasing += 1;
+                // replacement is ordered now (by the Slurm binder for a bound pool); the
+                // host, not the pool, releases it.
+                status[p].releasing += lease_width(lease, &input.pools[p]);
                 host_view(&mut per_host[p], h, input.hosts).releasing += 1;
                 status[p]
                     .leases

@@ -220,7 +220,15 @@ impl SlurmBinder {
             .map_err(|(_, error)| error)?;
         self.start_requeued(&view, input.now_ms).await;
         match part.mode {
-            Mode::Ebb => self.ebb_led(part, pool, &view, &held, input).await,
+            Mode::Ebb => {
+                // A node its host is taking back is not counted: its replacement is leased
+                // now; it is drained and its jobs requeued, so they run there.
+                let (going, kept): (Vec<HeldNode>, Vec<HeldNode>) = held
+                    .into_iter()
+                    .partition(|node| node.lease.reclaim_deadline_ms.is_some());
+                self.reclaimed(part, pool, &view, &going, input).await?;
+                self.ebb_led(part, pool, &view, &kept, input).await
+            }
             Mode::Slurm => self.slurm_led(part, pool, &view, &held, input).await,
         }
     }
@@ -401,6 +409,60 @@ impl SlurmBinder {
                 && let Err(error) = self.rent(part, pool, slot, input).await
             {
                 tracing::warn!(node = %slot.name, %error, "cannot resume");
+            }
+        }
+        Ok(())
+    }
+
+    /// Nodes whose hosts take them back (a reclaim's notice): drained in Slurm so no job
+    /// starts there, and their jobs requeued at once so they run on the replacement (a job
+    /// that cannot be requeued runs on until the deadline).
+    async fn reclaimed(
+        &mut self,
+        part: &PartitionBinding,
+        pool: &Pool,
+        view: &PartitionView,
+        going: &[HeldNode],
+        input: &TickInput<'_>,
+    ) -> Result<(), crate::pools::PoolError> {
+        let reason = format!("{REASON_PREFIX} reclaimed by its host");
+        let to_drain: Vec<String> = going
+            .iter()
+            .filter(|node| {
+                view.node(&node.slot.name)
+                    .is_some_and(|info| info.reason.as_deref() != Some(reason.as_str()))
+            })
+            .map(|node| node.slot.name.clone())
+            .collect();
+        if !to_drain.is_empty() {
+            self.ctl
+                .set_state(&to_drain, "drain", Some(&reason))
+                .await
+                .map_err(slurm_error)?;
+        }
+        for node in going {
+            let jobs: Vec<String> = view
+                .running
+                .get(&node.slot.name)
+                .into_iter()
+                .flatten()
+                .filter(|job| job.requeueable)
+                .map(|job| job.id.clone())
+                .filter(|id| !self.requeued.contains_key(id))
+                .collect();
+            for job in &jobs {
+                self.ctl.requeue(job).await.map_err(slurm_error)?;
+                self.requeued.insert(job.clone(), input.now_ms);
+            }
+            if !jobs.is_empty() {
+                self.log(
+                    input.store,
+                    pool,
+                    part,
+                    std::slice::from_ref(&node.slot.name),
+                    SlurmStep::Requeued { jobs },
+                )
+                .await?;
             }
         }
         Ok(())

@@ -174,3 +174,128 @@ async fn a_quiet_window_in_the_pools_rules_keeps_a_busy_node_and_lets_the_idle_o
     console.shutdown().await;
     fleet.stop().await;
 }
+
+#[tokio::test]
+async fn a_node_its_host_reclaims_is_drained_its_job_requeued_and_replaced_at_once() {
+    let fleet = Fleet::start(&FleetConfig {
+        hosts: 3,
+        gpus_per_host: 4,
+        sample_interval: Duration::from_millis(100),
+        release_grace: Duration::from_millis(100),
+        ..FleetConfig::default()
+    })
+    .await
+    .unwrap();
+    let mut binding = Binding::parse(BINDING).unwrap();
+    binding.partitions[0].slurmd = Vec::new();
+    let nodes = [("n1".to_string(), 2), ("n2".to_string(), 2)];
+    let partition = SimPartition::new(
+        "batch",
+        &nodes,
+        &[Arrival {
+            at_s: 0,
+            gpus: 1,
+            run_s: 86_000,
+        }],
+        86_400,
+    );
+    let dir = TempDir::new("core-slurm-reclaim");
+    let clock = Arc::new(ManualClock::new(ebb_core::clock::now_ms()));
+    let console = Console::open(ConsoleOptions {
+        token_store: TokenStore::Memory,
+        enforcer: EnforcerConfig {
+            interval: Duration::from_millis(50),
+            ..EnforcerConfig::default()
+        },
+        clock: clock.clone(),
+        slurm: SlurmSetup {
+            api: Arc::new(SimSlurm::new(vec![partition])),
+            binding: Some(binding),
+        },
+        ..ConsoleOptions::new(dir.path())
+    })
+    .await
+    .unwrap();
+    let mut south = None;
+    for (index, host) in fleet.hosts().iter().enumerate() {
+        if host.name == "cn-south-001" {
+            south = Some(index);
+        }
+        let entry = ebb_core::registry::HostEntry {
+            name: host.name.clone(),
+            url: host.url.clone(),
+            region: host.region.clone(),
+            labels: Default::default(),
+            fingerprint: None,
+            has_token: false,
+            draining: false,
+        };
+        console.upsert_host(&entry, None).await.unwrap();
+    }
+    console
+        .create_pool(&pool_input("batch", "V100", vec!["cn-south".into()], 4))
+        .await
+        .unwrap();
+    set_desired(console.pool_store(), "batch", 2).await;
+    let ticking = {
+        let clock = clock.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(25)).await;
+                clock.advance(Duration::from_secs(1));
+            }
+        })
+    };
+    // One node, n1, with the job on it.
+    let lease = eventually("the job running on n1", Duration::from_secs(30), || async {
+        let view = console.pool_slurm("batch").await.ok()??;
+        let n1 = view.nodes.iter().find(|node| node.name == "n1")?;
+        (!n1.jobs.is_empty()).then(|| n1.lease_id.clone())?
+    })
+    .await;
+    // Its host's owner takes n1 back with a minute's notice (real time: it stays ours for
+    // the whole test).
+    fleet
+        .reclaim(south.unwrap(), &lease, Duration::from_secs(60))
+        .await
+        .unwrap();
+    let view = eventually(
+        "n2 leased, n1 drained, the job on n2",
+        Duration::from_secs(30),
+        || async {
+            let view = console.pool_slurm("batch").await.ok()??;
+            let node = |name: &str| view.nodes.iter().find(|node| node.name == name).cloned();
+            let (n1, n2) = (node("n1")?, node("n2")?);
+            (n2.lease_id.is_some()
+                && !n2.jobs.is_empty()
+                && n1.jobs.is_empty()
+                && n1.reason.as_deref() == Some("ebb: reclaimed by its host"))
+            .then_some(view)
+        },
+    )
+    .await;
+    ticking.abort();
+    let steps = steps(&console).await;
+    assert!(
+        steps
+            .iter()
+            .any(|(node, step)| node == "n1" && matches!(step, SlurmStep::Requeued { .. })),
+        "{steps:#?}"
+    );
+    assert!(
+        steps.contains(&("n2".to_string(), SlurmStep::Resumed)),
+        "{steps:#?}"
+    );
+    assert_eq!(
+        view.nodes.iter().filter(|n| n.lease_id.is_some()).count(),
+        2
+    );
+    let log = console.activity(Some("batch"), 100).await.unwrap();
+    assert!(
+        log.iter()
+            .any(|entry| matches!(entry.reason, ChangeReason::Reclaimed { gpus: 2, .. })),
+        "the reclaim said, with the node's 2 GPUs: {log:#?}"
+    );
+    console.shutdown().await;
+    fleet.stop().await;
+}
