@@ -130,18 +130,26 @@ action = "set 2"
 
 /// The demo pool's rules, saved when it has none (the demo's own data directory).
 async fn seed_rules(console: &Console) {
-    if console
-        .pool_rules("inference")
-        .await
-        .ok()
-        .flatten()
-        .is_some()
-    {
+    save_rules_once(console, "inference", RULES).await;
+}
+
+/// `rules` saved as `pool`'s when it has none yet (a demo's later start keeps the
+/// operator's edits).
+async fn save_rules_once(console: &Console, pool: &str, rules: &str) {
+    if console.pool_rules(pool).await.ok().flatten().is_some() {
         return;
     }
-    if let Err(error) = console.save_rules("inference", RULES, None, true).await {
-        tracing::warn!(%error, "cannot save the demo pool's rules");
+    if let Err(error) = console.save_rules(pool, rules, None, true).await {
+        tracing::warn!(%error, pool, "cannot save the demo's rules");
     }
+}
+
+/// Whether a pool named `name` exists (a demo's later start makes it no second time).
+async fn has_pool(console: &Console, name: &str) -> bool {
+    console
+        .list_pools()
+        .await
+        .is_ok_and(|pools| pools.iter().any(|pool| pool.name == name))
 }
 
 /// The demo's queue-driven pool, bound to [`QUEUE_PARTITION`].
@@ -256,11 +264,7 @@ cooldown_minutes = 5
 
 /// The queue-driven pool and its rules, made on the first start: V100s in cn-south.
 async fn seed_queue_pool(console: &Console) {
-    let exists = console
-        .list_pools()
-        .await
-        .is_ok_and(|pools| pools.iter().any(|pool| pool.name == QUEUE_POOL));
-    if !exists {
+    if !has_pool(console, QUEUE_POOL).await {
         let input = ebb_wire::pools::PoolInput {
             name: QUEUE_POOL.into(),
             model: "V100".into(),
@@ -279,19 +283,7 @@ async fn seed_queue_pool(console: &Console) {
             return;
         }
     }
-    let has_rules = console
-        .pool_rules(QUEUE_POOL)
-        .await
-        .ok()
-        .flatten()
-        .is_some();
-    if !has_rules
-        && let Err(error) = console
-            .save_rules(QUEUE_POOL, QUEUE_RULES, None, true)
-            .await
-    {
-        tracing::warn!(%error, "cannot save the training pool's rules");
-    }
+    save_rules_once(console, QUEUE_POOL, QUEUE_RULES).await;
 }
 
 /// The demo's spot pool: H800s at the spot price, whose hosts' owner takes one back now
@@ -313,11 +305,7 @@ const _: () = assert!(SPOT_NOTICE_S < SPOT_FIRST_S && SPOT_NOTICE_S < SPOT_EVERY
 /// The spot pool, made on the first start: 2 H800s over the two regions that have them
 /// free, at the spot price (interruptible), spread.
 async fn seed_spot_pool(console: &Console) {
-    let exists = console
-        .list_pools()
-        .await
-        .is_ok_and(|pools| pools.iter().any(|pool| pool.name == SPOT_POOL));
-    if exists {
+    if has_pool(console, SPOT_POOL).await {
         return;
     }
     let input = ebb_wire::pools::PoolInput {

@@ -64,15 +64,7 @@ async fn the_demos_training_pool_grows_on_queued_jobs_and_drains_a_busy_node_bef
         .collect();
     console.seed_demo(hosts, true).await.unwrap();
     let started_ms = clock.now_ms();
-    let ticking = {
-        let clock = clock.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(25)).await;
-                clock.advance(Duration::from_secs(1));
-            }
-        })
-    };
+    let ticking = crate::slurm_sim::tick(&clock);
 
     // Scale-out: the rules set 4 GPUs for the four queued jobs, the binder leases both nodes.
     let out = eventually(

@@ -50,9 +50,11 @@ async fn steps(console: &Console) -> Vec<(String, SlurmStep)> {
         .collect()
 }
 
-#[tokio::test]
-async fn a_quiet_window_in_the_pools_rules_keeps_a_busy_node_and_lets_the_idle_one_go() {
-    // cn-south-001 carries V100s.
+/// The demo fleet's first three hosts (cn-south-001 carries V100s) registered, a console
+/// on its own clock whose Slurm is a simulated partition `batch` (nodes n1, n2 of 2 GPUs
+/// on cn-south-001) with one long one-GPU job submitted at once, and the pool `batch`
+/// (V100s in cn-south) bound to it. Also the fleet's index of cn-south-001.
+async fn bound_pool(dir: &TempDir) -> (Fleet, Console, Arc<ManualClock>, usize) {
     let fleet = Fleet::start(&FleetConfig {
         hosts: 3,
         gpus_per_host: 4,
@@ -65,7 +67,6 @@ async fn a_quiet_window_in_the_pools_rules_keeps_a_busy_node_and_lets_the_idle_o
     let mut binding = Binding::parse(BINDING).unwrap();
     binding.partitions[0].slurmd = Vec::new();
     let nodes = [("n1".to_string(), 2), ("n2".to_string(), 2)];
-    // One long job, submitted at once.
     let partition = SimPartition::new(
         "batch",
         &nodes,
@@ -76,7 +77,6 @@ async fn a_quiet_window_in_the_pools_rules_keeps_a_busy_node_and_lets_the_idle_o
         }],
         86_400,
     );
-    let dir = TempDir::new("core-slurm-quiet");
     let clock = Arc::new(ManualClock::new(ebb_core::clock::now_ms()));
     let console = Console::open(ConsoleOptions {
         token_store: TokenStore::Memory,
@@ -93,7 +93,11 @@ async fn a_quiet_window_in_the_pools_rules_keeps_a_busy_node_and_lets_the_idle_o
     })
     .await
     .unwrap();
-    for host in fleet.hosts() {
+    let mut south = None;
+    for (index, host) in fleet.hosts().iter().enumerate() {
+        if host.name == "cn-south-001" {
+            south = Some(index);
+        }
         let entry = ebb_core::registry::HostEntry {
             name: host.name.clone(),
             url: host.url.clone(),
@@ -109,6 +113,29 @@ async fn a_quiet_window_in_the_pools_rules_keeps_a_busy_node_and_lets_the_idle_o
         .create_pool(&pool_input("batch", "V100", vec!["cn-south".into()], 4))
         .await
         .unwrap();
+    (
+        fleet,
+        console,
+        clock,
+        south.expect("cn-south-001 in the fleet"),
+    )
+}
+
+/// Moves `clock` a second every 25 ms until the task is aborted.
+pub(crate) fn tick(clock: &Arc<ManualClock>) -> tokio::task::JoinHandle<()> {
+    let clock = clock.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(25)).await;
+            clock.advance(Duration::from_secs(1));
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_quiet_window_in_the_pools_rules_keeps_a_busy_node_and_lets_the_idle_one_go() {
+    let dir = TempDir::new("core-slurm-quiet");
+    let (fleet, console, clock, _) = bound_pool(&dir).await;
     console
         .save_rules("batch", QUIET_RULES, None, true)
         .await
@@ -146,15 +173,7 @@ async fn a_quiet_window_in_the_pools_rules_keeps_a_busy_node_and_lets_the_idle_o
     .await;
     // Two minutes of the console's clock on, the busy node is neither drained nor gone.
     let until = clock.now_ms() + 120_000;
-    let ticking = {
-        let clock = clock.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(25)).await;
-                clock.advance(Duration::from_secs(1));
-            }
-        })
-    };
+    let ticking = tick(&clock);
     eventually("two minutes on", Duration::from_secs(60), || async {
         (clock.now_ms() >= until).then_some(())
     })
@@ -177,75 +196,10 @@ async fn a_quiet_window_in_the_pools_rules_keeps_a_busy_node_and_lets_the_idle_o
 
 #[tokio::test]
 async fn a_node_its_host_reclaims_is_drained_its_job_requeued_and_replaced_at_once() {
-    let fleet = Fleet::start(&FleetConfig {
-        hosts: 3,
-        gpus_per_host: 4,
-        sample_interval: Duration::from_millis(100),
-        release_grace: Duration::from_millis(100),
-        ..FleetConfig::default()
-    })
-    .await
-    .unwrap();
-    let mut binding = Binding::parse(BINDING).unwrap();
-    binding.partitions[0].slurmd = Vec::new();
-    let nodes = [("n1".to_string(), 2), ("n2".to_string(), 2)];
-    let partition = SimPartition::new(
-        "batch",
-        &nodes,
-        &[Arrival {
-            at_s: 0,
-            gpus: 1,
-            run_s: 86_000,
-        }],
-        86_400,
-    );
     let dir = TempDir::new("core-slurm-reclaim");
-    let clock = Arc::new(ManualClock::new(ebb_core::clock::now_ms()));
-    let console = Console::open(ConsoleOptions {
-        token_store: TokenStore::Memory,
-        enforcer: EnforcerConfig {
-            interval: Duration::from_millis(50),
-            ..EnforcerConfig::default()
-        },
-        clock: clock.clone(),
-        slurm: SlurmSetup {
-            api: Arc::new(SimSlurm::new(vec![partition])),
-            binding: Some(binding),
-        },
-        ..ConsoleOptions::new(dir.path())
-    })
-    .await
-    .unwrap();
-    let mut south = None;
-    for (index, host) in fleet.hosts().iter().enumerate() {
-        if host.name == "cn-south-001" {
-            south = Some(index);
-        }
-        let entry = ebb_core::registry::HostEntry {
-            name: host.name.clone(),
-            url: host.url.clone(),
-            region: host.region.clone(),
-            labels: Default::default(),
-            fingerprint: None,
-            has_token: false,
-            draining: false,
-        };
-        console.upsert_host(&entry, None).await.unwrap();
-    }
-    console
-        .create_pool(&pool_input("batch", "V100", vec!["cn-south".into()], 4))
-        .await
-        .unwrap();
+    let (fleet, console, clock, south) = bound_pool(&dir).await;
     set_desired(console.pool_store(), "batch", 2).await;
-    let ticking = {
-        let clock = clock.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(25)).await;
-                clock.advance(Duration::from_secs(1));
-            }
-        })
-    };
+    let ticking = tick(&clock);
     // One node, n1, with the job on it.
     let lease = eventually("the job running on n1", Duration::from_secs(30), || async {
         let view = console.pool_slurm("batch").await.ok()??;
@@ -256,7 +210,7 @@ async fn a_node_its_host_reclaims_is_drained_its_job_requeued_and_replaced_at_on
     // Its host's owner takes n1 back with a minute's notice (real time: it stays ours for
     // the whole test).
     fleet
-        .reclaim(south.unwrap(), &lease, Duration::from_secs(60))
+        .reclaim(south, &lease, Duration::from_secs(60))
         .await
         .unwrap();
     let view = eventually(
