@@ -51,6 +51,7 @@ fn pool_input(name: &str, max: u32) -> PoolInput {
         placement: PlacementPolicy::Pack,
         interruptible: false,
         release_at_unit_end: false,
+        spot: Default::default(),
     }
 }
 

@@ -748,6 +748,17 @@ export type ChangeReason =
  */
 { kind: "reclaimed"; host: string; gpus: number; until_ms: number } | 
 /**
+ * Spot of `model` in `region` was taken back `interruptions` times within
+ * `window_minutes`: new GPUs there go on demand until `until_ms` at the earliest, and
+ * after that once spot has been quiet (the circuit breaker opened; console-wide).
+ */
+{ kind: "spot_paused"; model: string; region: string; interruptions: number; window_minutes: number; until_ms: number } | 
+/**
+ * Spot of `model` in `region` has been quiet for `quiet_minutes`: new GPUs there may
+ * go on spot again (the circuit breaker closed; console-wide).
+ */
+{ kind: "spot_resumed"; model: string; region: string; quiet_minutes: number } | 
+/**
  * A host that was written off answers again: its stale leases are released.
  */
 { kind: "host_back"; host: string; leases: number } | 
@@ -1134,7 +1145,12 @@ retired_pages: number | null;
 /**
  * Xid error events seen since the agent started.
  */
-xid_errors: number | null }
+xid_errors: number | null; 
+/**
+ * Offered as spot: cheaper, and its host's owner may take a lease on it back with a
+ * notice (`POST /v1/leases/{id}/reclaim`). Older agents do not send it.
+ */
+spot?: boolean }
 /**
  * A process running on a GPU.
  */
@@ -1149,6 +1165,22 @@ name?: string | null;
  * GPU memory the process uses; `None` when the driver does not say.
  */
 used_memory_mib: number | null }
+/**
+ * A GPU count split by how it is paid.
+ */
+export type GpuSplit = { 
+/**
+ * On subscription.
+ */
+base: number; 
+/**
+ * On demand above the base.
+ */
+on_demand: number; 
+/**
+ * On spot.
+ */
+spot: number }
 /**
  * How the console sees a host right now.
  */
@@ -1809,7 +1841,11 @@ interruptible: boolean;
 /**
  * On scale-in, keep a GPU until its paid unit (hour, day, week) runs out.
  */
-release_at_unit_end: boolean }
+release_at_unit_end: boolean; 
+/**
+ * How the GPUs above the base split between on demand and spot.
+ */
+spot?: SpotMix }
 /**
  * One of our leases and the pool holding it.
  */
@@ -1858,7 +1894,11 @@ release_grace_s: number | null;
 /**
  * When its host takes it back (a reclaim's deadline), Unix ms.
  */
-reclaim_deadline_ms: number | null }
+reclaim_deadline_ms: number | null; 
+/**
+ * Its GPUs are offered as spot: priced at spot, and its host may take it back.
+ */
+spot?: boolean }
 /**
  * One reason a pool is not where it should be.
  */
@@ -1882,7 +1922,12 @@ export type PoolNote =
 /**
  * GPUs kept until their paid unit ends.
  */
-{ kind: "held_to_unit_end"; gpus: number }
+{ kind: "held_to_unit_end"; gpus: number } | 
+/**
+ * Spot is paused in `region` (too many reclaims lately): new GPUs there go on demand
+ * until `until_ms` at the earliest.
+ */
+{ kind: "spot_paused"; region: string; until_ms: number }
 /**
  * What the pool form offers, and when a slider move asks first.
  */
@@ -1988,6 +2033,19 @@ export type PoolView = { id: string; name: string; model: string; regions: strin
  * What the operator (or failover, or a rule) chose.
  */
 desired: number; base_gpus: number; term: Term; overlay: OverlayMode; placement: PlacementPolicy; interruptible: boolean; release_at_unit_end: boolean; 
+/**
+ * How the GPUs above the base split between on demand and spot.
+ */
+spot: SpotMix; 
+/**
+ * The desired count as the mix splits it (spot the pool may take; none while spot is
+ * paused in all its regions or the pool is not interruptible).
+ */
+split: GpuSplit; 
+/**
+ * Of the active leases, those on spot GPUs.
+ */
+spot_held: number; 
 /**
  * Active leases the agents report.
  */
@@ -2505,7 +2563,16 @@ released: ReleasedLease[];
 /**
  * What releasing them now would stop, when it stops anything.
  */
-release_warning: ReleaseWarning | null }
+release_warning: ReleaseWarning | null; 
+/**
+ * The new count as the pool's mix splits it.
+ */
+split: GpuSplit; 
+/**
+ * What its spot GPUs save an hour against the same GPUs on demand, in fen; `None`
+ * when spot has no price there.
+ */
+spot_saving_per_hour_fen: number | null }
 /**
  * "From … to … (in this time zone), at least / at most / exactly N GPUs".
  */
@@ -2782,7 +2849,35 @@ gpu_hours: number;
  * When this month's subscribed base is counted from: the month's start, or the pool's
  * creation when that came later (the base is paid pro rata from then).
  */
-base_from_ms: number }
+base_from_ms: number; 
+/**
+ * Of month to date, what spot GPUs cost.
+ */
+spot_fen?: number; 
+/**
+ * What the same spot GPU-hours would have cost on demand, less what they cost.
+ */
+spot_saved_fen?: number }
+/**
+ * A pool's mix above its subscribed base (EC2's `OnDemandBaseCapacity` and
+ * `OnDemandPercentageAboveBaseCapacity`): the first `on_demand_floor` GPUs above the base
+ * are on demand, and `spot_pct` percent of the rest on spot (rounded down, so on demand
+ * is never short of its share). Spot GPUs are those hosts offer as spot: cheaper, and
+ * taken back by their owner with a notice.
+ */
+export type SpotMix = { 
+/**
+ * GPUs above the base always on demand, whatever the share.
+ */
+on_demand_floor: number; 
+/**
+ * Of the GPUs above the base and the floor, the percentage on spot (0 to 100).
+ */
+spot_pct: number; 
+/**
+ * The most a spot GPU-hour may cost, in fen; `None`: any spot price.
+ */
+max_price_fen: number | null }
 /**
  * A cap on one step, per direction: the larger of a count and a share of the current
  * count (HPA's `selectPolicy: Max`), so `out_gpus = 4, out_pct = 100` is "×2 or +4".

@@ -51,6 +51,16 @@ pub enum PoolCommand {
         /// On scale-in, keep each GPU until its paid unit runs out.
         #[arg(long)]
         release_at_unit_end: bool,
+        /// GPUs above the base always on demand, whatever the spot share.
+        #[arg(long, value_name = "GPUS", default_value_t = 0)]
+        on_demand_floor: u32,
+        /// Of the GPUs above the base and the floor, the percentage on spot (0 to 100;
+        /// needs --interruptible).
+        #[arg(long, value_name = "PCT", default_value_t = 0)]
+        spot_pct: u32,
+        /// The most a spot GPU-hour may cost, in yuan (e.g. 9.50); any price when left out.
+        #[arg(long, value_name = "YUAN", value_parser = parse_yuan)]
+        spot_max_price: Option<i64>,
     },
     /// Every pool: desired, actual, phase, spend.
     List,
@@ -91,6 +101,26 @@ pub enum PoolCommand {
         /// The pool's name.
         name: String,
     },
+}
+
+/// Yuan with up to two decimals into fen, e.g. `9.5` → 950.
+fn parse_yuan(text: &str) -> Result<i64, String> {
+    let text = text.trim().trim_start_matches('¥');
+    let (whole, cents) = text.split_once('.').unwrap_or((text, ""));
+    let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !(cents.is_empty() || (digits(cents) && cents.len() <= 2)) {
+        return Err(format!(
+            "`{text}` is not an amount in yuan with at most two decimals, e.g. 9.50"
+        ));
+    }
+    let whole: i64 = whole
+        .parse()
+        .map_err(|_| format!("`{text}` is too large"))?;
+    let cents: i64 = format!("{cents:0<2}").parse().unwrap_or(0);
+    whole
+        .checked_mul(100)
+        .and_then(|fen| fen.checked_add(cents))
+        .ok_or_else(|| format!("`{text}` is too large"))
 }
 
 fn parse_placement(text: &str) -> Result<PlacementPolicy, String> {
@@ -166,6 +196,9 @@ async fn run_with(console: &Console, command: PoolCommand, json: bool) -> anyhow
             placement,
             interruptible,
             release_at_unit_end,
+            on_demand_floor,
+            spot_pct,
+            spot_max_price,
         } => {
             let input = PoolInput {
                 name,
@@ -179,6 +212,11 @@ async fn run_with(console: &Console, command: PoolCommand, json: bool) -> anyhow
                 placement,
                 interruptible,
                 release_at_unit_end,
+                spot: ebb_wire::pools::SpotMix {
+                    on_demand_floor,
+                    spot_pct,
+                    max_price_fen: spot_max_price,
+                },
             };
             let view = console.create_pool(&input).await?;
             if json {
@@ -637,6 +675,7 @@ mod tests {
             checkpoint_at_ms: None,
             release_grace_s: None,
             reclaim_deadline_ms: None,
+            spot: false,
         }
     }
 

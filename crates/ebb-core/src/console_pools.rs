@@ -166,7 +166,16 @@ impl Console {
         let known = self.pools.known_leases().await?;
         let pending = self.pools.intents().await?;
         let holder = self.pools.console_id().await?;
-        let targets = [crate::enforcer::target(pool, catalog)];
+        // Spot paused where the enforcer last said so.
+        let paused = self
+            .pools
+            .read_status(&pool.id)
+            .await?
+            .map(|(status, _)| crate::pools::spot_paused(&status))
+            .unwrap_or_default();
+        let targets = [crate::enforcer::target(pool, catalog, &|region: &str| {
+            paused.iter().any(|p| p == region)
+        })];
         let plan = reconcile::plan(&reconcile::Input {
             now_ms: self.pools.now_ms(),
             holder: &holder,

@@ -81,6 +81,7 @@ async fn seed_pool(console: &Console) {
         overlay: ebb_wire::plan::OverlayMode::Hour,
         placement: ebb_wire::pools::PlacementPolicy::Pack,
         interruptible: false,
+        spot: ebb_wire::pools::SpotMix::default(),
         release_at_unit_end: false,
     };
     if let Err(error) = console.create_pool(&input).await {
@@ -276,6 +277,7 @@ async fn seed_queue_pool(console: &Console) {
             overlay: ebb_wire::plan::OverlayMode::Hour,
             placement: ebb_wire::pools::PlacementPolicy::Pack,
             interruptible: false,
+            spot: ebb_wire::pools::SpotMix::default(),
             release_at_unit_end: false,
         };
         if let Err(error) = console.create_pool(&input).await {
@@ -319,6 +321,7 @@ async fn seed_spot_pool(console: &Console) {
         overlay: ebb_wire::plan::OverlayMode::Spot,
         placement: ebb_wire::pools::PlacementPolicy::Spread,
         interruptible: true,
+        spot: ebb_wire::pools::SpotMix::default(),
         release_at_unit_end: false,
     };
     if let Err(error) = console.create_pool(&input).await {

@@ -6,3 +6,4 @@ pub mod capacity;
 pub mod enforcer;
 pub mod pool_history;
 pub mod provider;
+pub(crate) mod spot;

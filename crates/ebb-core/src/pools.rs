@@ -10,9 +10,9 @@ use ebb_reconcile::placement;
 use ebb_reconcile::reconcile::{KnownLease, Pending, PoolStatus};
 use ebb_wire::agent::Lease;
 use ebb_wire::pools::{
-    ActivityEntry, Actor, BudgetState, HostMove, HostResult, ModelOffer, Outcome, PlacementPolicy,
-    PoolInput, PoolLeaseState, PoolLeaseView, PoolPhase, PoolSpend, PoolView, ScalePreview,
-    SpendSummary, SpendView,
+    ActivityEntry, Actor, BudgetState, GpuSplit, HostMove, HostResult, ModelOffer, Outcome,
+    PlacementPolicy, PoolInput, PoolLeaseState, PoolLeaseView, PoolPhase, PoolSpend, PoolView,
+    ScalePreview, SpendSummary, SpendView, SpotMix,
 };
 use ebb_wire::reasons::{ChangeReason, ConfirmationReason, PoolNote};
 use serde::{Deserialize, Serialize};
@@ -77,6 +77,8 @@ pub struct Pool {
     pub placement: PlacementPolicy,
     pub interruptible: bool,
     pub release_at_unit_end: bool,
+    /// How the GPUs above the base split between on demand and spot.
+    pub spot: SpotMix,
     /// The operator forced the current scale-in past the paid units.
     pub force_release: bool,
     /// Leases the operator chose to give back first on the current scale-in.
@@ -90,7 +92,7 @@ impl Pool {
         PoolPlan {
             base_gpus: self.base_gpus,
             term: self.term,
-            overlay: self.overlay,
+            overlay: self.on_demand_overlay(),
         }
     }
 
@@ -108,22 +110,68 @@ impl Pool {
         Ok(())
     }
 
-    /// The overlay's paid unit in ms.
-    pub fn unit_ms(&self) -> i64 {
-        i64::from(self.overlay.unit_hours()) * 3_600_000
+    /// The mix as the planner reads it: a spot overlay is every GPU above the base and the
+    /// floor on spot (on demand at the hour's price when spot cannot be had).
+    pub fn mix(&self) -> SpotMix {
+        let mut mix = self.spot;
+        if self.overlay == OverlayMode::Spot {
+            mix.spot_pct = ebb_reconcile::spot::MAX_SPOT_PCT;
+        }
+        if !self.interruptible {
+            mix.spot_pct = 0;
+        }
+        mix
     }
 
-    /// The overlay's price per GPU-hour by region, where the catalog has one (spot: its
-    /// current price; a day or week: spread over its hours).
+    /// How GPUs above the base are paid when on demand: the overlay, or the hour for a
+    /// spot overlay.
+    pub fn on_demand_overlay(&self) -> OverlayMode {
+        if self.overlay == OverlayMode::Spot {
+            OverlayMode::Hour
+        } else {
+            self.overlay
+        }
+    }
+
+    /// `desired` split by the mix; `spot_allowed` false while spot cannot be had anywhere
+    /// the pool may go.
+    pub fn split(&self, desired: u32, spot_allowed: bool) -> GpuSplit {
+        ebb_reconcile::spot::split(desired, self.base_gpus, &self.mix(), spot_allowed)
+    }
+
+    /// The spot price per GPU-hour by region where the pool may take spot: offered, and
+    /// within its max price. Empty for a pool that takes no spot.
+    pub fn spot_prices(&self, catalog: &Catalog) -> BTreeMap<String, i64> {
+        let mix = self.mix();
+        if mix.spot_pct == 0 {
+            return BTreeMap::new();
+        }
+        self.regions
+            .iter()
+            .filter_map(|region| {
+                let price = catalog.find(&self.model, region).ok()?.spot_hour?.fen();
+                ebb_reconcile::spot::within_max(&mix, Some(price)).then(|| (region.clone(), price))
+            })
+            .collect()
+    }
+
+    /// The overlay's paid unit in ms.
+    pub fn unit_ms(&self) -> i64 {
+        i64::from(self.on_demand_overlay().unit_hours()) * 3_600_000
+    }
+
+    /// The on-demand price per GPU-hour by region, where the catalog has one (a day or
+    /// week: spread over its hours; a spot overlay's on demand is the hour).
     pub fn hourly_prices(&self, catalog: &Catalog) -> BTreeMap<String, i64> {
+        let overlay = self.on_demand_overlay();
         self.regions
             .iter()
             .filter_map(|region| {
                 let entry = catalog.find(&self.model, region).ok()?;
-                let price = self.overlay.price(entry).ok()?;
+                let price = overlay.price(entry).ok()?;
                 Some((
                     region.clone(),
-                    price.fen() / i64::from(self.overlay.unit_hours()),
+                    price.fen() / i64::from(overlay.unit_hours()),
                 ))
             })
             .collect()
@@ -160,7 +208,7 @@ pub use store::{NewActivity, PoolStore};
 pub use validate::{HostFacts, Valid, model_offers, validate};
 pub use view::{
     RegionSpan, check_release_choice, pool_view, priced_pool, scale_preview, spend_csv,
-    spend_summary,
+    spend_summary, spot_paused,
 };
 
 #[cfg(test)]

@@ -35,6 +35,20 @@ pub struct PoolTarget {
     /// them, GPUs not leases, and releases only stale ones; it never rents for the pool
     /// nor gives its leases back on scale-in or a host's removal.
     pub external: bool,
+    /// Where spot GPUs may go, and how many of `desired` should.
+    pub spot: SpotTarget,
+}
+
+/// A pool's spot side for one pass.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SpotTarget {
+    /// How many of the desired GPUs go on spot (the mix's split; 0 when the pool is not
+    /// interruptible). Spot the pass cannot place goes on demand.
+    pub wanted: u32,
+    /// The spot price per GPU-hour by region, in fen, where spot may be taken: priced
+    /// within the pool's max, and its breaker closed. A pool that is not interruptible has
+    /// none, and never takes a GPU offered as spot.
+    pub prices: BTreeMap<String, i64>,
 }
 
 /// What one host showed this pass.
@@ -241,6 +255,9 @@ pub struct PoolStatus {
     /// Why the pool is not converging (the enforcer's, after the pass).
     #[serde(default)]
     pub notes: Vec<PoolNote>,
+    /// Of `actual`, the GPUs on spot.
+    #[serde(default)]
+    pub spot: u32,
 }
 
 /// What to do this pass.
@@ -305,6 +322,26 @@ pub fn plan(input: &Input<'_>) -> Plan {
             .push(lease);
     }
 
+    // GPUs offered as spot, by host and uuid.
+    let spot_gpus: HashSet<(&str, &str)> = input
+        .hosts
+        .iter()
+        .filter_map(|host| host.seen.as_ref().map(|seen| (host, seen)))
+        .flat_map(|(host, seen)| {
+            seen.gpus
+                .iter()
+                .filter(|gpu| gpu.spot)
+                .map(|gpu| (host.name.as_str(), gpu.uuid.as_str()))
+        })
+        .collect();
+    let mut spot_pending = vec![0u32; input.pools.len()];
+    for pending in input.pending {
+        if let Some(&p) = pool_index.get(pending.pool_id.as_str())
+            && spot_gpus.contains(&(pending.host.as_str(), pending.gpu_uuid.as_str()))
+        {
+            spot_pending[p] += 1;
+        }
+    }
     // Free GPUs per host: healthy, not held by any lease, not asked for by a pending request.
     let mut free: Vec<Vec<&Gpu>> = Vec::with_capacity(input.hosts.len());
     for (h, host) in input.hosts.iter().enumerate() {
@@ -352,6 +389,7 @@ pub fn plan(input: &Input<'_>) -> Plan {
                     checkpoint_at_ms: None,
                     release_grace_s: None,
                     reclaim_deadline_ms: None,
+                    spot: false,
                 });
             }
             continue;
@@ -446,6 +484,9 @@ pub fn plan(input: &Input<'_>) -> Plan {
             }
             let width = lease_width(lease, &input.pools[p]);
             status[p].actual += width;
+            if lease_is_spot(lease, &host.name, &spot_gpus) {
+                status[p].spot += width;
+            }
             host_view(&mut per_host[p], h, input.hosts).leased += width;
             status[p]
                 .leases
@@ -503,68 +544,127 @@ pub fn plan(input: &Input<'_>) -> Plan {
             })
             .copied()
             .collect();
-        // Hosts with matching free GPUs, and how many.
+        // Hosts with matching free GPUs, and how many: on demand, then spot where the
+        // pool may take it.
         let mut hosts_here: Vec<usize> = Vec::with_capacity(regions.len());
         let mut candidates: Vec<Candidate<'_>> = Vec::with_capacity(regions.len());
+        let mut spot_hosts: Vec<usize> = Vec::new();
+        let mut spot_candidates: Vec<Candidate<'_>> = Vec::new();
         for &h in &regions {
-            let count = free_models[h]
-                .iter()
-                .zip(&free[h])
-                .filter(|(model, gpu)| matching[**model] && !gpu.uuid.is_empty())
-                .count();
-            if count == 0 {
-                continue;
+            let host = &input.hosts[h];
+            let count = |spot: bool| {
+                let n = free_models[h]
+                    .iter()
+                    .zip(&free[h])
+                    .filter(|(model, gpu)| {
+                        matching[**model] && !gpu.uuid.is_empty() && gpu.spot == spot
+                    })
+                    .count();
+                u32::try_from(n).unwrap_or(u32::MAX)
+            };
+            let held_here = per_host[p].get(&h).map_or(0, |v| v.leased + v.pending);
+            let on_demand = count(false);
+            if on_demand > 0 {
+                hosts_here.push(h);
+                candidates.push(Candidate {
+                    host: &host.name,
+                    region: &host.region,
+                    free: on_demand,
+                    held: held_here,
+                    price_fen: region_price(pool, &host.region),
+                });
             }
-            hosts_here.push(h);
-            candidates.push(Candidate {
-                host: &input.hosts[h].name,
-                region: &input.hosts[h].region,
-                free: u32::try_from(count).unwrap_or(u32::MAX),
-                held: per_host[p].get(&h).map_or(0, |v| v.leased + v.pending),
-                price_fen: region_price(pool, &input.hosts[h].region),
-            });
+            let spot_price = pool.spot.prices.get(region_key(&host.region)).copied();
+            if spot_price.is_some() {
+                let spot = count(true);
+                if spot > 0 {
+                    spot_hosts.push(h);
+                    spot_candidates.push(Candidate {
+                        host: &host.name,
+                        region: &host.region,
+                        free: spot,
+                        held: held_here,
+                        price_fen: spot_price,
+                    });
+                }
+            }
         }
         if pool.external {
             // The binder rents and drains this pool's nodes; what is free is still shown.
         } else if pool.desired > have {
-            let placed = placement::place(pool.desired - have, &candidates, pool.policy);
-            status[p].short = placed.short;
-            for (c, count) in placed.takes {
-                let h = hosts_here[c];
-                let mut left = count;
-                // Take the host's first matching free GPUs; mark them taken for later pools.
-                for (i, gpu) in free[h].iter_mut().enumerate() {
-                    if left == 0 {
-                        break;
+            let need = pool.desired - have;
+            let spot_have = status[p].spot + spot_pending[p];
+            let spot_need = need.min(pool.spot.wanted.saturating_sub(spot_have));
+            let on_spot = placement::place(spot_need, &spot_candidates, pool.policy);
+            // Spot that no host offers goes on demand.
+            let on_demand =
+                placement::place(need - spot_need + on_spot.short, &candidates, pool.policy);
+            status[p].short = on_demand.short;
+            for (spot, placed, hosts, cands) in [
+                (true, &on_spot, &spot_hosts, &mut spot_candidates),
+                (false, &on_demand, &hosts_here, &mut candidates),
+            ] {
+                for &(c, count) in &placed.takes {
+                    let h = hosts[c];
+                    let mut left = count;
+                    // Take the host's first matching free GPUs of the kind; mark them taken
+                    // for later pools.
+                    for (i, gpu) in free[h].iter_mut().enumerate() {
+                        if left == 0 {
+                            break;
+                        }
+                        if matching[free_models[h][i]] && !gpu.uuid.is_empty() && gpu.spot == spot {
+                            out.creates.push(Create {
+                                pool_id: pool.id.clone(),
+                                host: input.hosts[h].name.clone(),
+                                gpu_uuid: gpu.uuid.clone(),
+                            });
+                            *gpu = &TAKEN;
+                            left -= 1;
+                        }
                     }
-                    if matching[free_models[h][i]] && !gpu.uuid.is_empty() {
-                        out.creates.push(Create {
-                            pool_id: pool.id.clone(),
-                            host: input.hosts[h].name.clone(),
-                            gpu_uuid: gpu.uuid.clone(),
-                        });
-                        *gpu = &TAKEN;
-                        left -= 1;
-                    }
+                    cands[c].free -= count;
+                    *created[p].entry(h).or_default() += count;
                 }
-                candidates[c].free -= count;
-                *created[p].entry(h).or_default() += count;
             }
         } else if pool.desired < have {
             let excess = (have - pool.desired).min(status[p].actual);
             let target = &input.pools[p];
-            let leases: Vec<Held> = held[p]
-                .iter()
-                .map(|(lease, h, util)| {
-                    held_lease(lease, &input.hosts[*h], *util, target, input.now_ms)
-                })
-                .collect();
-            let release =
-                placement::choose_release(excess, &leases, input.now_ms, pool.at_unit_end);
-            status[p].held_to_unit_end = release.deferred;
-            status[p].next_due_ms = release.next_due_ms;
-            for i in release.now {
+            // Keep the mix: spot above its share goes first, then on demand, then spot.
+            let spot_held = status[p].spot;
+            let on_demand_held = status[p].actual - spot_held;
+            let mut from_spot = excess.min(spot_held.saturating_sub(pool.spot.wanted));
+            let from_on_demand = (excess - from_spot).min(on_demand_held);
+            from_spot = excess - from_on_demand;
+            let mut now_released: Vec<usize> = Vec::new();
+            for (spot, count) in [(true, from_spot), (false, from_on_demand)] {
+                let kind: Vec<usize> = (0..held[p].len())
+                    .filter(|&i| {
+                        let (lease, h, _) = held[p][i];
+                        lease_is_spot(lease, &input.hosts[h].name, &spot_gpus) == spot
+                    })
+                    .collect();
+                let leases: Vec<Held> = kind
+                    .iter()
+                    .map(|&i| {
+                        let (lease, h, util) = held[p][i];
+                        held_lease(lease, &input.hosts[h], util, target, input.now_ms)
+                    })
+                    .collect();
+                let release =
+                    placement::choose_release(count, &leases, input.now_ms, pool.at_unit_end);
+                status[p].held_to_unit_end += release.deferred;
+                status[p].next_due_ms = match (status[p].next_due_ms, release.next_due_ms) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                now_released.extend(release.now.into_iter().map(|k| kind[k]));
+            }
+            for i in now_released {
                 let (lease, h, _) = held[p][i];
+                if lease_is_spot(lease, &input.hosts[h].name, &spot_gpus) {
+                    status[p].spot -= 1;
+                }
                 out.releases.push(ReleaseOrder {
                     host: input.hosts[h].name.clone(),
                     lease_id: lease.id.clone(),
@@ -603,6 +703,9 @@ pub fn plan(input: &Input<'_>) -> Plan {
         for (i, &(lease, h, util)) in draining[p].iter().enumerate() {
             if i >= release_count {
                 status[p].actual += 1;
+                if lease_is_spot(lease, &input.hosts[h].name, &spot_gpus) {
+                    status[p].spot += 1;
+                }
                 host_view(&mut per_host[p], h, input.hosts).leased += 1;
                 let mut view = lease_view(lease, &input.hosts[h], &no_util, PoolLeaseState::Active);
                 view.util_pct = util;
@@ -668,6 +771,7 @@ static TAKEN: Gpu = Gpu {
     ecc_uncorrected: None,
     retired_pages: None,
     xid_errors: None,
+    spot: false,
 };
 
 /// A lease as a release candidate: its mean utilization, its region's price, its paid unit.
@@ -690,6 +794,14 @@ fn held_lease(
         safe: lease.checkpoint_at_ms.is_some(),
         chosen: pool.release_first.contains(&lease.id),
     }
+}
+
+/// Whether a lease holds a GPU its host offers as spot.
+fn lease_is_spot(lease: &Lease, host: &str, spot_gpus: &HashSet<(&str, &str)>) -> bool {
+    lease
+        .gpu_uuids
+        .iter()
+        .any(|uuid| spot_gpus.contains(&(host, uuid.as_str())))
 }
 
 /// How many of the pool's GPUs a lease counts for: its GPUs in an external pool (a Slurm
@@ -751,6 +863,11 @@ pub fn lease_view(
         reclaim_deadline_ms: lease
             .reclaim_deadline_ms
             .map(|at| i64::try_from(at).unwrap_or(i64::MAX)),
+        spot: host.seen.as_ref().is_some_and(|seen| {
+            seen.gpus
+                .iter()
+                .any(|gpu| gpu.spot && lease.gpu_uuids.contains(&gpu.uuid))
+        }),
     }
 }
 

@@ -89,6 +89,10 @@ pub struct Gpu {
     pub retired_pages: Option<u32>,
     /// Xid error events seen since the agent started.
     pub xid_errors: Option<u32>,
+    /// Offered as spot: cheaper, and its host's owner may take a lease on it back with a
+    /// notice (`POST /v1/leases/{id}/reclaim`). Older agents do not send it.
+    #[serde(default)]
+    pub spot: bool,
 }
 
 /// A process running on a GPU.
@@ -274,6 +278,10 @@ pub struct Lease {
     /// `None`: not reclaimed, or an agent that cannot reclaim.
     #[serde(default)]
     pub reclaim_deadline_ms: Option<u64>,
+    /// It holds GPUs its host offers as spot (priced at spot; its owner may reclaim it).
+    /// Older agents do not send it.
+    #[serde(default)]
+    pub spot: bool,
 }
 
 /// The body of `POST /v1/leases/{id}/reclaim` (admin scope): how long the holder has

@@ -45,6 +45,36 @@ pub struct PoolInput {
     pub interruptible: bool,
     /// On scale-in, keep a GPU until its paid unit (hour, day, week) runs out.
     pub release_at_unit_end: bool,
+    /// How the GPUs above the base split between on demand and spot.
+    #[serde(default)]
+    pub spot: SpotMix,
+}
+
+/// A pool's mix above its subscribed base (EC2's `OnDemandBaseCapacity` and
+/// `OnDemandPercentageAboveBaseCapacity`): the first `on_demand_floor` GPUs above the base
+/// are on demand, and `spot_pct` percent of the rest on spot (rounded down, so on demand
+/// is never short of its share). Spot GPUs are those hosts offer as spot: cheaper, and
+/// taken back by their owner with a notice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Type)]
+#[serde(default)]
+pub struct SpotMix {
+    /// GPUs above the base always on demand, whatever the share.
+    pub on_demand_floor: u32,
+    /// Of the GPUs above the base and the floor, the percentage on spot (0 to 100).
+    pub spot_pct: u32,
+    /// The most a spot GPU-hour may cost, in fen; `None`: any spot price.
+    pub max_price_fen: Option<i64>,
+}
+
+/// A GPU count split by how it is paid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Type)]
+pub struct GpuSplit {
+    /// On subscription.
+    pub base: u32,
+    /// On demand above the base.
+    pub on_demand: u32,
+    /// On spot.
+    pub spot: u32,
 }
 
 /// Where a pool stands against what the operator chose.
@@ -116,6 +146,9 @@ pub struct PoolLeaseView {
     pub release_grace_s: Option<u32>,
     /// When its host takes it back (a reclaim's deadline), Unix ms.
     pub reclaim_deadline_ms: Option<i64>,
+    /// Its GPUs are offered as spot: priced at spot, and its host may take it back.
+    #[serde(default)]
+    pub spot: bool,
 }
 
 /// What a pool has cost this month, and where the month is heading.
@@ -133,6 +166,12 @@ pub struct SpendView {
     /// When this month's subscribed base is counted from: the month's start, or the pool's
     /// creation when that came later (the base is paid pro rata from then).
     pub base_from_ms: i64,
+    /// Of month to date, what spot GPUs cost.
+    #[serde(default)]
+    pub spot_fen: i64,
+    /// What the same spot GPU-hours would have cost on demand, less what they cost.
+    #[serde(default)]
+    pub spot_saved_fen: i64,
 }
 
 /// Spend across every pool this month, against the operator's monthly budget.
@@ -199,6 +238,13 @@ pub struct PoolView {
     pub placement: PlacementPolicy,
     pub interruptible: bool,
     pub release_at_unit_end: bool,
+    /// How the GPUs above the base split between on demand and spot.
+    pub spot: SpotMix,
+    /// The desired count as the mix splits it (spot the pool may take; none while spot is
+    /// paused in all its regions or the pool is not interruptible).
+    pub split: GpuSplit,
+    /// Of the active leases, those on spot GPUs.
+    pub spot_held: u32,
     /// Active leases the agents report.
     pub actual: u32,
     pub pending: u32,
@@ -290,6 +336,11 @@ pub struct ScalePreview {
     pub released: Vec<ReleasedLease>,
     /// What releasing them now would stop, when it stops anything.
     pub release_warning: Option<ReleaseWarning>,
+    /// The new count as the pool's mix splits it.
+    pub split: GpuSplit,
+    /// What its spot GPUs save an hour against the same GPUs on demand, in fen; `None`
+    /// when spot has no price there.
+    pub spot_saving_per_hour_fen: Option<i64>,
 }
 
 /// Who made a change.

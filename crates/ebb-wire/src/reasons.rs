@@ -179,6 +179,23 @@ pub enum ChangeReason {
         gpus: u32,
         until_ms: i64,
     },
+    /// Spot of `model` in `region` was taken back `interruptions` times within
+    /// `window_minutes`: new GPUs there go on demand until `until_ms` at the earliest, and
+    /// after that once spot has been quiet (the circuit breaker opened; console-wide).
+    SpotPaused {
+        model: String,
+        region: String,
+        interruptions: u32,
+        window_minutes: u32,
+        until_ms: i64,
+    },
+    /// Spot of `model` in `region` has been quiet for `quiet_minutes`: new GPUs there may
+    /// go on spot again (the circuit breaker closed; console-wide).
+    SpotResumed {
+        model: String,
+        region: String,
+        quiet_minutes: u32,
+    },
     /// A host that was written off answers again: its stale leases are released.
     HostBack { host: String, leases: u32 },
     /// A host was registered (console-wide: no pool).
@@ -295,6 +312,24 @@ impl fmt::Display for ChangeReason {
                 f,
                 "{host} takes back {} (its owner's reclaim notice): a replacement is ordered now",
                 counted(*gpus, "GPU", "GPUs")
+            ),
+            ChangeReason::SpotPaused {
+                model,
+                region,
+                interruptions,
+                window_minutes,
+                ..
+            } => write!(
+                f,
+                "spot {model} in {region} taken back {interruptions} times in {window_minutes} min: new GPUs there go on demand until it is quiet"
+            ),
+            ChangeReason::SpotResumed {
+                model,
+                region,
+                quiet_minutes,
+            } => write!(
+                f,
+                "spot {model} in {region} quiet for {quiet_minutes} min: new GPUs there may go on spot again"
             ),
             ChangeReason::Failover {
                 host,
@@ -592,6 +627,9 @@ pub enum PoolNote {
     Lost { gpus: u32 },
     /// GPUs kept until their paid unit ends.
     HeldToUnitEnd { gpus: u32 },
+    /// Spot is paused in `region` (too many reclaims lately): new GPUs there go on demand
+    /// until `until_ms` at the earliest.
+    SpotPaused { region: String, until_ms: i64 },
 }
 
 impl fmt::Display for PoolNote {
@@ -622,6 +660,10 @@ impl fmt::Display for PoolNote {
                     counted(*gpus, "GPU", "GPUs")
                 )
             }
+            PoolNote::SpotPaused { region, .. } => write!(
+                f,
+                "spot paused in {region} after repeated reclaims: new GPUs there go on demand"
+            ),
         }
     }
 }

@@ -20,6 +20,8 @@ pub struct GpuSlot {
     pub index: u32,
     pub uuid: String,
     pub healthy: bool,
+    /// Offered as spot: a lease on it is a spot lease.
+    pub spot: bool,
 }
 
 /// Why a lease call was refused. Each maps to one HTTP status.
@@ -276,6 +278,7 @@ impl Ledger {
             checkpoint_at_ms: None,
             release_grace_s: None,
             reclaim_deadline_ms: None,
+            spot: chosen.iter().any(|gpu| gpu.spot),
         }))
     }
 
@@ -483,6 +486,7 @@ mod tests {
                 index,
                 uuid: format!("GPU-{index}"),
                 healthy: true,
+                spot: false,
             })
             .collect()
     }

@@ -356,6 +356,7 @@ impl LeaseService {
                 index: gpu.index,
                 uuid: gpu.uuid.clone(),
                 healthy: gpu.healthy,
+                spot: gpu.spot,
             })
             .collect();
         let mut ledger = self.ledger.lock().await;

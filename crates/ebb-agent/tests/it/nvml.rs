@@ -56,6 +56,7 @@ fn a100(index: u32, uuid: &str) -> Gpu {
         ecc_uncorrected: Some(1),
         retired_pages: Some(3),
         xid_errors: Some(2),
+        spot: false,
     }
 }
 
@@ -110,6 +111,7 @@ fn nvml_readings_a_card_cannot_give_are_none_not_zero() {
         ecc_uncorrected: Some(0),
         retired_pages: Some(0),
         xid_errors: Some(0),
+        spot: false,
         ..Gpu::default()
     };
     assert_eq!(probe.read(0), vec![expected]);

@@ -20,7 +20,7 @@ use ebb_telemetry::client::ClientConfig;
 use ebb_telemetry::fanout::fan_out;
 use ebb_wire::agent::{AgentErrorKind, ConsoleTerm};
 use ebb_wire::pools::{Actor, HostResult};
-use ebb_wire::reasons::{ChangeReason, HostProblem};
+use ebb_wire::reasons::{ChangeReason, HostProblem, PoolNote};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -170,6 +170,7 @@ impl Enforcer {
             rules: RulesRunner::default(),
             slurm: crate::slurm::binder::SlurmBinder::new(slurm),
             reclaims_said: std::collections::HashSet::new(),
+            spot: crate::enforce::spot::SpotBreakers::new(Default::default()),
         };
         let wake_loop = wake.clone();
         let task = tokio::spawn(async move {
@@ -276,6 +277,8 @@ struct Loop {
     /// Reclaimed leases already logged (each said once while it lasts; after a restart,
     /// once more).
     reclaims_said: std::collections::HashSet<String>,
+    /// The spot circuit breakers per model × region.
+    spot: crate::enforce::spot::SpotBreakers,
 }
 
 /// What the hosts answered to a term's announcement: every registered host's name, and
@@ -367,19 +370,6 @@ impl Loop {
         self.provider.prepare(&specs).await;
         let catalog = ActiveCatalog::prices(&self.data_dir);
         self.slurm.reload(&self.data_dir);
-        let targets: Vec<PoolTarget> = recorded
-            .pools
-            .iter()
-            .map(|pool| {
-                let plain = target(pool, &catalog);
-                PoolTarget {
-                    external: self.slurm.binds(&pool.name),
-                    // A bound pool holds whole nodes: settled at its count rounded up.
-                    desired: self.slurm.settled_gpus(pool).unwrap_or(plain.desired),
-                    ..plain
-                }
-            })
-            .collect();
 
         // Observe, all at once, every host the enforcer has business with.
         let scoped: Vec<HostEntry> = specs
@@ -389,6 +379,27 @@ impl Loop {
         let mut hosts =
             crate::provider::observe(&self.provider, &scoped, self.config.concurrency).await;
         self.note_down_since(&mut hosts, now).await?;
+
+        // Reclaims count for the spot breakers before this pass plans: one that opens its
+        // breaker sends its own replacement on demand.
+        self.spot
+            .before_plan(&self.store, &recorded.pools, &hosts, &holder, now)
+            .await?;
+        let breakers = &self.spot;
+        let targets: Vec<PoolTarget> = recorded
+            .pools
+            .iter()
+            .map(|pool| {
+                let paused = |region: &str| breakers.paused_until(&pool.model, region).is_some();
+                let plain = target(pool, &catalog, &paused);
+                PoolTarget {
+                    external: self.slurm.binds(&pool.name),
+                    // A bound pool holds whole nodes: settled at its count rounded up.
+                    desired: self.slurm.settled_gpus(pool).unwrap_or(plain.desired),
+                    ..plain
+                }
+            })
+            .collect();
 
         // Requests whose answer never came: the same key again, where the host answers.
         let mut tally = Tally::default();
@@ -495,6 +506,24 @@ impl Loop {
             &holder,
             &recorded.open,
         );
+        let mut settled = settled;
+        // Spot paused where a pool would take it: said on the pool.
+        for status in &mut settled.statuses {
+            let Some(pool) = recorded.pools.iter().find(|p| p.id == status.pool_id) else {
+                continue;
+            };
+            if pool.mix().spot_pct == 0 {
+                continue;
+            }
+            for region in &pool.regions {
+                if let Some(until_ms) = self.spot.paused_until(&pool.model, region) {
+                    status.notes.push(PoolNote::SpotPaused {
+                        region: region.clone(),
+                        until_ms,
+                    });
+                }
+            }
+        }
         for change in &settled.changes {
             self.store
                 .update_change(change.id, &change.results, change.outcome)
@@ -738,8 +767,16 @@ fn failover_entry(pool: &Pool, reason: ChangeReason) -> NewActivity {
     }
 }
 
-/// The planner's view of a pool.
-pub(crate) fn target(pool: &Pool, catalog: &ebb_cost::Catalog) -> PoolTarget {
+/// The planner's view of a pool; `paused` says whether spot of its model is paused in a
+/// region (the breaker).
+pub(crate) fn target(
+    pool: &Pool,
+    catalog: &ebb_cost::Catalog,
+    paused: &dyn Fn(&str) -> bool,
+) -> PoolTarget {
+    let mut spot_prices = pool.spot_prices(catalog);
+    spot_prices.retain(|region, _| !paused(region));
+    let wanted = pool.split(pool.desired, !spot_prices.is_empty()).spot;
     PoolTarget {
         id: pool.id.clone(),
         model: pool.model.clone(),
@@ -751,5 +788,9 @@ pub(crate) fn target(pool: &Pool, catalog: &ebb_cost::Catalog) -> PoolTarget {
         prices: pool.hourly_prices(catalog),
         release_first: pool.release_first.clone(),
         external: false,
+        spot: ebb_reconcile::reconcile::SpotTarget {
+            wanted,
+            prices: spot_prices,
+        },
     }
 }

@@ -23,7 +23,7 @@ pub(crate) fn random_hex(bytes: usize) -> String {
     buf.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-pub(super) const POOL_COLUMNS: &str = "id, name, model, regions, min_gpus, max_gpus, desired, base_gpus, term, overlay, placement, interruptible, release_at_unit_end, force_release, release_first, created_at_ms";
+pub(super) const POOL_COLUMNS: &str = "id, name, model, regions, min_gpus, max_gpus, desired, base_gpus, term, overlay, placement, interruptible, release_at_unit_end, force_release, release_first, created_at_ms, spot_mix";
 
 pub(super) fn pool_row(row: &crate::db::DbRow) -> Pool {
     let regions: String = row.get("regions");
@@ -50,6 +50,7 @@ pub(super) fn pool_row(row: &crate::db::DbRow) -> Pool {
         release_first: serde_json::from_str(row.get::<&str, _>("release_first"))
             .unwrap_or_default(),
         created_at_ms: row.get("created_at_ms"),
+        spot: serde_json::from_str(row.get::<&str, _>("spot_mix")).unwrap_or_default(),
     }
 }
 
@@ -165,7 +166,7 @@ impl PoolStore {
         let mut tx = self.db.begin_write().await?;
         save(
             &mut tx,
-            "INSERT INTO pools (name, model, regions, min_gpus, max_gpus, desired, base_gpus, term, overlay, placement, interruptible, release_at_unit_end, updated_at_ms, id, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $13)",
+            "INSERT INTO pools (name, model, regions, min_gpus, max_gpus, desired, base_gpus, term, overlay, placement, interruptible, release_at_unit_end, updated_at_ms, id, spot_mix, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $13)",
             &pool,
             now,
         )
@@ -202,7 +203,7 @@ impl PoolStore {
         let now = self.now_ms();
         save(
             &mut tx,
-            "UPDATE pools SET name = $1, model = $2, regions = $3, min_gpus = $4, max_gpus = $5, desired = $6, base_gpus = $7, term = $8, overlay = $9, placement = $10, interruptible = $11, release_at_unit_end = $12, updated_at_ms = $13 WHERE id = $14",
+            "UPDATE pools SET name = $1, model = $2, regions = $3, min_gpus = $4, max_gpus = $5, desired = $6, base_gpus = $7, term = $8, overlay = $9, placement = $10, interruptible = $11, release_at_unit_end = $12, updated_at_ms = $13, spot_mix = $15 WHERE id = $14",
             &pool,
             now,
         )
@@ -397,6 +398,32 @@ impl PoolStore {
         .fetch_all(self.pool())
         .await?;
         Ok(rows.iter().map(activity_row).collect())
+    }
+
+    /// Every activity entry at or after `from_ms`, oldest first (the spot breakers read
+    /// the reclaims and their switches back from it).
+    pub async fn activity_since(&self, from_ms: i64) -> Result<Vec<ActivityEntry>, PoolError> {
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE at_ms >= $1 ORDER BY id"
+        )))
+        .bind(from_ms)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows.iter().map(activity_row).collect())
+    }
+
+    /// A console-wide entry (no pool), done when written.
+    pub async fn log_console(&self, actor: Actor, reason: &ChangeReason) -> Result<i64, PoolError> {
+        let now = self.now_ms();
+        let id = sqlx::query_scalar(
+            "INSERT INTO activity (at_ms, pool_id, pool_name, actor, from_gpus, to_gpus, reason, results, outcome, finished_at_ms) VALUES ($1, '', '', $2, 0, 0, $3, '[]', 'done', $1) RETURNING id",
+        )
+        .bind(now)
+        .bind(actor_word(actor))
+        .bind(reason.to_stored())
+        .fetch_one(self.pool())
+        .await?;
+        Ok(id)
     }
 
     /// The newest activity entry's id (0 when there is none).
@@ -615,7 +642,7 @@ impl PoolStore {
         since_ms: i64,
     ) -> Result<Vec<super::RegionSpan>, PoolError> {
         let rows = sqlx::query(
-            "SELECT l.granted_at_ms, l.ended_at_ms, l.gpu_uuids, h.region FROM pool_leases l LEFT JOIN hosts h ON h.name = l.host WHERE l.pool_id = $1 AND (l.ended_at_ms IS NULL OR l.ended_at_ms >= $2)",
+            "SELECT l.granted_at_ms, l.ended_at_ms, l.gpu_uuids, l.spot, h.region FROM pool_leases l LEFT JOIN hosts h ON h.name = l.host WHERE l.pool_id = $1 AND (l.ended_at_ms IS NULL OR l.ended_at_ms >= $2)",
         )
         .bind(pool_id)
         .bind(since_ms)
@@ -631,6 +658,7 @@ impl PoolStore {
                         .map_or(1, |uuids| u32::try_from(uuids.len()).unwrap_or(1)),
                 },
                 region: row.get("region"),
+                spot: row.get::<i64, _>("spot") != 0,
             })
             .collect())
     }
@@ -903,7 +931,7 @@ pub(super) async fn upsert_lease(
 ) -> Result<(), PoolError> {
     let ended = lease.released_at_ms.and_then(|ms| i64::try_from(ms).ok());
     sqlx::query(
-        "INSERT INTO pool_leases (host, lease_id, pool_id, gpu_uuids, gpu_indexes, fencing_token, granted_at_ms, ended_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (host, lease_id) DO UPDATE SET ended_at_ms = COALESCE(excluded.ended_at_ms, pool_leases.ended_at_ms)",
+        "INSERT INTO pool_leases (host, lease_id, pool_id, gpu_uuids, gpu_indexes, fencing_token, granted_at_ms, ended_at_ms, spot) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (host, lease_id) DO UPDATE SET ended_at_ms = COALESCE(excluded.ended_at_ms, pool_leases.ended_at_ms)",
     )
     .bind(host)
     .bind(&lease.id)
@@ -913,13 +941,14 @@ pub(super) async fn upsert_lease(
     .bind(i64::try_from(lease.fencing_token).unwrap_or(i64::MAX))
     .bind(i64::try_from(lease.created_at_ms).unwrap_or(0))
     .bind(ended)
+    .bind(i64::from(lease.spot))
     .execute(&mut **tx)
     .await?;
     Ok(())
 }
 
 /// Writes a pool's settings with `sql`, whose parameters are the settings (1 to 12),
-/// the time (13) and the id (14); a name taken by another pool is refused.
+/// the time (13), the id (14) and the spot mix (15); a name taken by another pool is refused.
 pub(super) async fn save(
     tx: &mut sqlx::AnyConnection,
     sql: &'static str,
@@ -941,6 +970,7 @@ pub(super) async fn save(
         .bind(i64::from(pool.release_at_unit_end))
         .bind(now)
         .bind(&pool.id)
+        .bind(serde_json::to_string(&pool.spot).unwrap_or_default())
         .execute(tx)
         .await;
     match result {

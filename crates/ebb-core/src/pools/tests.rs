@@ -13,6 +13,7 @@ fn input(name: &str, model: &str, regions: &[&str], min: u32, max: u32) -> PoolI
         placement: PlacementPolicy::Pack,
         interruptible: false,
         release_at_unit_end: false,
+        spot: Default::default(),
     }
 }
 
@@ -661,6 +662,7 @@ fn a_cross_region_placement_is_priced_per_region() {
         checkpoint_at_ms: None,
         release_grace_s: None,
         reclaim_deadline_ms: None,
+        spot: false,
     };
     let held = PoolStatus {
         actual: 6,
@@ -683,6 +685,7 @@ fn a_cross_region_placement_is_priced_per_region() {
                 gpus: l.gpu_uuids.len() as u32,
             },
             region: Some(l.region.clone()),
+            spot: false,
         })
         .collect();
     let view = pool_view(&pool, Some((held.clone(), 3_000)), &spans, &catalog, 3_000);

@@ -225,6 +225,7 @@ pub fn validate(
             "spot GPUs can be interrupted: mark the pool interruptible to use them",
         ));
     }
+    let spot = check_spot(input, model, &regions, catalog)?;
     for region in &regions {
         if let Ok(entry) = catalog.find(model, region) {
             overlay
@@ -250,8 +251,78 @@ pub fn validate(
         placement: input.placement,
         interruptible: input.interruptible,
         release_at_unit_end: input.release_at_unit_end,
+        spot,
         force_release: false,
         release_first: Vec::new(),
         created_at_ms: 0,
     }))
+}
+
+/// The pool's spot mix, checked: a share of at most 100, only on an interruptible pool, a
+/// floor within max, a max price above 0 that some spot offer in the pool's regions meets.
+fn check_spot(
+    input: &PoolInput,
+    model: &str,
+    regions: &[String],
+    catalog: &Catalog,
+) -> Result<SpotMix, PoolError> {
+    let mix = input.spot;
+    if mix.spot_pct > ebb_reconcile::spot::MAX_SPOT_PCT {
+        return Err(invalid(
+            "spot_pct",
+            format!("{} is more than 100 (percent)", mix.spot_pct),
+        ));
+    }
+    if mix.spot_pct > 0 && !input.interruptible {
+        return Err(invalid(
+            "spot_pct",
+            "spot GPUs can be interrupted: mark the pool interruptible to use them",
+        ));
+    }
+    if mix.on_demand_floor > input.max {
+        return Err(invalid(
+            "on_demand_floor",
+            format!(
+                "{} is more than max ({}): the pool could never hold them",
+                mix.on_demand_floor, input.max
+            ),
+        ));
+    }
+    if let Some(max) = mix.max_price_fen
+        && max <= 0
+    {
+        return Err(invalid(
+            "max_price_fen",
+            format!("{max} fen: a max price must be more than 0"),
+        ));
+    }
+    let takes_spot = mix.spot_pct > 0 || input.overlay == OverlayMode::Spot;
+    if takes_spot {
+        let offers: Vec<ebb_cost::Money> = regions
+            .iter()
+            .filter_map(|region| catalog.find(model, region).ok()?.spot_hour)
+            .collect();
+        let Some(cheapest) = offers.iter().min() else {
+            return Err(invalid(
+                "spot_pct",
+                format!(
+                    "the catalog has no spot price for {model} in {}: nothing could go on spot",
+                    regions.join(", ")
+                ),
+            ));
+        };
+        if let Some(max) = mix.max_price_fen
+            && max < cheapest.fen()
+        {
+            return Err(invalid(
+                "max_price_fen",
+                format!(
+                    "{} an hour is under every spot offer in {} (the cheapest is {cheapest}): nothing would go on spot",
+                    ebb_cost::Money::from_fen(max),
+                    regions.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(mix)
 }

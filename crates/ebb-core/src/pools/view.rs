@@ -29,6 +29,7 @@ pub fn pool_view(
         (PoolPhase::ScalingIn, status.notes.clone())
     };
     let (spend, spend_problem) = spend_view(pool, &status, spans, catalog, now);
+    let split = pool.split(pool.desired, spot_open(pool, &status));
     PoolView {
         id: pool.id.clone(),
         name: pool.name.clone(),
@@ -43,6 +44,9 @@ pub fn pool_view(
         placement: pool.placement,
         interruptible: pool.interruptible,
         release_at_unit_end: pool.release_at_unit_end,
+        spot: pool.spot,
+        split,
+        spot_held: status.spot,
         actual: status.actual,
         pending: status.pending,
         releasing: status.releasing,
@@ -56,6 +60,24 @@ pub fn pool_view(
         spend,
         spend_problem,
     }
+}
+
+/// The regions where the enforcer last found spot paused for the pool (its notes).
+pub fn spot_paused(status: &PoolStatus) -> Vec<String> {
+    status
+        .notes
+        .iter()
+        .filter_map(|note| match note {
+            PoolNote::SpotPaused { region, .. } => Some(region.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether any of the pool's regions may take spot now (not all paused).
+fn spot_open(pool: &Pool, status: &PoolStatus) -> bool {
+    let paused = spot_paused(status);
+    pool.regions.iter().any(|region| !paused.contains(region))
 }
 
 /// The catalog entry that prices a pool: its cheapest priced region (by the overlay's hour).
@@ -93,6 +115,8 @@ pub(super) fn price_entry<'c>(
 pub struct RegionSpan {
     pub span: LeaseSpan,
     pub region: Option<String>,
+    /// It held spot GPUs: priced at spot.
+    pub spot: bool,
 }
 
 /// The pool as it is priced now: one price function for every figure (previews, spend,
@@ -246,6 +270,8 @@ pub(super) fn spend_view(
                 projected_month_fen: spend.projected_month.fen(),
                 run_rate_per_hour_fen: spend.run_rate_per_hour.fen(),
                 gpu_hours: spend.gpu_hours,
+                spot_fen: 0,
+                spot_saved_fen: 0,
             }),
             None,
         ),
@@ -413,6 +439,8 @@ pub fn scale_preview(
         cost_problem: problem,
         release_warning: release_warning(&released, grace_s),
         released,
+        split: pool.split(to, spot_open(pool, status)),
+        spot_saving_per_hour_fen: None,
     }
 }
 
@@ -697,6 +725,7 @@ mod tests {
             checkpoint_at_ms: None,
             release_grace_s: grace,
             reclaim_deadline_ms: None,
+            spot: false,
         }
     }
 
@@ -791,6 +820,7 @@ mod tests {
                 checkpoint_at_ms: None,
                 release_grace_s: None,
                 reclaim_deadline_ms: None,
+                spot: false,
             },
             PoolLeaseView {
                 lease_id: "idle".into(),
@@ -805,6 +835,7 @@ mod tests {
                 checkpoint_at_ms: None,
                 release_grace_s: None,
                 reclaim_deadline_ms: None,
+                spot: false,
             },
         ];
         let refs: Vec<&PoolLeaseView> = active.iter().collect();

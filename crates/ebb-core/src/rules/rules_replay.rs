@@ -447,6 +447,7 @@ action = "-1"
             force_release: false,
             release_first: Vec::new(),
             created_at_ms: 0,
+            spot: Default::default(),
         }
     }
 

@@ -35,6 +35,7 @@ pub(crate) fn pool_input(
         placement: ebb_wire::pools::PlacementPolicy::Pack,
         interruptible: false,
         release_at_unit_end: false,
+        spot: Default::default(),
     }
 }
 

@@ -155,6 +155,7 @@ impl Cloud {
             checkpoint_at_ms: None,
             release_grace_s: Some(0),
             reclaim_deadline_ms: None,
+            spot: false,
         };
         self.by_key.insert(rent.key.clone(), lease.clone());
         self.leases
@@ -271,6 +272,7 @@ async fn setup(name: &str, cloud: Arc<FakeCloud>) -> Setup {
         placement: PlacementPolicy::Spread,
         interruptible: false,
         release_at_unit_end: false,
+        spot: Default::default(),
     };
     let valid = pools::validate(&input, &facts, &ActiveCatalog::prices(&dir)).unwrap();
     store.create(valid).await.unwrap();

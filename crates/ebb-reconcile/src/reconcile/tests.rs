@@ -143,6 +143,7 @@ impl World {
                 checkpoint_at_ms: None,
                 release_grace_s: None,
                 reclaim_deadline_ms: None,
+                spot: false,
             };
             self.known.push(KnownLease {
                 host: host.name.clone(),
@@ -206,7 +207,67 @@ fn pool(id: &str, model: &str, regions: &[&str], desired: u32) -> PoolTarget {
         .collect(),
         release_first: Vec::new(),
         external: false,
+        spot: SpotTarget::default(),
     }
+}
+
+/// Spot GPUs on host `s` (cn-east, 4 A100s), on demand elsewhere.
+fn spot_fleet() -> World {
+    let mut world = World::new(&[
+        ("a", "cn-east", 4, "NVIDIA A100-SXM4-80GB"),
+        ("s", "cn-east", 4, "NVIDIA A100-SXM4-80GB"),
+    ]);
+    for gpu in &mut world.hosts[1].gpus {
+        gpu.spot = true;
+    }
+    world
+}
+
+fn spot_pool(desired: u32, wanted: u32, spot_price: Option<i64>) -> PoolTarget {
+    let mut target = pool("p", "A100", &["cn-east"], desired);
+    target.spot = SpotTarget {
+        wanted,
+        prices: spot_price
+            .map(|price| ("cn-east".to_string(), price))
+            .into_iter()
+            .collect(),
+    };
+    target
+}
+
+#[test]
+fn spot_goes_on_spot_gpus_up_to_its_share_and_the_rest_on_demand() {
+    let mut world = spot_fleet();
+    let plan = world.pass(&[spot_pool(6, 3, Some(400))]);
+    assert_eq!(plan.creates.len(), 6);
+    let on_spot = |world: &World| {
+        world
+            .active("p")
+            .iter()
+            .filter(|(host, _)| host == "s")
+            .count()
+    };
+    assert_eq!(on_spot(&world), 3);
+    assert_eq!(world.pass(&[spot_pool(6, 3, Some(400))]).pools[0].spot, 3);
+    // Scale-in to 4 with 1 wanted on spot: spot above its share goes first.
+    world.pass(&[spot_pool(4, 1, Some(400))]);
+    assert_eq!(world.active("p").len(), 4);
+    assert_eq!(on_spot(&world), 1);
+}
+
+#[test]
+fn spot_that_cannot_be_had_goes_on_demand_and_a_pool_without_spot_never_takes_it() {
+    // No spot price there (max price, breaker open): all on demand, and short past it.
+    let mut world = spot_fleet();
+    let plan = world.pass(&[spot_pool(6, 3, None)]);
+    assert_eq!(plan.creates.len(), 4);
+    assert_eq!(plan.pools[0].short, 2);
+    assert!(world.active("p").iter().all(|(host, _)| host == "a"));
+    // An ordinary pool never takes a GPU offered as spot.
+    let mut world = spot_fleet();
+    world.pass(&[pool("q", "A100", &["cn-east"], 8)]);
+    assert_eq!(world.active("q").len(), 4);
+    assert!(world.active("q").iter().all(|(host, _)| host == "a"));
 }
 
 fn fleet() -> World {
@@ -392,6 +453,7 @@ fn someone_elses_leases_are_left_alone() {
         checkpoint_at_ms: None,
         release_grace_s: None,
         reclaim_deadline_ms: None,
+        spot: false,
     });
     let plan = world.pass(&[pool("p", "A100", &["cn-east"], 8)]);
     assert_eq!(plan.creates.len(), 7, "GPU-c-0 is taken");

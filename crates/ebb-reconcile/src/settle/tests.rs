@@ -2,6 +2,7 @@
 //! history only where it moved, the activity reasons, and how open changes stand.
 
 use super::*;
+use crate::reconcile::SpotTarget;
 use ebb_wire::agent::AgentErrorKind;
 use ebb_wire::pools::{PlacementPolicy, PoolHostView};
 
@@ -28,6 +29,7 @@ fn lease(id: &str, pool: &str, holder: &str) -> Lease {
         checkpoint_at_ms: None,
         release_grace_s: None,
         reclaim_deadline_ms: None,
+        spot: false,
     }
 }
 
@@ -67,6 +69,7 @@ fn target(desired: u32) -> PoolTarget {
         prices: BTreeMap::new(),
         release_first: Vec::new(),
         external: false,
+        spot: SpotTarget::default(),
     }
 }
 

@@ -59,6 +59,7 @@ fn lease(state: PoolLeaseState, util_pct: Option<f32>) -> ebb_wire::pools::PoolL
         checkpoint_at_ms: None,
         release_grace_s: None,
         reclaim_deadline_ms: None,
+        spot: false,
     }
 }
 
