@@ -1781,7 +1781,15 @@ export type PoolChartLabels = { desired: string; ready: string; warming: string;
 /**
  * A Slurm-bound pool's queue line: the GPUs its jobs ask for or hold.
  */
-queue: string }
+queue: string; 
+/**
+ * The marks of spot reclaims (each with its replacement ordered at once).
+ */
+reclaimed?: string; 
+/**
+ * The lines where spot was paused (on demand instead) and resumed.
+ */
+spot_paused?: string }
 /**
  * A pool and a number of its GPUs (held on one host).
  */

@@ -206,7 +206,8 @@ impl Console {
     }
 
     /// A pool's own chart over the frame's range (desired, ready, warming, utilization,
-    /// each rule decision marked) and the scale-out in progress with its ETA.
+    /// each rule decision marked, its spot reclaims and breaker switches) and the
+    /// scale-out in progress with its ETA.
     pub async fn pool_chart(
         &self,
         name: &str,
@@ -229,6 +230,16 @@ impl Console {
             warming: &labels.warming,
             util: &labels.utilization,
             queue: &labels.queue,
+            reclaimed: if labels.reclaimed.is_empty() {
+                "spot reclaimed"
+            } else {
+                &labels.reclaimed
+            },
+            spot_paused: if labels.spot_paused.is_empty() {
+                "spot paused / resumed"
+            } else {
+                &labels.spot_paused
+            },
         };
         // A pool bound to a Slurm partition: its queue beside the counts, a point a change.
         let bound = self
@@ -247,10 +258,19 @@ impl Console {
             Vec::new()
         };
         // The rule decisions of the range, marked on the utilization panel (the newest 500).
-        let decisions = self
+        let mut decisions = self
             .pool_store()
             .rule_activity(name, spec.from_ms, spec.to_ms, 500)
             .await?;
+        // And its spot events: its reclaims, its model's spot paused or resumed in its
+        // regions.
+        if let Ok(pool) = self.pool_store().get(name).await {
+            let spot = self
+                .pool_store()
+                .spot_activity(&pool, spec.from_ms, spec.to_ms, 500)
+                .await?;
+            decisions.extend(spot);
+        }
         let (svg, marks) =
             ebb_charts::chart::pool_chart(&spec, &legend, &samples, &decisions, &queue)
                 .map_err(|error| invalid("chart", error.to_string()))?;

@@ -171,10 +171,123 @@ pub fn placed_month_spend(
     })
 }
 
+/// What a pool's spot GPUs cost this month.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpotSpend {
+    pub month_to_date: Money,
+    /// The same started hours at the on-demand hour's price.
+    pub on_demand_equivalent: Money,
+    /// The spot GPUs held now, an hour.
+    pub run_rate_per_hour: Money,
+    /// Month to date plus the run rate for the rest of the month.
+    pub projected_month: Money,
+    pub gpu_hours: f64,
+}
+
+/// The spot GPUs' spend: each spot lease `(span, its region's entry)` pays its started
+/// hours from its grant (those that started this month) at its region's current spot
+/// price (`spot_hour`; the series is the demand clock's, not the wall's), never on the
+/// base; `held_now` prices the run rate. A region that offers no spot is priced at its
+/// hour (and saves nothing).
+pub fn spot_month_spend(
+    spans: &[(LeaseSpan, &PriceEntry)],
+    window: SpendWindow,
+    held_now: &[&PriceEntry],
+) -> Result<SpotSpend, CostError> {
+    let SpendWindow {
+        month_start_ms,
+        month_end_ms,
+        ..
+    } = window;
+    let now_ms = window.now_ms.clamp(month_start_ms, month_end_ms);
+    let spot_of = |entry: &PriceEntry| entry.spot_hour.unwrap_or(entry.hour);
+    let started = |from: i64, to: i64| -> i64 {
+        let length = (to - from).max(1);
+        length.div_euclid(HOUR_MS) + i64::from(length.rem_euclid(HOUR_MS) != 0)
+    };
+    let (mut spent, mut equivalent) = (Money::ZERO, Money::ZERO);
+    let mut held_ms: i128 = 0;
+    for (span, entry) in spans {
+        let end = span.end_ms.unwrap_or(now_ms).max(span.start_ms);
+        let (from, to) = (span.start_ms.max(month_start_ms), end.min(now_ms));
+        if to > from {
+            held_ms += i128::from(to - from) * i128::from(span.gpus);
+        }
+        let before_month = if span.start_ms < month_start_ms {
+            started(span.start_ms, month_start_ms)
+        } else {
+            0
+        };
+        let units = (started(span.start_ms, end) - before_month).max(0) * i64::from(span.gpus);
+        if units == 0 {
+            continue;
+        }
+        let cost = |price: Money| price.checked_mul(units).ok_or(CostError::Overflow);
+        spent = spent
+            .checked_add(cost(spot_of(entry))?)
+            .ok_or(CostError::Overflow)?;
+        equivalent = equivalent
+            .checked_add(cost(entry.hour)?)
+            .ok_or(CostError::Overflow)?;
+    }
+    let mut rate = Money::ZERO;
+    for entry in held_now {
+        rate = rate
+            .checked_add(spot_of(entry))
+            .ok_or(CostError::Overflow)?;
+    }
+    let rest = rate
+        .scaled(i128::from(month_end_ms - now_ms), i128::from(HOUR_MS))
+        .ok_or(CostError::Overflow)?;
+    Ok(SpotSpend {
+        month_to_date: spent,
+        on_demand_equivalent: equivalent,
+        run_rate_per_hour: rate,
+        projected_month: spent.checked_add(rest).ok_or(CostError::Overflow)?,
+        gpu_hours: held_ms as f64 / HOUR_MS as f64,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{Catalog, OverlayMode, Term};
+
+    #[test]
+    fn spot_pays_started_hours_at_the_spot_price_and_says_what_it_saved() {
+        let mut entry = a100();
+        entry.spot_hour = Some(Money::from_fen(400));
+        entry.hour = Money::from_fen(1_000);
+        let month = window(0, MONTH, 3 * HOUR_MS);
+        // 90 minutes: 2 started hours; and one still held from hour 2 (1 started hour).
+        let spans = [
+            (
+                LeaseSpan {
+                    start_ms: 0,
+                    end_ms: Some(90 * 60_000),
+                    gpus: 1,
+                },
+                &entry,
+            ),
+            (
+                LeaseSpan {
+                    start_ms: 2 * HOUR_MS,
+                    end_ms: None,
+                    gpus: 1,
+                },
+                &entry,
+            ),
+        ];
+        let spend = spot_month_spend(&spans, month, &[&entry]).unwrap();
+        assert_eq!(spend.month_to_date, Money::from_fen(1_200));
+        assert_eq!(spend.on_demand_equivalent, Money::from_fen(3_000));
+        assert_eq!(spend.run_rate_per_hour, Money::from_fen(400));
+        assert_eq!(
+            spend.projected_month,
+            Money::from_fen(1_200 + 400 * (730 - 3))
+        );
+        assert!((spend.gpu_hours - 2.5).abs() < 1e-9);
+    }
 
     fn a100() -> PriceEntry {
         Catalog::demo().find("A100", "cn-north").unwrap().clone()

@@ -450,6 +450,12 @@ pub struct PoolChartLabels {
     pub utilization: String,
     /// A Slurm-bound pool's queue line: the GPUs its jobs ask for or hold.
     pub queue: String,
+    /// The marks of spot reclaims (each with its replacement ordered at once).
+    #[serde(default)]
+    pub reclaimed: String,
+    /// The lines where spot was paused (on demand instead) and resumed.
+    #[serde(default)]
+    pub spot_paused: String,
 }
 
 /// A pool's own chart and the scale-out in progress.

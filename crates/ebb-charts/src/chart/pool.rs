@@ -22,6 +22,38 @@ pub struct PoolChartLabels<'a> {
     pub util: &'a str,
     /// The queue's line (shown only when there is a queue).
     pub queue: &'a str,
+    /// Spot reclaims' marks (shown only when there is one).
+    pub reclaimed: &'a str,
+    /// Spot paused and resumed lines (shown only when there is one).
+    pub spot_paused: &'a str,
+}
+
+/// A spot event on the pool's chart: a reclaim of one of its leases (its replacement
+/// ordered at once), or its model's spot paused or resumed in one of its regions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpotMark {
+    Reclaimed,
+    Paused,
+    Resumed,
+}
+
+/// The spot events among `entries` in `from_ms..=to_ms`, oldest first (pure).
+pub fn spot_marks_in(entries: &[ActivityEntry], from_ms: i64, to_ms: i64) -> Vec<(i64, SpotMark)> {
+    let mut out: Vec<(i64, SpotMark)> = entries
+        .iter()
+        .filter(|entry| (from_ms..=to_ms).contains(&entry.at_ms))
+        .filter_map(|entry| {
+            let mark = match entry.reason {
+                ChangeReason::Reclaimed { .. } => SpotMark::Reclaimed,
+                ChangeReason::SpotPaused { .. } => SpotMark::Paused,
+                ChangeReason::SpotResumed { .. } => SpotMark::Resumed,
+                _ => return None,
+            };
+            Some((entry.at_ms, mark))
+        })
+        .collect();
+    out.sort_by_key(|(at, _)| *at);
+    out
 }
 
 /// A count as a step line over `from_ms..=to_ms`: each value holds until the next look,
@@ -170,9 +202,16 @@ pub fn pool_chart(
         (plot_width_guess / 90).max(2),
     );
     let x_format = |t: &f64| time_label(*t, spec.to_ms, step_ms, time);
+    let spot = spot_marks_in(entries, spec.from_ms, spec.to_ms);
     let mut shown = vec![labels.desired, labels.ready, labels.warming, labels.util];
     if !queue.is_empty() {
         shown.push(labels.queue);
+    }
+    if spot.iter().any(|(_, mark)| *mark == SpotMark::Reclaimed) {
+        shown.push(labels.reclaimed);
+    }
+    if spot.iter().any(|(_, mark)| *mark != SpotMark::Reclaimed) {
+        shown.push(labels.spot_paused);
     }
     let chars = shown
         .iter()
@@ -281,6 +320,42 @@ pub fn pool_chart(
                 .map_err(draw_error)?;
         }
 
+        // Spot: a reclaim a downward triangle at the top of the counts (its replacement is
+        // ordered at that moment); spot paused and resumed dashed rules across them.
+        let (reclaim_color, paused_color, resumed_color) = (
+            colors.lines[4],
+            colors.lines[7 % colors.lines.len()],
+            colors.lines[3],
+        );
+        for &(at, mark) in &spot {
+            let x = at as f64;
+            match mark {
+                SpotMark::Reclaimed => {
+                    let (px, py) = counts.backend_coord(&(x, upper));
+                    let r = MARK_PX;
+                    let shape = vec![(px - r, py + 1), (px + r, py + 1), (px, py + 2 * r)];
+                    counts_area
+                        .draw(&Polygon::new(shape, reclaim_color.filled()))
+                        .map_err(draw_error)?;
+                }
+                SpotMark::Paused | SpotMark::Resumed => {
+                    let color = if mark == SpotMark::Paused {
+                        paused_color
+                    } else {
+                        resumed_color
+                    };
+                    counts
+                        .draw_series(DashedLineSeries::new(
+                            [(x, 0.0), (x, upper)],
+                            4,
+                            3,
+                            color.stroke_width(2),
+                        ))
+                        .map_err(draw_error)?;
+                }
+            }
+        }
+
         let mut util = ChartBuilder::on(&util_area)
             .margin(8)
             .margin_right(20)
@@ -380,6 +455,12 @@ pub fn pool_chart(
         if !queue.is_empty() {
             entries.push((labels.queue, queue_color, false));
         }
+        if spot.iter().any(|(_, mark)| *mark == SpotMark::Reclaimed) {
+            entries.push((labels.reclaimed, reclaim_color, true));
+        }
+        if spot.iter().any(|(_, mark)| *mark != SpotMark::Reclaimed) {
+            entries.push((labels.spot_paused, paused_color, false));
+        }
         for (n, (label, color, band)) in entries.into_iter().enumerate() {
             let y = LEGEND_TOP_PX + LEGEND_ROW_PX * n as i32;
             if band {
@@ -419,6 +500,8 @@ mod tests {
         warming: "warming",
         util: "utilization",
         queue: "queued + running GPUs",
+        reclaimed: "spot reclaimed",
+        spot_paused: "spot paused / resumed",
     };
 
     fn spec(theme: ChartTheme) -> RangeChartSpec<'static> {
@@ -691,6 +774,8 @@ mod tests {
             warming: "预热中",
             util: "利用率",
             queue: "排队与运行的 GPU",
+            reclaimed: "竞价实例被收回",
+            spot_paused: "竞价暂停/恢复",
         };
         for labels in [LABELS, zh] {
             let svg = pool_svg(&spec(ChartTheme::Dark), &labels, &scale_out()).unwrap();
@@ -739,5 +824,73 @@ mod tests {
             text_x(&with, "40").is_none(),
             "a reading before the range is not drawn"
         );
+    }
+
+    #[test]
+    fn spot_reclaims_and_breaker_switches_are_marked_with_their_legend() {
+        let entry = |minute: i64, reason: ChangeReason| ActivityEntry {
+            id: minute,
+            at_ms: T0 + minute * 60_000,
+            pool: "render".into(),
+            actor: Actor::Failover,
+            from: 2,
+            to: 2,
+            reason,
+            delta_per_hour_fen: None,
+            delta_per_month_fen: None,
+            results: Vec::new(),
+            outcome: ebb_wire::pools::Outcome::Done,
+            finished_at_ms: None,
+        };
+        let entries = [
+            entry(
+                2,
+                ChangeReason::Reclaimed {
+                    host: "h1".into(),
+                    gpus: 1,
+                    until_ms: T0 + 3 * 60_000,
+                },
+            ),
+            entry(
+                3,
+                ChangeReason::SpotPaused {
+                    model: "H800".into(),
+                    region: "cn-east".into(),
+                    interruptions: 4,
+                    window_minutes: 30,
+                    until_ms: T0 + 63 * 60_000,
+                },
+            ),
+            // Outside the range: not drawn.
+            entry(
+                20,
+                ChangeReason::SpotResumed {
+                    model: "H800".into(),
+                    region: "cn-east".into(),
+                    quiet_minutes: 30,
+                },
+            ),
+        ];
+        let marks = spot_marks_in(&entries, T0, T0 + 600_000);
+        assert_eq!(
+            marks,
+            vec![
+                (T0 + 120_000, SpotMark::Reclaimed),
+                (T0 + 180_000, SpotMark::Paused)
+            ]
+        );
+        let (svg, decisions) = pool_chart(
+            &spec(ChartTheme::Light),
+            &LABELS,
+            &scale_out(),
+            &entries,
+            &[],
+        )
+        .unwrap();
+        assert!(decisions.is_empty(), "spot events are not rule decisions");
+        assert!(svg.contains("spot reclaimed") && svg.contains("spot paused / resumed"));
+        let (plain, _) =
+            pool_chart(&spec(ChartTheme::Light), &LABELS, &scale_out(), &[], &[]).unwrap();
+        assert!(!plain.contains("spot reclaimed"));
     }
 }

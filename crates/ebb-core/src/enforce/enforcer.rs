@@ -37,6 +37,8 @@ pub struct EnforcerConfig {
     pub client: ClientConfig,
     /// Requests in flight at once, over all hosts.
     pub concurrency: usize,
+    /// When spot is paused for a model in a region, and resumed.
+    pub spot_breaker: ebb_reconcile::spot::BreakerPolicy,
 }
 
 impl Default for EnforcerConfig {
@@ -49,6 +51,7 @@ impl Default for EnforcerConfig {
                 request_timeout: Duration::from_secs(3),
             },
             concurrency: 64,
+            spot_breaker: ebb_reconcile::spot::BreakerPolicy::default(),
         }
     }
 }
@@ -170,7 +173,7 @@ impl Enforcer {
             rules: RulesRunner::default(),
             slurm: crate::slurm::binder::SlurmBinder::new(slurm),
             reclaims_said: std::collections::HashSet::new(),
-            spot: crate::enforce::spot::SpotBreakers::new(Default::default()),
+            spot: crate::enforce::spot::SpotBreakers::new(config.spot_breaker),
         };
         let wake_loop = wake.clone();
         let task = tokio::spawn(async move {

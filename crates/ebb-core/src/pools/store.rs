@@ -456,6 +456,42 @@ impl PoolStore {
         Ok(rows.iter().map(activity_row).collect())
     }
 
+    /// A pool's spot events in `from_ms..=to_ms`, the newest `limit`, oldest first: its
+    /// reclaims, and its model's spot paused or resumed in one of its regions (the pool
+    /// chart marks them).
+    pub async fn spot_activity(
+        &self,
+        pool: &Pool,
+        from_ms: i64,
+        to_ms: i64,
+        limit: u32,
+    ) -> Result<Vec<ActivityEntry>, PoolError> {
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE (pool_name = $1 OR pool_name = '') AND at_ms BETWEEN $2 AND $3 AND (reason LIKE '%reclaimed%' OR reason LIKE '%spot_%') ORDER BY id DESC"
+        )))
+        .bind(pool.name.trim())
+        .bind(from_ms)
+        .bind(to_ms)
+        .fetch_all(self.pool())
+        .await?;
+        let ours = |model: &str, region: &str| {
+            model == pool.model && pool.regions.iter().any(|r| r == region)
+        };
+        let mut entries: Vec<ActivityEntry> = rows
+            .iter()
+            .map(activity_row)
+            .filter(|entry| match &entry.reason {
+                ChangeReason::Reclaimed { .. } => entry.pool == pool.name,
+                ChangeReason::SpotPaused { model, region, .. }
+                | ChangeReason::SpotResumed { model, region, .. } => ours(model, region),
+                _ => false,
+            })
+            .take(limit as usize)
+            .collect();
+        entries.reverse();
+        Ok(entries)
+    }
+
     /// The unfinished changes of each pool, oldest first: pool id → (activity id, results).
     pub async fn open_changes(
         &self,

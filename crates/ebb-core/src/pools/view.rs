@@ -135,10 +135,11 @@ pub fn priced_pool(
     let mut more: Vec<(ebb_cost::PriceEntry, u32)> = Vec::new();
     let mut next = base;
     if let Some(status) = status {
+        // Spot leases are priced apart (`spot_month_spend`, the preview's spot share).
         let active = status
             .leases
             .iter()
-            .filter(|l| l.state == PoolLeaseState::Active);
+            .filter(|l| l.state == PoolLeaseState::Active && !l.spot);
         held = held_by_region(active, &entry);
         // Where placement would put every GPU up to the pool's max, in its order.
         let prices = pool.hourly_prices(catalog);
@@ -250,28 +251,47 @@ pub(super) fn spend_view(
         now_ms: now,
         base_from_ms: pool.created_at_ms,
     };
+    let entry_of = |region: Option<&str>| {
+        region
+            .and_then(|region| catalog.find(&pool.model, region).ok())
+            .unwrap_or(&priced.base)
+    };
+    // Spot leases are never on the base and pay spot's started hours: priced apart.
+    let (spot_spans, spans): (Vec<&RegionSpan>, Vec<&RegionSpan>) =
+        spans.iter().partition(|s| s.spot);
     let spans: Vec<(LeaseSpan, &ebb_cost::PriceEntry)> = spans
         .iter()
-        .map(|s| {
-            let entry = s
-                .region
-                .as_deref()
-                .and_then(|region| catalog.find(&pool.model, region).ok())
-                .unwrap_or(&priced.base);
-            (s.span, entry)
-        })
+        .map(|s| (s.span, entry_of(s.region.as_deref())))
         .collect();
-    match ebb_cost::placed_month_spend(&priced, &spans, window, status.actual) {
-        Ok(spend) => (
+    let spot_spans: Vec<(LeaseSpan, &ebb_cost::PriceEntry)> = spot_spans
+        .iter()
+        .map(|s| (s.span, entry_of(s.region.as_deref())))
+        .collect();
+    let spot_now: Vec<&ebb_cost::PriceEntry> = status
+        .leases
+        .iter()
+        .filter(|l| l.state == PoolLeaseState::Active && l.spot)
+        .flat_map(|l| std::iter::repeat_n(entry_of(Some(&l.region)), l.gpu_uuids.len().max(1)))
+        .collect();
+    let on_demand_now = status.actual.saturating_sub(status.spot);
+    let spend =
+        ebb_cost::placed_month_spend(&priced, &spans, window, on_demand_now).and_then(|spend| {
+            Ok((
+                spend,
+                ebb_cost::spot_month_spend(&spot_spans, window, &spot_now)?,
+            ))
+        });
+    match spend {
+        Ok((spend, spot)) => (
             Some(SpendView {
                 month,
                 base_from_ms: window.base_start_ms(),
-                month_to_date_fen: spend.month_to_date.fen(),
-                projected_month_fen: spend.projected_month.fen(),
-                run_rate_per_hour_fen: spend.run_rate_per_hour.fen(),
-                gpu_hours: spend.gpu_hours,
-                spot_fen: 0,
-                spot_saved_fen: 0,
+                month_to_date_fen: spend.month_to_date.fen() + spot.month_to_date.fen(),
+                projected_month_fen: spend.projected_month.fen() + spot.projected_month.fen(),
+                run_rate_per_hour_fen: spend.run_rate_per_hour.fen() + spot.run_rate_per_hour.fen(),
+                gpu_hours: spend.gpu_hours + spot.gpu_hours,
+                spot_fen: spot.month_to_date.fen(),
+                spot_saved_fen: spot.on_demand_equivalent.fen() - spot.month_to_date.fen(),
             }),
             None,
         ),
@@ -365,12 +385,24 @@ pub fn scale_preview(
             .collect();
     }
     let (mut before, mut after, mut problem) = ((0, 0), (0, 0), None);
+    // The spot share of each count is priced at the cheapest spot the pool may take; the
+    // rest through the on-demand pricing.
+    let open = spot_open(pool, status);
+    let spot_price = pool.spot_prices(catalog).into_values().min();
+    let spot_of = |count: u32| {
+        if spot_price.is_some() {
+            pool.split(count, open).spot
+        } else {
+            0
+        }
+    };
+    let (spot_from, spot_to) = (spot_of(from), spot_of(to));
     let priced = priced_pool(pool, Some(status), catalog).and_then(|priced| {
         // After: the GPUs kept (oldest first), then those rented where they would go.
         let entry = |region: &str| catalog.find(&pool.model, region).unwrap_or(&priced.base);
         let mut held_after: Vec<(ebb_cost::PriceEntry, u32)>;
         if let Some(kept) = &kept {
-            held_after = held_by_region(kept.iter().copied(), &entry);
+            held_after = held_by_region(kept.iter().copied().filter(|l| !l.spot), &entry);
         } else {
             held_after = priced.held.clone();
             for take in &rent {
@@ -385,20 +417,29 @@ pub fn scale_preview(
         ebb_cost::placed_preview(
             &priced.base,
             &priced.plan,
-            &priced.at(from),
-            &after_pool.at(to),
+            &priced.at(from - spot_from),
+            &after_pool.at(to - spot_to),
         )
         .map_err(price_problem)
+    });
+    let spot_hour = spot_price.unwrap_or(0);
+    let spot_cost = |count: u32| {
+        let hour = i64::from(count) * spot_hour;
+        (hour, hour * 730)
+    };
+    let spot_saving_per_hour_fen = spot_price.and_then(|spot| {
+        let on_demand = prices.values().min()?;
+        Some(i64::from(spot_to) * (on_demand - spot))
     });
     match priced {
         Ok(preview) => {
             before = (
-                preview.before.total.per_hour.fen(),
-                preview.before.total.per_month.fen(),
+                preview.before.total.per_hour.fen() + spot_cost(spot_from).0,
+                preview.before.total.per_month.fen() + spot_cost(spot_from).1,
             );
             after = (
-                preview.after.total.per_hour.fen(),
-                preview.after.total.per_month.fen(),
+                preview.after.total.per_hour.fen() + spot_cost(spot_to).0,
+                preview.after.total.per_month.fen() + spot_cost(spot_to).1,
             );
         }
         Err(error) => problem = Some(error),
@@ -439,8 +480,8 @@ pub fn scale_preview(
         cost_problem: problem,
         release_warning: release_warning(&released, grace_s),
         released,
-        split: pool.split(to, spot_open(pool, status)),
-        spot_saving_per_hour_fen: None,
+        split: pool.split(to, open && spot_price.is_some()),
+        spot_saving_per_hour_fen: spot_saving_per_hour_fen.filter(|_| spot_to > 0),
     }
 }
 
