@@ -71,15 +71,16 @@ impl SpotBreakers {
                 }
             }
             // What the log says last, against what the reclaims make of it now.
-            for (key, open) in logged {
-                if self.breakers.open_until(&key.0, &key.1).is_some() != open {
-                    switched.insert(key, !open);
+            for ((model, region), _) in self.breakers.open() {
+                let key = (model.clone(), region.clone());
+                if logged.get(&key) != Some(&true) {
+                    switched.insert(key, true);
                 }
             }
-            for ((model, region), _) in self.breakers.open() {
-                switched
-                    .entry((model.clone(), region.clone()))
-                    .or_insert(true);
+            for (key, open) in logged {
+                if open && self.breakers.open_until(&key.0, &key.1).is_none() {
+                    switched.insert(key, false);
+                }
             }
             self.seeded = true;
         }
@@ -142,4 +143,202 @@ fn region_of<'h>(hosts: &'h [HostObs], host: &str) -> Option<&'h str> {
         .iter()
         .find(|h| h.name == host)
         .map(|h| h.region.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::{Clock, ManualClock};
+    use crate::db::ConsoleDb;
+    use crate::pools::NewActivity;
+    use ebb_reconcile::reconcile::Seen;
+    use ebb_wire::agent::{Lease, LeaseState};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    const MINUTE: i64 = 60_000;
+    const T0: i64 = 1_796_083_200_000;
+
+    fn policy() -> BreakerPolicy {
+        BreakerPolicy {
+            max_interruptions: 1,
+            window_ms: 10 * MINUTE,
+            cool_off_ms: 5 * MINUTE,
+            quiet_ms: 5 * MINUTE,
+        }
+    }
+
+    fn reclaimed(id: &str, pool: &Pool, holder: &str, deadline: i64) -> Lease {
+        Lease {
+            id: id.into(),
+            pool_id: pool.id.clone(),
+            holder_id: holder.into(),
+            gpu_uuids: vec![format!("GPU-{id}")],
+            gpu_indexes: vec![0],
+            fencing_token: 1,
+            state: LeaseState::Active,
+            created_at_ms: 0,
+            release_requested_at_ms: None,
+            released_at_ms: None,
+            command: None,
+            load_profile: None,
+            workload_pid: None,
+            workload_exit_code: None,
+            workload_signal: None,
+            workload_log: None,
+            checkpoint_at_ms: None,
+            release_grace_s: None,
+            reclaim_deadline_ms: Some(u64::try_from(deadline).unwrap()),
+            spot: true,
+        }
+    }
+
+    fn host(leases: Vec<Lease>) -> HostObs {
+        HostObs {
+            name: "h1".into(),
+            region: "cn-east".into(),
+            seen: Some(Seen {
+                gpus: Vec::new(),
+                leases,
+            }),
+            down_since_ms: None,
+            lost_fence: None,
+            refusing: None,
+            draining: false,
+        }
+    }
+
+    async fn switches(store: &PoolStore) -> Vec<ChangeReason> {
+        store
+            .activity_since(0)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|entry| entry.reason)
+            .filter(|reason| {
+                matches!(
+                    reason,
+                    ChangeReason::SpotPaused { .. } | ChangeReason::SpotResumed { .. }
+                )
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn reclaims_past_k_pause_spot_once_across_a_restart_and_quiet_resumes_it() {
+        let dir = ebb_testkit::TempDir::new("spot-breaker");
+        let clock = Arc::new(ManualClock::new(T0));
+        let db = ConsoleDb::open(&dir)
+            .await
+            .unwrap()
+            .with_clock(clock.clone());
+        let store = PoolStore::new(db);
+        let input = ebb_wire::pools::PoolInput {
+            name: "render".into(),
+            model: "H800".into(),
+            regions: vec!["cn-east".into()],
+            min: 0,
+            max: 4,
+            base_gpus: 0,
+            term: ebb_wire::plan::Term::Month,
+            overlay: ebb_wire::plan::OverlayMode::Hour,
+            placement: ebb_wire::pools::PlacementPolicy::Pack,
+            interruptible: true,
+            release_at_unit_end: false,
+            spot: ebb_wire::pools::SpotMix {
+                spot_pct: 100,
+                ..Default::default()
+            },
+        };
+        let facts = [crate::pools::HostFacts {
+            name: "h1".into(),
+            region: "cn-east".into(),
+            models: vec!["NVIDIA H800".into()],
+        }];
+        let valid = crate::pools::validate(&input, &facts, &ebb_cost::Catalog::demo()).unwrap();
+        let pool = store.create(valid).await.unwrap();
+        let holder = store.console_id().await.unwrap();
+        let pools = [pool.clone()];
+
+        // The first reclaim: one within the window, not more than K = 1.
+        let mut breakers = SpotBreakers::new(policy());
+        let first = reclaimed("l1", &pool, &holder, T0 + 2 * MINUTE);
+        let log_reclaim = |lease: &Lease| NewActivity {
+            actor: Actor::Failover,
+            from: 0,
+            to: 0,
+            reason: ChangeReason::Reclaimed {
+                host: "h1".into(),
+                gpus: 1,
+                until_ms: i64::try_from(lease.reclaim_deadline_ms.unwrap()).unwrap(),
+            },
+            delta_per_hour_fen: None,
+            delta_per_month_fen: None,
+        };
+        store.log(&pool, &log_reclaim(&first)).await.unwrap();
+        let hosts = [host(vec![first.clone()])];
+        breakers
+            .before_plan(&store, &pools, &hosts, &holder, clock.now_ms())
+            .await
+            .unwrap();
+        assert_eq!(breakers.paused_until("H800", "cn-east"), None);
+        // Seen again next pass: not counted twice.
+        breakers
+            .before_plan(&store, &pools, &hosts, &holder, clock.now_ms())
+            .await
+            .unwrap();
+        assert_eq!(breakers.paused_until("H800", "cn-east"), None);
+
+        // A second, a minute later: more than K, paused; another lease's reclaim (ours
+        // only) changes nothing.
+        clock.advance(Duration::from_secs(60));
+        let second = reclaimed("l2", &pool, &holder, T0 + 3 * MINUTE);
+        let theirs = reclaimed("l3", &pool, "another-console", T0 + 4 * MINUTE);
+        store.log(&pool, &log_reclaim(&second)).await.unwrap();
+        let hosts = [host(vec![first.clone(), second.clone(), theirs])];
+        breakers
+            .before_plan(&store, &pools, &hosts, &holder, clock.now_ms())
+            .await
+            .unwrap();
+        let until = T0 + MINUTE + 5 * MINUTE;
+        assert_eq!(breakers.paused_until("H800", "cn-east"), Some(until));
+        assert_eq!(
+            switches(&store).await,
+            vec![ChangeReason::SpotPaused {
+                model: "H800".into(),
+                region: "cn-east".into(),
+                interruptions: 2,
+                window_minutes: 10,
+                until_ms: until,
+            }]
+        );
+
+        // A restart: the breaker is read back from the log, paused still, said once.
+        let mut restarted = SpotBreakers::new(policy());
+        restarted
+            .before_plan(&store, &pools, &hosts, &holder, clock.now_ms())
+            .await
+            .unwrap();
+        assert!(restarted.paused_until("H800", "cn-east").is_some());
+        assert_eq!(switches(&store).await.len(), 1);
+
+        // Quiet past the cool-off: resumed, said once.
+        clock.advance(Duration::from_secs(5 * 60));
+        for _ in 0..2 {
+            restarted
+                .before_plan(&store, &pools, &[host(Vec::new())], &holder, clock.now_ms())
+                .await
+                .unwrap();
+        }
+        assert_eq!(restarted.paused_until("H800", "cn-east"), None);
+        let said = switches(&store).await;
+        assert_eq!(said.len(), 2);
+        assert!(matches!(
+            said[1],
+            ChangeReason::SpotResumed {
+                quiet_minutes: 5,
+                ..
+            }
+        ));
+    }
 }
