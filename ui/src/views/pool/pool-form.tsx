@@ -155,6 +155,8 @@ export function PoolForm(props: {
   function edit<K extends keyof (PoolFormValues & SpotFormValues)>(name: K, value: (PoolFormValues & SpotFormValues)[K]): void {
     setValues(name, value);
     setProblems(name, undefined);
+    // The mix's fields are disabled without Interruptible: a problem shown there goes with them.
+    if (name === "interruptible") for (const field of SPOT_FIELDS) setProblems(field, undefined);
   }
 
   function toggleRegion(region: string, on: boolean): void {
