@@ -68,6 +68,8 @@ function preview(over: Partial<ScalePreview> = {}): ScalePreview {
     cost_problem: null,
     released: [],
     release_warning: null,
+    split: { base: 0, on_demand: 0, spot: 0 },
+    spot_saving_per_hour_fen: null,
     ...over,
   };
 }

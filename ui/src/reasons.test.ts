@@ -70,6 +70,8 @@ const changes: ChangeReason[] = [
   { kind: "confirm_limits_changed", above_gpus: 4, above_per_hour_fen: 10_000 },
   { kind: "budget_changed", budget_fen: 5_000_000 },
   { kind: "budget_changed", budget_fen: null },
+  { kind: "spot_paused", model: "A100", region: "cn-east", interruptions: 3, window_minutes: 30, until_ms: new Date(2026, 0, 5, 11, 17).getTime() },
+  { kind: "spot_resumed", model: "A100", region: "cn-east", quiet_minutes: 20 },
   { kind: "reclaimed", host: "gpu-a", gpus: 1, until_ms: new Date(2026, 0, 5, 10, 47).getTime() },
 ];
 const parkedUntil = new Date(2026, 0, 5, 10, 45).getTime();
@@ -100,6 +102,7 @@ const notes: PoolNote[] = [
   { kind: "host_failing", host: "gpu-a", problem: { kind: "refused", url } },
   { kind: "lost", gpus: 2 },
   { kind: "held_to_unit_end", gpus: 1 },
+  { kind: "spot_paused", region: "cn-east", until_ms: new Date(2026, 0, 5, 14, 30).getTime() },
 ];
 
 describe("structured reasons", () => {
@@ -111,7 +114,12 @@ describe("structured reasons", () => {
     expect(changeReasonText(changes[changes.length - 1]!)).toBe(
       "gpu-a takes back 1 GPU at 10:47 (its owner's reclaim notice): a replacement is ordered now",
     );
-    expect(changes.slice(9, -1).map(changeReasonText)).toEqual([
+    expect(changes.slice(-3, -1).map(changeReasonText)).toEqual([
+      "spot A100 in cn-east taken back 3 times in 30 min: new GPUs there go on demand until it is quiet",
+      "spot A100 in cn-east quiet for 20 min: new GPUs there may go on spot again",
+    ]);
+    expect(poolNoteText(notes[5]!)).toBe("spot paused in cn-east until 14:30: new GPUs there go on demand");
+    expect(changes.slice(9, -3).map(changeReasonText)).toEqual([
       "host gpu-a added in cn-east",
       "host gpu-a removed",
       "host gpu-a forgotten while silent: its 3 written-off leases recorded as ended",
@@ -163,7 +171,7 @@ describe("structured reasons", () => {
       slow: true,
     });
     expectEveryKind(confirmations, { gpus: true, cost_per_hour: true });
-    expectEveryKind(notes, { not_enforced: true, short: true, host_failing: true, lost: true, held_to_unit_end: true });
+    expectEveryKind(notes, { not_enforced: true, short: true, host_failing: true, lost: true, held_to_unit_end: true, spot_paused: true });
     expectEveryKind(prices, { no_price: true, not_offered: true, no_region: true, too_large: true });
   });
 
@@ -185,6 +193,7 @@ describe("structured reasons", () => {
       expect(rest, text).not.toMatch(/[A-Za-z]{3,}/);
     }
     expect(changeReasonText(changes[7]!)).toBe("gpu-a 已 30 秒无响应：其 2 块 GPU 已注销，并在别处补充");
+    expect(poolNoteText(notes[5]!)).toBe("cn-east 的抢占式已暂停至 14:30：该区域的新 GPU 改为按需");
   });
 });
 
@@ -283,6 +292,8 @@ describe("rules in words", () => {
       cli: true,
       failover: true,
       reclaimed: true,
+      spot_paused: true,
+      spot_resumed: true,
       host_back: true,
       host_added: true,
       host_removed: true,

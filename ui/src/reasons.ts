@@ -57,6 +57,15 @@ export function changeReasonText(reason: ChangeReason): string {
       return t("reason.change.failover", { host: reason.host, gpus: gpusText(reason.gpus), grace: reason.grace_s });
     case "reclaimed":
       return t("reason.change.reclaimed", { host: reason.host, gpus: gpusText(reason.gpus), time: clockText(reason.until_ms) });
+    case "spot_paused":
+      return t("reason.change.spotPaused", {
+        model: reason.model,
+        region: reason.region,
+        interruptions: reason.interruptions,
+        window: reason.window_minutes,
+      });
+    case "spot_resumed":
+      return t("reason.change.spotResumed", { model: reason.model, region: reason.region, quiet: reason.quiet_minutes });
     case "host_back":
       return t(reason.leases === 1 ? "reason.change.hostBack.one" : "reason.change.hostBack", { host: reason.host, leases: reason.leases });
     case "host_added":
@@ -236,6 +245,8 @@ export function poolNoteText(note: PoolNote): string {
       return t("reason.note.lost", { gpus: gpusText(note.gpus) });
     case "held_to_unit_end":
       return t("reason.note.held", { gpus: gpusText(note.gpus) });
+    case "spot_paused":
+      return t("reason.note.spotPaused", { region: note.region, time: clockText(note.until_ms) });
     default:
       return never(note);
   }

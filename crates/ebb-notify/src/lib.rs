@@ -10,7 +10,9 @@
 //! Kinds: a rule scaled a pool (a change, not shadow mode); the budget held a scale-out or
 //! limited a change (a `budget` clamp in a decision, not shadow mode); a metric a rule
 //! watches went stale (a rule status `stale`, in any mode), said once per pool and metric
-//! until a decision reads it fresh again.
+//! until a decision reads it fresh again; spot: a host's owner takes back a pool's GPUs (a
+//! reclaim), and the spot circuit breaker of a model in a region opened (new GPUs there go
+//! on demand) or closed. The preferences have no switch for spot yet: it is always said.
 
 mod words;
 
@@ -56,6 +58,8 @@ pub enum NotificationKind {
     Budget,
     /// A metric a rule watches went stale.
     Stale,
+    /// Spot: a reclaim, or spot paused or resumed in a region.
+    Spot,
 }
 
 /// One notification to show.
@@ -85,6 +89,8 @@ fn wanted(prefs: &NotificationPrefs, kind: NotificationKind) -> bool {
         NotificationKind::Scaled => prefs.scaled,
         NotificationKind::Budget => prefs.budget,
         NotificationKind::Stale => prefs.stale,
+        // No switch in the preferences yet (`NotificationPrefs` has none for spot).
+        NotificationKind::Spot => true,
     }
 }
 
@@ -103,6 +109,12 @@ pub fn select(
     let mut out = Vec::new();
     let mut read: Vec<(&str, &Decision)> = Vec::new();
     for entry in entries {
+        if let Some(note) = spot(entry, words)
+            && wanted(prefs, note.kind)
+        {
+            out.push(note);
+            continue;
+        }
         let ChangeReason::RuleDecision { decision, shadow } = &entry.reason else {
             continue;
         };
@@ -190,6 +202,81 @@ fn because(decision: &Decision, words: Words) -> String {
             &[("reason", &decision_reason_text(reason, words))],
         ),
     }
+}
+
+/// A spot entry's notification: a reclaim (its pool's), spot paused or resumed (console-wide:
+/// the entry names no pool); `None` for any other entry. The body is the activity log's
+/// sentence, so in English it reads as the reason's `Display` (a reclaim's with its deadline).
+fn spot(entry: &ActivityEntry, words: Words) -> Option<Notification> {
+    let (title, reason) = match &entry.reason {
+        ChangeReason::Reclaimed {
+            host,
+            gpus,
+            until_ms,
+        } => {
+            let gpus = count(*gpus, words);
+            (
+                words.text(
+                    "notify.reclaimed.title",
+                    &[("pool", &entry.pool), ("host", host), ("gpus", &gpus)],
+                ),
+                words.text(
+                    "reason.change.reclaimed",
+                    &[
+                        ("host", host),
+                        ("gpus", &gpus),
+                        ("time", &hh_mm_utc(*until_ms)),
+                    ],
+                ),
+            )
+        }
+        ChangeReason::SpotPaused {
+            model,
+            region,
+            interruptions,
+            window_minutes,
+            ..
+        } => (
+            words.text(
+                "notify.spotPaused.title",
+                &[("model", model), ("region", region)],
+            ),
+            words.text(
+                "reason.change.spotPaused",
+                &[
+                    ("model", model),
+                    ("region", region),
+                    ("interruptions", interruptions),
+                    ("window", window_minutes),
+                ],
+            ),
+        ),
+        ChangeReason::SpotResumed {
+            model,
+            region,
+            quiet_minutes,
+        } => (
+            words.text(
+                "notify.spotResumed.title",
+                &[("model", model), ("region", region)],
+            ),
+            words.text(
+                "reason.change.spotResumed",
+                &[
+                    ("model", model),
+                    ("region", region),
+                    ("quiet", quiet_minutes),
+                ],
+            ),
+        ),
+        _ => return None,
+    };
+    Some(Notification {
+        kind: NotificationKind::Spot,
+        pool: entry.pool.clone(),
+        title,
+        body: words.text("notify.because.reason", &[("reason", &reason)]),
+    })
 }
 
 fn scaled(entry: &ActivityEntry, decision: &Decision, words: Words) -> Notification {
@@ -1106,6 +1193,103 @@ mod tests {
                     *key,
                     "{key} is not in the {language:?} catalog"
                 );
+            }
+        }
+    }
+
+    fn logged(id: i64, pool: &str, reason: ChangeReason) -> ActivityEntry {
+        ActivityEntry {
+            id,
+            at_ms: T0,
+            pool: pool.into(),
+            actor: Actor::Enforcer,
+            from: 0,
+            to: 0,
+            reason,
+            delta_per_hour_fen: None,
+            delta_per_month_fen: None,
+            results: Vec::new(),
+            outcome: Outcome::Done,
+            finished_at_ms: None,
+        }
+    }
+
+    #[test]
+    fn spot_paused_resumed_and_reclaims_are_said_in_both_languages() {
+        let paused = ChangeReason::SpotPaused {
+            model: "H800".into(),
+            region: "cn-east".into(),
+            interruptions: 3,
+            window_minutes: 30,
+            until_ms: T0 + 30 * 60_000,
+        };
+        let resumed = ChangeReason::SpotResumed {
+            model: "H800".into(),
+            region: "cn-east".into(),
+            quiet_minutes: 20,
+        };
+        let reclaimed = ChangeReason::Reclaimed {
+            host: "gpu-a".into(),
+            gpus: 2,
+            until_ms: T0,
+        };
+        let entries = [
+            logged(1, "", paused.clone()),
+            logged(2, "", resumed.clone()),
+            logged(3, "render", reclaimed),
+        ];
+        // None of the preferences' switches is for spot: it is said whatever they are.
+        let none = NotificationPrefs {
+            scaled: false,
+            budget: false,
+            stale: false,
+        };
+        let out = select(
+            &entries,
+            &[],
+            &none,
+            UiLanguage::English,
+            &mut Said::default(),
+        );
+        assert_eq!(out.len(), 3);
+        assert!(out.iter().all(|note| note.kind == NotificationKind::Spot));
+        assert_eq!(out[0].title, "Spot paused: H800 in cn-east");
+        // The body is the log's sentence: in English, the reason's `Display`.
+        assert_eq!(out[0].body, format!("{paused}."));
+        assert_eq!(
+            out[0].body,
+            "spot H800 in cn-east taken back 3 times in 30 min: new GPUs there go on demand until it is quiet."
+        );
+        assert_eq!(out[1].title, "Spot resumed: H800 in cn-east");
+        assert_eq!(out[1].body, format!("{resumed}."));
+        assert_eq!(out[2].pool, "render");
+        assert_eq!(out[2].title, "render: gpu-a takes back 2 GPUs");
+        assert_eq!(
+            out[2].body,
+            format!(
+                "gpu-a takes back 2 GPUs at {} (its owner's reclaim notice): a replacement is ordered now.",
+                hh_mm_utc(T0)
+            )
+        );
+
+        let zh = select(
+            &entries,
+            &[],
+            &ALL,
+            UiLanguage::SimplifiedChinese,
+            &mut Said::default(),
+        );
+        assert_eq!(zh[0].title, "抢占式已暂停：cn-east 的 H800");
+        assert_eq!(
+            zh[0].body,
+            "cn-east 的抢占式 H800 在 30 分钟内被收回 3 次：在其平稳之前，该区域的新 GPU 改为按需。"
+        );
+        assert_eq!(zh[1].title, "抢占式已恢复：cn-east 的 H800");
+        assert_eq!(zh[2].title, "render：gpu-a 收回 2 块 GPU");
+        for note in &zh {
+            let text = format!("{} {}", note.title, note.body);
+            for english in ["spot", "Spot", "taken", "demand", "takes", "quiet"] {
+                assert!(!text.contains(english), "{english} in {text}");
             }
         }
     }

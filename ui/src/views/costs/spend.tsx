@@ -1,6 +1,7 @@
 // This month's spend across every pool: month to date, the projection and the run rate
 // against an optional monthly budget (set or cleared here, logged in Activity), one row per
-// pool with its share and since when its base is counted (a pool made this month pays its
+// pool with its share, spot's part of it (what spot cost and saved, for a pool that had any)
+// and since when its base is counted (a pool made this month pays its
 // base pro rata from then: the rule is stated under the table), and a CSV export.
 //
 // The summary is a store reconciled by pool name, re-read every 5 s while shown, so a
@@ -11,7 +12,7 @@
 //   [data-testid="spend-mtd"] [data-testid="spend-projected"] [data-testid="spend-rate"] [data-testid="spend-hours"]
 //   [data-testid="spend-budget-text"]            where the month stands against the budget
 //   #spend-budget #spend-budget-set #spend-budget-clear   [data-testid="spend-budget-error"]
-//   [data-testid="spend-table"] tr[data-pool]    cells td[data-col="pool|model|gpus|base|from|mtd|projected|rate|share"]
+//   [data-testid="spend-table"] tr[data-pool]    cells td[data-col="pool|model|gpus|base|from|mtd|projected|rate|spot|share"]
 //   #spend-export  [data-testid="spend-export-status"] data-path  [data-testid="spend-error"]
 
 import { createSignal, For, onCleanup, onMount, Show, type JSX } from "solid-js";
@@ -23,6 +24,7 @@ import { priceProblemText } from "../../reasons";
 import { call, fieldOf, ipcError } from "../../ipc";
 import { formatGpuHours, parseYuan, perHour, termText, yuanInput } from "../../pool";
 import { baseFromText, budgetText, meterPct, shareText } from "../../spend";
+import { spotSpendText } from "../../spot";
 import { createUnsaved } from "../../unsaved";
 import { DiscardQuestion } from "../discard-question";
 import { ErrorAlert } from "../error-alert";
@@ -238,6 +240,7 @@ export function SpendCard(): JSX.Element {
                     <th scope="col" class="num">{t("spend.col.mtd")}</th>
                     <th scope="col" class="num">{t("spend.col.projected")}</th>
                     <th scope="col" class="num">{t("spend.col.rate")}</th>
+                    <th scope="col" class="num">{t("spend.col.spot")}</th>
                     <th scope="col" class="num">{t("spend.col.share")}</th>
                   </tr>
                 </thead>
@@ -255,7 +258,7 @@ export function SpendCard(): JSX.Element {
                         <Show
                           when={row.spend}
                           fallback={
-                            <td data-col="mtd" colspan={4} class="spend-problem">
+                            <td data-col="mtd" colspan={5} class="spend-problem">
                               {t("spend.unpriced", { message: row.spend_problem ? priceProblemText(row.spend_problem) : "" })}
                             </td>
                           }
@@ -265,6 +268,9 @@ export function SpendCard(): JSX.Element {
                               <td data-col="mtd" class="num">{formatMoney(spend().month_to_date_fen)}</td>
                               <td data-col="projected" class="num">{formatMoney(spend().projected_month_fen)}</td>
                               <td data-col="rate" class="num">{perHour(spend().run_rate_per_hour_fen)}</td>
+                              <td data-col="spot" class="num" data-spot-fen={spend().spot_fen ?? 0} data-saved-fen={spend().spot_saved_fen ?? 0}>
+                                {spotSpendText(spend()) ?? t("common.empty")}
+                              </td>
                               <td data-col="share" class="num">{shareText(row, s())}</td>
                             </>
                           )}

@@ -1,5 +1,6 @@
 // Every lease the pool holds: the host and region, the GPU indexes, its state, the GPUs'
-// utilization, when it was granted and when its workload last saved its state. The rows are
+// utilization, when it was granted and when its workload last saved its state; a lease on
+// spot GPUs wears a "spot" badge. The rows are
 // a store reconciled by lease id, so a refresh updates a lease's cells in place and only a
 // new or gone lease adds or drops a row.
 //
@@ -27,6 +28,7 @@ function LeaseRow(props: {
       data-lease={lease.lease_id}
       data-host={lease.host}
       data-state={lease.state}
+      data-spot={lease.spot ? "true" : "false"}
       data-saved={lease.checkpoint_at_ms === null ? "false" : "true"}
       classList={{ picked: props.picked }}
     >
@@ -45,6 +47,12 @@ function LeaseRow(props: {
       </td>
       <th scope="row">
         {lease.host}
+        <Show when={lease.spot}>
+          {" "}
+          <span class="badge badge-soft lease-spot" data-testid="pool-lease-spot" title={t("pool.lease.spotTitle")}>
+            {t("pool.lease.spot")}
+          </span>
+        </Show>
         <span class="host-url">{lease.region}</span>
       </th>
       <td class="mono">{indexesText(lease.gpu_indexes)}</td>

@@ -1,6 +1,8 @@
 // The selected pool's state card: its name with Edit and Delete, what it is (model,
 // regions, range, terms), its phase and why, the counts, Release now while GPUs are kept
-// to the end of their paid unit, and the month's spend. Every value is read from the
+// to the end of their paid unit, and the month's spend. A pool that may take spot also says
+// its mix, how the desired count splits (base, on demand, spot), how many held GPUs are
+// spot, and spot's part of the spend. Every value is read from the
 // pool's store entry, so a refresh updates the text in place and the buttons stay put.
 
 import { createSignal, Show, type JSX } from "solid-js";
@@ -10,6 +12,7 @@ import { t, type MessageKey } from "../../i18n";
 import { formatGpuHours, formatWhen, overlayText, perHour, placementText, termText } from "../../pool";
 import { phaseWords, type CountSetter } from "../../pool-rules";
 import { poolNotesText, priceProblemText } from "../../reasons";
+import { mixText, showsSpot, splitText } from "../../spot";
 import { DeleteConfirm } from "./delete-confirm";
 
 /** A pool as the card and the slider follow it: the hosts and leases live in their tables. */
@@ -36,6 +39,10 @@ function Spend(props: { pool: PoolSummary }): JSX.Element {
             <Stat label="pool.spend.projected" value={formatMoney(spend().projected_month_fen)} testid="pool-spend-projected" />
             <Stat label="pool.spend.runRate" value={perHour(spend().run_rate_per_hour_fen)} testid="pool-spend-rate" />
             <Stat label="pool.spend.gpuHours" value={formatGpuHours(spend().gpu_hours)} testid="pool-spend-hours" />
+            <Show when={(spend().spot_fen ?? 0) !== 0 || (spend().spot_saved_fen ?? 0) !== 0}>
+              <Stat label="pool.spend.spot" value={formatMoney(spend().spot_fen ?? 0)} testid="pool-spend-spot" />
+              <Stat label="pool.spend.spotSaved" value={formatMoney(spend().spot_saved_fen ?? 0)} testid="pool-spend-spot-saved" />
+            </Show>
           </dl>
         )}
       </Show>
@@ -133,7 +140,22 @@ export function PoolCard(props: {
         <Show when={pool.held_to_unit_end > 0}>
           <Stat label="pool.stat.held" value={pool.held_to_unit_end} testid="pool-held" />
         </Show>
+        <Show when={showsSpot(pool)}>
+          <Stat label="pool.stat.spotHeld" value={pool.spot_held} testid="pool-spot-held" />
+        </Show>
       </dl>
+      <Show when={showsSpot(pool)}>
+        <p
+          class="pool-terms pool-split"
+          data-testid="pool-split"
+          data-base={pool.split.base}
+          data-on-demand={pool.split.on_demand}
+          data-spot={pool.split.spot}
+        >
+          {t("pool.spot.splitLine", { desired: formatCount(pool.desired), split: splitText(pool.split) })}{" "}
+          <span data-testid="pool-spot-mix">{t("pool.spot.mixLine", { mix: mixText(pool.spot) })}</span>
+        </p>
+      </Show>
       <Show when={pool.held_to_unit_end > 0}>
         <p class="pool-release-now">
           <button

@@ -5,7 +5,8 @@
 // arrive, the pool's own value is the one choice. The model is picked from what the hosts
 // report, under the catalog's names (the shell's `models`). Enter saves from any field;
 // Cancel, Escape and leaving the view close it, and ask first when something was changed
-// (unsaved.ts).
+// (unsaved.ts). The spot mix (spot.ts) is a fieldset of its own, enabled while the pool is
+// interruptible; editing a pool starts from its stored mix and sends it back.
 
 import { createEffect, For, onMount, Show, type JSX } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
@@ -29,18 +30,22 @@ import {
   type PoolField,
   type PoolFormValues,
 } from "../../pool";
+import { checkSpotMix, mixExampleText, SPOT_FIELDS, spotFormValues, type SpotField, type SpotFormValues } from "../../spot";
 import { createUnsaved, type UnsavedGate } from "../../unsaved";
 import { DiscardQuestion } from "../discard-question";
 import { ErrorAlert, ErrorDetail } from "../error-alert";
 
 /** A problem shown at a field: the client's check, or the console's refusal (its detail in English). */
 type FieldProblem = { sentence: string; detail: string | null; english: boolean; source: "client" | "server" };
-type Problems = Partial<Record<PoolField, FieldProblem>>;
+/** Every input the form has, and so every field a problem (the client's or the console's) may name. */
+type FormField = PoolField | SpotField;
+type Problems = Partial<Record<FormField, FieldProblem>>;
+const FORM_FIELDS: readonly FormField[] = [...POOL_FIELDS, ...SPOT_FIELDS];
 type ChoiceField = "term" | "overlay" | "placement";
 
 const NO_CHOICES: PoolChoices = { terms: [], overlays: [], placements: [] };
 
-function FieldError(props: { name: PoolField; problem: FieldProblem | undefined }): JSX.Element {
+function FieldError(props: { name: FormField; problem: FieldProblem | undefined }): JSX.Element {
   return (
     <div id={`pool-f-${props.name}-error`} class="field-error-box" data-field={props.name}>
       <Show when={props.problem}>
@@ -55,7 +60,7 @@ function FieldError(props: { name: PoolField; problem: FieldProblem | undefined 
   );
 }
 
-function Field(props: { name: PoolField; label: MessageKey; hint: MessageKey; problem: FieldProblem | undefined; children: JSX.Element }): JSX.Element {
+function Field(props: { name: FormField; label: MessageKey; hint: MessageKey; problem: FieldProblem | undefined; children: JSX.Element }): JSX.Element {
   return (
     <div class={`field field-${props.name}`}>
       <label for={`pool-f-${props.name}`}>{t(props.label)}</label>
@@ -82,7 +87,8 @@ export function PoolForm(props: {
   const initialTerm: Term = initial?.term ?? "month";
   const initialOverlay: OverlayMode = initial?.overlay ?? "hour";
   const initialPlacement: PlacementPolicy = initial?.placement ?? "pack";
-  const [values, setValues] = createStore<PoolFormValues>({
+  const storedMix = initial?.spot ?? { on_demand_floor: 0, spot_pct: 0, max_price_fen: null };
+  const [values, setValues] = createStore<PoolFormValues & SpotFormValues>({
     name: initial?.name ?? "",
     model: initial?.model ?? "",
     regions: [...(initial?.regions ?? [])],
@@ -94,9 +100,10 @@ export function PoolForm(props: {
     placement: initialPlacement,
     interruptible: initial?.interruptible ?? false,
     release_at_unit_end: initial?.release_at_unit_end ?? false,
+    ...spotFormValues(storedMix),
   });
   /** What the form opened with (and the choices it was given since): Escape asks when it differs. */
-  const baseline: PoolFormValues = { ...values, regions: [...values.regions] };
+  const baseline: PoolFormValues & SpotFormValues = { ...values, regions: [...values.regions] };
   const [problems, setProblems] = createStore<Problems>({});
   const [state, setState] = createStore<{ busy: boolean; error: unknown }>({ busy: false, error: null });
   const { asking, gate } = createUnsaved({ dirty: () => formIsDirty(values, baseline), busy: () => state.busy });
@@ -145,9 +152,11 @@ export function PoolForm(props: {
     form.scrollIntoView?.({ block: "nearest" });
   });
 
-  function edit<K extends keyof PoolFormValues>(name: K, value: PoolFormValues[K]): void {
+  function edit<K extends keyof (PoolFormValues & SpotFormValues)>(name: K, value: (PoolFormValues & SpotFormValues)[K]): void {
     setValues(name, value);
     setProblems(name, undefined);
+    // The mix's fields are disabled without Interruptible: a problem shown there goes with them.
+    if (name === "interruptible") for (const field of SPOT_FIELDS) setProblems(field, undefined);
   }
 
   function toggleRegion(region: string, on: boolean): void {
@@ -155,7 +164,7 @@ export function PoolForm(props: {
     edit("regions", on ? [...rest, region] : rest);
   }
 
-  function focusField(name: PoolField): void {
+  function focusField(name: FormField): void {
     const css = name === "regions" ? "#pool-f-regions input" : `#pool-f-${name}`;
     form.querySelector<HTMLElement>(css)?.focus();
   }
@@ -175,10 +184,14 @@ export function PoolForm(props: {
     setProblems(reconcile({}));
     setState("error", null);
     const checked = checkPoolForm(values, choices());
-    if (!checked.ok) {
-      let first: PoolField | null = null;
-      for (const name of POOL_FIELDS) {
-        const problem = checked.problems[name];
+    // The floor is checked against max only when max itself reads as a count.
+    const max = /^\d+$/.test(values.max.trim()) ? Number(values.max.trim()) : null;
+    const mix = checkSpotMix(values, { interruptible: values.interruptible, max, stored: storedMix });
+    if (!checked.ok || !mix.ok) {
+      const found = { ...(checked.ok ? {} : checked.problems), ...(mix.ok ? {} : mix.problems) };
+      let first: FormField | null = null;
+      for (const name of FORM_FIELDS) {
+        const problem = found[name];
         if (!problem) continue;
         setProblems(name, { sentence: t(problem.key, problem.params), detail: null, english: false, source: "client" });
         first ??= name;
@@ -186,7 +199,7 @@ export function PoolForm(props: {
       if (first) focusField(first);
       return;
     }
-    const input = checked.input;
+    const input = { ...checked.input, spot: mix.mix };
     setState("busy", true);
     const res = await call(() => (editing ? commands.updatePool(editing, input) : commands.createPool(input)));
     setState("busy", false);
@@ -195,7 +208,7 @@ export function PoolForm(props: {
       return;
     }
     const error = ipcError(res.error);
-    const named = error?.kind === "invalid_input" ? fieldOf(error, POOL_FIELDS) : null;
+    const named = error?.kind === "invalid_input" ? fieldOf(error, FORM_FIELDS) : null;
     if (named) {
       const explained = explainError(res.error);
       setProblems(named, { sentence: t("pool.form.serverField"), detail: explained.detail, english: explained.detailIsEnglish, source: "server" });
@@ -206,13 +219,16 @@ export function PoolForm(props: {
     saveButton.focus();
   }
 
-  const text = (name: "name" | "min" | "max" | "base_gpus", opts: { required?: boolean; numeric?: boolean } = {}): JSX.Element => (
+  const text = (
+    name: "name" | "min" | "max" | "base_gpus" | SpotField,
+    opts: { required?: boolean; numeric?: boolean; decimal?: boolean } = {},
+  ): JSX.Element => (
     <input
       id={`pool-f-${name}`}
       name={name}
       type="text"
-      class={opts.numeric ? "num-input" : undefined}
-      inputmode={opts.numeric ? "numeric" : undefined}
+      class={opts.numeric || opts.decimal ? "num-input" : undefined}
+      inputmode={opts.decimal ? "decimal" : opts.numeric ? "numeric" : undefined}
       required={opts.required}
       autocomplete="off"
       spellcheck={false}
@@ -222,7 +238,8 @@ export function PoolForm(props: {
       onInput={(event) => edit(name, event.currentTarget.value)}
     />
   );
-  const number = (name: "min" | "max" | "base_gpus"): JSX.Element => text(name, { numeric: true });
+  const number = (name: "min" | "max" | "base_gpus" | "on_demand_floor" | "spot_pct"): JSX.Element => text(name, { numeric: true });
+  const example = () => mixExampleText(values, values.max, values.base_gpus);
   const choice = <V extends string>(name: ChoiceField, list: () => readonly V[], words: (value: V) => string): JSX.Element => (
     <select
       id={`pool-f-${name}`}
@@ -390,6 +407,41 @@ export function PoolForm(props: {
           {check("interruptible", "pool.f.interruptible", "pool.h.interruptible")}
           {check("release_at_unit_end", "pool.f.releaseAtUnitEnd", "pool.h.releaseAtUnitEnd")}
         </div>
+        <fieldset
+          class="pool-spot-mix field-wide"
+          id="pool-f-spot"
+          data-testid="pool-f-spot"
+          disabled={!values.interruptible}
+          aria-describedby="pool-f-spot-explain"
+        >
+          <legend>{t("pool.spot.title")}</legend>
+          <p class="field-hint" id="pool-f-spot-explain">
+            {t("pool.spot.explain")}
+          </p>
+          <Show when={!values.interruptible}>
+            <p class="hint pool-spot-off" data-testid="pool-f-spot-off">
+              {t("pool.spot.disabled")}
+            </p>
+          </Show>
+          <div class="field-trio">
+            <Field name="on_demand_floor" label="pool.f.onDemandFloor" hint="pool.h.onDemandFloor" problem={problems.on_demand_floor}>
+              {number("on_demand_floor")}
+            </Field>
+            <Field name="spot_pct" label="pool.f.spotPct" hint="pool.h.spotPct" problem={problems.spot_pct}>
+              {number("spot_pct")}
+            </Field>
+            <Field name="max_price_fen" label="pool.f.maxPrice" hint="pool.h.maxPrice" problem={problems.max_price_fen}>
+              {text("max_price_fen", { decimal: true })}
+            </Field>
+          </div>
+          <Show when={values.interruptible && example()}>
+            {(line) => (
+              <p class="hint pool-spot-example" data-testid="pool-f-spot-example">
+                {line()}
+              </p>
+            )}
+          </Show>
+        </fieldset>
       </div>
       <div class="form-error-box">
         <Show when={state.error !== null}>

@@ -26,7 +26,11 @@
 //     [data-testid="pool-releasing"] [data-testid="pool-lost"]   numbers (text = the count)
 //     [data-testid="pool-phase"]              data-phase="converged|scaling_out|…", the phase in words
 //     [data-testid="pool-message"]            why it is not converged
-//     [data-testid="pool-spend"]              month to date, projection, run rate, GPU-hours (or the problem)
+//     [data-testid="pool-spend"]              month to date, projection, run rate, GPU-hours (or the problem);
+//                                               [data-testid="pool-spend-spot|pool-spend-spot-saved"] when spot was used
+//     [data-testid="pool-spot-held"]          held GPUs on spot (a pool that may take spot, or holds some)
+//     [data-testid="pool-split"]              the desired count split: data-base, data-on-demand, data-spot;
+//                                               [data-testid="pool-spot-mix"] the mix in words
 //   .pool-slider-card                         the slider's card
 //   #pool-slider ([data-testid="pool-slider"])           input type=range, min..max
 //   #pool-count ([data-testid="pool-count-input"])       input type=number
@@ -37,6 +41,8 @@
 //                                               data-per-hour-before-fen, data-per-month-fen)
 //     [data-testid="pool-preview-delta"]      signed change per hour and per month
 //     [data-testid="pool-preview-free"]       free matching GPUs now, per host
+//     [data-testid="pool-preview-split"]      the new count split (data-base, data-on-demand, data-spot) and
+//                                               spot's saving an hour (data-saving-fen); for a spot pool
 //     [data-testid="pool-preview-plan"]       "Rent 6: 4 on cn-east-001, 2 on cn-south-002"
 //     [data-testid="pool-preview-error"]      role=alert, data-kind: the preview failed
 //   [data-testid="pool-confirm"]              the confirmation question: confirmation_reason
@@ -55,13 +61,16 @@
 //                                               [data-testid="pool-slurm-jobs-more"] when the list leaves some out
 //   [data-testid="pool-hosts"]                per-host table: tr[data-testid="pool-host-row"][data-host]
 //                                               td[data-col="leased|pending|releasing|failed|error"]
-//   [data-testid="pool-leases"]               leases: tr[data-testid="pool-lease-row"][data-lease][data-host]
+//   [data-testid="pool-leases"]               leases: tr[data-testid="pool-lease-row"][data-lease][data-host][data-spot],
+//                                               [data-testid="pool-lease-spot"] the spot badge
 //   #pool-policy-gpus #pool-policy-cost #pool-policy-save [data-testid="pool-policy-status"]
 //     [data-testid="pool-policy-error"]       role=alert, data-kind: the limits were not saved
 //   #pool-new #pool-edit #pool-delete #pool-release-now   open the form / ask to delete / release kept GPUs
 //   [data-testid="pool-delete-confirm"] #pool-delete-yes #pool-delete-no
 //   #pool-form (data-mode="create|edit"), fields #pool-f-NAME, #pool-f-NAME-error,
 //     region checkboxes #pool-f-regions input[name="regions"][value=REGION], #pool-f-save #pool-f-cancel,
+//     the spot mix #pool-f-spot (a fieldset, disabled while not interruptible: [data-testid="pool-f-spot-off"]
+//     says why), #pool-f-on_demand_floor #pool-f-spot_pct #pool-f-max_price_fen, [data-testid="pool-f-spot-example"]
 //     [data-testid="pool-form-error"]          role=alert, data-kind: the save failed (no field named)
 
 import { batch, createEffect, createMemo, createSignal, For, Show, type JSX } from "solid-js";

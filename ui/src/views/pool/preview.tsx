@@ -1,6 +1,7 @@
 // What the count on the slider would cost and do, before anything changes: the target, the
 // cost after (per hour and per month, and now), the change, the GPUs free now, the plan in
-// words and whether it asks for confirmation. While an answer is on its way the last one
+// words and whether it asks for confirmation; for a pool that may take spot, how the new
+// count splits (base, on demand, spot) and what its spot saves an hour. While an answer is on its way the last one
 // stays, dimmed (data-state="pending"); an answer for an older value is never shown.
 
 import { For, Match, Show, Switch, type JSX } from "solid-js";
@@ -19,6 +20,7 @@ import {
   signedPerHour,
   signedPerMonth,
 } from "../../pool";
+import { spotSavingText, splitText } from "../../spot";
 import { ErrorAlert } from "../error-alert";
 
 export type PreviewState = "idle" | "pending" | "ready" | "error";
@@ -67,9 +69,10 @@ function Released(props: { preview: ScalePreview }): JSX.Element {
   );
 }
 
-function Answer(props: { preview: ScalePreview }): JSX.Element {
+function Answer(props: { preview: ScalePreview; spot: boolean }): JSX.Element {
   const p = (): ScalePreview => props.preview;
   const plan = () => planWords(p());
+  const saving = () => spotSavingText(p().spot_saving_per_hour_fen);
   return (
     <>
       <dl class="pool-preview-grid">
@@ -107,6 +110,19 @@ function Answer(props: { preview: ScalePreview }): JSX.Element {
       <p class="pool-preview-free" data-testid="pool-preview-free" data-free={p().free_now}>
         {freeText(p().free_now, p().free_by_host)}
       </p>
+      <Show when={props.spot || p().split.spot > 0}>
+        <p
+          class="pool-preview-free pool-preview-split"
+          data-testid="pool-preview-split"
+          data-base={p().split.base}
+          data-on-demand={p().split.on_demand}
+          data-spot={p().split.spot}
+          data-saving-fen={p().spot_saving_per_hour_fen ?? undefined}
+        >
+          {t("pool.preview.split", { split: splitText(p().split) })}
+          <Show when={saving()}>{(text) => <> {text()}</>}</Show>
+        </p>
+      </Show>
       <div class="pool-preview-plan" data-testid="pool-preview-plan">
         <p class="plan-headline">{plan().headline}</p>
         <Show when={plan().notes.length > 0}>
@@ -132,6 +148,8 @@ export function Preview(props: {
   shown: PreviewShown;
   /** The words while idle: the pool now. */
   idle: string;
+  /** The pool may take spot (interruptible, or holding some): the split is shown. */
+  spot: boolean;
 }): JSX.Element {
   const ready = () => (props.shown.kind === "ready" ? props.shown.preview : null);
   const failed = () => (props.shown.kind === "error" ? { error: props.shown.error } : null);
@@ -141,7 +159,7 @@ export function Preview(props: {
         <Match when={failed()}>
           {(f) => <ErrorAlert lead={t("pool.preview.error")} error={f().error} testid="pool-preview-error" />}
         </Match>
-        <Match when={ready()}>{(preview) => <Answer preview={preview()} />}</Match>
+        <Match when={ready()}>{(preview) => <Answer preview={preview()} spot={props.spot} />}</Match>
       </Switch>
     </div>
   );

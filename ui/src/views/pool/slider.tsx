@@ -23,6 +23,7 @@ import { formatCount, gpus } from "../../costs";
 import { t } from "../../i18n";
 import { call } from "../../ipc";
 import { confirmReasonText, LatestOnly, parseCount, perHour, scaleMarks } from "../../pool";
+import { showsSpot } from "../../spot";
 import { CommitOutcome, type CommitShown } from "./commit-outcome";
 import type { PoolSummary } from "./pool-card";
 import { Preview, type PreviewShown, type PreviewState } from "./preview";
@@ -367,7 +368,7 @@ export function Slider(props: {
           </p>
         )}
       </Show>
-      <Preview state={previewState()} to={previewTo()} shown={shown()} idle={idle()} />
+      <Preview state={previewState()} to={previewTo()} shown={shown()} idle={idle()} spot={showsSpot(pool)} />
       <div class="pool-confirm-box">
         <Show when={confirming()}>
           {(question) => (
