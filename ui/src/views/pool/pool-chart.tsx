@@ -124,6 +124,8 @@ export function PoolChart(props: { pool: string }): JSX.Element {
           warming: t("pool.chart.warming"),
           utilization: t("pool.chart.util"),
           queue: t("pool.chart.queue"),
+          reclaimed: t("pool.chart.reclaimed"),
+          spot_paused: t("pool.chart.spotPaused"),
         },
       ),
     );
