@@ -1637,7 +1637,12 @@ budget: boolean;
 /**
  * A metric a rule watches went stale.
  */
-stale: boolean }
+stale: boolean; 
+/**
+ * Spot: a host takes GPUs back, or spot is paused or resumed in a region. Preferences
+ * saved before it read as on.
+ */
+spot?: boolean }
 /**
  * How a change ended.
  */

@@ -89,8 +89,7 @@ fn wanted(prefs: &NotificationPrefs, kind: NotificationKind) -> bool {
         NotificationKind::Scaled => prefs.scaled,
         NotificationKind::Budget => prefs.budget,
         NotificationKind::Stale => prefs.stale,
-        // No switch in the preferences yet (`NotificationPrefs` has none for spot).
-        NotificationKind::Spot => true,
+        NotificationKind::Spot => prefs.spot,
     }
 }
 
@@ -848,6 +847,7 @@ mod tests {
         scaled: true,
         budget: true,
         stale: true,
+        spot: true,
     };
 
     #[test]
@@ -1238,11 +1238,12 @@ mod tests {
             logged(2, "", resumed.clone()),
             logged(3, "render", reclaimed),
         ];
-        // None of the preferences' switches is for spot: it is said whatever they are.
+        // Spot has its own switch: the others off change nothing for it.
         let none = NotificationPrefs {
             scaled: false,
             budget: false,
             stale: false,
+            spot: true,
         };
         let out = select(
             &entries,
@@ -1262,6 +1263,17 @@ mod tests {
         );
         assert_eq!(out[1].title, "Spot resumed: H800 in cn-east");
         assert_eq!(out[1].body, format!("{resumed}."));
+        let off = NotificationPrefs { spot: false, ..ALL };
+        assert!(
+            select(
+                &entries,
+                &[],
+                &off,
+                UiLanguage::English,
+                &mut Said::default()
+            )
+            .is_empty()
+        );
         assert_eq!(out[2].pool, "render");
         assert_eq!(out[2].title, "render: gpu-a takes back 2 GPUs");
         assert_eq!(

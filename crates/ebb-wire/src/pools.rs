@@ -514,6 +514,14 @@ pub struct NotificationPrefs {
     pub budget: bool,
     /// A metric a rule watches went stale.
     pub stale: bool,
+    /// Spot: a host takes GPUs back, or spot is paused or resumed in a region. Preferences
+    /// saved before it read as on.
+    #[serde(default = "on")]
+    pub spot: bool,
+}
+
+fn on() -> bool {
+    true
 }
 
 impl Default for NotificationPrefs {
@@ -522,6 +530,7 @@ impl Default for NotificationPrefs {
             scaled: true,
             budget: true,
             stale: true,
+            spot: true,
         }
     }
 }

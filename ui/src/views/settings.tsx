@@ -4,7 +4,7 @@
 // and About (version, data directory, who collects, where tokens are kept).
 //
 // Stable selectors: [data-testid="notifications-setting"] (the card), each checkbox
-// input[data-testid="notify-scaled|notify-budget|notify-stale"],
+// input[data-testid="notify-scaled|notify-budget|notify-stale|notify-spot"],
 // [data-testid="notifications-error"] (role=alert).
 //
 // On Solid: About follows the app-info store through a signal, in place; the Hosts
@@ -81,6 +81,7 @@ const NOTIFICATION_KINDS: readonly { kind: keyof NotificationPrefs; label: Messa
   { kind: "scaled", label: "settings.notifications.scaled" },
   { kind: "budget", label: "settings.notifications.budget" },
   { kind: "stale", label: "settings.notifications.stale" },
+  { kind: "spot", label: "settings.notifications.spot" },
 ];
 
 /** Which desktop notifications to show: a checkbox a kind, saved as it is ticked. */

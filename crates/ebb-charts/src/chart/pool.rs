@@ -774,8 +774,8 @@ mod tests {
             warming: "预热中",
             util: "利用率",
             queue: "排队与运行的 GPU",
-            reclaimed: "竞价实例被收回",
-            spot_paused: "竞价暂停/恢复",
+            reclaimed: "抢占式 GPU 被收回",
+            spot_paused: "抢占式暂停/恢复",
         };
         for labels in [LABELS, zh] {
             let svg = pool_svg(&spec(ChartTheme::Dark), &labels, &scale_out()).unwrap();

@@ -426,6 +426,7 @@ async fn notifications_read_new_entries_prefs_and_the_charts_rule_decisions() {
         scaled: false,
         budget: true,
         stale: false,
+        spot: false,
     };
     store.set_notification_prefs(quiet).await.unwrap();
     assert_eq!(store.notification_prefs().await.unwrap(), quiet);
