@@ -482,6 +482,22 @@ fn pool_detail(view: &PoolView) -> String {
         view.lost,
         phase_word(view.phase)
     );
+    if view.interruptible || view.spot_held > 0 {
+        let _ = writeln!(
+            out,
+            "mix: on-demand floor {}, spot {}% of the rest{}; desired {} = {} base + {} on demand + {} spot; {} held on spot",
+            view.spot.on_demand_floor,
+            view.spot.spot_pct,
+            view.spot
+                .max_price_fen
+                .map_or_else(String::new, |max| format!(" at most {}/h", money(max))),
+            view.desired,
+            view.split.base,
+            view.split.on_demand,
+            view.split.spot,
+            view.spot_held
+        );
+    }
     if let Some(notes) = notes_in_words(&view.notes) {
         let _ = writeln!(out, "  {notes}");
     }
@@ -495,6 +511,14 @@ fn pool_detail(view: &PoolView) -> String {
             money(spend.run_rate_per_hour_fen),
             spend.gpu_hours
         );
+        if spend.spot_fen != 0 || spend.spot_saved_fen != 0 {
+            let _ = writeln!(
+                out,
+                "  of which spot {} (saved {} against on demand)",
+                money(spend.spot_fen),
+                money(spend.spot_saved_fen)
+            );
+        }
     } else if let Some(problem) = &view.spend_problem {
         let _ = writeln!(out, "spend unknown: {problem}");
     }
@@ -562,7 +586,11 @@ fn lease_table(leases: &[PoolLeaseView]) -> String {
                 lease.host.clone(),
                 lease.region.clone(),
                 gpus,
-                lease_state_word(lease.state).to_string(),
+                if lease.spot {
+                    format!("{} (spot)", lease_state_word(lease.state))
+                } else {
+                    lease_state_word(lease.state).to_string()
+                },
                 crate::when::time(lease.granted_at_ms),
                 // When its workload last saved its state: safe to release.
                 lease

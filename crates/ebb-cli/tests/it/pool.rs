@@ -178,3 +178,105 @@ async fn pool_show_lists_each_lease_with_its_host_gpus_state_and_grant() {
     );
     fleet.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spot_mix_that_cannot_work_is_refused_naming_its_field() {
+    let dir = TempDir::new("cli-pool-spot");
+    let data = dir.join("console");
+    let fleet = TestFleet::builder().start().await;
+    for host in fleet.hosts() {
+        ebb_ok(
+            &data,
+            &[
+                "hosts",
+                "add",
+                &host.name,
+                &host.url,
+                "--region",
+                &host.region,
+            ],
+        )
+        .await;
+    }
+    let h800 = fleet
+        .hosts()
+        .iter()
+        .find(|host| host.model.name().contains("H800"))
+        .expect("an H800 host")
+        .clone();
+    let create = |extra: &[&str]| {
+        let mut args = vec![
+            "pool",
+            "create",
+            "render",
+            "--model",
+            "H800",
+            "--region",
+            &h800.region,
+            "--min",
+            "0",
+            "--max",
+            "4",
+        ];
+        args.extend_from_slice(extra);
+        args.into_iter().map(String::from).collect::<Vec<String>>()
+    };
+    let run_err = |args: Vec<String>| {
+        let data = data.clone();
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            ebb_err(&data, &args).await
+        }
+    };
+    let not_interruptible = run_err(create(&["--spot-pct", "50"])).await;
+    assert!(
+        not_interruptible.contains("spot_pct") && not_interruptible.contains("interruptible"),
+        "{not_interruptible}"
+    );
+    let too_much = run_err(create(&["--interruptible", "--spot-pct", "101"])).await;
+    assert!(too_much.contains("spot_pct"), "{too_much}");
+    let too_cheap = run_err(create(&[
+        "--interruptible",
+        "--spot-pct",
+        "50",
+        "--spot-max-price",
+        "0.01",
+    ]))
+    .await;
+    assert!(
+        too_cheap.contains("max_price_fen") && too_cheap.contains("under every spot offer"),
+        "{too_cheap}"
+    );
+    let not_money = run_err(create(&["--interruptible", "--spot-max-price", "cheap"])).await;
+    assert!(not_money.contains("--spot-max-price"), "{not_money}");
+    // Nothing was made.
+    let list = ebb_ok(&data, &["pool", "list"]).await;
+    assert!(!list.contains("render"), "{list}");
+
+    // A mix that can work: shown with its split.
+    ebb_ok(
+        &data,
+        &{
+            let mut args = create(&[
+                "--interruptible",
+                "--on-demand-floor",
+                "1",
+                "--spot-pct",
+                "50",
+                "--spot-max-price",
+                "999",
+            ]);
+            args.push("--json".into());
+            args
+        }
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<&str>>(),
+    )
+    .await;
+    let shown = ebb_ok(&data, &["pool", "show", "render"]).await;
+    assert!(
+        shown.contains("mix: on-demand floor 1, spot 50% of the rest at most ¥999.00/h"),
+        "{shown}"
+    );
+}

@@ -275,7 +275,10 @@ fn a_reclaimed_spot_gpu_is_replaced_in_the_pass_that_sees_it_on_spot_or_on_deman
     for paused in [false, true] {
         let mut world = spot_fleet();
         world.pass(&[spot_pool(2, 2, Some(400))]);
-        assert_eq!(world.active("p").iter().filter(|(h, _)| h == "s").count(), 2);
+        assert_eq!(
+            world.active("p").iter().filter(|(h, _)| h == "s").count(),
+            2
+        );
         // The owner takes one back: the very next pass orders its replacement.
         world.hosts[1].leases[0].reclaim_deadline_ms = Some(2_000_000);
         let price = (!paused).then_some(400);
@@ -284,7 +287,10 @@ fn a_reclaimed_spot_gpu_is_replaced_in_the_pass_that_sees_it_on_spot_or_on_deman
         let host = if paused { "a" } else { "s" };
         assert_eq!(plan.creates[0].host, host, "paused: {paused}");
         assert_eq!(plan.pools[0].releasing, 1);
-        assert!(plan.releases.is_empty(), "the host releases it, not the pool");
+        assert!(
+            plan.releases.is_empty(),
+            "the host releases it, not the pool"
+        );
     }
 }
 
