@@ -9,7 +9,7 @@
 //! replaced; when it comes back, every lease of ours at or below that fence is stale and
 //! released, so the pool never stays above `desired`.
 
-use crate::placement::{self, Candidate, Held};
+use crate::placement::{self, Candidate, Held, Placement};
 use ebb_wire::agent::{Gpu, Lease, LeaseState};
 use ebb_wire::pools::{HostFree, PlacementPolicy, PoolHostView, PoolLeaseState, PoolLeaseView};
 use ebb_wire::reasons::{HostProblem, PoolNote};
@@ -589,44 +589,64 @@ pub fn plan(input: &Input<'_>) -> Plan {
                 }
             }
         }
-        if pool.external {
-            // The binder rents and drains this pool's nodes; what is free is still shown.
+        // An external pool's nodes are the binder's to rent and drain; what is free is
+        // still shown.
+        let spot_have = status[p].spot + spot_pending[p];
+        // Back to spot: a pool holding its count with less spot than its share takes the
+        // spot that can be had now, and gives back as many on demand once they are granted
+        // (make before break; on scale-in, on demand above its share goes first).
+        let rebalance = !pool.external
+            && status[p].actual == pool.desired
+            && status[p].pending == spot_pending[p]
+            && spot_have < pool.spot.wanted;
+        let (on_spot, on_demand) = if pool.external {
+            (Placement::default(), Placement::default())
         } else if pool.desired > have {
             let need = pool.desired - have;
-            let spot_have = status[p].spot + spot_pending[p];
             let spot_need = need.min(pool.spot.wanted.saturating_sub(spot_have));
             let on_spot = placement::place(spot_need, &spot_candidates, pool.policy);
             // Spot that no host offers goes on demand.
             let on_demand =
                 placement::place(need - spot_need + on_spot.short, &candidates, pool.policy);
             status[p].short = on_demand.short;
-            for (spot, placed, hosts, cands) in [
-                (true, &on_spot, &spot_hosts, &mut spot_candidates),
-                (false, &on_demand, &hosts_here, &mut candidates),
-            ] {
-                for &(c, count) in &placed.takes {
-                    let h = hosts[c];
-                    let mut left = count;
-                    // Take the host's first matching free GPUs of the kind; mark them taken
-                    // for later pools.
-                    for (i, gpu) in free[h].iter_mut().enumerate() {
-                        if left == 0 {
-                            break;
-                        }
-                        if matching[free_models[h][i]] && !gpu.uuid.is_empty() && gpu.spot == spot {
-                            out.creates.push(Create {
-                                pool_id: pool.id.clone(),
-                                host: input.hosts[h].name.clone(),
-                                gpu_uuid: gpu.uuid.clone(),
-                            });
-                            *gpu = &TAKEN;
-                            left -= 1;
-                        }
+            (on_spot, on_demand)
+        } else if rebalance && spot_pending[p] == 0 {
+            let mut on_spot =
+                placement::place(pool.spot.wanted - spot_have, &spot_candidates, pool.policy);
+            on_spot.short = 0;
+            (on_spot, Placement::default())
+        } else {
+            (Placement::default(), Placement::default())
+        };
+        for (spot, placed, hosts, cands) in [
+            (true, &on_spot, &spot_hosts, &mut spot_candidates),
+            (false, &on_demand, &hosts_here, &mut candidates),
+        ] {
+            for &(c, count) in &placed.takes {
+                let h = hosts[c];
+                let mut left = count;
+                // Take the host's first matching free GPUs of the kind; mark them taken for
+                // later pools.
+                for (i, gpu) in free[h].iter_mut().enumerate() {
+                    if left == 0 {
+                        break;
                     }
-                    cands[c].free -= count;
-                    *created[p].entry(h).or_default() += count;
+                    if matching[free_models[h][i]] && !gpu.uuid.is_empty() && gpu.spot == spot {
+                        out.creates.push(Create {
+                            pool_id: pool.id.clone(),
+                            host: input.hosts[h].name.clone(),
+                            gpu_uuid: gpu.uuid.clone(),
+                        });
+                        *gpu = &TAKEN;
+                        left -= 1;
+                    }
                 }
+                cands[c].free -= count;
+                *created[p].entry(h).or_default() += count;
             }
+        }
+        if pool.external || rebalance {
+            // The binder's, or spot on its way to take on demand's place.
         } else if pool.desired < have {
             let excess = (have - pool.desired).min(status[p].actual);
             let target = &input.pools[p];

@@ -294,6 +294,29 @@ fn a_reclaimed_spot_gpu_is_replaced_in_the_pass_that_sees_it_on_spot_or_on_deman
     }
 }
 
+#[test]
+fn back_to_spot_once_it_can_be_had_the_spot_granted_before_on_demand_goes() {
+    let mut world = spot_fleet();
+    // Spot paused: all 3 on demand.
+    world.pass(&[spot_pool(3, 0, None)]);
+    assert!(world.active("p").iter().all(|(h, _)| h == "a"));
+    // Resumed, 2 wanted on spot: they are rented first, nothing released yet.
+    let pools = [spot_pool(3, 2, Some(400))];
+    let plan = world.pass(&pools);
+    assert_eq!(plan.creates.len(), 2);
+    assert!(plan.creates.iter().all(|c| c.host == "s"));
+    assert!(plan.releases.is_empty(), "make before break");
+    // Granted: as many on demand go.
+    let plan = world.pass(&pools);
+    assert!(plan.creates.is_empty());
+    assert_eq!(plan.releases.len(), 2);
+    assert!(plan.releases.iter().all(|r| r.host == "a"));
+    let again = world.pass(&pools);
+    assert!(again.creates.is_empty() && again.releases.is_empty());
+    assert_eq!(again.pools[0].spot, 2);
+    assert_eq!(world.active("p").len(), 3);
+}
+
 fn fleet() -> World {
     World::new(&[
         ("a", "cn-north", 8, "NVIDIA A100-SXM4-80GB"),
