@@ -7,6 +7,7 @@ use ebb_cost::{Catalog, PriceEntry};
 use ebb_reconcile::spot::{BreakerPolicy, split};
 use ebb_rules::policy::{MinuteView, Policy};
 use ebb_rules::replay::baselines::{StaticPeak, baseline};
+use ebb_rules::replay::families::{Family, generate, with_spot_market};
 use ebb_rules::replay::spot::{SpotModel, SpotPrices, SpotReplay, simulate};
 use ebb_rules::replay::trace::Trace;
 use ebb_rules::replay::{ReplayOptions, replay, replay_spot};
@@ -196,6 +197,21 @@ fn the_seeded_market_is_deterministic_and_near_its_rate() {
         model.interrupted_for(&demand, 100),
         model.interrupted_for(&demand, 100)
     );
+}
+
+#[test]
+fn a_family_carries_a_spot_market() {
+    let model = SpotModel {
+        rate_per_gpu_hour: 0.1,
+        seed: 1,
+    };
+    let family = Family::DailyFestival;
+    let demand = generate(family, &family.default_params(), 1);
+    let trace = with_spot_market(demand, &model, 50, a100().hour).unwrap();
+    let taken: u32 = trace.interrupted().unwrap().iter().sum();
+    assert!(taken > 0);
+    assert_eq!(trace.spot_price_fen().unwrap().len(), trace.minutes());
+    assert!(trace.columns().is_empty());
 }
 
 /// The seeded model drawn in the replay (no `interrupted` column) takes back about its rate
