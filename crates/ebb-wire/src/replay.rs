@@ -36,12 +36,15 @@ pub struct ReplayResult {
     /// The most GPUs held at once.
     pub peak_held_gpus: u32,
     /// Spot GPUs taken back (absent when none: a replay all on demand).
+    #[specta(optional)]
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub interruptions: u32,
     /// Started hours bought on spot, beside `gpu_hours` (absent when none).
+    #[specta(optional)]
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub spot_gpu_hours: u64,
     /// What those hours cost, in fen; part of `cost_fen` (absent when none).
+    #[specta(optional)]
     #[serde(default, skip_serializing_if = "is_zero_i64")]
     pub spot_cost_fen: i64,
 }
