@@ -2246,11 +2246,27 @@ actions_per_day: number;
 /**
  * The most GPUs held at once.
  */
-peak_held_gpus: number }) & { 
+peak_held_gpus: number; 
+/**
+ * Spot GPUs taken back (absent when none: a replay all on demand).
+ */
+interruptions: number; 
+/**
+ * Started hours bought on spot, beside `gpu_hours` (absent when none).
+ */
+spot_gpu_hours: number; 
+/**
+ * What those hours cost, in fen; part of `cost_fen` (absent when none).
+ */
+spot_cost_fen: number }) & { 
 /**
  * Each baseline asked for, in the order asked.
  */
-baselines: ReplayResult[] }
+baselines: ReplayResult[]; 
+/**
+ * With a spot mix asked for: the rules with it, on demand and the oracle.
+ */
+spot?: SpotComparison | null }
 /**
  * One policy's replay.
  */
@@ -2290,7 +2306,19 @@ actions_per_day: number;
 /**
  * The most GPUs held at once.
  */
-peak_held_gpus: number }
+peak_held_gpus: number; 
+/**
+ * Spot GPUs taken back (absent when none: a replay all on demand).
+ */
+interruptions: number; 
+/**
+ * Started hours bought on spot, beside `gpu_hours` (absent when none).
+ */
+spot_gpu_hours: number; 
+/**
+ * What those hours cost, in fen; part of `cost_fen` (absent when none).
+ */
+spot_cost_fen: number }
 /**
  * Where a Rules view replay's demand came from.
  */
@@ -2872,6 +2900,23 @@ spot_fen?: number;
  */
 spot_saved_fen?: number }
 /**
+ * The rules with the spot mix (and its breaker) beside the same rules all on demand and
+ * the oracle (all on demand): cost, shortfall and interruptions.
+ */
+export type SpotComparison = { settings: SpotSettings; 
+/**
+ * The rules with the mix.
+ */
+mix: ReplayResult; 
+/**
+ * The same rules, every GPU on demand.
+ */
+on_demand: ReplayResult; 
+/**
+ * Perfect foresight, on demand.
+ */
+oracle: ReplayResult }
+/**
  * A pool's mix above its subscribed base (EC2's `OnDemandBaseCapacity` and
  * `OnDemandPercentageAboveBaseCapacity`): the first `on_demand_floor` GPUs above the base
  * are on demand, and `spot_pct` percent of the rest on spot (rounded down, so on demand
@@ -2891,6 +2936,35 @@ spot_pct: number;
  * The most a spot GPU-hour may cost, in fen; `None`: any spot price.
  */
 max_price_fen: number | null }
+/**
+ * The spot mix a replay was asked to price, as `ebb replay --spot-pct` gives it.
+ */
+export type SpotSettings = { 
+/**
+ * GPUs above the base always on demand.
+ */
+on_demand_floor: number; 
+/**
+ * Of the rest, the percentage on spot.
+ */
+spot_pct: number; 
+/**
+ * The most a spot GPU-hour may cost, in fen; `None`: any price.
+ */
+max_price_fen: number | null; 
+/**
+ * Minutes from an interruption's notice to the GPU being gone.
+ */
+notice_minutes: number; 
+/**
+ * Where interruptions came from: "trace" (its `interrupted` column), "model" (seeded,
+ * at `interruptions_per_gpu_hour`) or "none".
+ */
+interruptions_from: string; 
+/**
+ * The seeded model's rate, when it drew them.
+ */
+interruptions_per_gpu_hour: number | null }
 /**
  * A cap on one step, per direction: the larger of a count and a share of the current
  * count (HPA's `selectPolicy: Max`), so `out_gpus = 4, out_pct = 100` is "×2 or +4".

@@ -104,7 +104,7 @@ pub enum PoolCommand {
 }
 
 /// Yuan with up to two decimals into fen, e.g. `9.5` → 950.
-fn parse_yuan(text: &str) -> Result<i64, String> {
+pub(crate) fn parse_yuan(text: &str) -> Result<i64, String> {
     let text = text.trim().trim_start_matches('¥');
     let (whole, cents) = text.split_once('.').unwrap_or((text, ""));
     let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());

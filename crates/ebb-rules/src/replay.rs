@@ -5,23 +5,28 @@
 //! - [`sim`]: the minute loop (warmup, scale-in at once, newest first);
 //! - [`billing`]: layers of the held series, runs, paid units, the best base;
 //! - [`oracle`] and [`baselines`]: the policies a result is read against;
-//! - [`families`]: seeded traces of the seed's demand shapes.
+//! - [`families`]: seeded traces of the seed's demand shapes;
+//! - [`spot`]: a spot mix with interruptions, replacements and the breaker, and the
+//!   seeded spot market.
 //!
 //! [`replay`] runs one policy and returns the `--json` figures
-//! ([`ebb_wire::replay::ReplayResult`]) and the series; [`series_csv`] writes the series.
+//! ([`ebb_wire::replay::ReplayResult`]) and the series; [`replay_spot`] the same with some
+//! GPUs on spot; [`series_csv`] writes the series.
 
 pub mod baselines;
 pub mod billing;
 pub mod families;
 pub mod oracle;
 pub mod sim;
+pub mod spot;
 pub mod trace;
 
 use crate::policy::Policy;
-use billing::{Bill, BillingPlan, bill_held};
+use billing::{Bill, BillingPlan, bill_held, bill_held_base};
 use ebb_cost::{CostError, OverlayMode, PriceEntry, Term};
 use ebb_wire::replay::{ReplayGpuHours, ReplayResult};
 use sim::{Outcome, Series, SimOptions, simulate};
+use spot::{SpotPrices, SpotReplay, bill_spot};
 use std::fmt::Write as _;
 use trace::Trace;
 
@@ -89,6 +94,51 @@ pub fn replay(
     })
 }
 
+/// Runs `policy` over `trace` with some GPUs on spot per `spot`: the GPUs not on spot are
+/// billed as [`replay`] bills them (`spot.base` subscribed, or the best base when 0), the
+/// spot ones per started hour at the spot price in force; the figures add the
+/// interruptions, the spot hours and their cost (part of `cost_fen`). With no GPU on spot
+/// and none taken back it gives what [`replay`] gives.
+pub fn replay_spot(
+    trace: &Trace,
+    policy: &mut dyn Policy,
+    entry: &PriceEntry,
+    options: &ReplayOptions,
+    spot: &SpotReplay,
+) -> Result<Replay, CostError> {
+    let plan = BillingPlan {
+        term: options.term,
+        overlay: options.overlay,
+        start_hour: options.start_ms.div_euclid(3_600_000),
+    };
+    let prices = SpotPrices::new(trace, entry, plan.start_hour);
+    let run = spot::simulate(
+        trace,
+        policy,
+        options.warmup_minutes,
+        options.start_ms,
+        &prices,
+        spot,
+    );
+    let base = (spot.base > 0).then_some(spot.base);
+    let bill = bill_held_base(&run.on_demand_held, entry, &plan, base)?;
+    let spot_bill = bill_spot(&run.spot_runs, &prices, entry.hour)?;
+    let mut result = figures(policy.name(), trace, &run.outcome, &bill);
+    result.cost_fen = bill
+        .cost
+        .checked_add(spot_bill.cost)
+        .ok_or(CostError::Overflow)?
+        .fen();
+    result.interruptions = run.interruptions;
+    result.spot_gpu_hours = spot_bill.gpu_hours;
+    result.spot_cost_fen = spot_bill.cost.fen();
+    Ok(Replay {
+        result,
+        bill,
+        series: run.outcome.series,
+    })
+}
+
 /// Rounded for people and JSON: the float noise of a month of sums goes.
 fn round_to(value: f64, places: i32) -> f64 {
     let scale = 10f64.powi(places);
@@ -115,6 +165,9 @@ fn figures(policy: &str, trace: &Trace, outcome: &Outcome, bill: &Bill) -> Repla
         actions: outcome.actions,
         actions_per_day: round_to(f64::from(outcome.actions) / days, 2),
         peak_held_gpus: outcome.peak_held_gpus,
+        interruptions: 0,
+        spot_gpu_hours: 0,
+        spot_cost_fen: 0,
     }
 }
 

@@ -35,6 +35,61 @@ pub struct ReplayResult {
     pub actions_per_day: f64,
     /// The most GPUs held at once.
     pub peak_held_gpus: u32,
+    /// Spot GPUs taken back (absent when none: a replay all on demand).
+    #[specta(optional)]
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub interruptions: u32,
+    /// Started hours bought on spot, beside `gpu_hours` (absent when none).
+    #[specta(optional)]
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub spot_gpu_hours: u64,
+    /// What those hours cost, in fen; part of `cost_fen` (absent when none).
+    #[specta(optional)]
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub spot_cost_fen: i64,
+}
+
+fn is_zero_u32(value: &u32) -> bool {
+    *value == 0
+}
+
+fn is_zero_u64(value: &u64) -> bool {
+    *value == 0
+}
+
+fn is_zero_i64(value: &i64) -> bool {
+    *value == 0
+}
+
+/// The spot mix a replay was asked to price, as `ebb replay --spot-pct` gives it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct SpotSettings {
+    /// GPUs above the base always on demand.
+    pub on_demand_floor: u32,
+    /// Of the rest, the percentage on spot.
+    pub spot_pct: u32,
+    /// The most a spot GPU-hour may cost, in fen; `None`: any price.
+    pub max_price_fen: Option<i64>,
+    /// Minutes from an interruption's notice to the GPU being gone.
+    pub notice_minutes: u32,
+    /// Where interruptions came from: "trace" (its `interrupted` column), "model" (seeded,
+    /// at `interruptions_per_gpu_hour`) or "none".
+    pub interruptions_from: String,
+    /// The seeded model's rate, when it drew them.
+    pub interruptions_per_gpu_hour: Option<f64>,
+}
+
+/// The rules with the spot mix (and its breaker) beside the same rules all on demand and
+/// the oracle (all on demand): cost, shortfall and interruptions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct SpotComparison {
+    pub settings: SpotSettings,
+    /// The rules with the mix.
+    pub mix: ReplayResult,
+    /// The same rules, every GPU on demand.
+    pub on_demand: ReplayResult,
+    /// Perfect foresight, on demand.
+    pub oracle: ReplayResult,
 }
 
 /// `ebb replay --json`: the rule set's result, then each baseline's.
@@ -45,6 +100,9 @@ pub struct ReplayReport {
     pub rules: ReplayResult,
     /// Each baseline asked for, in the order asked.
     pub baselines: Vec<ReplayResult>,
+    /// With a spot mix asked for: the rules with it, on demand and the oracle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot: Option<SpotComparison>,
 }
 
 /// Where a Rules view replay's demand came from.

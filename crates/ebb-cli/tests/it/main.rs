@@ -6,6 +6,7 @@ mod lost_update;
 mod peers;
 mod pool;
 mod replay;
+mod replay_spot;
 mod rules;
 mod shared;
 mod suggest;

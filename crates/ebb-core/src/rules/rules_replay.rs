@@ -192,6 +192,7 @@ pub fn replay_report(
         ReplayReport {
             rules: run.result,
             baselines: results,
+            spot: None,
         },
         run.series,
     ))

@@ -73,8 +73,18 @@ pub struct LayerBill {
     pub cost_fen: i64,
 }
 
-/// Bills `held` (GPUs held each minute from minute 0).
+/// Bills `held` (GPUs held each minute from minute 0) under the best base.
 pub fn bill_held(held: &[u32], entry: &PriceEntry, plan: &BillingPlan) -> Result<Bill, CostError> {
+    bill_held_base(held, entry, plan, None)
+}
+
+/// Bills `held` with `base` GPUs subscribed, or the best base when `None`.
+pub fn bill_held_base(
+    held: &[u32],
+    entry: &PriceEntry,
+    plan: &BillingPlan,
+    base: Option<u32>,
+) -> Result<Bill, CostError> {
     let unit = unit_minutes(plan.overlay);
     let unit_price = plan.overlay.price(entry)?.fen();
     let hours = held.len().div_ceil(60);
@@ -132,9 +142,12 @@ pub fn bill_held(held: &[u32], entry: &PriceEntry, plan: &BillingPlan) -> Result
             best = (cost, base);
         }
     }
-    let base = best.1;
-    let overlay_fen: i128 = wide[base..].iter().sum();
-    let overlay_units: u64 = layers[base..].iter().map(|layer| layer.units).sum();
+    let (base, layers_from) = match base {
+        Some(base) => (base as usize, (base as usize).min(peak)),
+        None => (best.1, best.1),
+    };
+    let overlay_fen: i128 = wide[layers_from..].iter().sum();
+    let overlay_units: u64 = layers[layers_from..].iter().map(|layer| layer.units).sum();
     let to_money = |fen: i128| {
         i64::try_from(fen)
             .map(Money::from_fen)

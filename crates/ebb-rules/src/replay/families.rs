@@ -3,7 +3,9 @@
 //! same parameters and seed give the same trace on every machine (a splitmix64 generator,
 //! no global randomness).
 
-use ebb_cost::OverlayMode;
+use super::spot::SpotModel;
+use super::trace::Trace;
+use ebb_cost::{Money, OverlayMode};
 use std::f64::consts::TAU;
 
 const MINUTES_PER_DAY: usize = 1440;
@@ -249,4 +251,18 @@ pub fn generate(family: Family, params: &FamilyParams, seed: u64) -> Vec<f64> {
         *gpus = (*gpus * (1.0 + params.noise * (wander + jitter).clamp(-1.5, 1.5))).max(0.0);
     }
     level
+}
+
+/// `demand` as a trace carrying a spot market from `model`: the spot price each minute
+/// (from `hour`, the hour price) and the spot GPUs taken back, as if `spot_pct` percent of
+/// the GPUs it needs were on spot. `None` as [`Trace::from_demand`].
+pub fn with_spot_market(
+    demand: Vec<f64>,
+    model: &SpotModel,
+    spot_pct: u32,
+    hour: Money,
+) -> Option<Trace> {
+    let interrupted = model.interrupted_for(&demand, spot_pct);
+    let prices = model.spot_prices_fen(demand.len(), hour);
+    Trace::from_demand(demand)?.with_spot(Some(prices), Some(interrupted))
 }

@@ -17,12 +17,22 @@ pub const QUEUE_COLUMNS: [&str; 5] = [
     "slurm_oldest_wait_minutes",
 ];
 
+/// The spot market's columns: the spot price in force each minute, yuan per GPU-hour like
+/// the catalog (a cell on every row, 0 or more), and how many of the pool's spot GPUs are
+/// taken back that minute (a whole number, 0 or more; an empty cell is 0). Replay reads
+/// them; rules never see them as metrics.
+pub const SPOT_COLUMNS: [&str; 2] = ["spot_price", "interrupted"];
+
 /// A trace: the busy work in GPUs each minute, and the other metric columns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trace {
     demand: Vec<f64>,
     /// `mem_pct`, when the header has it.
     mem_pct: Option<Vec<Option<f64>>>,
+    /// `spot_price` in fen per GPU-hour, when the header has it.
+    spot_price_fen: Option<Vec<i64>>,
+    /// `interrupted`, when the header has it.
+    interrupted: Option<Vec<u32>>,
     columns: Vec<Column>,
 }
 
@@ -49,16 +59,44 @@ impl Trace {
             Trace {
                 demand,
                 mem_pct: None,
+                spot_price_fen: None,
+                interrupted: None,
                 columns: Vec::new(),
             },
         )
     }
 
+    /// This trace with the spot columns (in place of any it had): a price in fen per
+    /// GPU-hour each minute (each ≥ 0) and the spot GPUs taken back each minute. `None`
+    /// when a series given is not one per minute or a price is below 0.
+    pub fn with_spot(
+        mut self,
+        spot_price_fen: Option<Vec<i64>>,
+        interrupted: Option<Vec<u32>>,
+    ) -> Option<Trace> {
+        let minutes = self.minutes();
+        if spot_price_fen
+            .as_ref()
+            .is_some_and(|prices| prices.len() != minutes || prices.iter().any(|&fen| fen < 0))
+            || interrupted
+                .as_ref()
+                .is_some_and(|counts| counts.len() != minutes)
+        {
+            return None;
+        }
+        self.spot_price_fen = spot_price_fen;
+        self.interrupted = interrupted;
+        Some(self)
+    }
+
     /// Parses the CSV: a header whose first two columns are `minute,demand` (any others are
     /// metrics by name; `mem_pct` is the pool's memory utilization), then one row per
     /// minute, consecutive from 0. Demand is in GPUs, ≥ 0, may be fractional; a metric cell
-    /// may be empty (not reported), and one of the [`QUEUE_COLUMNS`] is ≥ 0. Blank lines and lines starting with `#` are skipped, and
-    /// so is a byte order mark (spreadsheets write one).
+    /// may be empty (not reported), and one of the [`QUEUE_COLUMNS`] is ≥ 0. The
+    /// [`SPOT_COLUMNS`] are the spot market's, not metrics: `spot_price` in yuan per
+    /// GPU-hour on every row (rounded to the fen), `interrupted` a whole count. Blank lines
+    /// and lines starting with `#` are skipped, and so is a byte order mark (spreadsheets
+    /// write one).
     pub fn from_csv(text: &str) -> Result<Trace, TraceError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut lines = text
@@ -119,6 +157,17 @@ impl Trace {
             .skip(2)
             .position(|name| name.eq_ignore_ascii_case("mem_pct"))
             .map(|i| i + 2);
+        let named = |wanted: &str| {
+            names
+                .iter()
+                .skip(2)
+                .position(|name| name.eq_ignore_ascii_case(wanted))
+                .map(|i| i + 2)
+        };
+        let spot_column = named(SPOT_COLUMNS[0]);
+        let interrupted_column = named(SPOT_COLUMNS[1]);
+        let mut spot_price_fen = spot_column.map(|_| Vec::new());
+        let mut interrupted = interrupted_column.map(|_| Vec::new());
 
         let mut demand = Vec::new();
         let mut metrics: Vec<Vec<Option<f64>>> = vec![Vec::new(); names.len() - 2];
@@ -187,6 +236,36 @@ impl Trace {
                 }
             }
             for (i, cell) in cells.iter().enumerate().skip(2) {
+                if Some(i) == spot_column {
+                    let fen = match parse_yuan_fen(cell) {
+                        Ok(fen) => fen,
+                        Err(message) => return Err(cell_error(i, message)),
+                    };
+                    if let Some(prices) = spot_price_fen.as_mut() {
+                        prices.push(fen);
+                    }
+                    metrics[i - 2].push(None);
+                    continue;
+                }
+                if Some(i) == interrupted_column {
+                    let count = if cell.is_empty() {
+                        0
+                    } else {
+                        cell.parse::<u32>().map_err(|_| {
+                            cell_error(
+                                i,
+                                format!(
+                                    "`{cell}` is not a whole number 0 or more: `interrupted` counts the spot GPUs taken back that minute"
+                                ),
+                            )
+                        })?
+                    };
+                    if let Some(counts) = interrupted.as_mut() {
+                        counts.push(count);
+                    }
+                    metrics[i - 2].push(None);
+                    continue;
+                }
                 let value = if cell.is_empty() {
                     None
                 } else {
@@ -224,6 +303,8 @@ impl Trace {
         for (i, values) in metrics.into_iter().enumerate() {
             if Some(i + 2) == mem_column {
                 mem_pct = Some(values);
+            } else if Some(i + 2) == spot_column || Some(i + 2) == interrupted_column {
+                // Read above into their own series.
             } else {
                 columns.push(Column {
                     name: names[i + 2].clone(),
@@ -234,6 +315,8 @@ impl Trace {
         Ok(Trace {
             demand,
             mem_pct,
+            spot_price_fen,
+            interrupted,
             columns,
         })
     }
@@ -251,6 +334,16 @@ impl Trace {
     /// The `mem_pct` column, when there is one.
     pub fn mem_pct(&self) -> Option<&[Option<f64>]> {
         self.mem_pct.as_deref()
+    }
+
+    /// The `spot_price` column in fen per GPU-hour, when there is one.
+    pub fn spot_price_fen(&self) -> Option<&[i64]> {
+        self.spot_price_fen.as_deref()
+    }
+
+    /// The `interrupted` column, when there is one.
+    pub fn interrupted(&self) -> Option<&[u32]> {
+        self.interrupted.as_deref()
     }
 
     /// The other metric columns, in the header's order.
@@ -303,6 +396,14 @@ impl Trace {
                 .mem_pct
                 .as_ref()
                 .map(|values| values[start..end].to_vec()),
+            spot_price_fen: self
+                .spot_price_fen
+                .as_ref()
+                .map(|values| values[start..end].to_vec()),
+            interrupted: self
+                .interrupted
+                .as_ref()
+                .map(|values| values[start..end].to_vec()),
             columns: self
                 .columns
                 .iter()
@@ -313,6 +414,43 @@ impl Trace {
                 .collect(),
         })
     }
+}
+
+/// A `spot_price` cell, yuan per GPU-hour (`4.5`, `4.375`), into fen, half a fen rounded
+/// up; the message names what is wrong.
+fn parse_yuan_fen(cell: &str) -> Result<i64, String> {
+    if cell.is_empty() {
+        return Err(
+            "a gap: `spot_price` needs the price in force on every row, in yuan per GPU-hour"
+                .to_string(),
+        );
+    }
+    let not_a_price = || format!("`{cell}` is not a price in yuan per GPU-hour, e.g. 4.50");
+    let (negative, digits) = match cell.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, cell.strip_prefix('+').unwrap_or(cell)),
+    };
+    let (whole, decimals) = digits.split_once('.').unwrap_or((digits, ""));
+    let all_digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+    if (whole.is_empty() && decimals.is_empty()) || !all_digits(whole) || !all_digits(decimals) {
+        return Err(not_a_price());
+    }
+    if negative && (whole.bytes().chain(decimals.bytes())).any(|b| b != b'0') {
+        return Err(format!(
+            "`{cell}` is below 0: `spot_price` is a price in yuan per GPU-hour, 0 or more"
+        ));
+    }
+    let whole: i64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| not_a_price())?
+    };
+    let digit = |i: usize| i64::from(decimals.as_bytes().get(i).map_or(0, |b| b - b'0'));
+    let round_up = i64::from(digit(2) >= 5);
+    whole
+        .checked_mul(100)
+        .and_then(|fen| fen.checked_add(digit(0) * 10 + digit(1) + round_up))
+        .ok_or_else(not_a_price)
 }
 
 /// Demand in whole GPUs: rounded up, with a little slack so that float noise (3.0000000001)

@@ -7,6 +7,7 @@ mod lint;
 mod model;
 mod parsers;
 mod replay;
+mod replay_spot;
 mod seed_rules;
 mod suggest;
 mod suggest_queue;

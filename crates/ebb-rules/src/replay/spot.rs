@@ -1,0 +1,521 @@
+//! Spot in replay: the pool's mix of on-demand and spot GPUs, interruptions with their
+//! notice and replacements, the circuit breaker, and the spot bill.
+//!
+//! The minute loop is [`super::sim`]'s (the policy sees the pool, scale-out ready after the
+//! warmup, scale-in at once, newest first), with each held GPU (a slot) either spot or not:
+//!
+//! - Of the GPUs ordered, the mix (`ebb_reconcile::spot::split` over the base, spot
+//!   allowed while the breaker is closed and the spot price in force is within the max
+//!   price) says how many go on spot; the rest, the base and the on-demand floor are on
+//!   demand. A scale-in releases spot above the share of the new count first (as the
+//!   console does), then the newest GPUs.
+//! - An interruption at minute `t` takes back a ready spot GPU (the oldest first): its
+//!   replacement is ordered at `t` (spot, or on demand while the breaker is open or the
+//!   price is above the max) and is ready at `t + warmup`; the GPU taken back stops being
+//!   ready at `t + notice` and is paid until then. So the slot is short
+//!   `max(0, warmup − notice)` minutes. The breaker records each interruption and closes
+//!   per its policy; a GPU being replaced is not taken back again until settled.
+//! - Interruptions come from the trace's `interrupted` column (the oldest ready spot GPUs
+//!   that minute; those beyond the spot GPUs held are not counted) or else, when given, a
+//!   [`SpotModel`] drawn for each ready spot GPU each minute.
+//!
+//! The bill: GPUs not on spot as the plain replay bills them (layers of their held series,
+//! the pool's overlay, the base given or the best one); each spot GPU per started hour at
+//! the spot price in force when the hour starts (the trace's `spot_price`, else the
+//! catalog's `spot_price_at`).
+
+use super::families::SplitMix64;
+use super::sim::{MAX_HELD_GPUS, Outcome, Series, utilization_pct};
+use super::trace::{Trace, whole_gpus};
+use crate::policy::{MinuteView, Policy};
+use ebb_cost::{CostError, Money, PriceEntry};
+use ebb_reconcile::spot::{Breaker, BreakerPolicy, split, within_max};
+use ebb_wire::pools::SpotMix;
+
+/// Minutes from an interruption's notice to the GPU being taken back, when neither the
+/// caller nor the catalog says.
+pub const DEFAULT_NOTICE_MINUTES: u32 = 2;
+
+/// How a replay puts GPUs on spot.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpotReplay {
+    /// The pool's mix above its base.
+    pub mix: SpotMix,
+    /// GPUs subscribed (the bottom of the split, billed by subscription); 0: none in the
+    /// split, and the bill chooses the best base for the GPUs not on spot, as a plain
+    /// replay does.
+    pub base: u32,
+    /// Minutes from an interruption's notice to the GPU being gone.
+    pub notice_minutes: u32,
+    /// When spot is paused after interruptions, and resumed.
+    pub breaker: BreakerPolicy,
+    /// Interruptions drawn by this model when the trace has no `interrupted` column.
+    pub model: Option<SpotModel>,
+}
+
+impl Default for SpotReplay {
+    fn default() -> SpotReplay {
+        SpotReplay {
+            mix: SpotMix::default(),
+            base: 0,
+            notice_minutes: DEFAULT_NOTICE_MINUTES,
+            breaker: BreakerPolicy::default(),
+            model: None,
+        }
+    }
+}
+
+/// A seeded spot market: hours are calm or stormy (a two-state chain: a calm hour turns
+/// stormy with chance 5%, a stormy one calms with chance 40%, so about one hour in nine is
+/// stormy); in a stormy hour a spot GPU is taken back five times as often as in a calm one,
+/// the two averaging `rate_per_gpu_hour`; the price is 30% of the hour price plus half the
+/// rate (a market that interrupts more asks more), five points more in a stormy hour: 30.5%
+/// to 35.5% at a rate of 1%, 35% to 40% at 10%. The same rate and seed give the same market
+/// on every machine.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpotModel {
+    /// Interruptions per spot GPU-hour on average (0.01 to 0.10 is a usual market).
+    pub rate_per_gpu_hour: f64,
+    pub seed: u64,
+}
+
+const STORM_STARTS: f64 = 0.05;
+const STORM_ENDS: f64 = 0.4;
+const STORM_HAZARD: f64 = 5.0;
+
+impl SpotModel {
+    /// Whether each hour from minute 0 is stormy.
+    pub fn stormy_hours(&self, hours: usize) -> Vec<bool> {
+        let mut rng = SplitMix64::new(self.seed ^ 0x5EED_5707_0000_0001);
+        let mut stormy = false;
+        (0..hours)
+            .map(|_| {
+                let draw = rng.unit();
+                stormy = if stormy {
+                    draw >= STORM_ENDS
+                } else {
+                    draw < STORM_STARTS
+                };
+                stormy
+            })
+            .collect()
+    }
+
+    /// The chance that one spot GPU is taken back in one minute of a calm or stormy hour.
+    pub fn hazard_per_minute(&self, stormy: bool) -> f64 {
+        let rate = if self.rate_per_gpu_hour.is_finite() {
+            self.rate_per_gpu_hour.max(0.0)
+        } else {
+            0.0
+        };
+        let stormy_share = STORM_STARTS / (STORM_STARTS + STORM_ENDS);
+        let calm = rate / (1.0 + (STORM_HAZARD - 1.0) * stormy_share);
+        let hourly = if stormy { calm * STORM_HAZARD } else { calm };
+        (hourly / 60.0).min(1.0)
+    }
+
+    /// The spot price in a calm or stormy hour, in thousandths of the hour price.
+    pub fn price_permille(&self, stormy: bool) -> i64 {
+        let rate = self.rate_per_gpu_hour.clamp(0.0, 1.0);
+        300 + (500.0 * rate).round() as i64 + if stormy { 50 } else { 0 }
+    }
+
+    /// The spot price in force each of `minutes`, in fen per GPU-hour, from the hour price.
+    pub fn spot_prices_fen(&self, minutes: usize, hour: Money) -> Vec<i64> {
+        let stormy = self.stormy_hours(minutes.div_ceil(60));
+        let price = |stormy: bool| {
+            let wide = i128::from(hour.fen()) * i128::from(self.price_permille(stormy));
+            i64::try_from((wide + 500) / 1000).unwrap_or(i64::MAX)
+        };
+        let (calm, storm) = (price(false), price(true));
+        (0..minutes)
+            .map(|t| if stormy[t / 60] { storm } else { calm })
+            .collect()
+    }
+
+    /// An `interrupted` column for `demand`, as if `spot_pct` percent of the GPUs it needs
+    /// were on spot: each of them drawn each minute.
+    pub fn interrupted_for(&self, demand: &[f64], spot_pct: u32) -> Vec<u32> {
+        let stormy = self.stormy_hours(demand.len().div_ceil(60));
+        let mut rng = self.draws();
+        demand
+            .iter()
+            .enumerate()
+            .map(|(t, &busy)| {
+                let spot = u64::from(whole_gpus(busy)) * u64::from(spot_pct.min(100)) / 100;
+                let hazard = self.hazard_per_minute(stormy[t / 60]);
+                (0..spot).filter(|_| rng.unit() < hazard).count() as u32
+            })
+            .collect()
+    }
+
+    fn draws(&self) -> SplitMix64 {
+        SplitMix64::new(self.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x1A7E_0000_D4A5)
+    }
+}
+
+/// The spot price in force at a minute: the trace's column, else the catalog's.
+#[derive(Debug, Clone, Copy)]
+pub struct SpotPrices<'a> {
+    column: Option<&'a [i64]>,
+    entry: &'a PriceEntry,
+    start_hour: i64,
+}
+
+impl<'a> SpotPrices<'a> {
+    /// For `trace`, priced by `entry`, minute 0 in catalog hour `start_hour`.
+    pub fn new(trace: &'a Trace, entry: &'a PriceEntry, start_hour: i64) -> SpotPrices<'a> {
+        SpotPrices {
+            column: trace.spot_price_fen(),
+            entry,
+            start_hour,
+        }
+    }
+
+    /// In fen per GPU-hour; `None` when spot is not offered.
+    pub fn at(&self, minute: u32) -> Option<i64> {
+        match self.column {
+            Some(column) => column.get(minute as usize).copied(),
+            None => self
+                .entry
+                .spot_price_at(self.start_hour.saturating_add(i64::from(minute / 60)))
+                .map(Money::fen),
+        }
+    }
+}
+
+/// What a spot replay's minute loop measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpotOutcome {
+    /// The pool minute by minute, its shortfall and actions, as a plain replay's.
+    pub outcome: Outcome,
+    /// GPUs not on spot held each minute (base and on demand): what the layers bill.
+    pub on_demand_held: Vec<u32>,
+    /// Spot GPUs held each minute (not counting those in their notice).
+    pub spot_held: Vec<u32>,
+    /// Each spot GPU's run, `[start, end)` in minutes.
+    pub spot_runs: Vec<(u32, u32)>,
+    /// Spot GPUs taken back.
+    pub interruptions: u32,
+    /// Minutes the breaker was open.
+    pub breaker_open_minutes: u32,
+}
+
+/// One held GPU's place in the pool.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    since: u32,
+    ready_at: u32,
+    /// Not ready in `[gap_from, gap_until)`: the GPU taken back is gone, its replacement
+    /// still warming.
+    gap_from: u32,
+    gap_until: u32,
+    /// May be taken back from this minute.
+    settled_at: u32,
+    /// The spot run of its GPU, when on spot.
+    spot: Option<usize>,
+    /// The spot run of the GPU taken back, in its notice.
+    notice: Option<usize>,
+}
+
+impl Slot {
+    fn is_ready(&self, t: u32) -> bool {
+        t >= self.ready_at && !(self.gap_from <= t && t < self.gap_until)
+    }
+}
+
+/// The pool's slots and the ready count, kept with a per-minute change list so that each
+/// minute costs only what changed.
+struct Pool {
+    slots: Vec<Slot>,
+    runs: Vec<(u32, u32)>,
+    delta: Vec<i64>,
+    ready: i64,
+    spot: u32,
+    minutes: u32,
+}
+
+impl Pool {
+    /// `change` ready GPUs at minute `at`, seen from minute `now`.
+    fn shift(&mut self, now: u32, at: u32, change: i64) {
+        if at <= now {
+            self.ready += change;
+        } else if let Some(slot) = self.delta.get_mut(at as usize) {
+            *slot += change;
+        }
+    }
+
+    fn push(&mut self, t: u32, warmup: u32, spot: bool) {
+        let ready_at = t.saturating_add(warmup);
+        self.shift(t, ready_at, 1);
+        let spot = spot.then(|| {
+            self.runs.push((t, self.minutes));
+            self.spot += 1;
+            self.runs.len() - 1
+        });
+        self.slots.push(Slot {
+            since: t,
+            ready_at,
+            gap_from: 0,
+            gap_until: 0,
+            settled_at: ready_at,
+            spot,
+            notice: None,
+        });
+    }
+
+    fn remove(&mut self, t: u32, index: usize) {
+        let slot = self.slots.remove(index);
+        if slot.is_ready(t) {
+            self.ready -= 1;
+        }
+        // Undo what was still to come.
+        if slot.ready_at > t {
+            self.shift(t, slot.ready_at, -1);
+        }
+        if slot.gap_from > t {
+            self.shift(t, slot.gap_from, 1);
+        }
+        if slot.gap_until > t && slot.gap_from < slot.gap_until {
+            self.shift(t, slot.gap_until, -1);
+        }
+        if let Some(run) = slot.spot {
+            self.runs[run].1 = t;
+            self.spot -= 1;
+        }
+        if let Some(run) = slot.notice {
+            self.runs[run].1 = self.runs[run].1.min(t);
+        }
+    }
+
+    /// Takes back slot `index`'s spot GPU at `t`; its replacement on spot or not.
+    fn interrupt(&mut self, t: u32, index: usize, warmup: u32, notice: u32, spot: bool) {
+        let gone = t.saturating_add(notice);
+        let ready = t.saturating_add(warmup);
+        let old = self.slots[index].spot.take();
+        if let Some(run) = old {
+            self.runs[run].1 = self.runs[run].1.min(gone);
+            self.spot -= 1;
+        }
+        let replacement = spot.then(|| {
+            self.runs.push((t, self.minutes));
+            self.spot += 1;
+            self.runs.len() - 1
+        });
+        if warmup > notice {
+            self.shift(t, gone, -1);
+            self.shift(t, ready, 1);
+        }
+        let slot = &mut self.slots[index];
+        slot.since = t;
+        slot.notice = old;
+        slot.spot = replacement;
+        (slot.gap_from, slot.gap_until) = if warmup > notice {
+            (gone, ready)
+        } else {
+            (0, 0)
+        };
+        slot.settled_at = gone.max(ready);
+    }
+}
+
+/// Runs `policy` over `trace` with `spot`'s mix; `prices` is the spot price in force.
+pub fn simulate(
+    trace: &Trace,
+    policy: &mut dyn Policy,
+    warmup_minutes: u32,
+    start_ms: i64,
+    prices: &SpotPrices<'_>,
+    spot: &SpotReplay,
+) -> SpotOutcome {
+    let demand = trace.demand();
+    let minutes = demand.len();
+    let warmup = warmup_minutes;
+    let notice = spot.notice_minutes;
+    let mix = &spot.mix;
+    let column = trace.interrupted();
+    let model = if column.is_none() { spot.model } else { None };
+    let stormy = model.map(|model| model.stormy_hours(minutes.div_ceil(60)));
+    let mut draws = model.map(|model| model.draws());
+    let mut breaker = Breaker::new(spot.breaker);
+    let now_ms = |minute: u32| start_ms.saturating_add(i64::from(minute).saturating_mul(60_000));
+    let allowed =
+        |breaker: &Breaker, minute: u32| !breaker.is_open() && within_max(mix, prices.at(minute));
+
+    let mut pool = Pool {
+        slots: Vec::new(),
+        runs: Vec::new(),
+        delta: vec![0; minutes + 1],
+        ready: 0,
+        spot: 0,
+        minutes: minutes as u32,
+    };
+    let initial = whole_gpus(demand[0]).min(MAX_HELD_GPUS);
+    let first = split(initial, spot.base, mix, allowed(&breaker, 0));
+    for i in 0..initial {
+        pool.push(0, 0, i >= initial - first.spot);
+    }
+    let mut since: Vec<u32> = Vec::with_capacity(initial as usize);
+    let mut custom: Vec<(&str, f64)> = Vec::with_capacity(trace.columns().len());
+    let mut series = Series {
+        initial_gpus: initial,
+        ready: Vec::with_capacity(minutes),
+        held: Vec::with_capacity(minutes),
+        utilization_pct: Vec::with_capacity(minutes),
+    };
+    let mut on_demand_held = Vec::with_capacity(minutes);
+    let mut spot_held = Vec::with_capacity(minutes);
+    let (mut shortfall, mut total) = (0.0, 0.0);
+    let (mut actions, mut interruptions, mut open_minutes) = (0, 0u32, 0u32);
+    let mut peak = initial;
+    let mut taken: Vec<usize> = Vec::new();
+    for (t, &busy) in demand.iter().enumerate() {
+        let minute = t as u32;
+        pool.ready += pool.delta[t];
+        breaker.tick(now_ms(minute));
+
+        // Interruptions: which ready, settled spot GPUs are taken back.
+        taken.clear();
+        let eligible =
+            |slot: &Slot| slot.spot.is_some() && slot.is_ready(minute) && minute >= slot.settled_at;
+        if let Some(column) = column {
+            let mut want = column[t];
+            for (index, slot) in pool.slots.iter().enumerate() {
+                if want == 0 {
+                    break;
+                }
+                if eligible(slot) {
+                    taken.push(index);
+                    want -= 1;
+                }
+            }
+        } else if let (Some(model), Some(stormy), Some(rng)) = (model, &stormy, draws.as_mut()) {
+            let hazard = model.hazard_per_minute(stormy[t / 60]);
+            if pool.spot > 0 && hazard > 0.0 {
+                for (index, slot) in pool.slots.iter().enumerate() {
+                    if eligible(slot) && rng.unit() < hazard {
+                        taken.push(index);
+                    }
+                }
+            }
+        }
+        for _ in &taken {
+            breaker.record(now_ms(minute));
+        }
+        interruptions += taken.len() as u32;
+        let spot_now = allowed(&breaker, minute);
+        for &index in &taken {
+            pool.interrupt(minute, index, warmup, notice, spot_now);
+        }
+
+        custom.clear();
+        for column in trace.columns() {
+            if let Some(value) = column.values[t] {
+                custom.push((column.name.as_str(), value));
+            }
+        }
+        since.clear();
+        since.extend(pool.slots.iter().map(|slot| slot.since));
+        let held = pool.slots.len() as u32;
+        let ready = pool.ready as u32;
+        let view = MinuteView {
+            minute,
+            now_ms: now_ms(minute),
+            ready,
+            held,
+            warming: held - ready,
+            busy_gpus: busy,
+            util_pct: utilization_pct(busy, ready),
+            mem_pct: trace.mem_pct().and_then(|values| values[t]),
+            custom: &custom,
+            held_since: &since,
+        };
+        let desired = policy.desired(&view).min(MAX_HELD_GPUS);
+        if desired != held {
+            actions += 1;
+            if desired > held {
+                let target = split(desired, spot.base, mix, spot_now).spot;
+                let extra = desired - held;
+                let on_spot = extra.min(target.saturating_sub(pool.spot));
+                for i in 0..extra {
+                    pool.push(minute, warmup, i >= extra - on_spot);
+                }
+            } else {
+                // Spot above the new count's share goes first, newest first; then the
+                // newest GPUs.
+                let share = split(desired, spot.base, mix, true).spot;
+                let mut excess = pool.spot.saturating_sub(share);
+                let mut index = pool.slots.len();
+                while excess > 0 && index > 0 {
+                    index -= 1;
+                    if pool.slots[index].spot.is_some() {
+                        pool.remove(minute, index);
+                        excess -= 1;
+                    }
+                }
+                while pool.slots.len() > desired as usize {
+                    pool.remove(minute, pool.slots.len() - 1);
+                }
+            }
+        }
+        if breaker.is_open() {
+            open_minutes += 1;
+        }
+        peak = peak.max(desired);
+        let ready = pool.ready as u32;
+        series.ready.push(ready);
+        series.held.push(desired);
+        series.utilization_pct.push(utilization_pct(busy, ready));
+        on_demand_held.push(desired - pool.spot);
+        spot_held.push(pool.spot);
+        shortfall += (busy - f64::from(ready)).max(0.0);
+        total += busy;
+    }
+    SpotOutcome {
+        outcome: Outcome {
+            series,
+            shortfall_gpu_minutes: shortfall,
+            demand_gpu_minutes: total,
+            actions,
+            peak_held_gpus: peak,
+        },
+        on_demand_held,
+        spot_held,
+        spot_runs: pool.runs,
+        interruptions,
+        breaker_open_minutes: open_minutes,
+    }
+}
+
+/// What the spot GPUs cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SpotBill {
+    /// Started hours bought on spot.
+    pub gpu_hours: u64,
+    pub cost: Money,
+}
+
+/// Bills each spot run per started hour at the price in force when the hour starts
+/// (`fallback` where no spot price is known).
+pub fn bill_spot(
+    runs: &[(u32, u32)],
+    prices: &SpotPrices<'_>,
+    fallback: Money,
+) -> Result<SpotBill, CostError> {
+    let mut units = 0u64;
+    let mut fen: i128 = 0;
+    for &(start, end) in runs {
+        let hours = end.saturating_sub(start).div_ceil(60);
+        units += u64::from(hours);
+        for k in 0..hours {
+            let at = start + k * 60;
+            fen += i128::from(prices.at(at).unwrap_or(fallback.fen()));
+        }
+    }
+    Ok(SpotBill {
+        gpu_hours: units,
+        cost: i64::try_from(fen)
+            .map(Money::from_fen)
+            .map_err(|_| CostError::Overflow)?,
+    })
+}

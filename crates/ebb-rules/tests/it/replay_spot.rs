@@ -1,0 +1,324 @@
+//! Replay with spot: the trace's spot columns, a hand-computed case with one interruption,
+//! the breaker, the seeded market, and properties of the mix.
+
+#![allow(clippy::inconsistent_digit_grouping)] // fen written yuan_fen: 12_50 is ¥12.50
+
+use ebb_cost::{Catalog, PriceEntry};
+use ebb_reconcile::spot::{BreakerPolicy, split};
+use ebb_rules::policy::{MinuteView, Policy};
+use ebb_rules::replay::baselines::{StaticPeak, baseline};
+use ebb_rules::replay::families::{Family, generate, with_spot_market};
+use ebb_rules::replay::spot::{SpotModel, SpotPrices, SpotReplay, simulate};
+use ebb_rules::replay::trace::Trace;
+use ebb_rules::replay::{ReplayOptions, replay, replay_spot};
+use ebb_wire::pools::SpotMix;
+use proptest::prelude::*;
+
+/// A100 in cn-north: hour ¥12.50, day ¥240, month ¥5,000.
+fn a100() -> PriceEntry {
+    Catalog::demo().find("A100", "cn-north").unwrap().clone()
+}
+
+fn mix(floor: u32, pct: u32) -> SpotMix {
+    SpotMix {
+        on_demand_floor: floor,
+        spot_pct: pct,
+        max_price_fen: None,
+    }
+}
+
+/// Holds what it is told each minute, whatever it sees.
+struct Held(Vec<u32>);
+
+impl Policy for Held {
+    fn name(&self) -> &str {
+        "held"
+    }
+
+    fn desired(&mut self, view: &MinuteView<'_>) -> u32 {
+        self.0[view.minute as usize]
+    }
+}
+
+#[test]
+fn trace_reads_the_spot_columns_apart_from_the_metrics() {
+    let trace = Trace::from_csv(
+        "minute,demand,spot_price,users,interrupted\n0,2,4.5,10,\n1,2,4.375,11,1\n2,2,0,12,0\n",
+    )
+    .unwrap();
+    assert_eq!(trace.spot_price_fen(), Some(&[450, 438, 0][..]));
+    assert_eq!(trace.interrupted(), Some(&[0, 1, 0][..]));
+    let names: Vec<&str> = trace.columns().iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["users"]);
+    // Kept by a slice.
+    assert_eq!(trace.tail(1).unwrap().spot_price_fen(), Some(&[438, 0][..]));
+}
+
+#[test]
+fn a_bad_spot_cell_is_named_by_line_and_column() {
+    let cases = [
+        ("minute,demand,spot_price\n0,1,4\n1,1,\n", 3, 3, "gap"),
+        (
+            "minute,demand,spot_price\n0,1,4\n1,1,-0.5\n",
+            3,
+            3,
+            "below 0",
+        ),
+        ("minute,demand,spot_price\n0,1,cheap\n", 2, 3, "not a price"),
+        (
+            "minute,demand,users,interrupted\n0,1,3,1.5\n",
+            2,
+            4,
+            "whole number",
+        ),
+        (
+            "minute,demand,users,interrupted\n0,1,3,-1\n",
+            2,
+            4,
+            "whole number",
+        ),
+    ];
+    for (csv, line, column, words) in cases {
+        let error = Trace::from_csv(csv).unwrap_err();
+        assert_eq!(error.line, line, "{csv}");
+        assert_eq!(error.column, Some(column), "{csv}");
+        assert!(error.message.contains(words), "{}", error.message);
+        let name = error.column_name.unwrap();
+        assert!(name == "spot_price" || name == "interrupted");
+    }
+}
+
+/// Two hours of 2 GPUs of work, one spot GPU taken back at minute 30.
+///
+/// - Mix: no floor, 50% spot, so of the 2 GPUs 1 is on demand and 1 on spot (split rounds
+///   spot down: 50% of 2 is 1). Warmup 5 min, notice 2 min, the breaker's default (more
+///   than 3 in 30 min) stays closed.
+/// - Spot price (the trace's column): ¥4.00 in the first hour, ¥5.00 in the second.
+/// - Minute 30: the spot GPU is taken back. Its replacement (spot) is ordered at 30 and is
+///   ready at 35; the GPU taken back is gone at 32. Ready: 2 until 31, 1 in minutes 32, 33
+///   and 34, 2 from 35: shortfall 3 GPU-minutes (= warmup − notice) of 240, 1.25%.
+/// - The on-demand GPU: minutes 0–119, 2 started hours at ¥12.50 = ¥25.00. A month's
+///   subscription (¥5,000) is dearer, so no base.
+/// - The spot GPU taken back: minutes 0–31, 1 started hour at ¥4.00 (minute 0's price).
+/// - Its replacement: minutes 30–119, 90 minutes, 2 started hours: the one starting at
+///   minute 30 at ¥4.00, the one starting at minute 90 at ¥5.00 = ¥9.00.
+/// - Spot: 3 GPU-hours, ¥13.00. Total ¥38.00.
+#[test]
+fn one_interruption_by_hand() {
+    let mut csv = String::from("minute,demand,spot_price,interrupted\n");
+    for minute in 0..120 {
+        let price = if minute < 60 { "4.00" } else { "5.00" };
+        let taken = u32::from(minute == 30);
+        csv.push_str(&format!("{minute},2,{price},{taken}\n"));
+    }
+    let trace = Trace::from_csv(&csv).unwrap();
+    let entry = a100();
+    let spot = SpotReplay {
+        mix: mix(0, 50),
+        ..SpotReplay::default()
+    };
+    let options = ReplayOptions::default();
+    let run = replay_spot(
+        &trace,
+        &mut StaticPeak::new(&trace),
+        &entry,
+        &options,
+        &spot,
+    )
+    .unwrap();
+    let result = &run.result;
+    assert_eq!(result.interruptions, 1);
+    assert_eq!(result.spot_gpu_hours, 3);
+    assert_eq!(result.spot_cost_fen, 4_00 + 4_00 + 5_00);
+    assert_eq!(result.cost_fen, 2 * 12_50 + 13_00);
+    assert_eq!(result.base_gpus, 0);
+    assert_eq!(result.gpu_hours.overlay, 2);
+    assert_eq!(result.shortfall_gpu_minutes, 3.0);
+    assert_eq!(result.shortfall_pct, 1.25);
+    assert_eq!(result.actions, 0);
+    let ready = &run.series.ready;
+    assert_eq!(&ready[29..37], &[2, 2, 2, 1, 1, 1, 2, 2]);
+    assert!(run.series.held.iter().all(|&held| held == 2));
+}
+
+/// Four GPUs taken back within half an hour open the default breaker (more than 3): the
+/// fourth's replacement goes on demand, and spot returns an hour later once quiet.
+#[test]
+fn the_breaker_puts_replacements_on_demand() {
+    let minutes = 240;
+    let mut taken = vec![0u32; minutes];
+    for at in [10, 15, 20, 25] {
+        taken[at] = 1;
+    }
+    let trace = Trace::from_demand(vec![8.0; minutes])
+        .unwrap()
+        .with_spot(Some(vec![4_00; minutes]), Some(taken))
+        .unwrap();
+    let entry = a100();
+    let spot = SpotReplay {
+        mix: mix(0, 50),
+        ..SpotReplay::default()
+    };
+    let prices = SpotPrices::new(&trace, &entry, 0);
+    let run = simulate(&trace, &mut StaticPeak::new(&trace), 5, 0, &prices, &spot);
+    assert_eq!(run.interruptions, 4);
+    assert_eq!(run.spot_held[9], 4);
+    assert_eq!(run.spot_held[20], 4);
+    // The fourth (minute 25) opened it: its replacement is on demand.
+    assert_eq!(run.spot_held[25], 3);
+    assert!(run.breaker_open_minutes >= 60);
+    // Open from 25 for at least an hour: no new spot before then.
+    assert_eq!(run.on_demand_held[25], 5);
+}
+
+#[test]
+fn the_seeded_market_is_deterministic_and_near_its_rate() {
+    let model = SpotModel {
+        rate_per_gpu_hour: 0.05,
+        seed: 7,
+    };
+    assert_eq!(model.stormy_hours(500), model.stormy_hours(500));
+    // Stormy hours are rarer than calm ones and dearer.
+    let stormy = model.stormy_hours(10_000);
+    let share = stormy.iter().filter(|&&s| s).count() as f64 / 10_000.0;
+    assert!((0.05..0.2).contains(&share), "{share}");
+    assert!(model.price_permille(true) > model.price_permille(false));
+    let prices = model.spot_prices_fen(120, a100().hour);
+    assert!(
+        prices
+            .iter()
+            .all(|&fen| (12_50 * 30 / 100..=12_50 * 40 / 100).contains(&fen))
+    );
+    // 30 days of 10 spot GPUs: about 0.05 · 7,200 = 360 interruptions.
+    let demand = vec![10.0; 30 * 1440];
+    let taken: u32 = model.interrupted_for(&demand, 100).iter().sum();
+    assert!((250..480).contains(&taken), "{taken}");
+    assert_eq!(
+        model.interrupted_for(&demand, 100),
+        model.interrupted_for(&demand, 100)
+    );
+}
+
+#[test]
+fn a_family_carries_a_spot_market() {
+    let model = SpotModel {
+        rate_per_gpu_hour: 0.1,
+        seed: 1,
+    };
+    let family = Family::DailyFestival;
+    let demand = generate(family, &family.default_params(), 1);
+    let trace = with_spot_market(demand, &model, 50, a100().hour).unwrap();
+    let taken: u32 = trace.interrupted().unwrap().iter().sum();
+    assert!(taken > 0);
+    assert_eq!(trace.spot_price_fen().unwrap().len(), trace.minutes());
+    assert!(trace.columns().is_empty());
+}
+
+/// The seeded model drawn in the replay (no `interrupted` column) takes back about its rate
+/// of the spot GPU-hours held.
+#[test]
+fn the_model_in_replay_takes_back_about_its_rate() {
+    let minutes = 30 * 1440;
+    let trace = Trace::from_demand(vec![20.0; minutes]).unwrap();
+    let entry = a100();
+    let spot = SpotReplay {
+        mix: mix(0, 50),
+        notice_minutes: 2,
+        breaker: BreakerPolicy {
+            max_interruptions: 1_000,
+            ..BreakerPolicy::default()
+        },
+        model: Some(SpotModel {
+            rate_per_gpu_hour: 0.05,
+            seed: 3,
+        }),
+        ..SpotReplay::default()
+    };
+    let run = replay_spot(
+        &trace,
+        &mut StaticPeak::new(&trace),
+        &entry,
+        &ReplayOptions::default(),
+        &spot,
+    )
+    .unwrap();
+    // 10 spot GPUs for 720 hours: about 360.
+    let taken = run.result.interruptions;
+    assert!((250..480).contains(&taken), "{taken}");
+    assert!(run.result.spot_gpu_hours >= 7_200);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// With nothing on spot and nothing taken back, the spot replay is the plain one.
+    #[test]
+    fn no_spot_is_the_plain_replay(
+        levels in proptest::collection::vec(0.0f64..12.0, 2..40),
+        warmup in 0u32..8,
+        name in prop::sample::select(vec!["oracle", "seed-80-30", "hpa", "static-peak"]),
+        floor in 0u32..3,
+    ) {
+        let demand: Vec<f64> = levels.iter().flat_map(|&l| std::iter::repeat_n(l, 17)).collect();
+        let trace = Trace::from_demand(demand).unwrap();
+        let entry = a100();
+        let options = ReplayOptions { warmup_minutes: warmup, ..ReplayOptions::default() };
+        let mut plain_policy = baseline(name, &trace, &options, &entry).unwrap();
+        let plain = replay(&trace, plain_policy.as_mut(), &entry, &options).unwrap();
+        let mut spot_policy = baseline(name, &trace, &options, &entry).unwrap();
+        let spot = SpotReplay { mix: mix(floor, 0), ..SpotReplay::default() };
+        let spotted = replay_spot(&trace, spot_policy.as_mut(), &entry, &options, &spot).unwrap();
+        prop_assert_eq!(&plain.result, &spotted.result);
+        prop_assert_eq!(&plain.series, &spotted.series);
+    }
+
+    /// Spot never above the split's share of the held count; the held count is the
+    /// policy's; interruptions add at most `max(0, warmup − notice)` GPU-minutes of
+    /// shortfall each (the policy here does not look at the pool).
+    #[test]
+    fn spot_stays_within_its_share_and_interruptions_cost_at_most_their_gap(
+        held in proptest::collection::vec(0u32..12, 2..30),
+        pct in 0u32..=100,
+        floor in 0u32..4,
+        base in 0u32..4,
+        warmup in 0u32..8,
+        notice in 0u32..4,
+        taken in proptest::collection::vec(0u32..3, 1..30),
+        max_interruptions in 0u32..5,
+    ) {
+        let minutes = held.len() * 11;
+        let held: Vec<u32> = held.iter().flat_map(|&h| std::iter::repeat_n(h, 11)).collect();
+        let demand: Vec<f64> = held.iter().map(|&h| f64::from(h) * 0.9).collect();
+        let interrupted: Vec<u32> = (0..minutes).map(|t| taken[t % taken.len()]).collect();
+        let plain_trace = Trace::from_demand(demand).unwrap();
+        let trace = plain_trace.clone().with_spot(Some(vec![3_75; minutes]), Some(interrupted)).unwrap();
+        let entry = a100();
+        let spot = SpotReplay {
+            mix: mix(floor, pct),
+            base,
+            notice_minutes: notice,
+            breaker: BreakerPolicy { max_interruptions, ..BreakerPolicy::default() },
+            model: None,
+        };
+        let prices = SpotPrices::new(&trace, &entry, 0);
+        let run = simulate(&trace, &mut Held(held.clone()), warmup, 0, &prices, &spot);
+        for (t, &wanted) in held.iter().enumerate() {
+            let count = run.outcome.series.held[t];
+            prop_assert_eq!(count, wanted);
+            prop_assert_eq!(run.spot_held[t] + run.on_demand_held[t], count);
+            prop_assert!(run.spot_held[t] <= split(count, base, &spot.mix, true).spot);
+        }
+        // The same held series with nothing taken back.
+        let calm = plain_trace.with_spot(Some(vec![3_75; minutes]), None).unwrap();
+        let calm_prices = SpotPrices::new(&calm, &entry, 0);
+        let quiet = simulate(&calm, &mut Held(held.clone()), warmup, 0, &calm_prices, &spot);
+        prop_assert_eq!(quiet.interruptions, 0);
+        let extra = run.outcome.shortfall_gpu_minutes - quiet.outcome.shortfall_gpu_minutes;
+        let bound = f64::from(run.interruptions) * f64::from(warmup.saturating_sub(notice));
+        prop_assert!(extra <= bound + 1e-6, "{} > {}", extra, bound);
+        prop_assert!(extra >= -1e-6);
+        if pct == 0 {
+            prop_assert_eq!(run.interruptions, 0);
+        }
+    }
+}
