@@ -2248,17 +2248,17 @@ actions_per_day: number;
  */
 peak_held_gpus: number; 
 /**
- * Spot GPUs taken back (absent when none: a replay all on demand).
+ * Spot GPUs taken back (0 for a replay all on demand).
  */
-interruptions: number; 
+interruptions?: number; 
 /**
- * Started hours bought on spot, beside `gpu_hours` (absent when none).
+ * Started hours bought on spot, beside `gpu_hours`.
  */
-spot_gpu_hours: number; 
+spot_gpu_hours?: number; 
 /**
- * What those hours cost, in fen; part of `cost_fen` (absent when none).
+ * What those hours cost, in fen; part of `cost_fen`.
  */
-spot_cost_fen: number }) & { 
+spot_cost_fen?: number }) & { 
 /**
  * Each baseline asked for, in the order asked.
  */
@@ -2308,17 +2308,17 @@ actions_per_day: number;
  */
 peak_held_gpus: number; 
 /**
- * Spot GPUs taken back (absent when none: a replay all on demand).
+ * Spot GPUs taken back (0 for a replay all on demand).
  */
-interruptions: number; 
+interruptions?: number; 
 /**
- * Started hours bought on spot, beside `gpu_hours` (absent when none).
+ * Started hours bought on spot, beside `gpu_hours`.
  */
-spot_gpu_hours: number; 
+spot_gpu_hours?: number; 
 /**
- * What those hours cost, in fen; part of `cost_fen` (absent when none).
+ * What those hours cost, in fen; part of `cost_fen`.
  */
-spot_cost_fen: number }
+spot_cost_fen?: number }
 /**
  * Where a Rules view replay's demand came from.
  */

@@ -35,30 +35,15 @@ pub struct ReplayResult {
     pub actions_per_day: f64,
     /// The most GPUs held at once.
     pub peak_held_gpus: u32,
-    /// Spot GPUs taken back (absent when none: a replay all on demand).
-    #[specta(optional)]
-    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    /// Spot GPUs taken back (0 for a replay all on demand).
+    #[serde(default)]
     pub interruptions: u32,
-    /// Started hours bought on spot, beside `gpu_hours` (absent when none).
-    #[specta(optional)]
-    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    /// Started hours bought on spot, beside `gpu_hours`.
+    #[serde(default)]
     pub spot_gpu_hours: u64,
-    /// What those hours cost, in fen; part of `cost_fen` (absent when none).
-    #[specta(optional)]
-    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    /// What those hours cost, in fen; part of `cost_fen`.
+    #[serde(default)]
     pub spot_cost_fen: i64,
-}
-
-fn is_zero_u32(value: &u32) -> bool {
-    *value == 0
-}
-
-fn is_zero_u64(value: &u64) -> bool {
-    *value == 0
-}
-
-fn is_zero_i64(value: &i64) -> bool {
-    *value == 0
 }
 
 /// The spot mix a replay was asked to price, as `ebb replay --spot-pct` gives it.

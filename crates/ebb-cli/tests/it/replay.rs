@@ -47,7 +47,7 @@ fn seed_rules() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../ebb-rules/examples/seed-80-30.toml")
 }
 
-const KEYS: [&str; 9] = [
+const KEYS: [&str; 12] = [
     "policy",
     "cost_fen",
     "base_gpus",
@@ -57,6 +57,9 @@ const KEYS: [&str; 9] = [
     "actions",
     "actions_per_day",
     "peak_held_gpus",
+    "interruptions",
+    "spot_gpu_hours",
+    "spot_cost_fen",
 ];
 
 #[test]
