@@ -242,12 +242,16 @@ impl AppState {
 }
 
 /// Hosts over three regions and four models (A100s in cn-east and cn-south), tides fast
-/// enough to watch.
+/// enough to watch. The H800 hosts (the spot pool `render`'s) offer their GPUs as spot, so
+/// the demo's spot market (`demo::reclaim_spot`) may take them back.
 fn demo_fleet() -> FleetConfig {
     FleetConfig {
         hosts: 8,
         gpus_per_host: 4,
         profile: LoadProfile::Tidal { period_s: 45.0 },
+        spot: vec![ebb_agent::fleet::SpotHost::Model(
+            ebb_agent::sim::GpuModel::H800,
+        )],
         ..FleetConfig::default()
     }
 }

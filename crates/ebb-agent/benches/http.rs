@@ -36,6 +36,8 @@ async fn main() {
             lease_config: LeaseConfig::default(),
             auth: Arc::new(Auth::open()),
             tls: None,
+            spot: Default::default(),
+            interruptions: None,
         },
         listener,
     )

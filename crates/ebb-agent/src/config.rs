@@ -3,6 +3,7 @@
 
 use crate::auth::TokenEntry;
 use crate::sim::{GpuModel, LoadProfile, parse_spec, parse_trace};
+use crate::spot::{DEFAULT_SPOT_NOTICE, Interruptions, MAX_INTERRUPTIONS_PER_HOUR, SpotOffer};
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -14,7 +15,7 @@ pub const DEFAULT_LEASE_RETENTION_H: u64 = 168;
 pub const MAX_LEASE_RETENTION_H: u64 = 8760;
 
 /// The settings one source (file, environment or flags) may give; `None` leaves it be.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
     pub listen: Option<SocketAddr>,
@@ -39,10 +40,20 @@ pub struct Settings {
     pub release_grace_s: Option<u64>,
     /// Hours a released lease (and the idempotency key that granted it) is kept.
     pub lease_retention_h: Option<u64>,
+    /// Offer every GPU as spot: cheaper, and the host's owner may reclaim a lease on it
+    /// with a notice (`ebb-agent reclaim`).
+    pub spot: Option<bool>,
+    /// Offer these GPUs as spot, by index (instead of `spot = true`).
+    pub spot_gpus: Option<Vec<u32>>,
+    /// The simulator's owner reclaims spot leases at this rate: expected reclaims per spot
+    /// lease-hour, more than 0 and at most 60 (seeded, the same each run).
+    pub spot_interruptions_per_hour: Option<f64>,
+    /// The notice those reclaims give, in seconds (default 120, 1 to 3600).
+    pub spot_notice_s: Option<u64>,
 }
 
 /// The config file: settings plus the token hashes.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
     #[serde(flatten)]
@@ -92,6 +103,10 @@ pub struct AgentConfig {
     pub sample_interval: Duration,
     pub release_grace: Duration,
     pub lease_retention: Duration,
+    /// Which GPUs are offered as spot (checked against an NVML host's GPUs at start).
+    pub spot: SpotOffer,
+    /// The simulator's seeded reclaims of its own spot leases, when configured.
+    pub interruptions: Option<Interruptions>,
     pub tokens: Vec<TokenEntry>,
 }
 
@@ -206,7 +221,31 @@ pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Settings, Config
         )?,
         release_grace_s: parsed(&var, "EBB_AGENT_RELEASE_GRACE_S", "a number of seconds")?,
         lease_retention_h: parsed(&var, "EBB_AGENT_LEASE_RETENTION_H", "a number of hours")?,
+        spot: flag(&var, "EBB_AGENT_SPOT")?,
+        spot_gpus: var("EBB_AGENT_SPOT_GPUS")
+            .map(|value| {
+                parse_indexes(&value).map_err(|problem| invalid("EBB_AGENT_SPOT_GPUS", problem))
+            })
+            .transpose()?,
+        spot_interruptions_per_hour: parsed(
+            &var,
+            "EBB_AGENT_SPOT_INTERRUPTIONS_PER_HOUR",
+            "a number of reclaims per spot lease-hour",
+        )?,
+        spot_notice_s: parsed(&var, "EBB_AGENT_SPOT_NOTICE_S", "a number of seconds")?,
     })
+}
+
+/// GPU indexes as a list like `0,1,3` (spaces allowed; empty: none).
+pub fn parse_indexes(text: &str) -> Result<Vec<u32>, String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            part.parse()
+                .map_err(|_| format!("`{part}` is not a GPU index (a list like 0,1)"))
+        })
+        .collect()
 }
 
 impl Settings {
@@ -227,6 +266,12 @@ impl Settings {
             sample_interval_ms: over.sample_interval_ms.or(self.sample_interval_ms),
             release_grace_s: over.release_grace_s.or(self.release_grace_s),
             lease_retention_h: over.lease_retention_h.or(self.lease_retention_h),
+            spot: over.spot.or(self.spot),
+            spot_gpus: over.spot_gpus.or(self.spot_gpus),
+            spot_interruptions_per_hour: over
+                .spot_interruptions_per_hour
+                .or(self.spot_interruptions_per_hour),
+            spot_notice_s: over.spot_notice_s.or(self.spot_notice_s),
         }
     }
 }
@@ -323,6 +368,58 @@ pub fn resolve(
             ),
         ));
     }
+    let spot = spot_offer(settings.spot, settings.spot_gpus)?;
+    let simulated_gpus = match &backend {
+        Backend::Simulator { gpus, .. } => Some(gpus.len()),
+        Backend::Nvml { .. } => None,
+    };
+    if let Some(count) = simulated_gpus {
+        check_spot_gpus(&spot, count)?;
+    }
+    let interruptions = match settings.spot_interruptions_per_hour {
+        None => {
+            if settings.spot_notice_s.is_some() {
+                return Err(invalid(
+                    "spot_notice_s",
+                    "only applies with spot_interruptions_per_hour (the simulator's reclaims)",
+                ));
+            }
+            None
+        }
+        Some(per_hour) => {
+            if simulated_gpus.is_none() {
+                return Err(invalid(
+                    "spot_interruptions_per_hour",
+                    "only applies with `sim` (the simulator): on a real host its owner reclaims with `ebb-agent reclaim`",
+                ));
+            }
+            if !(per_hour > 0.0 && per_hour <= MAX_INTERRUPTIONS_PER_HOUR) {
+                return Err(invalid(
+                    "spot_interruptions_per_hour",
+                    format!(
+                        "must be more than 0 and at most {MAX_INTERRUPTIONS_PER_HOUR} reclaims per spot lease-hour"
+                    ),
+                ));
+            }
+            if !spot.any() {
+                return Err(invalid(
+                    "spot_interruptions_per_hour",
+                    "no GPU is offered as spot: set spot = true or spot_gpus",
+                ));
+            }
+            let notice_s = settings
+                .spot_notice_s
+                .unwrap_or(DEFAULT_SPOT_NOTICE.as_secs());
+            if !(1..=3600).contains(&notice_s) {
+                return Err(invalid("spot_notice_s", "must be from 1 to 3600 seconds"));
+            }
+            Some(Interruptions {
+                per_hour,
+                notice: Duration::from_secs(notice_s),
+                seed: crate::sim::DEFAULT_SEED,
+            })
+        }
+    };
     let mut names = std::collections::HashSet::new();
     for token in &tokens {
         if !names.insert(token.name.as_str()) {
@@ -367,10 +464,59 @@ pub fn resolve(
         sample_interval: Duration::from_millis(sample_interval_ms),
         release_grace: Duration::from_secs(release_grace_s),
         lease_retention: Duration::from_secs(lease_retention_h * 3600),
+        spot,
+        interruptions,
         tokens,
     };
     config.check_exposure()?;
     Ok(config)
+}
+
+/// `spot` and `spot_gpus` as one offer: one or the other, each index once.
+fn spot_offer(all: Option<bool>, gpus: Option<Vec<u32>>) -> Result<SpotOffer, ConfigError> {
+    match (all, gpus) {
+        (Some(true), Some(_)) => Err(invalid(
+            "spot_gpus",
+            "is given with spot = true, which offers every GPU already: give one or the other",
+        )),
+        (Some(false), Some(_)) => Err(invalid(
+            "spot_gpus",
+            "is given with spot = false: remove one of them",
+        )),
+        (Some(true), None) => Ok(SpotOffer::All),
+        (Some(false) | None, None) => Ok(SpotOffer::None),
+        (None, Some(indexes)) => {
+            let mut set = std::collections::BTreeSet::new();
+            for index in indexes {
+                if !set.insert(index) {
+                    return Err(invalid("spot_gpus", format!("GPU {index} is listed twice")));
+                }
+            }
+            Ok(if set.is_empty() {
+                SpotOffer::None
+            } else {
+                SpotOffer::Gpus(set)
+            })
+        }
+    }
+}
+
+/// Refuses a spot GPU index a host of `gpu_count` GPUs does not have, naming `spot_gpus`.
+pub fn check_spot_gpus(spot: &SpotOffer, gpu_count: usize) -> Result<(), ConfigError> {
+    match spot.missing_index(gpu_count) {
+        None => Ok(()),
+        Some(index) => Err(invalid(
+            "spot_gpus",
+            format!(
+                "this host has no GPU {index}: it has {gpu_count} ({})",
+                match gpu_count {
+                    0 => "none".to_string(),
+                    1 => "index 0".to_string(),
+                    n => format!("indexes 0 to {}", n - 1),
+                }
+            ),
+        )),
+    }
 }
 
 impl AgentConfig {
@@ -651,5 +797,201 @@ mod tests {
         )
         .unwrap();
         assert!(plain.exposure_warning().unwrap().contains("unencrypted"));
+    }
+
+    #[test]
+    fn spot_gpus_come_from_the_file_env_or_flags_and_bad_ones_are_named() {
+        let sim = |spec: &str| Settings {
+            sim: Some(spec.into()),
+            ..Settings::default()
+        };
+        let resolved = |settings: Settings| resolve(settings, vec![], no_trace);
+        let error = |settings: Settings| resolved(settings).unwrap_err().to_string();
+        assert_eq!(resolved(sim("2xH800")).unwrap().spot, SpotOffer::None);
+        let file = parse_file("sim = \"4xH800\"\nspot_gpus = [0, 2]\n").unwrap();
+        assert_eq!(
+            resolved(file.settings.clone()).unwrap().spot,
+            SpotOffer::Gpus([0, 2].into())
+        );
+        let env =
+            from_env(|name| (name == "EBB_AGENT_SPOT_GPUS").then(|| " 3, 1".to_string())).unwrap();
+        assert_eq!(
+            resolved(file.settings.clone().overridden_by(env))
+                .unwrap()
+                .spot,
+            SpotOffer::Gpus([1, 3].into())
+        );
+        let all = parse_file("sim = \"2xH800\"\nspot = true\n").unwrap();
+        assert_eq!(resolved(all.settings).unwrap().spot, SpotOffer::All);
+        let env = from_env(|name| (name == "EBB_AGENT_SPOT").then(|| "yes".to_string())).unwrap();
+        assert_eq!(env.spot, Some(true));
+        let bad = from_env(|name| (name == "EBB_AGENT_SPOT_GPUS").then(|| "0,one".to_string()))
+            .unwrap_err();
+        assert_eq!(
+            bad.to_string(),
+            "EBB_AGENT_SPOT_GPUS: `one` is not a GPU index (a list like 0,1)"
+        );
+        let wrong_type = parse_file("spot_gpus = [-1]\n").unwrap_err();
+        assert!(
+            wrong_type.contains("spot_gpus") || wrong_type.contains("-1"),
+            "{wrong_type}"
+        );
+        let cases = [
+            (
+                Settings {
+                    spot_gpus: Some(vec![0, 4]),
+                    ..sim("4xH800")
+                },
+                "spot_gpus: this host has no GPU 4: it has 4 (indexes 0 to 3)",
+            ),
+            (
+                Settings {
+                    spot_gpus: Some(vec![1, 1]),
+                    ..sim("4xH800")
+                },
+                "spot_gpus: GPU 1 is listed twice",
+            ),
+            (
+                Settings {
+                    spot: Some(true),
+                    spot_gpus: Some(vec![0]),
+                    ..sim("4xH800")
+                },
+                "spot_gpus: is given with spot = true",
+            ),
+            (
+                Settings {
+                    spot: Some(false),
+                    spot_gpus: Some(vec![0]),
+                    ..sim("4xH800")
+                },
+                "spot_gpus: is given with spot = false",
+            ),
+        ];
+        for (settings, expected) in cases {
+            let error = error(settings);
+            assert!(error.starts_with(expected), "{expected} vs {error}");
+        }
+        // NVML's GPUs are counted at start (`check_spot_gpus`), not here.
+        let nvml = resolved(Settings {
+            spot_gpus: Some(vec![7]),
+            ..Settings::default()
+        })
+        .unwrap();
+        assert_eq!(
+            check_spot_gpus(&nvml.spot, 1).unwrap_err().to_string(),
+            "spot_gpus: this host has no GPU 7: it has 1 (index 0)"
+        );
+    }
+
+    #[test]
+    fn the_simulators_interruptions_need_spot_gpus_a_rate_within_an_hours_sixty_and_a_notice() {
+        let spot_sim = Settings {
+            sim: Some("2xH800".into()),
+            spot: Some(true),
+            ..Settings::default()
+        };
+        let file = parse_file("sim = \"2xH800\"\nspot = true\nspot_interruptions_per_hour = 1.5\n")
+            .unwrap();
+        let config = resolve(file.settings.clone(), vec![], no_trace).unwrap();
+        assert_eq!(
+            config.interruptions,
+            Some(Interruptions {
+                per_hour: 1.5,
+                notice: Duration::from_secs(120),
+                seed: crate::sim::DEFAULT_SEED,
+            })
+        );
+        let env = from_env(|name| match name {
+            "EBB_AGENT_SPOT_INTERRUPTIONS_PER_HOUR" => Some("60".into()),
+            "EBB_AGENT_SPOT_NOTICE_S" => Some("5".into()),
+            _ => None,
+        })
+        .unwrap();
+        let config = resolve(file.settings.overridden_by(env), vec![], no_trace).unwrap();
+        let process = config.interruptions.unwrap();
+        assert_eq!(
+            (process.per_hour, process.notice),
+            (60.0, Duration::from_secs(5))
+        );
+        let cases = [
+            (
+                Settings {
+                    spot_interruptions_per_hour: Some(0.0),
+                    ..spot_sim.clone()
+                },
+                "spot_interruptions_per_hour: must be more than 0 and at most 60",
+            ),
+            (
+                Settings {
+                    spot_interruptions_per_hour: Some(-2.0),
+                    ..spot_sim.clone()
+                },
+                "spot_interruptions_per_hour: must be more than 0",
+            ),
+            (
+                Settings {
+                    spot_interruptions_per_hour: Some(61.0),
+                    ..spot_sim.clone()
+                },
+                "spot_interruptions_per_hour: must be more than 0 and at most 60",
+            ),
+            (
+                Settings {
+                    spot_interruptions_per_hour: Some(f64::NAN),
+                    ..spot_sim.clone()
+                },
+                "spot_interruptions_per_hour: must be more than 0",
+            ),
+            (
+                Settings {
+                    spot_interruptions_per_hour: Some(1.0),
+                    spot_notice_s: Some(0),
+                    ..spot_sim.clone()
+                },
+                "spot_notice_s: must be from 1 to 3600",
+            ),
+            (
+                Settings {
+                    spot_interruptions_per_hour: Some(1.0),
+                    spot_notice_s: Some(3601),
+                    ..spot_sim.clone()
+                },
+                "spot_notice_s: must be from 1 to 3600",
+            ),
+            (
+                Settings {
+                    spot_notice_s: Some(60),
+                    ..spot_sim.clone()
+                },
+                "spot_notice_s: only applies with spot_interruptions_per_hour",
+            ),
+            (
+                Settings {
+                    spot_interruptions_per_hour: Some(1.0),
+                    spot: None,
+                    ..spot_sim.clone()
+                },
+                "spot_interruptions_per_hour: no GPU is offered as spot",
+            ),
+            (
+                Settings {
+                    spot_interruptions_per_hour: Some(1.0),
+                    sim: None,
+                    ..spot_sim
+                },
+                "spot_interruptions_per_hour: only applies with `sim`",
+            ),
+        ];
+        for (settings, expected) in cases {
+            let error = resolve(settings, vec![], no_trace).unwrap_err().to_string();
+            assert!(error.starts_with(expected), "{expected} vs {error}");
+        }
+        let bad = from_env(|name| (name == "EBB_AGENT_SPOT_NOTICE_S").then(|| "-5".to_string()))
+            .unwrap_err();
+        assert_eq!(
+            bad.to_string(),
+            "EBB_AGENT_SPOT_NOTICE_S: `-5` is not a number of seconds"
+        );
     }
 }

@@ -5,6 +5,7 @@ use crate::auth::Auth;
 use crate::leases::LeaseConfig;
 use crate::leases::store::{LeaseDb, StoreError};
 use crate::sim::{GpuModel, LoadProfile, SimConfig, Simulator};
+use crate::spot::{Interruptions, SpotOffer};
 use crate::{AgentParts, RunningAgent, StartError};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -33,6 +34,55 @@ pub struct FleetConfig {
     pub lease_retention: Duration,
     /// Every host carries this model; `None` cycles through the simulator's models.
     pub model: Option<GpuModel>,
+    /// The hosts that offer all their GPUs as spot (a host any of these names); none by
+    /// default.
+    pub spot: Vec<SpotHost>,
+    /// The spot hosts' owner reclaims their spot leases by this process (each host on its
+    /// own seed, the fleet's seed plus its index); `None`: only when told
+    /// ([`Fleet::reclaim`]).
+    pub interruptions: Option<Interruptions>,
+}
+
+/// A host of the fleet that offers its GPUs as spot, as `ebb-agent fleet --spot` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpotHost {
+    /// Every host.
+    All,
+    /// The hosts carrying this model.
+    Model(GpuModel),
+    /// The host with this index (from 0, in the fleet's order).
+    Index(u32),
+}
+
+impl SpotHost {
+    fn names(self, index: u32, model: GpuModel) -> bool {
+        match self {
+            SpotHost::All => true,
+            SpotHost::Model(spot) => spot == model,
+            SpotHost::Index(spot) => spot == index,
+        }
+    }
+}
+
+/// Parses `--spot`: `all`, or a list of models and host indexes (`H800,3`).
+pub fn parse_spot_hosts(text: &str) -> Result<Vec<SpotHost>, String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            if part.eq_ignore_ascii_case("all") {
+                Ok(SpotHost::All)
+            } else if let Ok(index) = part.parse() {
+                Ok(SpotHost::Index(index))
+            } else {
+                part.parse().map(SpotHost::Model).map_err(|_| {
+                    format!(
+                        "`{part}` is neither `all`, a host index nor a GPU model (H800, A100, V100, Ascend910B)"
+                    )
+                })
+            }
+        })
+        .collect()
 }
 
 impl Default for FleetConfig {
@@ -49,6 +99,8 @@ impl Default for FleetConfig {
             release_grace: Duration::from_secs(5),
             lease_retention: crate::leases::DEFAULT_RETENTION,
             model: None,
+            spot: Vec::new(),
+            interruptions: None,
         }
     }
 }
@@ -60,6 +112,8 @@ pub struct FleetHost {
     pub region: String,
     pub model: GpuModel,
     pub url: String,
+    /// It offers its GPUs as spot.
+    pub spot: bool,
 }
 
 /// A running virtual fleet; [`Fleet::stop`] ends every host.
@@ -85,6 +139,17 @@ impl Fleet {
             }
             None => LeaseDb::in_memory().await?,
         };
+        if let Some(SpotHost::Index(index)) = config
+            .spot
+            .iter()
+            .find(|spot| matches!(spot, SpotHost::Index(index) if *index >= config.hosts))
+        {
+            return Err(StartError::Io(std::io::Error::other(format!(
+                "--spot: the fleet has no host {index}: it has {} (0 to {})",
+                config.hosts,
+                config.hosts.saturating_sub(1)
+            ))));
+        }
         let auth = Arc::new(Auth::open());
         let mut hosts = Vec::with_capacity(config.hosts as usize);
         let mut agents = Vec::with_capacity(config.hosts as usize);
@@ -105,12 +170,14 @@ impl Fleet {
                 .model
                 .unwrap_or(GpuModel::ALL[i as usize % GpuModel::ALL.len()]);
             let name = format!("{region}-{:03}", i / REGIONS.len() as u32 + 1);
+            let seed = config.seed.wrapping_add(u64::from(i));
             let simulator = Simulator::new(SimConfig {
                 host: name.clone(),
                 gpus: vec![model; config.gpus_per_host as usize],
-                seed: config.seed.wrapping_add(u64::from(i)),
+                seed,
                 profile: config.profile.clone(),
             });
+            let spot = config.spot.iter().any(|spot| spot.names(i, model));
             let agent = RunningAgent::start(
                 AgentParts {
                     host: name.clone(),
@@ -127,6 +194,16 @@ impl Fleet {
                     },
                     auth: auth.clone(),
                     tls: None,
+                    spot: if spot {
+                        SpotOffer::All
+                    } else {
+                        SpotOffer::None
+                    },
+                    interruptions: config
+                        .interruptions
+                        .clone()
+                        .filter(|_| spot)
+                        .map(|process| Interruptions { seed, ..process }),
                 },
                 listener,
             )
@@ -136,6 +213,7 @@ impl Fleet {
                 region: region.to_string(),
                 model,
                 url: format!("http://{}", agent.addr),
+                spot,
             });
             agents.push(agent);
         }
@@ -202,5 +280,41 @@ impl Fleet {
             stopping.spawn(agent.stop());
         }
         while stopping.join_next().await.is_some() {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spot_hosts_are_all_models_or_indexes_and_anything_else_is_named() {
+        assert_eq!(parse_spot_hosts("all").unwrap(), [SpotHost::All]);
+        assert_eq!(
+            parse_spot_hosts("H800, 3").unwrap(),
+            [SpotHost::Model(GpuModel::H800), SpotHost::Index(3)]
+        );
+        assert_eq!(parse_spot_hosts("").unwrap(), []);
+        let error = parse_spot_hosts("H900").unwrap_err();
+        assert!(error.contains("`H900`"), "{error}");
+        assert!(SpotHost::Model(GpuModel::V100).names(2, GpuModel::V100));
+        assert!(!SpotHost::Index(1).names(2, GpuModel::V100));
+    }
+
+    #[tokio::test]
+    async fn a_spot_host_index_the_fleet_lacks_is_refused() {
+        let error = Fleet::start(&FleetConfig {
+            hosts: 2,
+            spot: vec![SpotHost::Index(2)],
+            ..FleetConfig::default()
+        })
+        .await
+        .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("--spot: the fleet has no host 2"),
+            "{error}"
+        );
     }
 }

@@ -14,6 +14,7 @@ pub mod nvml;
 pub mod probe;
 pub mod sampler;
 pub mod sim;
+pub mod spot;
 pub mod tls;
 
 pub use api::{AgentState, app};
@@ -44,6 +45,10 @@ pub struct AgentParts {
     pub auth: Arc<Auth>,
     /// Serve HTTPS with this certificate; `None` serves plain HTTP.
     pub tls: Option<RustlsConfig>,
+    /// The GPUs offered as spot, marked so in every published reading.
+    pub spot: spot::SpotOffer,
+    /// The simulator's owner reclaiming its own spot leases, when set.
+    pub interruptions: Option<spot::Interruptions>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -73,6 +78,7 @@ impl RunningAgent {
             parts.host.clone(),
             parts.probe.clone(),
             parts.sample_interval,
+            parts.spot,
         );
         let leases = LeaseService::start(
             &parts.host,
@@ -82,6 +88,9 @@ impl RunningAgent {
             parts.lease_config,
         )
         .await?;
+        if let Some(interruptions) = parts.interruptions {
+            leases.start_interruptions(interruptions);
+        }
         let state = AgentState {
             host: parts.host.clone(),
             backend: parts.probe.backend(),

@@ -107,6 +107,28 @@ struct ServeFlags {
     /// 168, a week); a retry of that key is answered with the lease only within it.
     #[arg(long, value_name = "HOURS")]
     lease_retention_h: Option<u64>,
+    /// Offer every GPU as spot: cheaper, and reclaimable by this host's owner with a notice
+    /// (`ebb-agent reclaim`).
+    #[arg(long, conflicts_with = "spot_gpus")]
+    spot: bool,
+    /// Offer these GPUs as spot, by index: 0,1.
+    #[arg(long, value_name = "INDEXES", value_parser = parse_indexes)]
+    spot_gpus: Option<Indexes>,
+    /// With --sim: the simulated owner reclaims spot leases at this rate, in expected
+    /// reclaims per spot lease-hour (more than 0, at most 60; seeded, the same each run).
+    #[arg(long, value_name = "RATE")]
+    spot_interruptions_per_hour: Option<f64>,
+    /// The notice those reclaims give, in seconds (default 120, at most 3600).
+    #[arg(long, value_name = "SECONDS")]
+    spot_notice_s: Option<u64>,
+}
+
+/// GPU indexes as `--spot-gpus` takes them (a type of its own, so clap takes the whole list).
+#[derive(Debug, Clone)]
+struct Indexes(Vec<u32>);
+
+fn parse_indexes(text: &str) -> Result<Indexes, String> {
+    config::parse_indexes(text).map(Indexes)
 }
 
 #[derive(Debug, Args)]
@@ -127,7 +149,24 @@ struct FleetFlags {
     /// Keep the fleet's leases here (default: in memory).
     #[arg(long)]
     state_dir: Option<PathBuf>,
+    /// Hosts offering their GPUs as spot: `all`, or models and host indexes, like H800,3.
+    #[arg(long, value_name = "HOSTS", value_parser = ebb_agent::fleet::parse_spot_hosts)]
+    spot: Option<SpotHosts>,
+    /// The spot hosts' simulated owner reclaims their leases at this rate, in expected
+    /// reclaims per spot lease-hour (more than 0, at most 60).
+    #[arg(long, value_name = "RATE", requires = "spot")]
+    spot_interruptions_per_hour: Option<f64>,
+    /// The notice those reclaims give, in seconds (1 to 3600).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 120,
+        requires = "spot_interruptions_per_hour"
+    )]
+    spot_notice_s: u64,
 }
+
+type SpotHosts = Vec<ebb_agent::fleet::SpotHost>;
 
 #[derive(Debug, Subcommand)]
 enum TokenCommand {
@@ -227,6 +266,10 @@ async fn serve(flags: ServeFlags) -> anyhow::Result<()> {
         sample_interval_ms: flags.sample_interval_ms,
         release_grace_s: flags.release_grace_s,
         lease_retention_h: flags.lease_retention_h,
+        spot: flags.spot.then_some(true),
+        spot_gpus: flags.spot_gpus.map(|indexes| indexes.0),
+        spot_interruptions_per_hour: flags.spot_interruptions_per_hour,
+        spot_notice_s: flags.spot_notice_s,
     };
     let settings = file.settings.overridden_by(env).overridden_by(from_flags);
     let config = config::resolve(settings, file.tokens, |path| std::fs::read_to_string(path))?;
@@ -253,13 +296,16 @@ async fn start_agent(config: &AgentConfig) -> anyhow::Result<RunningAgent> {
         Backend::Simulator { gpus, profile } => Arc::new(Simulator::new(SimConfig {
             host: config.host_name.clone(),
             gpus: gpus.clone(),
-            seed: 1,
+            seed: ebb_agent::sim::DEFAULT_SEED,
             profile: profile.clone(),
         })),
-        Backend::Nvml { library } => Arc::new(
-            ebb_agent::nvml::NvmlProbe::open(library.as_deref())
-                .context("cannot read GPUs through NVML (use --sim to simulate them)")?,
-        ),
+        Backend::Nvml { library } => {
+            let probe = ebb_agent::nvml::NvmlProbe::open(library.as_deref())
+                .context("cannot read GPUs through NVML (use --sim to simulate them)")?;
+            // The simulator's count was checked with the config; NVML's is known now.
+            config::check_spot_gpus(&config.spot, probe.gpu_count())?;
+            Arc::new(probe)
+        }
     };
     let auth = Auth::from_entries(&config.tokens).map_err(anyhow::Error::msg)?;
     if auth.is_open() {
@@ -300,6 +346,8 @@ async fn start_agent(config: &AgentConfig) -> anyhow::Result<RunningAgent> {
             },
             auth: Arc::new(auth),
             tls,
+            spot: config.spot.clone(),
+            interruptions: config.interruptions.clone(),
         },
         listener,
     )
@@ -325,6 +373,25 @@ async fn self_signed_tls(
 
 async fn fleet(flags: FleetFlags) -> anyhow::Result<()> {
     raise_open_file_limit();
+    let interruptions = match flags.spot_interruptions_per_hour {
+        None => None,
+        Some(per_hour) => {
+            if !(per_hour > 0.0 && per_hour <= ebb_agent::spot::MAX_INTERRUPTIONS_PER_HOUR) {
+                anyhow::bail!(
+                    "--spot-interruptions-per-hour: must be more than 0 and at most {} reclaims per spot lease-hour",
+                    ebb_agent::spot::MAX_INTERRUPTIONS_PER_HOUR
+                );
+            }
+            if !(1..=3600).contains(&flags.spot_notice_s) {
+                anyhow::bail!("--spot-notice-s: must be from 1 to 3600 seconds");
+            }
+            Some(ebb_agent::spot::Interruptions {
+                per_hour,
+                notice: Duration::from_secs(flags.spot_notice_s),
+                seed: flags.seed,
+            })
+        }
+    };
     let config = FleetConfig {
         hosts: flags.hosts,
         gpus_per_host: flags.gpus_per_host,
@@ -334,13 +401,19 @@ async fn fleet(flags: FleetFlags) -> anyhow::Result<()> {
         profile: LoadProfile::Tidal { period_s: 600.0 },
         sample_interval: Duration::from_millis(flags.sample_interval_ms),
         state_dir: flags.state_dir,
+        spot: flags.spot.unwrap_or_default(),
+        interruptions,
         ..FleetConfig::default()
     };
     let fleet = Fleet::start(&config)
         .await
         .context("cannot start the virtual fleet")?;
     for host in fleet.hosts() {
-        println!("{} {} {} {}", host.name, host.region, host.model, host.url);
+        let spot = if host.spot { " spot" } else { "" };
+        println!(
+            "{} {} {} {}{spot}",
+            host.name, host.region, host.model, host.url
+        );
     }
     println!("fleet ready: {} hosts", fleet.hosts().len());
     wait_for_shutdown().await;

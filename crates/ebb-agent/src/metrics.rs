@@ -90,6 +90,15 @@ pub fn render(
     }
     let _ = writeln!(
         out,
+        "# HELP ebb_gpu_spot 1 when the host offers the GPU as spot (its owner may reclaim a lease on it)."
+    );
+    let _ = writeln!(out, "# TYPE ebb_gpu_spot gauge");
+    for gpu in &list.gpus {
+        let spot = u8::from(gpu.spot);
+        let _ = writeln!(out, "ebb_gpu_spot{{{}}} {spot}", gpu_labels(&host, gpu));
+    }
+    let _ = writeln!(
+        out,
         "# HELP ebb_gpu_xid_errors_total Xid error events seen since the agent started."
     );
     let _ = writeln!(out, "# TYPE ebb_gpu_xid_errors_total counter");

@@ -154,6 +154,11 @@ impl NvmlProbe {
         let cards = (0..count).map(|index| Card::open(nvml, index)).collect();
         Ok(Self { cards })
     }
+
+    /// How many GPUs NVML counted (those that could not be opened included).
+    pub fn gpu_count(&self) -> usize {
+        self.cards.len()
+    }
 }
 
 impl GpuProbe for NvmlProbe {

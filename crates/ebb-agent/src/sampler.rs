@@ -2,6 +2,7 @@
 //! numbered samples of the last minute (`/v1/samples`, so a collector stores every one).
 
 use crate::probe::GpuProbe;
+use crate::spot::SpotOffer;
 use ebb_wire::agent::GpuList;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -98,10 +99,16 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// Takes the first sample at once, then one every `interval`.
-    pub fn start(host: String, probe: Arc<dyn GpuProbe>, interval: Duration) -> Self {
+    /// Takes the first sample at once, then one every `interval`; each with the GPUs
+    /// `spot` names marked as spot, whatever the probe.
+    pub fn start(
+        host: String,
+        probe: Arc<dyn GpuProbe>,
+        interval: Duration,
+        spot: SpotOffer,
+    ) -> Self {
         let history = SampleHistory::for_interval(interval);
-        let first = Arc::new(sample(&host, probe.as_ref()));
+        let first = Arc::new(sample(&host, probe.as_ref(), &spot));
         history.push(first.clone());
         let (publish, latest) = watch::channel(first);
         let kept = history.clone();
@@ -111,7 +118,7 @@ impl Sampler {
             ticks.tick().await;
             loop {
                 ticks.tick().await;
-                let next = Arc::new(sample(&host, probe.as_ref()));
+                let next = Arc::new(sample(&host, probe.as_ref(), &spot));
                 kept.push(next.clone());
                 if publish.send(next).is_err() {
                     break;
@@ -141,15 +148,17 @@ impl Sampler {
     }
 }
 
-fn sample(host: &str, probe: &dyn GpuProbe) -> GpuList {
+fn sample(host: &str, probe: &dyn GpuProbe, spot: &SpotOffer) -> GpuList {
     let now_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|elapsed| elapsed.as_millis() as u64)
         .unwrap_or(0);
+    let mut gpus = probe.read(now_ms);
+    spot.mark(&mut gpus);
     GpuList {
         host: host.to_string(),
         sampled_at_ms: now_ms,
-        gpus: probe.read(now_ms),
+        gpus,
     }
 }
 

@@ -212,6 +212,10 @@ pub fn parse_trace(text: &str) -> Result<LoadProfile, SimSpecError> {
     Ok(LoadProfile::Trace(points.into()))
 }
 
+/// The seed of `ebb-agent serve --sim`: its readings and its spot interruptions are the
+/// same each run.
+pub const DEFAULT_SEED: u64 = 1;
+
 /// What one simulated host has.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimConfig {

@@ -1,5 +1,7 @@
 //! Simulated agents in the test's own process, on loopback ports they bind themselves.
 
+use ebb_agent::fleet::SpotHost;
+use ebb_agent::spot::Interruptions;
 use ebb_agent::{Fleet, FleetConfig, FleetHost, GpuModel};
 use std::path::Path;
 use std::time::Duration;
@@ -40,6 +42,25 @@ impl TestFleetBuilder {
     /// Every host carries `model` (default: the simulator's models in turn).
     pub fn model(mut self, model: GpuModel) -> Self {
         self.config.model = Some(model);
+        self
+    }
+
+    /// Every host offers its GPUs as spot, so its owner may reclaim their leases;
+    /// default: none.
+    pub fn spot(self) -> Self {
+        self.spot_hosts([SpotHost::All])
+    }
+
+    /// These hosts offer their GPUs as spot (by model or index).
+    pub fn spot_hosts(mut self, hosts: impl IntoIterator<Item = SpotHost>) -> Self {
+        self.config.spot.extend(hosts);
+        self
+    }
+
+    /// The spot hosts' simulated owner reclaims their leases by `process` (each host on
+    /// the fleet's seed plus its index).
+    pub fn interruptions(mut self, process: Interruptions) -> Self {
+        self.config.interruptions = Some(process);
         self
     }
 

@@ -483,6 +483,13 @@ impl LeaseService {
             }
             .into());
         }
+        if !current.spot {
+            return Err(LeaseError::Invalid {
+                field: "lease",
+                problem: format!("lease {id} holds no spot GPU: only spot leases can be reclaimed"),
+            }
+            .into());
+        }
         let asked_ms =
             now_ms().saturating_add(u64::try_from(notice.as_millis()).unwrap_or(u64::MAX));
         let deadline_ms = current
@@ -509,6 +516,45 @@ impl LeaseService {
         }
         self.spawn_reclaim_timer(id.to_string(), deadline_ms);
         Ok(self.shown(next))
+    }
+
+    /// The simulator's owner: reclaims each active spot lease when `interruptions` says its
+    /// time has come (from its grant; see [`crate::spot::Interruptions::reclaim_at_ms`]),
+    /// through [`Self::reclaim`] with the process's notice, as `ebb-agent reclaim` would.
+    /// Wakes at the next lease's time, or each second for leases granted since.
+    pub fn start_interruptions(&self, interruptions: crate::spot::Interruptions) {
+        let me = self.me.clone();
+        tracing::info!(
+            host = %self.host,
+            per_hour = interruptions.per_hour,
+            notice_s = interruptions.notice.as_secs(),
+            "simulated spot interruptions on"
+        );
+        self.tasks.lock().expect("tasks lock").spawn(async move {
+            loop {
+                let Some(service) = me.upgrade() else { return };
+                let now = now_ms();
+                let mut next_ms = now.saturating_add(1000);
+                let leases = service.list(LeaseListQuery::default()).await;
+                for lease in leases.iter().filter(|lease| {
+                    lease.spot
+                        && lease.state == LeaseState::Active
+                        && lease.reclaim_deadline_ms.is_none()
+                }) {
+                    let due_ms = interruptions.reclaim_at_ms(&lease.id, lease.created_at_ms);
+                    if due_ms > now {
+                        next_ms = next_ms.min(due_ms);
+                        continue;
+                    }
+                    match service.reclaim(&lease.id, interruptions.notice).await {
+                        Ok(_) => tracing::info!(lease = %lease.id, "simulated spot interruption: lease reclaimed"),
+                        Err(error) => tracing::warn!(%error, lease = %lease.id, "simulated spot interruption failed"),
+                    }
+                }
+                drop(service);
+                tokio::time::sleep(Duration::from_millis(next_ms.saturating_sub(now))).await;
+            }
+        });
     }
 
     /// Releases a reclaimed lease at `deadline_ms` (wall clock, so a deadline kept across a

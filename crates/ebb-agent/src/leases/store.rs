@@ -88,14 +88,19 @@ impl HostStore {
     /// Rebuilds the host's ledger.
     pub async fn load(&self) -> Result<Ledger, StoreError> {
         let lease_rows =
-            sqlx::query("SELECT body FROM leases WHERE host = ? ORDER BY fencing_token")
+            sqlx::query("SELECT body, spot FROM leases WHERE host = ? ORDER BY fencing_token")
                 .bind(&self.host)
                 .fetch_all(&self.pool)
                 .await?;
         let leases = lease_rows
             .iter()
-            .map(|row| serde_json::from_str::<Lease>(row.get::<&str, _>("body")))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|row| {
+                let mut lease = serde_json::from_str::<Lease>(row.get::<&str, _>("body"))?;
+                // The column is the record (a row from before it reads as false).
+                lease.spot = row.get::<i64, _>("spot") != 0;
+                Ok(lease)
+            })
+            .collect::<Result<Vec<_>, serde_json::Error>>()?;
         let key_rows = sqlx::query("SELECT key, request, response FROM idempotency WHERE host = ?")
             .bind(&self.host)
             .fetch_all(&self.pool)
@@ -152,13 +157,16 @@ impl HostStore {
     ) -> Result<(), StoreError> {
         let body = serde_json::to_string(lease)?;
         let mut tx = self.pool.begin().await?;
-        sqlx::query("INSERT INTO leases (host, id, fencing_token, body) VALUES (?, ?, ?, ?)")
-            .bind(&self.host)
-            .bind(&lease.id)
-            .bind(lease.fencing_token as i64)
-            .bind(&body)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(
+            "INSERT INTO leases (host, id, fencing_token, body, spot) VALUES (?, ?, ?, ?, ?)",
+        )
+        .bind(&self.host)
+        .bind(&lease.id)
+        .bind(lease.fencing_token as i64)
+        .bind(&body)
+        .bind(lease.spot)
+        .execute(&mut *tx)
+        .await?;
         sqlx::query("INSERT INTO idempotency (host, key, request, response) VALUES (?, ?, ?, ?)")
             .bind(&self.host)
             .bind(key)
@@ -183,8 +191,9 @@ impl HostStore {
     pub async fn update_grant_response(&self, key: &str, lease: &Lease) -> Result<(), StoreError> {
         let body = serde_json::to_string(lease)?;
         let mut tx = self.pool.begin().await?;
-        sqlx::query("UPDATE leases SET body = ? WHERE host = ? AND id = ?")
+        sqlx::query("UPDATE leases SET body = ?, spot = ? WHERE host = ? AND id = ?")
             .bind(&body)
+            .bind(lease.spot)
             .bind(&self.host)
             .bind(&lease.id)
             .execute(&mut *tx)
@@ -223,8 +232,9 @@ impl HostStore {
 
     /// Stores a lease's new state.
     pub async fn update(&self, lease: &Lease) -> Result<(), StoreError> {
-        let updated = sqlx::query("UPDATE leases SET body = ? WHERE host = ? AND id = ?")
+        let updated = sqlx::query("UPDATE leases SET body = ?, spot = ? WHERE host = ? AND id = ?")
             .bind(serde_json::to_string(lease)?)
+            .bind(lease.spot)
             .bind(&self.host)
             .bind(&lease.id)
             .execute(&self.pool)
@@ -233,5 +243,48 @@ impl HostStore {
             return Err(StoreError::Sql(sqlx::Error::RowNotFound));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_lease_row_from_before_spot_reads_as_not_spot_and_a_spot_lease_stays_spot() {
+        let db = LeaseDb::in_memory().await.unwrap();
+        // As the agent wrote it before the spot column: the body without `spot`.
+        let old = r#"{"id":"lease-1-aa","pool_id":"p","holder_id":"h","gpu_uuids":["GPU-1"],
+            "gpu_indexes":[0],"fencing_token":1,"state":"active","created_at_ms":5,
+            "release_requested_at_ms":null,"released_at_ms":null,"command":null,
+            "load_profile":null,"workload_pid":null,"workload_exit_code":null,
+            "workload_signal":null,"workload_log":null}"#;
+        sqlx::query(
+            "INSERT INTO leases (host, id, fencing_token, body) VALUES ('h', 'lease-1-aa', 1, ?)",
+        )
+        .bind(old)
+        .execute(&db.pool)
+        .await
+        .unwrap();
+        let store = db.host("h");
+        let ledger = store.load().await.unwrap();
+        let loaded = ledger.get("lease-1-aa").expect("the old row");
+        assert!(!loaded.spot);
+        let mut spot = loaded.clone();
+        spot.id = "lease-2-bb".into();
+        spot.fencing_token = 2;
+        spot.spot = true;
+        let request: LeaseRequest =
+            serde_json::from_str(r#"{"pool_id":"p","holder_id":"h","count":1}"#).unwrap();
+        store.insert_grant("k", &request, &spot).await.unwrap();
+        let column: i64 = sqlx::query_scalar("SELECT spot FROM leases WHERE id = 'lease-2-bb'")
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
+        assert_eq!(column, 1);
+        store.update(&spot).await.unwrap();
+        let ledger = store.load().await.unwrap();
+        assert!(ledger.get("lease-2-bb").unwrap().spot);
+        assert!(!ledger.get("lease-1-aa").unwrap().spot);
     }
 }

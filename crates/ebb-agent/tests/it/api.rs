@@ -193,6 +193,7 @@ async fn metrics_parse_as_prometheus_and_leave_out_missing_readings() {
     let agent = TestAgent::new(2).await;
     let mut list: GpuList = (*agent.state.latest.borrow().clone()).clone();
     list.gpus[1].power_draw_w = None;
+    list.gpus[1].spot = true;
     agent.publish.send(std::sync::Arc::new(list)).unwrap();
     agent
         .post_lease("k", r#"{"pool_id":"p","holder_id":"h","count":1}"#)
@@ -221,6 +222,8 @@ async fn metrics_parse_as_prometheus_and_leave_out_missing_readings() {
     assert_eq!(sample("ebb_gpu_leased", "0"), Some(1.0));
     assert_eq!(sample("ebb_gpu_leased", "1"), Some(0.0));
     assert_eq!(sample("ebb_gpu_healthy", "1"), Some(1.0));
+    assert_eq!(sample("ebb_gpu_spot", "0"), Some(0.0));
+    assert_eq!(sample("ebb_gpu_spot", "1"), Some(1.0));
     let labels = &scrape
         .samples
         .iter()

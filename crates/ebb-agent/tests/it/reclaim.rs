@@ -1,12 +1,14 @@
-//! The host's owner reclaiming a lease (a spot lease's notice): the deadline shown, the
+//! The host's owner reclaiming a spot lease with a notice: the deadline shown, the
 //! workload told at the notice and stopped at the deadline, the GPUs free after it, bad
-//! reclaims refused by field, and a reclaim kept across a restart.
+//! reclaims (a lease holding no spot GPU among them) refused by field, a reclaim kept
+//! across a restart, and the simulator's own seeded interruptions.
 
 use crate::support::{RestartableHost, TestAgent, json, token_entry};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use ebb_agent::auth::{Auth, Scope};
 use ebb_agent::leases::{LeaseConfig, LeaseService};
+use ebb_agent::spot::SpotOffer;
 use ebb_testkit::{TempDir, eventually};
 use ebb_wire::agent::{ApiError, Lease, LeaseList, LeaseRequest, LeaseState};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -49,11 +51,12 @@ async fn wait_state(agent: &TestAgent, id: &str, state: LeaseState) -> Lease {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reclaim_shows_its_deadline_signals_the_workload_and_frees_the_gpus_after_it() {
     // A release grace far past the notice: the deadline, not the grace, ends the lease.
-    let agent = TestAgent::with(2, Auth::open(), Duration::from_secs(60)).await;
+    let agent = TestAgent::spot(2, Auth::open(), Duration::from_secs(60), SpotOffer::All).await;
     // Told to stop, it says so and goes on: only the deadline stops it.
     let script = r#"trap 'echo got TERM' TERM; echo ready; while :; do sleep 0.05; done"#;
     let body = serde_json::json!({"pool_id": "p", "holder_id": "h", "count": 2, "command": ["sh", "-c", script]});
     let lease: Lease = json(&agent.post_lease("spot", &body.to_string()).await.1);
+    assert!(lease.spot, "{lease:?}");
     let log = lease.workload_log.clone().unwrap();
     let logged = |line: &'static str| {
         let log = log.clone();
@@ -93,6 +96,7 @@ async fn a_reclaim_shows_its_deadline_signals_the_workload_and_frees_the_gpus_af
     let listed = json::<LeaseList>(&agent.get("/v1/leases").await.1).leases;
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].reclaim_deadline_ms, Some(deadline_ms));
+    assert!(listed[0].spot);
 
     logged("got TERM").await;
     let released = wait_state(&agent, &lease.id, LeaseState::Released).await;
@@ -119,7 +123,7 @@ async fn a_reclaim_shows_its_deadline_signals_the_workload_and_frees_the_gpus_af
 #[tokio::test]
 async fn a_second_reclaim_never_extends_the_deadline_and_a_release_during_the_notice_just_releases()
 {
-    let agent = TestAgent::new(2).await;
+    let agent = TestAgent::spot(2, Auth::open(), Duration::from_secs(5), SpotOffer::All).await;
     let lease: Lease = json(
         &agent
             .post_lease("k", r#"{"pool_id":"p","holder_id":"h","count":1}"#)
@@ -168,7 +172,7 @@ async fn bad_reclaims_name_their_field_and_change_nothing() {
         token_entry("owner", Scope::Admin),
     ])
     .unwrap();
-    let agent = TestAgent::with(2, auth, Duration::from_secs(5)).await;
+    let agent = TestAgent::spot(2, auth, Duration::from_secs(5), SpotOffer::All).await;
     let created = agent
         .send(
             Request::post("/v1/leases")
@@ -249,6 +253,72 @@ async fn bad_reclaims_name_their_field_and_change_nothing() {
     );
 }
 
+#[tokio::test]
+async fn a_lease_holding_no_spot_gpu_is_refused_naming_the_lease_and_left_as_it_was() {
+    // GPU 1 is offered as spot, GPU 0 on demand.
+    let agent = TestAgent::spot(
+        2,
+        Auth::open(),
+        Duration::from_secs(5),
+        SpotOffer::Gpus([1].into()),
+    )
+    .await;
+    let gpus: ebb_wire::agent::GpuList = json(&agent.get("/v1/gpus").await.1);
+    assert_eq!(
+        gpus.gpus.iter().map(|gpu| gpu.spot).collect::<Vec<_>>(),
+        [false, true]
+    );
+    let mut leases = Vec::new();
+    for key in ["a", "b"] {
+        let (status, body) = agent
+            .post_lease(key, r#"{"pool_id":"p","holder_id":"h","count":1}"#)
+            .await;
+        assert_eq!(status, StatusCode::CREATED);
+        let lease: Lease = json(&body);
+        assert_eq!(lease.spot, lease.gpu_indexes == [1], "{lease:?}");
+        leases.push(lease);
+    }
+    let (on_demand, spot): (Vec<Lease>, Vec<Lease>) =
+        leases.into_iter().partition(|lease| !lease.spot);
+    let (on_demand, spot) = (&on_demand[0], &spot[0]);
+    // Reported as kept, in the list and by id.
+    let listed = json::<LeaseList>(&agent.get("/v1/leases").await.1).leases;
+    for lease in &listed {
+        assert_eq!(lease.spot, lease.id == spot.id, "{lease:?}");
+    }
+    let by_id: Lease = json(&agent.get(&format!("/v1/leases/{}", spot.id)).await.1);
+    assert!(by_id.spot);
+
+    let (status, answer) = reclaim(&agent, &on_demand.id, r#"{"notice_s":60}"#, "").await;
+    assert_eq!(
+        status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    let error: ApiError = json(&answer);
+    assert!(
+        error.message.contains("lease")
+            && error
+                .message
+                .contains("holds no spot GPU: only spot leases can be reclaimed"),
+        "{error:?}"
+    );
+    let unchanged: Lease = json(&agent.get(&format!("/v1/leases/{}", on_demand.id)).await.1);
+    assert_eq!(
+        (unchanged.state, unchanged.reclaim_deadline_ms),
+        (LeaseState::Active, None)
+    );
+    let (status, answer) = reclaim(&agent, &spot.id, r#"{"notice_s":60}"#, "").await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    assert!(json::<Lease>(&answer).reclaim_deadline_ms.is_some());
+}
+
 async fn wait_service_state(service: &LeaseService, id: &str, state: LeaseState) -> Lease {
     eventually(
         &format!("lease {id} {state:?}"),
@@ -268,7 +338,7 @@ async fn wait_service_state(service: &LeaseService, id: &str, state: LeaseState)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reclaim_survives_a_restart_before_and_after_its_deadline() {
     let dir = TempDir::new("reclaim-restart");
-    let host = RestartableHost::new(&dir);
+    let host = RestartableHost::offering(&dir, SpotOffer::All);
     let request: LeaseRequest =
         serde_json::from_str(r#"{"pool_id":"p","holder_id":"h","count":1}"#).unwrap();
     let first = host.start(LeaseConfig::default()).await;
@@ -341,7 +411,7 @@ async fn the_reclaim_command_takes_a_lease_back_and_exits_2_when_refused() {
     std::fs::write(&config, toml).unwrap();
     let agent = ebb_testkit::AgentCommand::sim(&dir.subdir("state"), "2xA100")
         .program(std::path::Path::new(AGENT))
-        .args(["--config", config.to_str().unwrap()])
+        .args(["--config", config.to_str().unwrap(), "--spot"])
         .start();
     let http = reqwest::Client::new();
     let lease: Lease = http
@@ -439,4 +509,127 @@ async fn the_reclaim_command_reaches_a_tls_agent_trusting_its_own_certificate() 
     let (code, _, stderr) = args(None);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("cannot reach"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_simulators_owner_reclaims_spot_leases_by_its_seeded_process_unasked() {
+    // 32 spot leases at 60 reclaims per lease-hour: the first reclaim is due within
+    // seconds (the seed and the lease ids fix when), with a second's notice.
+    let dir = TempDir::new("reclaim-interruptions");
+    let agent = ebb_testkit::AgentCommand::sim(&dir.subdir("state"), "32xH800")
+        .program(std::path::Path::new(AGENT))
+        .sample_interval_ms(100)
+        .args([
+            "--spot",
+            "--spot-interruptions-per-hour",
+            "60",
+            "--spot-notice-s",
+            "1",
+        ])
+        .start();
+    let http = reqwest::Client::new();
+    let gpus: ebb_wire::agent::GpuList = http
+        .get(format!("{}/v1/gpus", agent.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        gpus.gpus.iter().all(|gpu| gpu.spot),
+        "every GPU offered as spot"
+    );
+    for i in 0..32 {
+        let lease: Lease = http
+            .post(format!("{}/v1/leases", agent.url))
+            .header("idempotency-key", format!("k{i}"))
+            .json(&serde_json::json!({"pool_id": "p", "holder_id": "h", "count": 1}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert!(lease.spot);
+    }
+    let all = |http: reqwest::Client| {
+        let url = format!("{}/v1/leases?state=all", agent.url);
+        async move {
+            http.get(url)
+                .send()
+                .await
+                .unwrap()
+                .json::<LeaseList>()
+                .await
+                .unwrap()
+                .leases
+        }
+    };
+    let reclaimed = eventually(
+        "a lease reclaimed by the simulated owner",
+        Duration::from_secs(60),
+        || async {
+            let leases = all(http.clone()).await;
+            leases
+                .into_iter()
+                .find(|lease| lease.reclaim_deadline_ms.is_some())
+                .ok_or("none reclaimed yet")
+        },
+    )
+    .await;
+    let deadline_ms = reclaimed.reclaim_deadline_ms.unwrap();
+    assert_eq!(
+        reclaimed.state,
+        LeaseState::Active,
+        "shown with its deadline until it"
+    );
+    let released = eventually(
+        "the reclaimed lease released at its deadline",
+        Duration::from_secs(10),
+        || async {
+            let leases = all(http.clone()).await;
+            let lease = leases
+                .into_iter()
+                .find(|lease| lease.id == reclaimed.id)
+                .unwrap();
+            (lease.state == LeaseState::Released)
+                .then(|| lease.clone())
+                .ok_or(lease.state)
+        },
+    )
+    .await;
+    assert!(released.released_at_ms.unwrap() >= deadline_ms);
+}
+
+#[test]
+fn a_spot_gpu_the_host_lacks_or_a_rate_past_sixty_stops_the_agent_naming_the_field() {
+    let dir = TempDir::new("spot-config");
+    for (args, expected) in [
+        (
+            &["--spot-gpus", "0,5"][..],
+            "spot_gpus: this host has no GPU 5: it has 2 (indexes 0 to 1)",
+        ),
+        (
+            &["--spot", "--spot-interruptions-per-hour", "61"][..],
+            "spot_interruptions_per_hour: must be more than 0 and at most 60",
+        ),
+    ] {
+        let output = std::process::Command::new(AGENT)
+            .args([
+                "serve",
+                "--sim",
+                "2xA100",
+                "--listen",
+                "127.0.0.1:0",
+                "--state-dir",
+            ])
+            .arg(dir.path())
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?}");
+        assert!(stderr.contains(expected), "{expected} in {stderr}");
+    }
 }

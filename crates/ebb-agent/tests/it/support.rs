@@ -5,6 +5,7 @@ use axum::http::{Request, StatusCode};
 use ebb_agent::auth::{Auth, Scope, TokenEntry, hex};
 use ebb_agent::leases::store::LeaseDb;
 use ebb_agent::leases::{LeaseConfig, LeaseService};
+use ebb_agent::spot::SpotOffer;
 use ebb_agent::{AgentState, GpuModel, GpuProbe, LoadProfile, SimConfig, Simulator, app};
 use ebb_testkit::TempDir;
 use ebb_wire::agent::GpuList;
@@ -33,16 +34,23 @@ pub struct RestartableHost {
 
 impl RestartableHost {
     pub fn new(dir: &Path) -> Self {
+        Self::offering(dir, SpotOffer::None)
+    }
+
+    /// The host with `spot`'s GPUs offered as spot, as its sampler would mark them.
+    pub fn offering(dir: &Path, spot: SpotOffer) -> Self {
         let sim = Arc::new(Simulator::new(SimConfig {
             host: "h".into(),
             gpus: vec![GpuModel::A100; 4],
             seed: 1,
             profile: LoadProfile::Idle,
         }));
+        let mut gpus = sim.read(0);
+        spot.mark(&mut gpus);
         let list = GpuList {
             host: "h".into(),
             sampled_at_ms: 0,
-            gpus: sim.read(0),
+            gpus,
         };
         let (publish, latest) = watch::channel(Arc::new(list));
         Self {
@@ -82,25 +90,45 @@ impl TestAgent {
     }
 
     pub async fn with(gpus: usize, auth: Auth, grace: Duration) -> Self {
-        Self::configured(gpus, auth, grace, LeaseConfig::default().retention).await
+        Self::configured(
+            gpus,
+            auth,
+            grace,
+            LeaseConfig::default().retention,
+            SpotOffer::None,
+        )
+        .await
+    }
+
+    /// [`TestAgent::with`] on a host offering `spot`'s GPUs as spot.
+    pub async fn spot(gpus: usize, auth: Auth, grace: Duration, spot: SpotOffer) -> Self {
+        Self::configured(gpus, auth, grace, LeaseConfig::default().retention, spot).await
     }
 
     /// An open agent with this release grace that keeps released leases for `retention`.
     pub async fn with_retention(gpus: usize, grace: Duration, retention: Duration) -> Self {
-        Self::configured(gpus, Auth::open(), grace, retention).await
+        Self::configured(gpus, Auth::open(), grace, retention, SpotOffer::None).await
     }
 
-    async fn configured(gpus: usize, auth: Auth, grace: Duration, retention: Duration) -> Self {
+    async fn configured(
+        gpus: usize,
+        auth: Auth,
+        grace: Duration,
+        retention: Duration,
+        spot: SpotOffer,
+    ) -> Self {
         let sim = Arc::new(Simulator::new(SimConfig {
             host: "host-a".into(),
             gpus: vec![GpuModel::H800; gpus],
             seed: 42,
             profile: LoadProfile::Tidal { period_s: 60.0 },
         }));
+        let mut gpus = sim.read(5_000);
+        spot.mark(&mut gpus);
         let list = GpuList {
             host: "host-a".into(),
             sampled_at_ms: 5_000,
-            gpus: sim.read(5_000),
+            gpus,
         };
         let (publish, latest) = watch::channel(Arc::new(list));
         let logs = TempDir::new("agent-logs");

@@ -33,12 +33,14 @@ fn steps(log: &[ActivityEntry]) -> Vec<(i64, String, SlurmStep)> {
 
 #[tokio::test]
 async fn the_demos_training_pool_grows_on_queued_jobs_and_drains_a_busy_node_before_it_goes() {
-    // The demo fleet's first three hosts: cn-south-001 carries V100s no one else holds.
+    // The demo fleet's first three hosts: cn-south-001 carries V100s no one else holds; the
+    // H800 host offers spot, as the demo's do.
     let fleet = Fleet::start(&FleetConfig {
         hosts: 3,
         gpus_per_host: 4,
         sample_interval: Duration::from_millis(100),
         release_grace: Duration::from_millis(100),
+        spot: vec![ebb_agent::fleet::SpotHost::Model(ebb_agent::GpuModel::H800)],
         ..FleetConfig::default()
     })
     .await

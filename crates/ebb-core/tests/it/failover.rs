@@ -17,12 +17,22 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 pub(crate) async fn one_host() -> Fleet {
+    one_host_offering(false).await
+}
+
+/// [`one_host`], its GPUs offered as spot when `spot` (its owner may reclaim their leases).
+pub(crate) async fn one_host_offering(spot: bool) -> Fleet {
     Fleet::start(&FleetConfig {
         hosts: 1,
         gpus_per_host: 4,
         model: Some(GpuModel::A100),
         sample_interval: Duration::from_millis(100),
         release_grace: Duration::from_millis(100),
+        spot: if spot {
+            vec![ebb_agent::fleet::SpotHost::All]
+        } else {
+            Vec::new()
+        },
         ..FleetConfig::default()
     })
     .await
@@ -73,6 +83,17 @@ pub(crate) async fn two_hosts_and_a_pool_of_two(
     clock: &ManualClock,
     fleets: &[Fleet; 2],
 ) -> String {
+    let pool = crate::pool_input("burst", "A100", vec!["cn-east".into()], 4);
+    two_hosts_and_a_pool_of_two_as(console, clock, fleets, &pool).await
+}
+
+/// [`two_hosts_and_a_pool_of_two`] with the pool `pool` (named `burst`).
+pub(crate) async fn two_hosts_and_a_pool_of_two_as(
+    console: &Console,
+    clock: &ManualClock,
+    fleets: &[Fleet; 2],
+    pool: &ebb_wire::pools::PoolInput,
+) -> String {
     for (name, fleet) in ["gpu-a", "gpu-b"].iter().zip(fleets) {
         let spec = HostEntry {
             name: (*name).into(),
@@ -85,15 +106,7 @@ pub(crate) async fn two_hosts_and_a_pool_of_two(
         };
         console.upsert_host(&spec, None).await.unwrap();
     }
-    console
-        .create_pool(&crate::pool_input(
-            "burst",
-            "A100",
-            vec!["cn-east".into()],
-            4,
-        ))
-        .await
-        .unwrap();
+    console.create_pool(pool).await.unwrap();
     let since = clock.now_ms();
     console
         .scale_pool("burst", 2, Actor::Operator, ChangeReason::Cli)

@@ -1,8 +1,9 @@
-//! A host's owner takes a pool's GPUs back with a notice (a spot reclaim): the pool orders
-//! the replacement on the pass that first sees the notice, says so once in its log, and
-//! holds its count again once the host has released the reclaimed lease at its deadline.
+//! A host's owner takes a spot pool's GPUs back with a notice (a spot reclaim): the pool
+//! orders the replacement on the pass that first sees the notice, says so once in its
+//! log, and holds its count again once the host has released the reclaimed lease at its
+//! deadline.
 
-use crate::failover::{one_host, open, passes, two_hosts_and_a_pool_of_two};
+use crate::failover::{one_host_offering, open, passes, two_hosts_and_a_pool_of_two_as};
 use ebb_core::clock::ManualClock;
 use ebb_testkit::{TempDir, eventually};
 use ebb_wire::pools::{PoolLeaseState, PoolPhase};
@@ -12,11 +13,17 @@ use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reclaimed_gpu_is_replaced_on_the_pass_that_sees_the_notice_and_goes_at_its_deadline() {
-    let fleets = [one_host().await, one_host().await];
+    // Both hosts offer their A100s as spot; the pool is interruptible, all on spot.
+    let fleets = [one_host_offering(true).await, one_host_offering(true).await];
     let dir = TempDir::new("core-reclaim");
     let clock = Arc::new(ManualClock::new(1_800_000_000_000));
     let console = open(dir.path(), &clock).await;
-    let holder = two_hosts_and_a_pool_of_two(&console, &clock, &fleets).await;
+    let pool = ebb_wire::pools::PoolInput {
+        interruptible: true,
+        overlay: ebb_wire::plan::OverlayMode::Spot,
+        ..crate::pool_input("burst", "A100", vec!["cn-east".into()], 4)
+    };
+    let holder = two_hosts_and_a_pool_of_two_as(&console, &clock, &fleets, &pool).await;
     let on_holder = usize::from(holder == "gpu-b");
     let view = console.show_pool("burst").await.unwrap();
     let taken = view.leases[0].lease_id.clone();

@@ -53,13 +53,15 @@ async fn steps(console: &Console) -> Vec<(String, SlurmStep)> {
 /// The demo fleet's first three hosts (cn-south-001 carries V100s) registered, a console
 /// on its own clock whose Slurm is a simulated partition `batch` (nodes n1, n2 of 2 GPUs
 /// on cn-south-001) with one long one-GPU job submitted at once, and the pool `batch`
-/// (V100s in cn-south) bound to it. Also the fleet's index of cn-south-001.
+/// (V100s in cn-south) bound to it. Also the fleet's index of cn-south-001. The V100 host
+/// offers its GPUs as spot, so its owner may reclaim a node.
 async fn bound_pool(dir: &TempDir) -> (Fleet, Console, Arc<ManualClock>, usize) {
     let fleet = Fleet::start(&FleetConfig {
         hosts: 3,
         gpus_per_host: 4,
         sample_interval: Duration::from_millis(100),
         release_grace: Duration::from_millis(100),
+        spot: vec![ebb_agent::fleet::SpotHost::Model(ebb_agent::GpuModel::V100)],
         ..FleetConfig::default()
     })
     .await
