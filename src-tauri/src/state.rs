@@ -147,6 +147,11 @@ impl AppState {
             slurm,
             enforcer: ebb_core::enforcer::EnforcerConfig {
                 grace: options.failover_grace,
+                spot_breaker: if demo_rules {
+                    demo::SPOT_BREAKER
+                } else {
+                    ebb_core::enforcer::EnforcerConfig::default().spot_breaker
+                },
                 ..ebb_core::enforcer::EnforcerConfig::default()
             },
             ..ConsoleOptions::new(&data_dir)
@@ -242,16 +247,15 @@ impl AppState {
 }
 
 /// Hosts over three regions and four models (A100s in cn-east and cn-south), tides fast
-/// enough to watch. The H800 hosts (the spot pool `render`'s) offer their GPUs as spot, so
-/// the demo's spot market (`demo::reclaim_spot`) may take them back.
+/// enough to watch. One of the two H800 hosts (cn-east-002, the fifth) offers its GPUs as
+/// spot, so the spot pool `render` holds spot there and on demand on the other, and the
+/// demo's spot market (`demo::reclaim_spot`) may take its spot GPUs back.
 fn demo_fleet() -> FleetConfig {
     FleetConfig {
         hosts: 8,
         gpus_per_host: 4,
         profile: LoadProfile::Tidal { period_s: 45.0 },
-        spot: vec![ebb_agent::fleet::SpotHost::Model(
-            ebb_agent::sim::GpuModel::H800,
-        )],
+        spot: vec![ebb_agent::fleet::SpotHost::Index(4)],
         ..FleetConfig::default()
     }
 }

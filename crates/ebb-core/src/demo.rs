@@ -288,6 +288,17 @@ async fn seed_queue_pool(console: &Console) {
     save_rules_once(console, QUEUE_POOL, QUEUE_RULES).await;
 }
 
+/// The demo's spot breaker, sized for watching: more than 2 reclaims within 10 minutes
+/// pause spot for at least 5 minutes, until 5 minutes pass without one (the default is
+/// 3 in 30 minutes, an hour, half an hour), so a new user sees spot paused, the pool on
+/// demand, and its return to spot within about twenty minutes.
+pub const SPOT_BREAKER: ebb_reconcile::spot::BreakerPolicy = ebb_reconcile::spot::BreakerPolicy {
+    max_interruptions: 2,
+    window_ms: 10 * 60_000,
+    cool_off_ms: 5 * 60_000,
+    quiet_ms: 5 * 60_000,
+};
+
 /// The demo's spot pool: H800s at the spot price, whose hosts' owner takes one back now
 /// and then ([`reclaim_spot`]).
 pub const SPOT_POOL: &str = "render";
@@ -304,8 +315,9 @@ pub const SPOT_EVERY_S: u64 = 240;
 // A reclaim's notice runs out before the next reclaim can come.
 const _: () = assert!(SPOT_NOTICE_S < SPOT_FIRST_S && SPOT_NOTICE_S < SPOT_EVERY_S * 2 / 3);
 
-/// The spot pool, made on the first start: 2 H800s over the two regions that have them
-/// free, at the spot price (interruptible), spread.
+/// The spot pool, made on the first start: 3 H800s over the two regions that have them
+/// free, spread: an on-demand floor of 1, every GPU above it on spot (where hosts offer
+/// spot; on demand when none is free, and back to spot once one is).
 async fn seed_spot_pool(console: &Console) {
     if has_pool(console, SPOT_POOL).await {
         return;
@@ -318,10 +330,14 @@ async fn seed_spot_pool(console: &Console) {
         max: 4,
         base_gpus: 0,
         term: ebb_wire::plan::Term::Month,
-        overlay: ebb_wire::plan::OverlayMode::Spot,
+        overlay: ebb_wire::plan::OverlayMode::Hour,
         placement: ebb_wire::pools::PlacementPolicy::Spread,
         interruptible: true,
-        spot: ebb_wire::pools::SpotMix::default(),
+        spot: ebb_wire::pools::SpotMix {
+            on_demand_floor: 1,
+            spot_pct: 100,
+            max_price_fen: None,
+        },
         release_at_unit_end: false,
     };
     if let Err(error) = console.create_pool(&input).await {
@@ -331,7 +347,7 @@ async fn seed_spot_pool(console: &Console) {
     let scaled = console
         .scale_pool(
             SPOT_POOL,
-            2,
+            3,
             ebb_wire::pools::Actor::Operator,
             ebb_wire::reasons::ChangeReason::Cli,
         )
@@ -370,7 +386,7 @@ pub async fn reclaim_spot(store: crate::pools::PoolStore, registry: crate::regis
         let Some(lease) = status
             .leases
             .iter()
-            .filter(|lease| lease.state == ebb_wire::pools::PoolLeaseState::Active)
+            .filter(|lease| lease.state == ebb_wire::pools::PoolLeaseState::Active && lease.spot)
             .min_by_key(|lease| lease.granted_at_ms)
         else {
             continue;
