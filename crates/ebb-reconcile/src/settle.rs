@@ -496,12 +496,16 @@ pub fn finish(
                     && lease.state == LeaseState::Active
                     && !status.leases.iter().any(|shown| shown.lease_id == lease.id)
                 {
-                    status.leases.push(crate::reconcile::lease_view(
+                    let view = crate::reconcile::lease_view(
                         lease,
                         host,
                         &HashMap::new(),
                         PoolLeaseState::Active,
-                    ));
+                    );
+                    if view.spot || lease.spot {
+                        status.spot += 1;
+                    }
+                    status.leases.push(view);
                 }
             }
         }

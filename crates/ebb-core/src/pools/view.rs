@@ -18,7 +18,14 @@ pub fn pool_view(
     let (phase, notes) = if !enforced {
         (PoolPhase::NotEnforced, vec![PoolNote::NotEnforced])
     } else if converged && status.held_to_unit_end == 0 {
-        (PoolPhase::Converged, Vec::new())
+        // Converged, but spot paused is still worth saying: new GPUs go on demand.
+        let paused = status
+            .notes
+            .iter()
+            .filter(|note| matches!(note, PoolNote::SpotPaused { .. }))
+            .cloned()
+            .collect();
+        (PoolPhase::Converged, paused)
     } else if status.actual + status.pending < pool.desired
         && (status.short > 0 || status.hosts.iter().any(|h| h.failed > 0))
     {

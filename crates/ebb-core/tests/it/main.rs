@@ -13,6 +13,7 @@ mod registry;
 mod rules;
 mod rules_replay;
 mod slurm_sim;
+mod spot;
 
 /// A pool as the tests make most: `max` GPUs of `model` in `regions`, none at least, no
 /// base, monthly with an hourly overlay, packed.
