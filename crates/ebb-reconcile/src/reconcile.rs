@@ -248,8 +248,12 @@ pub struct PoolStatus {
     pub next_due_ms: Option<i64>,
     /// Wanted but no host has free.
     pub short: u32,
-    /// Free matching GPUs by host once this plan is carried out.
+    /// Free matching GPUs by host once this plan is carried out (on demand).
     pub free: Vec<HostFree>,
+    /// Free GPUs offered as spot the pool may take (priced within its max, spot not
+    /// paused), by host, once this plan is carried out.
+    #[serde(default)]
+    pub free_spot: Vec<HostFree>,
     pub hosts: Vec<PoolHostView>,
     pub leases: Vec<PoolLeaseView>,
     /// Why the pool is not converging (the enforcer's, after the pass).
@@ -744,15 +748,19 @@ pub fn plan(input: &Input<'_>) -> Plan {
             view.util_pct = util;
             status[p].leases.push(view);
         }
-        status[p].free = candidates
-            .iter()
-            .filter(|candidate| candidate.free > 0)
-            .map(|candidate| HostFree {
-                host: candidate.host.to_string(),
-                region: candidate.region.to_string(),
-                free: candidate.free,
-            })
-            .collect();
+        let free_of = |candidates: &[Candidate<'_>]| -> Vec<HostFree> {
+            candidates
+                .iter()
+                .filter(|candidate| candidate.free > 0)
+                .map(|candidate| HostFree {
+                    host: candidate.host.to_string(),
+                    region: candidate.region.to_string(),
+                    free: candidate.free,
+                })
+                .collect()
+        };
+        status[p].free = free_of(&candidates);
+        status[p].free_spot = free_of(&spot_candidates);
     }
     for (p, views) in per_host.into_iter().enumerate() {
         let mut views = views;

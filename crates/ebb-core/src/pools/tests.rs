@@ -705,3 +705,90 @@ fn a_cross_region_placement_is_priced_per_region() {
     );
     assert_eq!(back.delta_per_hour_fen, -52_00, "{back:?}");
 }
+
+#[test]
+fn spot_is_priced_at_spot_where_it_can_be_had_and_on_demand_where_it_cannot() {
+    // A100 in cn-east: ¥12/h on demand, ¥5.60/h spot. All above the base on spot.
+    let catalog = Catalog::demo();
+    let facts = vec![HostFacts {
+        name: "east".into(),
+        region: "cn-east".into(),
+        models: vec!["NVIDIA A100-SXM4-80GB".into()],
+    }];
+    let mut typed = input("p", "A100", &["cn-east"], 0, 8);
+    typed.interruptible = true;
+    typed.spot.spot_pct = 100;
+    let mut pool = validate(&typed, &facts, &catalog).unwrap().0;
+    pool.desired = 1;
+    let free = |host: &str, free: u32| ebb_wire::pools::HostFree {
+        host: host.into(),
+        region: "cn-east".into(),
+        free,
+    };
+    let spot_lease = PoolLeaseView {
+        lease_id: "s1".into(),
+        host: "spot-host".into(),
+        region: "cn-east".into(),
+        gpu_uuids: vec!["GPU-s1".into()],
+        gpu_indexes: vec![0],
+        fencing_token: 1,
+        granted_at_ms: 0,
+        state: PoolLeaseState::Active,
+        util_pct: Some(50.0),
+        checkpoint_at_ms: None,
+        release_grace_s: None,
+        reclaim_deadline_ms: None,
+        spot: true,
+    };
+    // One spot GPU held; 1 spot and 2 on demand free: 3 is 1 more spot and 1 on demand.
+    let status = PoolStatus {
+        actual: 1,
+        spot: 1,
+        leases: vec![spot_lease.clone()],
+        free: vec![free("east", 2)],
+        free_spot: vec![free("spot-host", 1)],
+        ..PoolStatus::default()
+    };
+    let preview = scale_preview(
+        &pool,
+        &status,
+        3,
+        &[],
+        &catalog,
+        ConfirmPolicy::default(),
+        0,
+    );
+    assert_eq!(preview.per_hour_before_fen, 5_60);
+    assert_eq!(preview.per_hour_after_fen, 2 * 5_60 + 12_00, "{preview:?}");
+    assert_eq!((preview.split.spot, preview.split.on_demand), (2, 1));
+    assert_eq!(preview.spot_saving_per_hour_fen, Some(2 * (12_00 - 5_60)));
+    let hosts: Vec<(&str, u32)> = preview
+        .rent
+        .iter()
+        .map(|m| (m.host.as_str(), m.count))
+        .collect();
+    assert_eq!(hosts, vec![("spot-host", 1), ("east", 1)]);
+    // Giving back 2 from 3 (2 spot, 1 on demand): spot above the share of 1 goes first.
+    pool.desired = 3;
+    let mut od = spot_lease.clone();
+    od.lease_id = "d1".into();
+    od.host = "east".into();
+    od.spot = false;
+    let mut s2 = spot_lease.clone();
+    s2.lease_id = "s2".into();
+    let held = PoolStatus {
+        actual: 3,
+        spot: 2,
+        leases: vec![spot_lease, s2, od],
+        ..PoolStatus::default()
+    };
+    let back = scale_preview(&pool, &held, 1, &[], &catalog, ConfirmPolicy::default(), 0);
+    assert_eq!(back.split.spot, 1, "{back:?}");
+    assert_eq!(back.per_hour_after_fen, 5_60);
+    assert!(
+        back.released
+            .iter()
+            .all(|l| l.host == "spot-host" || l.lease_id == "d1")
+    );
+    assert_eq!(back.released.len(), 2);
+}

@@ -198,9 +198,16 @@ fn rent_candidates<'s>(
     status: &'s PoolStatus,
     prices: &BTreeMap<String, i64>,
 ) -> Vec<placement::Candidate<'s>> {
-    status
-        .free
-        .iter()
+    rent_candidates_in(status, &status.free, prices)
+}
+
+/// [`rent_candidates`] over `free` (the free on-demand GPUs, or the free spot ones).
+fn rent_candidates_in<'s>(
+    status: &'s PoolStatus,
+    free: &'s [ebb_wire::pools::HostFree],
+    prices: &BTreeMap<String, i64>,
+) -> Vec<placement::Candidate<'s>> {
+    free.iter()
         .map(|free| placement::Candidate {
             host: &free.host,
             region: &free.region,
@@ -328,19 +335,40 @@ pub fn scale_preview(
     let mut grace_s = DEFAULT_RELEASE_GRACE_S;
     // When GPUs are given back: the active leases kept.
     let mut kept: Option<Vec<&PoolLeaseView>> = None;
+    // Spot as the planner takes it: the new count's share where spot GPUs are free, on
+    // demand for the rest; on scale-in, spot above the share goes first.
+    let spot_prices = pool.spot_prices(catalog);
+    let open = spot_open(pool, status) && !spot_prices.is_empty();
+    let spot_wanted = pool.split(to, open).spot;
+    let mut spot_to = status.spot;
+    let mut on_demand_rent: Vec<HostMove> = Vec::new();
     if to > have {
+        let need = to - have;
+        let spot_need = need.min(spot_wanted.saturating_sub(status.spot));
+        let spot_candidates = rent_candidates_in(status, &status.free_spot, &spot_prices);
+        let on_spot = placement::place(spot_need, &spot_candidates, pool.placement);
         let candidates = rent_candidates(status, &prices);
-        let placed = placement::place(to - have, &candidates, pool.placement);
-        short = placed.short;
-        rent = placed
-            .takes
-            .iter()
-            .map(|&(i, count)| HostMove {
-                host: candidates[i].host.to_string(),
-                region: candidates[i].region.to_string(),
-                count,
-            })
-            .collect();
+        let on_demand = placement::place(
+            need - spot_need + on_spot.short,
+            &candidates,
+            pool.placement,
+        );
+        short = on_demand.short;
+        spot_to += spot_need - on_spot.short;
+        let moves = |placed: &placement::Placement, candidates: &[placement::Candidate<'_>]| {
+            placed
+                .takes
+                .iter()
+                .map(|&(i, count)| HostMove {
+                    host: candidates[i].host.to_string(),
+                    region: candidates[i].region.to_string(),
+                    count,
+                })
+                .collect::<Vec<_>>()
+        };
+        on_demand_rent = moves(&on_demand, &candidates);
+        rent = moves(&on_spot, &spot_candidates);
+        rent.extend(on_demand_rent.iter().cloned());
     } else if to < have {
         let active: Vec<&PoolLeaseView> = status
             .leases
@@ -361,12 +389,27 @@ pub fn scale_preview(
                 chosen: release_first.contains(&lease.lease_id),
             })
             .collect();
-        let chosen = placement::choose_release(
-            (have - to).min(status.actual),
-            &held,
-            now,
-            pool.release_at_unit_end && !pool.force_release,
-        );
+        let excess = (have - to).min(status.actual);
+        let mut from_spot = excess.min(status.spot.saturating_sub(spot_wanted));
+        let from_on_demand = (excess - from_spot).min(status.actual - status.spot);
+        from_spot = excess - from_on_demand;
+        spot_to = status.spot.saturating_sub(from_spot);
+        let at_unit_end = pool.release_at_unit_end && !pool.force_release;
+        let mut chosen = placement::Release::default();
+        for (spot, count) in [(true, from_spot), (false, from_on_demand)] {
+            let kind: Vec<usize> = (0..active.len())
+                .filter(|&i| active[i].spot == spot)
+                .collect();
+            let subset: Vec<placement::Held> = kind.iter().map(|&i| held[i].clone()).collect();
+            let part = placement::choose_release(count, &subset, now, at_unit_end);
+            chosen.now.extend(part.now.iter().map(|&k| kind[k]));
+            chosen.kept.extend(part.kept.iter().map(|&k| kind[k]));
+            chosen.deferred += part.deferred;
+            chosen.next_due_ms = match (chosen.next_due_ms, part.next_due_ms) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
         held_to_unit_end = chosen.deferred;
         kept = Some(
             (0..active.len())
@@ -392,18 +435,9 @@ pub fn scale_preview(
             .collect();
     }
     let (mut before, mut after, mut problem) = ((0, 0), (0, 0), None);
-    // The spot share of each count is priced at the cheapest spot the pool may take; the
-    // rest through the on-demand pricing.
-    let open = spot_open(pool, status);
-    let spot_price = pool.spot_prices(catalog).into_values().min();
-    let spot_of = |count: u32| {
-        if spot_price.is_some() {
-            pool.split(count, open).spot
-        } else {
-            0
-        }
-    };
-    let (spot_from, spot_to) = (spot_of(from), spot_of(to));
+    // Spot GPUs priced at the cheapest spot the pool may take; the rest through the
+    // on-demand pricing.
+    let spot_price = spot_prices.values().min().copied();
     let priced = priced_pool(pool, Some(status), catalog).and_then(|priced| {
         // After: the GPUs kept (oldest first), then those rented where they would go.
         let entry = |region: &str| catalog.find(&pool.model, region).unwrap_or(&priced.base);
@@ -412,7 +446,7 @@ pub fn scale_preview(
             held_after = held_by_region(kept.iter().copied().filter(|l| !l.spot), &entry);
         } else {
             held_after = priced.held.clone();
-            for take in &rent {
+            for take in &on_demand_rent {
                 held_after.push((entry(&take.region).clone(), take.count));
             }
         }
@@ -424,8 +458,8 @@ pub fn scale_preview(
         ebb_cost::placed_preview(
             &priced.base,
             &priced.plan,
-            &priced.at(from - spot_from),
-            &after_pool.at(to - spot_to),
+            &priced.at(from.saturating_sub(status.spot)),
+            &after_pool.at(to.saturating_sub(spot_to)),
         )
         .map_err(price_problem)
     });
@@ -441,8 +475,8 @@ pub fn scale_preview(
     match priced {
         Ok(preview) => {
             before = (
-                preview.before.total.per_hour.fen() + spot_cost(spot_from).0,
-                preview.before.total.per_month.fen() + spot_cost(spot_from).1,
+                preview.before.total.per_hour.fen() + spot_cost(status.spot).0,
+                preview.before.total.per_month.fen() + spot_cost(status.spot).1,
             );
             after = (
                 preview.after.total.per_hour.fen() + spot_cost(spot_to).0,
@@ -487,7 +521,11 @@ pub fn scale_preview(
         cost_problem: problem,
         release_warning: release_warning(&released, grace_s),
         released,
-        split: pool.split(to, open && spot_price.is_some()),
+        split: GpuSplit {
+            spot: spot_to,
+            on_demand: to - pool.split(to, open).base - spot_to.min(to),
+            base: pool.split(to, open).base,
+        },
         spot_saving_per_hour_fen: spot_saving_per_hour_fen.filter(|_| spot_to > 0),
     }
 }
