@@ -421,3 +421,60 @@ proptest! {
         }
     }
 }
+
+/// Suggest's spot mix: the floors tried sit at the trace's low demand; spot dearer than on
+/// demand is never chosen; spot at a third of the price with no interruption is chosen
+/// whole, and what it reports is what a replay with that mix gives.
+#[test]
+fn suggest_chooses_the_cheapest_mix_within_the_limit() {
+    use ebb_rules::replay::baselines::pricing;
+    use ebb_rules::rules_policy::RulesPolicy;
+    use ebb_rules::suggest::SuggestOptions;
+    use ebb_rules::suggest::spot::{SPOT_PCTS, choose_mix, floors};
+
+    // 3 GPUs for 3 hours, then 10 for 21: the low demand (10th percentile) is 3.
+    let demand: Vec<f64> = (0..1_440)
+        .map(|m| if m < 180 { 3.0 } else { 10.0 })
+        .collect();
+    let plain = Trace::from_demand(demand).unwrap();
+    assert_eq!(floors(&plain), vec![0, 1, 3]);
+    let rules = ebb_rules::model::parse(
+        "[limits]\nmin_gpus = 1\nmax_gpus = 100\n[[target]]\nname = \"size\"\nmetric = \"busy_gpus\"\ntarget = 100\n",
+    )
+    .unwrap();
+    let entry = a100();
+    let options = SuggestOptions::default();
+    let market = |fen: i64| {
+        plain
+            .clone()
+            .with_spot(Some(vec![fen; 1_440]), Some(vec![0; 1_440]))
+            .unwrap()
+    };
+    let spot = SpotReplay::default();
+
+    let dear = choose_mix(&market(20_00), &entry, &options, &rules, &spot).unwrap();
+    assert_eq!(dear.mix.spot_pct, 0);
+    assert_eq!(dear.replay, dear.on_demand);
+    // 0% once, then every floor for each other share.
+    assert_eq!(dear.candidates as usize, 1 + (SPOT_PCTS.len() - 1) * 3);
+
+    let cheap_trace = market(4_00);
+    let cheap = choose_mix(&cheap_trace, &entry, &options, &rules, &spot).unwrap();
+    assert_eq!((cheap.mix.spot_pct, cheap.mix.on_demand_floor), (100, 0));
+    assert!(cheap.within_limit);
+    assert!(cheap.replay.cost_fen < cheap.on_demand.cost_fen);
+    let price = pricing(&entry, &options.replay);
+    let mut policy = RulesPolicy::new("rules", rules.clone(), Some(price));
+    let again = replay_spot(
+        &cheap_trace,
+        &mut policy,
+        &entry,
+        &options.replay,
+        &SpotReplay {
+            mix: cheap.mix,
+            ..spot
+        },
+    )
+    .unwrap();
+    assert_eq!(again.result.cost_fen, cheap.replay.cost_fen);
+}
