@@ -86,7 +86,7 @@ pub struct ReplayArgs {
 }
 
 /// A rate of interruptions per spot GPU-hour: a number from 0 to 1.
-fn parse_rate(text: &str) -> Result<f64, String> {
+pub(crate) fn parse_rate(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(rate) if rate.is_finite() && (0.0..=1.0).contains(&rate) => Ok(rate),
         _ => Err(format!(

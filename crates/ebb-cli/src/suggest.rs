@@ -1,15 +1,22 @@
 //! `ebb rules suggest`: a rule file for a trace, chosen by replay (`ebb_rules::suggest`).
 //! Prints the file on standard output (so `> rules.toml` keeps it) and what it did on the
-//! trace on standard error; `--json` prints both as one [`SuggestReport`].
+//! trace on standard error; `--json` prints both as one [`SuggestReport`]. On a trace with
+//! a spot market (its `spot_price` and `interrupted` columns, or
+//! `--interruptions-per-gpu-hour`), the pool's spot mix too (`ebb_rules::suggest::spot`),
+//! as comments at the end of the file and `spot_mix` in the JSON.
 
 use anyhow::Context;
 use ebb_cost::{Catalog, Money, OverlayMode, Term};
+use ebb_reconcile::spot::BreakerPolicy;
 use ebb_rules::replay::ReplayOptions;
+use ebb_rules::replay::spot::{DEFAULT_NOTICE_MINUTES, SpotModel, SpotReplay};
 use ebb_rules::replay::trace::Trace;
 use ebb_rules::suggest::queue::{self, Sizing};
+use ebb_rules::suggest::spot::{MixChoice, choose_mix, comment};
 use ebb_rules::suggest::{QueueOptions, SuggestOptions, suggest_with};
+use ebb_wire::pools::SpotMix;
 use ebb_wire::rules::counted;
-use ebb_wire::suggest::SuggestReport;
+use ebb_wire::suggest::{SpotMixSuggestion, SuggestReport};
 use std::path::{Path, PathBuf};
 
 use crate::costs;
@@ -54,6 +61,76 @@ pub struct SuggestArgs {
     /// The pool the file is for (its `pool = …`).
     #[arg(long)]
     pool: Option<String>,
+    /// When the trace has no `interrupted` column: spot GPUs taken back at this rate per
+    /// spot GPU-hour (0.01 to 0.10 is a usual market), drawn from --seed. With a spot
+    /// market (this or the trace's `interrupted` column, and its `spot_price` column or the
+    /// catalog's spot price) the pool's spot share and on-demand floor are suggested too.
+    #[arg(long, value_name = "RATE", value_parser = crate::replay::parse_rate)]
+    interruptions_per_gpu_hour: Option<f64>,
+    /// The seed of the interruptions drawn at --interruptions-per-gpu-hour.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        requires = "interruptions_per_gpu_hour"
+    )]
+    seed: u64,
+}
+
+/// The spot market a mix is searched on, when the trace and flags give one: the replay's
+/// spot settings (the grid sets the floor and share), and where interruptions come from.
+fn spot_market(
+    args: &SuggestArgs,
+    trace: &Trace,
+    entry: &ebb_cost::PriceEntry,
+) -> anyhow::Result<Option<(SpotReplay, &'static str)>> {
+    let rate = args.interruptions_per_gpu_hour;
+    if trace.spot_price_fen().is_none() && trace.interrupted().is_none() && rate.is_none() {
+        return Ok(None);
+    }
+    let priced = trace.spot_price_fen().is_some() || entry.spot_hour.is_some();
+    anyhow::ensure!(
+        priced || rate.is_none(),
+        "--interruptions-per-gpu-hour: {} in {} has no spot price in the catalog and the trace no `spot_price` column, so no spot mix can be priced",
+        entry.model,
+        entry.region
+    );
+    if args.overlay == OverlayMode::Spot {
+        eprintln!(
+            "--overlay spot: the GPUs above the base are all on spot already, so no spot mix is suggested"
+        );
+        return Ok(None);
+    }
+    let from = match (trace.interrupted(), rate) {
+        (Some(_), _) => "trace",
+        (None, Some(_)) => "model",
+        (None, None) => {
+            eprintln!(
+                "the trace has a spot price but no `interrupted` column: give --interruptions-per-gpu-hour to have a spot mix suggested"
+            );
+            return Ok(None);
+        }
+    };
+    if !priced {
+        eprintln!(
+            "{} in {} has no spot price in the catalog and the trace no `spot_price` column: no spot mix is suggested",
+            entry.model, entry.region
+        );
+        return Ok(None);
+    }
+    Ok(Some((
+        SpotReplay {
+            mix: SpotMix::default(),
+            base: 0,
+            notice_minutes: entry.spot_notice_minutes.unwrap_or(DEFAULT_NOTICE_MINUTES),
+            breaker: BreakerPolicy::default(),
+            model: rate.map(|rate| SpotModel {
+                rate_per_gpu_hour: rate,
+                seed: args.seed,
+            }),
+        },
+        from,
+    )))
 }
 
 /// Suggests and prints.
@@ -84,6 +161,7 @@ pub fn run(args: &SuggestArgs, data_dir: &Path, json: bool) -> anyhow::Result<()
         ),
     };
     let entry = catalog.find(&model, &region)?;
+    let market = spot_market(args, &trace, entry)?;
     let options = SuggestOptions {
         max_shortfall_pct: args.max_shortfall_pct,
         replay: ReplayOptions {
@@ -99,9 +177,38 @@ pub fn run(args: &SuggestArgs, data_dir: &Path, json: bool) -> anyhow::Result<()
         gpus_per_node: args.gpus_per_node.unwrap_or(1),
     };
     let suggestion = suggest_with(&trace, entry, &options, &queue_options)?;
+    let mix = match &market {
+        Some((spot, _)) => Some(choose_mix(
+            &trace,
+            entry,
+            &options,
+            &suggestion.rules,
+            spot,
+        )?),
+        None => None,
+    };
+    let mut file = suggestion.file.clone();
+    if let Some(choice) = &mix {
+        file.push_str(&comment(choice));
+    }
     if json {
+        let spot_mix = match (&mix, &market) {
+            (Some(choice), Some((_, from))) => Some(SpotMixSuggestion {
+                on_demand_floor: choice.mix.on_demand_floor,
+                spot_pct: choice.mix.spot_pct,
+                interruptions_from: from.to_string(),
+                interruptions_per_gpu_hour: args
+                    .interruptions_per_gpu_hour
+                    .filter(|_| *from == "model"),
+                candidates: choice.candidates,
+                within_limit: choice.within_limit,
+                replay: choice.replay.clone(),
+                on_demand: choice.on_demand.clone(),
+            }),
+            _ => None,
+        };
         let report = SuggestReport {
-            file: suggestion.file.clone(),
+            file,
             rules: suggestion.rules.spec().clone(),
             model,
             region,
@@ -110,10 +217,11 @@ pub fn run(args: &SuggestArgs, data_dir: &Path, json: bool) -> anyhow::Result<()
             candidates: suggestion.candidates,
             replay: suggestion.replay,
             oracle: suggestion.oracle,
+            spot_mix,
         };
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", suggestion.file);
+        print!("{file}");
         let result = &suggestion.replay;
         eprintln!("{source}");
         eprintln!(
@@ -134,8 +242,34 @@ pub fn run(args: &SuggestArgs, data_dir: &Path, json: bool) -> anyhow::Result<()
             );
         }
         queue_summary(suggestion.sizing, args.gpus_per_node);
+        if let Some(choice) = &mix {
+            mix_summary(choice);
+        }
     }
     Ok(())
+}
+
+/// What standard error says of the spot mix chosen.
+fn mix_summary(choice: &MixChoice) {
+    let (mix, result, on_demand) = (&choice.mix, &choice.replay, &choice.on_demand);
+    if mix.spot_pct == 0 {
+        eprintln!(
+            "spot: keep the pool on demand (--spot-pct 0): no mix of {} tried was cheaper within the shortfall limit",
+            choice.candidates
+        );
+        return;
+    }
+    eprintln!(
+        "spot: --on-demand-floor {} --spot-pct {} for the pool: {} ({:.3}x the same rules on demand, {}), shortfall {:.2}%, {} interruptions; the cheapest of {} mixes",
+        mix.on_demand_floor,
+        mix.spot_pct,
+        Money::from_fen(result.cost_fen),
+        result.cost_fen as f64 / on_demand.cost_fen.max(1) as f64,
+        Money::from_fen(on_demand.cost_fen),
+        result.shortfall_pct,
+        result.interruptions,
+        choice.candidates,
+    );
 }
 
 /// What standard error says of the queue: what the rules size on, and what the replay could

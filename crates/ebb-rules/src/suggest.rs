@@ -38,6 +38,7 @@
 
 pub mod queue;
 pub mod seasonal;
+pub mod spot;
 
 use crate::model::{self, RuleSet};
 use crate::model_toml::{Notes, to_toml_with_notes};

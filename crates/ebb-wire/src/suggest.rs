@@ -29,6 +29,9 @@ pub struct SuggestReport {
     pub replay: ReplayResult,
     /// The perfect-foresight oracle on the same trace and billing.
     pub oracle: ReplayResult,
+    /// The spot mix recommended for the pool, when the trace carries a spot market.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spot_mix: Option<SpotMixSuggestion>,
 }
 
 /// The paid unit a release waits for the end of (the pool's overlay; spot is billed by the
@@ -111,4 +114,27 @@ pub struct RulesSuggestion {
     pub notes: Vec<SuggestNote>,
     /// Whether it stays within the shortfall limit on the demand it was chosen on.
     pub within_limit: bool,
+}
+
+/// The pool's spot settings `ebb rules suggest` recommends beside the rules (a rule file
+/// has none), when the trace carries a spot market: the cheapest mix of a small grid within
+/// the shortfall limit, replayed with the suggested rules.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct SpotMixSuggestion {
+    /// GPUs above the base always on demand.
+    pub on_demand_floor: u32,
+    /// Of the GPUs above the base and the floor, the percentage on spot (0: none).
+    pub spot_pct: u32,
+    /// Where the interruptions came from: "trace" (its `interrupted` column) or "model"
+    /// (seeded at `interruptions_per_gpu_hour`).
+    pub interruptions_from: String,
+    pub interruptions_per_gpu_hour: Option<f64>,
+    /// Mixes replayed.
+    pub candidates: u32,
+    /// Whether the mix stays within the shortfall limit on the trace.
+    pub within_limit: bool,
+    /// The suggested rules with the mix (`policy` "rules+spot"; "rules" at 0%).
+    pub replay: ReplayResult,
+    /// The same rules all on demand.
+    pub on_demand: ReplayResult,
 }

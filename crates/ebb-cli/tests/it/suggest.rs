@@ -305,3 +305,127 @@ fn suggest_refuses_a_node_size_out_of_range_and_a_bad_queue_cell() {
         assert!(error.contains(words), "{words}: {error}");
     }
 }
+
+/// Two days of the wave above with a spot market: spot at ¥4.00 an hour (the on-demand hour
+/// is ¥12.50), one spot GPU taken back every six hours.
+fn write_spot_trace(dir: &Path, interrupted: bool) -> PathBuf {
+    let mut csv = String::from(if interrupted {
+        "minute,demand,spot_price,interrupted\n"
+    } else {
+        "minute,demand,spot_price\n"
+    });
+    for minute in 0..2 * 1440 {
+        let hour = (minute % 1440) / 60;
+        let wave = 4.0 * (f64::from(minute) / 180.0).sin().abs();
+        let gpus = if (18..22).contains(&hour) {
+            24.0
+        } else {
+            6.0 + wave
+        };
+        csv.push_str(&format!("{minute},{gpus:.3},4.00"));
+        if interrupted {
+            csv.push_str(if minute % 360 == 100 { ",1" } else { ",0" });
+        }
+        csv.push('\n');
+    }
+    let path = dir.join("spot-trace.csv");
+    std::fs::write(&path, csv).unwrap();
+    path
+}
+
+#[test]
+fn suggest_on_a_spot_trace_chooses_the_mix_that_replay_reproduces() {
+    let data = TempDir::new("cli-suggest-spot");
+    let trace = write_spot_trace(data.path(), true);
+    let trace = trace.to_str().unwrap();
+    let price = ["--model", "A100", "--region", "cn-north"];
+    let mut args = vec!["rules", "suggest", "--trace", trace];
+    args.extend(price);
+
+    let output = ebb(data.path(), &args);
+    let file = succeeded(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("spot: --on-demand-floor "), "{stderr}");
+    assert!(file.contains("# Spot (the pool's settings"), "{file}");
+    assert!(
+        file.contains("--interruptible --on-demand-floor "),
+        "{file}"
+    );
+    // The comments keep it a rule file.
+    ebb_rules::model::parse(&file).unwrap_or_else(|e| panic!("{e}\n{file}"));
+    let rules_path = data.path().join("suggested.toml");
+    std::fs::write(&rules_path, &file).unwrap();
+
+    args.push("--json");
+    let report: serde_json::Value =
+        serde_json::from_str(&succeeded(&ebb(data.path(), &args))).unwrap();
+    assert_eq!(report["file"].as_str(), Some(file.as_str()));
+    let mix = &report["spot_mix"];
+    let spot_pct = mix["spot_pct"].as_u64().unwrap();
+    let floor = mix["on_demand_floor"].as_u64().unwrap();
+    // Spot at a third of the hour price and rare interruptions: some of the pool goes on it,
+    // cheaper than the same rules on demand, within the limit.
+    assert!([25, 50, 75, 100].contains(&spot_pct), "{mix}");
+    assert!(
+        file.contains(&format!("--on-demand-floor {floor} --spot-pct {spot_pct}")),
+        "{file}"
+    );
+    assert_eq!(mix["interruptions_from"], "trace");
+    assert!(mix["interruptions_per_gpu_hour"].is_null());
+    assert_eq!(mix["within_limit"], true, "{mix}");
+    assert!(mix["candidates"].as_u64().unwrap() >= 5, "{mix}");
+    assert_eq!(mix["replay"]["policy"], "rules+spot");
+    assert!(
+        mix["replay"]["interruptions"].as_u64().unwrap() > 0,
+        "{mix}"
+    );
+    assert!(
+        mix["replay"]["cost_fen"].as_i64() < mix["on_demand"]["cost_fen"].as_i64(),
+        "{mix}"
+    );
+    assert_eq!(mix["on_demand"]["cost_fen"], report["replay"]["cost_fen"]);
+
+    // `ebb replay` of the printed file with that mix gives the figures suggest reported.
+    let (floor, spot_pct) = (floor.to_string(), spot_pct.to_string());
+    let mut replay = vec!["replay", "--trace", trace, "--rules"];
+    replay.push(rules_path.to_str().unwrap());
+    replay.extend(price);
+    replay.extend([
+        "--spot-pct",
+        &spot_pct,
+        "--on-demand-floor",
+        &floor,
+        "--json",
+    ]);
+    let replayed: serde_json::Value =
+        serde_json::from_str(&succeeded(&ebb(data.path(), &replay))).unwrap();
+    for key in [
+        "cost_fen",
+        "spot_cost_fen",
+        "shortfall_pct",
+        "interruptions",
+    ] {
+        assert_eq!(replayed["spot"]["mix"][key], mix["replay"][key], "{key}");
+    }
+}
+
+#[test]
+fn suggest_with_spot_prices_but_no_interruptions_says_what_is_missing() {
+    let data = TempDir::new("cli-suggest-spot-none");
+    let trace = write_spot_trace(data.path(), false);
+    let trace = trace.to_str().unwrap();
+    let args = ["rules", "suggest", "--trace", trace, "--json"];
+    let output = ebb(data.path(), &args);
+    let report: serde_json::Value = serde_json::from_str(&succeeded(&output)).unwrap();
+    assert!(report.get("spot_mix").is_none(), "{report}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--interruptions-per-gpu-hour"), "{stderr}");
+
+    // With a rate, the seeded market is drawn.
+    let mut args = args.to_vec();
+    args.extend(["--interruptions-per-gpu-hour", "0.02"]);
+    let report: serde_json::Value =
+        serde_json::from_str(&succeeded(&ebb(data.path(), &args))).unwrap();
+    assert_eq!(report["spot_mix"]["interruptions_from"], "model");
+    assert_eq!(report["spot_mix"]["interruptions_per_gpu_hour"], 0.02);
+}

@@ -8,7 +8,11 @@
 //!   allowed while the breaker is closed and the spot price in force is within the max
 //!   price) says how many go on spot; the rest, the base and the on-demand floor are on
 //!   demand. A scale-in releases spot above the share of the new count first (as the
-//!   console does), then the newest GPUs.
+//!   console does), then on demand, then spot, newest first.
+//! - Back to spot (as the console): a minute the policy keeps its count, with every GPU
+//!   ready, spot allowed and fewer spot GPUs than the split's share, the missing spot GPUs
+//!   are ordered (ready after the warmup) in place of the newest on-demand ones, which are
+//!   released once they are ready and paid until then: make before break.
 //! - An interruption at minute `t` takes back a ready spot GPU (the oldest first): its
 //!   replacement is ordered at `t` (spot, or on demand while the breaker is open or the
 //!   price is above the max) and is ready at `t + warmup`; the GPU taken back stops being
@@ -193,6 +197,10 @@ pub struct SpotOutcome {
     pub on_demand_held: Vec<u32>,
     /// Spot GPUs held each minute (not counting those in their notice).
     pub spot_held: Vec<u32>,
+    /// Of `on_demand_held`, those going back to spot: held until the spot GPUs replacing
+    /// them (in `spot_held`) are ready. `on_demand_held + spot_held − swapping` is the
+    /// policy's count.
+    pub swapping: Vec<u32>,
     /// Each spot GPU's run, `[start, end)` in minutes.
     pub spot_runs: Vec<(u32, u32)>,
     /// Spot GPUs taken back.
@@ -216,6 +224,9 @@ struct Slot {
     spot: Option<usize>,
     /// The spot run of the GPU taken back, in its notice.
     notice: Option<usize>,
+    /// Back to spot: the on-demand GPU this spot GPU replaces is held, and ready, until
+    /// this minute (0: none).
+    swap_until: u32,
 }
 
 impl Slot {
@@ -232,6 +243,10 @@ struct Pool {
     delta: Vec<i64>,
     ready: i64,
     spot: u32,
+    /// On-demand GPUs held while the spot GPUs replacing them warm, and how many of them
+    /// go each minute.
+    swapping: u32,
+    swap_ends: Vec<u32>,
     minutes: u32,
 }
 
@@ -261,7 +276,28 @@ impl Pool {
             settled_at: ready_at,
             spot,
             notice: None,
+            swap_until: 0,
         });
+    }
+
+    /// Back to spot: slot `index`'s on-demand GPU is replaced by a spot GPU ordered at `t`,
+    /// and released when it is ready.
+    fn swap(&mut self, t: u32, index: usize, warmup: u32) {
+        let until = t.saturating_add(warmup);
+        self.runs.push((t, self.minutes));
+        self.spot += 1;
+        let run = self.runs.len() - 1;
+        if until > t {
+            self.swapping += 1;
+            if let Some(ends) = self.swap_ends.get_mut(until as usize) {
+                *ends += 1;
+            }
+        }
+        let slot = &mut self.slots[index];
+        slot.since = t;
+        slot.spot = Some(run);
+        slot.settled_at = slot.settled_at.max(until);
+        slot.swap_until = until;
     }
 
     fn remove(&mut self, t: u32, index: usize) {
@@ -285,6 +321,12 @@ impl Pool {
         }
         if let Some(run) = slot.notice {
             self.runs[run].1 = self.runs[run].1.min(t);
+        }
+        if slot.swap_until > t {
+            self.swapping -= 1;
+            if let Some(ends) = self.swap_ends.get_mut(slot.swap_until as usize) {
+                *ends -= 1;
+            }
         }
     }
 
@@ -348,6 +390,8 @@ pub fn simulate(
         delta: vec![0; minutes + 1],
         ready: 0,
         spot: 0,
+        swapping: 0,
+        swap_ends: vec![0; minutes + 1],
         minutes: minutes as u32,
     };
     let initial = whole_gpus(demand[0]).min(MAX_HELD_GPUS);
@@ -365,6 +409,7 @@ pub fn simulate(
     };
     let mut on_demand_held = Vec::with_capacity(minutes);
     let mut spot_held = Vec::with_capacity(minutes);
+    let mut swapping = Vec::with_capacity(minutes);
     let (mut shortfall, mut total) = (0.0, 0.0);
     let (mut actions, mut interruptions, mut open_minutes) = (0, 0u32, 0u32);
     let mut peak = initial;
@@ -372,6 +417,7 @@ pub fn simulate(
     for (t, &busy) in demand.iter().enumerate() {
         let minute = t as u32;
         pool.ready += pool.delta[t];
+        pool.swapping -= pool.swap_ends[t];
         breaker.tick(now_ms(minute));
 
         // Interruptions: which ready, settled spot GPUs are taken back.
@@ -441,8 +487,8 @@ pub fn simulate(
                     pool.push(minute, warmup, i >= extra - on_spot);
                 }
             } else {
-                // Spot above the new count's share goes first, newest first; then the
-                // newest GPUs.
+                // Spot above the new count's share goes first, newest first; then on
+                // demand, then spot, newest first.
                 let share = split(desired, spot.base, mix, true).spot;
                 let mut excess = pool.spot.saturating_sub(share);
                 let mut index = pool.slots.len();
@@ -453,8 +499,27 @@ pub fn simulate(
                         excess -= 1;
                     }
                 }
-                while pool.slots.len() > desired as usize {
-                    pool.remove(minute, pool.slots.len() - 1);
+                for on_spot in [false, true] {
+                    let mut index = pool.slots.len();
+                    while pool.slots.len() > desired as usize && index > 0 {
+                        index -= 1;
+                        if pool.slots[index].spot.is_some() == on_spot {
+                            pool.remove(minute, index);
+                        }
+                    }
+                }
+            }
+        } else if spot_now && i64::from(held) == pool.ready {
+            // Back to spot: the count kept and every GPU ready, the missing spot GPUs are
+            // ordered in place of the newest on-demand ones, released once they are ready.
+            let target = split(desired, spot.base, mix, true).spot;
+            let mut missing = target.saturating_sub(pool.spot);
+            let mut index = pool.slots.len();
+            while missing > 0 && index > 0 {
+                index -= 1;
+                if pool.slots[index].spot.is_none() {
+                    pool.swap(minute, index, warmup);
+                    missing -= 1;
                 }
             }
         }
@@ -466,8 +531,9 @@ pub fn simulate(
         series.ready.push(ready);
         series.held.push(desired);
         series.utilization_pct.push(utilization_pct(busy, ready));
-        on_demand_held.push(desired - pool.spot);
+        on_demand_held.push(desired - pool.spot + pool.swapping);
         spot_held.push(pool.spot);
+        swapping.push(pool.swapping);
         shortfall += (busy - f64::from(ready)).max(0.0);
         total += busy;
     }
@@ -481,6 +547,7 @@ pub fn simulate(
         },
         on_demand_held,
         spot_held,
+        swapping,
         spot_runs: pool.runs,
         interruptions,
         breaker_open_minutes: open_minutes,

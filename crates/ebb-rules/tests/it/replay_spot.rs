@@ -171,6 +171,104 @@ fn the_breaker_puts_replacements_on_demand() {
     assert_eq!(run.on_demand_held[25], 5);
 }
 
+/// After the breaker closes, the pool goes back to its spot share: the missing spot GPU is
+/// ordered and the on-demand one that stood in for it is released once it is ready.
+#[test]
+fn the_spot_share_returns_after_the_breaker_closes() {
+    let minutes = 240;
+    let mut taken = vec![0u32; minutes];
+    for at in [10, 15, 20, 25] {
+        taken[at] = 1;
+    }
+    let trace = Trace::from_demand(vec![8.0; minutes])
+        .unwrap()
+        .with_spot(Some(vec![4_00; minutes]), Some(taken))
+        .unwrap();
+    let entry = a100();
+    let spot = SpotReplay {
+        mix: mix(0, 50),
+        ..SpotReplay::default()
+    };
+    let prices = SpotPrices::new(&trace, &entry, 0);
+    let run = simulate(&trace, &mut StaticPeak::new(&trace), 5, 0, &prices, &spot);
+    // Opened at 25 (the fourth): quiet from 55, closed at 85 (an hour open).
+    assert_eq!(run.breaker_open_minutes, 60);
+    assert_eq!(run.spot_held[84], 3);
+    assert_eq!(run.on_demand_held[84], 5);
+    // At 85 the missing spot GPU is ordered; the on-demand one stays until it is ready.
+    assert_eq!(run.spot_held[85], 4);
+    assert_eq!(&run.on_demand_held[85..91], &[5, 5, 5, 5, 5, 4]);
+    assert_eq!(&run.swapping[84..91], &[0, 1, 1, 1, 1, 1, 0]);
+    assert_eq!(run.spot_held[minutes - 1], 4);
+    assert_eq!(run.on_demand_held[minutes - 1], 4);
+    // Make before break: never short of the count.
+    assert!(
+        run.outcome.series.ready[30..]
+            .iter()
+            .all(|&ready| ready == 8)
+    );
+}
+
+/// Three hours of 2 GPUs, half on spot at ¥4.00 an hour; a breaker that opens at one
+/// interruption (an hour open, closed after 30 quiet minutes); the spot GPU taken back at
+/// minute 10.
+///
+/// - Minute 10: the spot GPU is taken back (gone at 12, paid 0–11: 1 hour, ¥4.00); the
+///   breaker opens, so its replacement is on demand, ordered at 10 and ready at 15: 3
+///   GPU-minutes short (12, 13, 14) of 360, 0.833%.
+/// - Minute 70: the breaker closes (open since 10, an hour). The pool holds its 2, both
+///   ready, none on spot of a share of 1: a spot GPU is ordered (ready at 75) and the
+///   on-demand replacement released at 75.
+/// - On demand: layer 1 minutes 0–179, 3 hours, ¥37.50; layer 2 minutes 10–74, 65 minutes,
+///   2 started hours, ¥25.00. No base (a month is ¥5,000).
+/// - Spot: 0–11 (1 hour) and 70–179 (110 minutes, 2 hours): 3 GPU-hours, ¥12.00.
+/// - Total ¥74.50 (without going back to spot, layer 2 would be held to the end: 3 hours
+///   and ¥79.00 in all).
+#[test]
+fn back_to_spot_by_hand() {
+    let minutes = 180;
+    let mut taken = vec![0u32; minutes];
+    taken[10] = 1;
+    let trace = Trace::from_demand(vec![2.0; minutes])
+        .unwrap()
+        .with_spot(Some(vec![4_00; minutes]), Some(taken))
+        .unwrap();
+    let entry = a100();
+    let spot = SpotReplay {
+        mix: mix(0, 50),
+        breaker: BreakerPolicy {
+            max_interruptions: 0,
+            window_ms: 30 * 60_000,
+            cool_off_ms: 60 * 60_000,
+            quiet_ms: 30 * 60_000,
+        },
+        ..SpotReplay::default()
+    };
+    let options = ReplayOptions::default();
+    let run = replay_spot(
+        &trace,
+        &mut StaticPeak::new(&trace),
+        &entry,
+        &options,
+        &spot,
+    )
+    .unwrap();
+    let result = &run.result;
+    assert_eq!(result.interruptions, 1);
+    assert_eq!(result.spot_gpu_hours, 3);
+    assert_eq!(result.spot_cost_fen, 3 * 4_00);
+    assert_eq!(result.base_gpus, 0);
+    assert_eq!(result.gpu_hours.overlay, 5);
+    assert_eq!(result.cost_fen, 5 * 12_50 + 12_00);
+    assert_eq!(result.shortfall_gpu_minutes, 3.0);
+    assert_eq!(result.actions, 0);
+    assert!(run.series.held.iter().all(|&held| held == 2));
+    let prices = SpotPrices::new(&trace, &entry, 0);
+    let sim = simulate(&trace, &mut StaticPeak::new(&trace), 5, 0, &prices, &spot);
+    assert_eq!(sim.spot_runs, vec![(0, 12), (70, 180)]);
+    assert_eq!(&sim.on_demand_held[68..77], &[2, 2, 2, 2, 2, 2, 2, 1, 1]);
+}
+
 #[test]
 fn the_seeded_market_is_deterministic_and_near_its_rate() {
     let model = SpotModel {
@@ -305,7 +403,8 @@ proptest! {
         for (t, &wanted) in held.iter().enumerate() {
             let count = run.outcome.series.held[t];
             prop_assert_eq!(count, wanted);
-            prop_assert_eq!(run.spot_held[t] + run.on_demand_held[t], count);
+            prop_assert_eq!(run.spot_held[t] + run.on_demand_held[t] - run.swapping[t], count);
+            prop_assert!(run.swapping[t] <= run.spot_held[t]);
             prop_assert!(run.spot_held[t] <= split(count, base, &spot.mix, true).spot);
         }
         // The same held series with nothing taken back.
@@ -321,4 +420,61 @@ proptest! {
             prop_assert_eq!(run.interruptions, 0);
         }
     }
+}
+
+/// Suggest's spot mix: the floors tried sit at the trace's low demand; spot dearer than on
+/// demand is never chosen; spot at a third of the price with no interruption is chosen
+/// whole, and what it reports is what a replay with that mix gives.
+#[test]
+fn suggest_chooses_the_cheapest_mix_within_the_limit() {
+    use ebb_rules::replay::baselines::pricing;
+    use ebb_rules::rules_policy::RulesPolicy;
+    use ebb_rules::suggest::SuggestOptions;
+    use ebb_rules::suggest::spot::{SPOT_PCTS, choose_mix, floors};
+
+    // 3 GPUs for 3 hours, then 10 for 21: the low demand (10th percentile) is 3.
+    let demand: Vec<f64> = (0..1_440)
+        .map(|m| if m < 180 { 3.0 } else { 10.0 })
+        .collect();
+    let plain = Trace::from_demand(demand).unwrap();
+    assert_eq!(floors(&plain), vec![0, 1, 3]);
+    let rules = ebb_rules::model::parse(
+        "[limits]\nmin_gpus = 1\nmax_gpus = 100\n[[target]]\nname = \"size\"\nmetric = \"busy_gpus\"\ntarget = 100\n",
+    )
+    .unwrap();
+    let entry = a100();
+    let options = SuggestOptions::default();
+    let market = |fen: i64| {
+        plain
+            .clone()
+            .with_spot(Some(vec![fen; 1_440]), Some(vec![0; 1_440]))
+            .unwrap()
+    };
+    let spot = SpotReplay::default();
+
+    let dear = choose_mix(&market(20_00), &entry, &options, &rules, &spot).unwrap();
+    assert_eq!(dear.mix.spot_pct, 0);
+    assert_eq!(dear.replay, dear.on_demand);
+    // 0% once, then every floor for each other share.
+    assert_eq!(dear.candidates as usize, 1 + (SPOT_PCTS.len() - 1) * 3);
+
+    let cheap_trace = market(4_00);
+    let cheap = choose_mix(&cheap_trace, &entry, &options, &rules, &spot).unwrap();
+    assert_eq!((cheap.mix.spot_pct, cheap.mix.on_demand_floor), (100, 0));
+    assert!(cheap.within_limit);
+    assert!(cheap.replay.cost_fen < cheap.on_demand.cost_fen);
+    let price = pricing(&entry, &options.replay);
+    let mut policy = RulesPolicy::new("rules", rules.clone(), Some(price));
+    let again = replay_spot(
+        &cheap_trace,
+        &mut policy,
+        &entry,
+        &options.replay,
+        &SpotReplay {
+            mix: cheap.mix,
+            ..spot
+        },
+    )
+    .unwrap();
+    assert_eq!(again.result.cost_fen, cheap.replay.cost_fen);
 }
