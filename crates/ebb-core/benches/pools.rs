@@ -82,6 +82,7 @@ async fn slider_release(rounds: usize) {
             placement: PlacementPolicy::Spread,
             interruptible: false,
             release_at_unit_end: false,
+            spot: Default::default(),
         })
         .await
         .expect("pool made");
@@ -174,6 +175,7 @@ fn reconcile_pass(rounds: usize) {
                     checkpoint_at_ms: None,
                     release_grace_s: None,
                     reclaim_deadline_ms: None,
+                    spot: false,
                 })
                 .collect();
             HostObs {
@@ -208,6 +210,7 @@ fn reconcile_pass(rounds: usize) {
                 .collect(),
             release_first: Vec::new(),
             external: false,
+            spot: Default::default(),
         })
         .collect();
     let input = Input {

@@ -116,6 +116,7 @@ fn main() {
                     placement: PlacementPolicy::Pack,
                     interruptible: false,
                     release_at_unit_end: false,
+                    spot: Default::default(),
                 };
             let valid = ebb_core::pools::validate(&input, &facts, &console.catalog()).expect("valid");
             store.create(valid).await.expect("pool");
@@ -166,6 +167,7 @@ fn main() {
                     checkpoint_at_ms: None,
                     release_grace_s: None,
                     reclaim_deadline_ms: None,
+                    spot: false,
                 });
             }
             statuses.push(PoolStatus {
