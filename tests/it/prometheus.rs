@@ -436,3 +436,84 @@ async fn every_dashboard_query_answers_from_a_real_prometheus_fed_by_service_dis
     );
     drop(children);
 }
+
+/// A custom metric read from Prometheus: `ebb daemon` runs the rule file's PromQL query (the
+/// pool's name templated in) against the server `console.toml` names and stores the answer
+/// as the pool's metric; with Prometheus gone, after `fallback_after` failures in a row the
+/// metric reads its `fallback`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_promql_metric_reads_prometheus_and_falls_back_when_it_is_gone() {
+    prometheus_tool("prometheus");
+    let dir = TempDir::new("it-promql");
+    let agent = AgentCommand::sim(&dir.subdir("gpu-n1"), "2xA100")
+        .host_name("gpu-n1")
+        .sample_interval_ms(200)
+        .start();
+    // A static scrape of the agent, labelled with the pool the query names.
+    let target = agent
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches('/');
+    let config = dir.join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
+             scrape_configs:\n  - job_name: ebb-agents\n    static_configs:\n      \
+             - targets: ['{target}']\n        labels:\n          pool_name: web\n"
+        ),
+    )
+    .unwrap();
+    let mut children = Children(Vec::new());
+    let prometheus = start_prometheus(dir.path(), &config, &mut children).await;
+
+    let data = dir.join("console");
+    std::fs::create_dir_all(&data).unwrap();
+    let toml = data.join("console.toml");
+    let mut kept = std::fs::read_to_string(&toml).unwrap_or_default();
+    kept.push_str(&format!("prometheus = \"{prometheus}\"\n"));
+    std::fs::write(&toml, kept).unwrap();
+    let cli = Cli::new(&data);
+    cli.ok(&["hosts", "add", "gpu-n1", &agent.url, "--region", "cn-north"]);
+    cli.ok(&[
+        "pool", "create", "web", "--model", "A100", "--region", "cn-north", "--min", "0", "--max",
+        "2",
+    ]);
+    let rules = dir.join("web.toml");
+    std::fs::write(
+        &rules,
+        "pool = \"web\"\n[limits]\nmin_gpus = 0\nmax_gpus = 2\n\n\
+         [[metric]]\nname = \"agents_up\"\nstale_after_minutes = 1\n\
+         prometheus = 'sum(up{pool_name=\"{pool}\"})'\ntimeout_s = 2\n\
+         fallback = 7\nfallback_after = 2\n\n\
+         [[threshold]]\nname = \"never\"\nmetric = \"agents_up\"\nop = \">=\"\n\
+         value = 100\naction = \"+1\"\n",
+    )
+    .unwrap();
+    cli.ok(&["rules", "set", "web", rules.to_str().unwrap(), "--yes"]);
+    let _daemon = MetricsDaemon::start(cli.command(&["daemon"]));
+
+    let value = |cli: &Cli| -> Option<f64> {
+        let shown: Value =
+            serde_json::from_str(&cli.ok(&["rules", "show", "web", "--json"])).ok()?;
+        shown["metrics"]
+            .as_array()?
+            .iter()
+            .find(|metric| metric["name"] == "agents_up")?["value"]
+            .as_f64()
+    };
+    eventually(
+        "the query's answer stored as the pool's metric",
+        Duration::from_secs(60),
+        || async { (value(&cli) == Some(1.0)).then_some(()) },
+    )
+    .await;
+    // Prometheus gone: two failed reads, then the fallback.
+    drop(children);
+    eventually(
+        "the fallback once Prometheus is gone",
+        Duration::from_secs(60),
+        || async { (value(&cli) == Some(7.0)).then_some(()) },
+    )
+    .await;
+}

@@ -226,6 +226,16 @@ impl Console {
             )));
             (Role::Viewer, None, snapshot)
         };
+        // Custom metrics read from Prometheus, where console.toml names a server.
+        if role == Role::Collector
+            && let Some(url) = crate::db::Location::prometheus_of_data_dir(&data_dir)
+                .map_err(|error| ConsoleError::Registry(error.into()))?
+        {
+            tasks.push(tokio::spawn(crate::rules::promql_live::run(
+                pools.clone(),
+                url,
+            )));
+        }
         let metrics_api = match options.metrics_listen {
             Some(listen) if role == Role::Collector => {
                 match crate::metrics_api::MetricsApi::start(pools.clone(), registry.clone(), listen)

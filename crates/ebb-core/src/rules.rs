@@ -4,5 +4,6 @@
 
 pub mod console_rules;
 pub mod metrics_api;
+pub mod promql_live;
 pub mod rules_live;
 pub mod rules_replay;

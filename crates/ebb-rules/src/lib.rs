@@ -19,6 +19,7 @@ pub mod lint;
 pub mod model;
 pub mod model_toml;
 pub mod policy;
+pub mod promql;
 pub mod replay;
 pub mod rules_policy;
 pub mod suggest;

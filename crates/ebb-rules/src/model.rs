@@ -34,6 +34,12 @@
 //! [[metric]]                         # a custom metric rules may name
 //! name = "users"
 //! stale_after_minutes = 5            # older than this: rules on it do nothing
+//! # Pushed (`ebb metric push`, `POST /v1/metrics`), or read from Prometheus (console.toml's
+//! # `prometheus = "http://HOST:9090"`) every few seconds:
+//! # prometheus = 'sum(rate(requests_total{pool="{pool}"}[1m]))'   # one number; {pool}
+//! # timeout_s = 5                    # 1..=60
+//! # fallback = 8                     # read after fallback_after failures in a row (KEDA);
+//! # fallback_after = 3               # left out: the metric goes stale
 //!
 //! [[threshold]]
 //! name = "hot"
@@ -84,8 +90,8 @@ use std::ops::Range;
 pub use ebb_cost::PricedPool as Pricing;
 
 pub use spec::{
-    Action, BoundKind, Comparison, CustomMetric, Limits, MetricRef, QuietWindow, ScaleIn,
-    ScheduleWhen, StepCap,
+    Action, BoundKind, Comparison, CustomMetric, Limits, MetricRef, PROM_FALLBACK_AFTER,
+    PROM_TIMEOUT_S, PromSource, QuietWindow, ScaleIn, ScheduleWhen, StepCap,
 };
 
 /// The most GPUs a limit or an action may name (ebb-cost's demand limit).
@@ -544,6 +550,14 @@ struct FileQuiet {
 struct FileMetric {
     name: String,
     stale_after_minutes: u32,
+    #[serde(default)]
+    prometheus: Option<String>,
+    #[serde(default)]
+    timeout_s: Option<u32>,
+    #[serde(default)]
+    fallback: Option<f64>,
+    #[serde(default)]
+    fallback_after: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -811,9 +825,21 @@ impl File {
             metrics: self
                 .metric
                 .into_iter()
-                .map(|m| CustomMetric {
-                    name: m.name,
-                    stale_after_minutes: m.stale_after_minutes,
+                .map(|m| {
+                    // The PromQL settings without a query are kept, so lint names them.
+                    let settings =
+                        m.timeout_s.is_some() || m.fallback.is_some() || m.fallback_after.is_some();
+                    let prometheus = (m.prometheus.is_some() || settings).then(|| PromSource {
+                        query: m.prometheus.unwrap_or_default(),
+                        timeout_s: m.timeout_s.unwrap_or(PROM_TIMEOUT_S),
+                        fallback: m.fallback,
+                        fallback_after: m.fallback_after.unwrap_or(PROM_FALLBACK_AFTER),
+                    });
+                    CustomMetric {
+                        name: m.name,
+                        stale_after_minutes: m.stale_after_minutes,
+                        prometheus,
+                    }
                 })
                 .collect(),
             thresholds,
@@ -1056,6 +1082,26 @@ fn validate(rules: &spec::RuleSet, problems: &mut Problems) {
                 format!("metric[{i}].stale_after_minutes"),
                 "must be at least 1 minute",
             );
+        }
+        if let Some(source) = &metric.prometheus {
+            let at = |field: &str| format!("metric[{i}].{field}");
+            if let Err(problem) = crate::promql::check(&source.query) {
+                problems.add(at("prometheus"), problem);
+            }
+            if !(1..=60).contains(&source.timeout_s) {
+                problems.add(
+                    at("timeout_s"),
+                    format!("{} s: must be 1 to 60 seconds", source.timeout_s),
+                );
+            }
+            if source.fallback_after == 0 {
+                problems.add(at("fallback_after"), "must be at least 1 failure");
+            }
+            if let Some(fallback) = source.fallback
+                && !fallback.is_finite()
+            {
+                problems.add(at("fallback"), "must be a number");
+            }
         }
     }
     let declared = |metric: &MetricRef| match metric {

@@ -99,6 +99,14 @@ pub fn to_toml_with_notes(rules: &spec::RuleSet, notes: &Notes) -> String {
         out.push_str("[[metric]]\n");
         let _ = writeln!(out, "name = {}", string(&metric.name));
         let _ = writeln!(out, "stale_after_minutes = {}", metric.stale_after_minutes);
+        if let Some(source) = &metric.prometheus {
+            let _ = writeln!(out, "prometheus = {}", string(&source.query));
+            let _ = writeln!(out, "timeout_s = {}", source.timeout_s);
+            if let Some(fallback) = source.fallback {
+                let _ = writeln!(out, "fallback = {}", number(fallback));
+            }
+            let _ = writeln!(out, "fallback_after = {}", source.fallback_after);
+        }
     }
     for (i, rule) in rules.thresholds.iter().enumerate() {
         section(&mut out);

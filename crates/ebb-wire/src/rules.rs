@@ -160,13 +160,37 @@ impl fmt::Display for MetricRef {
 }
 
 /// A custom metric and how old its last value may be before rules on it stand still.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 pub struct CustomMetric {
     /// As pushed, e.g. `users`, `latency_ms`, `queue_len`.
     pub name: String,
     /// A value older than this is stale: rules on it do nothing and say so.
     pub stale_after_minutes: u32,
+    /// Read from Prometheus by the console instead of pushed; `None`: pushed.
+    #[serde(default)]
+    pub prometheus: Option<PromSource>,
 }
+
+/// A custom metric read from Prometheus: an instant PromQL query the console runs every
+/// few seconds (KEDA's Prometheus scaler: its query, and a fallback after failures).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct PromSource {
+    /// An instant query answering one number (a scalar, or a vector of one series);
+    /// `{pool}` stands for the pool's name.
+    pub query: String,
+    /// How long an answer may take, in seconds (1 to 60).
+    pub timeout_s: u32,
+    /// What the metric reads after `fallback_after` failed or empty answers in a row;
+    /// `None`: it goes stale, and the rules on it stand still.
+    pub fallback: Option<f64>,
+    /// Failed or empty answers in a row before the fallback (at least 1).
+    pub fallback_after: u32,
+}
+
+/// The default wait for a PromQL answer, in seconds.
+pub const PROM_TIMEOUT_S: u32 = 5;
+/// The default failures in a row before a PromQL metric's fallback.
+pub const PROM_FALLBACK_AFTER: u32 = 3;
 
 /// How a threshold rule compares its metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Type)]

@@ -97,9 +97,9 @@ impl Location {
             .parse()
             .map_err(|error: toml::de::Error| bad(error.message().to_string()))?;
         for key in table.keys() {
-            if key != "database" {
+            if key != "database" && key != "prometheus" {
                 return Err(bad(format!(
-                    "unknown field `{key}`: the only field is `database`"
+                    "unknown field `{key}`: the fields are `database` and `prometheus`"
                 )));
             }
         }
@@ -108,6 +108,36 @@ impl Location {
             Some(toml::Value::String(url)) => Self::parse(url, data_dir).map_err(bad),
             Some(_) => Err(bad(
                 "database: expected a string such as \"postgres://user@host/ebb\"".into(),
+            )),
+        }
+    }
+
+    /// The Prometheus server the data directory's `console.toml` names (`prometheus =
+    /// "http://HOST:9090"`), where custom metrics with a `prometheus` query are read; `None`
+    /// when it names none. A bad value is an error naming the file and the field.
+    pub fn prometheus_of_data_dir(data_dir: &Path) -> Result<Option<String>, OpenError> {
+        let path = data_dir.join(CONFIG_FILE);
+        let bad = |reason: String| OpenError {
+            path: path.display().to_string(),
+            reason,
+        };
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(bad(error.to_string())),
+        };
+        let table: toml::Table = text
+            .parse()
+            .map_err(|error: toml::de::Error| bad(error.message().to_string()))?;
+        match table.get("prometheus") {
+            None => Ok(None),
+            Some(toml::Value::String(url))
+                if url.starts_with("http://") || url.starts_with("https://") =>
+            {
+                Ok(Some(url.trim_end_matches('/').to_string()))
+            }
+            Some(_) => Err(bad(
+                "prometheus: expected a URL such as \"http://127.0.0.1:9090\"".into(),
             )),
         }
     }

@@ -94,6 +94,7 @@ pub(super) fn metrics(kept: &[CustomMetric], wait: bool) -> Vec<CustomMetric> {
             out.push(CustomMetric {
                 name: (*name).to_string(),
                 stale_after_minutes: STALE_AFTER_MINUTES,
+                prometheus: None,
             });
         }
     }

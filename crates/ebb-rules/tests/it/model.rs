@@ -514,3 +514,75 @@ fn rules_and_decisions_stored_before_the_budget_still_read() {
     let decision: ebb_wire::rules::Decision = serde_json::from_str(old_decision).unwrap();
     assert_eq!(decision.clamps[0].kind(), "deadband");
 }
+
+const PROM: &str = r#"pool = "web"
+[limits]
+min_gpus = 0
+max_gpus = 8
+
+[[metric]]
+name = "rps"
+stale_after_minutes = 2
+prometheus = 'sum(rate(requests_total{pool="{pool}"}[1m]))'
+fallback = 6
+
+[[threshold]]
+name = "busy"
+metric = "rps"
+op = ">="
+value = 100
+action = "+1"
+"#;
+
+#[test]
+fn a_prometheus_metric_reads_with_its_defaults_and_round_trips() {
+    let rules = parse(PROM).unwrap();
+    let source = rules.spec().metrics[0].prometheus.clone().unwrap();
+    assert_eq!(
+        source.query,
+        r#"sum(rate(requests_total{pool="{pool}"}[1m]))"#
+    );
+    assert_eq!(source.timeout_s, 5);
+    assert_eq!(source.fallback, Some(6.0));
+    assert_eq!(source.fallback_after, 3);
+    let again = parse(&ebb_rules::model_toml::to_toml(&rules)).unwrap();
+    assert_eq!(again.spec().metrics, rules.spec().metrics);
+}
+
+#[test]
+fn a_bad_prometheus_metric_is_refused_naming_its_field() {
+    for (from, to, field, words) in [
+        (
+            "}[1m]))'",
+            "}[1m])'",
+            "metric[0].prometheus",
+            "never closed",
+        ),
+        (
+            "fallback = 6",
+            "fallback = 6\ntimeout_s = 0",
+            "metric[0].timeout_s",
+            "1 to 60",
+        ),
+        (
+            "fallback = 6",
+            "fallback_after = 0",
+            "metric[0].fallback_after",
+            "at least 1",
+        ),
+        (
+            "prometheus = 'sum(rate(requests_total{pool=\"{pool}\"}[1m]))'\n",
+            "",
+            "metric[0].prometheus",
+            "query is needed",
+        ),
+    ] {
+        let text = PROM.replace(from, to);
+        assert_ne!(text, PROM, "{from}");
+        let error = parse(&text).unwrap_err();
+        assert!(
+            error.problems[0].field == field && error.to_string().contains(words),
+            "{from} → {error:?}"
+        );
+    }
+}

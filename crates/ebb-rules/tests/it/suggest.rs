@@ -294,6 +294,7 @@ fn a_suggestion_says_why_as_data_and_keeps_the_operators_metrics() {
     let queue = CustomMetric {
         name: "queue_depth".to_string(),
         stale_after_minutes: 7,
+        prometheus: None,
     };
     let options = SuggestOptions {
         metrics: vec![queue.clone()],

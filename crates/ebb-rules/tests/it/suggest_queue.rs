@@ -203,6 +203,7 @@ fn an_operators_queue_metric_keeps_its_staleness_and_is_not_repeated() {
     let theirs = CustomMetric {
         name: "slurm_demand_gpus".to_string(),
         stale_after_minutes: 4,
+        prometheus: None,
     };
     let options = SuggestOptions {
         metrics: vec![theirs.clone()],
