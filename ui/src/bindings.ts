@@ -951,7 +951,11 @@ name: string;
 /**
  * A value older than this is stale: rules on it do nothing and say so.
  */
-stale_after_minutes: number }
+stale_after_minutes: number; 
+/**
+ * Read from Prometheus by the console instead of pushed; `None`: pushed.
+ */
+prometheus?: PromSource | null }
 /**
  * One decision for one pool at one minute: the decision log's line.
  */
@@ -2103,6 +2107,29 @@ export type PriceProblem =
  * The figures are too large to compute exactly.
  */
 { kind: "too_large" }
+/**
+ * A custom metric read from Prometheus: an instant PromQL query the console runs every
+ * few seconds (KEDA's Prometheus scaler: its query, and a fallback after failures).
+ */
+export type PromSource = { 
+/**
+ * An instant query answering one number (a scalar, or a vector of one series);
+ * `{pool}` stands for the pool's name.
+ */
+query: string; 
+/**
+ * How long an answer may take, in seconds (1 to 60).
+ */
+timeout_s: number; 
+/**
+ * What the metric reads after `fallback_after` failed or empty answers in a row;
+ * `None`: it goes stale, and the rules on it stand still.
+ */
+fallback: number | null; 
+/**
+ * Failed or empty answers in a row before the fallback (at least 1).
+ */
+fallback_after: number }
 /**
  * A recurring window in which no busy GPU is released: from each time `cron` matches (in
  * `time_zone`), for `duration_minutes`.

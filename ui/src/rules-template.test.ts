@@ -138,7 +138,7 @@ describe("applyQueueTemplate", () => {
     expect(after).toEqual(once);
 
     expect(after.metrics.map((row) => row.name)).toEqual(["queue_len", "slurm_demand_gpus", "slurm_oldest_wait_minutes"]);
-    expect(after.metrics[1]).toEqual({ key: replacedMetricKey, name: "slurm_demand_gpus", stale_after_minutes: "2" });
+    expect(after.metrics[1]).toEqual({ key: replacedMetricKey, name: "slurm_demand_gpus", stale_after_minutes: "2", prometheus: "", source: null });
     expect(after.thresholds.map((row) => row.name)).toEqual(["queue-waited", "hot"]);
     expect(after.thresholds[0]).toMatchObject({
       key: replacedThresholdKey,

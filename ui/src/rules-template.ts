@@ -76,8 +76,8 @@ function putByName<R extends { key: number; name: string }>(rows: readonly R[], 
 export function applyQueueTemplate(values: RulesFormValues, n: number, gpusPerNode: number): RulesFormValues | null {
   if (!inRange(n)) return null;
   const minutes = String(n);
-  const demand: Omit<MetricRow, "key"> = { name: QUEUE_DEMAND_METRIC, stale_after_minutes: String(STALE_AFTER_MINUTES) };
-  const wait: Omit<MetricRow, "key"> = { name: QUEUE_WAIT_METRIC, stale_after_minutes: String(STALE_AFTER_MINUTES) };
+  const demand: Omit<MetricRow, "key"> = { name: QUEUE_DEMAND_METRIC, stale_after_minutes: String(STALE_AFTER_MINUTES), prometheus: "", source: null };
+  const wait: Omit<MetricRow, "key"> = { name: QUEUE_WAIT_METRIC, stale_after_minutes: String(STALE_AFTER_MINUTES), prometheus: "", source: null };
   const target: Omit<TargetRow, "key"> = {
     name: QUEUE_TARGET_RULE,
     metric: QUEUE_DEMAND_METRIC,

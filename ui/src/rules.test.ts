@@ -317,3 +317,22 @@ describe("where a lint problem goes", () => {
     expect(ageText(0, 7_200_000)).toBe("2 小时");
   });
 });
+
+describe("a metric read from Prometheus", () => {
+  it("keeps its query and settings through the form, and a cleared query makes it pushed", () => {
+    const source = { query: 'sum(up{pool="{pool}"})', timeout_s: 9, fallback: 4, fallback_after: 2 };
+    const rules: RuleSet = { ...RULES, metrics: [{ name: "rps", stale_after_minutes: 3, prometheus: source }] };
+    const values = formFromRules(rules);
+    const row = values.metrics[0]!;
+    expect(row.prometheus).toBe(source.query);
+    const back = rulesFromForm(values, rules);
+    expect(back.ok && back.rules.metrics[0]!.prometheus).toEqual(source);
+    row.prometheus = "  ";
+    const pushed = rulesFromForm(values, rules);
+    expect(pushed.ok && "prometheus" in pushed.rules.metrics[0]!).toBe(false);
+    row.prometheus = "max(x)";
+    row.source = null;
+    const fresh = rulesFromForm(values, rules);
+    expect(fresh.ok && fresh.rules.metrics[0]!.prometheus).toEqual({ query: "max(x)", timeout_s: 5, fallback: null, fallback_after: 3 });
+  });
+});

@@ -13,6 +13,7 @@ import type {
   LintReport,
   LintWarning,
   MetricRef,
+  PromSource,
   RuleProblem,
   RuleSet,
   RulesMode,
@@ -134,7 +135,14 @@ export type MetricRow = {
   key: number;
   name: string;
   stale_after_minutes: string;
+  /** The PromQL query it is read from; empty: pushed. */
+  prometheus: string;
+  /** The file's other Prometheus settings (timeout, fallback), kept as they were. */
+  source: PromSource | null;
 };
+
+/** A query's settings when the form gives a metric its first query: the Rust defaults. */
+const NEW_PROM_SOURCE: Omit<PromSource, "query"> = { timeout_s: 5, fallback: null, fallback_after: 3 };
 
 /**
  * A schedule as the form holds it: both kinds' fields, so switching the kind and back
@@ -211,6 +219,8 @@ export function formFromRules(rules: RuleSet): RulesFormValues {
       key: rowKey(),
       name: metric.name,
       stale_after_minutes: text(metric.stale_after_minutes),
+      prometheus: metric.prometheus?.query ?? "",
+      source: metric.prometheus ?? null,
     })),
     thresholds: rules.thresholds.map((rule) => ({
       key: rowKey(),
@@ -261,7 +271,7 @@ export function defaultTimeZone(): string {
 
 /** A new custom metric row: a name to replace, stale after 5 minutes without a value. */
 export function newMetric(n: number): MetricRow {
-  return { key: rowKey(), name: `metric_${n}`, stale_after_minutes: "5" };
+  return { key: rowKey(), name: `metric_${n}`, stale_after_minutes: "5", prometheus: "", source: null };
 }
 
 /** A new schedule row: at least 4 GPUs from 20:00 for 4 hours every day, in the browser's zone. */
@@ -413,6 +423,8 @@ export function rulesFromForm(values: RulesFormValues, base: RuleSet): { ok: tru
     metrics: values.metrics.map((row, i) => ({
       name: row.name.trim(),
       stale_after_minutes: whole(`metric[${i}].stale_after_minutes`, row.stale_after_minutes),
+      // A pushed metric's shape as before: no `prometheus` key at all.
+      ...(row.prometheus.trim() === "" ? {} : { prometheus: { ...(row.source ?? NEW_PROM_SOURCE), query: row.prometheus.trim() } }),
     })),
     thresholds: values.thresholds.map((row, i) => {
       const at = (key: string): string => `threshold[${i}].${key}`;

@@ -156,7 +156,7 @@ export function RulesForm(props: {
       (v) => props.setValues("targets", i, key as "name", v),
       opts,
     );
-  const metricInput = (i: number, key: Exclude<keyof MetricRow, "key">, opts: TextOpts = {}) =>
+  const metricInput = (i: number, key: Exclude<keyof MetricRow, "key" | "source">, opts: TextOpts = {}) =>
     text(
       `metric[${i}].${key}`,
       () => props.values.metrics[i]?.[key] ?? "",
@@ -262,6 +262,7 @@ export function RulesForm(props: {
               <div class="rules-grid rules-grid-row">
                 {field(`metric[${i}].name`, "rules.f.name", metricInput(i, "name", { wide: true }))}
                 {field(`metric[${i}].stale_after_minutes`, "rules.f.staleAfter", metricInput(i, "stale_after_minutes"))}
+                {field(`metric[${i}].prometheus`, "rules.f.promql", metricInput(i, "prometheus", { wide: true }))}
               </div>
               {removeButton("metric", i, row().name, () => props.setValues("metrics", (rows) => rows.filter((_, n) => n !== i)))}
             </fieldset>
