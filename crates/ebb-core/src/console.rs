@@ -228,7 +228,7 @@ impl Console {
         };
         // Custom metrics read from Prometheus, where console.toml names a server.
         if role == Role::Collector
-            && let Some(url) = crate::db::Location::prometheus_of_data_dir(&data_dir)
+            && let Some(url) = crate::db::Location::prometheus_of_data_dir(data_dir)
                 .map_err(|error| ConsoleError::Registry(error.into()))?
         {
             tasks.push(tokio::spawn(crate::rules::promql_live::run(
