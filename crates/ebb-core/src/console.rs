@@ -190,11 +190,18 @@ impl Console {
             } else {
                 LeaderHandle::sole()
             };
+            // The spot breaker's policy: the data directory's console.toml, where it sets one.
+            let mut enforcer_config = options.enforcer;
+            if let Some(policy) = crate::db::Location::spot_breaker_of_data_dir(data_dir)
+                .map_err(|error| ConsoleError::Registry(error.into()))?
+            {
+                enforcer_config.spot_breaker = policy;
+            }
             enforcer = Some(Enforcer::start_bound(
                 pools.clone(),
                 registry.clone(),
                 data_dir.clone(),
-                options.enforcer,
+                enforcer_config,
                 leader,
                 options.slurm.clone(),
             ));

@@ -367,6 +367,7 @@ fn spend_across_pools_sums_what_is_priced_and_prorates_a_new_base() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 5, "{csv}");
     assert!(lines[0].starts_with("month,pool,model,gpus_now,base_gpus"));
+    assert!(lines[0].ends_with(",gpu_hours,spot_cny,spot_saved_cny,problem"));
     assert!(lines[1].starts_with("2026-12,aaa,B200,0,10,month,hour,,,,,,"));
     let old_line = format!(
         "2026-12,old,A100,0,10,month,hour,2026-12-01 00:00:00Z,{}.{:02},",

@@ -716,7 +716,7 @@ pub fn spend_csv(summary: &SpendSummary) -> String {
         }
     }
     let mut out = String::from(
-        "month,pool,model,gpus_now,base_gpus,term,overlay,base_from_utc,month_to_date_cny,projected_month_cny,run_rate_per_hour_cny,gpu_hours,problem\n",
+        "month,pool,model,gpus_now,base_gpus,term,overlay,base_from_utc,month_to_date_cny,projected_month_cny,run_rate_per_hour_cny,gpu_hours,spot_cny,spot_saved_cny,problem\n",
     );
     for row in &summary.pools {
         let spend = row.spend.as_ref();
@@ -735,6 +735,8 @@ pub fn spend_csv(summary: &SpendSummary) -> String {
             spend.map_or_else(String::new, |s| amount(s.projected_month_fen)),
             spend.map_or_else(String::new, |s| amount(s.run_rate_per_hour_fen)),
             spend.map_or_else(String::new, |s| format!("{:.2}", s.gpu_hours)),
+            spend.map_or_else(String::new, |s| amount(s.spot_fen)),
+            spend.map_or_else(String::new, |s| amount(s.spot_saved_fen)),
             field(
                 &row.spend_problem
                     .as_ref()
@@ -768,6 +770,22 @@ pub fn spend_csv(summary: &SpendSummary) -> String {
         amount(summary.projected_month_fen),
         amount(summary.run_rate_per_hour_fen),
         format!("{:.2}", summary.gpu_hours),
+        amount(
+            summary
+                .pools
+                .iter()
+                .filter_map(|p| p.spend.as_ref())
+                .map(|s| s.spot_fen)
+                .sum(),
+        ),
+        amount(
+            summary
+                .pools
+                .iter()
+                .filter_map(|p| p.spend.as_ref())
+                .map(|s| s.spot_saved_fen)
+                .sum(),
+        ),
         summary
             .budget_fen
             .map_or_else(String::new, |b| format!("budget {}", amount(b))),

@@ -97,9 +97,9 @@ impl Location {
             .parse()
             .map_err(|error: toml::de::Error| bad(error.message().to_string()))?;
         for key in table.keys() {
-            if key != "database" && key != "prometheus" {
+            if !matches!(key.as_str(), "database" | "prometheus" | "spot_breaker") {
                 return Err(bad(format!(
-                    "unknown field `{key}`: the fields are `database` and `prometheus`"
+                    "unknown field `{key}`: the fields are `database`, `prometheus` and `spot_breaker`"
                 )));
             }
         }
@@ -140,6 +140,63 @@ impl Location {
                 "prometheus: expected a URL such as \"http://127.0.0.1:9090\"".into(),
             )),
         }
+    }
+
+    /// The spot breaker's policy the data directory's `console.toml` sets (`[spot_breaker]`
+    /// with `max_interruptions`, `window_minutes`, `cool_off_minutes`, `quiet_minutes`:
+    /// more than `max_interruptions` reclaims of a model in a region within the window pause
+    /// spot there for at least the cool-off, until none came for the quiet time); `None`
+    /// when it sets none. Each field is needed; a bad one is an error naming it.
+    pub fn spot_breaker_of_data_dir(
+        data_dir: &Path,
+    ) -> Result<Option<ebb_reconcile::spot::BreakerPolicy>, OpenError> {
+        let path = data_dir.join(CONFIG_FILE);
+        let bad = |reason: String| OpenError {
+            path: path.display().to_string(),
+            reason,
+        };
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(bad(error.to_string())),
+        };
+        let table: toml::Table = text
+            .parse()
+            .map_err(|error: toml::de::Error| bad(error.message().to_string()))?;
+        let Some(value) = table.get("spot_breaker") else {
+            return Ok(None);
+        };
+        let Some(section) = value.as_table() else {
+            return Err(bad("spot_breaker: expected a table `[spot_breaker]`".into()));
+        };
+        const FIELDS: [&str; 4] = [
+            "max_interruptions",
+            "window_minutes",
+            "cool_off_minutes",
+            "quiet_minutes",
+        ];
+        if let Some(key) = section.keys().find(|key| !FIELDS.contains(&key.as_str())) {
+            return Err(bad(format!(
+                "spot_breaker.{key}: unknown field; the fields are {}",
+                FIELDS.join(", ")
+            )));
+        }
+        let field = |name: &str, least: i64| -> Result<i64, OpenError> {
+            match section.get(name) {
+                Some(toml::Value::Integer(n)) if (least..=1440).contains(n) => Ok(*n),
+                Some(_) => Err(bad(format!(
+                    "spot_breaker.{name}: expected a whole number from {least} to 1440"
+                ))),
+                None => Err(bad(format!("spot_breaker.{name}: missing"))),
+            }
+        };
+        let minutes = |name: &str| field(name, 1).map(|n| n * 60_000);
+        Ok(Some(ebb_reconcile::spot::BreakerPolicy {
+            max_interruptions: u32::try_from(field("max_interruptions", 0)?).unwrap_or(0),
+            window_ms: minutes("window_minutes")?,
+            cool_off_ms: minutes("cool_off_minutes")?,
+            quiet_ms: minutes("quiet_minutes")?,
+        }))
     }
 
     /// `--database`: a `postgres://` URL, or `sqlite` for the data directory's own file.
@@ -357,6 +414,45 @@ pub(crate) async fn insert_console_activity(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_spot_breaker_is_read_from_console_toml_naming_a_bad_field() {
+        let dir = ebb_testkit::TempDir::new("db-spot-breaker");
+        let write = |text: &str| {
+            // Kept beside what the suites may have written (a shared database).
+            let kept: String = std::fs::read_to_string(dir.join(CONFIG_FILE))
+                .unwrap_or_default()
+                .lines()
+                .filter(|line| line.starts_with("database"))
+                .map(|line| format!("{line}\n"))
+                .collect();
+            std::fs::write(dir.join(CONFIG_FILE), format!("{kept}{text}")).unwrap();
+        };
+        write(
+            "[spot_breaker]\nmax_interruptions = 2\nwindow_minutes = 10\ncool_off_minutes = 5\nquiet_minutes = 4\n",
+        );
+        let policy = Location::spot_breaker_of_data_dir(dir.path())
+            .unwrap()
+            .unwrap();
+        assert_eq!(policy.max_interruptions, 2);
+        assert_eq!(policy.window_ms, 600_000);
+        assert_eq!(policy.quiet_ms, 240_000);
+        assert!(Location::of_data_dir(dir.path()).is_ok());
+        write(
+            "[spot_breaker]\nmax_interruptions = 2\nwindow_minutes = 0\ncool_off_minutes = 5\nquiet_minutes = 4\n",
+        );
+        let error = Location::spot_breaker_of_data_dir(dir.path()).unwrap_err();
+        assert!(
+            error.reason.contains("spot_breaker.window_minutes"),
+            "{error}"
+        );
+        write("[spot_breaker]\nmax_interruptions = 2\nwindow = 10\n");
+        let error = Location::spot_breaker_of_data_dir(dir.path()).unwrap_err();
+        assert!(
+            error.reason.contains("spot_breaker.window: unknown field"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn a_data_directory_without_a_config_keeps_its_own_file() {
