@@ -160,20 +160,20 @@ impl Breaker {
 /// the host's region).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Breakers {
-    policy: Option<BreakerPolicy>,
+    policy: BreakerPolicy,
     each: BTreeMap<(String, String), Breaker>,
 }
 
 impl Breakers {
     pub fn new(policy: BreakerPolicy) -> Breakers {
         Breakers {
-            policy: Some(policy),
+            policy,
             each: BTreeMap::new(),
         }
     }
 
     pub fn policy(&self) -> BreakerPolicy {
-        self.policy.unwrap_or_default()
+        self.policy
     }
 
     /// A reclaim of `model` in `region` at `at_ms`.

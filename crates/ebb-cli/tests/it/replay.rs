@@ -5,7 +5,7 @@ use std::process::{Command, Output};
 
 use ebb_testkit::TempDir;
 
-fn ebb(data_dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn ebb(data_dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ebb"))
         .arg("--data-dir")
         .arg(data_dir)
@@ -15,7 +15,7 @@ fn ebb(data_dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn stdout(output: &Output) -> String {
+pub(crate) fn stdout(output: &Output) -> String {
     assert!(
         output.status.success(),
         "ebb failed: {}",
@@ -24,7 +24,7 @@ fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
 }
 
-fn stderr(output: &Output) -> String {
+pub(crate) fn stderr(output: &Output) -> String {
     assert!(!output.status.success(), "ebb should have failed");
     String::from_utf8_lossy(&output.stderr).into_owned()
 }

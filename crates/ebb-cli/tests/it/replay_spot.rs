@@ -3,33 +3,9 @@
 //! seeded model, and a bad spot column named by line and column.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
+use crate::replay::{ebb, stderr, stdout};
 use ebb_testkit::TempDir;
-
-fn ebb(data_dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ebb"))
-        .arg("--data-dir")
-        .arg(data_dir)
-        .args(args)
-        .env_remove("EBB_DATA_DIR")
-        .output()
-        .unwrap()
-}
-
-fn stdout(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "ebb failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    assert!(!output.status.success(), "ebb should have failed");
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 /// Two days: 4 GPUs of work, 20 from 18:00 to 22:00 each day; spot at ¥4.00 then ¥4.50;
 /// with `interrupted`, one spot GPU taken back every 97 minutes.

@@ -521,10 +521,13 @@ pub fn scale_preview(
         cost_problem: problem,
         release_warning: release_warning(&released, grace_s),
         released,
-        split: GpuSplit {
-            spot: spot_to,
-            on_demand: to - pool.split(to, open).base - spot_to.min(to),
-            base: pool.split(to, open).base,
+        split: {
+            let base = pool.split(to, open).base;
+            GpuSplit {
+                base,
+                on_demand: to - base - spot_to.min(to - base),
+                spot: spot_to,
+            }
         },
         spot_saving_per_hour_fen: spot_saving_per_hour_fen.filter(|_| spot_to > 0),
     }

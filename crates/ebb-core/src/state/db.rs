@@ -37,6 +37,28 @@ pub type DbRow = sqlx::any::AnyRow;
 /// The file in a data directory that may name a shared database.
 pub const CONFIG_FILE: &str = "console.toml";
 
+/// The data directory's `console.toml` as a table, with the error for a bad field in it
+/// (naming the file); `None` when there is no such file. Reading or parsing it fails
+/// naming the file.
+fn config_table(
+    data_dir: &Path,
+) -> Result<Option<(toml::Table, impl Fn(String) -> OpenError)>, OpenError> {
+    let path = data_dir.join(CONFIG_FILE).display().to_string();
+    let bad = move |reason: String| OpenError {
+        path: path.clone(),
+        reason,
+    };
+    let text = match std::fs::read_to_string(data_dir.join(CONFIG_FILE)) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(bad(error.to_string())),
+    };
+    let table: toml::Table = text
+        .parse()
+        .map_err(|error: toml::de::Error| bad(error.message().to_string()))?;
+    Ok(Some((table, bad)))
+}
+
 /// Which engine holds the console's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
@@ -76,26 +98,9 @@ impl Location {
             Some(None) => return Ok(Self::DataDir(data_dir.to_path_buf())),
             None => {}
         }
-        let path = data_dir.join(CONFIG_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Self::DataDir(data_dir.to_path_buf()));
-            }
-            Err(error) => {
-                return Err(OpenError {
-                    path: path.display().to_string(),
-                    reason: error.to_string(),
-                });
-            }
+        let Some((table, bad)) = config_table(data_dir)? else {
+            return Ok(Self::DataDir(data_dir.to_path_buf()));
         };
-        let bad = |reason: String| OpenError {
-            path: path.display().to_string(),
-            reason,
-        };
-        let table: toml::Table = text
-            .parse()
-            .map_err(|error: toml::de::Error| bad(error.message().to_string()))?;
         for key in table.keys() {
             if !matches!(key.as_str(), "database" | "prometheus" | "spot_breaker") {
                 return Err(bad(format!(
@@ -116,19 +121,9 @@ impl Location {
     /// "http://HOST:9090"`), where custom metrics with a `prometheus` query are read; `None`
     /// when it names none. A bad value is an error naming the file and the field.
     pub fn prometheus_of_data_dir(data_dir: &Path) -> Result<Option<String>, OpenError> {
-        let path = data_dir.join(CONFIG_FILE);
-        let bad = |reason: String| OpenError {
-            path: path.display().to_string(),
-            reason,
+        let Some((table, bad)) = config_table(data_dir)? else {
+            return Ok(None);
         };
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(error) => return Err(bad(error.to_string())),
-        };
-        let table: toml::Table = text
-            .parse()
-            .map_err(|error: toml::de::Error| bad(error.message().to_string()))?;
         match table.get("prometheus") {
             None => Ok(None),
             Some(toml::Value::String(url))
@@ -150,19 +145,9 @@ impl Location {
     pub fn spot_breaker_of_data_dir(
         data_dir: &Path,
     ) -> Result<Option<ebb_reconcile::spot::BreakerPolicy>, OpenError> {
-        let path = data_dir.join(CONFIG_FILE);
-        let bad = |reason: String| OpenError {
-            path: path.display().to_string(),
-            reason,
+        let Some((table, bad)) = config_table(data_dir)? else {
+            return Ok(None);
         };
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(error) => return Err(bad(error.to_string())),
-        };
-        let table: toml::Table = text
-            .parse()
-            .map_err(|error: toml::de::Error| bad(error.message().to_string()))?;
         let Some(value) = table.get("spot_breaker") else {
             return Ok(None);
         };
