@@ -160,6 +160,9 @@ fn chart_error(error: ChartError) -> IpcError {
             ..IpcError::new(IpcErrorKind::NotFound, error.to_string())
         },
         ChartError::Metrics(error) => metrics_error(error),
+        ChartError::MetricsUnavailable(_) => {
+            IpcError::new(IpcErrorKind::MetricsUnavailable, error.to_string())
+        }
         ChartError::Pool(error) => pool_error(error),
         ChartError::Write { .. } => IpcError::new(IpcErrorKind::Io, error.to_string()),
         ChartError::Raster(_) => IpcError::new(IpcErrorKind::Internal, error.to_string()),
@@ -381,6 +384,9 @@ fn console_error(error: ConsoleError) -> IpcError {
     match error {
         ConsoleError::Registry(error) => registry_error(error),
         ConsoleError::Agent(error) => agent_error(error),
+        ConsoleError::MetricsUnavailable(_) => {
+            IpcError::new(IpcErrorKind::MetricsUnavailable, error.to_string())
+        }
         other => {
             tracing::error!(error = %other, "console failure");
             IpcError::new(IpcErrorKind::Internal, other.to_string())

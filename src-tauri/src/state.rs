@@ -37,6 +37,11 @@ pub struct Options {
     /// it. Not served in the demo (its users are pushed from inside).
     #[arg(long, env = "EBB_METRICS_LISTEN", default_value = ebb_core::console::DEFAULT_METRICS_LISTEN, value_name = "ADDR")]
     pub metrics_listen: String,
+    /// Read readings from Prometheus instead of polling the agents:
+    /// `prometheus+http://HOST:9090` (as `metrics` in the data directory's console.toml).
+    /// The demo always collects its own fleet.
+    #[arg(long, env = "EBB_METRICS", value_name = "URL")]
+    pub metrics: Option<String>,
     /// How long a host may not answer, in seconds, before its pools' leases there are
     /// written off and replaced elsewhere (the enforcer's grace period), as `ebb daemon`
     /// reads it. The end-to-end tests shorten it rather than wait 30 real seconds.
@@ -144,6 +149,7 @@ impl AppState {
         let console = Console::open(ConsoleOptions {
             token_store,
             metrics_listen,
+            metrics: options.metrics.clone().filter(|_| !options.demo),
             slurm,
             enforcer: ebb_core::enforcer::EnforcerConfig {
                 grace: options.failover_grace,

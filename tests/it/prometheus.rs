@@ -6,13 +6,12 @@
 //! `/metrics`.
 
 use crate::{MetricsDaemon, http};
-use ebb_testkit::{AgentCommand, AgentProcess, Cli, TempDir, eventually};
+use ebb_testkit::{AgentCommand, AgentProcess, Cli, PrometheusServer, TempDir, eventually};
 use ebb_wire::agent::{LeaseList, LeaseState};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::io::{BufRead, BufReader, Write as _};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::io::Write as _;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const DASHBOARD: &str = include_str!("../../dist/grafana/ebb-gpus.json");
@@ -24,97 +23,6 @@ const HOSTS: [(&str, &str, &str); 4] = [
     ("gpu-e1", "cn-east", "r1"),
     ("gpu-e2", "cn-east", "r2"),
 ];
-
-/// Processes this test started, killed and reaped however it ends.
-struct Children(Vec<Child>);
-
-impl Drop for Children {
-    fn drop(&mut self) {
-        for child in &mut self.0 {
-            let _ = child.kill();
-        }
-        for child in &mut self.0 {
-            let _ = child.wait();
-        }
-    }
-}
-
-/// `prometheus` or `promtool` from Debian's package, on `PATH` or in `/usr/bin`.
-fn prometheus_tool(name: &str) -> PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain([PathBuf::from("/usr/bin")])
-        .map(|dir| dir.join(name))
-        .find(|candidate| candidate.is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "`{name}` is not on PATH nor in /usr/bin: this test runs a real Prometheus. \
-                 Install Debian's `prometheus` package (`apt-get install prometheus`); \
-                 `cargo xtask test` installs it when missing"
-            )
-        })
-}
-
-/// Starts Prometheus on `127.0.0.1:0` and reads the port it bound from its log: once its
-/// listener is bound it logs `msg="Listening on" address=127.0.0.1:PORT` (on stderr), so no
-/// port is picked beforehand. Answers its base URL once `/-/ready` says so.
-async fn start_prometheus(dir: &Path, config: &Path, children: &mut Children) -> String {
-    let binary = prometheus_tool("prometheus");
-    let mut child = Command::new(&binary)
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!(
-            "--storage.tsdb.path={}",
-            dir.join("tsdb").display()
-        ))
-        .arg("--web.listen-address=127.0.0.1:0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|error| panic!("cannot start {}: {error}", binary.display()));
-    let log = child.stderr.take().unwrap();
-    children.0.push(child);
-    let (send, lines) = std::sync::mpsc::channel::<String>();
-    // Drains the log for Prometheus's whole life, so it never writes to a closed pipe.
-    std::thread::spawn(move || {
-        for line in BufReader::new(log).lines().map_while(Result::ok) {
-            let _ = send.send(line);
-        }
-    });
-    let mut seen = Vec::new();
-    let address = loop {
-        // An exit ends the reader, which ends the wait at once.
-        let line = lines
-            .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|_| {
-                panic!(
-                    "Prometheus did not say where it listens; it logged:\n{}",
-                    seen.join("\n")
-                )
-            });
-        if line.contains("msg=\"Listening on\"")
-            && let Some(address) = line.split(" address=").nth(1)
-        {
-            break address
-                .split_whitespace()
-                .next()
-                .unwrap_or_default()
-                .to_string();
-        }
-        seen.push(line);
-    };
-    let url = format!("http://{address}");
-    let client = http();
-    eventually("Prometheus ready", Duration::from_secs(30), || async {
-        match client.get(format!("{url}/-/ready")).send().await {
-            Ok(answer) if answer.status().is_success() => Ok(()),
-            Ok(answer) => Err(answer.status().to_string()),
-            Err(error) => Err(error.to_string()),
-        }
-    })
-    .await;
-    url
-}
 
 /// The dashboard's panels, those inside rows included.
 fn panels(dashboard: &Value) -> Vec<&Value> {
@@ -215,8 +123,8 @@ async fn every_dashboard_query_answers_from_a_real_prometheus_fed_by_service_dis
     let started = Instant::now();
     let dashboard: Value = serde_json::from_str(DASHBOARD).expect("the dashboard is JSON");
     check_importable(&dashboard);
-    let promtool = prometheus_tool("promtool");
-    prometheus_tool("prometheus");
+    let promtool = PrometheusServer::tool("promtool");
+    PrometheusServer::tool("prometheus");
 
     let dir = TempDir::new("it-prometheus");
     let agents: Vec<AgentProcess> = HOSTS
@@ -259,7 +167,6 @@ async fn every_dashboard_query_answers_from_a_real_prometheus_fed_by_service_dis
     counts.sort_unstable();
     assert_eq!(counts, [2, 3], "{held:?}");
 
-    let mut children = Children(Vec::new());
     let daemon = MetricsDaemon::start(cli.command(&["daemon"]));
     let console = &daemon.addr;
     let token = cli.ok(&["metric", "token", "new"]).trim().to_string();
@@ -324,7 +231,8 @@ async fn every_dashboard_query_answers_from_a_real_prometheus_fed_by_service_dis
     );
     eprintln!("promtool: the config and an agent's /metrics have no problems");
 
-    let prometheus = start_prometheus(dir.path(), &config, &mut children).await;
+    let server = PrometheusServer::start_with(dir.path(), &config);
+    let prometheus = server.url().to_string();
     let targets = eventually(
         "Prometheus to scrape every agent",
         Duration::from_secs(60),
@@ -434,7 +342,7 @@ async fn every_dashboard_query_answers_from_a_real_prometheus_fed_by_service_dis
         variables.len(),
         started.elapsed().as_secs_f64()
     );
-    drop(children);
+    drop(server);
 }
 
 /// A custom metric read from Prometheus: `ebb daemon` runs the rule file's PromQL query (the
@@ -443,7 +351,7 @@ async fn every_dashboard_query_answers_from_a_real_prometheus_fed_by_service_dis
 /// metric reads its `fallback`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_promql_metric_reads_prometheus_and_falls_back_when_it_is_gone() {
-    prometheus_tool("prometheus");
+    PrometheusServer::tool("prometheus");
     let dir = TempDir::new("it-promql");
     let agent = AgentCommand::sim(&dir.subdir("gpu-n1"), "2xA100")
         .host_name("gpu-n1")
@@ -464,8 +372,8 @@ async fn a_promql_metric_reads_prometheus_and_falls_back_when_it_is_gone() {
         ),
     )
     .unwrap();
-    let mut children = Children(Vec::new());
-    let prometheus = start_prometheus(dir.path(), &config, &mut children).await;
+    let server = PrometheusServer::start_with(dir.path(), &config);
+    let prometheus = server.url().to_string();
 
     let data = dir.join("console");
     std::fs::create_dir_all(&data).unwrap();
@@ -509,7 +417,7 @@ async fn a_promql_metric_reads_prometheus_and_falls_back_when_it_is_gone() {
     )
     .await;
     // Prometheus gone: two failed reads, then the fallback.
-    drop(children);
+    drop(server);
     eventually(
         "the fallback once Prometheus is gone",
         Duration::from_secs(60),

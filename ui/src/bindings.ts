@@ -1101,7 +1101,12 @@ leases: PoolLeaseRef[] }
 /**
  * The whole fleet as the console sees it; `tick` grows by one with every collection round.
  */
-export type FleetSnapshot = { tick: number; hosts: HostStatus[] }
+export type FleetSnapshot = { tick: number; hosts: HostStatus[]; 
+/**
+ * Set while the metrics back end (Prometheus) does not answer: the hosts are then as
+ * it last answered. Always `None` with the embedded collector.
+ */
+metrics_unavailable?: MetricsUnavailable | null }
 /**
  * Sent after every collection tick.
  */
@@ -1447,6 +1452,10 @@ export type IpcErrorKind =
  */
 "conflict" | 
 /**
+ * The metrics back end (Prometheus) did not answer: no readings or charts until it does.
+ */
+"metrics_unavailable" | 
+/**
  * A bug or a broken database: the message says what failed.
  */
 "internal"
@@ -1587,6 +1596,10 @@ value: number | null; at_ms: number | null;
  * Past its staleness limit (or never seen): the rules that name it do nothing.
  */
 stale: boolean; stale_after_minutes: number }
+/**
+ * Why the metrics back end gave no readings: its URL and its failure, in its words.
+ */
+export type MetricsUnavailable = { url: string; reason: string }
 /**
  * A GPU model as a host reports it (`NVIDIA A100-SXM4-80GB`) and the catalog's name for
  * it (`A100`); `None` when the catalog prices no such model.

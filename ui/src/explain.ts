@@ -48,6 +48,7 @@ export const ERROR_KINDS: Readonly<Record<IpcErrorKind, MessageKey>> = {
   host_holds_gpus: "error.kind.host_holds_gpus",
   unacknowledged_warnings: "error.kind.unacknowledged_warnings",
   conflict: "error.kind.conflict",
+  metrics_unavailable: "error.kind.metrics_unavailable",
   internal: "error.kind.internal",
 };
 

@@ -157,6 +157,7 @@ const ERROR_KINDS: Readonly<Record<IpcErrorKind, MessageKey>> = {
   host_holds_gpus: "hosts.error.host_holds_gpus",
   unacknowledged_warnings: "hosts.error.unacknowledged_warnings",
   conflict: "error.kind.conflict",
+  metrics_unavailable: "error.kind.metrics_unavailable",
   internal: "hosts.error.internal",
 };
 

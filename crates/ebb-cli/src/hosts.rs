@@ -248,6 +248,7 @@ pub async fn daemon(
     data_dir: &Path,
     store: TokenStore,
     metrics_listen: Option<std::net::SocketAddr>,
+    metrics: Option<String>,
 ) -> anyhow::Result<()> {
     raise_open_file_limit();
     loop {
@@ -257,12 +258,22 @@ pub async fn daemon(
             history_points: 1,
             enforcer: crate::pools::enforcer_config()?,
             metrics_listen,
+            metrics: metrics.clone(),
+            // On Prometheus, only whether each host is up (nothing here draws GPUs).
+            fleet_detail: false,
             ..ConsoleOptions::new(data_dir)
         })
         .await?;
         if console.role() == Role::Collector {
             let hosts = console.registry().list().await?.len();
-            println!("collecting from {hosts} hosts into {}", data_dir.display());
+            match console.metrics_backend().prometheus() {
+                Some(prometheus) => println!(
+                    "enforcing over {hosts} hosts in {}; metrics from Prometheus at {}",
+                    data_dir.display(),
+                    prometheus.url()
+                ),
+                None => println!("collecting from {hosts} hosts into {}", data_dir.display()),
+            }
             if let Some(addr) = console.metrics_api_addr() {
                 println!("custom metrics: POST http://{addr}/v1/metrics");
             }

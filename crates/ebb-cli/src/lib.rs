@@ -116,6 +116,10 @@ enum Command {
         /// `ebb metric token new`); `off` to not serve it.
         #[arg(long, value_name = "ADDR", default_value = ebb_core::console::DEFAULT_METRICS_LISTEN, env = "EBB_METRICS_LISTEN")]
         metrics_listen: String,
+        /// Read readings from Prometheus instead of polling the agents:
+        /// `prometheus+http://HOST:9090` (as `metrics` in the data directory's console.toml).
+        #[arg(long, value_name = "URL", env = "EBB_METRICS")]
+        metrics: Option<String>,
     },
     /// Pools: create, list, show, scale (the slider on the command line), delete.
     #[command(subcommand)]
@@ -295,14 +299,17 @@ async fn run_command(cli: Cli) -> anyhow::Result<()> {
         Command::Hosts(command) => {
             hosts::run(command.clone(), &data_dir()?, cli.token_store, cli.json).await?;
         }
-        Command::Daemon { metrics_listen } => {
+        Command::Daemon {
+            metrics_listen,
+            metrics,
+        } => {
             let listen = match metrics_listen.trim() {
                 "off" => None,
                 text => Some(text.parse().map_err(|_| {
                     anyhow::anyhow!("--metrics-listen: `{text}` is not an address like 127.0.0.1:7171 (or `off`)")
                 })?),
             };
-            hosts::daemon(&data_dir()?, cli.token_store, listen).await?;
+            hosts::daemon(&data_dir()?, cli.token_store, listen, metrics.clone()).await?;
         }
         Command::Pool(command) => {
             pools::run(command.clone(), &data_dir()?, cli.token_store, cli.json).await?;

@@ -71,6 +71,12 @@ pub struct ConsoleOptions {
     /// The Slurm that pools bound to a partition work with: the real controller, bound by
     /// `slurm.toml`, but in the demo.
     pub slurm: crate::slurm::api::SlurmSetup,
+    /// The metrics back end, `prometheus+http://HOST:9090` (`--metrics`); `None`: the one
+    /// `console.toml` names, else the embedded collector.
+    pub metrics: Option<String>,
+    /// On Prometheus, read every GPU's readings each round (a window draws them); `false`
+    /// reads only whether each host is up (`ebb daemon`).
+    pub fleet_detail: bool,
 }
 
 /// The metrics endpoint's default address: loopback only.
@@ -89,6 +95,8 @@ impl ConsoleOptions {
             metrics_listen: None,
             election: ElectionConfig::default(),
             slurm: crate::slurm::api::SlurmSetup::default(),
+            metrics: None,
+            fleet_detail: true,
         }
     }
 }
@@ -110,6 +118,9 @@ pub enum ConsoleError {
     DataDir { path: String, reason: String },
     #[error(transparent)]
     Metrics(#[from] MetricsError),
+    /// The metrics back end (Prometheus) did not answer.
+    #[error("metrics unavailable: {0}")]
+    MetricsUnavailable(#[from] ebb_telemetry::prom::PromError),
 }
 
 impl TokenStore {
@@ -148,6 +159,8 @@ pub struct Console {
     tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
     /// `POST /v1/metrics`, when this process collects and was asked to serve it.
     metrics_api: std::sync::Mutex<Option<crate::metrics_api::MetricsApi>>,
+    /// Where readings come from: the embedded collector or Prometheus.
+    backend: crate::metrics_backend::MetricsBackend,
     /// Held while this process is the collector; the OS frees it if the process dies.
     _lock: Option<std::fs::File>,
 }
@@ -163,6 +176,8 @@ impl Console {
         let db = ConsoleDb::open(data_dir)
             .await?
             .with_clock(options.clock.clone());
+        let backend =
+            crate::metrics_backend::MetricsBackend::of(data_dir, options.metrics.as_deref())?;
         let vault = options.token_store.vault(data_dir);
         let registry = Registry::new(db.clone(), vault);
         let lock = if options.viewer_only {
@@ -205,27 +220,50 @@ impl Console {
                 leader,
                 options.slurm.clone(),
             ));
-            let (sink, ticks) = mpsc::channel(8);
-            let collector = Collector::start(Vec::new(), options.collector, Some(sink))?;
-            let snapshot = collector.subscribe();
-            tasks.push(tokio::spawn(write_ticks(
-                ticks,
-                db.clone(),
-                history.clone(),
-                metrics.clone(),
-            )));
-            // Hosts added by another process (`ebb hosts add`, a viewing window) arrive here.
-            tasks.push(tokio::spawn(follow_registry(
+            if let Some(client) = backend.prometheus() {
+                // On Prometheus: no agent is polled for telemetry.
+                let (publish, snapshot) = watch::channel(Arc::new(empty_snapshot()));
+                tasks.push(tokio::spawn(crate::metrics_backend::follow(
+                    client.clone(),
+                    registry.clone(),
+                    publish,
+                    history.clone(),
+                    options.fleet_detail,
+                    prom_every(&options),
+                )));
+                (Role::Collector, None, snapshot)
+            } else {
+                let (sink, ticks) = mpsc::channel(8);
+                let collector = Collector::start(Vec::new(), options.collector, Some(sink))?;
+                let snapshot = collector.subscribe();
+                tasks.push(tokio::spawn(write_ticks(
+                    ticks,
+                    db.clone(),
+                    history.clone(),
+                    metrics.clone(),
+                )));
+                // Hosts added by another process (`ebb hosts add`, a viewing window) arrive here.
+                tasks.push(tokio::spawn(follow_registry(
+                    registry.clone(),
+                    collector.targets_handle(),
+                    REGISTRY_POLL,
+                )));
+                (Role::Collector, Some(collector), snapshot)
+            }
+        } else if let Some(client) = backend.prometheus() {
+            // A viewer on Prometheus reads it as the collecting process would.
+            let (publish, snapshot) = watch::channel(Arc::new(empty_snapshot()));
+            tasks.push(tokio::spawn(crate::metrics_backend::follow(
+                client.clone(),
                 registry.clone(),
-                collector.targets_handle(),
-                REGISTRY_POLL,
+                publish,
+                history.clone(),
+                options.fleet_detail,
+                prom_every(&options),
             )));
-            (Role::Collector, Some(collector), snapshot)
+            (Role::Viewer, None, snapshot)
         } else {
-            let (publish, snapshot) = watch::channel(Arc::new(FleetSnapshot {
-                tick: 0,
-                hosts: Vec::new(),
-            }));
+            let (publish, snapshot) = watch::channel(Arc::new(empty_snapshot()));
             tasks.push(tokio::spawn(view(
                 db.clone(),
                 options.collector.interval,
@@ -271,6 +309,7 @@ impl Console {
             slurm: options.slurm.clone(),
             tasks: std::sync::Mutex::new(tasks),
             metrics_api: std::sync::Mutex::new(metrics_api),
+            backend,
             _lock: lock,
         };
         console.reload().await?;
@@ -325,6 +364,11 @@ impl Console {
     /// Stored samples and rollups, for range charts (written by the collecting process).
     pub fn metrics(&self) -> &MetricsStore {
         &self.metrics
+    }
+
+    /// Where readings come from.
+    pub fn metrics_backend(&self) -> &crate::metrics_backend::MetricsBackend {
+        &self.backend
     }
 
     /// The newest reading time over all hosts.
@@ -512,6 +556,25 @@ impl Console {
             let _ = task.await;
         }
         self.metrics.close().await;
+    }
+}
+
+/// A snapshot before the first round.
+fn empty_snapshot() -> FleetSnapshot {
+    FleetSnapshot {
+        tick: 0,
+        hosts: Vec::new(),
+        metrics_unavailable: None,
+    }
+}
+
+/// How often the fleet is read from Prometheus: each collection round when something draws
+/// it, at a scrape's usual interval when only whether hosts are up is read.
+fn prom_every(options: &ConsoleOptions) -> Duration {
+    if options.fleet_detail {
+        options.collector.interval
+    } else {
+        crate::metrics_backend::HEALTH_EVERY
     }
 }
 
@@ -703,7 +766,11 @@ async fn view(db: ConsoleDb, interval: Duration, publish: watch::Sender<Arc<Flee
         match read_snapshot(&db).await {
             Ok(hosts) => {
                 tick = tick.wrapping_add(1);
-                publish.send_replace(Arc::new(FleetSnapshot { tick, hosts }));
+                publish.send_replace(Arc::new(FleetSnapshot {
+                    tick,
+                    hosts,
+                    metrics_unavailable: None,
+                }));
             }
             Err(error) => tracing::warn!(%error, "cannot read the collector's records"),
         }
@@ -760,6 +827,21 @@ pub async fn health_now(
         path: data_dir.display().to_string(),
         reason: error.to_string(),
     })?;
+    if let crate::metrics_backend::MetricsBackend::Prometheus(client) =
+        crate::metrics_backend::MetricsBackend::of(data_dir, None)?
+    {
+        let hosts: Vec<ebb_telemetry::prom::PromHost> = registry
+            .list()
+            .await?
+            .into_iter()
+            .map(|entry| ebb_telemetry::prom::PromHost {
+                name: entry.name,
+                url: entry.url,
+                region: entry.region,
+            })
+            .collect();
+        return Ok(client.health(&hosts, 0).await?.hosts);
+    }
     if running {
         return read_snapshot(db)
             .await

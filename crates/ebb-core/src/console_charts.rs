@@ -28,6 +28,9 @@ pub enum ChartError {
     NoHost(String),
     #[error(transparent)]
     Metrics(#[from] MetricsError),
+    /// The metrics back end (Prometheus) did not answer.
+    #[error("metrics unavailable: {0}")]
+    MetricsUnavailable(#[from] ebb_telemetry::prom::PromError),
     #[error(transparent)]
     Pool(#[from] PoolError),
     #[error("cannot draw the PNG: {0}")]
@@ -183,7 +186,15 @@ impl Console {
             to_ms: spec.to_ms,
             max_points: frame.width_px,
         };
-        let series = self.metrics().query(&query).await?;
+        let series = match self.metrics_backend().prometheus() {
+            Some(prometheus) => {
+                query.validate()?;
+                prometheus
+                    .host_series(host, metric, query.from_ms, query.to_ms, query.max_points)
+                    .await?
+            }
+            None => self.metrics().query(&query).await?,
+        };
         gpu_lines_svg(&spec, metric, &series).map_err(|error| invalid("chart", error.to_string()))
     }
 
@@ -201,7 +212,14 @@ impl Console {
             to_ms: spec.to_ms,
             columns: (frame.width_px / 8).clamp(10, 240),
         };
-        let heatmap = self.metrics().heatmap(&query).await?;
+        let heatmap = match self.metrics_backend().prometheus() {
+            Some(prometheus) => {
+                prometheus
+                    .heatmap(query.metric, query.from_ms, query.to_ms, query.columns)
+                    .await?
+            }
+            None => self.metrics().heatmap(&query).await?,
+        };
         heatmap_svg(&spec, &heatmap).map_err(|error| invalid("chart", error.to_string()))
     }
 

@@ -19,6 +19,7 @@ pub mod console_slurm;
 pub mod cost_view;
 pub mod demo;
 pub mod enforce;
+pub mod metrics_backend;
 pub mod pools;
 pub mod rules;
 pub mod slurm;

@@ -99,6 +99,7 @@ impl Collector {
         let (publish, snapshot) = watch::channel(Arc::new(FleetSnapshot {
             tick: 0,
             hosts: targets.iter().map(unknown_status).collect(),
+            metrics_unavailable: None,
         }));
         let (commands, inbox) = mpsc::unbounded_channel();
         let supervisor = tokio::spawn(supervise(targets, config, http, publish, inbox, sink));
@@ -290,6 +291,7 @@ async fn supervise(
                 let snapshot = Arc::new(FleetSnapshot {
                     tick,
                     hosts: order.iter().filter_map(|name| hosts.get(name)).map(|tracked| tracked.status.clone()).collect(),
+                    metrics_unavailable: None,
                 });
                 publish.send_replace(snapshot.clone());
                 if let Some(sink) = &sink {

@@ -180,7 +180,8 @@ pub struct SeriesQuery {
 }
 
 impl SeriesQuery {
-    fn validate(&self) -> Result<(), MetricsError> {
+    /// The range and the points asked, checked (for any back end).
+    pub fn validate(&self) -> Result<(), MetricsError> {
         validate_range(self.from_ms, self.to_ms)?;
         if !(1..=MAX_POINTS_LIMIT).contains(&self.max_points) {
             return Err(MetricsError::Invalid {

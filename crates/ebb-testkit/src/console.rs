@@ -18,6 +18,8 @@ pub struct TestConsoleBuilder {
     enforcer: EnforcerConfig,
     clock: Option<SharedClock>,
     hosts: Vec<HostEntry>,
+    metrics: Option<String>,
+    metrics_listen: Option<std::net::SocketAddr>,
 }
 
 impl TestConsoleBuilder {
@@ -47,6 +49,19 @@ impl TestConsoleBuilder {
         self
     }
 
+    /// Reads readings from Prometheus at `url` (`http://…`) instead of collecting.
+    pub fn prometheus(mut self, url: &str) -> Self {
+        self.metrics = Some(format!("prometheus+{url}"));
+        self
+    }
+
+    /// Serves `POST /v1/metrics` and the Prometheus service discovery on `listen`
+    /// (`127.0.0.1:0`: a port of its own, read back with `Console::metrics_api_addr`).
+    pub fn metrics_listen(mut self, listen: std::net::SocketAddr) -> Self {
+        self.metrics_listen = Some(listen);
+        self
+    }
+
     /// Registers `host` once the console is open.
     pub fn host(mut self, host: HostEntry) -> Self {
         self.hosts.push(host);
@@ -65,6 +80,8 @@ impl TestConsoleBuilder {
             token_store: self.token_store,
             collector: self.collector,
             enforcer: self.enforcer,
+            metrics: self.metrics.clone(),
+            metrics_listen: self.metrics_listen,
             ..ConsoleOptions::new(data_dir)
         };
         if let Some(clock) = &self.clock {
@@ -113,6 +130,8 @@ impl TestConsole {
             },
             clock: None,
             hosts: Vec::new(),
+            metrics: None,
+            metrics_listen: None,
         }
     }
 

@@ -11,6 +11,8 @@
 //! - [`SlurmCluster`]: a Slurm cluster from the machine's packages in a temp dir on loopback
 //!   (its own munged and slurmctld, the test's slurmds); its ports are picked and released,
 //!   as PostgreSQL's are, since Slurm takes them from its configuration only.
+//! - [`PrometheusServer`]: Debian's Prometheus on the test's scrape configuration, on a port
+//!   it bound itself (read from its log); stopped and restarted in place for fault tests.
 //! - [`fuzz`]: inputs for the parsers' never-panic properties (arbitrary bytes, mutations
 //!   of valid files) and a runner that counts the cases.
 //! - `TestFleet` (feature `fleet`): simulated agents in this process; with `telemetry`, as
@@ -27,6 +29,7 @@ pub mod fuzz;
 mod net;
 mod postgres;
 mod process;
+mod prometheus;
 mod slurm;
 mod temp;
 mod wait;
@@ -38,6 +41,7 @@ pub use fleet::{TestFleet, TestFleetBuilder};
 pub use net::{Relay, bound_listener};
 pub use postgres::PostgresServer;
 pub use process::{AgentCommand, AgentProcess, Cli, workspace_bin};
+pub use prometheus::PrometheusServer;
 pub use slurm::{SlurmCluster, SlurmSpec};
 pub use temp::{POSTGRES_ENV, TempDir};
 pub use wait::{Probe, Timeout, eventually, eventually_blocking, try_eventually};

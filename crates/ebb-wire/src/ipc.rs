@@ -191,6 +191,17 @@ pub struct HostStatus {
 pub struct FleetSnapshot {
     pub tick: u32,
     pub hosts: Vec<HostStatus>,
+    /// Set while the metrics back end (Prometheus) does not answer: the hosts are then as
+    /// it last answered. Always `None` with the embedded collector.
+    #[serde(default)]
+    pub metrics_unavailable: Option<MetricsUnavailable>,
+}
+
+/// Why the metrics back end gave no readings: its URL and its failure, in its words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct MetricsUnavailable {
+    pub url: String,
+    pub reason: String,
 }
 
 /// The console's facts the Fleet's capacity summary needs beside the snapshot: which
@@ -458,6 +469,8 @@ pub enum IpcErrorKind {
     /// Another change came first: the pool is no longer at the count this one was made
     /// from (`field` is `from`); look again and decide on what is there now.
     Conflict,
+    /// The metrics back end (Prometheus) did not answer: no readings or charts until it does.
+    MetricsUnavailable,
     /// A bug or a broken database: the message says what failed.
     Internal,
 }

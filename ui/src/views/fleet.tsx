@@ -96,6 +96,13 @@ function Alerts(): JSX.Element {
   };
   return (
     <div class="alerts">
+      <Show when={fleet.snapshot?.metrics_unavailable}>
+        {(gone) => (
+          <p class="alert alert-warn" role="alert" data-testid="metrics-unavailable">
+            {t("fleet.metricsUnavailable", { url: gone().url, reason: gone().reason })}
+          </p>
+        )}
+      </Show>
       <Show when={fleet.snapshotError !== null}>
         <ErrorAlert lead={t("fleet.loadFailed")} error={fleet.snapshotError} testid="fleet-error" />
       </Show>

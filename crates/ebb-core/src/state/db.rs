@@ -125,7 +125,8 @@ impl Location {
             return Ok(None);
         };
         match table.get("prometheus") {
-            None => Ok(None),
+            // The metrics back end's server answers the rules' queries too.
+            None => Self::metrics_of_data_dir(data_dir),
             Some(toml::Value::String(url))
                 if url.starts_with("http://") || url.starts_with("https://") =>
             {
@@ -133,6 +134,24 @@ impl Location {
             }
             Some(_) => Err(bad(
                 "prometheus: expected a URL such as \"http://127.0.0.1:9090\"".into(),
+            )),
+        }
+    }
+
+    /// The metrics back end the data directory's `console.toml` names (`metrics =
+    /// "prometheus+http://HOST:9090"`) as the server's base URL; `None` for the embedded
+    /// collector. A bad value is an error naming `metrics`.
+    pub fn metrics_of_data_dir(data_dir: &Path) -> Result<Option<String>, OpenError> {
+        let Some((table, bad)) = config_table(data_dir)? else {
+            return Ok(None);
+        };
+        match table.get("metrics") {
+            None => Ok(None),
+            Some(toml::Value::String(text)) => ebb_telemetry::prom::backend_url(text)
+                .map(Some)
+                .map_err(|reason| bad(format!("metrics: {reason}"))),
+            Some(_) => Err(bad(
+                "metrics: expected a string such as \"prometheus+http://127.0.0.1:9090\"".into(),
             )),
         }
     }

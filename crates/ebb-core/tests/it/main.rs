@@ -7,6 +7,7 @@ mod lease_history;
 mod parsers;
 mod pinning;
 mod pools;
+mod prom_backend;
 mod provider;
 mod reclaim;
 mod registry;
