@@ -425,3 +425,174 @@ async fn a_promql_metric_reads_prometheus_and_falls_back_when_it_is_gone() {
     )
     .await;
 }
+
+/// An application's own exporter: `/metrics` with `test_queue_depth` at what the test sets.
+struct Exporter {
+    depth: std::sync::Arc<std::sync::atomic::AtomicU32>,
+    target: String,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Exporter {
+    async fn start() -> Self {
+        use std::sync::atomic::Ordering;
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let target = listener.local_addr().unwrap().to_string();
+        let depth = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let served = depth.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let depth = served.load(Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut request = [0u8; 4096];
+                    let _ = stream.read(&mut request).await;
+                    let body = format!("# TYPE test_queue_depth gauge\ntest_queue_depth {depth}\n");
+                    let answer = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n\
+                         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = stream.write_all(answer.as_bytes()).await;
+                });
+            }
+        });
+        Self {
+            depth,
+            target,
+            task,
+        }
+    }
+
+    fn set(&self, depth: u32) {
+        self.depth.store(depth, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Drop for Exporter {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// `ebb daemon` on Prometheus as its metrics back end (`metrics = "prometheus+…"` in
+/// console.toml) with a rule on a PromQL metric (an application's queue, from its own
+/// exporter): a deep queue scales the pool out; Prometheus stopped, the metric goes stale
+/// and the pool stands still, its leases untouched; Prometheus back with the queue empty,
+/// the pool scales back in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_promql_rule_on_the_prometheus_back_end_scales_out_and_back() {
+    PrometheusServer::tool("prometheus");
+    let dir = TempDir::new("it-promql-rule");
+    let agent = AgentCommand::sim(&dir.subdir("gpu-n1"), "2xA100")
+        .host_name("gpu-n1")
+        .sample_interval_ms(200)
+        .start();
+    let exporter = Exporter::start().await;
+    let mut server = PrometheusServer::start(
+        dir.path(),
+        &format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
+             scrape_configs:\n  - job_name: app\n    static_configs:\n      \
+             - targets: ['{}']\n",
+            exporter.target
+        ),
+    );
+    let data = dir.join("console");
+    std::fs::create_dir_all(&data).unwrap();
+    let toml = data.join("console.toml");
+    let mut kept = std::fs::read_to_string(&toml).unwrap_or_default();
+    kept.push_str(&format!("metrics = \"prometheus+{}\"\n", server.url()));
+    std::fs::write(&toml, kept).unwrap();
+    let cli = Cli::new(&data);
+    cli.ok(&["hosts", "add", "gpu-n1", &agent.url, "--region", "cn-north"]);
+    cli.ok(&[
+        "pool", "create", "web", "--model", "A100", "--region", "cn-north", "--min", "0", "--max",
+        "2",
+    ]);
+    let rules = dir.join("web.toml");
+    std::fs::write(
+        &rules,
+        "pool = \"web\"\n[limits]\nmin_gpus = 0\nmax_gpus = 2\n\n[scale_in]\nforce = true\n\n\
+         [[metric]]\nname = \"queue\"\nstale_after_minutes = 1\n\
+         prometheus = 'max(test_queue_depth)'\ntimeout_s = 2\n\n\
+         [[threshold]]\nname = \"deep\"\nmetric = \"queue\"\nop = \">\"\nvalue = 5\n\
+         action = \"+2\"\n\n\
+         [[threshold]]\nname = \"empty\"\nmetric = \"queue\"\nop = \"<\"\nvalue = 1\n\
+         action = \"-2\"\n",
+    )
+    .unwrap();
+    cli.ok(&["rules", "set", "web", rules.to_str().unwrap(), "--yes"]);
+    let daemon = MetricsDaemon::start(cli.command(&["daemon"]));
+    let held = |cli: &Cli| -> Option<(u64, u64)> {
+        let view: Value = serde_json::from_str(&cli.ok(&["pool", "show", "web", "--json"])).ok()?;
+        Some((view["desired"].as_u64()?, view["actual"].as_u64()?))
+    };
+    let stale = |cli: &Cli| -> Option<bool> {
+        let shown: Value =
+            serde_json::from_str(&cli.ok(&["rules", "show", "web", "--json"])).ok()?;
+        shown["metrics"]
+            .as_array()?
+            .iter()
+            .find(|metric| metric["name"] == "queue")?["stale"]
+            .as_bool()
+    };
+
+    exporter.set(12);
+    eventually(
+        "the deep queue to scale the pool out to 2",
+        Duration::from_secs(240),
+        || async { (held(&cli) == Some((2, 2))).then_some(()) },
+    )
+    .await;
+    assert_eq!(
+        held_by_pool(std::slice::from_ref(&agent))
+            .await
+            .values()
+            .sum::<usize>(),
+        2
+    );
+
+    // Prometheus gone, the queue emptied meanwhile: the metric goes stale, and the pool
+    // stands still.
+    server.stop();
+    exporter.set(0);
+    eventually(
+        "the queue metric to go stale",
+        Duration::from_secs(180),
+        || async { (stale(&cli) == Some(true)).then_some(()) },
+    )
+    .await;
+    assert_eq!(held(&cli), Some((2, 2)), "no rule moved the pool");
+    assert_eq!(
+        held_by_pool(std::slice::from_ref(&agent))
+            .await
+            .values()
+            .sum::<usize>(),
+        2,
+        "its leases untouched"
+    );
+
+    // Back: the empty queue scales it in.
+    server.restart();
+    eventually(
+        "the empty queue to scale the pool back to 0",
+        Duration::from_secs(240),
+        || async { (held(&cli) == Some((0, 0))).then_some(()) },
+    )
+    .await;
+    eventually(
+        "the agent to hold none",
+        Duration::from_secs(30),
+        || async {
+            (held_by_pool(std::slice::from_ref(&agent))
+                .await
+                .values()
+                .sum::<usize>()
+                == 0)
+                .then_some(())
+        },
+    )
+    .await;
+    drop(daemon);
+}

@@ -102,9 +102,12 @@ impl Location {
             return Ok(Self::DataDir(data_dir.to_path_buf()));
         };
         for key in table.keys() {
-            if !matches!(key.as_str(), "database" | "prometheus" | "spot_breaker") {
+            if !matches!(
+                key.as_str(),
+                "database" | "metrics" | "prometheus" | "spot_breaker"
+            ) {
                 return Err(bad(format!(
-                    "unknown field `{key}`: the fields are `database`, `prometheus` and `spot_breaker`"
+                    "unknown field `{key}`: the fields are `database`, `metrics`, `prometheus` and `spot_breaker`"
                 )));
             }
         }
