@@ -399,6 +399,30 @@ async fn a_promql_metric_reads_prometheus_and_falls_back_when_it_is_gone() {
     )
     .unwrap();
     cli.ok(&["rules", "set", "web", rules.to_str().unwrap(), "--yes"]);
+    // `ebb rules lint` asks the server console.toml names: the query above passes; one the
+    // file's own check lets through (an unknown function) is refused, naming its field.
+    let linted = cli.run(&["rules", "lint", rules.to_str().unwrap()]);
+    assert_eq!(
+        linted.status.code(),
+        Some(1),
+        "valid, with its cooldown warning: {}",
+        String::from_utf8_lossy(&linted.stdout)
+    );
+    let unknown = dir.join("unknown.toml");
+    std::fs::write(
+        &unknown,
+        std::fs::read_to_string(&rules)
+            .unwrap()
+            .replace("sum(up{", "frobnicate(up{"),
+    )
+    .unwrap();
+    let linted = cli.run(&["rules", "lint", unknown.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&linted.stdout);
+    assert_eq!(linted.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("metric[0].prometheus") && said.contains("frobnicate"),
+        "{said}"
+    );
     let _daemon = MetricsDaemon::start(cli.command(&["daemon"]));
 
     let value = |cli: &Cli| -> Option<f64> {

@@ -362,7 +362,7 @@ async fn run_command(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Rules(command) => {
-            let code = rules::run(command, cli.json)?;
+            let code = rules::run(command, &data_dir()?, cli.json).await?;
             if code != 0 {
                 std::process::exit(code);
             }

@@ -6,7 +6,7 @@ use clap::Subcommand;
 use ebb_rules::lint::{LintContext, lint_file};
 use ebb_wire::rules::LintReport;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Subcommand)]
 pub enum RulesCommand {
@@ -17,6 +17,10 @@ pub enum RulesCommand {
         /// The warmup the cooldowns are checked against, in minutes.
         #[arg(long, default_value_t = 5)]
         warmup: u32,
+        /// The Prometheus server its PromQL metrics are checked with (`http://HOST:9090`);
+        /// by default the one the data directory's console.toml names, if any.
+        #[arg(long, value_name = "URL")]
+        prometheus: Option<String>,
     },
     /// Suggest a rule file for a recorded trace: the cheapest found by replay within the
     /// shortfall limit, each lever with a comment saying why (the file on standard output).
@@ -94,9 +98,13 @@ impl RulesCommand {
 }
 
 /// Runs the command; answers the exit code.
-pub fn run(command: &RulesCommand, json: bool) -> anyhow::Result<i32> {
+pub async fn run(command: &RulesCommand, data_dir: &Path, json: bool) -> anyhow::Result<i32> {
     match command {
-        RulesCommand::Lint { file, warmup } => {
+        RulesCommand::Lint {
+            file,
+            warmup,
+            prometheus,
+        } => {
             let bytes = std::fs::read(file)
                 .with_context(|| format!("cannot read the rule file {}", file.display()))?;
             // A file that is not text is an invalid rule file (exit 2), not an IO failure.
@@ -113,7 +121,16 @@ pub fn run(command: &RulesCommand, json: bool) -> anyhow::Result<i32> {
                 warmup_minutes: *warmup,
                 ..LintContext::default()
             };
-            let report = lint_file(&file.display().to_string(), &text, &context);
+            let mut report = lint_file(&file.display().to_string(), &text, &context);
+            let server = match prometheus {
+                Some(url) => Some(url.trim_end_matches('/').to_string()),
+                None => ebb_core::db::Location::prometheus_of_data_dir(data_dir)
+                    .ok()
+                    .flatten(),
+            };
+            if let Some(server) = server.filter(|_| report.valid) {
+                ask_server(&mut report, &text, &server).await;
+            }
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
@@ -128,6 +145,48 @@ pub fn run(command: &RulesCommand, json: bool) -> anyhow::Result<i32> {
         | RulesCommand::Disable { .. }
         | RulesCommand::Shadow { .. } => {
             unreachable!("main runs these itself: they need the data directory")
+        }
+    }
+}
+
+/// Each PromQL metric's query (its pool templated in) checked by the server's own parser:
+/// one it refuses makes the file invalid, naming the metric's field. A server that does
+/// not answer is said on standard error and checks nothing.
+async fn ask_server(report: &mut LintReport, text: &str, url: &str) {
+    let Ok(rules) = ebb_rules::model::parse(text) else {
+        return;
+    };
+    let pool = text
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|table| table.get("pool")?.as_str().map(str::to_string))
+        .unwrap_or_else(|| "pool".into());
+    let client = match ebb_telemetry::prom::PromClient::new(url, ebb_telemetry::prom::TIMEOUT) {
+        Ok(client) => client,
+        Err(error) => {
+            eprintln!("not checked with Prometheus: {error}");
+            return;
+        }
+    };
+    for (i, metric) in rules.spec().metrics.iter().enumerate() {
+        let Some(source) = &metric.prometheus else {
+            continue;
+        };
+        let query = ebb_rules::promql::render(&source.query, &pool);
+        match client.parse(&query).await {
+            Ok(None) => {}
+            Ok(Some(reason)) => {
+                report.valid = false;
+                report.errors.push(ebb_wire::rules::RuleProblem {
+                    line: None,
+                    field: format!("metric[{i}].prometheus"),
+                    message: format!("Prometheus at {url} refuses the query: {reason}"),
+                });
+            }
+            Err(error) => {
+                eprintln!("metric[{i}].prometheus: not checked with Prometheus: {error}");
+                return;
+            }
         }
     }
 }
