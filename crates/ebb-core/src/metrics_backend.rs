@@ -120,6 +120,10 @@ pub(crate) async fn follow(
                         return false;
                     }
                     let mut kept = (**last).clone();
+                    if kept.hosts.is_empty() {
+                        // Never read yet: the registry's hosts, their health unknown.
+                        kept.hosts = ebb_telemetry::prom::snapshot_of(&hosts, tick, &[], &[]).hosts;
+                    }
                     kept.tick = tick;
                     kept.metrics_unavailable = Some(unavailable);
                     *last = Arc::new(kept);

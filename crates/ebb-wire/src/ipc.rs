@@ -602,6 +602,7 @@ mod tests {
             HostHoldsGpus,
             UnacknowledgedWarnings,
             Conflict,
+            MetricsUnavailable,
             Internal,
         ];
         let arm = |kind: IpcErrorKind| match kind {
@@ -625,7 +626,8 @@ mod tests {
             HostHoldsGpus => 17,
             UnacknowledgedWarnings => 18,
             Conflict => 19,
-            Internal => 20,
+            MetricsUnavailable => 20,
+            Internal => 21,
         };
         let arms: Vec<usize> = all.iter().map(|&kind| arm(kind)).collect();
         assert_eq!(arms, (0..all.len()).collect::<Vec<_>>());
