@@ -113,7 +113,7 @@ pub(crate) async fn follow(
                 tracing::warn!(%error, "cannot read the fleet from Prometheus");
                 let unavailable = MetricsUnavailable {
                     url: client.url().to_string(),
-                    reason: error.to_string(),
+                    reason: error.reason(),
                 };
                 publish.send_if_modified(|last| {
                     if last.metrics_unavailable.as_ref() == Some(&unavailable) {

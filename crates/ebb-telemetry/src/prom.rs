@@ -57,6 +57,17 @@ pub enum PromError {
     Decode { url: String, reason: String },
 }
 
+impl PromError {
+    /// What went wrong, without the server's URL (which the caller names once).
+    pub fn reason(&self) -> String {
+        match self {
+            Self::Unreachable { reason, .. } | Self::Decode { reason, .. } => reason.clone(),
+            Self::Timeout { timeout_ms, .. } => format!("no answer within {timeout_ms} ms"),
+            Self::Refused { kind, reason, .. } => format!("query refused ({kind}): {reason}"),
+        }
+    }
+}
+
 /// One series of an instant answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sample {
@@ -206,7 +217,7 @@ impl PromClient {
         } else {
             PromError::Unreachable {
                 url: self.base.clone(),
-                reason: causes(&error),
+                reason: causes(&error.without_url()),
             }
         }
     }
