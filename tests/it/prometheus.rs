@@ -518,8 +518,13 @@ async fn a_promql_rule_on_the_prometheus_back_end_scales_out_and_back() {
         &format!(
             "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
              scrape_configs:\n  - job_name: app\n    static_configs:\n      \
-             - targets: ['{}']\n",
-            exporter.target
+             - targets: ['{}']\n  - job_name: ebb-agents\n    static_configs:\n      \
+             - targets: ['{}']\n        labels: {{host: gpu-n1, region: cn-north}}\n",
+            exporter.target,
+            agent
+                .url
+                .trim_start_matches("http://")
+                .trim_end_matches('/'),
         ),
     );
     let data = dir.join("console");
@@ -576,6 +581,11 @@ async fn a_promql_rule_on_the_prometheus_back_end_scales_out_and_back() {
             .sum::<usize>(),
         2
     );
+    // `ebb metrics` reads the agent's readings from Prometheus too (no metrics.db).
+    let readings: Value =
+        serde_json::from_str(&cli.ok(&["metrics", "gpu-n1", "--since", "1m", "--json"])).unwrap();
+    assert_eq!(readings.as_array().map(Vec::len), Some(2), "{readings}");
+    assert!(!data.join("metrics.db").exists(), "nothing collected");
 
     // Prometheus gone, the queue emptied meanwhile: the metric goes stale, and the pool
     // stands still.

@@ -1,4 +1,5 @@
-//! `ebb metrics NAME`: a host's stored readings over a past window.
+//! `ebb metrics NAME`: a host's readings over a past window, from `metrics.db` or from
+//! Prometheus when it is the metrics back end.
 
 use ebb_telemetry::metrics_store::{MetricsStore, RetentionConfig, SeriesQuery};
 use ebb_wire::ipc::ChartMetric;
@@ -50,14 +51,6 @@ pub async fn run(
     points: u32,
     json: bool,
 ) -> anyhow::Result<()> {
-    let path = data_dir.join("metrics.db");
-    if !path.exists() {
-        anyhow::bail!(
-            "no metrics in {} yet: run `ebb daemon` (or the app) to collect",
-            data_dir.display()
-        );
-    }
-    let store = MetricsStore::open(&path, RetentionConfig::default()).await?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)?
         .as_millis() as i64;
@@ -69,8 +62,30 @@ pub async fn run(
         to_ms: now,
         max_points: points,
     };
-    let series = store.query(&query).await?;
-    store.close().await;
+    let series = match ebb_core::metrics_backend::MetricsBackend::of(data_dir, None)? {
+        // On Prometheus: its readings, as the app's charts read them.
+        ebb_core::metrics_backend::MetricsBackend::Prometheus(prometheus) => {
+            query.validate()?;
+            let mut series = prometheus
+                .host_series(host, metric, query.from_ms, query.to_ms, points)
+                .await?;
+            series.retain(|line| gpu.is_none_or(|index| line.gpu_index == index));
+            series
+        }
+        ebb_core::metrics_backend::MetricsBackend::Embedded => {
+            let path = data_dir.join("metrics.db");
+            if !path.exists() {
+                anyhow::bail!(
+                    "no metrics in {} yet: run `ebb daemon` (or the app) to collect",
+                    data_dir.display()
+                );
+            }
+            let store = MetricsStore::open(&path, RetentionConfig::default()).await?;
+            let series = store.query(&query).await?;
+            store.close().await;
+            series
+        }
+    };
     if series.is_empty() {
         anyhow::bail!("no readings of `{host}` in the last {}s", since.as_secs());
     }

@@ -187,8 +187,12 @@ impl Console {
                 .map_err(|error| dir_error(error.to_string()))?
         };
         let history = Arc::new(RwLock::new(UtilHistory::new(options.history_points)));
-        let metrics =
-            MetricsStore::open(&data_dir.join("metrics.db"), RetentionConfig::default()).await?;
+        // On Prometheus nothing is stored here: no metrics.db.
+        let metrics = if backend.prometheus().is_some() {
+            MetricsStore::in_memory().await?
+        } else {
+            MetricsStore::open(&data_dir.join("metrics.db"), RetentionConfig::default()).await?
+        };
         let mut tasks = Vec::new();
         let pools = PoolStore::new(db.clone());
         let mut enforcer = None;
