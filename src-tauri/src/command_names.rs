@@ -1,6 +1,6 @@
 /// The app's own commands: `build.rs` makes a permission for each and
 /// `capabilities/main.json` grants exactly these (`tests/it/lockdown.rs` checks it).
-pub const COMMANDS: [&str; 44] = [
+pub const COMMANDS: [&str; 45] = [
     "add_host",
     "app_info",
     "catalog_import",
@@ -17,6 +17,7 @@ pub const COMMANDS: [&str; 44] = [
     "forget_host",
     "host_history_chart",
     "lint_rules",
+    "test_promql",
     "list_activity",
     "list_hosts",
     "list_pools",

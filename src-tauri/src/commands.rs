@@ -21,7 +21,7 @@ use ebb_wire::pools::{
 };
 use ebb_wire::reasons::ChangeReason;
 use ebb_wire::replay::{ReplayChartLabels, RulesReplay};
-use ebb_wire::rules::{LintReport, PoolRules, RuleSet, RulesMode};
+use ebb_wire::rules::{LintReport, PoolRules, PromqlValue, RuleSet, RulesMode};
 use ebb_wire::suggest::RulesSuggestion;
 
 use tauri::State;
@@ -600,6 +600,30 @@ pub async fn lint_rules(
         .lint_rules(&pool, &source)
         .await
         .map_err(pool_error)
+}
+
+/// A PromQL metric's query run now against the rules' Prometheus server (the Rules form's
+/// Test): its value, or why none.
+#[tauri::command]
+#[specta::specta]
+pub async fn test_promql(
+    state: State<'_, AppState>,
+    pool: String,
+    query: String,
+) -> Result<PromqlValue, IpcError> {
+    use ebb_core::console_rules::PromqlTestError as E;
+    state
+        .console
+        .test_promql(&pool, &query)
+        .await
+        .map_err(|error| match error {
+            E::Query(_) => IpcError::invalid("prometheus", error.to_string()),
+            E::NoServer | E::Unavailable(_) => {
+                IpcError::new(IpcErrorKind::MetricsUnavailable, error.to_string())
+            }
+            E::Config(_) => IpcError::new(IpcErrorKind::Io, error.to_string()),
+            E::Pool(error) => pool_error(error),
+        })
 }
 
 /// Saves a new version of a pool's rules (`mode`: as it is, or the first save's disabled,

@@ -56,6 +56,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::set_ui_language,
             commands::pool_rules,
             commands::lint_rules,
+            commands::test_promql,
             commands::save_rules,
             commands::set_rules_mode,
             commands::replay_rules,

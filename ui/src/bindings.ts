@@ -402,6 +402,18 @@ async lintRules(pool: string, source: string) : Promise<Result<LintReport, IpcEr
 }
 },
 /**
+ * A PromQL metric's query run now against the rules' Prometheus server (the Rules form's
+ * Test): its value, or why none.
+ */
+async testPromql(pool: string, query: string) : Promise<Result<PromqlValue, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("test_promql", { pool, query }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
  * Saves a new version of a pool's rules (`mode`: as it is, or the first save's disabled,
  * when `None`): refused when invalid (the first problem's field and line), and when it has
  * warnings not `acknowledged` (`unacknowledged_warnings`).
@@ -2143,6 +2155,10 @@ fallback: number | null;
  * Failed or empty answers in a row before the fallback (at least 1).
  */
 fallback_after: number }
+/**
+ * A PromQL metric's query as run (the pool's name templated in) and its value now.
+ */
+export type PromqlValue = { query: string; value: number }
 /**
  * A recurring window in which no busy GPU is released: from each time `cron` matches (in
  * `time_zone`), for `duration_minutes`.

@@ -277,8 +277,7 @@ impl Console {
         };
         // Custom metrics read from Prometheus, where console.toml names a server.
         if role == Role::Collector
-            && let Some(url) = crate::db::Location::prometheus_of_data_dir(data_dir)
-                .map_err(|error| ConsoleError::Registry(error.into()))?
+            && let Some(url) = promql_server(data_dir, &backend)?
         {
             tasks.push(tokio::spawn(crate::rules::promql_live::run(
                 pools.clone(),
@@ -561,6 +560,16 @@ impl Console {
         }
         self.metrics.close().await;
     }
+}
+
+/// The server the rules' PromQL metrics ask: `console.toml`'s `prometheus`, else the
+/// metrics back end's Prometheus (from `console.toml` or `--metrics`); `None` without one.
+pub(crate) fn promql_server(
+    data_dir: &Path,
+    backend: &crate::metrics_backend::MetricsBackend,
+) -> Result<Option<String>, crate::db::OpenError> {
+    Ok(crate::db::Location::prometheus_of_data_dir(data_dir)?
+        .or_else(|| backend.prometheus().map(|client| client.url().to_string())))
 }
 
 /// A snapshot before the first round.

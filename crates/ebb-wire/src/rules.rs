@@ -1055,6 +1055,13 @@ pub struct LintReport {
 // ---------------------------------------------------------------------------------------
 // Rules on a pool, live
 
+/// A PromQL metric's query as run (the pool's name templated in) and its value now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct PromqlValue {
+    pub query: String,
+    pub value: f64,
+}
+
 /// Whether the console acts on a pool's rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
 #[serde(rename_all = "snake_case")]

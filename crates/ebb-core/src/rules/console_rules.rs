@@ -26,6 +26,28 @@ pub enum RulesError {
     Pool(#[from] PoolError),
 }
 
+/// Why a PromQL metric's query could not be tested.
+#[derive(Debug, thiserror::Error)]
+pub enum PromqlTestError {
+    /// The query is wrong (its shape, or Prometheus refused it, or it answers other than
+    /// one number): in the metric's `prometheus` field.
+    #[error("prometheus: {0}")]
+    Query(String),
+    /// No server to ask: `console.toml` names none.
+    #[error(
+        "no Prometheus server to ask: name one in the data directory's console.toml (prometheus = \"http://HOST:9090\", or metrics = \"prometheus+http://HOST:9090\")"
+    )]
+    NoServer,
+    /// console.toml cannot be read.
+    #[error("{0}")]
+    Config(String),
+    /// The server did not answer.
+    #[error("metrics unavailable: {0}")]
+    Unavailable(ebb_telemetry::prom::PromError),
+    #[error(transparent)]
+    Pool(#[from] PoolError),
+}
+
 fn problems_words(problems: &[RuleProblem]) -> String {
     problems
         .iter()
@@ -82,6 +104,38 @@ fn against_pool(rules: &ebb_wire::rules::RuleSet, pool: &Pool, text: &str) -> Ve
 impl Console {
     /// Lints a rule file as it would be saved for `pool`: invalid (with every problem's line
     /// and field), or valid with its warnings.
+    /// A PromQL metric's query run now against the server the rules' metrics read (the
+    /// pool's name templated in), as the Rules form's Test does: its value, or why none.
+    pub async fn test_promql(
+        &self,
+        pool: &str,
+        query: &str,
+    ) -> Result<ebb_wire::rules::PromqlValue, PromqlTestError> {
+        use ebb_telemetry::prom::{PromClient, PromError, TIMEOUT};
+        let pool = self.pools.get(pool).await?;
+        ebb_rules::promql::check(query).map_err(PromqlTestError::Query)?;
+        let url = crate::console::promql_server(&self.data_dir, self.metrics_backend())
+            .map_err(|error| PromqlTestError::Config(error.to_string()))?
+            .ok_or(PromqlTestError::NoServer)?;
+        let rendered = ebb_rules::promql::render(query, &pool.name);
+        let client = PromClient::new(&url, TIMEOUT).map_err(PromqlTestError::Unavailable)?;
+        let samples = match client.instant(&rendered).await {
+            Ok(samples) => samples,
+            Err(PromError::Refused { reason, .. }) => {
+                return Err(PromqlTestError::Query(format!(
+                    "Prometheus refuses `{rendered}`: {reason}"
+                )));
+            }
+            Err(error) => return Err(PromqlTestError::Unavailable(error)),
+        };
+        let value = ebb_telemetry::prom::number_of(&samples)
+            .map_err(|problem| PromqlTestError::Query(format!("`{rendered}`: {problem}")))?;
+        Ok(ebb_wire::rules::PromqlValue {
+            query: rendered,
+            value,
+        })
+    }
+
     pub async fn lint_rules(&self, pool: &str, source: &str) -> Result<LintReport, PoolError> {
         Ok(self.checked_rules(pool, source).await?.0)
     }

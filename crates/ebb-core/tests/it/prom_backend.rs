@@ -6,6 +6,7 @@
 
 use ebb_agent::sim::GpuModel;
 use ebb_core::console_charts::ChartError;
+use ebb_core::console_rules::PromqlTestError;
 use ebb_telemetry::client::{AgentClient, ClientConfig};
 use ebb_testkit::{PrometheusServer, TempDir, TestConsole, TestFleet, eventually};
 use ebb_wire::agent::LeaseState;
@@ -181,6 +182,30 @@ async fn a_console_on_prometheus_shows_what_the_agents_serve_and_waits_out_an_ou
         .unwrap();
     console.fleet_heatmap_chart(&frame(), "GPUs").await.unwrap();
 
+    // The Rules form's Test: the back end's server answers the rules' queries too.
+    let tested = console
+        .test_promql(
+            "train",
+            "count(up{region=~\".+\"} == 1) + 0 * count(up{pool_name!=\"{pool}\"})",
+        )
+        .await
+        .unwrap();
+    assert_eq!(tested.value, 2.0, "{tested:?}");
+    assert!(tested.query.contains("pool_name!=\"train\""), "{tested:?}");
+    let refused = console
+        .test_promql("train", "frobnicate(up)")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&refused, PromqlTestError::Query(reason) if reason.contains("frobnicate")),
+        "{refused}"
+    );
+    let many = console.test_promql("train", "up").await.unwrap_err();
+    assert!(
+        matches!(&many, PromqlTestError::Query(reason) if reason.contains("2 series")),
+        "{many}"
+    );
+
     // Prometheus gone: the views say so, the charts are refused with the reason, and the
     // pool keeps its leases.
     prometheus.stop();
@@ -198,6 +223,8 @@ async fn a_console_on_prometheus_shows_what_the_agents_serve_and_waits_out_an_ou
         matches!(refused, ChartError::MetricsUnavailable(_)),
         "{refused}"
     );
+    let gone = console.test_promql("train", "sum(up)").await.unwrap_err();
+    assert!(matches!(gone, PromqlTestError::Unavailable(_)), "{gone}");
     let since = ebb_core::clock::now_ms();
     console
         .wait_converged("train", since, Duration::from_secs(30))

@@ -391,6 +391,7 @@ export function Editor(props: {
           changed={formChanged}
           notes={notes()}
           problems={fieldProblems()}
+          pool={props.pool}
         />
       </div>
       <div id="rules-panel-toml" role="tabpanel" aria-labelledby="rules-tab-toml" hidden={tab() !== "toml"}>

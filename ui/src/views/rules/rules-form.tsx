@@ -46,6 +46,7 @@ import {
   type ThresholdRow,
 } from "../../rules";
 import { FieldNotes, invalid } from "./field-notes";
+import { PromqlTest } from "./promql-test";
 
 const ACTION_WORDS: Readonly<Record<ActionKind, MessageKey>> = {
   add_gpus: "rules.f.action.add_gpus",
@@ -79,6 +80,8 @@ export function RulesForm(props: {
   notes: Map<string, Notes>;
   /** The form's own problems, by form field (rules.ts problemsByField). */
   problems: Record<string, Phrase>;
+  /** The pool the rules are for (a PromQL metric's Test runs its query for it). */
+  pool: string;
 }): JSX.Element {
   /** The custom metrics the form declares, offered beside the built-in ones. */
   const declaredMetrics = (): string[] => props.values.metrics.map((row) => row.name);
@@ -264,6 +267,7 @@ export function RulesForm(props: {
                 {field(`metric[${i}].stale_after_minutes`, "rules.f.staleAfter", metricInput(i, "stale_after_minutes"))}
                 {field(`metric[${i}].prometheus`, "rules.f.promql", metricInput(i, "prometheus", { wide: true }))}
               </div>
+              <PromqlTest pool={props.pool} query={() => row().prometheus} index={i} />
               {removeButton("metric", i, row().name, () => props.setValues("metrics", (rows) => rows.filter((_, n) => n !== i)))}
             </fieldset>
           )}
