@@ -223,6 +223,7 @@ impl Console {
                 enforcer_config,
                 leader,
                 options.slurm.clone(),
+                backend.prometheus().cloned(),
             ));
             if let Some(client) = backend.prometheus() {
                 // On Prometheus: no agent is polled for telemetry.

@@ -134,6 +134,100 @@ pub(crate) async fn follow(
     }
 }
 
+/// The pass's observations with each GPU's readings as Prometheus has them, for the
+/// rules: the GPUs of the hosts where pools hold leases, in one query. A GPU Prometheus
+/// has no reading of, or every GPU when it does not answer, reads as unknown, so the rules
+/// on utilization and busy GPUs stand still rather than see idle GPUs.
+pub async fn readings_for_rules(
+    prometheus: &PromClient,
+    hosts: &[ebb_reconcile::reconcile::HostObs],
+    statuses: &[ebb_reconcile::reconcile::PoolStatus],
+) -> Vec<ebb_reconcile::reconcile::HostObs> {
+    let mut read: Vec<_> = hosts.to_vec();
+    let mut held: Vec<&str> = statuses
+        .iter()
+        .flat_map(|status| status.leases.iter().map(|lease| lease.host.as_str()))
+        .collect();
+    held.sort_unstable();
+    held.dedup();
+    let answer = if held.is_empty() {
+        Ok(Vec::new())
+    } else {
+        let names: Vec<String> = held.iter().map(|host| regex_quote(host)).collect();
+        let query = format!(
+            "{{__name__=~\"ebb_gpu_(utilization_percent|memory_utilization_percent|memory_used_bytes|memory_total_bytes)\",host=~\"{}\"}}",
+            names.join("|")
+        );
+        prometheus.instant(&query).await
+    };
+    let samples = answer.unwrap_or_else(|error| {
+        tracing::warn!(%error, "the rules have no GPU readings from Prometheus this pass");
+        Vec::new()
+    });
+    let mut by_gpu: std::collections::HashMap<(&str, u32), Vec<&ebb_telemetry::prom::Sample>> =
+        std::collections::HashMap::new();
+    for sample in &samples {
+        if let (Some(host), Some(index)) = (
+            sample.labels.get("host"),
+            sample
+                .labels
+                .get("index")
+                .and_then(|index| index.parse().ok()),
+        ) {
+            by_gpu
+                .entry((host.as_str(), index))
+                .or_default()
+                .push(sample);
+        }
+    }
+    for host in &mut read {
+        let name = host.name.clone();
+        let Some(seen) = &mut host.seen else {
+            continue;
+        };
+        for gpu in &mut seen.gpus {
+            gpu.gpu_util_pct = None;
+            gpu.memory_util_pct = None;
+            gpu.memory_used_mib = None;
+            for sample in by_gpu
+                .get(&(name.as_str(), gpu.index))
+                .into_iter()
+                .flatten()
+            {
+                let value = sample.value;
+                match sample.labels.get("__name__").map(String::as_str) {
+                    Some("ebb_gpu_utilization_percent") => gpu.gpu_util_pct = Some(value as f32),
+                    Some("ebb_gpu_memory_utilization_percent") => {
+                        gpu.memory_util_pct = Some(value as f32);
+                    }
+                    Some("ebb_gpu_memory_used_bytes") => {
+                        gpu.memory_used_mib = Some((value / 1_048_576.0).round() as u32);
+                    }
+                    Some("ebb_gpu_memory_total_bytes") if value > 0.0 => {
+                        gpu.memory_total_mib = Some((value / 1_048_576.0).round() as u32);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    read
+}
+
+/// A host name as a literal inside a PromQL regular expression.
+fn regex_quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if ".+*?()|[]{}^$".contains(c) {
+            out.push_str("\\\\");
+        } else if c == '"' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Each host's utilization into the live charts' history, at the time it was read.
 fn record(history: &RwLock<UtilHistory>, snapshot: &FleetSnapshot) {
     let now_ms = std::time::SystemTime::now()

@@ -100,9 +100,12 @@ impl Enforcer {
         config: EnforcerConfig,
         leader: LeaderHandle,
         slurm: crate::slurm::api::SlurmSetup,
+        readings: Option<ebb_telemetry::prom::PromClient>,
     ) -> Self {
         let provider = Arc::new(AgentProvider::new(registry.clone(), config.client));
-        Self::spawn(store, registry, data_dir, config, provider, leader, slurm)
+        Self::spawn(
+            store, registry, data_dir, config, provider, leader, slurm, readings,
+        )
     }
 
     /// The enforcer renting through `provider`: the registry's hosts are its targets.
@@ -142,9 +145,11 @@ impl Enforcer {
             provider,
             leader,
             crate::slurm::api::SlurmSetup::default(),
+            None,
         )
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn spawn(
         store: PoolStore,
         registry: Registry,
@@ -153,6 +158,7 @@ impl Enforcer {
         provider: Arc<dyn GpuProvider>,
         leader: LeaderHandle,
         slurm: crate::slurm::api::SlurmSetup,
+        readings: Option<ebb_telemetry::prom::PromClient>,
     ) -> Self {
         let wake = Arc::new(Notify::new());
         let (publish, reports) = watch::channel(PassReport::default());
@@ -171,6 +177,7 @@ impl Enforcer {
             holder: None,
             passes: 0,
             rules: RulesRunner::default(),
+            readings,
             slurm: crate::slurm::binder::SlurmBinder::new(slurm),
             reclaims_said: std::collections::HashSet::new(),
             spot: crate::enforce::spot::SpotBreakers::new(config.spot_breaker),
@@ -275,6 +282,8 @@ struct Loop {
     passes: u64,
     /// Each pool's rules, evaluated after the pass.
     rules: RulesRunner,
+    /// On Prometheus as the metrics back end: the rules read the pools' GPU readings there.
+    readings: Option<ebb_telemetry::prom::PromClient>,
     /// Pools bound to a Slurm partition: their nodes, one lease each.
     slurm: crate::slurm::binder::SlurmBinder,
     /// Reclaimed leases already logged (each said once while it lasts; after a restart,
@@ -536,13 +545,27 @@ impl Loop {
             .write_status(&settled.statuses, self.store.now_ms())
             .await?;
         crate::pool_history::after_pass(&self.store, &recorded.pools, &settled.statuses).await;
-        // The rules see what this pass saw, and may set new counts for the next.
+        // The rules see what this pass saw, and may set new counts for the next; on
+        // Prometheus, with the readings it has of the pools' GPUs.
+        let read;
+        let ruled_hosts = match &self.readings {
+            Some(prometheus) => {
+                read = crate::metrics_backend::readings_for_rules(
+                    prometheus,
+                    &hosts,
+                    &settled.statuses,
+                )
+                .await;
+                &read
+            }
+            None => &hosts,
+        };
         let ruled = self
             .rules
             .tick(
                 &self.store,
                 &settled.statuses,
-                &hosts,
+                ruled_hosts,
                 &catalog,
                 self.store.now_ms(),
             )

@@ -45,8 +45,9 @@ pub struct Tick {
     pub gpu_util: Option<f64>,
     /// Mean memory used over those GPUs, % of their memory.
     pub mem_util: Option<f64>,
-    /// Σ utilization ÷ 100.
-    pub busy_gpus: f64,
+    /// Σ utilization ÷ 100; `None` when GPUs are held and none has a reading (a host or
+    /// the metrics back end not answering: unknown, not idle).
+    pub busy_gpus: Option<f64>,
     /// GPUs ready (leased and answering).
     pub ready_gpus: f64,
 }
@@ -101,7 +102,7 @@ pub fn sample(status: &PoolStatus, gpus: &GpuIndex<'_>, now_ms: i64) -> Tick {
         at_ms: now_ms,
         gpu_util: mean(&util),
         mem_util: mean(&mem),
-        busy_gpus: util.iter().sum::<f64>() / 100.0,
+        busy_gpus: (ready == 0 || !util.is_empty()).then(|| util.iter().sum::<f64>() / 100.0),
         ready_gpus: f64::from(ready),
     }
 }
@@ -380,7 +381,7 @@ async fn step(
     windows.gpu_util = minute_means(series(|t| t.gpu_util), now_ms, minutes, TICK_SLACK_MS, true);
     windows.mem_util = minute_means(series(|t| t.mem_util), now_ms, minutes, TICK_SLACK_MS, true);
     windows.busy_gpus = minute_means(
-        series(|t| Some(t.busy_gpus)),
+        series(|t| t.busy_gpus),
         now_ms,
         minutes,
         TICK_SLACK_MS,
@@ -548,6 +549,38 @@ fn reason_key(decision: &Decision) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn busy_gpus_are_unknown_when_held_gpus_have_no_reading() {
+        let lease = ebb_wire::pools::PoolLeaseView {
+            lease_id: "l".into(),
+            host: "h".into(),
+            region: "r".into(),
+            gpu_uuids: vec!["GPU-0".into()],
+            gpu_indexes: vec![0],
+            fencing_token: 1,
+            granted_at_ms: 0,
+            state: PoolLeaseState::Active,
+            util_pct: None,
+            checkpoint_at_ms: None,
+            release_grace_s: None,
+            reclaim_deadline_ms: None,
+            spot: false,
+        };
+        let holding = PoolStatus {
+            leases: vec![lease],
+            ..PoolStatus::default()
+        };
+        // No reading (the host or Prometheus silent): unknown, not idle.
+        let tick = sample(&holding, &GpuIndex::new(), 0);
+        assert_eq!(
+            (tick.busy_gpus, tick.gpu_util, tick.ready_gpus),
+            (None, None, 1.0)
+        );
+        // Nothing held: none busy.
+        let empty = sample(&PoolStatus::default(), &GpuIndex::new(), 0);
+        assert_eq!(empty.busy_gpus, Some(0.0));
+    }
 
     #[test]
     fn minute_means_slide_with_now() {

@@ -182,6 +182,51 @@ async fn a_console_on_prometheus_shows_what_the_agents_serve_and_waits_out_an_ou
         .unwrap();
     console.fleet_heatmap_chart(&frame(), "GPUs").await.unwrap();
 
+    // The rules read the pool's GPUs' readings from Prometheus: each held GPU's
+    // utilization one its agent served; with no answer (below), none at all.
+    let view = console.show_pool("train").await.unwrap();
+    let statuses = [ebb_reconcile::reconcile::PoolStatus {
+        leases: view.leases.clone(),
+        ..Default::default()
+    }];
+    let mut observed = Vec::new();
+    for host in fleet.hosts() {
+        let client = AgentClient::new(&host.url, ClientConfig::default()).unwrap();
+        let mut gpus = client.gpus().await.unwrap().gpus;
+        for gpu in &mut gpus {
+            // What the rules see must come from Prometheus, not from this call.
+            gpu.gpu_util_pct = Some(-1.0);
+        }
+        observed.push(ebb_reconcile::reconcile::HostObs {
+            name: host.name.clone(),
+            region: host.region.clone(),
+            seen: Some(ebb_reconcile::reconcile::Seen {
+                gpus,
+                leases: Vec::new(),
+            }),
+            down_since_ms: None,
+            lost_fence: None,
+            refusing: None,
+            draining: false,
+        });
+    }
+    let read = ebb_core::metrics_backend::readings_for_rules(&prom, &observed, &statuses).await;
+    for lease in &view.leases {
+        let host = read.iter().find(|host| host.name == lease.host).unwrap();
+        for index in &lease.gpu_indexes {
+            let gpu = host
+                .seen
+                .as_ref()
+                .unwrap()
+                .gpus
+                .iter()
+                .find(|gpu| gpu.index == *index)
+                .unwrap();
+            let util = gpu.gpu_util_pct.expect("a reading from Prometheus");
+            assert!((0.0..=100.0).contains(&util), "{util}");
+        }
+    }
+
     // The Rules form's Test: the back end's server answers the rules' queries too.
     let tested = console
         .test_promql(
@@ -225,6 +270,13 @@ async fn a_console_on_prometheus_shows_what_the_agents_serve_and_waits_out_an_ou
     );
     let gone = console.test_promql("train", "sum(up)").await.unwrap_err();
     assert!(matches!(gone, PromqlTestError::Unavailable(_)), "{gone}");
+    let read = ebb_core::metrics_backend::readings_for_rules(&prom, &observed, &statuses).await;
+    assert!(
+        read.iter()
+            .flat_map(|host| &host.seen.as_ref().unwrap().gpus)
+            .all(|gpu| gpu.gpu_util_pct.is_none()),
+        "no reading while Prometheus is gone"
+    );
     let since = ebb_core::clock::now_ms();
     console
         .wait_converged("train", since, Duration::from_secs(30))
