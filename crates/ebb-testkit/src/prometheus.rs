@@ -68,6 +68,11 @@ impl PrometheusServer {
         &self.url
     }
 
+    /// The process's id while it runs (for a benchmark's look at its CPU and memory).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Kills Prometheus (as a crash would) and waits for it to go.
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
