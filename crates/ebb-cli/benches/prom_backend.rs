@@ -124,33 +124,23 @@ fn percentiles(mut times: Vec<Duration>) -> (f64, f64) {
     (at(0.50), at(0.99))
 }
 
-#[tokio::main]
-async fn main() {
-    let hosts = env_number("EBB_BENCH_HOSTS", 1250);
-    let seconds = env_number("EBB_BENCH_SECONDS", 120);
-    let scrape_s = env_number("EBB_BENCH_SCRAPE_S", 1);
-    let queries = env_number("EBB_BENCH_QUERIES", 50).max(1);
-    let ebb = PathBuf::from(env!("CARGO_BIN_EXE_ebb"));
-    let agent = ebb.with_file_name("ebb-agent");
-    assert!(
-        agent.exists(),
-        "build it first: cargo build --release -p ebb-agent"
-    );
-    let work = std::env::temp_dir().join(format!("ebb-bench-prom-{}", std::process::id()));
-    std::fs::create_dir_all(&work).unwrap();
-
-    // 2 first (it needs no fleet): a day of one host, both ways.
+/// A day of one 8-GPU host read every `step_s` seconds, in `metrics.db` and in Prometheus's
+/// TSDB alike, charted `queries` times through each.
+async fn chart_day(work: &Path, step_s: u64, queries: u64) {
     let end_ms = (now_ms() - 600_000) / 1000 * 1000;
     let from_ms = end_ms - 86_400_000;
-    let store = MetricsStore::open(&work.join("metrics.db"), RetentionConfig::default())
-        .await
-        .unwrap();
-    let openmetrics = work.join("day.om");
+    let store = MetricsStore::open(
+        &work.join(format!("metrics-{step_s}.db")),
+        RetentionConfig::default(),
+    )
+    .await
+    .unwrap();
+    let openmetrics = work.join(format!("day-{step_s}.om"));
     {
         let mut out = std::io::BufWriter::new(std::fs::File::create(&openmetrics).unwrap());
         writeln!(out, "# TYPE ebb_gpu_utilization_percent gauge").unwrap();
         let mut batch = Vec::new();
-        for s in 0..86_400i64 {
+        for s in (0..86_400i64).step_by(step_s as usize) {
             let t_ms = from_ms + s * 1000;
             for gpu in 0..8u32 {
                 let value = util(gpu, s);
@@ -183,7 +173,7 @@ async fn main() {
     let backfilled = Command::new(PrometheusServer::tool("promtool"))
         .args(["tsdb", "create-blocks-from", "openmetrics"])
         .arg(&openmetrics)
-        .arg(work.join("day/tsdb"))
+        .arg(work.join(format!("day-{step_s}/tsdb")))
         .output()
         .unwrap();
     assert!(
@@ -191,7 +181,10 @@ async fn main() {
         "promtool: {}",
         String::from_utf8_lossy(&backfilled.stderr)
     );
-    let day = PrometheusServer::start(&work.join("day"), "global:\n  scrape_interval: 15s\n");
+    let day = PrometheusServer::start(
+        &work.join(format!("day-{step_s}")),
+        "global:\n  scrape_interval: 15s\n",
+    );
     let prom = PromClient::new(day.url(), Duration::from_secs(10)).unwrap();
     let query = SeriesQuery {
         host: Some("bench-0".into()),
@@ -219,10 +212,73 @@ async fn main() {
     let (e50, e99) = percentiles(embedded);
     let (p50, p99) = percentiles(prometheus);
     println!(
-        "24 h x 8 GPUs chart ({queries} queries, 800 points per GPU): metrics.db p50 {e50:.1} ms p99 {e99:.1} ms; Prometheus p50 {p50:.1} ms p99 {p99:.1} ms"
+        "24 h x 8 GPUs read every {step_s} s, as a chart ({queries} queries, 800 points per GPU): metrics.db p50 {e50:.1} ms p99 {e99:.1} ms; Prometheus (as the chart asks) p50 {p50:.1} ms p99 {p99:.1} ms"
     );
+    // The ways the chart could ask, one query each, for the record.
+    let step_ms = ebb_telemetry::prom::step_for(from_ms, end_ms, 800);
+    let window = format!("{}s", step_ms / 1000);
+    for (name, expression) in [
+        (
+            "each step's mean (avg_over_time)",
+            ebb_telemetry::prom::expression(
+                ChartMetric::Util,
+                "{host=\"bench-0\"}",
+                Some(("avg_over_time", &window)),
+            ),
+        ),
+        (
+            "each step's max (max_over_time)",
+            ebb_telemetry::prom::expression(
+                ChartMetric::Util,
+                "{host=\"bench-0\"}",
+                Some(("max_over_time", &window)),
+            ),
+        ),
+        (
+            "the sample at each step",
+            ebb_telemetry::prom::expression(ChartMetric::Util, "{host=\"bench-0\"}", None),
+        ),
+    ] {
+        let mut times = Vec::new();
+        for _ in 0..queries {
+            let started = Instant::now();
+            let answer = prom
+                .range(&expression, from_ms, end_ms, step_ms)
+                .await
+                .unwrap();
+            times.push(started.elapsed());
+            assert_eq!(answer.len(), 8);
+        }
+        let (q50, q99) = percentiles(times);
+        println!("  Prometheus, {name} alone: p50 {q50:.1} ms p99 {q99:.1} ms");
+    }
     drop(day);
     store.close().await;
+}
+
+#[tokio::main]
+async fn main() {
+    let hosts = env_number("EBB_BENCH_HOSTS", 1250);
+    let seconds = env_number("EBB_BENCH_SECONDS", 120);
+    let scrape_s = env_number("EBB_BENCH_SCRAPE_S", 1);
+    let queries = env_number("EBB_BENCH_QUERIES", 50).max(1);
+    let ebb = PathBuf::from(env!("CARGO_BIN_EXE_ebb"));
+    let agent = ebb.with_file_name("ebb-agent");
+    assert!(
+        agent.exists(),
+        "build it first: cargo build --release -p ebb-agent"
+    );
+    let work = std::env::temp_dir().join(format!("ebb-bench-prom-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+
+    // 2 first (it needs no fleet): a day of one host, both ways, read every second (the
+    // collector's rate) and every 15 s (Prometheus's default scrape).
+    for step_s in [1, 15] {
+        chart_day(&work, step_s, queries).await;
+    }
+    if env_number("EBB_BENCH_FLEET", 1) == 0 {
+        return;
+    }
 
     // 1: the fleet.
     let mut fleet = Command::new(&agent)
@@ -288,6 +344,7 @@ async fn main() {
 
     let reading = work.join("prometheus");
     register(reading.clone()).await;
+    std::fs::create_dir_all(work.join("scrape")).unwrap();
     let server = PrometheusServer::start(
         &work.join("scrape"),
         &format!("global:\n  scrape_interval: {scrape_s}s\n"),
