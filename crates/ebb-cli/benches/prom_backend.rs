@@ -9,7 +9,8 @@
 //! 2. A 24-hour chart of one 8-GPU host (a day of readings at 1 Hz, the same in both):
 //!    `metrics.db` (rolled up as the collector leaves it) and Prometheus (its TSDB filled by
 //!    `promtool tsdb create-blocks-from openmetrics`), each asked `EBB_BENCH_QUERIES` (50)
-//!    times as the host chart asks; p50 and p99.
+//!    times as the host chart asks; p50 and p99. `EBB_BENCH_CHART=0` leaves it out,
+//!    `EBB_BENCH_FLEET=0` leaves out 1.
 
 use ebb_core::db::ConsoleDb;
 use ebb_core::registry::{HostEntry, Registry};
@@ -273,8 +274,10 @@ async fn main() {
 
     // 2 first (it needs no fleet): a day of one host, both ways, read every second (the
     // collector's rate) and every 15 s (Prometheus's default scrape).
-    for step_s in [1, 15] {
-        chart_day(&work, step_s, queries).await;
+    if env_number("EBB_BENCH_CHART", 1) == 1 {
+        for step_s in [1, 15] {
+            chart_day(&work, step_s, queries).await;
+        }
     }
     if env_number("EBB_BENCH_FLEET", 1) == 0 {
         return;
