@@ -1,6 +1,7 @@
-//! `ebb`: the console core without a window. Flags and glue; `main.rs` parses [`Cli`] and
+//! `ebb`: the console core without a window. Flags and glue; [`main`] parses [`Cli`] and
 //! hands it to [`run`]. A library so that tests can walk the argument tree
-//! (`Cli::command()`).
+//! (`Cli::command()`), and so that `ebb-desktop` is `ebb` when run under that name (the
+//! app's package installs `/usr/bin/ebb` as a link to it, carrying the core once).
 
 mod costs;
 pub mod errors;
@@ -20,6 +21,7 @@ use ebb_cost::{OverlayMode, PlanOptions, PoolPlan, Term};
 use ebb_telemetry::client::{AgentClient, ClientConfig};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 /// What `ebb` exits with, as `--help` says it.
 pub const EXIT_CODES: &str = "Exit codes: 0 done; 1 failed (an agent, the data directory, the database); \
@@ -245,6 +247,38 @@ enum CostCommand {
         #[arg(long, default_value = "hour")]
         overlay: OverlayMode,
     },
+}
+
+/// The whole `ebb` program: parses the process's arguments, runs them on a one-thread
+/// runtime, prints an error in words and returns the exit code ([`exit_code`]). The `ebb`
+/// binary's `main`, and `ebb-desktop`'s when it runs as `ebb`.
+pub fn main() -> ExitCode {
+    // What the core says (a host that cannot be reached, a pass that failed) goes to
+    // standard error: warnings by default, `RUST_LOG=info` or `debug` for more.
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("Error: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("Error: {}", errors::words(&error));
+            ExitCode::from(exit_code(&error))
+        }
+    }
 }
 
 /// Runs one parsed command line; an error is led by the storage problem behind it, if

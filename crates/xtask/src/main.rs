@@ -4,8 +4,9 @@
 //!   embedded demo fleet.
 //! - `cargo xtask test`: install what is missing, then every check and test, the
 //!   end-to-end test in the real webview included.
-//! - `cargo xtask bundle`: the installers: the desktop app's `.deb` (Tauri's bundler) and
-//!   the agent's `.deb` (binary, systemd unit, config as a conffile, a system user).
+//! - `cargo xtask bundle`: the installers: the desktop app's `.deb` (Tauri's bundler, then
+//!   repacked with `/usr/bin/ebb` a link to the app's binary, and xz) and the agent's `.deb`
+//!   (binary, systemd unit, config as a conffile, a system user).
 //!
 //! Both are safe to run again: each step checks before it installs.
 
@@ -193,9 +194,10 @@ fn bundle(root: &Path) -> Result<Bundles> {
     install_system_packages()?;
     // Tauri's bundler builds the UI itself (beforeBuildCommand); the npm packages it needs.
     install_npm_packages(&root.join("ui"))?;
-    // The app's package carries the `ebb` command line too (tauri.conf.json's deb files).
-    step("building ebb and ebb-agent (release)", || {
-        cargo(&["build", "--release", "-p", "ebb-cli", "-p", "ebb-agent"])
+    // The app's package carries the `ebb` command line as a link to the app's binary (which
+    // is `ebb` when run under that name), so only the agent is built here.
+    step("building ebb-agent (release)", || {
+        cargo(&["build", "--release", "-p", "ebb-agent"])
     })?;
     step("building the desktop app's .deb (Tauri's bundler)", || {
         run(npm(&root.join("ui"))
@@ -220,6 +222,10 @@ fn bundle(root: &Path) -> Result<Bundles> {
                 out.display()
             )
         })?;
+    step(
+        "repacking the app's .deb: /usr/bin/ebb a link to ebb-desktop, xz (dpkg-deb)",
+        || repack_app_deb(&app, &root.join("target/release/ebb-app-deb")),
+    )?;
     let agent = step("building the agent's .deb (dpkg-deb)", || {
         agent_deb(root, &out, version)
     })?;
@@ -311,6 +317,41 @@ fn agent_deb(root: &Path, out: &Path, version: &str) -> Result<PathBuf> {
         .arg(&stage)
         .arg(&deb))?;
     Ok(deb)
+}
+
+/// The app's `.deb` as Tauri's bundler made it, unpacked in `stage` and packed again in its
+/// place by `dpkg-deb`: with `/usr/bin/ebb` a symbolic link to `ebb-desktop` (one binary is
+/// the app and, run as `ebb`, the command line: the core is shipped once; Tauri's
+/// `deb.files` copies files and makes no links) and its files compressed with xz (Tauri's
+/// bundler only writes gzip). The control files (`md5sums`, `Installed-Size`) stay Tauri's:
+/// a link has no checksum and no size to count.
+#[cfg(unix)]
+fn repack_app_deb(deb: &Path, stage: &Path) -> Result<()> {
+    if stage.exists() {
+        std::fs::remove_dir_all(stage)?;
+    }
+    run(Command::new("dpkg-deb")
+        .arg("--raw-extract")
+        .arg(deb)
+        .arg(stage))?;
+    let bin = stage.join("usr/bin");
+    if !bin.join("ebb-desktop").is_file() {
+        bail!("Tauri's .deb has no usr/bin/ebb-desktop");
+    }
+    if bin.join("ebb").symlink_metadata().is_ok() {
+        bail!("Tauri's .deb has a usr/bin/ebb of its own (tauri.conf.json's deb.files?)");
+    }
+    std::os::unix::fs::symlink("ebb-desktop", bin.join("ebb"))
+        .context("cannot link usr/bin/ebb to ebb-desktop")?;
+    run(Command::new("dpkg-deb")
+        .args(["--root-owner-group", "-Zxz", "--build"])
+        .arg(stage)
+        .arg(deb))
+}
+
+#[cfg(not(unix))]
+fn repack_app_deb(_deb: &Path, _stage: &Path) -> Result<()> {
+    bail!("the app's .deb is repacked with dpkg-deb, on Linux only")
 }
 
 fn dir_bytes(dir: &Path) -> Result<u64> {
