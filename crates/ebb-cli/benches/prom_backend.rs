@@ -106,6 +106,18 @@ fn stop(child: &mut Child) {
     let _ = child.wait();
 }
 
+/// A process the bench started, stopped however the bench ends (a failed assertion
+/// included), so no fleet or daemon outlives it.
+struct Owned(Child);
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            stop(&mut self.0);
+        }
+    }
+}
+
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / 1_048_576.0
 }
@@ -298,8 +310,10 @@ async fn main() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let fleet_out = fleet.stdout.take().unwrap();
+    let mut fleet = Owned(fleet);
     let mut urls = Vec::new();
-    for line in std::io::BufReader::new(fleet.stdout.take().unwrap()).lines() {
+    for line in std::io::BufReader::new(fleet_out).lines() {
         let line = line.unwrap();
         if line.starts_with("fleet ready") {
             break;
@@ -336,9 +350,10 @@ async fn main() {
 
     let collecting = work.join("embedded");
     register(collecting.clone()).await;
-    let (mut first, _) = daemon(&ebb, &collecting);
-    let figures = watch(&[first.id()], seconds);
-    stop(&mut first);
+    let (first, _) = daemon(&ebb, &collecting);
+    let mut first = Owned(first);
+    let figures = watch(&[first.0.id()], seconds);
+    stop(&mut first.0);
     println!(
         "ebb daemon collecting {hosts} hosts x 8 GPUs at 1 Hz over {seconds} s: CPU {:.3} cores, RSS {:.1} MiB at most",
         figures[0].0,
@@ -357,7 +372,8 @@ async fn main() {
         format!("metrics = \"prometheus+{}\"\n", server.url()),
     )
     .unwrap();
-    let (mut second, addr) = daemon(&ebb, &reading);
+    let (second, addr) = daemon(&ebb, &reading);
+    let mut second = Owned(second);
     let token = Command::new(&ebb)
         .arg("--data-dir")
         .arg(&reading)
@@ -388,7 +404,7 @@ async fn main() {
         std::thread::sleep(Duration::from_secs(2));
     }
     let prometheus_pid = server.pid().expect("Prometheus runs");
-    let figures = watch(&[second.id(), prometheus_pid], seconds);
+    let figures = watch(&[second.0.id(), prometheus_pid], seconds);
     let scraped = up
         .number("count(up == 1)", Duration::from_secs(10))
         .await
@@ -400,8 +416,8 @@ async fn main() {
         figures[1].0,
         mib(figures[1].1)
     );
-    stop(&mut second);
+    stop(&mut second.0);
     drop(server);
-    stop(&mut fleet);
+    stop(&mut fleet.0);
     let _ = std::fs::remove_dir_all(&work);
 }
