@@ -375,18 +375,7 @@ async fn a_promql_metric_reads_prometheus_and_falls_back_when_it_is_gone() {
     let server = PrometheusServer::start_with(dir.path(), &config);
     let prometheus = server.url().to_string();
 
-    let data = dir.join("console");
-    std::fs::create_dir_all(&data).unwrap();
-    let toml = data.join("console.toml");
-    let mut kept = std::fs::read_to_string(&toml).unwrap_or_default();
-    kept.push_str(&format!("prometheus = \"{prometheus}\"\n"));
-    std::fs::write(&toml, kept).unwrap();
-    let cli = Cli::new(&data);
-    cli.ok(&["hosts", "add", "gpu-n1", &agent.url, "--region", "cn-north"]);
-    cli.ok(&[
-        "pool", "create", "web", "--model", "A100", "--region", "cn-north", "--min", "0", "--max",
-        "2",
-    ]);
+    let cli = web_pool(&dir, &agent, &format!("prometheus = \"{prometheus}\""));
     let rules = dir.join("web.toml");
     std::fs::write(
         &rules,
@@ -448,6 +437,25 @@ async fn a_promql_metric_reads_prometheus_and_falls_back_when_it_is_gone() {
         || async { (value(&cli) == Some(7.0)).then_some(()) },
     )
     .await;
+}
+
+/// The console in `dir/console` with `line` added to its console.toml, the agent as host
+/// `gpu-n1` in cn-north and a pool `web` of 0 to 2 A100s there.
+fn web_pool(dir: &TempDir, agent: &AgentProcess, line: &str) -> Cli {
+    let data = dir.join("console");
+    std::fs::create_dir_all(&data).unwrap();
+    let toml = data.join("console.toml");
+    let mut kept = std::fs::read_to_string(&toml).unwrap_or_default();
+    kept.push_str(line);
+    kept.push('\n');
+    std::fs::write(&toml, kept).unwrap();
+    let cli = Cli::new(&data);
+    cli.ok(&["hosts", "add", "gpu-n1", &agent.url, "--region", "cn-north"]);
+    cli.ok(&[
+        "pool", "create", "web", "--model", "A100", "--region", "cn-north", "--min", "0", "--max",
+        "2",
+    ]);
+    cli
 }
 
 /// An application's own exporter: `/metrics` with `test_queue_depth` at what the test sets.
@@ -528,17 +536,11 @@ async fn a_promql_rule_on_the_prometheus_back_end_scales_out_and_back() {
         ),
     );
     let data = dir.join("console");
-    std::fs::create_dir_all(&data).unwrap();
-    let toml = data.join("console.toml");
-    let mut kept = std::fs::read_to_string(&toml).unwrap_or_default();
-    kept.push_str(&format!("metrics = \"prometheus+{}\"\n", server.url()));
-    std::fs::write(&toml, kept).unwrap();
-    let cli = Cli::new(&data);
-    cli.ok(&["hosts", "add", "gpu-n1", &agent.url, "--region", "cn-north"]);
-    cli.ok(&[
-        "pool", "create", "web", "--model", "A100", "--region", "cn-north", "--min", "0", "--max",
-        "2",
-    ]);
+    let cli = web_pool(
+        &dir,
+        &agent,
+        &format!("metrics = \"prometheus+{}\"", server.url()),
+    );
     let rules = dir.join("web.toml");
     std::fs::write(
         &rules,

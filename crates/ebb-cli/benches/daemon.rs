@@ -7,32 +7,12 @@
 //! every 5 minutes after and at most, and of the readings the agents took near the end, how
 //! many it stored. `EBB_BENCH_WRAP` runs the daemon under a profiler.
 
+mod support;
+
 use ebb_core::db::ConsoleDb;
-use ebb_core::registry::{HostEntry, Registry};
-use ebb_core::vault::MemoryVault;
-use std::io::BufRead;
 use std::process::{Command, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-fn proc_stat(pid: u32) -> (f64, u64) {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap()
-        .split_whitespace()
-        .collect();
-    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
-    (ticks / 100.0, fields[21].parse::<u64>().unwrap() * 4096)
-}
-
-fn env_number(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(default)
-}
+use support::{env_number, proc_stat, register, start_fleet};
 
 #[tokio::main]
 async fn main() {
@@ -44,56 +24,9 @@ async fn main() {
         agent.exists(),
         "build it first: cargo build --release -p ebb-agent"
     );
-    let mut fleet = Command::new(&agent)
-        .args([
-            "fleet",
-            "--hosts",
-            &hosts.to_string(),
-            "--gpus-per-host",
-            "8",
-            // Free ports: fixed ones collide with whatever else listens on this machine.
-            "--base-port",
-            "0",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut urls = Vec::new();
-    for line in std::io::BufReader::new(fleet.stdout.take().unwrap()).lines() {
-        let line = line.unwrap();
-        if line.starts_with("fleet ready") {
-            break;
-        }
-        let parts: Vec<&str> = line.split_whitespace().collect();
-        urls.push((
-            parts[0].to_string(),
-            parts[1].to_string(),
-            parts[3].to_string(),
-        ));
-    }
-    assert_eq!(
-        urls.len() as u64,
-        hosts,
-        "the fleet stopped before serving every host"
-    );
+    let (mut fleet, urls) = start_fleet(&agent, hosts);
     let data_dir = std::env::temp_dir().join(format!("ebb-bench-daemon-{}", std::process::id()));
-    let registry = Registry::new(
-        ConsoleDb::open(&data_dir).await.unwrap(),
-        Arc::new(MemoryVault::default()),
-    );
-    for (name, region, url) in &urls {
-        let spec = HostEntry {
-            name: name.clone(),
-            url: url.clone(),
-            region: region.clone(),
-            labels: Default::default(),
-            fingerprint: None,
-            has_token: false,
-            draining: false,
-        };
-        registry.add(&spec, None).await.unwrap();
-    }
+    let registry = register(&data_dir, &urls).await;
     println!(
         "registered {} hosts of the fleet",
         registry.list().await.unwrap().len()

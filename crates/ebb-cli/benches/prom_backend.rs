@@ -12,9 +12,8 @@
 //!    times as the host chart asks; p50 and p99. `EBB_BENCH_CHART=0` leaves it out,
 //!    `EBB_BENCH_FLEET=0` leaves out 1.
 
-use ebb_core::db::ConsoleDb;
-use ebb_core::registry::{HostEntry, Registry};
-use ebb_core::vault::MemoryVault;
+mod support;
+
 use ebb_telemetry::metrics_store::{MetricsStore, RetentionConfig, SampleRow, SeriesQuery};
 use ebb_telemetry::prom::PromClient;
 use ebb_testkit::PrometheusServer;
@@ -22,27 +21,8 @@ use ebb_wire::ipc::ChartMetric;
 use std::io::{BufRead, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-fn proc_stat(pid: u32) -> (f64, u64) {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap()
-        .split_whitespace()
-        .collect();
-    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
-    (ticks / 100.0, fields[21].parse::<u64>().unwrap() * 4096)
-}
-
-fn env_number(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(default)
-}
+use support::{env_number, proc_stat, register, start_fleet};
 
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -296,60 +276,11 @@ async fn main() {
     }
 
     // 1: the fleet.
-    let mut fleet = Command::new(&agent)
-        .args([
-            "fleet",
-            "--hosts",
-            &hosts.to_string(),
-            "--gpus-per-host",
-            "8",
-            "--base-port",
-            "0",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let fleet_out = fleet.stdout.take().unwrap();
+    let (fleet, urls) = start_fleet(&agent, hosts);
     let mut fleet = Owned(fleet);
-    let mut urls = Vec::new();
-    for line in std::io::BufReader::new(fleet_out).lines() {
-        let line = line.unwrap();
-        if line.starts_with("fleet ready") {
-            break;
-        }
-        let parts: Vec<&str> = line.split_whitespace().collect();
-        urls.push((
-            parts[0].to_string(),
-            parts[1].to_string(),
-            parts[3].to_string(),
-        ));
-    }
-    assert_eq!(urls.len() as u64, hosts, "the fleet stopped early");
-    let register = |data_dir: PathBuf| {
-        let urls = urls.clone();
-        async move {
-            let registry = Registry::new(
-                ConsoleDb::open(&data_dir).await.unwrap(),
-                Arc::new(MemoryVault::default()),
-            );
-            for (name, region, url) in &urls {
-                let spec = HostEntry {
-                    name: name.clone(),
-                    url: url.clone(),
-                    region: region.clone(),
-                    labels: Default::default(),
-                    fingerprint: None,
-                    has_token: false,
-                    draining: false,
-                };
-                registry.add(&spec, None).await.unwrap();
-            }
-        }
-    };
 
     let collecting = work.join("embedded");
-    register(collecting.clone()).await;
+    register(&collecting, &urls).await;
     let (first, _) = daemon(&ebb, &collecting);
     let mut first = Owned(first);
     let figures = watch(&[first.0.id()], seconds);
@@ -361,7 +292,7 @@ async fn main() {
     );
 
     let reading = work.join("prometheus");
-    register(reading.clone()).await;
+    register(&reading, &urls).await;
     std::fs::create_dir_all(work.join("scrape")).unwrap();
     let server = PrometheusServer::start(
         &work.join("scrape"),

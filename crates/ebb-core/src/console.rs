@@ -227,15 +227,7 @@ impl Console {
             ));
             if let Some(client) = backend.prometheus() {
                 // On Prometheus: no agent is polled for telemetry.
-                let (publish, snapshot) = watch::channel(Arc::new(empty_snapshot()));
-                tasks.push(tokio::spawn(crate::metrics_backend::follow(
-                    client.clone(),
-                    registry.clone(),
-                    publish,
-                    history.clone(),
-                    options.fleet_detail,
-                    prom_every(&options),
-                )));
+                let snapshot = follow_prometheus(client, &registry, &history, &options, &mut tasks);
                 (Role::Collector, None, snapshot)
             } else {
                 let (sink, ticks) = mpsc::channel(8);
@@ -257,15 +249,7 @@ impl Console {
             }
         } else if let Some(client) = backend.prometheus() {
             // A viewer on Prometheus reads it as the collecting process would.
-            let (publish, snapshot) = watch::channel(Arc::new(empty_snapshot()));
-            tasks.push(tokio::spawn(crate::metrics_backend::follow(
-                client.clone(),
-                registry.clone(),
-                publish,
-                history.clone(),
-                options.fleet_detail,
-                prom_every(&options),
-            )));
+            let snapshot = follow_prometheus(client, &registry, &history, &options, &mut tasks);
             (Role::Viewer, None, snapshot)
         } else {
             let (publish, snapshot) = watch::channel(Arc::new(empty_snapshot()));
@@ -582,14 +566,31 @@ fn empty_snapshot() -> FleetSnapshot {
     }
 }
 
-/// How often the fleet is read from Prometheus: each collection round when something draws
-/// it, at a scrape's usual interval when only whether hosts are up is read.
-fn prom_every(options: &ConsoleOptions) -> Duration {
-    if options.fleet_detail {
+/// The fleet read from Prometheus by a task of its own (in `tasks`): each collection round
+/// when something draws it, at a scrape's usual interval when only whether hosts are up is
+/// read.
+fn follow_prometheus(
+    client: &ebb_telemetry::prom::PromClient,
+    registry: &Registry,
+    history: &Arc<RwLock<UtilHistory>>,
+    options: &ConsoleOptions,
+    tasks: &mut Vec<JoinHandle<()>>,
+) -> watch::Receiver<Arc<FleetSnapshot>> {
+    let every = if options.fleet_detail {
         options.collector.interval
     } else {
         crate::metrics_backend::HEALTH_EVERY
-    }
+    };
+    let (publish, snapshot) = watch::channel(Arc::new(empty_snapshot()));
+    tasks.push(tokio::spawn(crate::metrics_backend::follow(
+        client.clone(),
+        registry.clone(),
+        publish,
+        history.clone(),
+        options.fleet_detail,
+        every,
+    )));
+    snapshot
 }
 
 /// How often the collector looks for registry changes made by other processes.
@@ -844,16 +845,8 @@ pub async fn health_now(
     if let crate::metrics_backend::MetricsBackend::Prometheus(client) =
         crate::metrics_backend::MetricsBackend::of(data_dir, None)?
     {
-        let hosts: Vec<ebb_telemetry::prom::PromHost> = registry
-            .list()
-            .await?
-            .into_iter()
-            .map(|entry| ebb_telemetry::prom::PromHost {
-                name: entry.name,
-                url: entry.url,
-                region: entry.region,
-            })
-            .collect();
+        let hosts: Vec<ebb_telemetry::prom::PromHost> =
+            registry.list().await?.into_iter().map(Into::into).collect();
         return Ok(client.health(&hosts, 0).await?.hosts);
     }
     if running {

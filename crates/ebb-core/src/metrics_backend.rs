@@ -77,14 +77,7 @@ pub(crate) async fn follow(
     loop {
         ticks.tick().await;
         let hosts: Vec<PromHost> = match registry.list().await {
-            Ok(entries) => entries
-                .into_iter()
-                .map(|entry| PromHost {
-                    name: entry.name,
-                    url: entry.url,
-                    region: entry.region,
-                })
-                .collect(),
+            Ok(entries) => entries.into_iter().map(Into::into).collect(),
             Err(error) => {
                 tracing::warn!(%error, "cannot read the registry");
                 continue;
@@ -134,22 +127,24 @@ pub(crate) async fn follow(
     }
 }
 
-/// The pass's observations with each GPU's readings as Prometheus has them, for the
-/// rules: the GPUs of the hosts where pools hold leases, in one query. A GPU Prometheus
-/// has no reading of, or every GPU when it does not answer, reads as unknown, so the rules
-/// on utilization and busy GPUs stand still rather than see idle GPUs.
+/// The pass's observations of the hosts where pools hold leases (the only ones the rules
+/// look at), with each GPU's readings as Prometheus has them, in one query. A GPU
+/// Prometheus has no reading of, or every GPU when it does not answer, reads as unknown,
+/// so the rules on utilization and busy GPUs stand still rather than see idle GPUs.
 pub async fn readings_for_rules(
     prometheus: &PromClient,
     hosts: &[ebb_reconcile::reconcile::HostObs],
     statuses: &[ebb_reconcile::reconcile::PoolStatus],
 ) -> Vec<ebb_reconcile::reconcile::HostObs> {
-    let mut read: Vec<_> = hosts.to_vec();
-    let mut held: Vec<&str> = statuses
+    let held: std::collections::BTreeSet<&str> = statuses
         .iter()
         .flat_map(|status| status.leases.iter().map(|lease| lease.host.as_str()))
         .collect();
-    held.sort_unstable();
-    held.dedup();
+    let mut read: Vec<_> = hosts
+        .iter()
+        .filter(|host| held.contains(host.name.as_str()))
+        .cloned()
+        .collect();
     let answer = if held.is_empty() {
         Ok(Vec::new())
     } else {
@@ -181,7 +176,6 @@ pub async fn readings_for_rules(
         }
     }
     for host in &mut read {
-        let name = host.name.clone();
         let Some(seen) = &mut host.seen else {
             continue;
         };
@@ -190,23 +184,12 @@ pub async fn readings_for_rules(
             gpu.memory_util_pct = None;
             gpu.memory_used_mib = None;
             for sample in by_gpu
-                .get(&(name.as_str(), gpu.index))
+                .get(&(host.name.as_str(), gpu.index))
                 .into_iter()
                 .flatten()
             {
-                let value = sample.value;
-                match sample.labels.get("__name__").map(String::as_str) {
-                    Some("ebb_gpu_utilization_percent") => gpu.gpu_util_pct = Some(value as f32),
-                    Some("ebb_gpu_memory_utilization_percent") => {
-                        gpu.memory_util_pct = Some(value as f32);
-                    }
-                    Some("ebb_gpu_memory_used_bytes") => {
-                        gpu.memory_used_mib = Some((value / 1_048_576.0).round() as u32);
-                    }
-                    Some("ebb_gpu_memory_total_bytes") if value > 0.0 => {
-                        gpu.memory_total_mib = Some((value / 1_048_576.0).round() as u32);
-                    }
-                    _ => {}
+                if let Some(name) = sample.labels.get("__name__") {
+                    ebb_telemetry::prom::read_into(gpu, name, sample);
                 }
             }
         }

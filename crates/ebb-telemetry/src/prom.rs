@@ -418,6 +418,16 @@ pub struct PromHost {
     pub region: String,
 }
 
+impl From<ebb_wire::ipc::HostEntry> for PromHost {
+    fn from(entry: ebb_wire::ipc::HostEntry) -> Self {
+        Self {
+            name: entry.name,
+            url: entry.url,
+            region: entry.region,
+        }
+    }
+}
+
 /// Whether Prometheus reached each agent it was told of.
 const UP_QUERY: &str = "up{host!=\"\"}";
 
@@ -685,8 +695,8 @@ fn blank_gpu(index: u32, uuid: String, model: String) -> Gpu {
     }
 }
 
-/// One series' reading into its GPU.
-fn read_into(gpu: &mut Gpu, name: &str, sample: &Sample) {
+/// One `ebb_gpu_*` series' reading (`name`, its metric name) into its GPU.
+pub fn read_into(gpu: &mut Gpu, name: &str, sample: &Sample) {
     let value = sample.value;
     let mib = || Some((value / MIB).round() as u32);
     match name.trim_start_matches("ebb_gpu_") {
