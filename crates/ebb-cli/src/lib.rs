@@ -3,6 +3,7 @@
 //! (`Cli::command()`), and so that `ebb-desktop` is `ebb` when run under that name (the
 //! app's package installs `/usr/bin/ebb` as a link to it, carrying the core once).
 
+mod access;
 mod costs;
 pub mod errors;
 mod hosts;
@@ -151,6 +152,17 @@ enum Command {
     /// SuspendProgram, the partitions' status, the Slurm configuration they imply.
     #[command(subcommand)]
     Slurm(slurm::SlurmCommand),
+    /// Who this console acts as: the operator and their role.
+    Whoami,
+    /// Roles on a shared PostgreSQL database: set them up, grant them.
+    #[command(subcommand)]
+    Admin(access::AdminCommand),
+    /// Teams: their quotas (GPUs per model, spend per month) and pools.
+    #[command(subcommand)]
+    Team(access::TeamCommand),
+    /// The tamper-evident audit log: verify its hash chain, export it.
+    #[command(subcommand)]
+    Audit(access::AuditCommand),
     /// Shell completions for bash, zsh, fish, elvish or powershell, on standard output
     /// (e.g. `ebb completions bash > /etc/bash_completion.d/ebb`).
     Completions {
@@ -381,6 +393,16 @@ async fn run_command(cli: Cli) -> anyhow::Result<()> {
                 println!("{written} man pages in {}", dir.display());
             }
         }
+        Command::Whoami => access::whoami(&data_dir()?, cli.json).await?,
+        Command::Admin(command) => access::admin(command, &data_dir()?, cli.json).await?,
+        Command::Team(command) => {
+            access::team(command, &data_dir()?, cli.token_store, cli.json).await?;
+        }
+        Command::Audit(command) => {
+            if !access::audit(command, &data_dir()?, cli.json).await? {
+                std::process::exit(1);
+            }
+        }
         Command::Metric(command) => {
             pool_rules::metric(command, &data_dir()?, cli.token_store, cli.json).await?;
         }
@@ -449,10 +471,36 @@ pub fn man_pages(dir: &Path) -> anyhow::Result<usize> {
     Ok(count)
 }
 
-/// The exit code for an error: 2 for input refused (a field, a file, a value), 1 else.
+/// Whether the operator's role refused it: the console's check, or the database's own
+/// refusal (grants, row-level security), or `ebb admin`'s.
+fn role_refused(cause: &(dyn std::error::Error + 'static)) -> bool {
+    use ebb_core::access::{AdminError, RoleRequired};
+    cause.downcast_ref::<RoleRequired>().is_some()
+        || matches!(
+            cause.downcast_ref::<ebb_core::pools::PoolError>(),
+            Some(ebb_core::pools::PoolError::RoleRequired(_))
+        )
+        || matches!(
+            cause.downcast_ref::<ebb_core::registry::RegistryError>(),
+            Some(ebb_core::registry::RegistryError::RoleRequired(_))
+        )
+        || matches!(
+            cause.downcast_ref::<ebb_core::console_costs::CostError>(),
+            Some(ebb_core::console_costs::CostError::RoleRequired(_))
+        )
+        || matches!(
+            cause.downcast_ref::<AdminError>(),
+            Some(AdminError::Invalid { .. } | AdminError::Privilege(_) | AdminError::NotShared)
+        )
+        || ebb_core::access::refused_by_database(cause)
+}
+
+/// The exit code for an error: 2 for input refused (a field, a file, a value, the
+/// operator's role), 1 else.
 pub fn exit_code(error: &anyhow::Error) -> u8 {
     let refused = error.chain().any(|cause| {
-        matches!(
+        role_refused(cause)
+            || matches!(
             cause.downcast_ref::<ebb_core::pools::PoolError>(),
             Some(
                 ebb_core::pools::PoolError::Invalid { .. }

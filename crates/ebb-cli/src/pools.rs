@@ -667,6 +667,9 @@ fn activity_table(entries: &[ActivityEntry]) -> String {
             outcome,
             entry.reason
         );
+        if !entry.who.is_empty() {
+            let _ = writeln!(out, "    by {} ({})", entry.who, entry.role);
+        }
         for result in &entry.results {
             let _ = writeln!(
                 out,

@@ -197,9 +197,17 @@ impl Console {
         let pools = PoolStore::new(db.clone());
         let mut enforcer = None;
         let mut election = None;
+        // Only an admin's or the enforcer service role's console stands for enforcer: a
+        // viewer's or an operator's may not write what enforcing writes.
+        let may_enforce = matches!(
+            db.identity().role,
+            ebb_wire::access::AccessRole::Admin | ebb_wire::access::AccessRole::Enforcer
+        );
         let (role, collector, snapshot) = if lock.is_some() {
             // Consoles sharing a database elect the one that enforces; one alone enforces.
-            let leader = if db.is_shared() {
+            let leader = if !may_enforce {
+                LeaderHandle::never()
+            } else if db.is_shared() {
                 let elected = Election::start(&pools, options.election)
                     .await
                     .map_err(|error| ConsoleError::Registry(error.into()))?;
@@ -387,6 +395,9 @@ impl Console {
         spec: &HostEntry,
         token: Option<&str>,
     ) -> Result<HostEntry, ConsoleError> {
+        self.require(ebb_wire::access::Action::Hosts)
+            .await
+            .map_err(RegistryError::from)?;
         let added = self.registry.add(spec, token).await?;
         self.reload().await?;
         Ok(added)
@@ -398,6 +409,9 @@ impl Console {
         spec: &HostEntry,
         token: Option<&str>,
     ) -> Result<HostEntry, ConsoleError> {
+        self.require(ebb_wire::access::Action::Hosts)
+            .await
+            .map_err(RegistryError::from)?;
         let updated = self.registry.update(name, spec, token).await?;
         self.reload().await?;
         Ok(updated)
@@ -411,6 +425,9 @@ impl Console {
         name: &str,
         release: bool,
     ) -> Result<ebb_wire::ipc::HostRemoval, ConsoleError> {
+        self.require(ebb_wire::access::Action::Hosts)
+            .await
+            .map_err(RegistryError::from)?;
         let removal = if release {
             self.registry.remove_releasing(name).await?
         } else {

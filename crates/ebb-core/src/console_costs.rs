@@ -22,6 +22,9 @@ pub enum CostError {
     /// The demand was read but the plans could not be compared (or drawn).
     #[error("{0}")]
     Compare(String),
+    /// The operator's role does not allow it.
+    #[error(transparent)]
+    RoleRequired(#[from] crate::access::RoleRequired),
 }
 
 /// Every billing plan priced over the ask's demand with `catalog`: the table, the
@@ -71,6 +74,14 @@ impl Console {
     /// Validates a catalog (TOML text) and, only if valid, makes it the active one; either
     /// way the catalog in use after, with the problems that refused it.
     pub fn import_catalog(&self, text: &str) -> Result<CatalogImport, CostError> {
+        let identity = self.identity();
+        if !identity.allows(ebb_wire::access::Action::Catalog) {
+            return Err(crate::access::RoleRequired::new(
+                identity,
+                ebb_wire::access::Action::Catalog,
+            )
+            .into());
+        }
         let refused = match import_text(&self.data_dir, text, "the dropped catalog") {
             Ok(_) => None,
             Err(CatalogStoreError::Invalid { invalid, .. }) => Some(invalid),

@@ -190,6 +190,7 @@ impl Console {
     }
 
     pub async fn create_pool(&self, input: &PoolInput) -> Result<PoolView, PoolError> {
+        self.require(ebb_wire::access::Action::Pools).await?;
         let catalog = self.catalog();
         let valid = pools::validate(input, &self.host_facts().await?, &catalog)?;
         let pool = self.pools.create(valid).await?;
@@ -198,6 +199,7 @@ impl Console {
     }
 
     pub async fn update_pool(&self, name: &str, input: &PoolInput) -> Result<PoolView, PoolError> {
+        self.require(ebb_wire::access::Action::Pools).await?;
         let catalog = self.catalog();
         let valid = pools::validate(input, &self.host_facts().await?, &catalog)?;
         let (_, after) = self.pools.update(name, valid).await?;
@@ -207,6 +209,7 @@ impl Console {
 
     /// Deletes the pool; the enforcer releases every GPU it held.
     pub async fn delete_pool(&self, name: &str) -> Result<(), PoolError> {
+        self.require(ebb_wire::access::Action::Pools).await?;
         self.pools.delete(name).await?;
         self.wake_enforcer();
         Ok(())
@@ -289,13 +292,32 @@ impl Console {
     /// (`ChangeReason::BudgetOverride`).
     pub async fn scale(&self, name: &str, change: ScaleChange) -> Result<ActivityEntry, PoolError> {
         let ScaleChange {
-            to,
+            mut to,
             from,
             release,
             actor,
             mut reason,
             over_budget,
         } = change;
+        self.require(ebb_wire::access::Action::Scale).await?;
+        if over_budget {
+            self.require(ebb_wire::access::Action::Budget).await?;
+        }
+        // The team's quota clamps a scale-out: to the most it leaves, never below now.
+        let pool = self.pools.get(name).await?;
+        if to > pool.desired
+            && let Some(ceiling) = self.pools.team_ceiling(&pool).await?
+            && to > ceiling.max_gpus
+        {
+            let asked = to;
+            to = ceiling.max_gpus.max(pool.desired);
+            reason = ChangeReason::QuotaClamp {
+                team: ceiling.team,
+                model: ceiling.model,
+                quota_gpus: ceiling.quota_gpus,
+                asked,
+            };
+        }
         let preview = self.preview_scale_choosing(name, to, &release).await?;
         if let Some(expected) = from
             && expected != preview.from
@@ -390,6 +412,7 @@ impl Console {
 
     /// Releases now what the pool keeps until its paid units end.
     pub async fn force_release(&self, name: &str) -> Result<(), PoolError> {
+        self.require(ebb_wire::access::Action::Scale).await?;
         self.pools.force_release(name).await?;
         self.wake_enforcer();
         Ok(())
@@ -492,6 +515,7 @@ impl Console {
 
     /// Sets (`Some`) or clears the monthly budget; it is logged.
     pub async fn set_budget(&self, budget_fen: Option<i64>) -> Result<(), PoolError> {
+        self.require(ebb_wire::access::Action::Budget).await?;
         if budget_fen.is_some_and(|fen| fen <= 0) {
             return Err(PoolError::Invalid {
                 field: "budget_fen",
@@ -503,6 +527,7 @@ impl Console {
 
     /// Sets when a slider move asks for confirmation first.
     pub async fn set_confirm_policy(&self, policy: pools::ConfirmPolicy) -> Result<(), PoolError> {
+        self.require(ebb_wire::access::Action::Budget).await?;
         if policy.above_per_hour_fen < 0 {
             return Err(PoolError::Invalid {
                 field: "confirm_above_per_hour_fen",
@@ -510,6 +535,54 @@ impl Console {
             });
         }
         self.pools.set_confirm_policy(policy).await
+    }
+
+    /// Who this console acts as, and its role.
+    pub fn identity(&self) -> &ebb_wire::access::Identity {
+        self.pools.db().identity()
+    }
+
+    /// Refused, and the attempt logged, when the operator's role does not allow `action`
+    /// (the database would refuse it too: this says so first, in words).
+    pub async fn require(
+        &self,
+        action: ebb_wire::access::Action,
+    ) -> Result<(), crate::access::RoleRequired> {
+        let identity = self.identity();
+        if identity.allows(action) {
+            return Ok(());
+        }
+        let refused = ChangeReason::Refused {
+            action,
+            needs: action.needs(),
+        };
+        if let Err(error) = self.pools.log_console(Actor::Operator, &refused).await {
+            tracing::warn!(%error, "cannot log a refused attempt");
+        }
+        Err(crate::access::RoleRequired::new(identity, action))
+    }
+
+    /// Every team with its quotas, pools and what they ask for.
+    pub async fn teams(&self) -> Result<Vec<ebb_wire::access::TeamView>, PoolError> {
+        self.pools.teams().await
+    }
+
+    /// Makes a team or sets its spend quota per month (admin).
+    pub async fn set_team(&self, name: &str, spend_per_month_fen: Option<i64>) -> Result<(), PoolError> {
+        self.require(ebb_wire::access::Action::Teams).await?;
+        self.pools.set_team(name, spend_per_month_fen).await
+    }
+
+    /// Sets or clears a team's quota of a GPU model (admin).
+    pub async fn set_quota(&self, team: &str, model: &str, gpus: Option<u32>) -> Result<(), PoolError> {
+        self.require(ebb_wire::access::Action::Teams).await?;
+        self.pools.set_quota(team, model, gpus).await
+    }
+
+    /// Moves a pool into a team (admin); refused past the team's quota, naming it.
+    pub async fn set_pool_team(&self, pool: &str, team: &str) -> Result<(), PoolError> {
+        self.require(ebb_wire::access::Action::Teams).await?;
+        self.pools.set_pool_team(pool, team).await
     }
 
     /// Whether this process runs the enforcer.

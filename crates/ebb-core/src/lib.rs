@@ -30,4 +30,4 @@ pub mod system_fonts;
 // folders group them by concern, the paths stay short.
 pub use enforce::{capacity, enforcer, pool_history, provider};
 pub use rules::{console_rules, metrics_api, rules_live, rules_replay};
-pub use state::{catalog_store, clock, db, election, registry, vault};
+pub use state::{access, audit, catalog_store, clock, db, election, registry, vault};

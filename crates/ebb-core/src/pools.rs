@@ -45,6 +45,9 @@ pub enum PoolError {
         expected: u32,
         actual: u32,
     },
+    /// The operator's role does not allow it.
+    #[error(transparent)]
+    RoleRequired(#[from] crate::access::RoleRequired),
     #[error("cannot read or write the pools in console.db: {0}")]
     Db(#[from] sqlx::Error),
     #[error("cannot read the host registry: {0}")]
@@ -198,6 +201,7 @@ impl Default for ConfirmPolicy {
 
 pub mod rules;
 mod store;
+pub mod teams;
 mod validate;
 mod view;
 

@@ -2,6 +2,8 @@
 //! reads, the host registry, the token vault, the enforcer election and the active price
 //! catalog.
 
+pub mod access;
+pub mod audit;
 pub mod catalog_store;
 pub mod clock;
 pub mod db;

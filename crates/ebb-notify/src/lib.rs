@@ -712,6 +712,15 @@ fn clamp_text(clamp: &Clamp, words: Words) -> String {
             "reason.rules.clamp.quietWindow",
             &[("time", &hh_mm_utc(*until_ms)), ("busy", busy_gpus)],
         ),
+        Clamp::Quota {
+            team,
+            model,
+            quota_gpus,
+            ..
+        } => with(
+            "reason.rules.clamp.quota",
+            &[("team", team), ("model", model), ("quota", quota_gpus)],
+        ),
     }
 }
 
@@ -1385,6 +1394,13 @@ mod tests {
                 to_gpus: 3,
                 busy_gpus: 3,
                 until_ms: T0,
+            },
+            Clamp::Quota {
+                from_gpus: 4,
+                to_gpus: 6,
+                team: "research".into(),
+                model: "A100".into(),
+                quota_gpus: 16,
             },
         ];
         let statuses = [

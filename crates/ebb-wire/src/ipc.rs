@@ -471,6 +471,9 @@ pub enum IpcErrorKind {
     Conflict,
     /// The metrics back end (Prometheus) did not answer: no readings or charts until it does.
     MetricsUnavailable,
+    /// The operator's role does not allow it (`field` names the role it needs): on a
+    /// shared database an admin grants roles.
+    RoleRequired,
     /// A bug or a broken database: the message says what failed.
     Internal,
 }
@@ -603,6 +606,7 @@ mod tests {
             UnacknowledgedWarnings,
             Conflict,
             MetricsUnavailable,
+            RoleRequired,
             Internal,
         ];
         let arm = |kind: IpcErrorKind| match kind {
@@ -627,7 +631,8 @@ mod tests {
             UnacknowledgedWarnings => 18,
             Conflict => 19,
             MetricsUnavailable => 20,
-            Internal => 21,
+            RoleRequired => 21,
+            Internal => 22,
         };
         let arms: Vec<usize> = all.iter().map(|&kind| arm(kind)).collect();
         assert_eq!(arms, (0..all.len()).collect::<Vec<_>>());

@@ -8,6 +8,7 @@
 //! Field names are `snake_case` on every wire. A reading the source could not give is
 //! `None` (JSON `null`), never `0`.
 
+pub mod access;
 pub mod agent;
 pub mod ipc;
 pub mod plan;

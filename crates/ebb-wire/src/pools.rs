@@ -394,6 +394,13 @@ pub struct ActivityEntry {
     pub results: Vec<HostResult>,
     pub outcome: Outcome,
     pub finished_at_ms: Option<i64>,
+    /// The operator who made it (the database role on a shared PostgreSQL, else the OS
+    /// user; empty on entries from before it was recorded).
+    #[serde(default)]
+    pub who: String,
+    /// Their Ebb role then (`viewer`, `operator`, `admin`, `enforcer`; empty as `who`).
+    #[serde(default)]
+    pub role: String,
 }
 
 /// A region's hosts and the GPU models they reported, for the pool form.

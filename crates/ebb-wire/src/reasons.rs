@@ -249,6 +249,38 @@ pub enum ChangeReason {
         gpus: u32,
         step: SlurmStep,
     },
+    /// A team was made, or its monthly spend quota set (`Some`) or cleared (console-wide).
+    TeamChanged {
+        team: String,
+        spend_per_month_fen: Option<i64>,
+    },
+    /// A team's quota of `model` GPUs was set (`Some`) or cleared (console-wide).
+    TeamQuota {
+        team: String,
+        model: String,
+        gpus: Option<u32>,
+    },
+    /// A pool was moved into `team` (`""`: out of any team; console-wide).
+    PoolTeam { pool: String, team: String },
+    /// `user` was given the Ebb role `role` (console-wide).
+    RoleGranted {
+        user: String,
+        role: crate::access::AccessRole,
+    },
+    /// An operator asked for what their role does not allow: refused, and logged
+    /// (console-wide).
+    Refused {
+        action: crate::access::Action,
+        needs: crate::access::AccessRole,
+    },
+    /// A slider or CLI move clamped by the team's quota: `asked` GPUs, `to` allowed (the
+    /// team's `model` quota of `quota_gpus`).
+    QuotaClamp {
+        team: String,
+        model: String,
+        quota_gpus: u32,
+        asked: u32,
+    },
     /// Words with no kind: log lines written before reasons had one.
     Note { text: String },
 }
@@ -467,6 +499,41 @@ impl fmt::Display for ChangeReason {
                 "past the budget cap on purpose: {} per hour against a cap of {}",
                 yuan(*per_hour_fen),
                 yuan(*cap_fen)
+            ),
+            ChangeReason::TeamChanged {
+                team,
+                spend_per_month_fen: Some(fen),
+            } => write!(f, "team {team}: spend quota {} a month", yuan(*fen)),
+            ChangeReason::TeamChanged {
+                team,
+                spend_per_month_fen: None,
+            } => write!(f, "team {team}: no spend quota"),
+            ChangeReason::TeamQuota {
+                team,
+                model,
+                gpus: Some(gpus),
+            } => write!(f, "team {team}: quota of {gpus} {model} GPUs"),
+            ChangeReason::TeamQuota {
+                team,
+                model,
+                gpus: None,
+            } => write!(f, "team {team}: no quota of {model} GPUs"),
+            ChangeReason::PoolTeam { pool, team } if team.is_empty() => {
+                write!(f, "pool {pool} taken out of its team")
+            }
+            ChangeReason::PoolTeam { pool, team } => write!(f, "pool {pool} moved into team {team}"),
+            ChangeReason::RoleGranted { user, role } => write!(f, "{user} made {role}"),
+            ChangeReason::Refused { action, needs } => {
+                write!(f, "refused: to {} needs the {needs} role", action.words())
+            }
+            ChangeReason::QuotaClamp {
+                team,
+                model,
+                quota_gpus,
+                asked,
+            } => write!(
+                f,
+                "asked for {asked} GPUs, clamped by team {team}'s quota of {quota_gpus} {model} GPUs"
             ),
             ChangeReason::Note { text } => f.write_str(text),
         }

@@ -543,6 +543,15 @@ pub enum Clamp {
         busy_gpus: u32,
         until_ms: i64,
     },
+    /// The pool's team may hold at most `quota_gpus` GPUs of `model` in all (its other
+    /// pools asking for the rest): `to_gpus` is the most this pool may ask for.
+    Quota {
+        from_gpus: u32,
+        to_gpus: u32,
+        team: String,
+        model: String,
+        quota_gpus: u32,
+    },
 }
 
 impl Clamp {
@@ -577,6 +586,9 @@ impl Clamp {
             }
             | Clamp::QuietWindow {
                 from_gpus, to_gpus, ..
+            }
+            | Clamp::Quota {
+                from_gpus, to_gpus, ..
             } => (from_gpus, to_gpus),
         }
     }
@@ -595,6 +607,7 @@ impl Clamp {
             Clamp::Deadband { .. } => "deadband",
             Clamp::DisruptionBudget { .. } => "disruption_budget",
             Clamp::QuietWindow { .. } => "quiet_window",
+            Clamp::Quota { .. } => "quota",
         }
     }
 }
@@ -826,6 +839,15 @@ impl fmt::Display for Clamp {
                 f,
                 "quiet window until {}: {busy_gpus} busy kept: {from} → {to}",
                 hh_mm_utc(*until_ms)
+            ),
+            Clamp::Quota {
+                team,
+                model,
+                quota_gpus,
+                ..
+            } => write!(
+                f,
+                "team {team}'s quota of {quota_gpus} {model} GPUs: {from} → {to}"
             ),
         }
     }

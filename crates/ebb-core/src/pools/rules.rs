@@ -171,7 +171,7 @@ impl PoolStore {
             changed: edit.changed,
             warnings: edit.warnings,
         };
-        insert_activity(&mut tx, &pool, &unchanged(&pool, reason), now).await?;
+        insert_activity(&mut tx, self.db().identity(), &pool, &unchanged(&pool, reason), now).await?;
         tx.commit().await?;
         Ok(self.rules(name).await?.expect("the rules were just saved"))
     }
@@ -214,7 +214,7 @@ impl PoolStore {
             version: stored.version,
             mode,
         };
-        insert_activity(&mut tx, &pool, &unchanged(&pool, reason), now).await?;
+        insert_activity(&mut tx, self.db().identity(), &pool, &unchanged(&pool, reason), now).await?;
         tx.commit().await?;
         Ok(StoredRules { mode, ..stored })
     }
@@ -244,7 +244,7 @@ impl PoolStore {
     pub async fn log_done(&self, pool: &Pool, change: &NewActivity) -> Result<i64, PoolError> {
         let now = self.now_ms();
         let mut tx = self.db().begin_write().await?;
-        let id = insert_activity(&mut tx, pool, change, now).await?;
+        let id = insert_activity(&mut tx, self.db().identity(), pool, change, now).await?;
         sqlx::query("UPDATE activity SET outcome = 'done', finished_at_ms = at_ms WHERE id = $1")
             .bind(id)
             .execute(&mut *tx)

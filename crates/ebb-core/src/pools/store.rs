@@ -184,7 +184,7 @@ impl PoolStore {
             delta_per_hour_fen: None,
             delta_per_month_fen: None,
         };
-        insert_activity(&mut tx, &pool, &change, now).await?;
+        insert_activity(&mut tx, self.db().identity(), &pool, &change, now).await?;
         tx.commit().await?;
         Ok(pool)
     }
@@ -220,7 +220,7 @@ impl PoolStore {
             delta_per_hour_fen: None,
             delta_per_month_fen: None,
         };
-        insert_activity(&mut tx, &pool, &change, now).await?;
+        insert_activity(&mut tx, self.db().identity(), &pool, &change, now).await?;
         tx.commit().await?;
         Ok((before, pool))
     }
@@ -246,7 +246,7 @@ impl PoolStore {
             delta_per_hour_fen: None,
             delta_per_month_fen: None,
         };
-        let id = insert_activity(&mut tx, &pool, &change, self.now_ms()).await?;
+        let id = insert_activity(&mut tx, self.db().identity(), &pool, &change, self.now_ms()).await?;
         sqlx::query("UPDATE activity SET outcome = 'done', finished_at_ms = at_ms WHERE id = $1")
             .bind(id)
             .execute(&mut *tx)
@@ -293,7 +293,7 @@ impl PoolStore {
         .execute(&mut *tx)
         .await?;
         supersede_open(&mut tx, &pool.id, now).await?;
-        let id = insert_activity(&mut tx, &pool, change, now).await?;
+        let id = insert_activity(&mut tx, self.db().identity(), &pool, change, now).await?;
         tx.commit().await?;
         pool.desired = to;
         pool.release_first = release_first.to_vec();
@@ -319,7 +319,7 @@ impl PoolStore {
             delta_per_hour_fen: None,
             delta_per_month_fen: None,
         };
-        insert_activity(&mut tx, &pool, &change, now).await?;
+        insert_activity(&mut tx, self.db().identity(), &pool, &change, now).await?;
         tx.commit().await?;
         pool.force_release = true;
         Ok(pool)
@@ -328,7 +328,7 @@ impl PoolStore {
     /// Logs a change the enforcer made on its own (failover, stale or orphan releases).
     pub async fn log(&self, pool: &Pool, change: &NewActivity) -> Result<i64, PoolError> {
         let mut tx = self.db.begin_write().await?;
-        let id = insert_activity(&mut tx, pool, change, self.now_ms()).await?;
+        let id = insert_activity(&mut tx, self.db().identity(), pool, change, self.now_ms()).await?;
         tx.commit().await?;
         Ok(id)
     }
@@ -415,14 +415,25 @@ impl PoolStore {
     /// A console-wide entry (no pool), done when written.
     pub async fn log_console(&self, actor: Actor, reason: &ChangeReason) -> Result<i64, PoolError> {
         let now = self.now_ms();
-        let id = sqlx::query_scalar(
-            "INSERT INTO activity (at_ms, pool_id, pool_name, actor, from_gpus, to_gpus, reason, results, outcome, finished_at_ms) VALUES ($1, '', '', $2, 0, 0, $3, '[]', 'done', $1) RETURNING id",
+        let mut tx = self.db().begin_write().await?;
+        let id = crate::db::log_activity(
+            &mut tx,
+            self.db().identity(),
+            &crate::db::ActivityRow {
+                pool_id: "",
+                pool_name: "",
+                actor: actor_word(actor),
+                from: 0,
+                to: 0,
+                reason,
+                delta_per_hour_fen: None,
+                delta_per_month_fen: None,
+                done: true,
+            },
+            now,
         )
-        .bind(now)
-        .bind(actor_word(actor))
-        .bind(reason.to_stored())
-        .fetch_one(self.pool())
         .await?;
+        tx.commit().await?;
         Ok(id)
     }
 
@@ -820,7 +831,7 @@ impl PoolStore {
                 above_gpus: policy.above_gpus,
                 above_per_hour_fen: policy.above_per_hour_fen,
             };
-            insert_console_activity(&mut tx, &reason, self.now_ms()).await?;
+            insert_console_activity(&mut tx, self.db().identity(), &reason, self.now_ms()).await?;
         }
         tx.commit().await?;
         Ok(())
@@ -855,7 +866,7 @@ impl PoolStore {
         }
         if before != budget_fen {
             let reason = ChangeReason::BudgetChanged { budget_fen };
-            insert_console_activity(&mut tx, &reason, self.now_ms()).await?;
+            insert_console_activity(&mut tx, self.db().identity(), &reason, self.now_ms()).await?;
         }
         tx.commit().await?;
         Ok(())
@@ -887,7 +898,7 @@ impl PoolStore {
     }
 }
 
-pub(super) const ACTIVITY_COLUMNS: &str = "id, at_ms, pool_name, actor, from_gpus, to_gpus, reason, delta_per_hour_fen, delta_per_month_fen, results, outcome, finished_at_ms";
+pub(super) const ACTIVITY_COLUMNS: &str = "id, at_ms, pool_name, actor, from_gpus, to_gpus, reason, delta_per_hour_fen, delta_per_month_fen, results, outcome, finished_at_ms, who, role";
 
 pub(super) fn activity_row(row: &crate::db::DbRow) -> ActivityEntry {
     let count = |column: &str| u32::try_from(row.get::<i64, _>(column)).unwrap_or(0);
@@ -916,6 +927,8 @@ pub(super) fn activity_row(row: &crate::db::DbRow) -> ActivityEntry {
             _ => Outcome::InProgress,
         },
         finished_at_ms: row.get("finished_at_ms"),
+        who: row.get("who"),
+        role: row.get("role"),
     }
 }
 
@@ -937,26 +950,28 @@ pub(super) async fn supersede_open(
 
 pub(super) async fn insert_activity(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    identity: &ebb_wire::access::Identity,
     pool: &Pool,
     change: &NewActivity,
     now: i64,
 ) -> Result<i64, PoolError> {
     let done = change.from == change.to && change.actor == Actor::Operator;
-    Ok(sqlx::query_scalar(
-        "INSERT INTO activity (at_ms, pool_id, pool_name, actor, from_gpus, to_gpus, reason, delta_per_hour_fen, delta_per_month_fen, results, outcome, finished_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, '[]', $10, $11) RETURNING id",
+    Ok(crate::db::log_activity(
+        tx,
+        identity,
+        &crate::db::ActivityRow {
+            pool_id: &pool.id,
+            pool_name: &pool.name,
+            actor: actor_word(change.actor),
+            from: change.from,
+            to: change.to,
+            reason: &change.reason,
+            delta_per_hour_fen: change.delta_per_hour_fen,
+            delta_per_month_fen: change.delta_per_month_fen,
+            done,
+        },
+        now,
     )
-    .bind(now)
-    .bind(&pool.id)
-    .bind(&pool.name)
-    .bind(actor_word(change.actor))
-    .bind(i64::from(change.from))
-    .bind(i64::from(change.to))
-    .bind(change.reason.to_stored())
-    .bind(change.delta_per_hour_fen)
-    .bind(change.delta_per_month_fen)
-    .bind(if done { "done" } else { "in_progress" })
-    .bind(done.then_some(now))
-    .fetch_one(&mut **tx)
     .await?)
 }
 

@@ -175,6 +175,21 @@ impl Console {
         mode: Option<RulesMode>,
         acknowledged: bool,
     ) -> Result<PoolRules, RulesError> {
+        let stays_enabled = match mode {
+            Some(mode) => mode == RulesMode::Enabled,
+            None => self
+                .pools
+                .rules(pool)
+                .await?
+                .is_some_and(|stored| stored.mode == RulesMode::Enabled),
+        };
+        self.require(if stays_enabled {
+            ebb_wire::access::Action::EnableRules
+        } else {
+            ebb_wire::access::Action::EditRules
+        })
+        .await
+        .map_err(PoolError::from)?;
         let (report, rules) = self.checked_rules(pool, source).await?;
         let Some(new) = rules else {
             return Err(RulesError::Invalid(report));
@@ -210,6 +225,12 @@ impl Console {
         pool: &str,
         mode: RulesMode,
     ) -> Result<PoolRules, PoolError> {
+        self.require(if mode == RulesMode::Enabled {
+            ebb_wire::access::Action::EnableRules
+        } else {
+            ebb_wire::access::Action::EditRules
+        })
+        .await?;
         self.pools.set_rules_mode(pool, mode).await?;
         self.wake_enforcer();
         self.pool_rules(pool)
@@ -269,6 +290,7 @@ impl Console {
 
     /// Stores a custom metric pushed by the operator's systems (checked, naming the field).
     pub async fn push_metric(&self, push: &MetricPush) -> Result<(), PoolError> {
+        self.require(ebb_wire::access::Action::PushMetrics).await?;
         self.pools.push_metric(push).await
     }
 }

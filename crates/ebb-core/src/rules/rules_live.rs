@@ -28,7 +28,7 @@ use ebb_rules::decide::{MetricWindows, PoolState, Pricing, Window, decide, windo
 use ebb_rules::model::RuleSet;
 use ebb_wire::pools::{Actor, PoolLeaseState};
 use ebb_wire::reasons::ChangeReason;
-use ebb_wire::rules::{Decision, DecisionReason, RulesMode};
+use ebb_wire::rules::{Clamp, Decision, DecisionReason, RulesMode};
 use std::collections::{HashMap, VecDeque};
 
 const MINUTE_MS: i64 = 60_000;
@@ -447,6 +447,13 @@ async fn step(
     decision.at_ms = now_ms;
     // The pool's own range bounds every count (the rules' limits are saved within it).
     decision.desired_gpus = decision.desired_gpus.clamp(pool.min, pool.max);
+    // So does the team's quota of the pool's model, on a scale-out.
+    if decision.desired_gpus > current
+        && let Some(ceiling) = store.team_ceiling(pool).await?
+        && decision.desired_gpus > ceiling.max_gpus
+    {
+        quota_clamp(&mut decision, current, ceiling);
+    }
 
     let key = reason_key(&decision);
     let due = live
@@ -505,6 +512,32 @@ async fn step(
         live.held_logged = None;
     }
     Ok(None)
+}
+
+/// Clamps a scale-out to what the team's quota leaves (never below `current`), the clamp
+/// named in the decision; a rule that then changes nothing is held by it.
+fn quota_clamp(decision: &mut Decision, current: u32, ceiling: crate::pools::teams::TeamCeiling) {
+    let to = ceiling.max_gpus.max(current);
+    let clamp = Clamp::Quota {
+        from_gpus: decision.desired_gpus,
+        to_gpus: to,
+        team: ceiling.team,
+        model: ceiling.model,
+        quota_gpus: ceiling.quota_gpus,
+    };
+    decision.clamps.push(clamp.clone());
+    decision.desired_gpus = to;
+    decision.reason = match std::mem::replace(&mut decision.reason, DecisionReason::Steady) {
+        DecisionReason::Rule { rule, .. } if to == current => DecisionReason::Held { rule, clamp },
+        DecisionReason::Rule { rule, from_gpus, .. } => DecisionReason::Rule {
+            rule,
+            from_gpus,
+            to_gpus: to,
+        },
+        DecisionReason::Bound { .. } if to == current => DecisionReason::Steady,
+        DecisionReason::Bound { .. } => DecisionReason::Bound { clamp },
+        other => other,
+    };
 }
 
 /// The activity entry of a decision.

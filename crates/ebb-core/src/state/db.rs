@@ -289,6 +289,8 @@ pub struct ConsoleDb {
     pool: AnyPool,
     engine: Engine,
     clock: SharedClock,
+    /// Who this console acts as (`access::identify`), recorded with every change.
+    identity: Arc<ebb_wire::access::Identity>,
 }
 
 impl ConsoleDb {
@@ -350,14 +352,52 @@ impl ConsoleDb {
             .map_err(|error| open_error(&error))?;
         let migrated = match engine {
             Engine::Sqlite => sqlx::migrate!("./migrations/console").run(&pool).await,
-            Engine::Postgres => sqlx::migrate!("./migrations/console_pg").run(&pool).await,
+            Engine::Postgres => {
+                let migrator = sqlx::migrate!("./migrations/console_pg");
+                // A console whose role may not change the schema (after `ebb admin init`)
+                // opens a database already migrated, and only that.
+                if migrated_to(&pool).await >= migrator.iter().map(|m| m.version).max() {
+                    Ok(())
+                } else {
+                    migrator.run(&pool).await
+                }
+            }
         };
-        migrated.map_err(|error| open_error(&error))?;
-        Ok(Self {
+        migrated.map_err(|error| {
+            let reason = match &error {
+                sqlx::migrate::MigrateError::Execute(sql)
+                    if crate::access::is_refused(sql) =>
+                {
+                    format!(
+                        "this database's schema is older than this console and your role may not change it: an admin's console (or `ebb admin init`) must open it first ({error})"
+                    )
+                }
+                _ => error.to_string(),
+            };
+            open_error(&reason)
+        })?;
+        let mut db = Self {
             pool,
             engine,
             clock: Arc::new(SystemClock),
-        })
+            identity: Arc::new(ebb_wire::access::Identity {
+                who: crate::access::os_user(),
+                role: ebb_wire::access::AccessRole::Admin,
+                shared: false,
+            }),
+        };
+        db.identity = Arc::new(
+            crate::access::identify(&db)
+                .await
+                .map_err(|error| open_error(&error))?,
+        );
+        Ok(db)
+    }
+
+    /// Who this console acts as: recorded with every change it makes, and what its role
+    /// lets it do.
+    pub fn identity(&self) -> &ebb_wire::access::Identity {
+        &self.identity
     }
 
     /// The same database read on another clock (virtual time in tests).
@@ -400,22 +440,136 @@ impl ConsoleDb {
     }
 }
 
+/// The newest migration a PostgreSQL database has run (`None`: none, or not readable).
+async fn migrated_to(pool: &AnyPool) -> Option<i64> {
+    sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success")
+        .fetch_one(pool)
+        .await
+        .ok()
+        .flatten()
+}
+
 /// A console-wide entry of the activity log (no pool): a host added or removed, a limit
-/// changed. Written in the caller's transaction, so the change and its entry go together;
-/// it is done when written.
+/// changed. Written in the caller's transaction, so the change and its entry (and its
+/// audit entry) go together; it is done when written.
 pub(crate) async fn insert_console_activity(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    identity: &ebb_wire::access::Identity,
     reason: &ebb_wire::reasons::ChangeReason,
     now: i64,
 ) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar(
-        "INSERT INTO activity (at_ms, pool_id, pool_name, actor, from_gpus, to_gpus, reason, results, outcome, finished_at_ms) VALUES ($1, '', '', 'operator', 0, 0, $2, '[]', 'done', $3) RETURNING id",
+    log_activity(
+        tx,
+        identity,
+        &ActivityRow {
+            pool_id: "",
+            pool_name: "",
+            actor: "operator",
+            from: 0,
+            to: 0,
+            reason,
+            delta_per_hour_fen: None,
+            delta_per_month_fen: None,
+            done: true,
+        },
+        now,
+    )
+    .await
+}
+
+/// An activity entry as written.
+pub(crate) struct ActivityRow<'a> {
+    pub pool_id: &'a str,
+    pub pool_name: &'a str,
+    pub actor: &'a str,
+    pub from: u32,
+    pub to: u32,
+    pub reason: &'a ebb_wire::reasons::ChangeReason,
+    pub delta_per_hour_fen: Option<i64>,
+    pub delta_per_month_fen: Option<i64>,
+    /// Done when written (else in progress until the enforcer finishes it).
+    pub done: bool,
+}
+
+/// Writes an activity entry in the caller's write transaction, with who made it, and its
+/// audit entry: every change but a rule's decision that changes nothing.
+pub(crate) async fn log_activity(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    identity: &ebb_wire::access::Identity,
+    row: &ActivityRow<'_>,
+    now: i64,
+) -> Result<i64, sqlx::Error> {
+    let id = sqlx::query_scalar(
+        "INSERT INTO activity (at_ms, pool_id, pool_name, actor, from_gpus, to_gpus, reason, delta_per_hour_fen, delta_per_month_fen, results, outcome, finished_at_ms, who, role) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, '[]', $10, $11, $12, $13) RETURNING id",
     )
     .bind(now)
-    .bind(reason.to_stored())
-    .bind(now)
+    .bind(row.pool_id)
+    .bind(row.pool_name)
+    .bind(row.actor)
+    .bind(i64::from(row.from))
+    .bind(i64::from(row.to))
+    .bind(row.reason.to_stored())
+    .bind(row.delta_per_hour_fen)
+    .bind(row.delta_per_month_fen)
+    .bind(if row.done { "done" } else { "in_progress" })
+    .bind(row.done.then_some(now))
+    .bind(&identity.who)
+    .bind(identity.role.name())
     .fetch_one(&mut **tx)
-    .await
+    .await?;
+    let decision = matches!(row.reason, ebb_wire::reasons::ChangeReason::RuleDecision { .. });
+    if !(decision && row.from == row.to) {
+        let what = reason_kind(row.reason);
+        let subject = if row.pool_name.is_empty() {
+            reason_subject(row.reason)
+        } else {
+            row.pool_name.to_string()
+        };
+        let (before, after) = if row.pool_name.is_empty() {
+            (String::new(), row.reason.to_string())
+        } else {
+            (
+                format!("{} GPUs", row.from),
+                format!("{} GPUs: {} ({})", row.to, row.reason, row.actor),
+            )
+        };
+        let engine = if tx.backend_name() == "PostgreSQL" {
+            Engine::Postgres
+        } else {
+            Engine::Sqlite
+        };
+        crate::audit::append(
+            tx,
+            engine,
+            identity,
+            now,
+            &crate::audit::Change {
+                what: &what,
+                subject: &subject,
+                before: &before,
+                after: &after,
+            },
+        )
+        .await?;
+    }
+    Ok(id)
+}
+
+/// A reason's kind, its serde tag (`slider`, `host_added`, …).
+fn reason_kind(reason: &ebb_wire::reasons::ChangeReason) -> String {
+    serde_json::to_value(reason)
+        .ok()
+        .and_then(|value| value.get("kind")?.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// What a console-wide change is about: its host, team or user.
+fn reason_subject(reason: &ebb_wire::reasons::ChangeReason) -> String {
+    let value = serde_json::to_value(reason).unwrap_or_default();
+    ["host", "pool", "team", "user"]
+        .iter()
+        .find_map(|key| value.get(*key)?.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -96,6 +96,13 @@ impl LeaderHandle {
         }
     }
 
+    /// A console whose role may not enforce: it follows, and never stands.
+    pub fn never() -> Self {
+        Self {
+            state: Arc::new(watch::Sender::new(Leadership::Follower)),
+        }
+    }
+
     pub fn current(&self) -> Leadership {
         self.state.borrow().clone()
     }

@@ -33,6 +33,9 @@ pub enum RegistryError {
         held_words(.pools)
     )]
     HoldsGpus { host: String, pools: Vec<PoolGpus> },
+    /// The operator's role does not allow it.
+    #[error(transparent)]
+    RoleRequired(#[from] crate::access::RoleRequired),
 }
 
 fn held_words(pools: &[PoolGpus]) -> String {
@@ -241,7 +244,7 @@ impl Registry {
             host: spec.name.clone(),
             region: spec.region.clone(),
         };
-        crate::db::insert_console_activity(&mut tx, &reason, now).await?;
+        crate::db::insert_console_activity(&mut tx, self.db.identity(), &reason, now).await?;
         tx.commit().await?;
         Ok(spec)
     }
@@ -400,7 +403,7 @@ impl Registry {
             host: current.name.clone(),
             leases,
         };
-        crate::db::insert_console_activity(&mut tx, &reason, self.db.now_ms()).await?;
+        crate::db::insert_console_activity(&mut tx, self.db.identity(), &reason, self.db.now_ms()).await?;
         tx.commit().await?;
         Ok(leases)
     }
@@ -421,7 +424,7 @@ impl Registry {
                     host: current.name.clone(),
                     gpus: held.iter().map(|h| h.gpus).sum(),
                 };
-                crate::db::insert_console_activity(&mut tx, &reason, self.db.now_ms()).await?;
+                crate::db::insert_console_activity(&mut tx, self.db.identity(), &reason, self.db.now_ms()).await?;
                 tx.commit().await?;
             }
             return Ok(HostRemoval::Draining { pools: held });
@@ -441,7 +444,7 @@ impl Registry {
         let reason = ChangeReason::HostRemoved {
             host: current.name.clone(),
         };
-        crate::db::insert_console_activity(&mut tx, &reason, self.db.now_ms()).await?;
+        crate::db::insert_console_activity(&mut tx, self.db.identity(), &reason, self.db.now_ms()).await?;
         tx.commit().await?;
         Ok(HostRemoval::Removed)
     }

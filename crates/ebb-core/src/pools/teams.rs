@@ -1,0 +1,302 @@
+//! Teams and their quotas: a pool belongs to one team (or none); a team's quotas bound the
+//! GPUs of each model its pools ask for in all, so no slider, rule or schedule goes past
+//! them (each is clamped, and says so); moving a pool into a team it would put over a quota
+//! is refused, naming the quota.
+
+use super::{Pool, PoolError, PoolStore, insert_console_activity, invalid};
+use ebb_wire::access::{GpuQuota, TeamView};
+use ebb_wire::reasons::ChangeReason;
+use sqlx::Row;
+use std::collections::BTreeMap;
+
+/// The most a pool may ask for under its team's quota of its model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamCeiling {
+    pub team: String,
+    pub model: String,
+    pub quota_gpus: u32,
+    /// The quota less what the team's other pools of the model ask for.
+    pub max_gpus: u32,
+}
+
+fn check_name(field: &'static str, name: &str) -> Result<String, PoolError> {
+    let name = name.trim();
+    if name.is_empty()
+        || name.len() > 64
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err(invalid(
+            field,
+            format!("`{name}` is not a team name: 1 to 64 letters, digits, `-`, `_` or `.`"),
+        ));
+    }
+    Ok(name.to_string())
+}
+
+impl PoolStore {
+    /// Makes a team, or sets (`Some`) or clears its spend quota per month (fen).
+    pub async fn set_team(
+        &self,
+        name: &str,
+        spend_per_month_fen: Option<i64>,
+    ) -> Result<(), PoolError> {
+        let name = check_name("team", name)?;
+        if spend_per_month_fen.is_some_and(|fen| fen <= 0) {
+            return Err(invalid(
+                "spend_per_month",
+                "must be more than zero (leave it out for none)",
+            ));
+        }
+        let mut tx = self.db().begin_write().await?;
+        sqlx::query("INSERT INTO teams (name, spend_per_month_fen, created_at_ms) VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE SET spend_per_month_fen = excluded.spend_per_month_fen")
+            .bind(&name)
+            .bind(spend_per_month_fen)
+            .bind(self.now_ms())
+            .execute(&mut *tx)
+            .await?;
+        let reason = ChangeReason::TeamChanged {
+            team: name,
+            spend_per_month_fen,
+        };
+        insert_console_activity(&mut tx, self.db().identity(), &reason, self.now_ms()).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn team_exists(
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        team: &str,
+    ) -> Result<bool, PoolError> {
+        Ok(
+            sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM teams WHERE name = $1")
+                .bind(team)
+                .fetch_one(&mut **tx)
+                .await?
+                > 0,
+        )
+    }
+
+    /// What the team's pools of `model` ask for now (their desired counts), leaving out
+    /// `except` (a pool's id).
+    async fn team_asks(
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        team: &str,
+        model: &str,
+        except: &str,
+    ) -> Result<u32, PoolError> {
+        let sum: Option<i64> = sqlx::query_scalar(
+            "SELECT SUM(desired) FROM pools WHERE team = $1 AND model = $2 AND id <> $3",
+        )
+        .bind(team)
+        .bind(model)
+        .bind(except)
+        .fetch_one(&mut **tx)
+        .await?;
+        Ok(u32::try_from(sum.unwrap_or(0)).unwrap_or(u32::MAX))
+    }
+
+    /// Sets (`Some`) or clears the team's quota of `model` GPUs. A quota below what the
+    /// team's pools ask for now is refused, naming both.
+    pub async fn set_quota(
+        &self,
+        team: &str,
+        model: &str,
+        gpus: Option<u32>,
+    ) -> Result<(), PoolError> {
+        let team = check_name("team", team)?;
+        let model = model.trim().to_string();
+        if model.is_empty() {
+            return Err(invalid("model", "name the GPU model the quota is of"));
+        }
+        let mut tx = self.db().begin_write().await?;
+        if !Self::team_exists(&mut tx, &team).await? {
+            return Err(invalid("team", format!("no team named `{team}`")));
+        }
+        let before: Option<i64> = sqlx::query_scalar(
+            "SELECT max_gpus FROM team_quotas WHERE team = $1 AND model = $2",
+        )
+        .bind(&team)
+        .bind(&model)
+        .fetch_optional(&mut *tx)
+        .await?;
+        match gpus {
+            Some(gpus) => {
+                let holds = Self::team_asks(&mut tx, &team, &model, "").await?;
+                if gpus < holds {
+                    return Err(invalid(
+                        "gpus",
+                        format!(
+                            "a quota of {gpus} {model} GPUs is below the {holds} team {team}'s pools ask for now: scale them in first"
+                        ),
+                    ));
+                }
+                sqlx::query("INSERT INTO team_quotas (team, model, max_gpus) VALUES ($1, $2, $3) ON CONFLICT (team, model) DO UPDATE SET max_gpus = excluded.max_gpus")
+                    .bind(&team)
+                    .bind(&model)
+                    .bind(i64::from(gpus))
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            None => {
+                sqlx::query("DELETE FROM team_quotas WHERE team = $1 AND model = $2")
+                    .bind(&team)
+                    .bind(&model)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+        }
+        if before != gpus.map(i64::from) {
+            let reason = ChangeReason::TeamQuota {
+                team,
+                model,
+                gpus,
+            };
+            insert_console_activity(&mut tx, self.db().identity(), &reason, self.now_ms())
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Moves the pool into `team` (`""`: out of any). Refused, naming the quota, when the
+    /// pool's count would put the team past its quota of the pool's model.
+    pub async fn set_pool_team(&self, pool: &str, team: &str) -> Result<(), PoolError> {
+        let team = if team.trim().is_empty() {
+            String::new()
+        } else {
+            check_name("team", team)?
+        };
+        let found = self.get(pool).await?;
+        let mut tx = self.db().begin_write().await?;
+        if !team.is_empty() {
+            if !Self::team_exists(&mut tx, &team).await? {
+                return Err(invalid("team", format!("no team named `{team}`")));
+            }
+            if let Some(quota) = Self::quota_of(&mut tx, &team, &found.model).await? {
+                let others = Self::team_asks(&mut tx, &team, &found.model, &found.id).await?;
+                if others.saturating_add(found.desired) > quota {
+                    return Err(invalid(
+                        "team",
+                        format!(
+                            "team {team}'s quota of {quota} {model} GPUs: its pools ask for {others} and {pool} for {desired}, {total} in all",
+                            model = found.model,
+                            pool = found.name,
+                            desired = found.desired,
+                            total = others.saturating_add(found.desired)
+                        ),
+                    ));
+                }
+            }
+        }
+        sqlx::query("UPDATE pools SET team = $1 WHERE id = $2")
+            .bind(&team)
+            .bind(&found.id)
+            .execute(&mut *tx)
+            .await?;
+        let reason = ChangeReason::PoolTeam {
+            pool: found.name.clone(),
+            team,
+        };
+        insert_console_activity(&mut tx, self.db().identity(), &reason, self.now_ms()).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn quota_of(
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        team: &str,
+        model: &str,
+    ) -> Result<Option<u32>, PoolError> {
+        let quota: Option<i64> = sqlx::query_scalar(
+            "SELECT max_gpus FROM team_quotas WHERE team = $1 AND model = $2",
+        )
+        .bind(team)
+        .bind(model)
+        .fetch_optional(&mut **tx)
+        .await?;
+        Ok(quota.map(|n| u32::try_from(n).unwrap_or(0)))
+    }
+
+    /// The team of a pool (`""`: none).
+    pub async fn team_of(&self, pool: &Pool) -> Result<String, PoolError> {
+        let team: Option<String> = sqlx::query_scalar("SELECT team FROM pools WHERE id = $1")
+            .bind(&pool.id)
+            .fetch_optional(self.pool())
+            .await?;
+        Ok(team.unwrap_or_default())
+    }
+
+    /// The most the pool may ask for under its team's quota of its model; `None` when its
+    /// team has no such quota (or it has no team).
+    pub async fn team_ceiling(&self, pool: &Pool) -> Result<Option<TeamCeiling>, PoolError> {
+        let team = self.team_of(pool).await?;
+        if team.is_empty() {
+            return Ok(None);
+        }
+        let mut tx = self.pool().begin().await?;
+        let Some(quota) = Self::quota_of(&mut tx, &team, &pool.model).await? else {
+            return Ok(None);
+        };
+        let others = Self::team_asks(&mut tx, &team, &pool.model, &pool.id).await?;
+        tx.commit().await?;
+        Ok(Some(TeamCeiling {
+            team,
+            model: pool.model.clone(),
+            quota_gpus: quota,
+            max_gpus: quota.saturating_sub(others),
+        }))
+    }
+
+    /// Every team with its quotas, pools and what they ask for.
+    pub async fn teams(&self) -> Result<Vec<TeamView>, PoolError> {
+        let mut teams: BTreeMap<String, TeamView> = BTreeMap::new();
+        for row in sqlx::query("SELECT name, spend_per_month_fen FROM teams ORDER BY name")
+            .fetch_all(self.pool())
+            .await?
+        {
+            let name: String = row.get("name");
+            teams.insert(
+                name.clone(),
+                TeamView {
+                    name,
+                    spend_per_month_fen: row.get("spend_per_month_fen"),
+                    quotas: Vec::new(),
+                    pools: Vec::new(),
+                    holding: Vec::new(),
+                },
+            );
+        }
+        for row in sqlx::query("SELECT team, model, max_gpus FROM team_quotas ORDER BY team, model")
+            .fetch_all(self.pool())
+            .await?
+        {
+            if let Some(team) = teams.get_mut(&row.get::<String, _>("team")) {
+                team.quotas.push(GpuQuota {
+                    model: row.get("model"),
+                    gpus: u32::try_from(row.get::<i64, _>("max_gpus")).unwrap_or(0),
+                });
+            }
+        }
+        for row in sqlx::query("SELECT name, team, model, desired FROM pools WHERE team <> '' ORDER BY name")
+            .fetch_all(self.pool())
+            .await?
+        {
+            let Some(team) = teams.get_mut(&row.get::<String, _>("team")) else {
+                continue;
+            };
+            team.pools.push(row.get("name"));
+            let model: String = row.get("model");
+            let desired = u32::try_from(row.get::<i64, _>("desired")).unwrap_or(0);
+            match team.holding.iter_mut().find(|held| held.model == model) {
+                Some(held) => held.gpus += desired,
+                None => team.holding.push(GpuQuota {
+                    model,
+                    gpus: desired,
+                }),
+            }
+        }
+        Ok(teams.into_values().collect())
+    }
+}
