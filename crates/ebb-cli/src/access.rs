@@ -4,8 +4,8 @@
 
 use crate::pools::{open, parse_yuan};
 use clap::Subcommand;
-use ebb_core::db::ConsoleDb;
 use ebb_core::console::TokenStore;
+use ebb_core::db::ConsoleDb;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -70,9 +70,7 @@ pub enum AuditCommand {
     /// naming the first entry edited, deleted or moved.
     Verify,
     /// Write the audit log as JSON lines (oldest first) to FILE, or standard output.
-    Export {
-        file: Option<PathBuf>,
-    },
+    Export { file: Option<PathBuf> },
 }
 
 pub async fn whoami(data_dir: &Path, json: bool) -> anyhow::Result<()> {
@@ -143,7 +141,11 @@ pub async fn team(
                     .await?
             }
             TeamCommand::Assign { pool, team, none } => {
-                let team = if *none { "" } else { team.as_deref().unwrap_or("") };
+                let team = if *none {
+                    ""
+                } else {
+                    team.as_deref().unwrap_or("")
+                };
                 console.set_pool_team(pool, team).await?
             }
         }
@@ -166,9 +168,11 @@ fn teams_table(teams: &[ebb_wire::access::TeamView]) -> String {
     }
     let mut out = String::new();
     for team in teams {
-        let spend = team.spend_per_month_fen.map_or("no spend quota".to_string(), |fen| {
-            format!("spend quota ¥{}.{:02} a month", fen / 100, fen % 100)
-        });
+        let spend = team
+            .spend_per_month_fen
+            .map_or("no spend quota".to_string(), |fen| {
+                format!("spend quota ¥{}.{:02} a month", fen / 100, fen % 100)
+            });
         let _ = writeln!(out, "{}  ({spend})", team.name);
         for quota in &team.quotas {
             let asks = team
@@ -223,7 +227,11 @@ pub async fn audit(command: &AuditCommand, data_dir: &Path, json: bool) -> anyho
                 Some(path) => {
                     std::fs::write(path, text)?;
                     if !json {
-                        eprintln!("{} audit entries written to {}", entries.len(), path.display());
+                        eprintln!(
+                            "{} audit entries written to {}",
+                            entries.len(),
+                            path.display()
+                        );
                     }
                 }
                 None => print!("{text}"),

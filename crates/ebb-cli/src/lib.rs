@@ -501,31 +501,34 @@ pub fn exit_code(error: &anyhow::Error) -> u8 {
     let refused = error.chain().any(|cause| {
         role_refused(cause)
             || matches!(
-            cause.downcast_ref::<ebb_core::pools::PoolError>(),
-            Some(
-                ebb_core::pools::PoolError::Invalid { .. }
-                    | ebb_core::pools::PoolError::Exists(_)
-                    | ebb_core::pools::PoolError::NotFound(_)
+                cause.downcast_ref::<ebb_core::pools::PoolError>(),
+                Some(
+                    ebb_core::pools::PoolError::Invalid { .. }
+                        | ebb_core::pools::PoolError::Exists(_)
+                        | ebb_core::pools::PoolError::NotFound(_)
+                )
             )
-        ) || matches!(
-            cause.downcast_ref::<ebb_core::registry::RegistryError>(),
-            Some(
-                ebb_core::registry::RegistryError::Invalid { .. }
-                    | ebb_core::registry::RegistryError::NotFound(_)
-                    | ebb_core::registry::RegistryError::HoldsGpus { .. }
+            || matches!(
+                cause.downcast_ref::<ebb_core::registry::RegistryError>(),
+                Some(
+                    ebb_core::registry::RegistryError::Invalid { .. }
+                        | ebb_core::registry::RegistryError::NotFound(_)
+                        | ebb_core::registry::RegistryError::HoldsGpus { .. }
+                )
             )
-        ) || matches!(
-            cause.downcast_ref::<ebb_core::console_slurm::SlurmOpError>(),
-            Some(
-                ebb_core::console_slurm::SlurmOpError::NoBinding
-                    | ebb_core::console_slurm::SlurmOpError::Binding(_)
-                    | ebb_core::console_slurm::SlurmOpError::Hostlist(_)
-                    | ebb_core::console_slurm::SlurmOpError::NotBound(_)
-                    | ebb_core::console_slurm::SlurmOpError::NoPool(_)
+            || matches!(
+                cause.downcast_ref::<ebb_core::console_slurm::SlurmOpError>(),
+                Some(
+                    ebb_core::console_slurm::SlurmOpError::NoBinding
+                        | ebb_core::console_slurm::SlurmOpError::Binding(_)
+                        | ebb_core::console_slurm::SlurmOpError::Hostlist(_)
+                        | ebb_core::console_slurm::SlurmOpError::NotBound(_)
+                        | ebb_core::console_slurm::SlurmOpError::NoPool(_)
+                )
             )
-        ) || cause
-            .downcast_ref::<ebb_core::console_rules::RulesError>()
-            .is_some_and(|e| !matches!(e, ebb_core::console_rules::RulesError::Pool(_)))
+            || cause
+                .downcast_ref::<ebb_core::console_rules::RulesError>()
+                .is_some_and(|e| !matches!(e, ebb_core::console_rules::RulesError::Pool(_)))
     });
     if refused { 2 } else { 1 }
 }

@@ -568,13 +568,22 @@ impl Console {
     }
 
     /// Makes a team or sets its spend quota per month (admin).
-    pub async fn set_team(&self, name: &str, spend_per_month_fen: Option<i64>) -> Result<(), PoolError> {
+    pub async fn set_team(
+        &self,
+        name: &str,
+        spend_per_month_fen: Option<i64>,
+    ) -> Result<(), PoolError> {
         self.require(ebb_wire::access::Action::Teams).await?;
         self.pools.set_team(name, spend_per_month_fen).await
     }
 
     /// Sets or clears a team's quota of a GPU model (admin).
-    pub async fn set_quota(&self, team: &str, model: &str, gpus: Option<u32>) -> Result<(), PoolError> {
+    pub async fn set_quota(
+        &self,
+        team: &str,
+        model: &str,
+        gpus: Option<u32>,
+    ) -> Result<(), PoolError> {
         self.require(ebb_wire::access::Action::Teams).await?;
         self.pools.set_quota(team, model, gpus).await
     }

@@ -13,7 +13,9 @@ use specta::Type;
 /// An Ebb role, from least to most: each holds every right of the roles before it, but
 /// `enforcer`, the service role the elected enforcer runs as, which holds only what
 /// enforcing takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Type)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Type,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum AccessRole {
     /// Reads everything but secrets (tokens).
@@ -48,7 +50,9 @@ impl AccessRole {
 
     /// A role by its name (`viewer`, `operator`, `admin`, `enforcer`).
     pub fn parse(text: &str) -> Option<AccessRole> {
-        Self::ALL.into_iter().find(|role| role.name() == text.trim())
+        Self::ALL
+            .into_iter()
+            .find(|role| role.name() == text.trim())
     }
 
     /// Whether this role may do `action`.

@@ -521,7 +521,9 @@ impl fmt::Display for ChangeReason {
             ChangeReason::PoolTeam { pool, team } if team.is_empty() => {
                 write!(f, "pool {pool} taken out of its team")
             }
-            ChangeReason::PoolTeam { pool, team } => write!(f, "pool {pool} moved into team {team}"),
+            ChangeReason::PoolTeam { pool, team } => {
+                write!(f, "pool {pool} moved into team {team}")
+            }
             ChangeReason::RoleGranted { user, role } => write!(f, "{user} made {role}"),
             ChangeReason::Refused { action, needs } => {
                 write!(f, "refused: to {} needs the {needs} role", action.words())

@@ -171,7 +171,14 @@ impl PoolStore {
             changed: edit.changed,
             warnings: edit.warnings,
         };
-        insert_activity(&mut tx, self.db().identity(), &pool, &unchanged(&pool, reason), now).await?;
+        insert_activity(
+            &mut tx,
+            self.db().identity(),
+            &pool,
+            &unchanged(&pool, reason),
+            now,
+        )
+        .await?;
         tx.commit().await?;
         Ok(self.rules(name).await?.expect("the rules were just saved"))
     }
@@ -214,7 +221,14 @@ impl PoolStore {
             version: stored.version,
             mode,
         };
-        insert_activity(&mut tx, self.db().identity(), &pool, &unchanged(&pool, reason), now).await?;
+        insert_activity(
+            &mut tx,
+            self.db().identity(),
+            &pool,
+            &unchanged(&pool, reason),
+            now,
+        )
+        .await?;
         tx.commit().await?;
         Ok(StoredRules { mode, ..stored })
     }

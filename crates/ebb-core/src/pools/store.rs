@@ -246,7 +246,8 @@ impl PoolStore {
             delta_per_hour_fen: None,
             delta_per_month_fen: None,
         };
-        let id = insert_activity(&mut tx, self.db().identity(), &pool, &change, self.now_ms()).await?;
+        let id =
+            insert_activity(&mut tx, self.db().identity(), &pool, &change, self.now_ms()).await?;
         sqlx::query("UPDATE activity SET outcome = 'done', finished_at_ms = at_ms WHERE id = $1")
             .bind(id)
             .execute(&mut *tx)
@@ -328,7 +329,8 @@ impl PoolStore {
     /// Logs a change the enforcer made on its own (failover, stale or orphan releases).
     pub async fn log(&self, pool: &Pool, change: &NewActivity) -> Result<i64, PoolError> {
         let mut tx = self.db.begin_write().await?;
-        let id = insert_activity(&mut tx, self.db().identity(), pool, change, self.now_ms()).await?;
+        let id =
+            insert_activity(&mut tx, self.db().identity(), pool, change, self.now_ms()).await?;
         tx.commit().await?;
         Ok(id)
     }

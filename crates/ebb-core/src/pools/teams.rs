@@ -87,7 +87,7 @@ impl PoolStore {
         except: &str,
     ) -> Result<u32, PoolError> {
         let sum: Option<i64> = sqlx::query_scalar(
-            "SELECT SUM(desired) FROM pools WHERE team = $1 AND model = $2 AND id <> $3",
+            "SELECT CAST(SUM(desired) AS BIGINT) FROM pools WHERE team = $1 AND model = $2 AND id <> $3",
         )
         .bind(team)
         .bind(model)
@@ -114,13 +114,12 @@ impl PoolStore {
         if !Self::team_exists(&mut tx, &team).await? {
             return Err(invalid("team", format!("no team named `{team}`")));
         }
-        let before: Option<i64> = sqlx::query_scalar(
-            "SELECT max_gpus FROM team_quotas WHERE team = $1 AND model = $2",
-        )
-        .bind(&team)
-        .bind(&model)
-        .fetch_optional(&mut *tx)
-        .await?;
+        let before: Option<i64> =
+            sqlx::query_scalar("SELECT max_gpus FROM team_quotas WHERE team = $1 AND model = $2")
+                .bind(&team)
+                .bind(&model)
+                .fetch_optional(&mut *tx)
+                .await?;
         match gpus {
             Some(gpus) => {
                 let holds = Self::team_asks(&mut tx, &team, &model, "").await?;
@@ -148,13 +147,8 @@ impl PoolStore {
             }
         }
         if before != gpus.map(i64::from) {
-            let reason = ChangeReason::TeamQuota {
-                team,
-                model,
-                gpus,
-            };
-            insert_console_activity(&mut tx, self.db().identity(), &reason, self.now_ms())
-                .await?;
+            let reason = ChangeReason::TeamQuota { team, model, gpus };
+            insert_console_activity(&mut tx, self.db().identity(), &reason, self.now_ms()).await?;
         }
         tx.commit().await?;
         Ok(())
@@ -209,13 +203,12 @@ impl PoolStore {
         team: &str,
         model: &str,
     ) -> Result<Option<u32>, PoolError> {
-        let quota: Option<i64> = sqlx::query_scalar(
-            "SELECT max_gpus FROM team_quotas WHERE team = $1 AND model = $2",
-        )
-        .bind(team)
-        .bind(model)
-        .fetch_optional(&mut **tx)
-        .await?;
+        let quota: Option<i64> =
+            sqlx::query_scalar("SELECT max_gpus FROM team_quotas WHERE team = $1 AND model = $2")
+                .bind(team)
+                .bind(model)
+                .fetch_optional(&mut **tx)
+                .await?;
         Ok(quota.map(|n| u32::try_from(n).unwrap_or(0)))
     }
 
@@ -279,9 +272,11 @@ impl PoolStore {
                 });
             }
         }
-        for row in sqlx::query("SELECT name, team, model, desired FROM pools WHERE team <> '' ORDER BY name")
-            .fetch_all(self.pool())
-            .await?
+        for row in sqlx::query(
+            "SELECT name, team, model, desired FROM pools WHERE team <> '' ORDER BY name",
+        )
+        .fetch_all(self.pool())
+        .await?
         {
             let Some(team) = teams.get_mut(&row.get::<String, _>("team")) else {
                 continue;

@@ -529,7 +529,9 @@ fn quota_clamp(decision: &mut Decision, current: u32, ceiling: crate::pools::tea
     decision.desired_gpus = to;
     decision.reason = match std::mem::replace(&mut decision.reason, DecisionReason::Steady) {
         DecisionReason::Rule { rule, .. } if to == current => DecisionReason::Held { rule, clamp },
-        DecisionReason::Rule { rule, from_gpus, .. } => DecisionReason::Rule {
+        DecisionReason::Rule {
+            rule, from_gpus, ..
+        } => DecisionReason::Rule {
             rule,
             from_gpus,
             to_gpus: to,

@@ -106,10 +106,15 @@ impl RoleRequired {
 /// Why `ebb admin init` or `ebb admin grant` could not do it.
 #[derive(Debug, thiserror::Error)]
 pub enum AdminError {
-    #[error("roles are enforced only on a shared PostgreSQL database; this console's is SQLite, where its one operator holds every right")]
+    #[error(
+        "roles are enforced only on a shared PostgreSQL database; this console's is SQLite, where its one operator holds every right"
+    )]
     NotShared,
     #[error("{field}: {problem}")]
-    Invalid { field: &'static str, problem: String },
+    Invalid {
+        field: &'static str,
+        problem: String,
+    },
     /// The database refused, naming the privilege it takes.
     #[error("{0}")]
     Privilege(String),
@@ -292,11 +297,10 @@ pub async fn grant(db: &ConsoleDb, role: &str, user: &str) -> Result<AccessRole,
             ),
         });
     }
-    let made: bool = sqlx::query_scalar(
-        "SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'ebb_admin')",
-    )
-    .fetch_one(db.pool())
-    .await?;
+    let made: bool =
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'ebb_admin')")
+            .fetch_one(db.pool())
+            .await?;
     if !made {
         return Err(AdminError::Invalid {
             field: "role",
@@ -318,8 +322,11 @@ pub async fn grant(db: &ConsoleDb, role: &str, user: &str) -> Result<AccessRole,
         .fetch_one(&mut *tx)
         .await?;
         if member {
-            revoke_or_grant(&mut tx, &format!("REVOKE {} FROM {quoted}", group_role(other)))
-                .await?;
+            revoke_or_grant(
+                &mut tx,
+                &format!("REVOKE {} FROM {quoted}", group_role(other)),
+            )
+            .await?;
         }
     }
     revoke_or_grant(&mut tx, &format!("GRANT {} TO {quoted}", group_role(role))).await?;

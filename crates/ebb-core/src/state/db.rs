@@ -517,7 +517,10 @@ pub(crate) async fn log_activity(
     .bind(identity.role.name())
     .fetch_one(&mut **tx)
     .await?;
-    let decision = matches!(row.reason, ebb_wire::reasons::ChangeReason::RuleDecision { .. });
+    let decision = matches!(
+        row.reason,
+        ebb_wire::reasons::ChangeReason::RuleDecision { .. }
+    );
     if !(decision && row.from == row.to) {
         let what = reason_kind(row.reason);
         let subject = if row.pool_name.is_empty() {

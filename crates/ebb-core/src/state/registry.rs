@@ -403,7 +403,8 @@ impl Registry {
             host: current.name.clone(),
             leases,
         };
-        crate::db::insert_console_activity(&mut tx, self.db.identity(), &reason, self.db.now_ms()).await?;
+        crate::db::insert_console_activity(&mut tx, self.db.identity(), &reason, self.db.now_ms())
+            .await?;
         tx.commit().await?;
         Ok(leases)
     }
@@ -424,7 +425,13 @@ impl Registry {
                     host: current.name.clone(),
                     gpus: held.iter().map(|h| h.gpus).sum(),
                 };
-                crate::db::insert_console_activity(&mut tx, self.db.identity(), &reason, self.db.now_ms()).await?;
+                crate::db::insert_console_activity(
+                    &mut tx,
+                    self.db.identity(),
+                    &reason,
+                    self.db.now_ms(),
+                )
+                .await?;
                 tx.commit().await?;
             }
             return Ok(HostRemoval::Draining { pools: held });
@@ -444,7 +451,8 @@ impl Registry {
         let reason = ChangeReason::HostRemoved {
             host: current.name.clone(),
         };
-        crate::db::insert_console_activity(&mut tx, self.db.identity(), &reason, self.db.now_ms()).await?;
+        crate::db::insert_console_activity(&mut tx, self.db.identity(), &reason, self.db.now_ms())
+            .await?;
         tx.commit().await?;
         Ok(HostRemoval::Removed)
     }

@@ -7,6 +7,7 @@
 //! clock would time out while still busy. Every wait is for a state (a term, a renewal the
 //! database shows, a lease on an agent), never for a stretch of time.
 
+use crate::shared_database;
 use ebb_agent::sim::GpuModel;
 use ebb_core::catalog_store::ActiveCatalog;
 use ebb_core::db::{ConsoleDb, Location};
@@ -16,26 +17,11 @@ use ebb_core::pools::{self, HostFacts, PoolStore};
 use ebb_core::registry::Registry;
 use ebb_core::vault::MemoryVault;
 use ebb_telemetry::client::{AgentClient, ClientConfig};
-use ebb_testkit::{POSTGRES_ENV, PostgresServer, TempDir, TestFleet, eventually};
+use ebb_testkit::{TempDir, TestFleet, eventually};
 use ebb_wire::agent::{AgentErrorKind, ConsoleTerm, LeaseRequest, LeaseState};
 use ebb_wire::reasons::HostProblem;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// A fresh database on the suite's PostgreSQL server (`EBB_TEST_POSTGRES`), or on one
-/// started for this test; the server, when started here, lives as long as the guard.
-fn shared_database(name: &str) -> (Option<PostgresServer>, Location) {
-    let (server, base) = match std::env::var(POSTGRES_ENV) {
-        Ok(base) => (None, base),
-        Err(_) => {
-            let server = PostgresServer::start(name).unwrap_or_else(|error| panic!("{error}"));
-            let base = server.url().to_string();
-            (Some(server), base)
-        }
-    };
-    let database = format!("ebb_{name}_{}", std::process::id());
-    (server, Location::Postgres(format!("{base}/{database}")))
-}
 
 /// Waits until `done`; answers how long that took.
 async fn wait_for(what: &str, within: Duration, mut done: impl FnMut() -> bool) -> Duration {

@@ -11,6 +11,7 @@ mod prom_backend;
 mod provider;
 mod reclaim;
 mod registry;
+mod roles;
 mod rules;
 mod rules_replay;
 mod slurm_sim;
@@ -53,4 +54,25 @@ pub(crate) async fn set_desired(store: &ebb_core::pools::PoolStore, pool: &str, 
         delta_per_month_fen: None,
     };
     store.set_desired(pool, to, &[], &change).await.unwrap();
+}
+
+/// A fresh database on the suite's PostgreSQL server (`EBB_TEST_POSTGRES`), or on one
+/// started for this test; the server, when started here, lives as long as the guard.
+pub(crate) fn shared_database(
+    name: &str,
+) -> (Option<ebb_testkit::PostgresServer>, ebb_core::db::Location) {
+    let (server, base) = match std::env::var(ebb_testkit::POSTGRES_ENV) {
+        Ok(base) => (None, base),
+        Err(_) => {
+            let server =
+                ebb_testkit::PostgresServer::start(name).unwrap_or_else(|error| panic!("{error}"));
+            let base = server.url().to_string();
+            (Some(server), base)
+        }
+    };
+    let database = format!("ebb_{name}_{}", std::process::id());
+    (
+        server,
+        ebb_core::db::Location::Postgres(format!("{base}/{database}")),
+    )
 }

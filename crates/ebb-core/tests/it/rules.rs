@@ -560,3 +560,62 @@ async fn a_disruption_budget_paces_the_rules_releases_on_the_consoles_clock() {
     assert_eq!(rig.desired().await, 1, "10 min after the first release");
     rig.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_team_quota_clamps_a_rule_scale_out_and_the_decision_names_it() {
+    let mut rig = Rig::new("rules-team-quota").await;
+    rig.console.set_team("research", None).await.unwrap();
+    rig.console
+        .set_quota("research", "A100", Some(2))
+        .await
+        .unwrap();
+    rig.console
+        .set_pool_team("burst", "research")
+        .await
+        .unwrap();
+    rig.console
+        .save_rules("burst", RULES, None, true)
+        .await
+        .unwrap();
+    rig.step(300, None).await;
+    // queue-high asks for +2 (1 → 3) once its two minutes close; the quota allows 2.
+    for _ in 0..13 {
+        rig.step(10, Some(50.0)).await;
+    }
+    assert_eq!(rig.desired().await, 2, "clamped by the team's quota");
+    let log = rig.console.activity(Some("burst"), 50).await.unwrap();
+    let decision = log
+        .iter()
+        .find_map(|entry| match &entry.reason {
+            ChangeReason::RuleDecision { decision, .. } if entry.from == 1 && entry.to == 2 => {
+                Some(decision)
+            }
+            _ => None,
+        })
+        .expect("the rule's clamped scale-out is logged");
+    assert!(
+        decision.clamps.iter().any(|clamp| matches!(
+            clamp,
+            Clamp::Quota { team, quota_gpus: 2, from_gpus: 3, to_gpus: 2, .. } if team == "research"
+        )),
+        "{decision:#?}"
+    );
+    // At the quota, the next ask is held by it (and says so once).
+    rig.step(300, None).await;
+    for _ in 0..13 {
+        rig.step(10, Some(50.0)).await;
+    }
+    assert_eq!(rig.desired().await, 2);
+    let log = rig.console.activity(Some("burst"), 50).await.unwrap();
+    assert!(
+        log.iter().any(|entry| entry.from == 2
+            && entry.to == 2
+            && entry
+                .reason
+                .to_string()
+                .contains("team research's quota of 2 A100 GPUs")),
+        "{:#?}",
+        log.iter().map(|e| e.reason.to_string()).collect::<Vec<_>>()
+    );
+    rig.stop().await;
+}
