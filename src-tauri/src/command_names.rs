@@ -1,6 +1,6 @@
 /// The app's own commands: `build.rs` makes a permission for each and
 /// `capabilities/main.json` grants exactly these (`tests/it/lockdown.rs` checks it).
-pub const COMMANDS: [&str; 45] = [
+pub const COMMANDS: [&str; 48] = [
     "add_host",
     "app_info",
     "catalog_import",
@@ -18,6 +18,9 @@ pub const COMMANDS: [&str; 45] = [
     "host_history_chart",
     "lint_rules",
     "test_promql",
+    "whoami",
+    "verify_audit",
+    "list_teams",
     "list_activity",
     "list_hosts",
     "list_pools",

@@ -343,7 +343,24 @@ fn cost_error(error: CostError) -> IpcError {
             IpcError::invalid(field, error.to_string()).at_line(line.unwrap_or(0))
         }
         CostError::Compare(_) => IpcError::new(IpcErrorKind::InvalidInput, error.to_string()),
+        CostError::RoleRequired(refused) => role_error(&refused),
     }
+}
+
+/// The operator's role refused it: `field` names the role it needs.
+fn role_error(refused: &ebb_core::access::RoleRequired) -> IpcError {
+    IpcError {
+        field: Some(refused.needs.name().to_string()),
+        ..IpcError::new(IpcErrorKind::RoleRequired, refused.to_string())
+    }
+}
+
+/// The database refused for want of a privilege (a role's grants or row-level security).
+fn refused_by_database(error: &dyn std::fmt::Display) -> IpcError {
+    IpcError::new(
+        IpcErrorKind::RoleRequired,
+        format!("the database refused it for your role: {error}"),
+    )
 }
 
 fn spec(input: &HostInput) -> HostEntry {
@@ -363,6 +380,10 @@ fn registry_error(error: RegistryError) -> IpcError {
         RegistryError::Invalid { field, .. } => return IpcError::invalid(field, error.to_string()),
         RegistryError::NotFound(_) => IpcErrorKind::NotFound,
         RegistryError::Vault(_) => IpcErrorKind::TokenStore,
+        RegistryError::RoleRequired(refused) => return role_error(refused),
+        RegistryError::Sql(sql) if ebb_core::access::is_refused(sql) => {
+            return refused_by_database(&error);
+        }
         RegistryError::HoldsGpus { .. } => {
             let mut refused = IpcError::new(IpcErrorKind::HostHoldsGpus, error.to_string());
             refused.field = Some("name".into());
@@ -566,6 +587,10 @@ fn pool_error(error: PoolError) -> IpcError {
                 field: Some("from".to_string()),
                 ..IpcError::new(IpcErrorKind::Conflict, error.to_string())
             };
+        }
+        PoolError::RoleRequired(refused) => return role_error(refused),
+        PoolError::Db(sql) if ebb_core::access::is_refused(sql) => {
+            return refused_by_database(&error);
         }
         PoolError::Db(_) | PoolError::Registry(_) | PoolError::Slurm(_) => {
             tracing::error!(%error, "pool store failure");
@@ -815,4 +840,32 @@ pub async fn set_notification_prefs(
         .await
         .map_err(pool_error)?;
     store.notification_prefs().await.map_err(pool_error)
+}
+
+/// Who this console acts as, and what its role lets it do (the app hides or disables the
+/// rest, saying why).
+#[tauri::command]
+#[specta::specta]
+pub async fn whoami(state: State<'_, AppState>) -> Result<ebb_wire::access::Identity, IpcError> {
+    Ok(state.console.identity().clone())
+}
+
+/// The audit log's hash chain checked: how many entries, and where it first breaks.
+#[tauri::command]
+#[specta::specta]
+pub async fn verify_audit(
+    state: State<'_, AppState>,
+) -> Result<ebb_wire::access::AuditVerdict, IpcError> {
+    ebb_core::audit::verify(state.console.pool_store().db())
+        .await
+        .map_err(|error| pool_error(PoolError::Db(error)))
+}
+
+/// Every team with its quotas, pools and what they ask for.
+#[tauri::command]
+#[specta::specta]
+pub async fn list_teams(
+    state: State<'_, AppState>,
+) -> Result<Vec<ebb_wire::access::TeamView>, IpcError> {
+    state.console.teams().await.map_err(pool_error)
 }

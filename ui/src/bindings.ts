@@ -414,6 +414,40 @@ async testPromql(pool: string, query: string) : Promise<Result<PromqlValue, IpcE
 }
 },
 /**
+ * Who this console acts as, and what its role lets it do (the app hides or disables the
+ * rest, saying why).
+ */
+async whoami() : Promise<Result<Identity, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("whoami") };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * The audit log's hash chain checked: how many entries, and where it first breaks.
+ */
+async verifyAudit() : Promise<Result<AuditVerdict, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("verify_audit") };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Every team with its quotas, pools and what they ask for.
+ */
+async listTeams() : Promise<Result<TeamView[], IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("list_teams") };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
  * Saves a new version of a pool's rules (`mode`: as it is, or the first save's disabled,
  * when `None`): refused when invalid (the first problem's field and line), and when it has
  * warnings not `acknowledged` (`unacknowledged_warnings`).
@@ -504,6 +538,31 @@ fleetTick: "fleet-tick"
 /** user-defined types **/
 
 /**
+ * An Ebb role, from least to most: each holds every right of the roles before it, but
+ * `enforcer`, the service role the elected enforcer runs as, which holds only what
+ * enforcing takes.
+ */
+export type AccessRole = 
+/**
+ * Reads everything but secrets (tokens).
+ */
+"viewer" | 
+/**
+ * Scales pools within their limits and quotas, edits rules in shadow mode, pushes
+ * metrics.
+ */
+"operator" | 
+/**
+ * Everything: hosts, tokens, the catalog, budgets, teams and quotas, enabling rules,
+ * roles.
+ */
+"admin" | 
+/**
+ * The enforcer's service role: acts on pools, leases and rule decisions; changes no
+ * setting.
+ */
+"enforcer"
+/**
  * What a threshold rule does when it fires.
  */
 export type Action = 
@@ -528,9 +587,62 @@ export type Action =
  */
 { kind: "set"; gpus: number }
 /**
+ * What an operator may ask the console to change, by the role it needs.
+ */
+export type Action = 
+/**
+ * Move a pool's count (the slider, `ebb pool scale`, release now).
+ */
+"scale" | 
+/**
+ * Save rules, or put them in shadow mode or off.
+ */
+"edit_rules" | 
+/**
+ * Push a custom metric's value.
+ */
+"push_metrics" | 
+/**
+ * Enable rules: let them change a pool's count.
+ */
+"enable_rules" | 
+/**
+ * Add, change or remove hosts and their tokens.
+ */
+"hosts" | 
+/**
+ * Make, change or delete pools (their range, base, team).
+ */
+"pools" | 
+/**
+ * Import a price catalog.
+ */
+"catalog" | 
+/**
+ * Set the monthly budget, a pool's budget override, or when the slider asks first.
+ */
+"budget" | 
+/**
+ * Make teams and set their quotas.
+ */
+"teams" | 
+/**
+ * Grant roles.
+ */
+"roles"
+/**
  * One line of the activity log.
  */
-export type ActivityEntry = { id: number; at_ms: number; pool: string; actor: Actor; from: number; to: number; reason: ChangeReason; delta_per_hour_fen: number | null; delta_per_month_fen: number | null; results: HostResult[]; outcome: Outcome; finished_at_ms: number | null }
+export type ActivityEntry = { id: number; at_ms: number; pool: string; actor: Actor; from: number; to: number; reason: ChangeReason; delta_per_hour_fen: number | null; delta_per_month_fen: number | null; results: HostResult[]; outcome: Outcome; finished_at_ms: number | null; 
+/**
+ * The operator who made it (the database role on a shared PostgreSQL, else the OS
+ * user; empty on entries from before it was recorded).
+ */
+who?: string; 
+/**
+ * Their Ebb role then (`viewer`, `operator`, `admin`, `enforcer`; empty as `who`).
+ */
+role?: string }
 /**
  * Who made a change.
  */
@@ -629,6 +741,39 @@ token_store: TokenStoreKind;
  * the UI's default language follows it.
  */
 os_locale: string | null }
+/**
+ * Where, and how, the audit chain breaks.
+ */
+export type AuditBreak = { 
+/**
+ * The entry's id (for a deleted one, the id that is missing).
+ */
+id: number; problem: AuditProblem }
+export type AuditProblem = 
+/**
+ * Its content no longer matches its hash.
+ */
+"edited" | 
+/**
+ * An entry is missing before it (ids run on without a gap).
+ */
+"deleted" | 
+/**
+ * It does not follow the entry before it (its link names another entry's hash).
+ */
+"reordered"
+/**
+ * What `ebb audit verify` found.
+ */
+export type AuditVerdict = { 
+/**
+ * Entries read.
+ */
+entries: number; 
+/**
+ * The first place the chain breaks; `None`: every entry is as written.
+ */
+broken: AuditBreak | null }
 /**
  * What an active schedule does to the bounds.
  */
@@ -825,6 +970,32 @@ export type ChangeReason =
  */
 { kind: "slurm"; partition: string; nodes: string; gpus: number; step: SlurmStep } | 
 /**
+ * A team was made, or its monthly spend quota set (`Some`) or cleared (console-wide).
+ */
+{ kind: "team_changed"; team: string; spend_per_month_fen: number | null } | 
+/**
+ * A team's quota of `model` GPUs was set (`Some`) or cleared (console-wide).
+ */
+{ kind: "team_quota"; team: string; model: string; gpus: number | null } | 
+/**
+ * A pool was moved into `team` (`""`: out of any team; console-wide).
+ */
+{ kind: "pool_team"; pool: string; team: string } | 
+/**
+ * `user` was given the Ebb role `role` (console-wide).
+ */
+{ kind: "role_granted"; user: string; role: AccessRole } | 
+/**
+ * An operator asked for what their role does not allow: refused, and logged
+ * (console-wide).
+ */
+{ kind: "refused"; action: Action; needs: AccessRole } | 
+/**
+ * A slider or CLI move clamped by the team's quota: `asked` GPUs, `to` allowed (the
+ * team's `model` quota of `quota_gpus`).
+ */
+{ kind: "quota_clamp"; team: string; model: string; quota_gpus: number; asked: number } | 
+/**
  * Words with no kind: log lines written before reasons had one.
  */
 { kind: "note"; text: string }
@@ -915,7 +1086,12 @@ export type Clamp =
  * A quiet window is on until `until_ms`: no busy GPU (⌈busy GPUs⌉ of the latest
  * minute, `busy_gpus`) is released.
  */
-{ kind: "quiet_window"; from_gpus: number; to_gpus: number; busy_gpus: number; until_ms: number }
+{ kind: "quiet_window"; from_gpus: number; to_gpus: number; busy_gpus: number; until_ms: number } | 
+/**
+ * The pool's team may hold at most `quota_gpus` GPUs of `model` in all (its other
+ * pools asking for the rest): `to_gpus` is the most this pool may ask for.
+ */
+{ kind: "quota"; from_gpus: number; to_gpus: number; team: string; model: string; quota_gpus: number }
 /**
  * How a threshold rule compares its metric.
  */
@@ -1187,6 +1363,10 @@ name?: string | null;
  */
 used_memory_mib: number | null }
 /**
+ * GPUs of one model.
+ */
+export type GpuQuota = { model: string; gpus: number }
+/**
  * A GPU count split by how it is paid.
  */
 export type GpuSplit = { 
@@ -1356,6 +1536,18 @@ last_error: HostProblem | null;
  */
 gpus: Gpu[] }
 /**
+ * Who this console acts as.
+ */
+export type Identity = { 
+/**
+ * The operator: the database role on a shared PostgreSQL, else the OS user.
+ */
+who: string; role: AccessRole; 
+/**
+ * Whether the database is shared (PostgreSQL), where roles are enforced by it.
+ */
+shared: boolean }
+/**
  * An error crossing the IPC boundary: a stable kind, the field it is about, and words.
  */
 export type IpcError = { kind: IpcErrorKind; 
@@ -1467,6 +1659,11 @@ export type IpcErrorKind =
  * The metrics back end (Prometheus) did not answer: no readings or charts until it does.
  */
 "metrics_unavailable" | 
+/**
+ * The operator's role does not allow it (`field` names the role it needs): on a
+ * shared database an admin grants roles.
+ */
+"role_required" | 
 /**
  * A bug or a broken database: the message says what failed.
  */
@@ -3137,6 +3334,26 @@ scale_out_sustain_minutes: number;
  * then at once (the asymmetric trigger).
  */
 overload_gpus: number | null }
+/**
+ * A team: the pools it owns and the quotas that bound them.
+ */
+export type TeamView = { name: string; 
+/**
+ * Spend per calendar month its pools may project to (fen), when set.
+ */
+spend_per_month_fen: number | null; 
+/**
+ * GPUs per model its pools may hold in all.
+ */
+quotas: GpuQuota[]; 
+/**
+ * Its pools, by name.
+ */
+pools: string[]; 
+/**
+ * GPUs its pools ask for now, per model (their desired counts).
+ */
+holding: GpuQuota[] }
 /**
  * The subscription term of a pool's base.
  */

@@ -840,6 +840,8 @@ mod tests {
             results: Vec::new(),
             outcome: Outcome::Done,
             finished_at_ms: None,
+            who: String::new(),
+            role: String::new(),
         }
     }
 
@@ -1220,6 +1222,8 @@ mod tests {
             results: Vec::new(),
             outcome: Outcome::Done,
             finished_at_ms: None,
+            who: String::new(),
+            role: String::new(),
         }
     }
 

@@ -643,6 +643,8 @@ mod tests {
             results: Vec::new(),
             outcome: ebb_wire::pools::Outcome::Done,
             finished_at_ms: None,
+            who: String::new(),
+            role: String::new(),
         }
     }
 
@@ -841,6 +843,8 @@ mod tests {
             results: Vec::new(),
             outcome: ebb_wire::pools::Outcome::Done,
             finished_at_ms: None,
+            who: String::new(),
+            role: String::new(),
         };
         let entries = [
             entry(
