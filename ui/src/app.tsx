@@ -19,9 +19,11 @@
 
 import { createEffect, createRoot, createSignal, For, on, onCleanup, Show, type JSX } from "solid-js";
 import { render } from "solid-js/web";
+import { identity, loadIdentity } from "./access";
 import { appInfoState, onAppInfo } from "./app-info";
 import { commands, type EnforcerRole } from "./bindings";
 import { nextIndex } from "./format";
+import { roleText } from "./reasons";
 import { getLocale, onLocaleChange, t, type MessageKey } from "./i18n";
 import { activityView } from "./views/activity";
 import { costsView } from "./views/costs";
@@ -84,6 +86,7 @@ function Shell(): JSX.Element {
     commands.enforcerRole().then(setRole, () => setRole(null));
   };
   askRole();
+  void loadIdentity();
   const roleTimer = window.setInterval(askRole, ROLE_REFRESH_MS);
   onCleanup(() => window.clearInterval(roleTimer));
   const elected = (): number | undefined => {
@@ -202,6 +205,18 @@ function Shell(): JSX.Element {
             {(term) => (
               <span class="badge badge-leader" data-testid="leader-badge" title={tr("app.leaderBadgeTitle")}>
                 {(locale(), t("app.leaderBadge", { term: term() }))}
+              </span>
+            )}
+          </Show>
+          <Show when={identity()?.shared ? identity() : null}>
+            {(me) => (
+              <span
+                class="badge badge-role"
+                data-testid="role-badge"
+                data-role={me().role}
+                title={(locale(), t("app.roleBadgeTitle", { who: me().who, role: roleText(me().role) }))}
+              >
+                {(locale(), t("app.roleBadge", { who: me().who, role: roleText(me().role) }))}
               </span>
             )}
           </Show>

@@ -538,6 +538,50 @@ fleetTick: "fleet-tick"
 /** user-defined types **/
 
 /**
+ * What an operator may ask the console to change, by the role it needs.
+ */
+export type AccessAction = 
+/**
+ * Move a pool's count (the slider, `ebb pool scale`, release now).
+ */
+"scale" | 
+/**
+ * Save rules, or put them in shadow mode or off.
+ */
+"edit_rules" | 
+/**
+ * Push a custom metric's value.
+ */
+"push_metrics" | 
+/**
+ * Enable rules: let them change a pool's count.
+ */
+"enable_rules" | 
+/**
+ * Add, change or remove hosts and their tokens.
+ */
+"hosts" | 
+/**
+ * Make, change or delete pools (their range, base, team).
+ */
+"pools" | 
+/**
+ * Import a price catalog.
+ */
+"catalog" | 
+/**
+ * Set the monthly budget, a pool's budget override, or when the slider asks first.
+ */
+"budget" | 
+/**
+ * Make teams and set their quotas.
+ */
+"teams" | 
+/**
+ * Grant roles.
+ */
+"roles"
+/**
  * An Ebb role, from least to most: each holds every right of the roles before it, but
  * `enforcer`, the service role the elected enforcer runs as, which holds only what
  * enforcing takes.
@@ -586,50 +630,6 @@ export type Action =
  * `set N`
  */
 { kind: "set"; gpus: number }
-/**
- * What an operator may ask the console to change, by the role it needs.
- */
-export type Action = 
-/**
- * Move a pool's count (the slider, `ebb pool scale`, release now).
- */
-"scale" | 
-/**
- * Save rules, or put them in shadow mode or off.
- */
-"edit_rules" | 
-/**
- * Push a custom metric's value.
- */
-"push_metrics" | 
-/**
- * Enable rules: let them change a pool's count.
- */
-"enable_rules" | 
-/**
- * Add, change or remove hosts and their tokens.
- */
-"hosts" | 
-/**
- * Make, change or delete pools (their range, base, team).
- */
-"pools" | 
-/**
- * Import a price catalog.
- */
-"catalog" | 
-/**
- * Set the monthly budget, a pool's budget override, or when the slider asks first.
- */
-"budget" | 
-/**
- * Make teams and set their quotas.
- */
-"teams" | 
-/**
- * Grant roles.
- */
-"roles"
 /**
  * One line of the activity log.
  */
@@ -989,7 +989,7 @@ export type ChangeReason =
  * An operator asked for what their role does not allow: refused, and logged
  * (console-wide).
  */
-{ kind: "refused"; action: Action; needs: AccessRole } | 
+{ kind: "refused"; action: AccessAction; needs: AccessRole } | 
 /**
  * A slider or CLI move clamped by the team's quota: `asked` GPUs, `to` allowed (the
  * team's `model` quota of `quota_gpus`).
@@ -1237,6 +1237,10 @@ export type DecisionReason =
  * Nothing changes and no rule is near acting.
  */
 { kind: "steady" }
+/**
+ * An action the operator's role does not allow, and the least role that does.
+ */
+export type Denied = { action: AccessAction; needs: AccessRole }
 /**
  * Whether this console enforces the pools: consoles sharing one database elect one.
  */
@@ -1546,7 +1550,12 @@ who: string; role: AccessRole;
 /**
  * Whether the database is shared (PostgreSQL), where roles are enforced by it.
  */
-shared: boolean }
+shared: boolean; 
+/**
+ * What the role may not do, each with the role it needs (the app disables those
+ * controls and says why).
+ */
+denied: Denied[] }
 /**
  * An error crossing the IPC boundary: a stable kind, the field it is about, and words.
  */

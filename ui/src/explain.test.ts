@@ -66,7 +66,7 @@ describe("explainError", () => {
 describe("every kind of shell error", () => {
   it("has a sentence in Chinese in zh-CN, and in English in en", () => {
     const kinds = Object.keys(ERROR_KINDS) as IpcErrorKind[];
-    expect(kinds.length).toBe(22);
+    expect(kinds.length).toBe(23);
     for (const kind of kinds) {
       setLocale("en");
       const en = kindText(error(kind, { field: "url" }));

@@ -49,6 +49,7 @@ export const ERROR_KINDS: Readonly<Record<IpcErrorKind, MessageKey>> = {
   unacknowledged_warnings: "error.kind.unacknowledged_warnings",
   conflict: "error.kind.conflict",
   metrics_unavailable: "error.kind.metrics_unavailable",
+  role_required: "error.kind.role_required",
   internal: "error.kind.internal",
 };
 

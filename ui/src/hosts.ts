@@ -158,6 +158,7 @@ const ERROR_KINDS: Readonly<Record<IpcErrorKind, MessageKey>> = {
   unacknowledged_warnings: "hosts.error.unacknowledged_warnings",
   conflict: "error.kind.conflict",
   metrics_unavailable: "error.kind.metrics_unavailable",
+  role_required: "error.kind.role_required",
   internal: "hosts.error.internal",
 };
 

@@ -74,6 +74,18 @@ const changes: ChangeReason[] = [
   { kind: "spot_resumed", model: "A100", region: "cn-east", quiet_minutes: 20 },
   { kind: "reclaimed", host: "gpu-a", gpus: 1, until_ms: new Date(2026, 0, 5, 10, 47).getTime() },
 ];
+/** Teams, quotas and roles: names of two letters, so the zh-CN check sees only words. */
+const accessChanges: ChangeReason[] = [
+  { kind: "team_changed", team: "ml", spend_per_month_fen: 5_000_000 },
+  { kind: "team_changed", team: "ml", spend_per_month_fen: null },
+  { kind: "team_quota", team: "ml", model: "A100", gpus: 16 },
+  { kind: "team_quota", team: "ml", model: "A100", gpus: null },
+  { kind: "pool_team", pool: "ab", team: "ml" },
+  { kind: "pool_team", pool: "ab", team: "" },
+  { kind: "role_granted", user: "al", role: "operator" },
+  { kind: "refused", action: "enable_rules" as const, needs: "admin" as const },
+  { kind: "quota_clamp", team: "ml", model: "A100", quota_gpus: 6, asked: 8 },
+];
 const parkedUntil = new Date(2026, 0, 5, 10, 45).getTime();
 const slurm = (step: SlurmStep, gpus = 4, nodes = "gpu[1-2]"): ChangeReason => ({ kind: "slurm", partition: "batch", nodes, gpus, step });
 const slurmChanges: ChangeReason[] = [
@@ -179,6 +191,7 @@ describe("structured reasons", () => {
     setLocale("zh-CN");
     const texts = [
       ...changes.map(changeReasonText),
+      ...accessChanges.map(changeReasonText),
       ...problems.map(hostProblemText),
       ...confirmations.map(confirmationText),
       ...notes.map(poolNoteText),
@@ -241,6 +254,7 @@ describe("rules in words", () => {
     { kind: "deadband", from_gpus: 3, to_gpus: 4, surplus_gpus: 1, deadband_gpus: 2, window_minutes: 10 },
     { kind: "disruption_budget", from_gpus: 1, to_gpus: 2, allowance_gpus: 1, highest_gpus: 3, window_minutes: 10 },
     { kind: "quiet_window", from_gpus: 1, to_gpus: 3, busy_gpus: 3, until_ms: 0 },
+    { kind: "quota", from_gpus: 8, to_gpus: 4, team: "ml", model: "A100", quota_gpus: 6 },
   ];
   const lint: LintProblem[] = [
     { kind: "flapping", other_rule: "in", at_gpus: 4, from_value: 80, after_value: 66.67, other_threshold: 70 },
@@ -272,6 +286,11 @@ describe("rules in words", () => {
     expect(clampText(clamps[9]!)).toBe("deadband: 1 surplus over 10 min, 2 needed: 3 → 4");
     expect(clampText(clamps[10]!)).toBe("disruption budget: at most 1 released per 10 min (from 3): 1 → 2");
     expect(clampText(clamps[11]!)).toMatch(/^quiet window until \d\d:\d\d: 3 busy kept: 1 → 3$/);
+    expect(clampText(clamps[12]!)).toBe("team ml's quota of 6 A100 GPUs: 8 → 4");
+    expect(changeReasonText({ kind: "quota_clamp", team: "research", model: "A100", quota_gpus: 6, asked: 8 })).toBe(
+      "asked for 8 GPUs, clamped by team research's quota of 6 GPUs A100",
+    );
+    expect(changeReasonText({ kind: "refused", action: "enable_rules", needs: "admin" })).toBe("refused: to enable rules needs the admin role");
     expect(decisionReasonText({ kind: "held", rule: "out", clamp: clamps[2]! })).toBe("out held by the pool's max: 12 → 8");
     expect(lintProblemText(lint[1]!)).toBe(
       "the cooldown (2 min) is shorter than the warmup (5 min): it fires again before its GPUs are ready",
@@ -283,7 +302,7 @@ describe("rules in words", () => {
   it("have a fixture of every change reason and every rule word", () => {
     const draining: ChangeReason = { kind: "host_draining", host: "gpu-a", gpus: 2 };
     const note: ChangeReason = { kind: "note", text: "old words" };
-    expectEveryKind([...changes, ...rulesChanges, ...slurmChanges, draining, note], {
+    expectEveryKind([...changes, ...accessChanges, ...rulesChanges, ...slurmChanges, draining, note], {
       created: true,
       settings_changed: true,
       deleted: true,
@@ -306,6 +325,12 @@ describe("rules in words", () => {
       rule_decision: true,
       budget_override: true,
       slurm: true,
+      team_changed: true,
+      team_quota: true,
+      pool_team: true,
+      role_granted: true,
+      refused: true,
+      quota_clamp: true,
       note: true,
     });
     expectEveryKind(statuses, {
@@ -333,6 +358,7 @@ describe("rules in words", () => {
       deadband: true,
       disruption_budget: true,
       quiet_window: true,
+      quota: true,
     });
     expectEveryKind(lint, {
       flapping: true,
@@ -360,7 +386,7 @@ describe("rules in words", () => {
     ];
     for (const text of texts) {
       expect(text, text).toMatch(/[\u4e00-\u9fff]/);
-      const rest = text.replace(/\b(gpu_util|queue_len|busy_gpus|users|out-at-80|out|in|limits|util-60|mornings|GPU|Kubernetes|HPA)\b/g, "");
+      const rest = text.replace(/\b(gpu_util|queue_len|busy_gpus|users|out-at-80|out|in|limits|util-60|mornings|GPU|A100|Kubernetes|HPA)\b/g, "");
       expect(rest, text).not.toMatch(/[A-Za-z]{3,}/);
     }
   });

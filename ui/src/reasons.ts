@@ -23,6 +23,8 @@ import type {
   RulesMode,
   SkipReason,
   TokenStoreKind,
+  AccessRole,
+  AccessAction,
 } from "./bindings";
 import { formatCount, formatMoney, gpus as gpusText } from "./costs";
 import { getLocale, t, type MessageKey } from "./i18n";
@@ -34,6 +36,36 @@ function list(items: readonly string[]): string {
 function never(value: never): string {
   const tagged = value as { kind?: unknown; step?: unknown };
   return String(tagged.kind ?? tagged.step ?? value);
+}
+
+const ROLE_WORDS: Readonly<Record<AccessRole, MessageKey>> = {
+  viewer: "access.role.viewer",
+  operator: "access.role.operator",
+  admin: "access.role.admin",
+  enforcer: "access.role.enforcer",
+};
+
+const ACCESS_ACTION_WORDS: Readonly<Record<AccessAction, MessageKey>> = {
+  scale: "access.action.scale",
+  edit_rules: "access.action.edit_rules",
+  push_metrics: "access.action.push_metrics",
+  enable_rules: "access.action.enable_rules",
+  hosts: "access.action.hosts",
+  pools: "access.action.pools",
+  catalog: "access.action.catalog",
+  budget: "access.action.budget",
+  teams: "access.action.teams",
+  roles: "access.action.roles",
+};
+
+/** An Ebb role in words: "operator". */
+export function roleText(role: AccessRole): string {
+  return t(ROLE_WORDS[role]);
+}
+
+/** What a role may or may not do, in words: "scale pools". */
+export function accessActionText(action: AccessAction): string {
+  return t(ACCESS_ACTION_WORDS[action]);
 }
 
 /** One line of the activity log: why the pool changed. */
@@ -98,6 +130,29 @@ export function changeReasonText(reason: ChangeReason): string {
       return t("reason.change.budgetOverride", { perHour: formatMoney(reason.per_hour_fen), cap: formatMoney(reason.cap_fen) });
     case "slurm":
       return slurmStepText(reason);
+    case "team_changed":
+      return reason.spend_per_month_fen === null
+        ? t("reason.change.teamNoSpend", { team: reason.team })
+        : t("reason.change.teamSpend", { team: reason.team, money: formatMoney(reason.spend_per_month_fen) });
+    case "team_quota":
+      return reason.gpus === null
+        ? t("reason.change.teamQuotaCleared", { team: reason.team, model: reason.model })
+        : t("reason.change.teamQuota", { team: reason.team, model: reason.model, gpus: gpusText(reason.gpus) });
+    case "pool_team":
+      return reason.team === ""
+        ? t("reason.change.poolNoTeam", { pool: reason.pool })
+        : t("reason.change.poolTeam", { pool: reason.pool, team: reason.team });
+    case "role_granted":
+      return t("reason.change.roleGranted", { user: reason.user, role: roleText(reason.role) });
+    case "refused":
+      return t("reason.change.refused", { action: accessActionText(reason.action), role: roleText(reason.needs) });
+    case "quota_clamp":
+      return t("reason.change.quotaClamp", {
+        asked: gpusText(reason.asked),
+        team: reason.team,
+        quota: gpusText(reason.quota_gpus),
+        model: reason.model,
+      });
     case "note":
       // Rows written before reasons had a kind: their words, as stored.
       return reason.text;
@@ -492,6 +547,8 @@ export function clampText(clamp: Clamp): string {
       });
     case "quiet_window":
       return t("reason.rules.clamp.quietWindow", { ...counts, time: clockText(clamp.until_ms), busy: clamp.busy_gpus });
+    case "quota":
+      return t("reason.rules.clamp.quota", { ...counts, team: clamp.team, model: clamp.model, quota: clamp.quota_gpus });
     default:
       return never(clamp);
   }

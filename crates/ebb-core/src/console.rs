@@ -395,7 +395,7 @@ impl Console {
         spec: &HostEntry,
         token: Option<&str>,
     ) -> Result<HostEntry, ConsoleError> {
-        self.require(ebb_wire::access::Action::Hosts)
+        self.require(ebb_wire::access::AccessAction::Hosts)
             .await
             .map_err(RegistryError::from)?;
         let added = self.registry.add(spec, token).await?;
@@ -409,7 +409,7 @@ impl Console {
         spec: &HostEntry,
         token: Option<&str>,
     ) -> Result<HostEntry, ConsoleError> {
-        self.require(ebb_wire::access::Action::Hosts)
+        self.require(ebb_wire::access::AccessAction::Hosts)
             .await
             .map_err(RegistryError::from)?;
         let updated = self.registry.update(name, spec, token).await?;
@@ -425,7 +425,7 @@ impl Console {
         name: &str,
         release: bool,
     ) -> Result<ebb_wire::ipc::HostRemoval, ConsoleError> {
-        self.require(ebb_wire::access::Action::Hosts)
+        self.require(ebb_wire::access::AccessAction::Hosts)
             .await
             .map_err(RegistryError::from)?;
         let removal = if release {

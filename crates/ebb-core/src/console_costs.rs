@@ -75,10 +75,10 @@ impl Console {
     /// way the catalog in use after, with the problems that refused it.
     pub fn import_catalog(&self, text: &str) -> Result<CatalogImport, CostError> {
         let identity = self.identity();
-        if !identity.allows(ebb_wire::access::Action::Catalog) {
+        if !identity.allows(ebb_wire::access::AccessAction::Catalog) {
             return Err(crate::access::RoleRequired::new(
                 identity,
-                ebb_wire::access::Action::Catalog,
+                ebb_wire::access::AccessAction::Catalog,
             )
             .into());
         }

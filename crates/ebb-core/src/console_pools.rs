@@ -190,7 +190,7 @@ impl Console {
     }
 
     pub async fn create_pool(&self, input: &PoolInput) -> Result<PoolView, PoolError> {
-        self.require(ebb_wire::access::Action::Pools).await?;
+        self.require(ebb_wire::access::AccessAction::Pools).await?;
         let catalog = self.catalog();
         let valid = pools::validate(input, &self.host_facts().await?, &catalog)?;
         let pool = self.pools.create(valid).await?;
@@ -199,7 +199,7 @@ impl Console {
     }
 
     pub async fn update_pool(&self, name: &str, input: &PoolInput) -> Result<PoolView, PoolError> {
-        self.require(ebb_wire::access::Action::Pools).await?;
+        self.require(ebb_wire::access::AccessAction::Pools).await?;
         let catalog = self.catalog();
         let valid = pools::validate(input, &self.host_facts().await?, &catalog)?;
         let (_, after) = self.pools.update(name, valid).await?;
@@ -209,7 +209,7 @@ impl Console {
 
     /// Deletes the pool; the enforcer releases every GPU it held.
     pub async fn delete_pool(&self, name: &str) -> Result<(), PoolError> {
-        self.require(ebb_wire::access::Action::Pools).await?;
+        self.require(ebb_wire::access::AccessAction::Pools).await?;
         self.pools.delete(name).await?;
         self.wake_enforcer();
         Ok(())
@@ -299,9 +299,9 @@ impl Console {
             mut reason,
             over_budget,
         } = change;
-        self.require(ebb_wire::access::Action::Scale).await?;
+        self.require(ebb_wire::access::AccessAction::Scale).await?;
         if over_budget {
-            self.require(ebb_wire::access::Action::Budget).await?;
+            self.require(ebb_wire::access::AccessAction::Budget).await?;
         }
         // The team's quota clamps a scale-out: to the most it leaves, never below now.
         let pool = self.pools.get(name).await?;
@@ -412,7 +412,7 @@ impl Console {
 
     /// Releases now what the pool keeps until its paid units end.
     pub async fn force_release(&self, name: &str) -> Result<(), PoolError> {
-        self.require(ebb_wire::access::Action::Scale).await?;
+        self.require(ebb_wire::access::AccessAction::Scale).await?;
         self.pools.force_release(name).await?;
         self.wake_enforcer();
         Ok(())
@@ -515,7 +515,7 @@ impl Console {
 
     /// Sets (`Some`) or clears the monthly budget; it is logged.
     pub async fn set_budget(&self, budget_fen: Option<i64>) -> Result<(), PoolError> {
-        self.require(ebb_wire::access::Action::Budget).await?;
+        self.require(ebb_wire::access::AccessAction::Budget).await?;
         if budget_fen.is_some_and(|fen| fen <= 0) {
             return Err(PoolError::Invalid {
                 field: "budget_fen",
@@ -527,7 +527,7 @@ impl Console {
 
     /// Sets when a slider move asks for confirmation first.
     pub async fn set_confirm_policy(&self, policy: pools::ConfirmPolicy) -> Result<(), PoolError> {
-        self.require(ebb_wire::access::Action::Budget).await?;
+        self.require(ebb_wire::access::AccessAction::Budget).await?;
         if policy.above_per_hour_fen < 0 {
             return Err(PoolError::Invalid {
                 field: "confirm_above_per_hour_fen",
@@ -546,7 +546,7 @@ impl Console {
     /// (the database would refuse it too: this says so first, in words).
     pub async fn require(
         &self,
-        action: ebb_wire::access::Action,
+        action: ebb_wire::access::AccessAction,
     ) -> Result<(), crate::access::RoleRequired> {
         let identity = self.identity();
         if identity.allows(action) {
@@ -573,7 +573,7 @@ impl Console {
         name: &str,
         spend_per_month_fen: Option<i64>,
     ) -> Result<(), PoolError> {
-        self.require(ebb_wire::access::Action::Teams).await?;
+        self.require(ebb_wire::access::AccessAction::Teams).await?;
         self.pools.set_team(name, spend_per_month_fen).await
     }
 
@@ -584,13 +584,13 @@ impl Console {
         model: &str,
         gpus: Option<u32>,
     ) -> Result<(), PoolError> {
-        self.require(ebb_wire::access::Action::Teams).await?;
+        self.require(ebb_wire::access::AccessAction::Teams).await?;
         self.pools.set_quota(team, model, gpus).await
     }
 
     /// Moves a pool into a team (admin); refused past the team's quota, naming it.
     pub async fn set_pool_team(&self, pool: &str, team: &str) -> Result<(), PoolError> {
-        self.require(ebb_wire::access::Action::Teams).await?;
+        self.require(ebb_wire::access::AccessAction::Teams).await?;
         self.pools.set_pool_team(pool, team).await
     }
 

@@ -5,7 +5,7 @@
 //! On SQLite a console is one operator (the OS user) with every right. On a shared
 //! PostgreSQL each console connects as its operator's own database role, a member of one of
 //! Ebb's group roles; the database's grants and row-level security enforce the role, and
-//! the console hides or refuses up front what the role cannot do ([`Action::needs`]).
+//! the console hides or refuses up front what the role cannot do ([`AccessAction::needs`]).
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
@@ -56,9 +56,11 @@ impl AccessRole {
     }
 
     /// Whether this role may do `action`.
-    pub fn allows(self, action: Action) -> bool {
+    pub fn allows(self, action: AccessAction) -> bool {
         match self {
-            AccessRole::Enforcer => matches!(action, Action::Scale | Action::PushMetrics),
+            AccessRole::Enforcer => {
+                matches!(action, AccessAction::Scale | AccessAction::PushMetrics)
+            }
             role => role >= action.needs(),
         }
     }
@@ -73,7 +75,7 @@ impl std::fmt::Display for AccessRole {
 /// What an operator may ask the console to change, by the role it needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Type)]
 #[serde(rename_all = "snake_case")]
-pub enum Action {
+pub enum AccessAction {
     /// Move a pool's count (the slider, `ebb pool scale`, release now).
     Scale,
     /// Save rules, or put them in shadow mode or off.
@@ -96,34 +98,49 @@ pub enum Action {
     Roles,
 }
 
-impl Action {
+impl AccessAction {
+    pub const ALL: [AccessAction; 10] = [
+        AccessAction::Scale,
+        AccessAction::EditRules,
+        AccessAction::PushMetrics,
+        AccessAction::EnableRules,
+        AccessAction::Hosts,
+        AccessAction::Pools,
+        AccessAction::Catalog,
+        AccessAction::Budget,
+        AccessAction::Teams,
+        AccessAction::Roles,
+    ];
+
     /// The least role that may do it.
     pub fn needs(self) -> AccessRole {
         match self {
-            Action::Scale | Action::EditRules | Action::PushMetrics => AccessRole::Operator,
-            Action::EnableRules
-            | Action::Hosts
-            | Action::Pools
-            | Action::Catalog
-            | Action::Budget
-            | Action::Teams
-            | Action::Roles => AccessRole::Admin,
+            AccessAction::Scale | AccessAction::EditRules | AccessAction::PushMetrics => {
+                AccessRole::Operator
+            }
+            AccessAction::EnableRules
+            | AccessAction::Hosts
+            | AccessAction::Pools
+            | AccessAction::Catalog
+            | AccessAction::Budget
+            | AccessAction::Teams
+            | AccessAction::Roles => AccessRole::Admin,
         }
     }
 
     /// In words, for messages: "scale pools".
     pub fn words(self) -> &'static str {
         match self {
-            Action::Scale => "scale pools",
-            Action::EditRules => "edit rules",
-            Action::PushMetrics => "push metrics",
-            Action::EnableRules => "enable rules",
-            Action::Hosts => "change hosts",
-            Action::Pools => "change pools",
-            Action::Catalog => "import a price catalog",
-            Action::Budget => "change budgets",
-            Action::Teams => "change teams and quotas",
-            Action::Roles => "grant roles",
+            AccessAction::Scale => "scale pools",
+            AccessAction::EditRules => "edit rules",
+            AccessAction::PushMetrics => "push metrics",
+            AccessAction::EnableRules => "enable rules",
+            AccessAction::Hosts => "change hosts",
+            AccessAction::Pools => "change pools",
+            AccessAction::Catalog => "import a price catalog",
+            AccessAction::Budget => "change budgets",
+            AccessAction::Teams => "change teams and quotas",
+            AccessAction::Roles => "grant roles",
         }
     }
 }
@@ -136,10 +153,37 @@ pub struct Identity {
     pub role: AccessRole,
     /// Whether the database is shared (PostgreSQL), where roles are enforced by it.
     pub shared: bool,
+    /// What the role may not do, each with the role it needs (the app disables those
+    /// controls and says why).
+    pub denied: Vec<Denied>,
+}
+
+/// An action the operator's role does not allow, and the least role that does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct Denied {
+    pub action: AccessAction,
+    pub needs: AccessRole,
 }
 
 impl Identity {
-    pub fn allows(&self, action: Action) -> bool {
+    pub fn new(who: String, role: AccessRole, shared: bool) -> Self {
+        let denied = AccessAction::ALL
+            .into_iter()
+            .filter(|action| !role.allows(*action))
+            .map(|action| Denied {
+                action,
+                needs: action.needs(),
+            })
+            .collect();
+        Self {
+            who,
+            role,
+            shared,
+            denied,
+        }
+    }
+
+    pub fn allows(&self, action: AccessAction) -> bool {
         self.role.allows(action)
     }
 }
@@ -236,15 +280,15 @@ mod tests {
     #[test]
     fn each_role_holds_the_rights_of_those_before_it_and_the_enforcer_only_its_own() {
         assert!(AccessRole::Viewer < AccessRole::Operator);
-        assert!(!AccessRole::Viewer.allows(Action::Scale));
-        assert!(AccessRole::Operator.allows(Action::Scale));
-        assert!(AccessRole::Operator.allows(Action::EditRules));
-        assert!(!AccessRole::Operator.allows(Action::EnableRules));
-        assert!(!AccessRole::Operator.allows(Action::Budget));
-        assert!(AccessRole::Admin.allows(Action::Roles));
-        assert!(AccessRole::Enforcer.allows(Action::Scale));
-        assert!(!AccessRole::Enforcer.allows(Action::Hosts));
-        assert!(!AccessRole::Enforcer.allows(Action::EditRules));
+        assert!(!AccessRole::Viewer.allows(AccessAction::Scale));
+        assert!(AccessRole::Operator.allows(AccessAction::Scale));
+        assert!(AccessRole::Operator.allows(AccessAction::EditRules));
+        assert!(!AccessRole::Operator.allows(AccessAction::EnableRules));
+        assert!(!AccessRole::Operator.allows(AccessAction::Budget));
+        assert!(AccessRole::Admin.allows(AccessAction::Roles));
+        assert!(AccessRole::Enforcer.allows(AccessAction::Scale));
+        assert!(!AccessRole::Enforcer.allows(AccessAction::Hosts));
+        assert!(!AccessRole::Enforcer.allows(AccessAction::EditRules));
         for role in AccessRole::ALL {
             assert_eq!(AccessRole::parse(role.name()), Some(role));
         }

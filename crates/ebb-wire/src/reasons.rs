@@ -270,7 +270,7 @@ pub enum ChangeReason {
     /// An operator asked for what their role does not allow: refused, and logged
     /// (console-wide).
     Refused {
-        action: crate::access::Action,
+        action: crate::access::AccessAction,
         needs: crate::access::AccessRole,
     },
     /// A slider or CLI move clamped by the team's quota: `asked` GPUs, `to` allowed (the

@@ -21,21 +21,32 @@
 //     [data-actor] [data-outcome] [data-noop]   on the row (data-noop="true": a rule decision that changed nothing);
 //                                               cells td[data-col="time|pool|actor|change|reason|cost|hosts|outcome"]
 //   [data-testid="activity-none-shown"]         entries exist, but none of the kinds ticked
+//   [data-testid="audit-status"][data-state="verified|broken"]  the audit chain as last checked
+//     ([data-entries] when verified, [data-id] of the first broken entry)
+//   [data-testid="activity-who"][data-who][data-role]  who made an entry, in its actor cell
 
 import { createMemo, createSignal, For, Show, type Accessor, type JSX, type Setter } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
 import { changeCellText, DEFAULT_FILTER, hasOutcome, isNoOp, noOpsText, summarize, type ActivityFilter, type ActivityRow } from "../activity";
-import { commands, type ActivityEntry } from "../bindings";
+import { commands, type AccessRole, type ActivityEntry, type AuditProblem, type AuditVerdict } from "../bindings";
 import { formatCount } from "../costs";
 import { describeError } from "../format";
 import { t, type MessageKey } from "../i18n";
 import { call, ipcError } from "../ipc";
 import { actorText, formatDateTime, formatWhen, hostResultText, outcomeText, signedPerHour, signedPerMonth } from "../pool";
-import { changeReasonText } from "../reasons";
+import { changeReasonText, roleText } from "../reasons";
 import { mountView } from "./solid";
 import type { View } from "./view";
 
 const REFRESH_MS = 2000;
+/** The audit chain is read whole: checked on opening, then every 15th refresh (30 s). */
+const AUDIT_EVERY = 15;
+
+const AUDIT_PROBLEM: Readonly<Record<AuditProblem, MessageKey>> = {
+  edited: "activity.audit.edited",
+  deleted: "activity.audit.deleted",
+  reordered: "activity.audit.reordered",
+};
 const LIMIT = 200;
 
 /** The filters outlive one view instance (a language change rebuilds the view). */
@@ -76,6 +87,11 @@ function Row(props: { entry: ActivityEntry; now: number; inRun?: boolean }): JSX
       </td>
       <td data-col="actor" class="nowrap">
         <span class={`actor actor-${props.entry.actor}`}>{actorText(props.entry.actor)}</span>
+        <Show when={(props.entry.who ?? "") !== ""}>
+          <span class="host-url activity-who" data-testid="activity-who" data-who={props.entry.who ?? ""} data-role={props.entry.role ?? ""}>
+            {t("activity.by", { who: props.entry.who ?? "", role: roleText((props.entry.role ?? "admin") as AccessRole) })}
+          </span>
+        </Show>
       </td>
       <td data-col="change" class="nowrap">
         {changeCellText(props.entry)}
@@ -172,6 +188,9 @@ export function activityView(): View {
   const [loadError, setLoadError] = createSignal<unknown>(null);
   const [now, setNow] = createSignal(Date.now());
   const [kinds, setKinds] = createSignal<ActivityFilter>(memory.kinds);
+  /** The audit chain as last checked (on opening, then every AUDIT_EVERY refreshes). */
+  const [audit, setAudit] = createSignal<AuditVerdict | null>(null);
+  let refreshes = 0;
   /** The runs of no-op decisions opened, by row key. */
   const [opened, setOpened] = createSignal<ReadonlySet<string>>(new Set());
   /** The rows shown last, by key: kept across refreshes so <For> keeps their elements. */
@@ -230,10 +249,13 @@ export function activityView(): View {
     loading = true;
     const mine = ++seq;
     const wanted = memory.pool;
-    const [entries, pools] = await Promise.all([
+    const checkAudit = refreshes++ % AUDIT_EVERY === 0;
+    const [entries, pools, verdict] = await Promise.all([
       call(() => commands.listActivity(wanted === "" ? null : wanted, LIMIT)),
       call(() => commands.listPools()),
+      checkAudit ? call(() => commands.verifyAudit()) : Promise.resolve(null),
     ]);
+    if (verdict?.status === "ok") setAudit(verdict.data);
     if (mine === seq) loading = false;
     if (disposed || mine !== seq) return;
     if (pools.status === "ok") setPoolNames(pools.data.map((p) => p.name));
@@ -299,6 +321,26 @@ export function activityView(): View {
             </For>
           </div>
         </fieldset>
+        <Show when={audit()}>
+          {(verdict) => (
+            <Show
+              when={verdict().broken}
+              fallback={
+                <p class="audit-status audit-verified" data-testid="audit-status" data-state="verified" data-entries={verdict().entries}>
+                  {t("activity.audit.verified", { count: formatCount(verdict().entries) })}
+                </p>
+              }
+            >
+              {(broken) => (
+                <div class="alert alert-error audit-status" role="alert" data-testid="audit-status" data-state="broken" data-id={broken().id}>
+                  <span class="alert-line">
+                    {t("activity.audit.broken", { id: broken().id, problem: t(AUDIT_PROBLEM[broken().problem]) })}
+                  </span>
+                </div>
+              )}
+            </Show>
+          )}
+        </Show>
         <div class="activity-error-box">
           <Show when={loadError() !== null}>
             <div class="alert alert-error" role="alert" data-testid="activity-error">

@@ -22,6 +22,7 @@
 //   #host-add                                the "Add host" button
 //   #host-form …                             the form: see views/hosts/host-form.tsx
 
+import { denial } from "../access";
 import { batch, createSignal, For, onCleanup, Show, type JSX } from "solid-js";
 import { createStore, reconcile, unwrap } from "solid-js/store";
 import { appInfoState, onAppInfo } from "../app-info";
@@ -328,10 +329,19 @@ export function HostsSection(): JSX.Element {
           id="host-add"
           class="btn btn-primary"
           hidden={form() !== null}
+          disabled={denial("hosts") !== null}
+          title={denial("hosts") ?? undefined}
           onClick={(ev) => openForm({ mode: "add" }, ev.currentTarget)}
         >
           {t("hosts.add")}
         </button>
+        <Show when={denial("hosts")}>
+          {(why) => (
+            <p class="hint" data-testid="role-denied" data-action="hosts">
+              {why()}
+            </p>
+          )}
+        </Show>
         <p class="hosts-status" role="status" data-testid="hosts-status">
           {status()}
         </p>

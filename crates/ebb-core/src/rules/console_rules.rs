@@ -184,9 +184,9 @@ impl Console {
                 .is_some_and(|stored| stored.mode == RulesMode::Enabled),
         };
         self.require(if stays_enabled {
-            ebb_wire::access::Action::EnableRules
+            ebb_wire::access::AccessAction::EnableRules
         } else {
-            ebb_wire::access::Action::EditRules
+            ebb_wire::access::AccessAction::EditRules
         })
         .await
         .map_err(PoolError::from)?;
@@ -226,9 +226,9 @@ impl Console {
         mode: RulesMode,
     ) -> Result<PoolRules, PoolError> {
         self.require(if mode == RulesMode::Enabled {
-            ebb_wire::access::Action::EnableRules
+            ebb_wire::access::AccessAction::EnableRules
         } else {
-            ebb_wire::access::Action::EditRules
+            ebb_wire::access::AccessAction::EditRules
         })
         .await?;
         self.pools.set_rules_mode(pool, mode).await?;
@@ -290,7 +290,8 @@ impl Console {
 
     /// Stores a custom metric pushed by the operator's systems (checked, naming the field).
     pub async fn push_metric(&self, push: &MetricPush) -> Result<(), PoolError> {
-        self.require(ebb_wire::access::Action::PushMetrics).await?;
+        self.require(ebb_wire::access::AccessAction::PushMetrics)
+            .await?;
         self.pools.push_metric(push).await
     }
 }

@@ -7,7 +7,7 @@
 //!   `ebb_operator`, `ebb_admin`, `ebb_enforcer`), and the database's grants and
 //!   row-level security ([`INIT_SQL`]) let it do what that role may and nothing else, so a
 //!   modified console cannot exceed its role. The console asks the same question up front
-//!   ([`ebb_wire::access::Action::needs`]) to hide or refuse, and word, what the role
+//!   ([`ebb_wire::access::AccessAction::needs`]) to hide or refuse, and word, what the role
 //!   cannot do; the database is the boundary.
 //! - The table owner (whoever ran `ebb admin init`) is an admin.
 
@@ -36,11 +36,7 @@ pub fn os_user() -> String {
 /// Who the database says this console is.
 pub async fn identify(db: &ConsoleDb) -> Result<Identity, sqlx::Error> {
     if db.engine() == Engine::Sqlite {
-        return Ok(Identity {
-            who: os_user(),
-            role: AccessRole::Admin,
-            shared: false,
-        });
+        return Ok(Identity::new(os_user(), AccessRole::Admin, false));
     }
     let row = sqlx::query(
         "SELECT session_user::text AS who, \
@@ -74,11 +70,7 @@ pub async fn identify(db: &ConsoleDb) -> Result<Identity, sqlx::Error> {
         }
         found
     };
-    Ok(Identity {
-        who,
-        role,
-        shared: true,
-    })
+    Ok(Identity::new(who, role, true))
 }
 
 /// The operator's role does not allow what they asked: refused by the console before the
@@ -86,14 +78,14 @@ pub async fn identify(db: &ConsoleDb) -> Result<Identity, sqlx::Error> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("role: to {} needs the {needs} role; {who} is {role}", action.words())]
 pub struct RoleRequired {
-    pub action: ebb_wire::access::Action,
+    pub action: ebb_wire::access::AccessAction,
     pub needs: AccessRole,
     pub who: String,
     pub role: AccessRole,
 }
 
 impl RoleRequired {
-    pub fn new(identity: &Identity, action: ebb_wire::access::Action) -> Self {
+    pub fn new(identity: &Identity, action: ebb_wire::access::AccessAction) -> Self {
         Self {
             action,
             needs: action.needs(),

@@ -380,11 +380,11 @@ impl ConsoleDb {
             pool,
             engine,
             clock: Arc::new(SystemClock),
-            identity: Arc::new(ebb_wire::access::Identity {
-                who: crate::access::os_user(),
-                role: ebb_wire::access::AccessRole::Admin,
-                shared: false,
-            }),
+            identity: Arc::new(ebb_wire::access::Identity::new(
+                crate::access::os_user(),
+                ebb_wire::access::AccessRole::Admin,
+                false,
+            )),
         };
         db.identity = Arc::new(
             crate::access::identify(&db)

@@ -11,7 +11,7 @@ use ebb_core::console::{Console, ConsoleOptions, TokenStore};
 use ebb_core::db::{ConsoleDb, Location};
 use ebb_core::pools::PoolError;
 use ebb_testkit::{TempDir, TestFleet};
-use ebb_wire::access::{AccessRole, Action, AuditProblem};
+use ebb_wire::access::{AccessAction, AccessRole, AuditProblem};
 use ebb_wire::pools::Actor;
 use ebb_wire::reasons::ChangeReason;
 use ebb_wire::rules::RulesMode;
@@ -50,7 +50,7 @@ fn as_user(url: &str, user: &str) -> String {
     format!("postgres://{user}@{rest}")
 }
 
-fn role_required(error: &PoolError, action: Action) -> bool {
+fn role_required(error: &PoolError, action: AccessAction) -> bool {
     matches!(error, PoolError::RoleRequired(RoleRequired { action: a, .. }) if *a == action)
 }
 
@@ -141,7 +141,7 @@ async fn roles_are_enforced_by_the_database_and_quotas_and_the_audit_chain_hold(
         .scale_pool("web", 2, Actor::Operator, ChangeReason::Slider)
         .await
         .unwrap_err();
-    assert!(role_required(&error, Action::Scale), "{error}");
+    assert!(role_required(&error, AccessAction::Scale), "{error}");
     assert_eq!(
         error.to_string(),
         format!("role: to scale pools needs the operator role; {viewer_user} is viewer")
@@ -150,7 +150,7 @@ async fn roles_are_enforced_by_the_database_and_quotas_and_the_audit_chain_hold(
         .set_rules_mode("web", RulesMode::Shadow)
         .await
         .unwrap_err();
-    assert!(role_required(&error, Action::EditRules), "{error}");
+    assert!(role_required(&error, AccessAction::EditRules), "{error}");
     let viewer_db = viewer.pool_store().db();
     // What the console refused, the database refuses too.
     refused(viewer_db, "UPDATE pools SET desired = 3 WHERE name = 'web'").await;
@@ -169,7 +169,7 @@ async fn roles_are_enforced_by_the_database_and_quotas_and_the_audit_chain_hold(
             && matches!(
                 entry.reason,
                 ChangeReason::Refused {
-                    action: Action::Scale,
+                    action: AccessAction::Scale,
                     needs: AccessRole::Operator
                 }
             )),
@@ -197,9 +197,9 @@ async fn roles_are_enforced_by_the_database_and_quotas_and_the_audit_chain_hold(
         .set_rules_mode("web", RulesMode::Enabled)
         .await
         .unwrap_err();
-    assert!(role_required(&error, Action::EnableRules), "{error}");
+    assert!(role_required(&error, AccessAction::EnableRules), "{error}");
     let error = operator.set_budget(Some(100_000)).await.unwrap_err();
-    assert!(role_required(&error, Action::Budget), "{error}");
+    assert!(role_required(&error, AccessAction::Budget), "{error}");
     let operator_db = operator.pool_store().db();
     refused(operator_db, "UPDATE pool_rules SET mode = 'enabled'").await;
     refused(
@@ -232,7 +232,7 @@ async fn roles_are_enforced_by_the_database_and_quotas_and_the_audit_chain_hold(
         .set_quota("research", "A100", Some(8))
         .await
         .unwrap_err();
-    assert!(role_required(&error, Action::Teams), "{error}");
+    assert!(role_required(&error, AccessAction::Teams), "{error}");
     admin.set_pool_team("web", "research").await.unwrap();
     admin.set_pool_team("batch", "research").await.unwrap();
     let entry = operator

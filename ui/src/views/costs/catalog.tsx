@@ -8,6 +8,7 @@
 //   [data-testid="catalog-warnings"]  [data-testid="catalog-error"]
 //   [data-testid="catalog-table"] tr[data-model][data-region] td[data-col="hour|day|…"]
 
+import { denial } from "../../access";
 import { For, Show, type JSX } from "solid-js";
 import type { CatalogProblem, CatalogRow, CatalogView } from "../../bindings";
 import { formatCount, formatMoney, problemPlace } from "../../costs";
@@ -181,10 +182,10 @@ export function Catalog(props: { costs: Costs }): JSX.Element {
           id="catalog-file"
           accept=".toml,application/toml,text/plain"
           label={t("costs.catalog.import")}
-          disabled={costs.importing()}
+          disabled={costs.importing() || denial("catalog") !== null}
           onFile={(file) => void costs.loadCatalogFile(file)}
         />
-        <span class="hint">{t("costs.catalog.dropHint")}</span>
+        <span class="hint">{denial("catalog") ?? t("costs.catalog.dropHint")}</span>
       </div>
       <details class="catalog-paste" id="catalog-paste">
         <summary>{t("costs.catalog.paste")}</summary>
@@ -205,7 +206,8 @@ export function Catalog(props: { costs: Costs }): JSX.Element {
             type="button"
             id="catalog-import-text"
             class="btn"
-            disabled={costs.importing()}
+            disabled={costs.importing() || denial("catalog") !== null}
+            title={denial("catalog") ?? undefined}
             onClick={() => void costs.importCatalog(pasted.value, t("costs.catalog.pasted"))}
           >
             {costs.importing() ? t("costs.catalog.importing") : t("costs.catalog.importText")}

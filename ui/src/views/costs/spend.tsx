@@ -15,6 +15,7 @@
 //   [data-testid="spend-table"] tr[data-pool]    cells td[data-col="pool|model|gpus|base|from|mtd|projected|rate|spot|share"]
 //   #spend-export  [data-testid="spend-export-status"] data-path  [data-testid="spend-error"]
 
+import { denial } from "../../access";
 import { createSignal, For, onCleanup, onMount, Show, type JSX } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
 import { commands, type SpendSummary } from "../../bindings";
@@ -195,11 +196,18 @@ export function SpendCard(): JSX.Element {
                 setBudgetProblem(null);
               }}
             />
-            <button type="submit" id="spend-budget-set" class="btn" disabled={busy()}>
+            <button type="submit" id="spend-budget-set" class="btn" disabled={busy() || denial("budget") !== null} title={denial("budget") ?? undefined}>
               {t("spend.budget.set")}
             </button>
             <Show when={summary()?.budget_fen !== null && summary()?.budget_fen !== undefined}>
-              <button type="button" id="spend-budget-clear" class="btn btn-quiet" disabled={busy()} onClick={() => void setBudget(true)}>
+              <button
+                type="button"
+                id="spend-budget-clear"
+                class="btn btn-quiet"
+                disabled={busy() || denial("budget") !== null}
+                title={denial("budget") ?? undefined}
+                onClick={() => void setBudget(true)}
+              >
                 {t("spend.budget.clear")}
               </button>
             </Show>

@@ -5,6 +5,7 @@
 // spot, and spot's part of the spend. Every value is read from the
 // pool's store entry, so a refresh updates the text in place and the buttons stay put.
 
+import { denial } from "../../access";
 import { createSignal, Show, type JSX } from "solid-js";
 import type { PoolView } from "../../bindings";
 import { formatCount, formatMoney, gpus } from "../../costs";
@@ -76,7 +77,15 @@ export function PoolCard(props: {
       <div class="pool-status-head">
         <h2 id="pool-status-title">{pool.name}</h2>
         <span class="btn-row">
-          <button type="button" id="pool-edit" class="btn btn-small" ref={props.editRef} disabled={asking()} onClick={() => props.onEdit()}>
+          <button
+            type="button"
+            id="pool-edit"
+            class="btn btn-small"
+            ref={props.editRef}
+            disabled={asking() || denial("pools") !== null}
+            title={denial("pools") ?? undefined}
+            onClick={() => props.onEdit()}
+          >
             {t("pool.edit")}
           </button>
           <button
@@ -85,7 +94,8 @@ export function PoolCard(props: {
             class="btn btn-small btn-danger-quiet"
             ref={deleteButton}
             aria-expanded={asking()}
-            disabled={asking()}
+            disabled={asking() || denial("pools") !== null}
+            title={denial("pools") ?? undefined}
             onClick={() => setAsking(true)}
           >
             {t("pool.delete")}

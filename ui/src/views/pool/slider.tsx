@@ -17,6 +17,7 @@
 // count unless the operator has chosen another, and the number field keeps what is being
 // typed in it (a bound value would overwrite a half-typed number, or miss "4" back to "4").
 
+import { denial } from "../../access";
 import { batch, createEffect, createMemo, createSignal, For, on, onCleanup, Show, untrack, type Accessor, type JSX } from "solid-js";
 import { commands, type ScalePreview } from "../../bindings";
 import { formatCount, gpus } from "../../costs";
@@ -95,7 +96,8 @@ export function Slider(props: {
     t("pool.preview.idle", { n: gpus(desired()), cost: perHour(pool.spend?.run_rate_per_hour_fen ?? null) }),
   );
   // Not beside a pending confirmation: the question's own buttons answer it.
-  const applyDisabled = () => committing() || confirming() !== null || chosen() === null || chosen() === desired();
+  const applyDisabled = () =>
+    denial("scale") !== null || committing() || confirming() !== null || chosen() === null || chosen() === desired();
 
   // A new look at the pool (every refresh).
   createEffect(
@@ -417,10 +419,18 @@ export function Slider(props: {
           class="btn btn-primary"
           data-testid="pool-apply"
           disabled={applyDisabled()}
+          title={denial("scale") ?? undefined}
           onClick={() => void commitTo(chosen() ?? desired())}
         >
           {t("pool.apply")}
         </button>
+        <Show when={denial("scale")}>
+          {(why) => (
+            <p class="hint" data-testid="role-denied" data-action="scale">
+              {why()}
+            </p>
+          )}
+        </Show>
       </div>
       <CommitOutcome shown={commit()} onOverBudget={(to) => void send(to, true)} />
     </section>

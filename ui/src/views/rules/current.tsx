@@ -8,6 +8,7 @@
 //   #rules-mode-enabled #rules-mode-shadow #rules-mode-disabled (aria-pressed)
 //   [data-testid="rules-mode-error"]
 
+import { denial } from "../../access";
 import { For, Show, type JSX } from "solid-js";
 import type { PoolRules, RulesMode } from "../../bindings";
 import { t, type MessageKey } from "../../i18n";
@@ -68,7 +69,8 @@ export function CurrentRules(props: {
                     class="btn btn-small"
                     classList={{ "btn-primary": rules().mode === mode }}
                     aria-pressed={rules().mode === mode ? "true" : "false"}
-                    disabled={props.busy}
+                    disabled={props.busy || denial(mode === "enabled" ? "enable_rules" : "edit_rules") !== null}
+                    title={denial(mode === "enabled" ? "enable_rules" : "edit_rules") ?? undefined}
                     onClick={() => props.onMode(mode)}
                   >
                     {t(MODE_BUTTONS[mode])}
@@ -76,6 +78,13 @@ export function CurrentRules(props: {
                 )}
               </For>
             </div>
+            <Show when={denial("enable_rules")}>
+              {(why) => (
+                <p class="hint" data-testid="role-denied" data-action="enable_rules">
+                  {why()}
+                </p>
+              )}
+            </Show>
           </>
         )}
       </Show>

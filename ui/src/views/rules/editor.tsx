@@ -18,6 +18,7 @@
 //   [data-testid="rules-save-status"] [data-testid="rules-save-error"] (data-kind)
 //   [data-testid="rules-template"] (only for a pool bound to a Slurm partition; queue-template.tsx)
 
+import { denial } from "../../access";
 import { createEffect, createMemo, createSignal, on, onCleanup, onMount, Show, type JSX } from "solid-js";
 import { createStore, reconcile, unwrap } from "solid-js/store";
 import { commands, type IpcError, type LintReport, type PoolRules, type RuleSet, type RulesMode, type SlurmPoolView } from "../../bindings";
@@ -447,7 +448,14 @@ export function Editor(props: {
         {status()}
       </p>
       <div class="form-actions">
-        <button type="submit" id="rules-save" class="btn btn-primary" ref={saveButton} disabled={busy()}>
+        <button
+          type="submit"
+          id="rules-save"
+          class="btn btn-primary"
+          ref={saveButton}
+          disabled={busy() || denial("edit_rules") !== null}
+          title={denial("edit_rules") ?? undefined}
+        >
           {warnings() > 0 && report()?.valid ? t("rules.save.withWarnings", { n: warnings() }) : t("rules.save.save")}
         </button>
         <button type="button" id="rules-revert" class="btn btn-quiet" disabled={busy() || !dirty()} onClick={() => setAsking(true)}>
