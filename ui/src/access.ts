@@ -7,7 +7,7 @@ import { createSignal } from "solid-js";
 import { commands, type AccessAction, type Identity } from "./bindings";
 import { t } from "./i18n";
 import { call } from "./ipc";
-import { roleText } from "./reasons";
+import { accessActionText, roleText } from "./reasons";
 
 const [identity, setIdentity] = createSignal<Identity | null>(null);
 
@@ -28,5 +28,5 @@ export function denial(action: AccessAction): string | null {
   const me = identity();
   const denied = me?.denied.find((d) => d.action === action);
   if (!me || !denied) return null;
-  return t("access.needs", { role: roleText(denied.needs), current: roleText(me.role) });
+  return t("access.needs", { action: accessActionText(action), role: roleText(denied.needs), current: roleText(me.role) });
 }

@@ -288,7 +288,7 @@ describe("rules in words", () => {
     expect(clampText(clamps[11]!)).toMatch(/^quiet window until \d\d:\d\d: 3 busy kept: 1 → 3$/);
     expect(clampText(clamps[12]!)).toBe("team ml's quota of 6 A100 GPUs: 8 → 4");
     expect(changeReasonText({ kind: "quota_clamp", team: "research", model: "A100", quota_gpus: 6, asked: 8 })).toBe(
-      "asked for 8 GPUs, clamped by team research's quota of 6 GPUs A100",
+      "asked for 8 GPUs, clamped by team research's quota of 6 A100 GPUs",
     );
     expect(changeReasonText({ kind: "refused", action: "enable_rules", needs: "admin" })).toBe("refused: to enable rules needs the admin role");
     expect(decisionReasonText({ kind: "held", rule: "out", clamp: clamps[2]! })).toBe("out held by the pool's max: 12 → 8");

@@ -150,7 +150,7 @@ export function changeReasonText(reason: ChangeReason): string {
       return t("reason.change.quotaClamp", {
         asked: gpusText(reason.asked),
         team: reason.team,
-        quota: gpusText(reason.quota_gpus),
+        quota: reason.quota_gpus,
         model: reason.model,
       });
     case "note":

@@ -287,6 +287,11 @@ async fn run_with(console: &Console, command: PoolCommand, json: bool) -> anyhow
                 ..ScaleChange::new(count, Actor::Operator, ChangeReason::Cli)
             };
             let entry = console.scale(&name, change).await?;
+            // A team's quota may have clamped it: what was set, and why.
+            if entry.to != count && !json {
+                println!("{}", entry.reason);
+            }
+            let count = entry.to;
             if force {
                 console.force_release(&name).await?;
             }
@@ -375,7 +380,7 @@ fn moves(moves: &[HostMove]) -> String {
         .join(", ")
 }
 
-fn money(fen: i64) -> String {
+pub(crate) fn money(fen: i64) -> String {
     ebb_cost::Money::from_fen(fen).to_string()
 }
 

@@ -129,6 +129,14 @@ impl PoolStore {
 
     /// This console's holder id, made once per data directory.
     pub async fn console_id(&self) -> Result<String, PoolError> {
+        // Read first: a role that may not write `meta` (a viewer's) reads the one made.
+        let made: Option<String> =
+            sqlx::query_scalar("SELECT value FROM meta WHERE key = 'console_id'")
+                .fetch_optional(self.pool())
+                .await?;
+        if let Some(id) = made {
+            return Ok(id);
+        }
         let fresh = random_id("console-");
         sqlx::query(
             "INSERT INTO meta (key, value) VALUES ('console_id', $1) ON CONFLICT (key) DO NOTHING",

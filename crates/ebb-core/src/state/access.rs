@@ -190,6 +190,11 @@ pub async fn admin_init(db: &ConsoleDb) -> Result<(), AdminError> {
     let who: String = sqlx::query_scalar("SELECT session_user::text")
         .fetch_one(db.pool())
         .await?;
+    // The group's console id, made now by the owner: the roles read it, none may write it.
+    crate::pools::PoolStore::new(db.clone())
+        .console_id()
+        .await
+        .map_err(|error| AdminError::Privilege(error.to_string()))?;
     for role in AccessRole::ALL {
         let name = group_role(role);
         let exists: bool =

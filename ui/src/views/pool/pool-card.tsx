@@ -173,7 +173,8 @@ export function PoolCard(props: {
             class="btn btn-small"
             id="pool-release-now"
             data-testid="pool-release-now"
-            title={t("pool.releaseNowHint")}
+            disabled={denial("scale") !== null}
+            title={denial("scale") ?? t("pool.releaseNowHint")}
             onClick={() => void props.onReleaseNow()}
           >
             {t("pool.releaseNow")}

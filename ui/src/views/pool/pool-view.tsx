@@ -73,6 +73,7 @@
 //     says why), #pool-f-on_demand_floor #pool-f-spot_pct #pool-f-max_price_fen, [data-testid="pool-f-spot-example"]
 //     [data-testid="pool-form-error"]          role=alert, data-kind: the save failed (no field named)
 
+import { denial } from "../../access";
 import { batch, createEffect, createMemo, createSignal, For, Show, type JSX } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
 import { commands, type PoolOptions, type PoolRules, type PoolView } from "../../bindings";
@@ -310,7 +311,15 @@ export function poolView(): View {
             </select>
           </div>
           <div class="pool-picker-actions">
-            <button type="button" id="pool-new" class="btn" ref={newButton} onClick={() => openForm(null)}>
+            <button
+              type="button"
+              id="pool-new"
+              class="btn"
+              ref={newButton}
+              disabled={denial("pools") !== null}
+              title={denial("pools") ?? undefined}
+              onClick={() => openForm(null)}
+            >
               {t("pool.new")}
             </button>
           </div>
@@ -332,7 +341,14 @@ export function poolView(): View {
                 <div class="empty-state" data-testid="pool-empty">
                   <h2>{t("pool.none.title")}</h2>
                   <p>{t("pool.none.body")}</p>
-                  <button type="button" class="btn btn-primary" id="pool-create-first" onClick={() => openForm(null)}>
+                  <button
+                    type="button"
+                    class="btn btn-primary"
+                    id="pool-create-first"
+                    disabled={denial("pools") !== null}
+                    title={denial("pools") ?? undefined}
+                    onClick={() => openForm(null)}
+                  >
                     {t("pool.new")}
                   </button>
                 </div>
