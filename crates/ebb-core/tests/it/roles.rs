@@ -77,7 +77,8 @@ async fn roles_are_enforced_by_the_database_and_quotas_and_the_audit_chain_hold(
         .model(GpuModel::A100)
         .start()
         .await;
-    let (admin, _admin_dir) = console_on("roles-admin", &url, true).await;
+    // The admin's console does not enforce: the enforcer service role's does, below.
+    let (admin, _admin_dir) = console_on("roles-admin", &url, false).await;
     assert_eq!(admin.identity().role, AccessRole::Admin);
     for host in fleet.entries() {
         admin.upsert_host(&host, None).await.unwrap();
@@ -93,8 +94,12 @@ async fn roles_are_enforced_by_the_database_and_quotas_and_the_audit_chain_hold(
 
     // Before `ebb admin init` there are no roles to grant.
     let pid = std::process::id();
-    let (viewer_user, operator_user) = (format!("viewer_{pid}"), format!("operator_{pid}"));
-    for user in [&viewer_user, &operator_user] {
+    let (viewer_user, operator_user, enforcer_user) = (
+        format!("viewer_{pid}"),
+        format!("operator_{pid}"),
+        format!("enforcer_{pid}"),
+    );
+    for user in [&viewer_user, &operator_user, &enforcer_user] {
         sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE ROLE {user} LOGIN")))
             .execute(db.pool())
             .await
@@ -126,6 +131,21 @@ async fn roles_are_enforced_by_the_database_and_quotas_and_the_audit_chain_hold(
         grant(&db, "operator", &operator_user).await.unwrap(),
         AccessRole::Operator
     );
+    assert_eq!(
+        grant(&db, "enforcer", &enforcer_user).await.unwrap(),
+        AccessRole::Enforcer
+    );
+    // The enforcer service role's console is elected and enforces with its grants alone.
+    let (enforcer, _enforcer_dir) =
+        console_on("roles-enforcer", &as_user(&url, &enforcer_user), true).await;
+    assert_eq!(enforcer.identity().role, AccessRole::Enforcer);
+    let error = enforcer.set_budget(Some(1)).await.unwrap_err();
+    assert!(role_required(&error, AccessAction::Budget), "{error}");
+    refused(
+        enforcer.pool_store().db(),
+        "INSERT INTO teams (name, created_at_ms) VALUES ('x', 0)",
+    )
+    .await;
 
     // A viewer reads, and may change nothing.
     let (viewer, _viewer_dir) =
@@ -188,6 +208,12 @@ async fn roles_are_enforced_by_the_database_and_quotas_and_the_audit_chain_hold(
         (entry.who.as_str(), entry.role.as_str()),
         (operator_user.as_str(), "operator")
     );
+    let view = enforcer
+        .wait_converged("web", entry.at_ms, std::time::Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(view.actual, 2, "the enforcer role rented them: {view:#?}");
+    assert_eq!(fleet.held(&view.id).await.len(), 2);
     let saved = operator
         .save_rules("web", RULES, Some(RulesMode::Shadow), true)
         .await
@@ -296,6 +322,7 @@ async fn roles_are_enforced_by_the_database_and_quotas_and_the_audit_chain_hold(
 
     operator.shutdown().await;
     viewer.shutdown().await;
+    enforcer.shutdown().await;
     admin.shutdown().await;
     fleet.stop().await;
 }
