@@ -996,6 +996,11 @@ export type ChangeReason =
  */
 { kind: "quota_clamp"; team: string; model: string; quota_gpus: number; asked: number } | 
 /**
+ * A slider or CLI move clamped by the team's spend quota: `asked` GPUs, `to` allowed
+ * (the most the rest of the month pays for within `per_month_fen`).
+ */
+{ kind: "spend_quota_clamp"; team: string; per_month_fen: number; asked: number } | 
+/**
  * Words with no kind: log lines written before reasons had one.
  */
 { kind: "note"; text: string }
@@ -1091,7 +1096,12 @@ export type Clamp =
  * The pool's team may hold at most `quota_gpus` GPUs of `model` in all (its other
  * pools asking for the rest): `to_gpus` is the most this pool may ask for.
  */
-{ kind: "quota"; from_gpus: number; to_gpus: number; team: string; model: string; quota_gpus: number }
+{ kind: "quota"; from_gpus: number; to_gpus: number; team: string; model: string; quota_gpus: number } | 
+/**
+ * The pool's team may project to at most `per_month_fen` this month (its other pools'
+ * projections and this one's spend so far counted): `to_gpus` is the most that pays.
+ */
+{ kind: "team_spend"; from_gpus: number; to_gpus: number; team: string; per_month_fen: number }
 /**
  * How a threshold rule compares its metric.
  */

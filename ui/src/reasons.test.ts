@@ -85,6 +85,7 @@ const accessChanges: ChangeReason[] = [
   { kind: "role_granted", user: "al", role: "operator" },
   { kind: "refused", action: "enable_rules" as const, needs: "admin" as const },
   { kind: "quota_clamp", team: "ml", model: "A100", quota_gpus: 6, asked: 8 },
+  { kind: "spend_quota_clamp", team: "ml", per_month_fen: 5_000_000, asked: 8 },
 ];
 const parkedUntil = new Date(2026, 0, 5, 10, 45).getTime();
 const slurm = (step: SlurmStep, gpus = 4, nodes = "gpu[1-2]"): ChangeReason => ({ kind: "slurm", partition: "batch", nodes, gpus, step });
@@ -255,6 +256,7 @@ describe("rules in words", () => {
     { kind: "disruption_budget", from_gpus: 1, to_gpus: 2, allowance_gpus: 1, highest_gpus: 3, window_minutes: 10 },
     { kind: "quiet_window", from_gpus: 1, to_gpus: 3, busy_gpus: 3, until_ms: 0 },
     { kind: "quota", from_gpus: 8, to_gpus: 4, team: "ml", model: "A100", quota_gpus: 6 },
+    { kind: "team_spend", from_gpus: 8, to_gpus: 3, team: "ml", per_month_fen: 5_000_000 },
   ];
   const lint: LintProblem[] = [
     { kind: "flapping", other_rule: "in", at_gpus: 4, from_value: 80, after_value: 66.67, other_threshold: 70 },
@@ -331,6 +333,7 @@ describe("rules in words", () => {
       role_granted: true,
       refused: true,
       quota_clamp: true,
+      spend_quota_clamp: true,
       note: true,
     });
     expectEveryKind(statuses, {
@@ -359,6 +362,7 @@ describe("rules in words", () => {
       disruption_budget: true,
       quiet_window: true,
       quota: true,
+      team_spend: true,
     });
     expectEveryKind(lint, {
       flapping: true,

@@ -153,6 +153,8 @@ export function changeReasonText(reason: ChangeReason): string {
         quota: reason.quota_gpus,
         model: reason.model,
       });
+    case "spend_quota_clamp":
+      return t("reason.change.spendQuotaClamp", { asked: gpusText(reason.asked), team: reason.team, money: formatMoney(reason.per_month_fen) });
     case "note":
       // Rows written before reasons had a kind: their words, as stored.
       return reason.text;
@@ -549,6 +551,8 @@ export function clampText(clamp: Clamp): string {
       return t("reason.rules.clamp.quietWindow", { ...counts, time: clockText(clamp.until_ms), busy: clamp.busy_gpus });
     case "quota":
       return t("reason.rules.clamp.quota", { ...counts, team: clamp.team, model: clamp.model, quota: clamp.quota_gpus });
+    case "team_spend":
+      return t("reason.rules.clamp.teamSpend", { ...counts, team: clamp.team, money: formatMoney(clamp.per_month_fen) });
     default:
       return never(clamp);
   }

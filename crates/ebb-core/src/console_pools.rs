@@ -318,6 +318,25 @@ impl Console {
                 asked,
             };
         }
+        // So does the team's spend quota: to the most the rest of the month pays for.
+        if to > pool.desired
+            && let Some(spend) = self.pools.team_spend(&pool, &self.catalog()).await?
+        {
+            let status = self.pools.read_status(&pool.id).await?.map(|(s, _)| s);
+            let pricing = crate::rules_live::pricing(&pool, status.as_ref(), &self.catalog());
+            let ceiling = spend.ceiling(pool.desired, to, |n| {
+                let rate = pricing.as_ref()?.run_rate(n).ok()?;
+                Some(rate.total.per_hour.fen())
+            });
+            if ceiling < to {
+                reason = ChangeReason::SpendQuotaClamp {
+                    team: spend.team,
+                    per_month_fen: spend.per_month_fen,
+                    asked: to,
+                };
+                to = ceiling;
+            }
+        }
         let preview = self.preview_scale_choosing(name, to, &release).await?;
         if let Some(expected) = from
             && expected != preview.from

@@ -721,6 +721,14 @@ fn clamp_text(clamp: &Clamp, words: Words) -> String {
             "reason.rules.clamp.quota",
             &[("team", team), ("model", model), ("quota", quota_gpus)],
         ),
+        Clamp::TeamSpend {
+            team,
+            per_month_fen,
+            ..
+        } => with(
+            "reason.rules.clamp.teamSpend",
+            &[("team", team), ("money", &yuan(*per_month_fen))],
+        ),
     }
 }
 
@@ -1405,6 +1413,12 @@ mod tests {
                 team: "research".into(),
                 model: "A100".into(),
                 quota_gpus: 16,
+            },
+            Clamp::TeamSpend {
+                from_gpus: 4,
+                to_gpus: 6,
+                team: "research".into(),
+                per_month_fen: 5_000_000,
             },
         ];
         let statuses = [

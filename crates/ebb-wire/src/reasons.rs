@@ -281,6 +281,13 @@ pub enum ChangeReason {
         quota_gpus: u32,
         asked: u32,
     },
+    /// A slider or CLI move clamped by the team's spend quota: `asked` GPUs, `to` allowed
+    /// (the most the rest of the month pays for within `per_month_fen`).
+    SpendQuotaClamp {
+        team: String,
+        per_month_fen: i64,
+        asked: u32,
+    },
     /// Words with no kind: log lines written before reasons had one.
     Note { text: String },
 }
@@ -536,6 +543,15 @@ impl fmt::Display for ChangeReason {
             } => write!(
                 f,
                 "asked for {asked} GPUs, clamped by team {team}'s quota of {quota_gpus} {model} GPUs"
+            ),
+            ChangeReason::SpendQuotaClamp {
+                team,
+                per_month_fen,
+                asked,
+            } => write!(
+                f,
+                "asked for {asked} GPUs, clamped by team {team}'s spend quota of {} a month",
+                yuan(*per_month_fen)
             ),
             ChangeReason::Note { text } => f.write_str(text),
         }

@@ -552,6 +552,14 @@ pub enum Clamp {
         model: String,
         quota_gpus: u32,
     },
+    /// The pool's team may project to at most `per_month_fen` this month (its other pools'
+    /// projections and this one's spend so far counted): `to_gpus` is the most that pays.
+    TeamSpend {
+        from_gpus: u32,
+        to_gpus: u32,
+        team: String,
+        per_month_fen: i64,
+    },
 }
 
 impl Clamp {
@@ -589,6 +597,9 @@ impl Clamp {
             }
             | Clamp::Quota {
                 from_gpus, to_gpus, ..
+            }
+            | Clamp::TeamSpend {
+                from_gpus, to_gpus, ..
             } => (from_gpus, to_gpus),
         }
     }
@@ -608,6 +619,7 @@ impl Clamp {
             Clamp::DisruptionBudget { .. } => "disruption_budget",
             Clamp::QuietWindow { .. } => "quiet_window",
             Clamp::Quota { .. } => "quota",
+            Clamp::TeamSpend { .. } => "team_spend",
         }
     }
 }
@@ -848,6 +860,15 @@ impl fmt::Display for Clamp {
             } => write!(
                 f,
                 "team {team}'s quota of {quota_gpus} {model} GPUs: {from} → {to}"
+            ),
+            Clamp::TeamSpend {
+                team,
+                per_month_fen,
+                ..
+            } => write!(
+                f,
+                "team {team}'s spend quota of {} a month: {from} → {to}",
+                yuan(*per_month_fen)
             ),
         }
     }

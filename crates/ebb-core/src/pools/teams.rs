@@ -19,6 +19,41 @@ pub struct TeamCeiling {
     pub max_gpus: u32,
 }
 
+/// The team's spend quota as it bears on one of its pools this month.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamSpend {
+    pub team: String,
+    /// The most the team's pools may project to this month (fen).
+    pub per_month_fen: i64,
+    /// What the team's other pools project to (fen).
+    pub others_fen: i64,
+    /// What this pool has cost so far this month (fen).
+    pub to_date_fen: i64,
+    /// What is left of the month (ms).
+    pub remaining_ms: i64,
+}
+
+impl TeamSpend {
+    /// The most GPUs, from `current` up to `asked`, the pool may ask for and keep the
+    /// team's month within its quota (at `per_hour(n)`, n GPUs' cost per hour, for the rest
+    /// of the month); `current` when not one more fits, or no price is known. A quota never
+    /// scales a pool in.
+    pub fn ceiling(&self, current: u32, asked: u32, per_hour: impl Fn(u32) -> Option<i64>) -> u32 {
+        let fits = |n: u32| {
+            per_hour(n).is_some_and(|rate| {
+                let rest = i128::from(rate) * i128::from(self.remaining_ms.max(0)) / 3_600_000;
+                i128::from(self.others_fen) + i128::from(self.to_date_fen) + rest
+                    <= i128::from(self.per_month_fen)
+            })
+        };
+        (current.saturating_add(1)..=asked)
+            .take_while(|n| fits(*n))
+            .last()
+            .unwrap_or(current)
+            .max(current)
+    }
+}
+
 fn check_name(field: &'static str, name: &str) -> Result<String, PoolError> {
     let name = name.trim();
     if name.is_empty()
@@ -242,6 +277,53 @@ impl PoolStore {
         }))
     }
 
+    /// The pool's team's spend quota and what the team's month stands at; `None` when its
+    /// team has none (or it has no team).
+    pub async fn team_spend(
+        &self,
+        pool: &Pool,
+        catalog: &ebb_cost::Catalog,
+    ) -> Result<Option<TeamSpend>, PoolError> {
+        let team = self.team_of(pool).await?;
+        if team.is_empty() {
+            return Ok(None);
+        }
+        let cap: Option<Option<i64>> =
+            sqlx::query_scalar("SELECT spend_per_month_fen FROM teams WHERE name = $1")
+                .bind(&team)
+                .fetch_optional(self.pool())
+                .await?;
+        let Some(Some(per_month_fen)) = cap else {
+            return Ok(None);
+        };
+        let now = self.now_ms();
+        let (_, month_start, month_end) = ebb_charts::calendar::utc_month(now);
+        let members: Vec<String> = sqlx::query_scalar("SELECT name FROM pools WHERE team = $1")
+            .bind(&team)
+            .fetch_all(self.pool())
+            .await?;
+        let (mut others_fen, mut to_date_fen) = (0i64, 0i64);
+        for name in members {
+            let member = self.get(&name).await?;
+            let status = self.read_status(&member.id).await?;
+            let spans = self.spans(&member.id, month_start).await?;
+            let view = super::pool_view(&member, status, &spans, catalog, now);
+            let Some(spend) = view.spend else { continue };
+            if member.id == pool.id {
+                to_date_fen = spend.month_to_date_fen;
+            } else {
+                others_fen = others_fen.saturating_add(spend.projected_month_fen);
+            }
+        }
+        Ok(Some(TeamSpend {
+            team,
+            per_month_fen,
+            others_fen,
+            to_date_fen,
+            remaining_ms: month_end - now,
+        }))
+    }
+
     /// Every team with its quotas, pools and what they ask for.
     pub async fn teams(&self) -> Result<Vec<TeamView>, PoolError> {
         let mut teams: BTreeMap<String, TeamView> = BTreeMap::new();
@@ -293,5 +375,30 @@ impl PoolStore {
             }
         }
         Ok(teams.into_values().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TeamSpend;
+
+    #[test]
+    fn the_spend_ceiling_is_the_most_gpus_the_rest_of_the_month_pays_for() {
+        // ¥10 per GPU-hour, 100 h left: each GPU projects ¥1,000 more.
+        let spend = TeamSpend {
+            team: "ml".into(),
+            per_month_fen: 500_000,
+            others_fen: 150_000,
+            to_date_fen: 50_000,
+            remaining_ms: 100 * 3_600_000,
+        };
+        let rate = |n: u32| Some(i64::from(n) * 1_000);
+        // 150k + 50k + n × 100k ≤ 500k: 3 GPUs.
+        assert_eq!(spend.ceiling(1, 8, rate), 3);
+        assert_eq!(spend.ceiling(1, 2, rate), 2, "what was asked, when it fits");
+        // Already past it: held where it is, never scaled in.
+        assert_eq!(spend.ceiling(5, 8, rate), 5);
+        // No price: it may not grow.
+        assert_eq!(spend.ceiling(1, 8, |_| None), 1);
     }
 }

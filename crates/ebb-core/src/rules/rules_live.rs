@@ -454,6 +454,25 @@ async fn step(
     {
         quota_clamp(&mut decision, current, ceiling);
     }
+    // And the team's spend quota: the most the rest of the month pays for.
+    if decision.desired_gpus > current
+        && let Some(spend) = store.team_spend(pool, catalog).await?
+    {
+        let asked = decision.desired_gpus;
+        let to = spend.ceiling(current, asked, |n| {
+            let rate = price.as_ref()?.run_rate(n).ok()?;
+            Some(rate.total.per_hour.fen())
+        });
+        if to < asked {
+            let clamp = Clamp::TeamSpend {
+                from_gpus: asked,
+                to_gpus: to,
+                team: spend.team,
+                per_month_fen: spend.per_month_fen,
+            };
+            apply_clamp(&mut decision, current, to, clamp);
+        }
+    }
 
     let key = reason_key(&decision);
     let due = live
@@ -515,7 +534,7 @@ async fn step(
 }
 
 /// Clamps a scale-out to what the team's quota leaves (never below `current`), the clamp
-/// named in the decision; a rule that then changes nothing is held by it.
+/// named in the decision.
 fn quota_clamp(decision: &mut Decision, current: u32, ceiling: crate::pools::teams::TeamCeiling) {
     let to = ceiling.max_gpus.max(current);
     let clamp = Clamp::Quota {
@@ -525,6 +544,12 @@ fn quota_clamp(decision: &mut Decision, current: u32, ceiling: crate::pools::tea
         model: ceiling.model,
         quota_gpus: ceiling.quota_gpus,
     };
+    apply_clamp(decision, current, to, clamp);
+}
+
+/// Sets the decision's count to `to` for `clamp`, named among its clamps; a rule that then
+/// changes nothing is held by it.
+fn apply_clamp(decision: &mut Decision, current: u32, to: u32, clamp: Clamp) {
     decision.clamps.push(clamp.clone());
     decision.desired_gpus = to;
     decision.reason = match std::mem::replace(&mut decision.reason, DecisionReason::Steady) {

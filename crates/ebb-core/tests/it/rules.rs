@@ -619,3 +619,33 @@ async fn a_team_quota_clamps_a_rule_scale_out_and_the_decision_names_it() {
     );
     rig.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_team_spend_quota_clamps_the_slider_to_what_the_rest_of_the_month_pays_for() {
+    let rig = Rig::new("rules-team-spend").await;
+    let view = rig
+        .console
+        .wait_converged("burst", 0, Duration::from_secs(20))
+        .await
+        .unwrap();
+    let to_date = view.spend.as_ref().unwrap().month_to_date_fen;
+    let now = ebb_core::clock::Clock::now_ms(rig.clock.as_ref());
+    let (_, _, month_end) = ebb_charts::calendar::utc_month(now);
+    // ¥12.50 per GPU-hour for the rest of the month: room for 2 GPUs and a half.
+    let per_gpu = 1_250 * (month_end - now) / 3_600_000;
+    let quota = to_date + 2 * per_gpu + per_gpu / 2;
+    rig.console.set_team("ml", Some(quota)).await.unwrap();
+    rig.console.set_pool_team("burst", "ml").await.unwrap();
+    let entry = rig
+        .console
+        .scale_pool("burst", 4, Actor::Operator, ChangeReason::Slider)
+        .await
+        .unwrap();
+    assert_eq!((entry.from, entry.to), (1, 2), "{:?}", entry.reason);
+    assert!(
+        matches!(&entry.reason, ChangeReason::SpendQuotaClamp { team, asked: 4, per_month_fen } if team == "ml" && *per_month_fen == quota),
+        "{:?}",
+        entry.reason
+    );
+    rig.stop().await;
+}
