@@ -1410,14 +1410,14 @@ mod tests {
             Clamp::Quota {
                 from_gpus: 4,
                 to_gpus: 6,
-                team: "research".into(),
-                model: "A100".into(),
+                team: "ml".into(),
+                model: "H20".into(),
                 quota_gpus: 16,
             },
             Clamp::TeamSpend {
                 from_gpus: 4,
                 to_gpus: 6,
-                team: "research".into(),
+                team: "ml".into(),
                 per_month_fen: 5_000_000,
             },
         ];
