@@ -7,6 +7,7 @@ mod peers;
 mod pool;
 mod replay;
 mod replay_spot;
+mod roles;
 mod rules;
 mod shared;
 mod suggest;
