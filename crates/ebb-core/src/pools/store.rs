@@ -291,6 +291,10 @@ impl PoolStore {
                 actual: pool.desired,
             });
         }
+        if to > pool.desired {
+            // Under the write lock: two pools of one team moved at once never pass its quota.
+            Self::quota_guard(&mut tx, &pool, to).await?;
+        }
         let now = self.now_ms();
         sqlx::query(
             "UPDATE pools SET desired = $1, force_release = 0, release_first = $2, updated_at_ms = $3 WHERE id = $4",

@@ -247,6 +247,40 @@ impl PoolStore {
         Ok(quota.map(|n| u32::try_from(n).unwrap_or(0)))
     }
 
+    /// Refuses `to` when it would put the pool's team past its quota of the pool's model,
+    /// read in the caller's write transaction (the clamp before it leaves room, unless
+    /// another pool of the team took it meanwhile).
+    pub(super) async fn quota_guard(
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        pool: &Pool,
+        to: u32,
+    ) -> Result<(), PoolError> {
+        let team: Option<String> = sqlx::query_scalar("SELECT team FROM pools WHERE id = $1")
+            .bind(&pool.id)
+            .fetch_optional(&mut **tx)
+            .await?;
+        let team = team.unwrap_or_default();
+        if team.is_empty() {
+            return Ok(());
+        }
+        let Some(quota) = Self::quota_of(tx, &team, &pool.model).await? else {
+            return Ok(());
+        };
+        let others = Self::team_asks(tx, &team, &pool.model, &pool.id).await?;
+        if others.saturating_add(to) > quota {
+            return Err(invalid(
+                "to",
+                format!(
+                    "team {team}'s quota of {quota} {model} GPUs: its other pools ask for {others} now, so {pool} may have {room} at most; look again",
+                    model = pool.model,
+                    pool = pool.name,
+                    room = quota.saturating_sub(others)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The team of a pool (`""`: none).
     pub async fn team_of(&self, pool: &Pool) -> Result<String, PoolError> {
         let team: Option<String> = sqlx::query_scalar("SELECT team FROM pools WHERE id = $1")
