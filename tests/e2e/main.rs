@@ -13,6 +13,7 @@ mod pool;
 mod pool_chart;
 mod pool_release;
 mod pool_rules;
+mod roles;
 mod rules;
 mod settings_hosts;
 mod support;
