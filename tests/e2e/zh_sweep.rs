@@ -12,11 +12,12 @@ use std::time::Duration;
 /// The main panel's text, with everything that may stay Latin taken out: identifiers (with
 /// a digit, `-`, `_`, `.`, `/` or `=`), CSV headers (`hour,demand`), all-capital acronyms,
 /// and the few plain names (the demo's pool, GPU families, key names, products, the cron
-/// syntax a schedule is written in, Slurm).
+/// syntax a schedule is written in, Slurm, the operators who made each change).
 const LEFTOVER_ENGLISH: &str = r#"
 const text = document.getElementById('main').innerText;
 const kept = new Set(['inference', 'Agent', 'Ebb', 'English', 'Ascend', 'Tesla', 'Kubernetes',
-  'Slurm', 'cron', 'Cron', 'Ctrl', 'Enter', 'Esc', 'Escape', 'Tab', 'Shift', 'Space']);
+  'Slurm', 'cron', 'Cron', 'Ctrl', 'Enter', 'Esc', 'Escape', 'Tab', 'Shift', 'Space',
+  ...[...document.querySelectorAll('[data-who]')].map((e) => e.dataset.who)]);
 const code = text.replace(/[A-Za-z_\[]+(?:,[A-Za-z_\[\]…]+)+/g, ' ');
 const words = code.split(/[^A-Za-z0-9_./:=-]+/).filter((w) => w !== '');
 const english = words.filter((w) => /[A-Za-z]{3,}/.test(w) && !/[0-9_./:=-]/.test(w)
