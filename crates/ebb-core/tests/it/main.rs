@@ -13,6 +13,7 @@ mod reclaim;
 mod registry;
 mod rules;
 mod rules_replay;
+mod showback;
 mod slurm_sim;
 mod spot;
 
