@@ -177,9 +177,11 @@ pub fn placed_month_spend(
             }
             continue;
         }
-        // Units started inside this month (counted from the grant), at the lease's region.
-        let units_total = (end - start).max(1).div_euclid(unit_ms)
-            + i64::from((end - start).max(1).rem_euclid(unit_ms) != 0);
+        // Units started inside this month (counted from the grant) and by now (a past
+        // month's now is its end), at the lease's region.
+        let billed_end = end.min(now_ms).max(start);
+        let units_total = (billed_end - start).max(1).div_euclid(unit_ms)
+            + i64::from((billed_end - start).max(1).rem_euclid(unit_ms) != 0);
         let before_month = if start < month_start_ms {
             (month_start_ms - start).div_euclid(unit_ms)
                 + i64::from((month_start_ms - start).rem_euclid(unit_ms) != 0)
@@ -302,7 +304,10 @@ pub fn spot_month_spend(
         } else {
             0
         };
-        let units = (started(span.start_ms, end) - before_month).max(0) * i64::from(span.gpus);
+        // Hours started by now (a past month's now is its end).
+        let billed_end = end.min(now_ms).max(span.start_ms);
+        let units =
+            (started(span.start_ms, billed_end) - before_month).max(0) * i64::from(span.gpus);
         if units == 0 {
             continue;
         }
@@ -709,5 +714,26 @@ mod tests {
         let spot =
             spot_month_spend(&[(spans[0], &entry)], billed(5 * MONTH).unwrap(), &[]).unwrap();
         assert_eq!(spot.month_to_date, Money::ZERO);
+        // A lease across the month's end: the month pays the units started in it.
+        let across = [LeaseSpan {
+            start_ms: 2 * MONTH - 90 * 60_000,
+            end_ms: Some(2 * MONTH + 10 * HOUR_MS),
+            gpus: 1,
+        }];
+        let spend = month_spend(
+            &entry,
+            &plan(0, OverlayMode::Hour),
+            &across,
+            billed(5 * MONTH).unwrap(),
+            0,
+        )
+        .unwrap();
+        assert_eq!(spend.month_to_date, entry.hour.checked_mul(2).unwrap());
+        let spot =
+            spot_month_spend(&[(across[0], &entry)], billed(5 * MONTH).unwrap(), &[]).unwrap();
+        assert_eq!(
+            spot.month_to_date,
+            entry.spot_hour.unwrap().checked_mul(2).unwrap()
+        );
     }
 }
