@@ -38,9 +38,12 @@ describe("showbackRows", () => {
       "unpriced:odd",
     ]);
     const idle = rows[2];
-    expect(idle.kind === "idle" && idle.line).toEqual({ ...idleLine(line(10, 30, 60)) });
-    expect(idle.kind === "idle" && [idle.line.total_fen, idle.line.overlay_fen, idle.line.gpu_hours]).toEqual([60, 0, 4]);
-    expect(rows[5].kind === "unpriced" && rows[5].problem).toBe("no price");
+    if (idle?.kind !== "idle") throw new Error("the third row is nlp's idle base");
+    expect(idle.line).toEqual(idleLine(line(10, 30, 60)));
+    expect([idle.line.total_fen, idle.line.overlay_fen, idle.line.gpu_hours]).toEqual([60, 0, 4]);
+    const unpriced = rows[5];
+    if (unpriced?.kind !== "unpriced") throw new Error("the last row is the unpriced pool");
+    expect(unpriced.problem).toBe("no price");
   });
 });
 
