@@ -55,6 +55,7 @@ describe("teamName and idleShare", () => {
     expect(teamName("")).not.toBe("(no team)");
     expect(idleShare(line(10, 30, 60))).toBe("60%");
     expect(idleShare(line(0, 0, 0))).toBeNull();
+    expect(idleShare(line(1_000, 0, 1))).toBe("<1%");
   });
 });
 

@@ -67,8 +67,9 @@ export function monthsUpTo(month: string, count: number): string[] {
   return months;
 }
 
-/** The idle base's part of the total ("12%"); null when nothing was spent. */
+/** The idle base's part of the total ("12%", "<1%" for a sliver); null when nothing was spent. */
 export function idleShare(line: ShowbackLine): string | null {
   if (line.total_fen <= 0) return null;
-  return `${Math.round((line.idle_base_fen * 100) / line.total_fen)}%`;
+  const pct = Math.round((line.idle_base_fen * 100) / line.total_fen);
+  return pct === 0 && line.idle_base_fen > 0 ? "<1%" : `${pct}%`;
 }

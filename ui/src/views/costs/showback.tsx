@@ -76,7 +76,7 @@ export function ShowbackCard(): JSX.Element {
     <section class="card costs-showback" data-testid="showback-card" data-state={dataState()} data-month={showback()?.month} aria-labelledby="showback-title">
       <div class="showback-head">
         <h2 id="showback-title">{t("showback.title")}</h2>
-        <div class="field showback-month">
+        <div class="showback-month">
           <label for="showback-month">{t("showback.month")}</label>
           <select
             id="showback-month"
