@@ -2756,7 +2756,7 @@ teams: TeamShowback[];
  */
 pools: PoolShowback[]; 
 /**
- * The sums over every priced pool: what `spend_summary` says of the month to date.
+ * The sums over every priced pool (for this month, the spend summary's month to date).
  */
 total: ShowbackLine }
 /**

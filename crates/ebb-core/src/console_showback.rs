@@ -221,7 +221,7 @@ mod tests {
             model: "A100".into(),
             base_gpus: 0,
             spend: line,
-            spend_problem: line.is_none().then(|| PriceProblem::NoRegion),
+            spend_problem: line.is_none().then_some(PriceProblem::NoRegion),
         }
     }
 

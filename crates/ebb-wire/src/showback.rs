@@ -60,6 +60,6 @@ pub struct Showback {
     pub teams: Vec<TeamShowback>,
     /// By team as `teams`, then by name.
     pub pools: Vec<PoolShowback>,
-    /// The sums over every priced pool: what `spend_summary` says of the month to date.
+    /// The sums over every priced pool (for this month, the spend summary's month to date).
     pub total: ShowbackLine,
 }
