@@ -1,6 +1,6 @@
 /// The app's own commands: `build.rs` makes a permission for each and
 /// `capabilities/main.json` grants exactly these (`tests/it/lockdown.rs` checks it).
-pub const COMMANDS: [&str; 48] = [
+pub const COMMANDS: [&str; 49] = [
     "add_host",
     "app_info",
     "catalog_import",
@@ -43,6 +43,7 @@ pub const COMMANDS: [&str; 48] = [
     "set_notification_prefs",
     "set_ui_language",
     "set_rules_mode",
+    "spend_showback",
     "spend_summary",
     "suggest_rules",
     "test_host",

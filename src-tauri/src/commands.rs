@@ -22,6 +22,7 @@ use ebb_wire::pools::{
 use ebb_wire::reasons::ChangeReason;
 use ebb_wire::replay::{ReplayChartLabels, RulesReplay};
 use ebb_wire::rules::{LintReport, PoolRules, PromqlValue, RuleSet, RulesMode};
+use ebb_wire::showback::Showback;
 use ebb_wire::suggest::RulesSuggestion;
 
 use tauri::State;
@@ -544,6 +545,22 @@ pub async fn set_confirm_policy(
 #[specta::specta]
 pub async fn spend_summary(state: State<'_, AppState>) -> Result<SpendSummary, IpcError> {
     state.console.spend_summary().await.map_err(pool_error)
+}
+
+/// A month's spend per team and per pool (`month` as `YYYY-MM`; `None`: this month), each
+/// split into overlay, base used and idle base. A month not begun is `invalid_input` naming
+/// `month`.
+#[tauri::command]
+#[specta::specta]
+pub async fn spend_showback(
+    state: State<'_, AppState>,
+    month: Option<String>,
+) -> Result<Showback, IpcError> {
+    state
+        .console
+        .showback(month.as_deref())
+        .await
+        .map_err(pool_error)
 }
 
 /// Sets (`Some`, in fen) or clears the monthly budget; answers the summary against it.

@@ -48,6 +48,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::list_activity,
             commands::set_confirm_policy,
             commands::spend_summary,
+            commands::spend_showback,
             commands::set_budget,
             commands::export_spend_csv,
             commands::notification_prefs,

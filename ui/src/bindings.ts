@@ -317,6 +317,19 @@ async spendSummary() : Promise<Result<SpendSummary, IpcError>> {
 }
 },
 /**
+ * A month's spend per team and per pool (`month` as `YYYY-MM`; `None`: this month), each
+ * split into overlay, base used and idle base. A month not begun is `invalid_input` naming
+ * `month`.
+ */
+async spendShowback(month: string | null) : Promise<Result<Showback, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("spend_showback", { month }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
  * Sets (`Some`, in fen) or clears the monthly budget; answers the summary against it.
  */
 async setBudget(budgetFen: number | null) : Promise<Result<SpendSummary, IpcError>> {
@@ -2272,6 +2285,18 @@ last_decision: Decision | null;
  */
 metrics: MetricValue[] }
 /**
+ * One pool's part of the month.
+ */
+export type PoolShowback = { pool: string; 
+/**
+ * The team it belongs to; empty: none.
+ */
+team: string; model: string; base_gpus: number; 
+/**
+ * `None` when the pool could not be priced (`spend_problem` says why).
+ */
+spend: ShowbackLine | null; spend_problem: PriceProblem | null }
+/**
  * One pool's line of the spend summary.
  */
 export type PoolSpend = { pool: string; model: string; 
@@ -2923,6 +2948,59 @@ export type ScheduleWhen =
  */
 { kind: "window"; start: string; end: string }
 /**
+ * A calendar month's showback across every pool.
+ */
+export type Showback = { 
+/**
+ * The calendar month (UTC), e.g. `2026-11`.
+ */
+month: string; month_start_ms: number; 
+/**
+ * Billed through: the month's end once it is over, else now.
+ */
+through_ms: number; 
+/**
+ * The month is over: its figures no longer move.
+ */
+complete: boolean; 
+/**
+ * By team name, the pools with no team last.
+ */
+teams: TeamShowback[]; 
+/**
+ * By team as `teams`, then by name.
+ */
+pools: PoolShowback[]; 
+/**
+ * The sums over every priced pool (for this month, the spend summary's month to date).
+ */
+total: ShowbackLine }
+/**
+ * A month's spend split three ways; `overlay_fen + base_used_fen + idle_base_fen ==
+ * total_fen`, to the fen.
+ */
+export type ShowbackLine = { 
+/**
+ * GPUs beyond the subscribed base at their price, spot GPUs included.
+ */
+overlay_fen: number; 
+/**
+ * The base's cost in proportion to the GPU-hours held on it.
+ */
+base_used_fen: number; 
+/**
+ * The rest of the base's cost: paid for, not held.
+ */
+idle_base_fen: number; total_fen: number; 
+/**
+ * GPU-hours held (on the base, beyond it and on spot).
+ */
+gpu_hours: number; 
+/**
+ * The base's GPU-hours not held.
+ */
+idle_base_gpu_hours: number }
+/**
  * Why the comparison could not price a plan.
  */
 export type SkipReason = 
@@ -3353,6 +3431,18 @@ scale_out_sustain_minutes: number;
  * then at once (the asymmetric trigger).
  */
 overload_gpus: number | null }
+/**
+ * One team's part: the sums over its pools that could be priced.
+ */
+export type TeamShowback = { 
+/**
+ * The team; empty for the pools with none.
+ */
+team: string; 
+/**
+ * Its pools, by name (those in `Showback::pools` with this team).
+ */
+pools: string[]; spend: ShowbackLine }
 /**
  * A team: the pools it owns and the quotas that bound them.
  */

@@ -16,6 +16,24 @@ pub fn utc_month(now_ms: i64) -> (String, i64, i64) {
     (format!("{year:04}-{month:02}"), start, end)
 }
 
+/// The UTC calendar month named `YYYY-MM` (`2026-11`): its bounds; `None` for anything
+/// else.
+pub fn utc_month_named(month: &str) -> Option<(i64, i64)> {
+    let (year, number) = month.split_once('-')?;
+    let digits =
+        |text: &str, len: usize| text.len() == len && text.bytes().all(|b| b.is_ascii_digit());
+    if !digits(year, 4) || !digits(number, 2) {
+        return None;
+    }
+    let year: i64 = year.parse().ok()?;
+    let number: u32 = number.parse().ok()?;
+    if !(1..=12).contains(&number) {
+        return None;
+    }
+    let (_, start, end) = utc_month(days_from_civil(year, number, 1) * 86_400_000);
+    Some((start, end))
+}
+
 /// `2026-12-03 06:40:12Z`.
 pub fn utc_time(ms: i64) -> String {
     let days = ms.div_euclid(86_400_000);
@@ -78,6 +96,28 @@ mod tests {
         for days in [-800_000, -1, 0, 11_016, 19_675, 800_000] {
             let (y, m, d) = civil_from_days(days);
             assert_eq!(days_from_civil(y, m, d), days);
+        }
+    }
+
+    #[test]
+    fn a_month_by_its_name() {
+        let (start, end) = utc_month_named("2026-11").unwrap();
+        assert_eq!(utc_time(start), "2026-11-01 00:00:00Z");
+        assert_eq!(utc_time(end), "2026-12-01 00:00:00Z");
+        let (start, end) = utc_month_named("2024-02").unwrap();
+        assert_eq!((end - start) / 86_400_000, 29, "a leap February");
+        for bad in [
+            "",
+            "2026",
+            "2026-13",
+            "2026-00",
+            "2026-1",
+            "26-11",
+            "2026/11",
+            "2026-11-01",
+            "２０２６-11",
+        ] {
+            assert_eq!(utc_month_named(bad), None, "{bad}");
         }
     }
 }

@@ -77,6 +77,82 @@ pub fn catalog_table(active: &ActiveCatalog) -> String {
     out
 }
 
+/// The showback as a table: each team's line, its pools beneath, then its idle base on
+/// its own line; the total last.
+pub fn showback_text(showback: &ebb_wire::showback::Showback) -> String {
+    use ebb_wire::showback::ShowbackLine;
+    let money = |fen: i64| Money::from_fen(fen).to_string();
+    let mut out = format!(
+        "Showback {}, {} to {}\n",
+        showback.month,
+        crate::when::time(showback.month_start_ms),
+        crate::when::time(showback.through_ms),
+    );
+    if !showback.complete {
+        out.push_str("The month is not over: its figures still move.\n");
+    }
+    let _ = writeln!(
+        out,
+        "{:<24} {:>10} {:>13} {:>13} {:>13} {:>13}",
+        "TEAM / POOL", "GPU-HOURS", "OVERLAY", "BASE USED", "IDLE BASE", "TOTAL"
+    );
+    let mut row = |name: &str, line: &ShowbackLine| {
+        let _ = writeln!(
+            out,
+            "{name:<24} {:>10.1} {:>13} {:>13} {:>13} {:>13}",
+            line.gpu_hours,
+            money(line.overlay_fen),
+            money(line.base_used_fen),
+            money(line.idle_base_fen),
+            money(line.total_fen),
+        );
+    };
+    let mut problems = Vec::new();
+    for team in &showback.teams {
+        let name = if team.team.is_empty() {
+            "(no team)"
+        } else {
+            &team.team
+        };
+        row(name, &team.spend);
+        for pool in showback.pools.iter().filter(|p| p.team == team.team) {
+            match (&pool.spend, &pool.spend_problem) {
+                (Some(line), _) => row(&format!("  {}", pool.pool), line),
+                (None, problem) => {
+                    row(
+                        &format!("  {} (unpriced)", pool.pool),
+                        &ShowbackLine::default(),
+                    );
+                    if let Some(problem) = problem {
+                        problems.push(format!("{}: {problem}", pool.pool));
+                    }
+                }
+            }
+        }
+        if team.spend.idle_base_fen != 0 {
+            let idle = ShowbackLine {
+                idle_base_fen: team.spend.idle_base_fen,
+                total_fen: team.spend.idle_base_fen,
+                gpu_hours: team.spend.idle_base_gpu_hours,
+                ..ShowbackLine::default()
+            };
+            row("  idle base", &idle);
+        }
+    }
+    row("TOTAL", &showback.total);
+    if showback.total.idle_base_fen != 0 {
+        let _ = writeln!(
+            out,
+            "idle base: {:.1} GPU-hours of subscribed base paid for and not held",
+            showback.total.idle_base_gpu_hours
+        );
+    }
+    for problem in problems {
+        let _ = writeln!(out, "not priced, {problem}");
+    }
+    out
+}
+
 /// Warnings, one per line, or nothing.
 pub fn warnings_text(warnings: &[Problem]) -> String {
     warnings

@@ -106,7 +106,7 @@ enum Command {
     /// The price catalog: import, show, export.
     #[command(subcommand)]
     Catalog(CatalogCommand),
-    /// Costs: plan comparison over a demand history, the slider's preview.
+    /// Costs: plan comparison over a demand history, the slider's preview, showback.
     #[command(subcommand)]
     Cost(CostCommand),
     /// The host registry: add, list (with health), test, remove.
@@ -259,6 +259,19 @@ enum CostCommand {
         #[arg(long, default_value = "hour")]
         overlay: OverlayMode,
     },
+    /// A month's spend per team and per pool: the overlay, the subscribed base the pools'
+    /// GPUs used, and the base left idle.
+    ///
+    /// A month that is over is billed to its end; this month to now. The pools are today's,
+    /// each at its current plan and the active catalog.
+    Showback {
+        /// The calendar month (UTC) as YYYY-MM, e.g. 2026-11; this month by default.
+        #[arg(long, value_name = "YYYY-MM")]
+        month: Option<String>,
+        /// Print CSV (amounts in yuan, two decimals) instead of a table.
+        #[arg(long, conflicts_with = "json")]
+        csv: bool,
+    },
 }
 
 /// The whole `ebb` program: parses the process's arguments, runs them on a one-thread
@@ -341,6 +354,19 @@ async fn run_command(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Catalog(command) => catalog(command, &data_dir()?, cli.json)?,
+        Command::Cost(CostCommand::Showback { month, csv }) => {
+            let console = pools::open(&data_dir()?, cli.token_store, false).await?;
+            let showback = console.showback(month.as_deref()).await;
+            console.shutdown().await;
+            let showback = showback?;
+            if *csv {
+                print!("{}", ebb_core::console_showback::showback_csv(&showback));
+            } else if cli.json {
+                println!("{}", serde_json::to_string_pretty(&showback)?);
+            } else {
+                print!("{}", costs::showback_text(&showback));
+            }
+        }
         Command::Cost(command) => cost(command, &data_dir()?, cli.json)?,
         Command::Hosts(command) => {
             hosts::run(command.clone(), &data_dir()?, cli.token_store, cli.json).await?;
@@ -624,6 +650,8 @@ fn cost(command: &CostCommand, data_dir: &Path, json: bool) -> anyhow::Result<()
                 print!("{}", costs::preview_text(entry, &active, &preview));
             }
         }
+        // Needs the console: `run_command` answers it.
+        CostCommand::Showback { .. } => unreachable!("showback opens the console"),
     }
     Ok(())
 }

@@ -15,6 +15,7 @@ pub mod console;
 pub mod console_charts;
 pub mod console_costs;
 mod console_pools;
+pub mod console_showback;
 pub mod console_slurm;
 pub mod cost_view;
 pub mod demo;

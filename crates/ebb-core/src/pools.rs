@@ -211,8 +211,8 @@ pub(crate) use store::random_hex;
 pub use store::{NewActivity, PoolStore};
 pub use validate::{HostFacts, Valid, model_offers, validate};
 pub use view::{
-    RegionSpan, check_release_choice, pool_view, priced_pool, scale_preview, spend_csv,
-    spend_summary, spot_paused,
+    RegionSpan, check_release_choice, csv_amount, csv_field, month_spend, pool_view, priced_pool,
+    scale_preview, spend_csv, spend_summary, spot_paused,
 };
 
 #[cfg(test)]

@@ -37,7 +37,8 @@ pub use preview::{
     Preview, PricedPool, Rates, RunRate, placed_preview, placed_run_rate, preview, run_rate,
 };
 pub use spend::{
-    LeaseSpan, Spend, SpendWindow, SpotSpend, month_spend, placed_month_spend, spot_month_spend,
+    LeaseSpan, Spend, SpendSplit, SpendWindow, SpotSpend, month_spend, placed_month_spend,
+    spot_month_spend,
 };
 
 pub use ebb_wire::plan::{HOURS_PER_MONTH, HOURS_PER_YEAR};

@@ -11,6 +11,11 @@
 //!   minutes pays 2 hours; by the day, 1 day), counted from its grant, for the units that
 //!   started this month.
 //! - The projection adds the current run rate ([`run_rate`]) for the rest of the month.
+//! - Showback splits month to date three ways ([`SpendSplit`]): the overlay, the base's
+//!   cost in proportion to the GPU-hours held on its slots (`base_used`), and the rest of
+//!   the base, paid and not held (`idle_base`, which takes the rounding).
+//! - A past month is billed whole: [`SpendWindow::billed_month`] ends it at its end; a
+//!   lease granted at or after a month's end is not that month's.
 
 use crate::CostError;
 use crate::catalog::PriceEntry;
@@ -39,6 +44,25 @@ pub struct Spend {
     pub run_rate_per_hour: Money,
     /// GPU-hours held this month.
     pub gpu_hours: f64,
+    /// Month to date split into overlay, base used and idle base.
+    pub split: SpendSplit,
+}
+
+/// Month to date split for showback: `overlay + base_used + idle_base == month_to_date`,
+/// to the fen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpendSplit {
+    /// Leases beyond the subscribed base, at their price.
+    pub overlay: Money,
+    /// The base's cost in proportion to the GPU-hours held on its slots out of the base's
+    /// GPU-hours, rounded down to the fen.
+    pub base_used: Money,
+    /// The rest of the base's cost: paid for and not held (with the rounding's remainder).
+    pub idle_base: Money,
+    /// GPU-hours held on base slots.
+    pub base_gpu_hours: f64,
+    /// The base's GPU-hours not held.
+    pub idle_base_gpu_hours: f64,
 }
 
 /// The month a spend covers, and now within it.
@@ -58,6 +82,22 @@ impl SpendWindow {
     pub fn base_start_ms(&self) -> i64 {
         let now_ms = self.now_ms.clamp(self.month_start_ms, self.month_end_ms);
         self.base_from_ms.clamp(self.month_start_ms, now_ms)
+    }
+
+    /// The month `[month_start_ms, month_end_ms)` billed as of `now_ms`: through its end
+    /// once it is over, through now while it runs; `None` for a month that has not begun.
+    pub fn billed_month(
+        month_start_ms: i64,
+        month_end_ms: i64,
+        now_ms: i64,
+        base_from_ms: i64,
+    ) -> Option<SpendWindow> {
+        (month_start_ms <= now_ms).then_some(SpendWindow {
+            month_start_ms,
+            month_end_ms,
+            now_ms: now_ms.min(month_end_ms),
+            base_from_ms,
+        })
     }
 }
 
@@ -92,9 +132,10 @@ pub fn placed_month_spend(
     } = window;
     let now_ms = window.now_ms.clamp(month_start_ms, month_end_ms);
     let term_price = plan.term.price(&pool.base)?;
+    let base_start_ms = window.base_start_ms();
     let base = term_price
         .scaled(
-            i128::from(plan.base_gpus) * i128::from(now_ms - window.base_start_ms()),
+            i128::from(plan.base_gpus) * i128::from(now_ms - base_start_ms),
             i128::from(plan.term.hours()) * i128::from(HOUR_MS),
         )
         .ok_or(CostError::Overflow)?;
@@ -104,6 +145,8 @@ pub fn placed_month_spend(
     let mut gpus: Vec<(i64, i64, usize)> = spans
         .iter()
         .enumerate()
+        // Granted at or after the month's end: next month's.
+        .filter(|(_, (span, _))| span.start_ms < month_end_ms)
         .flat_map(|(i, (span, _))| {
             let end = span.end_ms.unwrap_or(now_ms).max(span.start_ms);
             std::iter::repeat_n((span.start_ms, end, i), span.gpus as usize)
@@ -115,6 +158,9 @@ pub fn placed_month_spend(
         std::iter::repeat_n(Reverse(i64::MIN), plan.base_gpus as usize).collect();
     let mut overlay = Money::ZERO;
     let mut held_ms: i128 = 0;
+    // Held on base slots while the base was paid; a slot holds one GPU at a time, so this
+    // never passes the base's own GPU-milliseconds.
+    let mut base_held_ms: i128 = 0;
     for (start, end, span) in gpus {
         let (from, to) = (start.max(month_start_ms), end.min(now_ms));
         if to > from {
@@ -125,11 +171,17 @@ pub fn placed_month_spend(
         {
             base_slots.pop();
             base_slots.push(Reverse(end));
+            let (from, to) = (start.max(base_start_ms), end.min(now_ms));
+            if to > from {
+                base_held_ms += i128::from(to - from);
+            }
             continue;
         }
-        // Units started inside this month (counted from the grant), at the lease's region.
-        let units_total = (end - start).max(1).div_euclid(unit_ms)
-            + i64::from((end - start).max(1).rem_euclid(unit_ms) != 0);
+        // Units started inside this month (counted from the grant) and by now (a past
+        // month's now is its end), at the lease's region.
+        let billed_end = end.min(now_ms).max(start);
+        let units_total = (billed_end - start).max(1).div_euclid(unit_ms)
+            + i64::from((billed_end - start).max(1).rem_euclid(unit_ms) != 0);
         let before_month = if start < month_start_ms {
             (month_start_ms - start).div_euclid(unit_ms)
                 + i64::from((month_start_ms - start).rem_euclid(unit_ms) != 0)
@@ -146,6 +198,12 @@ pub fn placed_month_spend(
             .ok_or(CostError::Overflow)?;
     }
     let month_to_date = base.checked_add(overlay).ok_or(CostError::Overflow)?;
+    let split = split_base(
+        base,
+        overlay,
+        base_held_ms,
+        i128::from(plan.base_gpus) * i128::from(now_ms - base_start_ms),
+    )?;
     let now_held = pool.at(current_gpus);
     let rate = placed_run_rate(&pool.base, plan, &now_held)?.total.per_hour;
     // The rest of the month exactly (not the hourly rate rounded to the fen, times hours).
@@ -168,6 +226,33 @@ pub fn placed_month_spend(
         projected_month: month_to_date.checked_add(rest).ok_or(CostError::Overflow)?,
         run_rate_per_hour: rate,
         gpu_hours: held_ms as f64 / HOUR_MS as f64,
+        split,
+    })
+}
+
+/// The base's cost `base` for `base_ms` GPU-milliseconds, of which `held_ms` were held:
+/// the used part rounded down to the fen, the rest idle, so the parts sum exactly.
+fn split_base(
+    base: Money,
+    overlay: Money,
+    held_ms: i128,
+    base_ms: i128,
+) -> Result<SpendSplit, CostError> {
+    let held_ms = held_ms.clamp(0, base_ms.max(0));
+    let base_used = if base_ms > 0 {
+        // Floor, never past `base`: `held_ms <= base_ms`.
+        let used = i128::from(base.fen()) * held_ms / base_ms;
+        Money::from_fen(i64::try_from(used).map_err(|_| CostError::Overflow)?)
+    } else {
+        Money::ZERO
+    };
+    let idle_base = Money::from_fen(base.fen() - base_used.fen());
+    Ok(SpendSplit {
+        overlay,
+        base_used,
+        idle_base,
+        base_gpu_hours: held_ms as f64 / HOUR_MS as f64,
+        idle_base_gpu_hours: (base_ms - held_ms) as f64 / HOUR_MS as f64,
     })
 }
 
@@ -207,7 +292,8 @@ pub fn spot_month_spend(
     };
     let (mut spent, mut equivalent) = (Money::ZERO, Money::ZERO);
     let mut held_ms: i128 = 0;
-    for (span, entry) in spans {
+    // Granted at or after the month's end: next month's.
+    for (span, entry) in spans.iter().filter(|(s, _)| s.start_ms < month_end_ms) {
         let end = span.end_ms.unwrap_or(now_ms).max(span.start_ms);
         let (from, to) = (span.start_ms.max(month_start_ms), end.min(now_ms));
         if to > from {
@@ -218,7 +304,10 @@ pub fn spot_month_spend(
         } else {
             0
         };
-        let units = (started(span.start_ms, end) - before_month).max(0) * i64::from(span.gpus);
+        // Hours started by now (a past month's now is its end).
+        let billed_end = end.min(now_ms).max(span.start_ms);
+        let units =
+            (started(span.start_ms, billed_end) - before_month).max(0) * i64::from(span.gpus);
         if units == 0 {
             continue;
         }
@@ -493,5 +582,158 @@ mod tests {
         )
         .unwrap();
         assert_eq!(old.month_to_date, entry.month.checked_mul(5).unwrap());
+    }
+
+    /// The split's parts, and that they sum to month to date exactly.
+    fn parts(spend: &Spend) -> (i64, i64, i64) {
+        let split = spend.split;
+        assert_eq!(
+            split.overlay.fen() + split.base_used.fen() + split.idle_base.fen(),
+            spend.month_to_date.fen(),
+            "{spend:?}"
+        );
+        (
+            split.overlay.fen(),
+            split.base_used.fen(),
+            split.idle_base.fen(),
+        )
+    }
+
+    #[test]
+    fn a_base_of_four_held_half_the_month_by_two_is_a_quarter_used() {
+        let entry = a100();
+        let spans = [LeaseSpan {
+            start_ms: 0,
+            end_ms: Some(MONTH / 2),
+            gpus: 2,
+        }];
+        let spend = month_spend(
+            &entry,
+            &plan(4, OverlayMode::Hour),
+            &spans,
+            window(0, MONTH, MONTH),
+            0,
+        )
+        .unwrap();
+        let month = entry.month.fen();
+        assert_eq!(spend.month_to_date.fen(), 4 * month);
+        assert_eq!(parts(&spend), (0, month, 3 * month));
+        assert!((spend.split.base_gpu_hours - 730.0).abs() < 1e-9);
+        assert!((spend.split.idle_base_gpu_hours - 3.0 * 730.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn leases_past_the_base_are_overlay_and_the_rounding_goes_to_idle() {
+        let entry = a100();
+        // Base 1; 3 GPUs for 10 hours: one on the base, two by the hour.
+        let spans = [LeaseSpan {
+            start_ms: 0,
+            end_ms: Some(10 * HOUR_MS),
+            gpus: 3,
+        }];
+        let spend = month_spend(
+            &entry,
+            &plan(1, OverlayMode::Hour),
+            &spans,
+            window(0, MONTH, MONTH),
+            0,
+        )
+        .unwrap();
+        let (overlay, used, idle) = parts(&spend);
+        assert_eq!(overlay, entry.hour.fen() * 2 * 10);
+        // 10 of the base's 730 hours, rounded down.
+        assert_eq!(used, entry.month.fen() * 10 / 730);
+        assert_eq!(idle, entry.month.fen() - used);
+        // Every window of a base of 3 with one GPU on and off: the parts always sum.
+        for now in [1, 7 * 60_000 + 13, HOUR_MS, MONTH / 3 + 17, MONTH] {
+            let spans = [
+                LeaseSpan {
+                    start_ms: 11,
+                    end_ms: Some(MONTH / 5),
+                    gpus: 1,
+                },
+                LeaseSpan {
+                    start_ms: MONTH / 4,
+                    end_ms: None,
+                    gpus: 4,
+                },
+            ];
+            let spend = month_spend(
+                &entry,
+                &plan(3, OverlayMode::Day),
+                &spans,
+                window(0, MONTH, now),
+                0,
+            )
+            .unwrap();
+            let (_, used, idle) = parts(&spend);
+            assert!(used >= 0 && idle >= 0, "{now}: {spend:?}");
+        }
+        // No base: nothing used, nothing idle.
+        let no_base = month_spend(
+            &entry,
+            &plan(0, OverlayMode::Hour),
+            &spans,
+            window(0, MONTH, MONTH),
+            0,
+        )
+        .unwrap();
+        assert_eq!(parts(&no_base), (entry.hour.fen() * 3 * 10, 0, 0));
+    }
+
+    #[test]
+    fn a_past_month_is_billed_to_its_end_and_a_future_one_not_at_all() {
+        let billed = |now_ms| SpendWindow::billed_month(MONTH, 2 * MONTH, now_ms, i64::MIN);
+        assert_eq!(
+            billed(5 * MONTH).unwrap().now_ms,
+            2 * MONTH,
+            "over: to its end"
+        );
+        assert_eq!(
+            billed(MONTH + 7).unwrap().now_ms,
+            MONTH + 7,
+            "running: to now"
+        );
+        assert_eq!(billed(MONTH - 1), None, "not begun");
+        // A lease granted at the month's end is the next month's.
+        let entry = a100();
+        let spans = [LeaseSpan {
+            start_ms: 2 * MONTH,
+            end_ms: Some(2 * MONTH + HOUR_MS),
+            gpus: 1,
+        }];
+        let spend = month_spend(
+            &entry,
+            &plan(0, OverlayMode::Hour),
+            &spans,
+            billed(5 * MONTH).unwrap(),
+            0,
+        )
+        .unwrap();
+        assert_eq!(spend.month_to_date, Money::ZERO);
+        let spot =
+            spot_month_spend(&[(spans[0], &entry)], billed(5 * MONTH).unwrap(), &[]).unwrap();
+        assert_eq!(spot.month_to_date, Money::ZERO);
+        // A lease across the month's end: the month pays the units started in it.
+        let across = [LeaseSpan {
+            start_ms: 2 * MONTH - 90 * 60_000,
+            end_ms: Some(2 * MONTH + 10 * HOUR_MS),
+            gpus: 1,
+        }];
+        let spend = month_spend(
+            &entry,
+            &plan(0, OverlayMode::Hour),
+            &across,
+            billed(5 * MONTH).unwrap(),
+            0,
+        )
+        .unwrap();
+        assert_eq!(spend.month_to_date, entry.hour.checked_mul(2).unwrap());
+        let spot =
+            spot_month_spend(&[(across[0], &entry)], billed(5 * MONTH).unwrap(), &[]).unwrap();
+        assert_eq!(
+            spot.month_to_date,
+            entry.spot_hour.unwrap().checked_mul(2).unwrap()
+        );
     }
 }

@@ -16,5 +16,6 @@ pub mod pools;
 pub mod reasons;
 pub mod replay;
 pub mod rules;
+pub mod showback;
 pub mod slurm;
 pub mod suggest;

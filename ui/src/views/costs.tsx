@@ -1,4 +1,5 @@
-// Costs: this month's spend across every pool against the budget (costs/spend.tsx), then
+// Costs: this month's spend across every pool against the budget (costs/spend.tsx), a
+// month's showback per team and pool (costs/showback.tsx), then
 // planning: a demand series in (dropped, picked or pasted CSV, or the FAQ-4 sample), every
 // billing plan priced over it by the cost engine, the recommendation in words, the plans
 // as a bar chart (SVG drawn in Rust, redrawn on theme changes) and a table, and the price
@@ -11,6 +12,7 @@
 // Stable selectors (end-to-end tests rely on these):
 //   #view-costs                                   the view
 //   [data-testid="spend-card"]                    the month's spend across pools (selectors in costs/spend.tsx)
+//   [data-testid="showback-card"]                 a month per team and pool (selectors in costs/showback.tsx)
 //   [data-testid="costs-demand"]                  the demand card (a drop target for CSV files)
 //     [data-testid="costs-dropzone"]              the visible drop zone; data-dragging while a file is over it
 //     #costs-demand-file                          <input type=file> for a demand CSV
@@ -50,6 +52,7 @@ import { Catalog } from "./costs/catalog";
 import { CompareResult } from "./costs/compare-result";
 import { DemandInput } from "./costs/demand-input";
 import { hasFiles } from "./costs/file-picker";
+import { ShowbackCard } from "./costs/showback";
 import { SpendCard } from "./costs/spend";
 import { createCosts } from "./costs/state";
 import { mountView } from "./solid";
@@ -65,6 +68,7 @@ export function costsView(): View {
         <p class="lead">{t("costs.lead")}</p>
       </header>
       <SpendCard />
+      <ShowbackCard />
       <DemandInput costs={costs} />
       <CompareResult costs={costs} />
       <Catalog costs={costs} />

@@ -361,3 +361,38 @@ fn a_broken_active_catalog_says_how_to_fix_it() {
     );
     assert!(error.contains("no `[[price]]` entries"), "{error}");
 }
+
+#[test]
+fn showback_of_a_month_by_team_in_a_table_json_or_csv_and_a_bad_month_is_refused() {
+    let data = TempDir::new("cli-showback");
+    let with_store = |args: &[&str]| {
+        let mut all = vec!["--token-store", "file"];
+        all.extend_from_slice(args);
+        ebb(&data, &all)
+    };
+    let table = stdout(&with_store(&["cost", "showback", "--month", "2026-01"]));
+    assert!(table.starts_with("Showback 2026-01"), "{table}");
+    assert!(
+        table.contains("TEAM / POOL") && table.contains("TOTAL"),
+        "{table}"
+    );
+    let value = json(&with_store(&[
+        "--json", "cost", "showback", "--month", "2026-01",
+    ]));
+    assert_eq!(value["month"], "2026-01");
+    assert_eq!(value["complete"], true);
+    assert_eq!(value["total"]["total_fen"], 0);
+    let csv = stdout(&with_store(&[
+        "cost", "showback", "--csv", "--month", "2026-01",
+    ]));
+    assert_eq!(
+        csv,
+        "month,row,team,pool,overlay_cny,base_used_cny,idle_base_cny,total_cny,gpu_hours,idle_base_gpu_hours,problem\n\
+         2026-01,total,,,0.00,0.00,0.00,0.00,0.00,0.00,\n"
+    );
+    for month in ["2026-13", "2999-01", "January"] {
+        let output = with_store(&["cost", "showback", "--month", month]);
+        assert_eq!(output.status.code(), Some(2), "{month}");
+        assert!(stderr(&output).contains("month:"), "{month}");
+    }
+}

@@ -254,10 +254,6 @@ pub(super) fn spend_view(
     catalog: &Catalog,
     now: i64,
 ) -> (Option<SpendView>, Option<PriceProblem>) {
-    let priced = match priced_pool(pool, Some(status), catalog) {
-        Ok(priced) => priced,
-        Err(problem) => return (None, Some(problem)),
-    };
     let (month, start, end) = utc_month(now);
     let window = ebb_cost::SpendWindow {
         month_start_ms: start,
@@ -265,6 +261,36 @@ pub(super) fn spend_view(
         now_ms: now,
         base_from_ms: pool.created_at_ms,
     };
+    match month_spend(pool, status, spans, catalog, window) {
+        Ok((spend, spot)) => (
+            Some(SpendView {
+                month,
+                base_from_ms: window.base_start_ms(),
+                month_to_date_fen: spend.month_to_date.fen() + spot.month_to_date.fen(),
+                projected_month_fen: spend.projected_month.fen() + spot.projected_month.fen(),
+                run_rate_per_hour_fen: spend.run_rate_per_hour.fen() + spot.run_rate_per_hour.fen(),
+                gpu_hours: spend.gpu_hours + spot.gpu_hours,
+                spot_fen: spot.month_to_date.fen(),
+                spot_saved_fen: spot.on_demand_equivalent.fen() - spot.month_to_date.fen(),
+            }),
+            None,
+        ),
+        Err(problem) => (None, Some(problem)),
+    }
+}
+
+/// A pool's spend over `window` (its `base_from_ms` the pool's creation): the on-demand
+/// GPUs through [`priced_pool`] and `ebb_cost::placed_month_spend`, each lease at its
+/// host's region, and the spot GPUs apart (`ebb_cost::spot_month_spend`). The one pricing
+/// of a month, for the pool view's spend and for showback.
+pub fn month_spend(
+    pool: &Pool,
+    status: &PoolStatus,
+    spans: &[RegionSpan],
+    catalog: &Catalog,
+    window: ebb_cost::SpendWindow,
+) -> Result<(ebb_cost::Spend, ebb_cost::SpotSpend), PriceProblem> {
+    let priced = priced_pool(pool, Some(status), catalog)?;
     let entry_of = |region: Option<&str>| {
         region
             .and_then(|region| catalog.find(&pool.model, region).ok())
@@ -288,29 +314,14 @@ pub(super) fn spend_view(
         .flat_map(|l| std::iter::repeat_n(entry_of(Some(&l.region)), l.gpu_uuids.len().max(1)))
         .collect();
     let on_demand_now = status.actual.saturating_sub(status.spot);
-    let spend =
-        ebb_cost::placed_month_spend(&priced, &spans, window, on_demand_now).and_then(|spend| {
+    ebb_cost::placed_month_spend(&priced, &spans, window, on_demand_now)
+        .and_then(|spend| {
             Ok((
                 spend,
                 ebb_cost::spot_month_spend(&spot_spans, window, &spot_now)?,
             ))
-        });
-    match spend {
-        Ok((spend, spot)) => (
-            Some(SpendView {
-                month,
-                base_from_ms: window.base_start_ms(),
-                month_to_date_fen: spend.month_to_date.fen() + spot.month_to_date.fen(),
-                projected_month_fen: spend.projected_month.fen() + spot.projected_month.fen(),
-                run_rate_per_hour_fen: spend.run_rate_per_hour.fen() + spot.run_rate_per_hour.fen(),
-                gpu_hours: spend.gpu_hours + spot.gpu_hours,
-                spot_fen: spot.month_to_date.fen(),
-                spot_saved_fen: spot.on_demand_equivalent.fen() - spot.month_to_date.fen(),
-            }),
-            None,
-        ),
-        Err(error) => (None, Some(price_problem(error))),
-    }
+        })
+        .map_err(price_problem)
 }
 
 /// What moving the slider to `to` would do: cost before and after, where GPUs would be
@@ -703,21 +714,26 @@ pub fn spend_summary(
     })
 }
 
+/// An amount in a CSV: yuan with two decimals (`-12.05`), so a spreadsheet sums it.
+pub fn csv_amount(fen: i64) -> String {
+    let sign = if fen < 0 { "-" } else { "" };
+    let fen = fen.unsigned_abs();
+    format!("{sign}{}.{:02}", fen / 100, fen % 100)
+}
+
+/// A text field in a CSV, quoted when it holds a comma, a quote or a line break.
+pub fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
 /// The spend summary as CSV: a header, one line per pool, then the total (amounts in yuan
 /// with two decimals, so a spreadsheet sums them; times in UTC).
 pub fn spend_csv(summary: &SpendSummary) -> String {
-    fn amount(fen: i64) -> String {
-        let sign = if fen < 0 { "-" } else { "" };
-        let fen = fen.unsigned_abs();
-        format!("{sign}{}.{:02}", fen / 100, fen % 100)
-    }
-    fn field(text: &str) -> String {
-        if text.contains([',', '"', '\n', '\r']) {
-            format!("\"{}\"", text.replace('"', "\"\""))
-        } else {
-            text.to_string()
-        }
-    }
+    let (amount, field) = (csv_amount, csv_field);
     let mut out = String::from(
         "month,pool,model,gpus_now,base_gpus,term,overlay,base_from_utc,month_to_date_cny,projected_month_cny,run_rate_per_hour_cny,gpu_hours,spot_cny,spot_saved_cny,problem\n",
     );

@@ -14,6 +14,7 @@ mod registry;
 mod roles;
 mod rules;
 mod rules_replay;
+mod showback;
 mod slurm_sim;
 mod spot;
 
