@@ -42,6 +42,7 @@ pub enum TeamCommand {
     },
     /// Set (or clear) a team's quota of GPUs of one model.
     Quota {
+        /// The team's name.
         team: String,
         /// The GPU model, as pools name it (A100).
         #[arg(long)]
@@ -56,9 +57,12 @@ pub enum TeamCommand {
     /// Move a pool into a team (refused if the team's quota would be passed); `--none`
     /// takes it out of any.
     Assign {
+        /// The pool's name.
         pool: String,
+        /// The team it moves into.
         #[arg(required_unless_present = "none")]
         team: Option<String>,
+        /// Take it out of any team.
         #[arg(long, conflicts_with = "team")]
         none: bool,
     },
@@ -70,7 +74,10 @@ pub enum AuditCommand {
     /// naming the first entry edited, deleted or moved.
     Verify,
     /// Write the audit log as JSON lines (oldest first) to FILE, or standard output.
-    Export { file: Option<PathBuf> },
+    Export {
+        /// Where to write it (standard output when left out).
+        file: Option<PathBuf>,
+    },
 }
 
 pub async fn whoami(data_dir: &Path, json: bool) -> anyhow::Result<()> {
