@@ -400,22 +400,38 @@ pub fn suggest_with(
         start = best;
     }
     // The cheapest, then the fewest actions among those within the tolerance of it.
-    let (cheapest_levers, cheapest) = tried
-        .iter()
-        .min_by_key(|(levers, score)| (score.key, **levers))
-        .map(|(levers, score)| (*levers, score.clone()))
-        .expect("at least one candidate");
-    let (best, best_score) = if !cheapest.acceptable() {
-        (cheapest_levers, cheapest)
-    } else {
-        let bound = (cheapest.key.2 as f64 * (1.0 + COST_TOLERANCE)).floor() as i64;
-        tried
+    let choose = |pre_scale_allowed: bool| {
+        let allowed = tried
             .iter()
-            .filter(|(_, score)| score.acceptable() && score.key.2 <= bound)
-            .min_by_key(|(levers, score)| (score.result.actions, score.key, **levers))
+            .filter(|(levers, _)| pre_scale_allowed || !levers.pre_scale);
+        let (cheapest_levers, cheapest) = allowed
+            .clone()
+            .min_by_key(|(levers, score)| (score.key, **levers))
             .map(|(levers, score)| (*levers, score.clone()))
-            .expect("the cheapest is within its own tolerance")
+            .expect("at least one candidate without pre-scaling");
+        if !cheapest.acceptable() {
+            (cheapest_levers, cheapest)
+        } else {
+            let bound = (cheapest.key.2 as f64 * (1.0 + COST_TOLERANCE)).floor() as i64;
+            allowed
+                .filter(|(_, score)| score.acceptable() && score.key.2 <= bound)
+                .min_by_key(|(levers, score)| (score.result.actions, score.key, **levers))
+                .map(|(levers, score)| (*levers, score.clone()))
+                .expect("the cheapest is within its own tolerance")
+        }
     };
+    let (mut best, mut best_score) = choose(true);
+    let mut held_out = None;
+    if best.pre_scale {
+        // The hold-out gate: the schedules stay only if they pay on the learning trace's
+        // last days as well, replayed alone (so a step the search fitted to the whole trace
+        // must still earn its floor on days it could not have been tuned to day by day).
+        let gate = hold_out_gate(trace, entry, &plan, &best, limit_pct, action_fen)?;
+        if !gate.paid {
+            (best, best_score) = choose(false);
+        }
+        held_out = Some(gate);
+    }
     let candidates = tried.len() as u32;
 
     let mut oracle_policy =
@@ -424,7 +440,7 @@ pub fn suggest_with(
     let levers = canonical(best, sizing);
     let spec = build_spec(&levers, &plan);
     let within_limit = best_score.result.shortfall_pct <= options.max_shortfall_pct;
-    let notes = notes(
+    let mut notes = notes(
         &levers,
         &spec,
         trace,
@@ -433,6 +449,12 @@ pub fn suggest_with(
         &oracle,
         candidates,
     );
+    if let Some(gate) = &held_out {
+        notes
+            .entry(String::new())
+            .or_default()
+            .push(gate.describe(levers.pre_scale));
+    }
     let file = to_toml_with_notes(&spec, &notes);
     let rules = model::parse(&file).expect("a suggested file is valid (a test checks)");
     let notes = structured_notes(
@@ -455,6 +477,81 @@ pub fn suggest_with(
         sizing,
         candidates,
         within_limit,
+    })
+}
+
+/// The last [`HOLD_OUT_SHARE`] of the learning trace's whole days (at least one): what the
+/// seasonal schedules are checked on before they are kept.
+pub const HOLD_OUT_SHARE: f64 = 1.0 / 3.0;
+
+/// What the hold-out gate found.
+#[derive(Debug, Clone, Copy)]
+struct HoldOut {
+    days: usize,
+    /// The penalized cost with the schedules and without, on the held-out days (fen).
+    with_fen: i64,
+    without_fen: i64,
+    paid: bool,
+}
+
+impl HoldOut {
+    fn describe(&self, kept: bool) -> String {
+        format!(
+            "Hold-out check: on the trace's last {} days replayed alone, the schedules {} ({} with them, {} without, actions priced in){}.",
+            self.days,
+            if self.paid { "paid" } else { "did not pay" },
+            Money::from_fen(self.with_fen),
+            Money::from_fen(self.without_fen),
+            if kept { "" } else { ": left out" }
+        )
+    }
+}
+
+/// Replays `levers` with and without their schedules on the last days of `trace` (see
+/// [`HOLD_OUT_SHARE`]); the schedules pay when, within the shortfall limit, they cost less
+/// (each action priced as in the search). A trace of under 3 days has no hold-out: the
+/// schedules are kept as the search chose.
+fn hold_out_gate(
+    trace: &Trace,
+    entry: &PriceEntry,
+    plan: &Plan<'_>,
+    levers: &Levers,
+    limit_pct: f64,
+    action_fen: i64,
+) -> Result<HoldOut, CostError> {
+    let days = trace.minutes() / 1_440;
+    let held = ((days as f64 * HOLD_OUT_SHARE).floor() as usize).max(1);
+    if days < 3 {
+        return Ok(HoldOut {
+            days: 0,
+            with_fen: 0,
+            without_fen: 0,
+            paid: true,
+        });
+    }
+    let from = trace.minutes() - held * 1_440;
+    let part = trace.tail(from).expect("the hold-out is within the trace");
+    let options = ReplayOptions {
+        start_ms: plan.options.replay.start_ms + from as i64 * 60_000,
+        ..plan.options.replay
+    };
+    let price = pricing(entry, &options);
+    let key = |levers: &Levers| -> Result<(bool, i64), CostError> {
+        let mut policy = RulesPolicy::new("rules", build(levers, plan), Some(price.clone()));
+        let result = replay(&part, &mut policy, entry, &options)?.result;
+        let scored = Scored::new(result, limit_pct, action_fen, 0, None);
+        Ok((scored.key.0, scored.key.2))
+    };
+    let with = key(levers)?;
+    let without = key(&Levers {
+        pre_scale: false,
+        ..*levers
+    })?;
+    Ok(HoldOut {
+        days: held,
+        with_fen: with.1,
+        without_fen: without.1,
+        paid: with < without,
     })
 }
 
@@ -550,8 +647,10 @@ fn neighbours(at: &Levers, lever: usize, unit: u32, sizing: Sizing, extra: &Extr
     }
 }
 
-/// The lever values the trace's noise proposes beyond the grid (see [`noise`]): every trace
-/// gets its deadbands; steady load its windows, sustain and overload too.
+/// The lever values the trace's noise proposes beyond the grid (see [`noise`]), on steady
+/// load: its windows, deadbands, sustains and overloads. (On load with a shape, the noise
+/// measured is mostly the shape: its deadbands fitted the learning half and lost on the
+/// next, so the grid alone is searched there.)
 #[derive(Debug, Clone, Default)]
 struct Extra {
     stabilization_minutes: Vec<u32>,
@@ -562,16 +661,15 @@ struct Extra {
 
 impl Extra {
     fn of(noise: &Noise, steady: bool) -> Extra {
-        let mut extra = Extra {
-            deadband_gpus: noise.deadbands(),
-            ..Extra::default()
-        };
-        if steady {
-            extra.stabilization_minutes = noise.windows();
-            extra.sustain_minutes = noise.sustains();
-            extra.overload_gpus = noise.overloads();
+        if !steady {
+            return Extra::default();
         }
-        extra
+        Extra {
+            stabilization_minutes: noise.windows(),
+            sustain_minutes: noise.sustains(),
+            overload_gpus: noise.overloads(),
+            deadband_gpus: noise.deadbands(),
+        }
     }
 }
 
@@ -852,9 +950,9 @@ fn notes(
     header.push(format!("Measured on this trace: {}.", noise.describe()));
     if noise.steady && !plan.sizing.is_queue() {
         header.push(format!(
-            "Steady load (its 1st-99th percentiles within {}% of the median {:.1} GPUs): every action is a flap,",
-            noise::STEADY_BAND_PCT,
-            noise.median_gpus
+            "Steady load (median {:.1} GPUs, spread within {}% of the mean, no outliers): every action is a flap,",
+            noise.median_gpus,
+            100.0 * noise::STEADY_CV
         ));
         header.push(format!(
             "so the rules were kept to {} actions a day or fewer on it (the window and deadband below come from the noise).",

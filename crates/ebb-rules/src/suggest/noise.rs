@@ -6,9 +6,10 @@
 //!   left, its spread `sd` (GPUs) and its lag-1 autocorrelation;
 //! - the **decorrelation time** is the first lag at which the noise's autocorrelation falls
 //!   below 1/e (one minute for white noise, about `−1 / ln(phi)` for AR(1));
-//! - the load is **steady** when its 1st and 99th percentiles are within
-//!   [`STEADY_BAND_PCT`] of its median: noise around a flat level, where every action is a
-//!   flap, so the search keeps the pool within [`STEADY_ACTIONS_PER_DAY`].
+//! - the load is **steady** when its standard deviation is at most [`STEADY_CV`] of its
+//!   mean and its 0.1st and 99.9th percentiles are within [`STEADY_TAIL_SDS`] standard
+//!   deviations of the median (no flash crowd, no shape: noise around a flat level), where
+//!   every action is a flap, so the search keeps the pool within [`STEADY_ACTIONS_PER_DAY`].
 //!
 //! The levers it proposes (each still chosen by replay, like the grid's):
 //!
@@ -22,8 +23,11 @@
 
 /// The slow level: the centred mean over this many minutes.
 pub const LEVEL_MINUTES: usize = 361;
-/// The 1st–99th percentile band of a steady load, % of its median either side.
-pub const STEADY_BAND_PCT: f64 = 25.0;
+/// The most a steady load's standard deviation is, as a share of its mean.
+pub const STEADY_CV: f64 = 0.12;
+/// How far (standard deviations) a steady load's 0.1st and 99.9th percentiles may be from
+/// its median.
+pub const STEADY_TAIL_SDS: f64 = 5.0;
 /// The most actions a day the search keeps a steady load's rules to on the trace it learns
 /// from (the goal on load it has not seen is 3: the rest is margin).
 pub const STEADY_ACTIONS_PER_DAY: f64 = 2.5;
@@ -113,11 +117,14 @@ pub fn measure(demand: &[f64]) -> Noise {
         }
     };
     let median = quantile(0.5);
-    let band = median * STEADY_BAND_PCT / 100.0;
+    let count = sorted.len().max(1) as f64;
+    let mean_gpus = sorted.iter().sum::<f64>() / count;
+    let sd_all = (sorted.iter().map(|v| (v - mean_gpus).powi(2)).sum::<f64>() / count).sqrt();
     let steady = n >= 1_440
-        && median > 0.0
-        && quantile(0.99) - median <= band
-        && median - quantile(0.01) <= band;
+        && mean_gpus > 0.0
+        && sd_all <= STEADY_CV * mean_gpus
+        && quantile(0.999) - median <= STEADY_TAIL_SDS * sd_all
+        && median - quantile(0.001) <= STEADY_TAIL_SDS * sd_all;
     if n < 3 {
         return Noise {
             median_gpus: median,

@@ -126,7 +126,7 @@ fn a_step_that_recurs_on_weekdays_is_found_and_one_offs_are_not() {
     let step = &steps[0];
     assert_eq!(step.onset_minute_of_day, 9 * 60, "{step:?}");
     assert_eq!(step.weekdays, Some(vec![0, 1, 4, 5, 6]), "{step:?}");
-    assert_eq!(step.cron(), "55 8 * * 0,1,4,5,6");
+    assert_eq!(step.cron(), "55 8 * * 0,1,4-6");
     assert_eq!(step.days_seen, 11);
     assert!((20..=24).contains(&step.floor_gpus), "{step:?}");
 
