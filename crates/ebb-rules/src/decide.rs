@@ -952,7 +952,7 @@ fn target(
         // Scale-in: the highest count recommended over the window.
         let highest = window
             .recent(now_ms, rule.scale_in_stabilization_minutes)
-            .map(|s| count_for(s))
+            .map(&count_for)
             .max()
             .unwrap_or(instant);
         effective = highest.clamp(instant, current);
