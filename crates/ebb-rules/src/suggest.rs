@@ -19,7 +19,17 @@
 //! - a **deadband**: release only when at least `K` GPUs are surplus over the whole
 //!   stabilization window (it keeps up to `K − 1` spare: hysteresis on the way down);
 //! - **seasonal pre-scaling**, gated ([`seasonal`]): a schedule floor only for a step up
-//!   that recurs at the same time of day or week in the trace.
+//!   that recurs at the same time of day or on every occurrence of some days of the week
+//!   (a cron such as `55 8 * * 1-5`), and kept only if it also pays on a **hold-out**: the
+//!   last third of the learning trace's days replayed alone with and without it
+//!   ([`HOLD_OUT_SHARE`]; the file's header says what it found).
+//!
+//! The trace's **noise** is measured ([`noise`]: its spread around the slow level, lag-1
+//! autocorrelation, decorrelation time) and said in the file's comments. On **steady** load
+//! (noise around a flat level) the windows, deadbands, sustains and overloads it proposes
+//! join the grid, the search starts from them, and candidates over
+//! [`noise::STEADY_ACTIONS_PER_DAY`] on the trace rank after those within it (fewer actions
+//! first among them): every action there is a flap.
 //!
 //! On a **queue trace** (one with a `slurm_demand_gpus` column, [`queue`]) the target is
 //! the Slurm queue instead, one GPU per GPU asked for or held (no headroom lever), with the
