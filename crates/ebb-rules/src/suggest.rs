@@ -433,12 +433,20 @@ pub fn suggest_with(
     let (mut best, mut best_score) = choose(true);
     let mut held_out = None;
     if best.pre_scale {
-        // The hold-out gate: the schedules stay only if they pay on the learning trace's
-        // last days as well, replayed alone (so a step the search fitted to the whole trace
-        // must still earn its floor on days it could not have been tuned to day by day).
-        let gate = hold_out_gate(trace, entry, &plan, &best, limit_pct, action_fen)?;
+        // The hold-out gate: the schedules stay only if the rules with them also beat the
+        // best rules without any on the learning trace's last days, replayed alone (so a
+        // step the search fitted to the whole trace must still earn its floor there).
+        let (alternative, alternative_score) = choose(false);
+        let gate = hold_out_gate(
+            trace,
+            entry,
+            &plan,
+            (&best, &alternative),
+            limit_pct,
+            action_fen,
+        )?;
         if !gate.paid {
-            (best, best_score) = choose(false);
+            (best, best_score) = (alternative, alternative_score);
         }
         held_out = Some(gate);
     }
@@ -507,7 +515,7 @@ struct HoldOut {
 impl HoldOut {
     fn describe(&self, kept: bool) -> String {
         format!(
-            "Hold-out check: on the trace's last {} days replayed alone, the schedules {} ({} with them, {} without, actions priced in){}.",
+            "Hold-out check: on the trace's last {} days replayed alone, the schedules {} ({} with them, {} for the best rules without, actions priced in){}.",
             self.days,
             if self.paid { "paid" } else { "did not pay" },
             Money::from_fen(self.with_fen),
@@ -517,15 +525,15 @@ impl HoldOut {
     }
 }
 
-/// Replays `levers` with and without their schedules on the last days of `trace` (see
-/// [`HOLD_OUT_SHARE`]); the schedules pay when, within the shortfall limit, they cost less
-/// (each action priced as in the search). A trace of under 3 days has no hold-out: the
-/// schedules are kept as the search chose.
+/// Replays `with` (levers with schedules) and `without` (the best without) on the last days
+/// of `trace` (see [`HOLD_OUT_SHARE`]); the schedules pay when, within the shortfall limit,
+/// they cost less (each action priced as in the search). A trace of under 3 days has no
+/// hold-out: the schedules are kept as the search chose.
 fn hold_out_gate(
     trace: &Trace,
     entry: &PriceEntry,
     plan: &Plan<'_>,
-    levers: &Levers,
+    (with, without): (&Levers, &Levers),
     limit_pct: f64,
     action_fen: i64,
 ) -> Result<HoldOut, CostError> {
@@ -552,11 +560,8 @@ fn hold_out_gate(
         let scored = Scored::new(result, limit_pct, action_fen, 0, None);
         Ok((scored.key.0, scored.key.2))
     };
-    let with = key(levers)?;
-    let without = key(&Levers {
-        pre_scale: false,
-        ..*levers
-    })?;
+    let with = key(with)?;
+    let without = key(without)?;
     Ok(HoldOut {
         days: held,
         with_fen: with.1,
