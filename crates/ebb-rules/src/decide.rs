@@ -949,13 +949,17 @@ fn target(
         instant_gpus: instant,
     };
     if instant < current && rule.scale_in_stabilization_minutes > 0 {
-        // Scale-in: the highest count recommended over the window.
-        let highest = window
-            .recent(now_ms, rule.scale_in_stabilization_minutes)
-            .map(&count_for)
-            .max()
-            .unwrap_or(instant);
-        effective = highest.clamp(instant, current);
+        // Scale-in: the highest count recommended over the window (no higher than the
+        // current count: the walk stops at the first sample that asks for it all).
+        let mut highest: Option<u32> = None;
+        for sample in window.recent(now_ms, rule.scale_in_stabilization_minutes) {
+            let gpus = count_for(sample);
+            highest = Some(highest.map_or(gpus, |h| h.max(gpus)));
+            if gpus >= current {
+                break;
+            }
+        }
+        effective = highest.unwrap_or(instant).clamp(instant, current);
         window_minutes = rule.scale_in_stabilization_minutes;
     } else if instant > current && rule.scale_out_sustain_minutes > 0 {
         let overloaded = rule

@@ -14,7 +14,7 @@
 //! The levers it proposes (each still chosen by replay, like the grid's):
 //!
 //! - scale-in stabilization windows of [`WINDOW_DECORRELATIONS`] decorrelation times
-//!   (from 60 minutes to a day): the highest of a window that long is a high quantile of
+//!   (from 60 minutes to [`MAX_WINDOW_MINUTES`]): the highest of a window that long is a high quantile of
 //!   the noise, not one of its wanderings;
 //! - deadbands of 1, 2 and 3 noise spreads (whole GPUs): a release waits for a surplus the
 //!   noise does not explain;
@@ -31,6 +31,10 @@ pub const STEADY_TAIL_SDS: f64 = 5.0;
 /// The most actions a day the search keeps a steady load's rules to on the trace it learns
 /// from (the goal on load it has not seen is 3: the rest is margin).
 pub const STEADY_ACTIONS_PER_DAY: f64 = 2.5;
+/// The longest stabilization window proposed: each minute of a replay reads the whole
+/// window, so a day-long one made a 30-day search overrun its 10 s, and beyond a few hours
+/// the noise's high quantile hardly moves.
+pub const MAX_WINDOW_MINUTES: u32 = 480;
 /// Stabilization windows proposed, in decorrelation times.
 pub const WINDOW_DECORRELATIONS: [u32; 3] = [6, 12, 24];
 /// The longest lag looked at.
@@ -56,7 +60,7 @@ impl Noise {
     pub fn windows(&self) -> Vec<u32> {
         let mut out: Vec<u32> = WINDOW_DECORRELATIONS
             .iter()
-            .map(|&k| round_to(k * self.decorrelation_minutes, 5).clamp(60, 1_440))
+            .map(|&k| round_to(k * self.decorrelation_minutes, 5).clamp(60, MAX_WINDOW_MINUTES))
             .collect();
         out.dedup();
         out
