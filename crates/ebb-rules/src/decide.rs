@@ -887,9 +887,18 @@ fn target(
         },
     };
     let current = state.desired_gpus;
-    let count_for = |sample: Sample, ready: u32| -> u32 {
+    let ready_at = |at_ms: i64| {
+        metrics
+            .ready_gpus
+            .at(at_ms)
+            .map_or(state.ready_gpus, |ready| ready.max(0.0) as u32)
+    };
+    // The ready count is looked up only for a mean (a total does not need it, and the
+    // look-up walks the window: long stabilization windows would be quadratic).
+    let count_for = |sample: Sample| -> u32 {
         match scale {
             Scale::Mean => {
+                let ready = ready_at(sample.at_ms);
                 if ready == 0 {
                     u32::from(sample.value > 0.0)
                 } else {
@@ -899,13 +908,7 @@ fn target(
             Scale::Total { per_gpu } => ceil_gpus(sample.value / per_gpu),
         }
     };
-    let ready_at = |at_ms: i64| {
-        metrics
-            .ready_gpus
-            .at(at_ms)
-            .map_or(state.ready_gpus, |ready| ready.max(0.0) as u32)
-    };
-    let instant = count_for(latest, ready_at(latest.at_ms));
+    let instant = count_for(latest);
     let metric = rule.metric.name().to_string();
     // Within tolerance: stay (HPA). The ratio is the metric against the target per GPU.
     let ratio = match scale {
@@ -946,13 +949,17 @@ fn target(
         instant_gpus: instant,
     };
     if instant < current && rule.scale_in_stabilization_minutes > 0 {
-        // Scale-in: the highest count recommended over the window.
-        let highest = window
-            .recent(now_ms, rule.scale_in_stabilization_minutes)
-            .map(|s| count_for(s, ready_at(s.at_ms)))
-            .max()
-            .unwrap_or(instant);
-        effective = highest.clamp(instant, current);
+        // Scale-in: the highest count recommended over the window (no higher than the
+        // current count: the walk stops at the first sample that asks for it all).
+        let mut highest: Option<u32> = None;
+        for sample in window.recent(now_ms, rule.scale_in_stabilization_minutes) {
+            let gpus = count_for(sample);
+            highest = Some(highest.map_or(gpus, |h| h.max(gpus)));
+            if gpus >= current {
+                break;
+            }
+        }
+        effective = highest.unwrap_or(instant).clamp(instant, current);
         window_minutes = rule.scale_in_stabilization_minutes;
     } else if instant > current && rule.scale_out_sustain_minutes > 0 {
         let overloaded = rule
@@ -963,7 +970,7 @@ fn target(
             let mut lowest = u32::MAX;
             let mut met = 0u32;
             for s in window.recent(now_ms, rule.scale_out_sustain_minutes) {
-                let gpus = count_for(s, ready_at(s.at_ms));
+                let gpus = count_for(s);
                 if gpus <= current {
                     break;
                 }

@@ -19,7 +19,17 @@
 //! - a **deadband**: release only when at least `K` GPUs are surplus over the whole
 //!   stabilization window (it keeps up to `K − 1` spare: hysteresis on the way down);
 //! - **seasonal pre-scaling**, gated ([`seasonal`]): a schedule floor only for a step up
-//!   that recurs at the same time of day or week in the trace.
+//!   that recurs at the same time of day or on every occurrence of some days of the week
+//!   (a cron such as `55 8 * * 1-5`), and kept only if it also pays on a **hold-out**: the
+//!   last third of the learning trace's days replayed alone with and without it
+//!   ([`HOLD_OUT_SHARE`]; the file's header says what it found).
+//!
+//! The trace's **noise** is measured ([`noise`]: its spread around the slow level, lag-1
+//! autocorrelation, decorrelation time) and said in the file's comments. On **steady** load
+//! (noise around a flat level) the windows, deadbands, sustains and overloads it proposes
+//! join the grid, the search starts from them, and candidates over
+//! [`noise::STEADY_ACTIONS_PER_DAY`] on the trace rank after those within it (fewer actions
+//! first among them): every action there is a flap.
 //!
 //! On a **queue trace** (one with a `slurm_demand_gpus` column, [`queue`]) the target is
 //! the Slurm queue instead, one GPU per GPU asked for or held (no headroom lever), with the
@@ -36,6 +46,7 @@
 //! value (simpler, nearer the defaults). Every candidate is a real replay of the rule set
 //! through [`crate::decide`]. Deterministic: no randomness, a fixed order.
 
+pub mod noise;
 pub mod queue;
 pub mod seasonal;
 pub mod spot;
@@ -53,6 +64,7 @@ use ebb_wire::rules::{
     self as spec, BoundKind, Limits, MetricRef, ScaleIn, Schedule, ScheduleWhen, TargetRule,
 };
 use ebb_wire::suggest::{PaidUnit, SuggestNote};
+use noise::Noise;
 use queue::Sizing;
 use seasonal::{RecurringStep, recurring_steps};
 use std::collections::BTreeMap;
@@ -214,31 +226,53 @@ pub struct Suggestion {
 #[derive(Debug, Clone)]
 struct Scored {
     result: ReplayResult,
-    /// Within the limit first, then the cost with each action's penalty (or the shortfall
-    /// when over), then the actions: lower is better.
-    key: (bool, i64, i64, u32),
+    /// Within the limit first, then (steady load) within the action budget, then the cost
+    /// with each action's penalty (or the shortfall when over the limit, the actions when
+    /// over the budget), then the actions: lower is better.
+    key: (bool, bool, i64, i64, u32),
 }
 
 impl Scored {
-    fn new(result: ReplayResult, limit_pct: f64, action_fen: i64, stress_fen: i64) -> Scored {
+    fn new(
+        result: ReplayResult,
+        limit_pct: f64,
+        action_fen: i64,
+        stress_fen: i64,
+        actions_per_day_budget: Option<f64>,
+    ) -> Scored {
         let over = result.shortfall_pct > limit_pct;
         let shortfall = (result.shortfall_pct * 1_000.0).round() as i64;
         let penalized = result
             .cost_fen
             .saturating_add(action_fen.saturating_mul(i64::from(result.actions)))
             .saturating_add(stress_fen);
+        let flapping = actions_per_day_budget.is_some_and(|budget| result.actions_per_day > budget);
         let key = if over {
-            (true, shortfall, penalized, result.actions)
+            (true, false, shortfall, penalized, result.actions)
+        } else if flapping {
+            (
+                false,
+                true,
+                i64::from(result.actions),
+                penalized,
+                result.actions,
+            )
         } else {
-            (false, penalized, 0, result.actions)
+            (false, false, penalized, 0, result.actions)
         };
         Scored { result, key }
+    }
+
+    /// Within the shortfall limit and the action budget.
+    fn acceptable(&self) -> bool {
+        !self.key.0 && !self.key.1
     }
 }
 
 /// What every candidate of one search shares.
 struct Plan<'a> {
     peak: u32,
+    noise: Noise,
     recurring: &'a [RecurringStep],
     options: &'a SuggestOptions,
     sizing: Sizing,
@@ -272,8 +306,14 @@ pub fn suggest_with(
         replay_options.warmup_minutes,
     );
     let sizing = Sizing::of(trace);
+    let noise = noise::measure(trace.demand());
+    // Steady load (noise around a flat level) is kept within an action budget: there every
+    // action is a flap.
+    let actions_budget =
+        (noise.steady && !sizing.is_queue()).then_some(noise::STEADY_ACTIONS_PER_DAY);
     let plan = Plan {
         peak: trace.peak_gpus(),
+        noise,
         recurring: &recurring,
         options,
         sizing,
@@ -313,7 +353,7 @@ pub fn suggest_with(
             let stressed = replay(stress, &mut policy, entry, replay_options)?.result;
             stress_fen = stress_fen.saturating_add(stressed.cost_fen);
         }
-        let scored = Scored::new(result, limit_pct, action_fen, stress_fen);
+        let scored = Scored::new(result, limit_pct, action_fen, stress_fen, actions_budget);
         tried.insert(levers, scored.clone());
         Ok(scored)
     };
@@ -327,6 +367,23 @@ pub fn suggest_with(
         },
         sizing,
     );
+    if actions_budget.is_some() {
+        // Steady load: start from the levers the noise proposes (the middle window and
+        // deadband, its sustain and overload), within the budget more often than not.
+        let windows = noise.windows();
+        let deadbands = noise.deadbands();
+        start = canonical(
+            Levers {
+                stabilization_minutes: windows[windows.len() / 2],
+                deadband_gpus: deadbands[deadbands.len() / 2],
+                sustain_minutes: noise.sustains()[0],
+                overload_gpus: noise.overloads()[0],
+                ..start
+            },
+            sizing,
+        );
+    }
+    let extra = Extra::of(&noise, actions_budget.is_some());
     let pre_scale_choices: &[bool] = if recurring.is_empty() {
         &[false]
     } else {
@@ -338,7 +395,7 @@ pub fn suggest_with(
         for _ in 0..MAX_PASSES {
             let before = best;
             for lever in 0..LEVERS {
-                for candidate in neighbours(&best, lever, unit, sizing) {
+                for candidate in neighbours(&best, lever, unit, sizing, &extra) {
                     let score = evaluate(candidate)?;
                     if score.key < best_score.key {
                         best = candidate;
@@ -353,22 +410,46 @@ pub fn suggest_with(
         start = best;
     }
     // The cheapest, then the fewest actions among those within the tolerance of it.
-    let (cheapest_levers, cheapest) = tried
-        .iter()
-        .min_by_key(|(levers, score)| (score.key, **levers))
-        .map(|(levers, score)| (*levers, score.clone()))
-        .expect("at least one candidate");
-    let (best, best_score) = if cheapest.key.0 {
-        (cheapest_levers, cheapest)
-    } else {
-        let bound = (cheapest.key.1 as f64 * (1.0 + COST_TOLERANCE)).floor() as i64;
-        tried
+    let choose = |pre_scale_allowed: bool| {
+        let allowed = tried
             .iter()
-            .filter(|(_, score)| !score.key.0 && score.key.1 <= bound)
-            .min_by_key(|(levers, score)| (score.result.actions, score.key, **levers))
+            .filter(|(levers, _)| pre_scale_allowed || !levers.pre_scale);
+        let (cheapest_levers, cheapest) = allowed
+            .clone()
+            .min_by_key(|(levers, score)| (score.key, **levers))
             .map(|(levers, score)| (*levers, score.clone()))
-            .expect("the cheapest is within its own tolerance")
+            .expect("at least one candidate without pre-scaling");
+        if !cheapest.acceptable() {
+            (cheapest_levers, cheapest)
+        } else {
+            let bound = (cheapest.key.2 as f64 * (1.0 + COST_TOLERANCE)).floor() as i64;
+            allowed
+                .filter(|(_, score)| score.acceptable() && score.key.2 <= bound)
+                .min_by_key(|(levers, score)| (score.result.actions, score.key, **levers))
+                .map(|(levers, score)| (*levers, score.clone()))
+                .expect("the cheapest is within its own tolerance")
+        }
     };
+    let (mut best, mut best_score) = choose(true);
+    let mut held_out = None;
+    if best.pre_scale {
+        // The hold-out gate: the schedules stay only if the rules with them also beat the
+        // best rules without any on the learning trace's last days, replayed alone (so a
+        // step the search fitted to the whole trace must still earn its floor there).
+        let (alternative, alternative_score) = choose(false);
+        let gate = hold_out_gate(
+            trace,
+            entry,
+            &plan,
+            (&best, &alternative),
+            limit_pct,
+            action_fen,
+        )?;
+        if !gate.paid {
+            (best, best_score) = (alternative, alternative_score);
+        }
+        held_out = Some(gate);
+    }
     let candidates = tried.len() as u32;
 
     let mut oracle_policy =
@@ -377,7 +458,7 @@ pub fn suggest_with(
     let levers = canonical(best, sizing);
     let spec = build_spec(&levers, &plan);
     let within_limit = best_score.result.shortfall_pct <= options.max_shortfall_pct;
-    let notes = notes(
+    let mut notes = notes(
         &levers,
         &spec,
         trace,
@@ -386,6 +467,12 @@ pub fn suggest_with(
         &oracle,
         candidates,
     );
+    if let Some(gate) = &held_out {
+        notes
+            .entry(String::new())
+            .or_default()
+            .push(gate.describe(levers.pre_scale));
+    }
     let file = to_toml_with_notes(&spec, &notes);
     let rules = model::parse(&file).expect("a suggested file is valid (a test checks)");
     let notes = structured_notes(
@@ -408,6 +495,78 @@ pub fn suggest_with(
         sizing,
         candidates,
         within_limit,
+    })
+}
+
+/// The last [`HOLD_OUT_SHARE`] of the learning trace's whole days (at least one): what the
+/// seasonal schedules are checked on before they are kept.
+pub const HOLD_OUT_SHARE: f64 = 1.0 / 3.0;
+
+/// What the hold-out gate found.
+#[derive(Debug, Clone, Copy)]
+struct HoldOut {
+    days: usize,
+    /// The penalized cost with the schedules and without, on the held-out days (fen).
+    with_fen: i64,
+    without_fen: i64,
+    paid: bool,
+}
+
+impl HoldOut {
+    fn describe(&self, kept: bool) -> String {
+        format!(
+            "Hold-out check: on the trace's last {} days replayed alone, the schedules {} ({} with them, {} for the best rules without, actions priced in){}.",
+            self.days,
+            if self.paid { "paid" } else { "did not pay" },
+            Money::from_fen(self.with_fen),
+            Money::from_fen(self.without_fen),
+            if kept { "" } else { ": left out" }
+        )
+    }
+}
+
+/// Replays `with` (levers with schedules) and `without` (the best without) on the last days
+/// of `trace` (see [`HOLD_OUT_SHARE`]); the schedules pay when, within the shortfall limit,
+/// they cost less (each action priced as in the search). A trace of under 3 days has no
+/// hold-out: the schedules are kept as the search chose.
+fn hold_out_gate(
+    trace: &Trace,
+    entry: &PriceEntry,
+    plan: &Plan<'_>,
+    (with, without): (&Levers, &Levers),
+    limit_pct: f64,
+    action_fen: i64,
+) -> Result<HoldOut, CostError> {
+    let days = trace.minutes() / 1_440;
+    let held = ((days as f64 * HOLD_OUT_SHARE).floor() as usize).max(1);
+    if days < 3 {
+        return Ok(HoldOut {
+            days: 0,
+            with_fen: 0,
+            without_fen: 0,
+            paid: true,
+        });
+    }
+    let from = trace.minutes() - held * 1_440;
+    let part = trace.tail(from).expect("the hold-out is within the trace");
+    let options = ReplayOptions {
+        start_ms: plan.options.replay.start_ms + from as i64 * 60_000,
+        ..plan.options.replay
+    };
+    let price = pricing(entry, &options);
+    let key = |levers: &Levers| -> Result<(bool, i64), CostError> {
+        let mut policy = RulesPolicy::new("rules", build(levers, plan), Some(price.clone()));
+        let result = replay(&part, &mut policy, entry, &options)?.result;
+        let scored = Scored::new(result, limit_pct, action_fen, 0, None);
+        Ok((scored.key.0, scored.key.2))
+    };
+    let with = key(with)?;
+    let without = key(without)?;
+    Ok(HoldOut {
+        days: held,
+        with_fen: with.1,
+        without_fen: without.1,
+        paid: with < without,
     })
 }
 
@@ -448,9 +607,15 @@ pub fn stress_traces(trace: &Trace, unit_minutes: u32) -> Vec<Trace> {
 /// The candidates that change lever `lever` of `at` (in grid order), for a paid unit of
 /// `unit` minutes. A lever the sizing has not (a queue's headroom, a wait without its
 /// column) has none.
-fn neighbours(at: &Levers, lever: usize, unit: u32, sizing: Sizing) -> Vec<Levers> {
+fn neighbours(at: &Levers, lever: usize, unit: u32, sizing: Sizing, extra: &Extra) -> Vec<Levers> {
     let with = |values: &mut dyn Iterator<Item = u32>, set: &dyn Fn(&mut Levers, u32)| {
+        let mut seen = Vec::new();
         values
+            .filter(|value| {
+                let new = !seen.contains(value);
+                seen.push(*value);
+                new
+            })
             .map(|value| {
                 let mut next = *at;
                 set(&mut next, value);
@@ -459,25 +624,67 @@ fn neighbours(at: &Levers, lever: usize, unit: u32, sizing: Sizing) -> Vec<Lever
             .filter(|next| next != &canonical(*at, sizing))
             .collect::<Vec<Levers>>()
     };
-    let values = |grid: &'static [u32]| grid.iter().copied();
+    let values = |grid: &'static [u32], more: &[u32]| {
+        grid.iter()
+            .copied()
+            .chain(more.to_vec())
+            .collect::<Vec<u32>>()
+            .into_iter()
+    };
     match lever {
-        0 if !sizing.is_queue() => with(&mut values(GRID.target_pct), &|l, v| l.target_pct = v),
-        1 => with(&mut values(GRID.stabilization_minutes), &|l, v| {
-            l.stabilization_minutes = v
-        }),
-        2 => with(&mut values(GRID.sustain_minutes), &|l, v| {
-            l.sustain_minutes = v
-        }),
-        3 if at.sustain_minutes > 0 => {
-            with(&mut values(GRID.overload_gpus), &|l, v| l.overload_gpus = v)
+        0 if !sizing.is_queue() => {
+            with(&mut values(GRID.target_pct, &[]), &|l, v| l.target_pct = v)
         }
-        4 => with(&mut values(GRID.deadband_gpus), &|l, v| l.deadband_gpus = v),
+        1 => with(
+            &mut values(GRID.stabilization_minutes, &extra.stabilization_minutes),
+            &|l, v| l.stabilization_minutes = v,
+        ),
+        2 => with(
+            &mut values(GRID.sustain_minutes, &extra.sustain_minutes),
+            &|l, v| l.sustain_minutes = v,
+        ),
+        3 if at.sustain_minutes > 0 => with(
+            &mut values(GRID.overload_gpus, &extra.overload_gpus),
+            &|l, v| l.overload_gpus = v,
+        ),
+        4 => with(
+            &mut values(GRID.deadband_gpus, &extra.deadband_gpus),
+            &|l, v| l.deadband_gpus = v,
+        ),
         5 => with(
-            &mut values(GRID.release_window_sixtieths).map(|sixtieths| unit / 60 * sixtieths),
+            &mut values(GRID.release_window_sixtieths, &[]).map(|sixtieths| unit / 60 * sixtieths),
             &|l, v| l.release_window_minutes = v,
         ),
-        6 if sizing.has_wait() => with(&mut values(GRID.wait_minutes), &|l, v| l.wait_minutes = v),
+        6 if sizing.has_wait() => with(&mut values(GRID.wait_minutes, &[]), &|l, v| {
+            l.wait_minutes = v
+        }),
         _ => Vec::new(),
+    }
+}
+
+/// The lever values the trace's noise proposes beyond the grid (see [`noise`]), on steady
+/// load: its windows, deadbands, sustains and overloads. (On load with a shape, the noise
+/// measured is mostly the shape: its deadbands fitted the learning half and lost on the
+/// next, so the grid alone is searched there.)
+#[derive(Debug, Clone, Default)]
+struct Extra {
+    stabilization_minutes: Vec<u32>,
+    sustain_minutes: Vec<u32>,
+    overload_gpus: Vec<u32>,
+    deadband_gpus: Vec<u32>,
+}
+
+impl Extra {
+    fn of(noise: &Noise, steady: bool) -> Extra {
+        if !steady {
+            return Extra::default();
+        }
+        Extra {
+            stabilization_minutes: noise.windows(),
+            sustain_minutes: noise.sustains(),
+            overload_gpus: noise.overloads(),
+            deadband_gpus: noise.deadbands(),
+        }
     }
 }
 
@@ -754,6 +961,19 @@ fn notes(
     if plan.sizing.is_queue() {
         header.extend(queue::header(plan.sizing, plan.gpus_per_node));
     }
+    let noise = &plan.noise;
+    header.push(format!("Measured on this trace: {}.", noise.describe()));
+    if noise.steady && !plan.sizing.is_queue() {
+        header.push(format!(
+            "Steady load (median {:.1} GPUs, spread within {}% of the mean, no outliers): every action is a flap,",
+            noise.median_gpus,
+            100.0 * noise::STEADY_CV
+        ));
+        header.push(format!(
+            "so the rules were kept to {} actions a day or fewer on it (the window and deadband below come from the noise).",
+            noise::STEADY_ACTIONS_PER_DAY
+        ));
+    }
     if !recurring.is_empty() && !levers.pre_scale {
         for step in recurring {
             header.push(format!(
@@ -805,6 +1025,14 @@ fn notes(
             "up to {} stay (hysteresis: the pool does not give back a GPU it will want again).",
             spec::counted(levers.deadband_gpus - 1, "spare GPU", "spare GPUs")
         ));
+        if noise.sd_gpus > 0.0 {
+            scale_in.push(format!(
+                "{} GPUs is {:.1} times the noise's spread (sd {:.1} GPUs): a surplus the noise does not explain.",
+                levers.deadband_gpus,
+                f64::from(levers.deadband_gpus) / noise.sd_gpus,
+                noise.sd_gpus
+            ));
+        }
         if plan.sizing.is_queue() {
             scale_in.push(
                 "Live, surplus is counted against busy GPUs (their utilization); the replay took the jobs' GPUs for them."
@@ -857,6 +1085,12 @@ fn notes(
         levers.stabilization_minutes, levers.stabilization_minutes
     ));
     target.push("so load that comes back within them keeps its GPUs.".to_string());
+    target.push(format!(
+        "That is {:.1} times the time the noise takes to decorrelate (about {} min, lag-1 autocorrelation {:.2}).",
+        f64::from(levers.stabilization_minutes) / f64::from(noise.decorrelation_minutes.max(1)),
+        noise.decorrelation_minutes,
+        noise.lag1
+    ));
     if levers.sustain_minutes > 0 {
         target.push(format!(
             "Asymmetric out-trigger: a small rise waits {} min (a blip is not worth a paid {unit}), a shortage",

@@ -31,6 +31,22 @@ pub enum Family {
     GrowingStreaming,
     /// Office hours on weekdays, low nights and weekends.
     Weekly,
+    /// A batch of about `peak` GPUs from 09:00 to 17:00 on Monday to Friday (UTC, the
+    /// trace's zone; minute 0 is 1970-01-01 00:00 UTC, a Thursday, as a replay's default
+    /// start), a few (`base`) otherwise.
+    WeekdayBatch,
+    /// Flat load with AR(1) noise of lag-1 correlation 0.5 (forgets in minutes).
+    Ar1Steady50,
+    /// Flat load with AR(1) noise of lag-1 correlation 0.9 (about 10 minutes' memory).
+    Ar1Steady90,
+    /// Flat load with AR(1) noise of lag-1 correlation 0.98 (about an hour's wander).
+    Ar1Steady98,
+    /// A serving fleet's request rate: a level that steps every 10 minutes to a new value
+    /// within ±30% of it.
+    Steps10m,
+    /// A large training cluster: 400–800 busy GPUs drifting slowly over days, jobs
+    /// starting and ending in chunks of 8 and 64 GPUs.
+    LargePool,
 }
 
 /// A family's knobs.
@@ -48,7 +64,7 @@ pub struct FamilyParams {
 
 impl Family {
     /// Every family.
-    pub const ALL: [Family; 8] = [
+    pub const ALL: [Family; 14] = [
         Family::DailyFestival,
         Family::TwoWeekBurst,
         Family::FlashCrowd,
@@ -57,7 +73,21 @@ impl Family {
         Family::Steady,
         Family::GrowingStreaming,
         Family::Weekly,
+        Family::WeekdayBatch,
+        Family::Ar1Steady50,
+        Family::Ar1Steady90,
+        Family::Ar1Steady98,
+        Family::Steps10m,
+        Family::LargePool,
     ];
+
+    /// Whether it is flat load (noise only): the ≤ 3 actions a day goal applies.
+    pub fn is_steady(self) -> bool {
+        matches!(
+            self,
+            Family::Steady | Family::Ar1Steady50 | Family::Ar1Steady90 | Family::Ar1Steady98
+        )
+    }
 
     /// Its name in tables and flags.
     pub fn name(self) -> &'static str {
@@ -70,6 +100,12 @@ impl Family {
             Family::Steady => "steady",
             Family::GrowingStreaming => "growing-streaming",
             Family::Weekly => "weekly",
+            Family::WeekdayBatch => "weekday-batch",
+            Family::Ar1Steady50 => "ar1-steady-0.5",
+            Family::Ar1Steady90 => "ar1-steady-0.9",
+            Family::Ar1Steady98 => "ar1-steady-0.98",
+            Family::Steps10m => "steps-10m",
+            Family::LargePool => "large-pool",
         }
     }
 
@@ -89,6 +125,12 @@ impl Family {
             Family::Steady => (20.0, 20.0, 0.03),
             Family::GrowingStreaming => (2.0, 30.0, 0.05),
             Family::Weekly => (4.0, 24.0, 0.05),
+            Family::WeekdayBatch => (3.0, 50.0, 0.05),
+            // The AR(1) families: `noise` is the noise's standard deviation.
+            Family::Ar1Steady50 | Family::Ar1Steady90 | Family::Ar1Steady98 => (40.0, 40.0, 0.08),
+            // `noise` is the step's reach (±30%).
+            Family::Steps10m => (30.0, 30.0, 0.3),
+            Family::LargePool => (400.0, 800.0, 0.01),
         };
         FamilyParams {
             days: 30,
@@ -157,6 +199,14 @@ pub fn generate(family: Family, params: &FamilyParams, seed: u64) -> Vec<f64> {
     let days = params.days.max(1);
     let (base, peak) = (params.base_gpus, params.peak_gpus.max(params.base_gpus));
     let mut level = vec![0.0; minutes];
+    let noise = match family {
+        Family::Ar1Steady50 => return ar1(&mut rng, minutes, base, params.noise, 0.5),
+        Family::Ar1Steady90 => return ar1(&mut rng, minutes, base, params.noise, 0.9),
+        Family::Ar1Steady98 => return ar1(&mut rng, minutes, base, params.noise, 0.98),
+        // The steps are the family; a little jitter on top.
+        Family::Steps10m => 0.02,
+        _ => params.noise,
+    };
     match family {
         Family::DailyFestival => {
             let festival =
@@ -242,15 +292,76 @@ pub fn generate(family: Family, params: &FamilyParams, seed: u64) -> Vec<f64> {
                 *gpus = if office { peak } else { base };
             }
         }
+        Family::WeekdayBatch => {
+            for (m, gpus) in level.iter_mut().enumerate() {
+                // Minute 0 is a Thursday (1970-01-01); 0 = Sunday.
+                let weekday = (m / MINUTES_PER_DAY + 4) % 7;
+                let hour = (m % MINUTES_PER_DAY) / 60;
+                let office = (1..=5).contains(&weekday) && (9..17).contains(&hour);
+                *gpus = if office { peak } else { base };
+            }
+        }
+        Family::Steps10m => {
+            let mut step = 1.0;
+            for (m, gpus) in level.iter_mut().enumerate() {
+                if m % 10 == 0 {
+                    step = 1.0 + rng.range(-params.noise, params.noise);
+                }
+                *gpus = base * step;
+            }
+        }
+        Family::LargePool => {
+            // A slow drift between base and peak (periods of days), followed by whole jobs.
+            let phase = rng.range(0.0, TAU);
+            let period = rng.range(4.0, 9.0) * MINUTES_PER_DAY as f64;
+            let mid = (base + peak) / 2.0;
+            let reach = (peak - base) / 2.0 * 0.8;
+            let mut running = mid;
+            for (m, gpus) in level.iter_mut().enumerate() {
+                let goal = mid + reach * (TAU * m as f64 / period + phase).sin();
+                // About a job event every 10 minutes; starts when below the drift, ends above.
+                if rng.unit() < 0.1 {
+                    let chunk = if rng.unit() < 0.15 { 64.0 } else { 8.0 };
+                    let start = rng.unit() < 0.5 + (goal - running) / (2.0 * reach).max(1.0);
+                    running = if start {
+                        running + chunk
+                    } else {
+                        (running - chunk).max(base * 0.5)
+                    };
+                }
+                *gpus = running;
+            }
+        }
+        Family::Ar1Steady50 | Family::Ar1Steady90 | Family::Ar1Steady98 => {
+            unreachable!("returned above")
+        }
     }
     // Noise: a slow wander (AR(1), about an hour's memory) plus a little per-minute jitter.
     let mut wander = 0.0;
     for gpus in &mut level {
         wander = 0.98 * wander + 0.2 * rng.range(-1.0, 1.0);
         let jitter = rng.range(-0.3, 0.3);
-        *gpus = (*gpus * (1.0 + params.noise * (wander + jitter).clamp(-1.5, 1.5))).max(0.0);
+        *gpus = (*gpus * (1.0 + noise * (wander + jitter).clamp(-1.5, 1.5))).max(0.0);
     }
     level
+}
+
+/// Flat load at `level` with AR(1) noise: `x(t) = phi · x(t−1) + e(t)`, its standard
+/// deviation `sd` of the level whatever `phi` (the innovations scaled by √(1 − phi²); each
+/// a sum of four uniforms, near normal), starting in its stationary spread.
+fn ar1(rng: &mut SplitMix64, minutes: usize, level: f64, sd: f64, phi: f64) -> Vec<f64> {
+    // A sum of four uniforms in [-1, 1) has variance 4/3.
+    let normal = |rng: &mut SplitMix64| {
+        (0..4).map(|_| rng.range(-1.0, 1.0)).sum::<f64>() / (4.0f64 / 3.0).sqrt()
+    };
+    let innovation = (1.0 - phi * phi).sqrt();
+    let mut x = normal(rng);
+    (0..minutes)
+        .map(|_| {
+            x = phi * x + innovation * normal(rng);
+            (level * (1.0 + sd * x)).max(0.0)
+        })
+        .collect()
 }
 
 /// `demand` as a trace carrying a spot market from `model`: the spot price each minute

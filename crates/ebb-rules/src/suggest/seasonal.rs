@@ -45,16 +45,29 @@ pub struct RecurringStep {
 }
 
 impl RecurringStep {
-    /// Its cron expression (UTC): `M H * * *` or `M H * * 1,2,3`.
+    /// Its cron expression (UTC): `M H * * *`, or with its days of the week, three or more
+    /// in a row as a range: `M H * * 1-5`, `M H * * 0,3`.
     pub fn cron(&self) -> String {
         let (hour, minute) = (self.start_minute_of_day / 60, self.start_minute_of_day % 60);
         let days = match &self.weekdays {
             None => "*".to_string(),
-            Some(days) => days
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(","),
+            Some(days) => {
+                let mut parts: Vec<String> = Vec::new();
+                let mut i = 0;
+                while i < days.len() {
+                    let mut j = i;
+                    while j + 1 < days.len() && days[j + 1] == days[j] + 1 {
+                        j += 1;
+                    }
+                    if j >= i + 2 {
+                        parts.push(format!("{}-{}", days[i], days[j]));
+                    } else {
+                        parts.extend(days[i..=j].iter().map(u32::to_string));
+                    }
+                    i = j + 1;
+                }
+                parts.join(",")
+            }
         };
         format!("{minute} {hour} * * {days}")
     }

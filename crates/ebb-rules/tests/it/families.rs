@@ -72,3 +72,55 @@ fn each_family_has_its_shape() {
     let flash = trace(Family::FlashCrowd);
     assert!(max(&flash) > 25.0 && mean(&flash) < 12.0);
 }
+
+#[test]
+fn the_issue_30_families_have_their_shape() {
+    let trace = |family: Family| generate(family, &family.default_params(), 42);
+
+    // Minute 0 is a Thursday: day 4 is Monday, day 2 Saturday.
+    let batch = trace(Family::WeekdayBatch);
+    let monday_noon = mean(&batch[4 * 1440 + 12 * 60..4 * 1440 + 13 * 60]);
+    let monday_night = mean(&batch[4 * 1440 + 20 * 60..4 * 1440 + 21 * 60]);
+    let saturday_noon = mean(&batch[2 * 1440 + 12 * 60..2 * 1440 + 13 * 60]);
+    assert!((45.0..55.0).contains(&monday_noon), "{monday_noon}");
+    assert!(
+        monday_night < 5.0 && saturday_noon < 5.0,
+        "{monday_night} {saturday_noon}"
+    );
+
+    for (family, phi) in [
+        (Family::Ar1Steady50, 0.5),
+        (Family::Ar1Steady90, 0.9),
+        (Family::Ar1Steady98, 0.98),
+    ] {
+        let demand = trace(family);
+        let m = mean(&demand);
+        let sd = (demand.iter().map(|v| (v - m).powi(2)).sum::<f64>() / demand.len() as f64).sqrt();
+        let lag1 = demand
+            .windows(2)
+            .map(|w| (w[0] - m) * (w[1] - m))
+            .sum::<f64>()
+            / (demand.len() - 1) as f64
+            / (sd * sd);
+        assert!((38.0..42.0).contains(&m), "{} {m}", family.name());
+        assert!((2.5..4.0).contains(&sd), "{} {sd}", family.name());
+        assert!((lag1 - phi).abs() < 0.05, "{} {lag1}", family.name());
+        assert!(family.is_steady());
+    }
+
+    // Steps: flat for 10 minutes, then a new level within ±30% (and a 2% jitter).
+    let steps = trace(Family::Steps10m);
+    for block in steps.chunks(10).take(200) {
+        let (low, high) = (min(block), max(block));
+        assert!(high - low < 0.1 * high, "{block:?}");
+        assert!((30.0 * 0.66..30.0 * 1.34).contains(&mean(block)));
+    }
+
+    let large = trace(Family::LargePool);
+    assert!(large.iter().all(|gpus| (200.0..1_100.0).contains(gpus)));
+    assert!(max(&large) > 650.0 && min(&large) < 550.0);
+}
+
+fn min(values: &[f64]) -> f64 {
+    values.iter().copied().fold(f64::MAX, f64::min)
+}

@@ -126,7 +126,7 @@ fn a_step_that_recurs_on_weekdays_is_found_and_one_offs_are_not() {
     let step = &steps[0];
     assert_eq!(step.onset_minute_of_day, 9 * 60, "{step:?}");
     assert_eq!(step.weekdays, Some(vec![0, 1, 4, 5, 6]), "{step:?}");
-    assert_eq!(step.cron(), "55 8 * * 0,1,4,5,6");
+    assert_eq!(step.cron(), "55 8 * * 0,1,4-6");
     assert_eq!(step.days_seen, 11);
     assert!((20..=24).contains(&step.floor_gpus), "{step:?}");
 
@@ -360,4 +360,136 @@ fn a_suggestion_says_why_as_data_and_keeps_the_operators_metrics() {
             .any(|n| matches!(n, SuggestNote::KeptMetrics { .. }))
     );
     assert!(plain.rules.spec().metrics.is_empty());
+}
+
+#[test]
+fn a_weekday_batch_is_a_day_of_week_schedule() {
+    // ~50 GPUs 09:00-17:00 Monday to Friday (UTC; minute 0 is a Thursday), 3 otherwise.
+    let batch = small(Family::WeekdayBatch, 15, 5);
+    let steps = recurring_steps(batch.demand(), 0, 5);
+    assert_eq!(steps.len(), 1, "{steps:?}");
+    let step = &steps[0];
+    assert_eq!(step.onset_minute_of_day, 9 * 60, "{step:?}");
+    assert_eq!(step.weekdays, Some(vec![1, 2, 3, 4, 5]), "{step:?}");
+    assert_eq!(step.cron(), "55 8 * * 1-5");
+    // Thu, Fri, Mon-Fri, Mon-Thu.
+    assert_eq!(step.days_seen, 11);
+    assert!((42..=52).contains(&step.floor_gpus), "{step:?}");
+}
+
+/// `days` of 10 GPUs (a little noise), with 40 more from 10:00 to 12:00 on `spike_days`.
+fn with_spikes(days: usize, spike_days: &[usize]) -> Trace {
+    let demand = (0..days * 1_440)
+        .map(|m| {
+            let (day, minute) = (m / 1_440, m % 1_440);
+            let noise = 0.3 * ((m as f64) * 0.7).sin();
+            let spike = spike_days.contains(&day) && (600..720).contains(&minute);
+            10.0 + noise + if spike { 40.0 } else { 0.0 }
+        })
+        .collect();
+    Trace::from_demand(demand).unwrap()
+}
+
+#[test]
+fn a_one_off_spike_is_not_a_schedule() {
+    let catalog = Catalog::demo();
+    let entry = catalog.find("A100", "cn-north").unwrap();
+    // Once in four days: no recurring step, no schedule.
+    let once = with_spikes(4, &[1]);
+    assert!(recurring_steps(once.demand(), 0, 5).is_empty());
+    let suggestion = suggest(&once, entry, &SuggestOptions::default()).unwrap();
+    assert!(
+        suggestion.rules.spec().schedules.is_empty(),
+        "{}",
+        suggestion.file
+    );
+    assert!(
+        !suggestion.file.contains("[[schedule]]"),
+        "{}",
+        suggestion.file
+    );
+    // On one Monday of two (days 4 and 11; day 0 a Thursday): not every occurrence of its
+    // weekday, so not a weekly step either.
+    let one_monday = with_spikes(15, &[4]);
+    assert!(recurring_steps(one_monday.demand(), 0, 5).is_empty());
+    // Every day: a daily step, kept only after the hold-out check, which the file reports.
+    let daily = with_spikes(4, &[0, 1, 2, 3]);
+    let steps = recurring_steps(daily.demand(), 0, 5);
+    assert_eq!(steps.len(), 1, "{steps:?}");
+    let suggestion = suggest(&daily, entry, &SuggestOptions::default()).unwrap();
+    if suggestion.levers.pre_scale {
+        assert_eq!(suggestion.rules.spec().schedules.len(), 1);
+        assert!(
+            suggestion
+                .file
+                .contains("Hold-out check: on the trace's last 1 days"),
+            "{}",
+            suggestion.file
+        );
+    }
+}
+
+#[test]
+fn ar1_noise_is_measured_and_steady_load_does_not_flap_on_it() {
+    use ebb_rules::suggest::noise::measure;
+    let catalog = Catalog::demo();
+    let entry = catalog.find("A100", "cn-north").unwrap();
+    let family = Family::Ar1Steady90;
+    let full = small(family, 14, 3);
+    let noise = measure(full.demand());
+    assert!(noise.steady, "{noise:?}");
+    assert!((0.8..0.97).contains(&noise.lag1), "{noise:?}");
+    assert!((2.0..4.0).contains(&noise.sd_gpus), "{noise:?}");
+    assert!((3..=20).contains(&noise.decorrelation_minutes), "{noise:?}");
+    for shaped in [
+        Family::Weekly,
+        Family::FlashCrowd,
+        Family::Steps10m,
+        Family::LargePool,
+    ] {
+        let noise = measure(small(shaped, 6, 3).demand());
+        assert!(!noise.steady, "{}: {noise:?}", shaped.name());
+    }
+
+    // Learn on a week, replay on the next (the wall clock going on).
+    let half = 7 * 1_440;
+    let train = full.head(half).unwrap();
+    let test = full.tail(half).unwrap();
+    let suggestion = suggest(&train, entry, &options(family)).unwrap();
+    assert!(
+        suggestion.replay.actions_per_day <= 2.5,
+        "{:?}",
+        suggestion.replay
+    );
+    let test_options = ReplayOptions {
+        start_ms: half as i64 * 60_000,
+        ..ReplayOptions::default()
+    };
+    let mut policy = RulesPolicy::new(
+        "rules",
+        suggestion.rules.clone(),
+        Some(pricing(entry, &test_options)),
+    );
+    let out = replay(&test, &mut policy, entry, &test_options)
+        .unwrap()
+        .result;
+    assert!(out.actions_per_day <= 3.0, "{out:?}\n{}", suggestion.file);
+    assert!(out.shortfall_pct <= 1.0, "{out:?}");
+    // The noise's figures are in the file's comments.
+    let measured = measure(train.demand());
+    for text in [
+        format!("sd {:.1} GPUs", measured.sd_gpus),
+        format!("lag-1 autocorrelation {:.2}", measured.lag1),
+        format!(
+            "decorrelates in about {} min",
+            measured.decorrelation_minutes
+        ),
+        "Steady load".to_string(),
+    ] {
+        assert!(
+            suggestion.file.contains(&text),
+            "{text}\n{}",
+            suggestion.file
+        );
+    }
 }
