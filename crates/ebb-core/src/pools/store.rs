@@ -886,14 +886,28 @@ impl PoolStore {
         Ok(())
     }
 
-    /// Which desktop notifications the app shows (all of them until the operator says).
+    /// Where this console's operator keeps their notification preferences: their own row
+    /// on a shared database (each operator's, which any role may write for itself), the
+    /// console's one row on SQLite.
+    fn prefs_key(&self) -> String {
+        if self.db.is_shared() {
+            format!("notification_prefs:{}", self.db.identity().who)
+        } else {
+            "notification_prefs".to_string()
+        }
+    }
+
+    /// Which desktop notifications the app shows (all of them until the operator says; on
+    /// a shared database, the operator's own, else the ones set before there were many).
     pub async fn notification_prefs(
         &self,
     ) -> Result<ebb_wire::pools::NotificationPrefs, PoolError> {
-        let value: Option<String> =
-            sqlx::query_scalar("SELECT value FROM settings WHERE key = 'notification_prefs'")
-                .fetch_optional(self.pool())
-                .await?;
+        let value: Option<String> = sqlx::query_scalar(
+            "SELECT value FROM settings WHERE key IN ($1, 'notification_prefs') ORDER BY key DESC LIMIT 1",
+        )
+        .bind(self.prefs_key())
+        .fetch_optional(self.pool())
+        .await?;
         Ok(value
             .and_then(|text| serde_json::from_str(&text).ok())
             .unwrap_or_default())
@@ -904,7 +918,8 @@ impl PoolStore {
         &self,
         prefs: ebb_wire::pools::NotificationPrefs,
     ) -> Result<(), PoolError> {
-        sqlx::query("INSERT INTO settings (key, value) VALUES ('notification_prefs', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+        sqlx::query("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            .bind(self.prefs_key())
             .bind(serde_json::to_string(&prefs).unwrap_or_default())
             .execute(self.pool())
             .await?;

@@ -176,6 +176,17 @@ pub const INIT_SQL: &[&str] = &[
     "CREATE POLICY versions_all ON pool_rules_versions TO ebb_admin, ebb_enforcer USING (true)",
     "DROP POLICY IF EXISTS versions_shadow ON pool_rules_versions",
     "CREATE POLICY versions_shadow ON pool_rules_versions FOR INSERT TO ebb_operator WITH CHECK (mode <> 'enabled')",
+    // Settings are the admins', but each operator's own notification preferences.
+    "GRANT INSERT, UPDATE ON settings TO ebb_viewer",
+    "ALTER TABLE settings ENABLE ROW LEVEL SECURITY",
+    "DROP POLICY IF EXISTS settings_read ON settings",
+    "CREATE POLICY settings_read ON settings FOR SELECT USING (true)",
+    "DROP POLICY IF EXISTS settings_admin ON settings",
+    "CREATE POLICY settings_admin ON settings TO ebb_admin USING (true)",
+    "DROP POLICY IF EXISTS settings_own_prefs ON settings",
+    "CREATE POLICY settings_own_prefs ON settings FOR INSERT TO ebb_viewer WITH CHECK (key = 'notification_prefs:' || session_user)",
+    "DROP POLICY IF EXISTS settings_own_prefs_update ON settings",
+    "CREATE POLICY settings_own_prefs_update ON settings FOR UPDATE TO ebb_viewer USING (key = 'notification_prefs:' || session_user) WITH CHECK (key = 'notification_prefs:' || session_user)",
     // Admins may grant Ebb's roles (and only they: the database refuses anyone else).
     "GRANT ebb_viewer, ebb_operator, ebb_enforcer TO ebb_admin WITH ADMIN OPTION",
 ];

@@ -240,6 +240,31 @@ async fn roles_are_enforced_by_the_database_and_quotas_and_the_audit_chain_hold(
     .await;
     refused(operator_db, "UPDATE audit SET after = 'nothing'").await;
     refused(operator_db, "SELECT * FROM metric_tokens").await;
+    // Notification preferences are each operator's own: theirs to set, no one else's.
+    let quiet = ebb_wire::pools::NotificationPrefs {
+        scaled: false,
+        budget: true,
+        stale: true,
+        spot: true,
+    };
+    operator
+        .pool_store()
+        .set_notification_prefs(quiet.clone())
+        .await
+        .unwrap();
+    assert_eq!(
+        operator.pool_store().notification_prefs().await.unwrap(),
+        quiet
+    );
+    assert_ne!(
+        admin.pool_store().notification_prefs().await.unwrap(),
+        quiet
+    );
+    refused(
+        operator_db,
+        "INSERT INTO settings (key, value) VALUES ('notification_prefs:postgres', '{}')",
+    )
+    .await;
     match grant(operator_db, "admin", &operator_user).await {
         Err(AdminError::Privilege(problem)) => {
             assert!(
