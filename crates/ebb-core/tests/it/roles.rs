@@ -249,7 +249,7 @@ async fn roles_are_enforced_by_the_database_and_quotas_and_the_audit_chain_hold(
     };
     operator
         .pool_store()
-        .set_notification_prefs(quiet.clone())
+        .set_notification_prefs(quiet)
         .await
         .unwrap();
     assert_eq!(
