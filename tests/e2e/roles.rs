@@ -5,21 +5,7 @@
 
 use crate::support::{App, Session};
 use ebb_testkit::{AgentCommand, Cli, PostgresServer, TempDir};
-use std::process::Command;
 use std::time::Duration;
-
-fn psql(server: &PostgresServer, database: &str, sql: &str) {
-    let output = Command::new("psql")
-        .args(["-h", "127.0.0.1", "-U", "postgres", "-v", "ON_ERROR_STOP=1"])
-        .args(["-p", &server.port().to_string(), "-d", database, "-c", sql])
-        .output()
-        .expect("psql runs");
-    assert!(
-        output.status.success(),
-        "{sql}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
 
 async fn wait_attr(app: &Session, what: &str, css: &str, name: &str, want: &str) {
     app.eventually(what, Duration::from_secs(60), || async {
@@ -53,7 +39,7 @@ async fn a_viewers_app_says_its_role_disables_the_slider_and_shows_the_audit_cha
         "2",
     ]);
     admin.ok(&["admin", "init"]);
-    psql(&server, database, "CREATE ROLE vera LOGIN");
+    server.psql(database, "CREATE ROLE vera LOGIN");
     admin.ok(&["admin", "grant", "viewer", "vera"]);
     let vera_dir = on("vera", "vera");
 
@@ -120,11 +106,7 @@ async fn a_viewers_app_says_its_role_disables_the_slider_and_shows_the_audit_cha
         app.shoot("roles-activity-verified").await;
 
         // An entry edited by hand: Activity, opened again, names it.
-        psql(
-            &server,
-            database,
-            "UPDATE audit SET after = 'edited' WHERE id = 2",
-        );
+        server.psql(database, "UPDATE audit SET after = 'edited' WHERE id = 2");
         app.click("#nav-pool").await;
         app.click("#nav-activity").await;
         wait_attr(

@@ -319,11 +319,12 @@ impl Console {
             };
         }
         // So does the team's spend quota: to the most the rest of the month pays for.
+        let catalog = self.catalog();
         if to > pool.desired
-            && let Some(spend) = self.pools.team_spend(&pool, &self.catalog()).await?
+            && let Some(spend) = self.pools.team_spend(&pool, &catalog).await?
         {
             let status = self.pools.read_status(&pool.id).await?.map(|(s, _)| s);
-            let pricing = crate::rules_live::pricing(&pool, status.as_ref(), &self.catalog());
+            let pricing = crate::rules_live::pricing(&pool, status.as_ref(), &catalog);
             let ceiling = spend.ceiling(pool.desired, to, |n| {
                 let rate = pricing.as_ref()?.run_rate(n).ok()?;
                 Some(rate.total.per_hour.fen())

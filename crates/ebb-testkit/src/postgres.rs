@@ -134,6 +134,21 @@ impl PostgresServer {
     pub fn port(&self) -> u16 {
         self.port
     }
+
+    /// Runs `sql` on `database` as the server's superuser (`psql`), as an operator would
+    /// by hand; panics with the server's answer when it fails.
+    pub fn psql(&self, database: &str, sql: &str) {
+        let output = Command::new("psql")
+            .args(["-h", "127.0.0.1", "-U", "postgres", "-v", "ON_ERROR_STOP=1"])
+            .args(["-p", &self.port.to_string(), "-d", database, "-c", sql])
+            .output()
+            .expect("psql runs (Debian: postgresql-client)");
+        assert!(
+            output.status.success(),
+            "{sql}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
 }
 
 /// Waits until the server on `port` accepts connections; `Err(true)` when it exited first,

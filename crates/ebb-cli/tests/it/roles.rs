@@ -7,21 +7,6 @@
 use ebb_agent::sim::GpuModel;
 use ebb_testkit::{Cli, PostgresServer, TempDir, TestFleet};
 use std::path::Path;
-use std::process::Command;
-
-/// Runs SQL on the test server's database as its superuser.
-fn psql(server: &PostgresServer, database: &str, sql: &str) {
-    let output = Command::new("psql")
-        .args(["-h", "127.0.0.1", "-U", "postgres", "-v", "ON_ERROR_STOP=1"])
-        .args(["-p", &server.port().to_string(), "-d", database, "-c", sql])
-        .output()
-        .expect("psql runs");
-    assert!(
-        output.status.success(),
-        "{sql}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
 
 /// `HOST:PORT` of the server's URL.
 fn host_port(url: &str) -> &str {
@@ -64,7 +49,7 @@ async fn roles_teams_and_the_audit_log_on_the_command_line() {
     let dir = TempDir::new("cli-roles");
 
     // A database owner without CREATEROLE cannot set the roles up: the privilege is named.
-    psql(&server, "postgres", "CREATE ROLE owner_only LOGIN CREATEDB");
+    server.psql("postgres", "CREATE ROLE owner_only LOGIN CREATEDB");
     let owner = cli_on(
         &dir,
         "owner",
@@ -89,7 +74,7 @@ async fn roles_teams_and_the_audit_log_on_the_command_line() {
         "--max", "4",
     ]);
     admin.ok(&["admin", "init"]);
-    psql(&server, database, "CREATE ROLE vera LOGIN");
+    server.psql(database, "CREATE ROLE vera LOGIN");
     refused(
         &admin,
         &["admin", "grant", "root", "vera"],
@@ -160,11 +145,7 @@ async fn roles_teams_and_the_audit_log_on_the_command_line() {
             .iter()
             .any(|entry| entry["who"] == "vera" && entry["what"] == "refused")
     );
-    psql(
-        &server,
-        database,
-        "UPDATE audit SET before = 'x' WHERE id = 2",
-    );
+    server.psql(database, "UPDATE audit SET before = 'x' WHERE id = 2");
     refused(
         &vera,
         &["audit", "verify"],

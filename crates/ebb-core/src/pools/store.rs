@@ -430,23 +430,8 @@ impl PoolStore {
     pub async fn log_console(&self, actor: Actor, reason: &ChangeReason) -> Result<i64, PoolError> {
         let now = self.now_ms();
         let mut tx = self.db().begin_write().await?;
-        let id = crate::db::log_activity(
-            &mut tx,
-            self.db().identity(),
-            &crate::db::ActivityRow {
-                pool_id: "",
-                pool_name: "",
-                actor: actor_word(actor),
-                from: 0,
-                to: 0,
-                reason,
-                delta_per_hour_fen: None,
-                delta_per_month_fen: None,
-                done: true,
-            },
-            now,
-        )
-        .await?;
+        let row = crate::db::ActivityRow::console(actor_word(actor), reason);
+        let id = crate::db::log_activity(&mut tx, self.db().identity(), &row, now).await?;
         tx.commit().await?;
         Ok(id)
     }

@@ -11,7 +11,7 @@
 //! changes by hand. The newest entries removed together leave a shorter chain that still
 //! verifies: an export kept elsewhere shows them.
 
-use crate::db::{ConsoleDb, DbRow, Engine};
+use crate::db::{ConsoleDb, DbRow};
 use ebb_wire::access::{AuditBreak, AuditEntry, AuditProblem, AuditVerdict, Identity};
 use sha2::{Digest, Sha256};
 use sqlx::Row;
@@ -49,20 +49,14 @@ pub fn entry_hash(entry: &AuditEntry) -> String {
         .collect()
 }
 
-/// Appends `change` to the chain, in the caller's write transaction.
+/// Appends `change` to the chain, in the caller's write transaction
+/// ([`ConsoleDb::begin_write`]: its one-writer lock keeps the ids and links in order).
 pub async fn append(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    engine: Engine,
     identity: &Identity,
     at_ms: i64,
     change: &Change<'_>,
 ) -> Result<i64, sqlx::Error> {
-    if engine == Engine::Postgres {
-        // Already held by a write transaction (advisory locks stack within a session).
-        sqlx::query("SELECT pg_advisory_xact_lock(7171)")
-            .execute(&mut **tx)
-            .await?;
-    }
     let last = sqlx::query("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1")
         .fetch_optional(&mut **tx)
         .await?;

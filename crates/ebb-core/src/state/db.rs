@@ -458,23 +458,7 @@ pub(crate) async fn insert_console_activity(
     reason: &ebb_wire::reasons::ChangeReason,
     now: i64,
 ) -> Result<i64, sqlx::Error> {
-    log_activity(
-        tx,
-        identity,
-        &ActivityRow {
-            pool_id: "",
-            pool_name: "",
-            actor: "operator",
-            from: 0,
-            to: 0,
-            reason,
-            delta_per_hour_fen: None,
-            delta_per_month_fen: None,
-            done: true,
-        },
-        now,
-    )
-    .await
+    log_activity(tx, identity, &ActivityRow::console("operator", reason), now).await
 }
 
 /// An activity entry as written.
@@ -489,6 +473,23 @@ pub(crate) struct ActivityRow<'a> {
     pub delta_per_month_fen: Option<i64>,
     /// Done when written (else in progress until the enforcer finishes it).
     pub done: bool,
+}
+
+impl<'a> ActivityRow<'a> {
+    /// A console-wide entry (no pool, no count), done when written.
+    pub fn console(actor: &'a str, reason: &'a ebb_wire::reasons::ChangeReason) -> Self {
+        Self {
+            pool_id: "",
+            pool_name: "",
+            actor,
+            from: 0,
+            to: 0,
+            reason,
+            delta_per_hour_fen: None,
+            delta_per_month_fen: None,
+            done: true,
+        }
+    }
 }
 
 /// Writes an activity entry in the caller's write transaction, with who made it, and its
@@ -536,14 +537,8 @@ pub(crate) async fn log_activity(
                 format!("{} GPUs: {} ({})", row.to, row.reason, row.actor),
             )
         };
-        let engine = if tx.backend_name() == "PostgreSQL" {
-            Engine::Postgres
-        } else {
-            Engine::Sqlite
-        };
         crate::audit::append(
             tx,
-            engine,
             identity,
             now,
             &crate::audit::Change {
