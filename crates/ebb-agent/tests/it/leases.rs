@@ -620,7 +620,9 @@ async fn a_request_abandoned_at_any_point_grants_at_most_once_and_its_retry_answ
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_stops_the_workload_and_starts_it_again_on_the_same_gpus_and_lease() {
-    let agent = TestAgent::with(3, Auth::open(), Duration::from_millis(300)).await;
+    // A grace the workload's TERM trap always gets to run in, however loaded the machine
+    // (it exits at once on TERM; with 300 ms a busy machine killed it first, unheard).
+    let agent = TestAgent::with(3, Auth::open(), Duration::from_secs(5)).await;
     let script = r#"echo "start gpus=$CUDA_VISIBLE_DEVICES"; trap 'echo got TERM; exit 3' TERM; while true; do sleep 0.05; done"#;
     let body = serde_json::json!({"pool_id": "p", "holder_id": "h", "count": 2, "command": ["sh", "-c", script]});
     let lease: Lease = json(&agent.post_lease("w", &body.to_string()).await.1);
