@@ -33,6 +33,23 @@ tolerance = 0
 scale_in_stabilization_minutes = 0
 "#;
 
+/// The partition `gpu`'s jobs as squeue has them: (job, state, node, reason).
+fn queue(slurm: &SlurmCluster) -> Result<Vec<(String, String, String, String)>, String> {
+    let text = slurm.squeue(&["--noheader", "-p", "gpu", "-o", "%i|%T|%N|%r"])?;
+    Ok(text
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.trim().split('|');
+            Some((
+                fields.next()?.to_string(),
+                fields.next()?.to_string(),
+                fields.next().unwrap_or_default().to_string(),
+                fields.next().unwrap_or_default().to_string(),
+            ))
+        })
+        .collect())
+}
+
 /// Skips (with the reason) only where the operator said Slurm may be missing.
 fn slurm_or_skip() -> bool {
     match SlurmCluster::available() {
@@ -177,7 +194,8 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
         Some(QUEUE_RULES),
     );
 
-    // 20 jobs of 2 GPUs each, on an empty partition.
+    // 20 jobs of 2 GPUs each, on an empty partition: long enough that the controller is
+    // killed while some run and that the queue's last four run together.
     let out = slurm.dir().join("out");
     std::fs::create_dir_all(&out).unwrap();
     let started = std::time::Instant::now();
@@ -191,12 +209,11 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
                     "-o",
                     &format!("{}/%j.out", out.display()),
                     "--wrap",
-                    "echo CVD=$CUDA_VISIBLE_DEVICES node=$SLURMD_NODENAME; sleep 2",
+                    "echo CVD=$CUDA_VISIBLE_DEVICES node=$SLURMD_NODENAME; sleep 6",
                 ])
                 .unwrap()
         })
         .collect();
-
     // The pool grows to the queue: all four nodes, each one lease of its 2 GPUs.
     let mut most = 0;
     let active = || {
@@ -206,12 +223,22 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
             .map(|lease| lease.id)
             .collect::<Vec<_>>()
     };
-    let grown = eventually_blocking("the pool grown", Duration::from_secs(150), || {
-        let held = active();
-        (held.len() >= 2).then_some(held.clone()).ok_or(held)
-    });
+    let grown = eventually_blocking(
+        "the pool grown and a job running",
+        Duration::from_secs(150),
+        || {
+            let held = active();
+            let running = queue(&slurm)
+                .unwrap_or_default()
+                .iter()
+                .any(|(_, state, _, _)| state == "RUNNING");
+            (held.len() >= 2 && running)
+                .then_some(held.clone())
+                .ok_or(format!("{} leases, a job running: {running}", held.len()))
+        },
+    );
 
-    // slurmctld killed in the middle: the pool stands still (nothing leased or released
+    // slurmctld killed while jobs run: the pool stands still (nothing leased or released
     // on what it cannot see) and says Slurm does not answer; back, it goes on.
     slurm.kill_ctld();
     let status = cli
@@ -230,6 +257,54 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
         "no node given back while Slurm is away: {before:?} → {still:?}"
     );
     slurm.start_ctld().unwrap();
+
+    // What a restarted slurmctld did in a run where its state on disk lagged its
+    // allocations: it started jobs again on nodes still running them, drained those nodes
+    // itself ("Duplicate jobid") and requeued the jobs (held back to a begin time). Done
+    // here on purpose to the queue's last jobs, so nothing else waits (the requeued jobs
+    // are the whole demand), and to every node in service, so whichever nodes Ebb keeps
+    // are drained ones it must bring back.
+    let last = eventually_blocking(
+        "the queue's last jobs running, none pending",
+        Duration::from_secs(240),
+        || {
+            let queue = queue(&slurm)?;
+            let running: Vec<(String, String)> = queue
+                .iter()
+                .filter(|(_, state, node, _)| state == "RUNNING" && !node.is_empty())
+                .map(|(job, _, node, _)| (job.clone(), node.clone()))
+                .collect();
+            let pending = queue.iter().any(|(_, state, _, _)| state != "RUNNING");
+            if !pending && !running.is_empty() {
+                Ok(running)
+            } else {
+                Err(format!("{queue:?}"))
+            }
+        },
+    );
+    let in_service: Vec<String> = slurm
+        .sinfo(&["--noheader", "-N", "-p", "gpu", "-o", "%N|%T"])
+        .unwrap()
+        .lines()
+        .filter_map(|line| line.trim().split_once('|'))
+        .filter(|(_, state)| ["idle", "mixed", "allocated", "completing"].contains(state))
+        .map(|(node, _)| node.to_string())
+        .collect();
+    assert!(
+        last.iter().all(|(_, node)| in_service.contains(node)),
+        "{last:?} on {in_service:?}"
+    );
+    slurm
+        .scontrol(&[
+            "update",
+            &format!("nodename={}", in_service.join(",")),
+            "state=drain",
+            "reason=Duplicate jobid",
+        ])
+        .unwrap();
+    for (job, _) in &last {
+        slurm.scontrol(&["requeue", job]).unwrap();
+    }
     let states = eventually_blocking("every job done", Duration::from_secs(240), || {
         let states: Vec<String> = jobs
             .iter()
@@ -308,6 +383,12 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
     let activity = cli.ok(&["activity", "--pool", "train", "--limit", "200"]);
     assert!(activity.contains("resumed"), "{activity}");
     assert!(activity.contains("released"), "{activity}");
+    // The nodes kept for the requeued jobs were brought back, saying why.
+    assert!(
+        activity
+            .contains("taken out of service by Slurm (Duplicate jobid) and still wanted: resumed"),
+        "{activity}"
+    );
     eprintln!(
         "20 jobs x 2 GPUs done in {:.1} s on {} nodes ({} leases in all)",
         took.as_secs_f64(),

@@ -3195,7 +3195,17 @@ export type SlurmStep =
 /**
  * A resume Ebb could not serve: the node is marked down in Slurm with this reason.
  */
-{ step: "cannot_serve"; problem: string }
+{ step: "cannot_serve"; problem: string } | 
+/**
+ * Held and wanted, but drained or set down by Slurm (or an admin) for `slurm_reason`,
+ * in Slurm's words (`Duplicate jobid` after a controller restart): resumed.
+ */
+{ step: "returned"; slurm_reason: string } | 
+/**
+ * Held, but kept out of service by Slurm for `slurm_reason` and not coming back: its
+ * lease released and another node leased in its place.
+ */
+{ step: "replaced"; slurm_reason: string }
 /**
  * Spend across every pool this month, against the operator's monthly budget.
  */

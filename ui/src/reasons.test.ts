@@ -98,6 +98,8 @@ const slurmChanges: ChangeReason[] = [
   slurm({ step: "requeued", jobs: ["1041", "1042"] }),
   slurm({ step: "cannot_serve", problem: "no free GPU on gpu-a" }, 2, "gpu3"),
   slurm({ step: "cancelled", jobs: ["1043"] }, 2, "gpu2"),
+  slurm({ step: "returned", slurm_reason: "Duplicate jobid" }, 2, "gpu2"),
+  slurm({ step: "replaced", slurm_reason: "Not responding" }, 2, "gpu3"),
 ];
 const confirmations: ConfirmationReason[] = [
   { kind: "gpus", change: 3, limit: 2 },
@@ -407,6 +409,8 @@ describe("Slurm steps in words", () => {
       requeued: true,
       cancelled: true,
       cannot_serve: true,
+      returned: true,
+      replaced: true,
     };
     const seen = slurmChanges.map((c) => (c.kind === "slurm" ? c.step.step : c.kind));
     expect([...new Set(seen)].sort()).toEqual(Object.keys(steps).sort());
@@ -422,6 +426,8 @@ describe("Slurm steps in words", () => {
       "Slurm batch: gpu[1-2] requeued 2 jobs to go back",
       "Slurm batch: cannot resume gpu3: no free GPU on gpu-a; marked down",
       "Slurm batch: gpu2 cancelled 1 job that could not be requeued (forced)",
+      "Slurm batch: gpu2 taken out of service by Slurm (Duplicate jobid) and still wanted: resumed",
+      "Slurm batch: gpu3 kept out of service by Slurm (Not responding): released, another node leased in its place",
     ]);
     expect(changeReasonText(slurm({ step: "resumed" }, 1, "gpu1"))).toBe("Slurm batch: gpu1 resumed (1 GPU leased)");
     expect(changeReasonText(slurm({ step: "requeued", jobs: ["1041"] }, 2, "gpu1"))).toBe("Slurm batch: gpu1 requeued 1 job to go back");
@@ -436,6 +442,8 @@ describe("Slurm steps in words", () => {
       expect(text, text).toMatch(/[\u4e00-\u9fff]/);
       const rest = text
         .replace("no free GPU on gpu-a", "")
+        .replace("Duplicate jobid", "")
+        .replace("Not responding", "")
         .replace("gpu[1-2]", "")
         .replace(/\b(Slurm|batch|gpu2|gpu3|GPU|down)\b/g, "");
       expect(rest, text).not.toMatch(/[A-Za-z]{3,}/);

@@ -193,6 +193,10 @@ function slurmStepText(reason: Extract<ChangeReason, { kind: "slurm" }>): string
       });
     case "cannot_serve":
       return t("reason.change.slurm.cannotServe", { ...where, problem: step.problem });
+    case "returned":
+      return t("reason.change.slurm.returned", { ...where, reason: step.slurm_reason });
+    case "replaced":
+      return t("reason.change.slurm.replaced", { ...where, reason: step.slurm_reason });
     default:
       return never(step);
   }

@@ -2,7 +2,7 @@
 //! metrics a pool bound to the partition scales by.
 //!
 //! The shell runs
-//! `squeue --noheader --array --format='%i|%P|%T|%r|%b|%V|%D'` and
+//! `squeue --noheader --array --format='%i|%P|%T|%r|%b|%V|%D|%S'` and
 //! `sinfo --noheader -N --format='%N|%P|%T|%G|%E'` and hands their output to
 //! [`parse_squeue`] and [`parse_sinfo`]; a line that does not read is an error naming the
 //! line and the field, never a job or node quietly skipped.
@@ -68,6 +68,10 @@ pub struct QueuedJob {
     pub gpus_per_node: u32,
     pub submitted_at_ms: i64,
     pub nodes: u32,
+    /// When it starts or may start (`%S`): a pending job's begin time (a requeued job's is
+    /// set by Slurm a little ahead, `cred_expire` + 1 s), a running job's start; `None` for
+    /// `N/A`.
+    pub starts_at_ms: Option<i64>,
 }
 
 impl QueuedJob {
@@ -76,10 +80,32 @@ impl QueuedJob {
         u64::from(self.gpus_per_node) * u64::from(self.nodes)
     }
 
-    /// Pending and waiting for nodes, the demand a bigger pool would meet: not held, not
-    /// waiting on another job or a start time or a limit.
-    pub fn pending_for_resources(&self) -> bool {
-        self.state == JobState::Pending && waits_for_resources(&self.reason)
+    /// Pending and waiting for nodes now or soon, the demand a bigger pool would meet:
+    /// waiting for resources or for nodes that are unavailable ([`waits_for_resources`]),
+    /// or held back to a begin time at most [`BEGINS_SOON_MS`] after `now_ms` (Slurm does
+    /// that to every job it requeues). Not a job held by a user or an admin, waiting on
+    /// another job, on a begin time further ahead, or on a limit.
+    pub fn waits_for_gpus(&self, now_ms: i64) -> bool {
+        self.state == JobState::Pending
+            && (waits_for_resources(&self.reason) || self.begins_soon(now_ms))
+    }
+
+    /// Held back to a begin time that comes within [`BEGINS_SOON_MS`] (or has come).
+    fn begins_soon(&self, now_ms: i64) -> bool {
+        reason_word(&self.reason) == "BeginTime"
+            && self
+                .starts_at_ms
+                .is_some_and(|at| at.saturating_sub(now_ms) <= BEGINS_SOON_MS)
+    }
+
+    /// How long it has waited for GPUs at `now_ms`: since it was submitted (or requeued,
+    /// which Slurm counts as submitted again), or since its begin time when that is later.
+    fn waited_s(&self, now_ms: i64) -> u64 {
+        let since = self
+            .starts_at_ms
+            .filter(|_| reason_word(&self.reason) == "BeginTime")
+            .map_or(self.submitted_at_ms, |at| at.max(self.submitted_at_ms));
+        u64::try_from(now_ms.saturating_sub(since) / 1000).unwrap_or(0)
     }
 
     fn in_partition(&self, partition: &str) -> bool {
@@ -87,16 +113,29 @@ impl QueuedJob {
     }
 }
 
-/// Whether a pending job's reason means it waits for nodes, so more GPUs would start it.
-/// An allow-list: `Resources`, `Priority` (a job ahead waits for nodes), `None` (not yet
-/// looked at) and the node-availability reasons. Holds (`JobHeld*`), `Dependency`,
-/// `BeginTime`, association and QOS limits, reservations and licenses are not: more GPUs
-/// would not start those jobs, and counting them would grow the pool for nothing.
-pub fn waits_for_resources(reason: &str) -> bool {
-    let word = reason
+/// How far ahead a begin time may be for its job to count as demand now: a requeued job
+/// waits Slurm's `cred_expire` + 1 s (121 s by default), and a node takes about a minute to
+/// join; a job a user put off further (`--begin`) does not grow the pool until it nears.
+pub const BEGINS_SOON_MS: i64 = 5 * 60_000;
+
+/// The reason's first word (`ReqNodeNotAvail, UnavailableNodes:n1` → `ReqNodeNotAvail`).
+fn reason_word(reason: &str) -> &str {
+    reason
         .split(|c: char| c == ',' || c.is_whitespace())
         .next()
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// Whether a pending job's reason means it waits for nodes, so more GPUs would start it.
+/// An allow-list: `Resources`, `Priority` (a job ahead waits for nodes), `None` (not yet
+/// looked at) and the node-availability reasons. Holds (`JobHeldUser`, `JobHeldAdmin`, and
+/// Slurm's own `launch_failed_requeued_held` after a job failed to launch again and again,
+/// which only an admin's release ends), `Dependency`, association and QOS limits,
+/// reservations and licenses are not: more GPUs would not start those jobs, and counting
+/// them would grow the pool for nothing. `BeginTime` depends on when: see
+/// [`QueuedJob::waits_for_gpus`].
+pub fn waits_for_resources(reason: &str) -> bool {
+    let word = reason_word(reason);
     matches!(word, "Resources" | "Priority" | "None" | "ReqNodeNotAvail")
         || word.starts_with("Nodes_required_for_job_are_DOWN")
         // squeue's `%r` writes this one out in words (22.05, every node of the partition
@@ -113,13 +152,14 @@ pub fn parse_time(text: &str, utc_offset_minutes: i32) -> Option<i64> {
 /// A partition's queue at one tick: what the pool bound to it scales by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct QueueMetrics {
-    /// GPUs (per node × nodes) of the jobs pending for resources.
+    /// GPUs (per node × nodes) of the jobs waiting for GPUs now or soon
+    /// ([`QueuedJob::waits_for_gpus`]).
     pub pending_gpus: u64,
     /// GPUs of the jobs holding nodes (running, completing, configuring).
     pub allocated_gpus: u64,
-    /// How long the oldest job pending for resources has waited; `None` when none waits.
+    /// How long the oldest job waiting for GPUs has waited; `None` when none waits.
     pub oldest_pending_wait_s: Option<u64>,
-    /// Jobs pending for resources (those `pending_gpus` counts, with or without GPUs).
+    /// Jobs waiting for GPUs (those `pending_gpus` counts, with or without GPUs).
     pub pending_jobs: u32,
 }
 
@@ -132,11 +172,10 @@ impl QueueMetrics {
         for job in jobs.iter().filter(|job| job.in_partition(partition)) {
             if job.state.holds_gpus() {
                 metrics.allocated_gpus = metrics.allocated_gpus.saturating_add(job.gpus());
-            } else if job.pending_for_resources() {
+            } else if job.waits_for_gpus(now_ms) {
                 metrics.pending_gpus = metrics.pending_gpus.saturating_add(job.gpus());
                 metrics.pending_jobs = metrics.pending_jobs.saturating_add(1);
-                let wait_s =
-                    u64::try_from(now_ms.saturating_sub(job.submitted_at_ms) / 1000).unwrap_or(0);
+                let wait_s = job.waited_s(now_ms);
                 metrics.oldest_pending_wait_s = Some(
                     metrics
                         .oldest_pending_wait_s
@@ -148,17 +187,26 @@ impl QueueMetrics {
     }
 }
 
-/// `squeue --noheader --array --format='%i|%P|%T|%r|%b|%V|%D'` into jobs. Submit times
-/// are the controller's local time without a zone; `utc_offset_minutes` is that zone's
-/// offset (UTC+8 is 480), so `submitted_at_ms` is UTC. Blank lines are skipped.
+/// `squeue --noheader --array --format='%i|%P|%T|%r|%b|%V|%D|%S'` into jobs. Times are the
+/// controller's local time without a zone; `utc_offset_minutes` is that zone's offset
+/// (UTC+8 is 480), so `submitted_at_ms` and `starts_at_ms` are UTC. Blank lines are skipped.
 pub fn parse_squeue(text: &str, utc_offset_minutes: i32) -> Result<Vec<QueuedJob>, ParseError> {
     let mut jobs = Vec::new();
     for (index, raw) in text.lines().enumerate() {
         let line = index + 1;
-        let Some(fields) = fields::<7>(raw, line)? else {
+        let Some(fields) = fields::<8>(raw, line)? else {
             continue;
         };
-        let [job_id, partition, state, reason, tres, submitted, nodes] = fields;
+        let [
+            job_id,
+            partition,
+            state,
+            reason,
+            tres,
+            submitted,
+            nodes,
+            starts,
+        ] = fields;
         let error = |field, problem: String| ParseError {
             line,
             field,
@@ -188,6 +236,13 @@ pub fn parse_squeue(text: &str, utc_offset_minutes: i32) -> Result<Vec<QueuedJob
             nodes: nodes
                 .parse()
                 .map_err(|_| error("nodes", format!("`{nodes}` is not a node count")))?,
+            starts_at_ms: match starts {
+                "N/A" | "" | "Unknown" | "None" => None,
+                starts => Some(
+                    local_time_ms(starts, utc_offset_minutes)
+                        .map_err(|problem| error("start_time", problem))?,
+                ),
+            },
         });
     }
     Ok(jobs)
@@ -495,7 +550,7 @@ mod tests {
 
     #[test]
     fn reads_a_squeue_line() {
-        let parsed = job("1234_5|gpu|PENDING|Resources|gres:gpu:2|2026-12-05T10:31:00|3");
+        let parsed = job("1234_5|gpu|PENDING|Resources|gres:gpu:2|2026-12-05T10:31:00|3|N/A");
         assert_eq!(
             parsed,
             QueuedJob {
@@ -506,6 +561,7 @@ mod tests {
                 gpus_per_node: 2,
                 submitted_at_ms: T0_MS,
                 nodes: 3,
+                starts_at_ms: None,
             }
         );
         assert_eq!(parsed.gpus(), 6);
@@ -546,40 +602,46 @@ mod tests {
 
     #[test]
     fn each_squeue_error_names_its_line_and_field() {
-        let good = "1|gpu|PENDING|Resources|gres:gpu:1|2026-12-05T10:31:00|1";
+        let good = "1|gpu|PENDING|Resources|gres:gpu:1|2026-12-05T10:31:00|1|N/A";
         for (line, field) in [
             (
                 "1|gpu|PENDING|Resources|gres:gpu:1|2026-12-05T10:31:00",
                 "fields",
             ),
             (
-                "|gpu|PENDING|Resources|gres:gpu:1|2026-12-05T10:31:00|1",
+                "|gpu|PENDING|Resources|gres:gpu:1|2026-12-05T10:31:00|1|N/A",
                 "job_id",
             ),
             (
-                "1|gpu,|PENDING|Resources|gres:gpu:1|2026-12-05T10:31:00|1",
+                "1|gpu,|PENDING|Resources|gres:gpu:1|2026-12-05T10:31:00|1|N/A",
                 "partition",
             ),
-            ("1|gpu||Resources|gres:gpu:1|2026-12-05T10:31:00|1", "state"),
             (
-                "1|gpu|PENDING|Resources|gres:gpu:a100:two|2026-12-05T10:31:00|1",
+                "1|gpu||Resources|gres:gpu:1|2026-12-05T10:31:00|1|N/A",
+                "state",
+            ),
+            (
+                "1|gpu|PENDING|Resources|gres:gpu:a100:two|2026-12-05T10:31:00|1|N/A",
                 "tres_per_node",
             ),
             (
-                "1|gpu|PENDING|Resources|gres:gpu:a:b:c|2026-12-05T10:31:00|1",
+                "1|gpu|PENDING|Resources|gres:gpu:a:b:c|2026-12-05T10:31:00|1|N/A",
                 "tres_per_node",
             ),
             (
-                "1|gpu|PENDING|Resources|gres:gpu:1|2026-12-05 10:31|1",
+                "1|gpu|PENDING|Resources|gres:gpu:1|2026-12-05 10:31|1|N/A",
                 "submit_time",
             ),
             (
-                "1|gpu|PENDING|Resources|gres:gpu:1|2026-02-30T10:31:00|1",
+                "1|gpu|PENDING|Resources|gres:gpu:1|2026-02-30T10:31:00|1|N/A",
                 "submit_time",
             ),
-            ("1|gpu|PENDING|Resources|gres:gpu:1|N/A|1", "submit_time"),
             (
-                "1|gpu|PENDING|Resources|gres:gpu:1|2026-12-05T10:31:00|-1",
+                "1|gpu|PENDING|Resources|gres:gpu:1|N/A|1|N/A",
+                "submit_time",
+            ),
+            (
+                "1|gpu|PENDING|Resources|gres:gpu:1|2026-12-05T10:31:00|-1|N/A",
                 "nodes",
             ),
         ] {
@@ -589,7 +651,7 @@ mod tests {
         }
         assert_eq!(
             parse_squeue(
-                "1|gpu|PENDING|Resources|gres:gpu:1|2026-12-05T10:31:00|x",
+                "1|gpu|PENDING|Resources|gres:gpu:1|2026-12-05T10:31:00|x|N/A",
                 0
             )
             .unwrap_err()
@@ -601,17 +663,17 @@ mod tests {
     #[test]
     fn counts_only_jobs_pending_for_resources() {
         let text = "\
-1|gpu|PENDING|Resources|gres:gpu:2|2026-12-05T10:31:00|2
-2|gpu|PENDING|Priority|gres/gpu:1|2026-12-05T10:41:00|1
-3|gpu|PENDING|JobHeldUser|gres:gpu:8|2026-12-05T09:00:00|1
-4|gpu|PENDING|Dependency|gres:gpu:8|2026-12-05T09:00:00|1
-5|gpu|PENDING|BeginTime|gres:gpu:8|2026-12-05T09:00:00|1
-6|gpu|RUNNING|None|gres:gpu:a100:4|2026-12-05T08:00:00|2
-7|gpu|COMPLETING|None|gres:gpu:1|2026-12-05T08:00:00|1
-8|cpu|PENDING|Resources|gres:gpu:8|2026-12-05T09:00:00|1
-9|cpu,gpu|PENDING|ReqNodeNotAvail, UnavailableNodes:gpu[1-2]|N/A|2026-12-05T10:51:00|1
-10|gpu|PENDING|QOSMaxGRESPerUser|gres:gpu:8|2026-12-05T09:00:00|1
-11|gpu|PENDING|JobHeldAdmin|gres:gpu:8|2026-12-05T09:00:00|1
+1|gpu|PENDING|Resources|gres:gpu:2|2026-12-05T10:31:00|2|N/A
+2|gpu|PENDING|Priority|gres/gpu:1|2026-12-05T10:41:00|1|N/A
+3|gpu|PENDING|JobHeldUser|gres:gpu:8|2026-12-05T09:00:00|1|N/A
+4|gpu|PENDING|Dependency|gres:gpu:8|2026-12-05T09:00:00|1|N/A
+5|gpu|PENDING|BeginTime|gres:gpu:8|2026-12-05T09:00:00|1|N/A
+6|gpu|RUNNING|None|gres:gpu:a100:4|2026-12-05T08:00:00|2|N/A
+7|gpu|COMPLETING|None|gres:gpu:1|2026-12-05T08:00:00|1|N/A
+8|cpu|PENDING|Resources|gres:gpu:8|2026-12-05T09:00:00|1|N/A
+9|cpu,gpu|PENDING|ReqNodeNotAvail, UnavailableNodes:gpu[1-2]|N/A|2026-12-05T10:51:00|1|N/A
+10|gpu|PENDING|QOSMaxGRESPerUser|gres:gpu:8|2026-12-05T09:00:00|1|N/A
+11|gpu|PENDING|JobHeldAdmin|gres:gpu:8|2026-12-05T09:00:00|1|N/A
 ";
         let jobs = parse_squeue(text, 0).unwrap();
         let now = T0_MS + 30 * 60_000;
@@ -633,9 +695,70 @@ mod tests {
         );
     }
 
+    /// Real 22.05 output (a cluster on this machine): job 3 ran and was requeued
+    /// (`scontrol requeue`, as Slurm requeues a job whose launch failed after a controller
+    /// restart); job 1 was submitted `--begin=now+90`, job 2 `--begin=now+3600`; 6 to 8
+    /// are held or wait on another job, 9 waits for nodes that are down or drained.
+    const REQUEUED: &str = "\
+1|gpu|PENDING|BeginTime|gres:gpu:2|2026-12-06T08:23:50|1|2026-12-06T08:25:20
+2|gpu|PENDING|BeginTime|gres:gpu:2|2026-12-06T08:23:50|1|2026-12-06T09:23:50
+3|gpu|PENDING|BeginTime|gres:gpu:2|2026-12-06T08:23:54|1|2026-12-06T08:25:55
+4|gpu|RUNNING|None|gres:gpu:2|2026-12-06T08:23:50|1|2026-12-06T08:23:51
+5|gpu|RUNNING|None|gres:gpu:2|2026-12-06T08:23:50|1|2026-12-06T08:23:54
+6|gpu|PENDING|JobHeldUser|gres:gpu:2|2026-12-06T08:20:00|1|N/A
+7|gpu|PENDING|launch_failed_requeued_held|gres:gpu:2|2026-12-06T08:20:00|1|N/A
+8|gpu|PENDING|Dependency|gres:gpu:2|2026-12-06T08:20:00|1|N/A
+9|gpu|PENDING|Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions|gres:gpu:2|2026-12-06T08:22:56|1|N/A
+";
+
+    #[test]
+    fn a_requeued_job_waiting_on_its_begin_time_is_demand_and_a_far_begin_time_is_not() {
+        let jobs = parse_squeue(REQUEUED, 0).unwrap();
+        let now = parse_time("2026-12-06T08:23:56", 0).unwrap();
+        assert_eq!(
+            jobs[2].starts_at_ms,
+            parse_time("2026-12-06T08:25:55", 0),
+            "the requeued job's begin time"
+        );
+        let waiting: Vec<&str> = jobs
+            .iter()
+            .filter(|job| job.waits_for_gpus(now))
+            .map(|job| job.job_id.as_str())
+            .collect();
+        assert_eq!(waiting, ["1", "3", "9"]);
+        assert_eq!(
+            QueueMetrics::of(&jobs, "gpu", now),
+            QueueMetrics {
+                pending_gpus: 6,
+                allocated_gpus: 4,
+                // Job 9, submitted a minute ago; the others wait on their begin times.
+                oldest_pending_wait_s: Some(60),
+                pending_jobs: 3,
+            }
+        );
+        // An hour on, job 2's begin time has come: it waits too, counted from then.
+        let later = parse_time("2026-12-06T09:25:50", 0).unwrap();
+        assert!(jobs[1].waits_for_gpus(later));
+        assert_eq!(jobs[1].waited_s(later), 120);
+        // A begin time Slurm could not print is not taken as soon.
+        let unknown = parse_squeue(
+            "1|gpu|PENDING|BeginTime|gres:gpu:2|2026-12-06T08:23:50|1|N/A",
+            0,
+        )
+        .unwrap();
+        assert!(!unknown[0].waits_for_gpus(now));
+        let error = parse_squeue(
+            "1|gpu|PENDING|BeginTime|gres:gpu:2|2026-12-06T08:23:50|1|soon",
+            0,
+        )
+        .unwrap_err();
+        assert_eq!((error.line, error.field), (1, "start_time"), "{error}");
+    }
+
     #[test]
     fn a_submit_time_ahead_of_now_waits_zero() {
-        let jobs = parse_squeue("1|gpu|PENDING|None|gres:gpu:1|2026-12-05T10:31:00|1", 0).unwrap();
+        let jobs =
+            parse_squeue("1|gpu|PENDING|None|gres:gpu:1|2026-12-05T10:31:00|1|N/A", 0).unwrap();
         assert_eq!(
             QueueMetrics::of(&jobs, "gpu", T0_MS - 5_000).oldest_pending_wait_s,
             Some(0)

@@ -279,6 +279,7 @@ impl SimPartition {
                     gpus_per_node: job.gpus,
                     submitted_at_ms: job.submitted_ms,
                     nodes: 1,
+                    starts_at_ms: job.running.as_ref().map(|(_, at)| *at),
                 }
             })
             .collect()

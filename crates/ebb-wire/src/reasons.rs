@@ -315,6 +315,12 @@ pub enum SlurmStep {
     Cancelled { jobs: Vec<String> },
     /// A resume Ebb could not serve: the node is marked down in Slurm with this reason.
     CannotServe { problem: String },
+    /// Held and wanted, but drained or set down by Slurm (or an admin) for `slurm_reason`,
+    /// in Slurm's words (`Duplicate jobid` after a controller restart): resumed.
+    Returned { slurm_reason: String },
+    /// Held, but kept out of service by Slurm for `slurm_reason` and not coming back: its
+    /// lease released and another node leased in its place.
+    Replaced { slurm_reason: String },
 }
 
 impl fmt::Display for ChangeReason {
@@ -430,6 +436,14 @@ impl fmt::Display for ChangeReason {
                     SlurmStep::CannotServe { problem } => write!(
                         f,
                         "Slurm {partition}: cannot resume {nodes}: {problem}; marked down"
+                    ),
+                    SlurmStep::Returned { slurm_reason } => write!(
+                        f,
+                        "Slurm {partition}: {nodes} taken out of service by Slurm ({slurm_reason}) and still wanted: resumed"
+                    ),
+                    SlurmStep::Replaced { slurm_reason } => write!(
+                        f,
+                        "Slurm {partition}: {nodes} kept out of service by Slurm ({slurm_reason}): released, another node leased in its place"
                     ),
                 }
             }

@@ -96,6 +96,7 @@ fn test(root: &Path) -> Result<()> {
     let started = Instant::now();
     install_system_packages()?;
     install_tauri_driver()?;
+    install_nextest()?;
     step("checking formatting (cargo fmt --check)", || {
         cargo(&["fmt", "--all", "--check"])
     })?;
@@ -114,25 +115,39 @@ fn test(root: &Path) -> Result<()> {
             "warnings",
         ])
     })?;
-    step("building every binary", || {
-        cargo(&["build", "--workspace", "--bins"])
+    // Binaries and tests in one build: the tests' dev-dependencies (tokio's `test-util`
+    // among them) change the features of what both use, so building the binaries on their
+    // own first built most of the tree twice.
+    step("building every binary and test", || {
+        cargo(&["build", "--workspace", "--bins", "--tests"])
     })?;
-    step("running the Rust tests", || cargo(&["test", "--workspace"]))?;
+    // nextest (.config/nextest.toml): several tests at once across every test binary.
+    step("running the Rust tests (cargo nextest)", || {
+        cargo(&["nextest", "run", "--workspace"])
+    })?;
+    step("running the doc tests", || {
+        cargo(&["test", "--workspace", "--doc"])
+    })?;
     step(
         "running the console store's tests again on PostgreSQL (a server made in a temp dir)",
         || {
             let server = ebb_testkit::PostgresServer::start("xtask").map_err(anyhow::Error::msg)?;
-            run(Command::new("cargo")
-                .args(["test", "-p", "ebb-core"])
-                .env(ebb_testkit::POSTGRES_ENV, server.url()))
+            // The workspace's build, ebb-core's tests picked by nextest: `cargo test -p
+            // ebb-core` resolves features for ebb-core alone and builds its tree again.
+            run(
+                Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+                    .args(["nextest", "run", "--workspace", "-E", "package(ebb-core)"])
+                    .env(ebb_testkit::POSTGRES_ENV, server.url()),
+            )
         },
     )?;
     let e2e = || {
         let mut command = Command::new("cargo");
+        // `--workspace`, as every cargo command here: `-p ebb-tests` would resolve features
+        // for that package alone and build the tree again.
         command.args([
             "test",
-            "-p",
-            "ebb-tests",
+            "--workspace",
             "--test",
             "e2e",
             "--",
@@ -169,7 +184,7 @@ fn test(root: &Path) -> Result<()> {
             || {
                 let mut command = Command::new("cargo");
                 command
-                    .args(["test", "-p", "ebb-tests", "--test", "install", "--"])
+                    .args(["test", "--workspace", "--test", "install", "--"])
                     .args(["--ignored", "--nocapture"])
                     .env("EBB_APP_DEB", &bundles.app)
                     .env("EBB_AGENT_DEB", &bundles.agent);
@@ -194,16 +209,21 @@ fn bundle(root: &Path) -> Result<Bundles> {
     install_system_packages()?;
     // Tauri's bundler builds the UI itself (beforeBuildCommand); the npm packages it needs.
     install_npm_packages(&root.join("ui"))?;
-    // The app's package carries the `ebb` command line as a link to the app's binary (which
-    // is `ebb` when run under that name), so only the agent is built here.
-    step("building ebb-agent (release)", || {
-        cargo(&["build", "--release", "-p", "ebb-agent"])
-    })?;
-    step("building the desktop app's .deb (Tauri's bundler)", || {
-        run(npm(&root.join("ui"))
-            .args(["exec", "--", "tauri", "build", "--bundles", "deb"])
-            .env("TAURI_APP_PATH", root.join("src-tauri")))
-    })?;
+    // One release build for both packages: Tauri's bundler runs `cargo build ARGS --bins
+    // --features tauri/custom-protocol --release` in src-tauri, and `-p ebb-desktop -p
+    // ebb-agent` as ARGS builds the agent beside the app, so the dependencies they share are
+    // compiled once (built on its own first, the agent's tree was compiled twice). The app's
+    // package carries the `ebb` command line as a link to the app's binary (which is `ebb`
+    // when run under that name).
+    step(
+        "building the app and the agent (release) and the app's .deb (Tauri's bundler)",
+        || {
+            run(npm(&root.join("ui"))
+                .args(["exec", "--", "tauri", "build", "--bundles", "deb", "--"])
+                .args(["-p", "ebb-desktop", "-p", "ebb-agent"])
+                .env("TAURI_APP_PATH", root.join("src-tauri")))
+        },
+    )?;
     let out = root.join("target/release/bundle/deb");
     let version = env!("CARGO_PKG_VERSION");
     let app = std::fs::read_dir(&out)
@@ -503,6 +523,31 @@ fn apt_installed(package: &str) -> bool {
         .output()
         .map(|output| String::from_utf8_lossy(&output.stdout).contains("install ok installed"))
         .unwrap_or(false)
+}
+
+/// `cargo nextest`, which runs the Rust tests (the machine's image carries it).
+fn install_nextest() -> Result<()> {
+    let installed = |quiet: bool| {
+        let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        command.args(["nextest", "--version"]);
+        if quiet {
+            command
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null());
+        }
+        command.status().is_ok_and(|status| status.success())
+    };
+    if installed(true) {
+        say("cargo-nextest is installed");
+        return Ok(());
+    }
+    step("installing cargo-nextest (cargo install)", || {
+        cargo(&["install", "cargo-nextest", "--locked"])
+    })?;
+    if !installed(false) {
+        bail!("cargo-nextest was installed but `cargo nextest` does not run");
+    }
+    Ok(())
 }
 
 fn install_tauri_driver() -> Result<()> {

@@ -93,7 +93,32 @@ pub struct SlurmBinder {
     /// Jobs Ebb requeued (with when), to let start again at once once Slurm has them
     /// pending.
     requeued: HashMap<String, i64>,
+    /// Held nodes Slurm set unavailable on its own: since when, and when Ebb resumed them.
+    troubled: HashMap<String, Troubled>,
+    /// Nodes given up as not coming back, with when: not leased again for a while.
+    replaced: HashMap<String, i64>,
 }
+
+/// A held node Slurm drained or set down for a reason not Ebb's, now or lately.
+#[derive(Debug, Clone, Default)]
+struct Troubled {
+    /// Out of service since; `None` while in service.
+    since_ms: Option<i64>,
+    /// When Ebb told Slurm to resume it, within the last [`REPLACE_AFTER_MS`].
+    resumed_at_ms: Vec<i64>,
+}
+
+/// A held node Slurm keeps out of service this long (not answering, or set unavailable
+/// again after [`MAX_RESUMES`] resumes) is replaced: its lease released and another node
+/// leased, where one is free.
+pub const REPLACE_AFTER_MS: i64 = 3 * 60_000;
+
+/// The resumes a node gets within [`REPLACE_AFTER_MS`] before it is taken as not coming
+/// back.
+pub const MAX_RESUMES: usize = 3;
+
+/// How long a replaced node is not leased again.
+pub const REPLACED_FOR_MS: i64 = 30 * 60_000;
 
 /// How often a settled partition is read: `sinfo` and two `squeue` cost about 30 ms of CPU
 /// at 1,000 queued jobs, so reading every pass would cost 0.03 of a core. A partition is
@@ -114,6 +139,8 @@ impl SlurmBinder {
             unreachable: HashMap::new(),
             last_read: HashMap::new(),
             requeued: HashMap::new(),
+            troubled: HashMap::new(),
+            replaced: HashMap::new(),
         }
     }
 
@@ -179,6 +206,7 @@ impl SlurmBinder {
             || part.nodes.iter().any(|slot| {
                 self.inflight.contains_key(&slot.name)
                     || self.draining_since.contains_key(&slot.name)
+                    || self.troubled.contains_key(&slot.name)
             });
         let due = match self.last_read.get(&part.name) {
             Some((at, desired)) => {
@@ -227,6 +255,7 @@ impl SlurmBinder {
                     .into_iter()
                     .partition(|node| node.lease.reclaim_deadline_ms.is_some());
                 self.reclaimed(part, pool, &view, &going, input).await?;
+                let kept = self.replace_lost(part, pool, &view, kept, input).await?;
                 self.ebb_led(part, pool, &view, &kept, input).await
             }
             Mode::Slurm => self.slurm_led(part, pool, &view, &held, input).await,
@@ -249,11 +278,14 @@ impl SlurmBinder {
             .filter(|node| view.node(&node.slot.name).is_some_and(drained_by_ebb))
             .collect();
         if want_nodes >= held_count {
-            // Nothing to give back: every node Ebb drained is wanted again.
+            // Nothing to give back: every node Ebb drained is wanted again, and every node
+            // Slurm took out of service on its own goes back in.
             let back: Vec<String> = draining.iter().map(|n| n.slot.name.clone()).collect();
             self.undrain(input.store, pool, part, &back).await?;
+            let all: Vec<&HeldNode> = held.iter().collect();
+            self.resume_troubled(part, pool, view, &all, input).await?;
             let missing = want_nodes - held_count;
-            let free = free_slots(part, held, input);
+            let free = self.free_slots(part, held, view, input);
             for slot in free.into_iter().take(missing as usize) {
                 self.rent(part, pool, &slot, input).await?;
             }
@@ -326,6 +358,14 @@ impl SlurmBinder {
             .filter(|name| !plan.drain.contains(name) && !plan.release.contains(name))
             .collect();
         self.undrain(input.store, pool, part, &undrain).await?;
+        let staying: Vec<&HeldNode> = held
+            .iter()
+            .filter(|node| {
+                !plan.drain.contains(&node.slot.name) && !plan.release.contains(&node.slot.name)
+            })
+            .collect();
+        self.resume_troubled(part, pool, view, &staying, input)
+            .await?;
         for requeue in &plan.requeue {
             for job in &requeue.job_ids {
                 self.ctl.requeue(job).await.map_err(slurm_error)?;
@@ -466,6 +506,138 @@ impl SlurmBinder {
             }
         }
         Ok(())
+    }
+
+    /// Held nodes Slurm keeps out of service that will not come back (not answering for
+    /// [`REPLACE_AFTER_MS`], or set unavailable again after [`MAX_RESUMES`] resumes):
+    /// released, each said with Slurm's reason, where a free node can take its place (the
+    /// grow step leases it this pass). The nodes still held are returned.
+    async fn replace_lost(
+        &mut self,
+        part: &PartitionBinding,
+        pool: &Pool,
+        view: &PartitionView,
+        held: Vec<HeldNode>,
+        input: &TickInput<'_>,
+    ) -> Result<Vec<HeldNode>, crate::pools::PoolError> {
+        let held_names: Vec<&str> = held.iter().map(|node| node.slot.name.as_str()).collect();
+        self.troubled
+            .retain(|name, _| held_names.contains(&name.as_str()));
+        self.replaced
+            .retain(|_, at| input.now_ms - *at < REPLACED_FOR_MS);
+        let mut spare = self.free_slots(part, &held, view, input).len();
+        let mut kept = Vec::with_capacity(held.len());
+        let mut lost = Vec::new();
+        for node in held {
+            let name = node.slot.name.clone();
+            let trouble = view.node(&name).and_then(slurms_trouble);
+            let troubled = self.troubled.entry(name.clone()).or_default();
+            troubled
+                .resumed_at_ms
+                .retain(|at| input.now_ms - at < REPLACE_AFTER_MS);
+            let Some(reason) = trouble else {
+                troubled.since_ms = None;
+                if troubled.resumed_at_ms.is_empty() {
+                    self.troubled.remove(&name);
+                }
+                kept.push(node);
+                continue;
+            };
+            let since_ms = *troubled.since_ms.get_or_insert(input.now_ms);
+            let gone = troubled.resumed_at_ms.len() >= MAX_RESUMES
+                || input.now_ms - since_ms >= REPLACE_AFTER_MS;
+            if gone && spare > 0 {
+                spare -= 1;
+                lost.push((node, reason));
+            } else {
+                kept.push(node);
+            }
+        }
+        for (node, reason) in lost {
+            let name = node.slot.name.clone();
+            self.release(part, pool, &[&node], false, input).await?;
+            self.troubled.remove(&name);
+            self.replaced.insert(name.clone(), input.now_ms);
+            self.log(
+                input.store,
+                pool,
+                part,
+                std::slice::from_ref(&name),
+                SlurmStep::Replaced {
+                    slurm_reason: reason,
+                },
+            )
+            .await?;
+        }
+        Ok(kept)
+    }
+
+    /// Of `nodes` (held nodes Ebb keeps), those Slurm drained or set down on its own and
+    /// that answer, their slurmd running: resumed (`scontrol update state=resume`), each
+    /// said with Slurm's reason. A node Ebb drains itself is left as it is.
+    async fn resume_troubled(
+        &mut self,
+        part: &PartitionBinding,
+        pool: &Pool,
+        view: &PartitionView,
+        nodes: &[&HeldNode],
+        input: &TickInput<'_>,
+    ) -> Result<(), crate::pools::PoolError> {
+        for node in nodes {
+            let name = &node.slot.name;
+            let Some(info) = view.node(name) else {
+                continue;
+            };
+            let Some(reason) = slurms_trouble(info) else {
+                continue;
+            };
+            // A node that does not answer, or whose slurmd the agent has not started yet,
+            // is not resumed: Slurm would send it jobs it cannot launch. It registers first
+            // (or is replaced once it has not for long enough).
+            let slurmd_runs = part.slurmd.is_empty() || node.lease.workload_pid.is_some();
+            if info.state.has(NodeFlag::NotResponding) || !slurmd_runs {
+                continue;
+            }
+            self.ctl
+                .set_state(std::slice::from_ref(name), "resume", None)
+                .await
+                .map_err(slurm_error)?;
+            let troubled = self.troubled.entry(name.clone()).or_default();
+            troubled.since_ms.get_or_insert(input.now_ms);
+            troubled.resumed_at_ms.push(input.now_ms);
+            // Every resume said (at most MAX_RESUMES a node before it is replaced).
+            let step = SlurmStep::Returned {
+                slurm_reason: reason,
+            };
+            self.said.insert(name.clone(), format!("{step:?}"));
+            log_step(input.store, pool, part, std::slice::from_ref(name), step).await?;
+        }
+        Ok(())
+    }
+
+    /// Nodes not held whose GPUs are all free and healthy on a host that answers, in the
+    /// binding's order; not one given up lately as not coming back, nor one Slurm keeps
+    /// drained for a reason not Ebb's (an admin's, or Slurm's own).
+    fn free_slots(
+        &self,
+        part: &PartitionBinding,
+        held: &[HeldNode],
+        view: &PartitionView,
+        input: &TickInput<'_>,
+    ) -> Vec<NodeSlot> {
+        part.nodes
+            .iter()
+            .filter(|slot| !held.iter().any(|node| node.slot.name == slot.name))
+            .filter(|slot| !self.replaced.contains_key(&slot.name))
+            .filter(|slot| {
+                view.node(&slot.name).is_none_or(|info| {
+                    !(matches!(info.state.base, NodeBase::Drained | NodeBase::Draining)
+                        && slurms_trouble(info).is_some())
+                })
+            })
+            .filter(|slot| slot_uuids(slot, input.hosts).is_ok())
+            .cloned()
+            .collect()
     }
 
     /// Nodes Ebb drained, wanted again: back in service, said once.
@@ -789,17 +961,6 @@ pub fn held_nodes(part: &PartitionBinding, pool: &Pool, input: &TickInput<'_>) -
     held.into_values().collect()
 }
 
-/// Nodes not held whose GPUs are all free and healthy on a host that answers, in the
-/// binding's order.
-fn free_slots(part: &PartitionBinding, held: &[HeldNode], input: &TickInput<'_>) -> Vec<NodeSlot> {
-    part.nodes
-        .iter()
-        .filter(|slot| !held.iter().any(|node| node.slot.name == slot.name))
-        .filter(|slot| slot_uuids(slot, input.hosts).is_ok())
-        .cloned()
-        .collect()
-}
-
 /// The UUIDs of a node's GPUs when all are free and healthy now; else why not.
 fn slot_uuids(slot: &NodeSlot, hosts: &[HostObs]) -> Result<Vec<String>, String> {
     let Some(host) = hosts.iter().find(|host| host.name == slot.host) else {
@@ -859,6 +1020,29 @@ fn drained_by_ebb(info: &NodeInfo) -> bool {
             .reason
             .as_deref()
             .is_some_and(|reason| reason.starts_with(REASON_PREFIX))
+}
+
+/// Slurm's reason when a node is drained, draining or down for a reason that is not Ebb's
+/// own intent: Slurm's own (`Duplicate jobid`, `Not responding`, `Kill task failed`, …),
+/// an admin's, or none given. Ebb's `released` on a drained node counts too: a node held
+/// again is wanted, so that mark is stale. `None` for a node in service, powered down or powering up by power
+/// saving, or drained by Ebb (scale-in, a reclaim).
+fn slurms_trouble(info: &NodeInfo) -> Option<String> {
+    if !matches!(
+        info.state.base,
+        NodeBase::Drained | NodeBase::Draining | NodeBase::Down
+    ) || powered_down(info)
+        || info.state.has(NodeFlag::PoweringUp)
+    {
+        return None;
+    }
+    let reason = info.reason.clone().unwrap_or_default();
+    if reason == format!("{REASON_PREFIX} released") {
+        // Down only: its slurmd registering brings it back (ReturnToService). Drained as
+        // well (Slurm drained it before Ebb let it go): that stays until resumed.
+        return (info.state.base != NodeBase::Down).then_some(reason);
+    }
+    (!reason.starts_with(REASON_PREFIX)).then_some(reason)
 }
 
 /// Powered down by Slurm's power saving, or on its way there.
@@ -941,7 +1125,7 @@ pub fn pool_view(
                     },
                     reason: job.reason.clone(),
                     gpus: small(job.gpus()),
-                    waits_for_gpus: job.pending_for_resources(),
+                    waits_for_gpus: job.waits_for_gpus(now_ms),
                     waited_s: small(
                         u64::try_from((now_ms - job.submitted_at_ms).max(0) / 1000).unwrap_or(0),
                     ),

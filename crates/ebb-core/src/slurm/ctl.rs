@@ -152,7 +152,7 @@ impl SlurmCtl {
                     "--array",
                     "-p",
                     name,
-                    "--format=%i|%P|%T|%r|%b|%V|%D",
+                    "--format=%i|%P|%T|%r|%b|%V|%D|%S",
                 ],
             )
             .await?;

@@ -7,7 +7,7 @@ use ebb_agent::{Fleet, FleetConfig};
 use ebb_core::clock::{Clock, ManualClock};
 use ebb_core::console::{Console, ConsoleOptions, TokenStore};
 use ebb_core::enforcer::EnforcerConfig;
-use ebb_core::slurm::api::{SimSlurm, SlurmSetup};
+use ebb_core::slurm::api::{SimSlurm, SlurmApi, SlurmSetup};
 use ebb_slurm::binding::Binding;
 use ebb_slurm::sim::{Arrival, SimPartition};
 use ebb_testkit::{TempDir, eventually};
@@ -56,6 +56,12 @@ async fn steps(console: &Console) -> Vec<(String, SlurmStep)> {
 /// (V100s in cn-south) bound to it. Also the fleet's index of cn-south-001. The V100 host
 /// offers its GPUs as spot, so its owner may reclaim a node.
 async fn bound_pool(dir: &TempDir) -> (Fleet, Console, Arc<ManualClock>, usize) {
+    let (fleet, console, clock, south, _) = bound_pool_sim(dir).await;
+    (fleet, console, clock, south)
+}
+
+/// [`bound_pool`], with the simulated Slurm itself, to act on as Slurm or an admin would.
+async fn bound_pool_sim(dir: &TempDir) -> (Fleet, Console, Arc<ManualClock>, usize, Arc<SimSlurm>) {
     let fleet = Fleet::start(&FleetConfig {
         hosts: 3,
         gpus_per_host: 4,
@@ -80,6 +86,7 @@ async fn bound_pool(dir: &TempDir) -> (Fleet, Console, Arc<ManualClock>, usize) 
         86_400,
     );
     let clock = Arc::new(ManualClock::new(ebb_core::clock::now_ms()));
+    let sim = Arc::new(SimSlurm::new(vec![partition]));
     let console = Console::open(ConsoleOptions {
         token_store: TokenStore::Memory,
         enforcer: EnforcerConfig {
@@ -88,7 +95,7 @@ async fn bound_pool(dir: &TempDir) -> (Fleet, Console, Arc<ManualClock>, usize) 
         },
         clock: clock.clone(),
         slurm: SlurmSetup {
-            api: Arc::new(SimSlurm::new(vec![partition])),
+            api: sim.clone(),
             binding: Some(binding),
         },
         ..ConsoleOptions::new(dir.path())
@@ -120,6 +127,7 @@ async fn bound_pool(dir: &TempDir) -> (Fleet, Console, Arc<ManualClock>, usize) 
         console,
         clock,
         south.expect("cn-south-001 in the fleet"),
+        sim,
     )
 }
 
@@ -251,6 +259,89 @@ async fn a_node_its_host_reclaims_is_drained_its_job_requeued_and_replaced_at_on
         log.iter()
             .any(|entry| matches!(entry.reason, ChangeReason::Reclaimed { gpus: 2, .. })),
         "the reclaim said, with the node's 2 GPUs: {log:#?}"
+    );
+    console.shutdown().await;
+    fleet.stop().await;
+}
+
+/// A held node Slurm drains on its own (as after a controller restart: "Duplicate jobid")
+/// is resumed, saying why; one Slurm keeps taking out of service is given up after
+/// `MAX_RESUMES` resumes and another node leased in its place; the job runs on.
+#[tokio::test]
+async fn a_node_slurm_drains_on_its_own_is_resumed_and_one_it_keeps_out_is_replaced() {
+    let dir = TempDir::new("core-slurm-returned");
+    let (fleet, console, clock, _, sim) = bound_pool_sim(&dir).await;
+    set_desired(console.pool_store(), "batch", 2).await;
+    let ticking = tick(&clock);
+    eventually("the job running on n1", Duration::from_secs(30), || async {
+        let view = console.pool_slurm("batch").await.ok()??;
+        let n1 = view.nodes.iter().find(|node| node.name == "n1")?;
+        (!n1.jobs.is_empty() && n1.lease_id.is_some()).then_some(())
+    })
+    .await;
+    let returned = |steps: &[(String, SlurmStep)]| {
+        steps
+            .iter()
+            .filter(|(node, step)| {
+                node == "n1"
+                    && *step
+                        == SlurmStep::Returned {
+                            slurm_reason: "Duplicate jobid".into(),
+                        }
+            })
+            .count()
+    };
+    let n1 = std::slice::from_ref(&"n1".to_string()).to_vec();
+    for resumes in 1..=ebb_core::slurm::binder::MAX_RESUMES {
+        // Slurm drains it; Ebb, which still wants it, resumes it.
+        sim.set_state(&n1, "drain", Some("Duplicate jobid"))
+            .await
+            .unwrap();
+        eventually(
+            &format!("n1 resumed ({resumes})"),
+            Duration::from_secs(30),
+            || async {
+                let view = console.pool_slurm("batch").await.ok()??;
+                let node = view.nodes.iter().find(|node| node.name == "n1")?;
+                (returned(&steps(&console).await) == resumes
+                    && node.reason.is_none()
+                    && node.lease_id.is_some())
+                .then_some(())
+            },
+        )
+        .await;
+    }
+    // Drained once more within minutes: not coming back. n2 takes its place and the job.
+    sim.set_state(&n1, "drain", Some("Duplicate jobid"))
+        .await
+        .unwrap();
+    let view = eventually("n1 replaced by n2", Duration::from_secs(30), || async {
+        let view = console.pool_slurm("batch").await.ok()??;
+        let node = |name: &str| view.nodes.iter().find(|node| node.name == name).cloned();
+        let (n1, n2) = (node("n1")?, node("n2")?);
+        (n1.lease_id.is_none() && n2.lease_id.is_some() && !n2.jobs.is_empty()).then_some(view)
+    })
+    .await;
+    ticking.abort();
+    let steps = steps(&console).await;
+    assert!(
+        steps.contains(&(
+            "n1".to_string(),
+            SlurmStep::Replaced {
+                slurm_reason: "Duplicate jobid".into()
+            }
+        )),
+        "{steps:#?}"
+    );
+    assert!(
+        steps.contains(&("n2".to_string(), SlurmStep::Resumed)),
+        "{steps:#?}"
+    );
+    // Not leased again while it is Slurm's drained node.
+    assert_eq!(
+        view.nodes.iter().filter(|n| n.lease_id.is_some()).count(),
+        1,
+        "{view:#?}"
     );
     console.shutdown().await;
     fleet.stop().await;
