@@ -79,15 +79,21 @@ fn binding(mode: &str, ports: &[u16], conf: &str) -> String {
     text
 }
 
+/// The node prolog of every cluster here: it fails one launch when the test has made
+/// `{dir}/fail-next-launch` (and removes it), as a node's prolog fails on a real cluster:
+/// Slurm then drains the node (`Prolog error`) and holds the job.
+const PROLOG: &str =
+    "#!/bin/sh\nif rm {dir}/fail-next-launch 2>/dev/null; then exit 1; fi\nexit 0\n";
+
 /// The cluster for a binding, from `ebb slurm conf` (its device files in the cluster's
-/// directory, its task prolog installed there).
+/// directory, its task prolog installed there), with [`PROLOG`] as the node prolog.
 fn cluster(cli: &Cli, tag: &str, extra: &str) -> SlurmCluster {
     let conf: serde_json::Value =
         serde_json::from_str(&cli.ok(&["slurm", "conf", "--dev-dir", "{dir}/dev", "--json"]))
             .unwrap();
     let text = |key: &str| conf[key].as_str().unwrap().to_string();
     let nodes = format!(
-        "{extra}{}TaskProlog={{dir}}/ebb-task-prolog.sh\n",
+        "{extra}{}TaskProlog={{dir}}/ebb-task-prolog.sh\nProlog={{dir}}/prolog.sh\n",
         text("slurm_conf")
             .lines()
             .filter(|line| !line.starts_with("GresTypes"))
@@ -99,7 +105,10 @@ fn cluster(cli: &Cli, tag: &str, extra: &str) -> SlurmCluster {
         SlurmSpec {
             nodes_and_partitions: nodes,
             gres_conf: text("gres_conf"),
-            files: vec![("ebb-task-prolog.sh".into(), text("task_prolog"), true)],
+            files: vec![
+                ("ebb-task-prolog.sh".into(), text("task_prolog"), true),
+                ("prolog.sh".into(), PROLOG.into(), true),
+            ],
             gpu_devices: 8,
         },
     )
@@ -257,6 +266,9 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
         "no node given back while Slurm is away: {before:?} → {still:?}"
     );
     slurm.start_ctld().unwrap();
+    // The next launch fails on its node, as a launch after a restart failed there on a job
+    // the node still ran (`Duplicate jobid`): Slurm drains the node and holds the job.
+    std::fs::write(slurm.dir().join("fail-next-launch"), "").unwrap();
 
     // What a restarted slurmctld did in a run where its state on disk lagged its
     // allocations: it started jobs again on nodes still running them, drained those nodes
@@ -383,6 +395,16 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
     let activity = cli.ok(&["activity", "--pool", "train", "--limit", "200"]);
     assert!(activity.contains("resumed"), "{activity}");
     assert!(activity.contains("released"), "{activity}");
+    // The job Slurm held after its failed launch was let run again, its node resumed.
+    assert!(
+        !slurm.dir().join("fail-next-launch").exists(),
+        "a launch failed"
+    );
+    assert!(
+        activity.contains("1 job Slurm held after a failed launch let run again"),
+        "{activity}"
+    );
+    assert!(activity.contains("(Prolog error)"), "{activity}");
     // The nodes kept for the requeued jobs were brought back, saying why.
     assert!(
         activity

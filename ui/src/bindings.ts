@@ -3205,7 +3205,12 @@ export type SlurmStep =
  * Held, but kept out of service by Slurm for `slurm_reason` and not coming back: its
  * lease released and another node leased in its place.
  */
-{ step: "replaced"; slurm_reason: string }
+{ step: "replaced"; slurm_reason: string } | 
+/**
+ * Jobs Slurm held because their launch failed on a node (`launch_failed_requeued_held`)
+ * released to run again; each at most twice.
+ */
+{ step: "unheld"; jobs: string[] }
 /**
  * Spend across every pool this month, against the operator's monthly budget.
  */

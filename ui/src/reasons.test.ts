@@ -100,6 +100,7 @@ const slurmChanges: ChangeReason[] = [
   slurm({ step: "cancelled", jobs: ["1043"] }, 2, "gpu2"),
   slurm({ step: "returned", slurm_reason: "Duplicate jobid" }, 2, "gpu2"),
   slurm({ step: "replaced", slurm_reason: "Not responding" }, 2, "gpu3"),
+  slurm({ step: "unheld", jobs: ["1041", "1042"] }, 0, ""),
 ];
 const confirmations: ConfirmationReason[] = [
   { kind: "gpus", change: 3, limit: 2 },
@@ -411,6 +412,7 @@ describe("Slurm steps in words", () => {
       cannot_serve: true,
       returned: true,
       replaced: true,
+      unheld: true,
     };
     const seen = slurmChanges.map((c) => (c.kind === "slurm" ? c.step.step : c.kind));
     expect([...new Set(seen)].sort()).toEqual(Object.keys(steps).sort());
@@ -428,6 +430,7 @@ describe("Slurm steps in words", () => {
       "Slurm batch: gpu2 cancelled 1 job that could not be requeued (forced)",
       "Slurm batch: gpu2 taken out of service by Slurm (Duplicate jobid) and still wanted: resumed",
       "Slurm batch: gpu3 kept out of service by Slurm (Not responding): released, another node leased in its place",
+      "Slurm batch: 2 jobs Slurm held after a failed launch let run again",
     ]);
     expect(changeReasonText(slurm({ step: "resumed" }, 1, "gpu1"))).toBe("Slurm batch: gpu1 resumed (1 GPU leased)");
     expect(changeReasonText(slurm({ step: "requeued", jobs: ["1041"] }, 2, "gpu1"))).toBe("Slurm batch: gpu1 requeued 1 job to go back");

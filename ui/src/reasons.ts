@@ -197,6 +197,11 @@ function slurmStepText(reason: Extract<ChangeReason, { kind: "slurm" }>): string
       return t("reason.change.slurm.returned", { ...where, reason: step.slurm_reason });
     case "replaced":
       return t("reason.change.slurm.replaced", { ...where, reason: step.slurm_reason });
+    case "unheld":
+      return t(step.jobs.length === 1 ? "reason.change.slurm.unheld.one" : "reason.change.slurm.unheld", {
+        ...where,
+        jobs: formatCount(step.jobs.length),
+      });
     default:
       return never(step);
   }

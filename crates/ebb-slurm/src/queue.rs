@@ -113,6 +113,14 @@ impl QueuedJob {
     }
 }
 
+/// Whether Slurm itself held a job because its launch failed on a node (a node that then
+/// drains: `Prolog error`, `Duplicate jobid` after a controller restart): squeue's `%r`
+/// prints `launch failed requeued held`, scontrol `launch_failed_requeued_held`. Such a job
+/// waits for someone to release it, unlike one a user or an admin held on purpose.
+pub fn held_after_failed_launch(reason: &str) -> bool {
+    reason == "launch_failed_requeued_held" || reason.starts_with("launch failed requeued held")
+}
+
 /// How far ahead a begin time may be for its job to count as demand now: a requeued job
 /// waits Slurm's `cred_expire` + 1 s (121 s by default), and a node takes about a minute to
 /// join; a job a user put off further (`--begin`) does not grow the pool until it nears.
@@ -129,8 +137,8 @@ fn reason_word(reason: &str) -> &str {
 /// Whether a pending job's reason means it waits for nodes, so more GPUs would start it.
 /// An allow-list: `Resources`, `Priority` (a job ahead waits for nodes), `None` (not yet
 /// looked at) and the node-availability reasons. Holds (`JobHeldUser`, `JobHeldAdmin`, and
-/// Slurm's own `launch_failed_requeued_held` after a job failed to launch again and again,
-/// which only an admin's release ends), `Dependency`, association and QOS limits,
+/// Slurm's own after a failed launch, [`held_after_failed_launch`], which the binder
+/// releases), `Dependency`, association and QOS limits,
 /// reservations and licenses are not: more GPUs would not start those jobs, and counting
 /// them would grow the pool for nothing. `BeginTime` depends on when: see
 /// [`QueuedJob::waits_for_gpus`].
@@ -696,9 +704,9 @@ mod tests {
     }
 
     /// Real 22.05 output (a cluster on this machine): job 3 ran and was requeued
-    /// (`scontrol requeue`, as Slurm requeues a job whose launch failed after a controller
-    /// restart); job 1 was submitted `--begin=now+90`, job 2 `--begin=now+3600`; 6 to 8
-    /// are held or wait on another job, 9 waits for nodes that are down or drained.
+    /// (`scontrol requeue`); job 1 was submitted `--begin=now+90`, job 2 `--begin=now+3600`;
+    /// 6 is held by its user, 7 by Slurm after its launch failed (a `Prolog=/bin/false`
+    /// node), 8 waits on another job, 9 waits for nodes that are down or drained.
     const REQUEUED: &str = "\
 1|gpu|PENDING|BeginTime|gres:gpu:2|2026-12-06T08:23:50|1|2026-12-06T08:25:20
 2|gpu|PENDING|BeginTime|gres:gpu:2|2026-12-06T08:23:50|1|2026-12-06T09:23:50
@@ -706,7 +714,7 @@ mod tests {
 4|gpu|RUNNING|None|gres:gpu:2|2026-12-06T08:23:50|1|2026-12-06T08:23:51
 5|gpu|RUNNING|None|gres:gpu:2|2026-12-06T08:23:50|1|2026-12-06T08:23:54
 6|gpu|PENDING|JobHeldUser|gres:gpu:2|2026-12-06T08:20:00|1|N/A
-7|gpu|PENDING|launch_failed_requeued_held|gres:gpu:2|2026-12-06T08:20:00|1|N/A
+7|gpu|PENDING|launch failed requeued held|gres:gpu:2|2026-12-06T08:20:00|1|2026-12-06T08:20:07
 8|gpu|PENDING|Dependency|gres:gpu:2|2026-12-06T08:20:00|1|N/A
 9|gpu|PENDING|Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions|gres:gpu:2|2026-12-06T08:22:56|1|N/A
 ";
@@ -747,6 +755,11 @@ mod tests {
         )
         .unwrap();
         assert!(!unknown[0].waits_for_gpus(now));
+        // Held by Slurm after a failed launch (squeue's words and scontrol's), not by a user.
+        assert!(held_after_failed_launch(&jobs[6].reason));
+        assert!(held_after_failed_launch("launch_failed_requeued_held"));
+        assert!(!held_after_failed_launch(&jobs[5].reason));
+        assert!(!jobs[6].waits_for_gpus(now));
         let error = parse_squeue(
             "1|gpu|PENDING|BeginTime|gres:gpu:2|2026-12-06T08:23:50|1|soon",
             0,

@@ -321,6 +321,9 @@ pub enum SlurmStep {
     /// Held, but kept out of service by Slurm for `slurm_reason` and not coming back: its
     /// lease released and another node leased in its place.
     Replaced { slurm_reason: String },
+    /// Jobs Slurm held because their launch failed on a node (`launch_failed_requeued_held`)
+    /// released to run again; each at most twice.
+    Unheld { jobs: Vec<String> },
 }
 
 impl fmt::Display for ChangeReason {
@@ -444,6 +447,11 @@ impl fmt::Display for ChangeReason {
                     SlurmStep::Replaced { slurm_reason } => write!(
                         f,
                         "Slurm {partition}: {nodes} kept out of service by Slurm ({slurm_reason}): released, another node leased in its place"
+                    ),
+                    SlurmStep::Unheld { jobs } => write!(
+                        f,
+                        "Slurm {partition}: {} Slurm held after a failed launch let run again",
+                        counted(u32::try_from(jobs.len()).unwrap_or(u32::MAX), "job", "jobs")
                     ),
                 }
             }

@@ -44,6 +44,9 @@ pub trait SlurmApi: Send + Sync + fmt::Debug {
     /// Lets a requeued job start now (Slurm holds one back two minutes).
     fn start_now<'a>(&'a self, job: &'a str) -> SlurmFuture<'a, ()>;
 
+    /// `scontrol release JOB`: a held job may start again.
+    fn release_job<'a>(&'a self, job: &'a str) -> SlurmFuture<'a, ()>;
+
     /// Whether this is a simulation (the demo's), said wherever its partition shows.
     fn simulated(&self) -> bool {
         false
@@ -79,6 +82,10 @@ impl SlurmApi for SlurmCtl {
 
     fn start_now<'a>(&'a self, job: &'a str) -> SlurmFuture<'a, ()> {
         Box::pin(SlurmCtl::start_now(self, job))
+    }
+
+    fn release_job<'a>(&'a self, job: &'a str) -> SlurmFuture<'a, ()> {
+        Box::pin(SlurmCtl::release_job(self, job))
     }
 }
 
@@ -201,6 +208,11 @@ impl SlurmApi for SimSlurm {
 
     fn start_now<'a>(&'a self, job: &'a str) -> SlurmFuture<'a, ()> {
         // The simulation holds no requeued job back.
+        Box::pin(std::future::ready(self.job("scontrol", job, |_| Ok(()))))
+    }
+
+    fn release_job<'a>(&'a self, job: &'a str) -> SlurmFuture<'a, ()> {
+        // The simulation holds no job.
         Box::pin(std::future::ready(self.job("scontrol", job, |_| Ok(()))))
     }
 }

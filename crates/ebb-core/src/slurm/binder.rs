@@ -97,6 +97,8 @@ pub struct SlurmBinder {
     troubled: HashMap<String, Troubled>,
     /// Nodes given up as not coming back, with when: not leased again for a while.
     replaced: HashMap<String, i64>,
+    /// Jobs Slurm held after a failed launch, with how often Ebb released them.
+    unheld: HashMap<String, u32>,
 }
 
 /// A held node Slurm drained or set down for a reason not Ebb's, now or lately.
@@ -120,6 +122,10 @@ pub const MAX_RESUMES: usize = 3;
 /// How long a replaced node is not leased again.
 pub const REPLACED_FOR_MS: i64 = 30 * 60_000;
 
+/// How often Ebb releases a job Slurm held after its launch failed: a job that fails to
+/// launch again stays held, for a person to look at.
+pub const MAX_HELD_RELEASES: u32 = 2;
+
 /// How often a settled partition is read: `sinfo` and two `squeue` cost about 30 ms of CPU
 /// at 1,000 queued jobs, so reading every pass would cost 0.03 of a core. A partition is
 /// read at once when its pool's desired count moved or a node of it is in transition
@@ -141,6 +147,7 @@ impl SlurmBinder {
             requeued: HashMap::new(),
             troubled: HashMap::new(),
             replaced: HashMap::new(),
+            unheld: HashMap::new(),
         }
     }
 
@@ -247,6 +254,7 @@ impl SlurmBinder {
             .await
             .map_err(|(_, error)| error)?;
         self.start_requeued(&view, input.now_ms).await;
+        self.release_held(part, pool, &view, input).await?;
         match part.mode {
             Mode::Ebb => {
                 // A node its host is taking back is not counted: its replacement is leased
@@ -660,6 +668,53 @@ impl SlurmBinder {
         }
         self.log(store, pool, part, names, SlurmStep::Undrained)
             .await
+    }
+
+    /// Jobs Slurm held because their launch failed on a node (after a controller restart,
+    /// `Duplicate jobid` on a node still running them; the node drains, and Ebb resumes or
+    /// replaces it): released to run again, each at most [`MAX_HELD_RELEASES`] times, said
+    /// in the pool's activity. Jobs a user or an admin held are left alone.
+    async fn release_held(
+        &mut self,
+        part: &PartitionBinding,
+        pool: &Pool,
+        view: &PartitionView,
+        input: &TickInput<'_>,
+    ) -> Result<(), crate::pools::PoolError> {
+        self.unheld
+            .retain(|id, _| view.jobs.iter().any(|job| &job.job_id == id));
+        let mut released = Vec::new();
+        for job in &view.jobs {
+            if job.state != ebb_slurm::queue::JobState::Pending
+                || !ebb_slurm::queue::held_after_failed_launch(&job.reason)
+            {
+                continue;
+            }
+            let count = self.unheld.entry(job.job_id.clone()).or_insert(0);
+            if *count >= MAX_HELD_RELEASES {
+                continue;
+            }
+            match self.ctl.release_job(&job.job_id).await {
+                Ok(()) => {
+                    *count += 1;
+                    released.push(job.job_id.clone());
+                }
+                Err(error) => {
+                    tracing::warn!(job = %job.job_id, %error, "a job Slurm held stays held")
+                }
+            }
+        }
+        if released.is_empty() {
+            return Ok(());
+        }
+        log_step(
+            input.store,
+            pool,
+            part,
+            &[],
+            SlurmStep::Unheld { jobs: released },
+        )
+        .await
     }
 
     /// The jobs Ebb requeued that Slurm now holds back (`BeginTime`): let them start now.

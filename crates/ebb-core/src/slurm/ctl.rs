@@ -227,6 +227,13 @@ impl SlurmCtl {
     }
 }
 
+impl SlurmCtl {
+    /// `scontrol release JOB`: a job Slurm held (after its launch failed) may start again.
+    pub async fn release_job(&self, job_id: &str) -> Result<(), SlurmError> {
+        self.run("scontrol", &["release", job_id]).await.map(|_| ())
+    }
+}
+
 /// `squeue -O JobID:|,NodeList:|,EndTime:|,Requeue:|` into each node's running jobs.
 fn parse_running(
     text: &str,
