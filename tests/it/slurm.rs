@@ -79,6 +79,19 @@ fn binding(mode: &str, ports: &[u16], conf: &str) -> String {
     text
 }
 
+/// The pool's activity once it says every one of `needles`: an entry is written after
+/// the lease or Slurm change it tells of, so it is waited for, not read at once.
+fn activity_saying(cli: &Cli, needles: &[&str]) -> String {
+    eventually_blocking("the activity said", Duration::from_secs(30), || {
+        let activity = cli.ok(&["activity", "--pool", "train", "--limit", "200"]);
+        if needles.iter().all(|needle| activity.contains(needle)) {
+            Ok(activity)
+        } else {
+            Err(format!("{needles:?} in {activity}"))
+        }
+    })
+}
+
 /// The node prolog of every cluster here: it fails one launch when the test has made
 /// `{dir}/fail-next-launch` (and removes it), as a node's prolog fails on a real cluster:
 /// Slurm then drains the node (`Prolog error`) and holds the job.
@@ -392,24 +405,21 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
         );
         most = most.max(all.len());
     }
-    let activity = cli.ok(&["activity", "--pool", "train", "--limit", "200"]);
-    assert!(activity.contains("resumed"), "{activity}");
-    assert!(activity.contains("released"), "{activity}");
-    // The job Slurm held after its failed launch was let run again, its node resumed.
+    // The job Slurm held after its failed launch was let run again, its node resumed; the
+    // nodes kept for the requeued jobs were brought back, each saying why.
     assert!(
         !slurm.dir().join("fail-next-launch").exists(),
         "a launch failed"
     );
-    assert!(
-        activity.contains("1 job Slurm held after a failed launch let run again"),
-        "{activity}"
-    );
-    assert!(activity.contains("(Prolog error)"), "{activity}");
-    // The nodes kept for the requeued jobs were brought back, saying why.
-    assert!(
-        activity
-            .contains("taken out of service by Slurm (Duplicate jobid) and still wanted: resumed"),
-        "{activity}"
+    activity_saying(
+        &cli,
+        &[
+            "resumed",
+            "released",
+            "1 job Slurm held after a failed launch let run again",
+            "(Prolog error)",
+            "taken out of service by Slurm (Duplicate jobid) and still wanted: resumed",
+        ],
     );
     eprintln!(
         "20 jobs x 2 GPUs done in {:.1} s on {} nodes ({} leases in all)",
@@ -708,13 +718,14 @@ async fn scale_in_gives_idle_nodes_back_first_and_drains_a_busy_one_until_its_jo
     });
     let said = std::fs::read_to_string(out.join(format!("{job}.out"))).unwrap();
     assert_eq!(said.trim(), "done");
-    let activity = cli.ok(&["activity", "--pool", "train"]);
-    assert!(
-        activity.contains(&format!("{busy} draining for scale-in")),
-        "{activity}"
+    activity_saying(
+        &cli,
+        &[
+            &format!("{busy} draining for scale-in"),
+            &format!("{idle} released"),
+            &format!("{busy} released"),
+        ],
     );
-    assert!(activity.contains(&format!("{idle} released")), "{activity}");
-    assert!(activity.contains(&format!("{busy} released")), "{activity}");
 }
 
 /// A disruption budget of 2 GPUs per 10 minutes holds while the pool is asked to go from

@@ -223,14 +223,19 @@ async fn a_node_its_host_reclaims_is_drained_its_job_requeued_and_replaced_at_on
         .reclaim(south, &lease, Duration::from_secs(60))
         .await
         .unwrap();
+    // The log entry follows the lease it tells of: waited for too, not read at once.
     let view = eventually(
-        "n2 leased, n1 drained, the job on n2",
+        "n2 leased and said, n1 drained, the job on n2",
         Duration::from_secs(30),
         || async {
             let view = console.pool_slurm("batch").await.ok()??;
             let node = |name: &str| view.nodes.iter().find(|node| node.name == name).cloned();
             let (n1, n2) = (node("n1")?, node("n2")?);
-            (n2.lease_id.is_some()
+            let said = steps(&console)
+                .await
+                .contains(&("n2".to_string(), SlurmStep::Resumed));
+            (said
+                && n2.lease_id.is_some()
                 && !n2.jobs.is_empty()
                 && n1.jobs.is_empty()
                 && n1.reason.as_deref() == Some("ebb: reclaimed by its host"))
@@ -315,12 +320,23 @@ async fn a_node_slurm_drains_on_its_own_is_resumed_and_one_it_keeps_out_is_repla
     sim.set_state(&n1, "drain", Some("Duplicate jobid"))
         .await
         .unwrap();
-    let view = eventually("n1 replaced by n2", Duration::from_secs(30), || async {
-        let view = console.pool_slurm("batch").await.ok()??;
-        let node = |name: &str| view.nodes.iter().find(|node| node.name == name).cloned();
-        let (n1, n2) = (node("n1")?, node("n2")?);
-        (n1.lease_id.is_none() && n2.lease_id.is_some() && !n2.jobs.is_empty()).then_some(view)
-    })
+    // The log entries follow the leases they tell of: waited for too.
+    let view = eventually(
+        "n1 replaced by n2, and said",
+        Duration::from_secs(30),
+        || async {
+            let view = console.pool_slurm("batch").await.ok()??;
+            let node = |name: &str| view.nodes.iter().find(|node| node.name == name).cloned();
+            let (n1, n2) = (node("n1")?, node("n2")?);
+            let steps = steps(&console).await;
+            let said = steps.contains(&("n2".to_string(), SlurmStep::Resumed))
+                && steps
+                    .iter()
+                    .any(|(node, step)| node == "n1" && matches!(step, SlurmStep::Replaced { .. }));
+            (said && n1.lease_id.is_none() && n2.lease_id.is_some() && !n2.jobs.is_empty())
+                .then_some(view)
+        },
+    )
     .await;
     ticking.abort();
     let steps = steps(&console).await;
