@@ -719,7 +719,7 @@ async fn scale_in_gives_idle_nodes_back_first_and_drains_a_busy_one_until_its_jo
     let said = std::fs::read_to_string(out.join(format!("{job}.out"))).unwrap();
     assert_eq!(said.trim(), "done");
     activity_saying(
-        &cli,
+        cli,
         &[
             &format!("{busy} draining for scale-in"),
             &format!("{idle} released"),
