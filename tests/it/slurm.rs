@@ -405,8 +405,9 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
         );
         most = most.max(all.len());
     }
-    // The job Slurm held after its failed launch was let run again, its node resumed; the
-    // nodes kept for the requeued jobs were brought back, each saying why.
+    // The job Slurm held after its failed launch was let run again, its node resumed (and
+    // any job the restart itself made fail to launch: Slurm holds those too); the nodes
+    // kept for the requeued jobs were brought back, each saying why.
     assert!(
         !slurm.dir().join("fail-next-launch").exists(),
         "a launch failed"
@@ -416,7 +417,7 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
         &[
             "resumed",
             "released",
-            "1 job Slurm held after a failed launch let run again",
+            "Slurm held after a failed launch let run again",
             "(Prolog error)",
             "taken out of service by Slurm (Duplicate jobid) and still wanted: resumed",
         ],
