@@ -34,6 +34,9 @@ use std::path::Path;
 /// The reason Ebb gives the nodes it drains or marks down, so it knows its own.
 pub const REASON_PREFIX: &str = "ebb:";
 
+/// The reason Ebb gives a node it releases (marked down until its slurmd stops).
+const RELEASED_REASON: &str = "ebb: released";
+
 /// The queue metric a bound pool is sized on: GPUs its partition's jobs ask for or hold.
 pub const DEMAND_METRIC: &str = "slurm_demand_gpus";
 
@@ -852,9 +855,8 @@ impl SlurmBinder {
         let names: Vec<String> = going.iter().map(|node| node.slot.name.clone()).collect();
         if mark_down {
             // Nothing lands there between now and its slurmd stopping.
-            let reason = format!("{REASON_PREFIX} released");
             self.ctl
-                .set_state(&names, "down", Some(&reason))
+                .set_state(&names, "down", Some(RELEASED_REASON))
                 .await
                 .map_err(slurm_error)?;
         }
@@ -1092,7 +1094,7 @@ fn slurms_trouble(info: &NodeInfo) -> Option<String> {
         return None;
     }
     let reason = info.reason.clone().unwrap_or_default();
-    if reason == format!("{REASON_PREFIX} released") {
+    if reason == RELEASED_REASON {
         // Down only: its slurmd registering brings it back (ReturnToService). Drained as
         // well (Slurm drained it before Ebb let it go): that stays until resumed.
         return (info.state.base != NodeBase::Down).then_some(reason);
