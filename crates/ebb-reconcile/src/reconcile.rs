@@ -597,8 +597,9 @@ pub fn plan(input: &Input<'_>) -> Plan {
         // still shown.
         let spot_have = status[p].spot + spot_pending[p];
         // Back to spot: a pool holding its count with less spot than its share takes the
-        // spot that can be had now, and gives back as many on demand once they are granted
-        // (make before break; on scale-in, on demand above its share goes first).
+        // spot that can be had for its on-demand GPUs whose paid unit is about to end, and
+        // gives back as many on demand once they are granted, at their unit's end (make
+        // before break; on scale-in, on demand above its share goes first).
         let rebalance = !pool.external
             && status[p].actual == pool.desired
             && status[p].pending == spot_pending[p]
@@ -615,8 +616,24 @@ pub fn plan(input: &Input<'_>) -> Plan {
             status[p].short = on_demand.short;
             (on_spot, on_demand)
         } else if rebalance && spot_pending[p] == 0 {
-            let mut on_spot =
-                placement::place(pool.spot.wanted - spot_have, &spot_candidates, pool.policy);
+            // Only on-demand GPUs whose paid unit is about to end go back to spot (no paid
+            // minute thrown away); each is released at its unit's end once its spot
+            // replacement is granted.
+            let due = held[p]
+                .iter()
+                .filter(|(lease, h, _)| {
+                    !lease_is_spot(lease, &input.hosts[*h].name, &spot_gpus)
+                        && crate::spot::swap_due(
+                            i64::try_from(lease.created_at_ms).unwrap_or(i64::MAX),
+                            pool.unit_ms,
+                            input.now_ms,
+                            crate::spot::SWAP_LEAD_MS,
+                            pool.at_unit_end,
+                        )
+                })
+                .count();
+            let count = (pool.spot.wanted - spot_have).min(u32::try_from(due).unwrap_or(u32::MAX));
+            let mut on_spot = placement::place(count, &spot_candidates, pool.policy);
             on_spot.short = 0;
             (on_spot, Placement::default())
         } else {

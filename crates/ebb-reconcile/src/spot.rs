@@ -39,6 +39,26 @@ pub fn split(desired: u32, base_gpus: u32, mix: &SpotMix, spot_allowed: bool) ->
     }
 }
 
+/// How long before an on-demand GPU's paid unit ends its spot replacement is ordered,
+/// so the spot GPU has started by the time the unit the on-demand GPU was paid for runs
+/// out (make before break at the unit's end).
+pub const SWAP_LEAD_MS: i64 = 5 * 60_000;
+
+/// Whether an on-demand GPU granted at `granted_at_ms` may go back to spot at `now_ms`:
+/// its paid unit (`unit_ms`) ends within `lead_ms`, so the spot GPU ordered now takes its
+/// place as the time already paid for runs out, and no paid minute is thrown away. A pool
+/// that releases at once (`at_unit_end` false: the operator said so) goes back at any
+/// time. The live planner and replay both decide through this.
+pub fn swap_due(
+    granted_at_ms: i64,
+    unit_ms: i64,
+    now_ms: i64,
+    lead_ms: i64,
+    at_unit_end: bool,
+) -> bool {
+    !at_unit_end || crate::placement::paid_until(granted_at_ms, unit_ms, now_ms) - now_ms <= lead_ms
+}
+
 /// Whether a spot offer at `price_fen` an hour is within the mix's max price.
 pub fn within_max(mix: &SpotMix, price_fen: Option<i64>) -> bool {
     match (mix.max_price_fen, price_fen) {
@@ -245,6 +265,29 @@ mod tests {
         assert_eq!(split(7, 0, &mix(0, 50), true).spot, 3);
         assert_eq!(split(7, 0, &mix(0, 50), false).spot, 0);
         assert_eq!(split(1, 4, &mix(2, 100), true).base, 1);
+    }
+
+    #[test]
+    fn back_to_spot_waits_for_the_paid_units_end() {
+        const HOUR: i64 = 3_600_000;
+        let lead = SWAP_LEAD_MS;
+        // Granted at 0, hourly: not at 20 min (40 paid minutes left), yes from 55 min.
+        for (now, due) in [
+            (20 * 60_000, false),
+            (HOUR - lead - 1, false),
+            (HOUR - lead, true),
+            (HOUR - 1, true),
+            // Into its second hour (paid at once): 5 minutes in, not due again.
+            (HOUR + 5 * 60_000, false),
+            (2 * HOUR - lead, true),
+        ] {
+            assert_eq!(swap_due(0, HOUR, now, lead, true), due, "at {now} ms");
+        }
+        // A day-paid GPU: not for 23 h 55 min.
+        assert!(!swap_due(0, 24 * HOUR, 12 * HOUR, lead, true));
+        assert!(swap_due(0, 24 * HOUR, 24 * HOUR - lead, lead, true));
+        // A pool that releases at once goes back at once.
+        assert!(swap_due(0, HOUR, 60_000, lead, false));
     }
 
     #[test]

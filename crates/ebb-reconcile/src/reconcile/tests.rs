@@ -317,6 +317,46 @@ fn back_to_spot_once_it_can_be_had_the_spot_granted_before_on_demand_goes() {
     assert_eq!(world.active("p").len(), 3);
 }
 
+#[test]
+fn back_to_spot_at_the_end_of_the_on_demand_gpus_paid_hour_not_before() {
+    const HOUR: i64 = 3_600_000;
+    let mut world = spot_fleet();
+    let start = world.now_ms;
+    let paid = |mut target: PoolTarget| {
+        target.at_unit_end = true;
+        target
+    };
+    // Spot paused: all 3 on demand, each paying its first hour.
+    world.pass(&[paid(spot_pool(3, 0, None))]);
+    let pools = [paid(spot_pool(3, 2, Some(400)))];
+    // Spot again 20 minutes in: 40 paid minutes left on each, so nothing moves.
+    for minute in [20, 40, 54] {
+        world.now_ms = start + minute * 60_000;
+        let plan = world.pass(&pools);
+        assert!(
+            plan.creates.is_empty() && plan.releases.is_empty(),
+            "minute {minute}: {plan:?}"
+        );
+    }
+    // The last 5 minutes of the hour: the spot GPUs are rented ...
+    world.now_ms = start + HOUR - crate::spot::SWAP_LEAD_MS;
+    let plan = world.pass(&pools);
+    assert_eq!(plan.creates.len(), 2);
+    assert!(plan.creates.iter().all(|c| c.host == "s"));
+    assert!(plan.releases.is_empty());
+    // ... and the on-demand ones they replace kept to the end of their paid hour.
+    let plan = world.pass(&pools);
+    assert!(plan.releases.is_empty(), "paid minutes left: {plan:?}");
+    assert_eq!(plan.pools[0].held_to_unit_end, 2);
+    world.now_ms = start + HOUR - crate::placement::UNIT_END_MARGIN_MS;
+    let plan = world.pass(&pools);
+    assert_eq!(plan.releases.len(), 2);
+    assert!(plan.releases.iter().all(|r| r.host == "a"));
+    let again = world.pass(&pools);
+    assert!(again.creates.is_empty() && again.releases.is_empty());
+    assert_eq!((again.pools[0].actual, again.pools[0].spot), (3, 2));
+}
+
 fn fleet() -> World {
     World::new(&[
         ("a", "cn-north", 8, "NVIDIA A100-SXM4-80GB"),
