@@ -210,6 +210,7 @@ fn reconcile_pass(rounds: usize) {
                 .collect(),
             release_first: Vec::new(),
             external: false,
+            nodes: Default::default(),
             spot: Default::default(),
         })
         .collect();

@@ -2,18 +2,24 @@
 //! (Slurm's ResumeProgram and SuspendProgram) and `ebb slurm status`.
 //!
 //! A resume leases each node's GPUs at once, with its slurmd as the lease's workload (the
-//! daemon's binder would on its next pass; doing it here answers Slurm in seconds, and
-//! the agent refuses GPUs already leased, so the two never hold a node twice). A node Ebb
-//! cannot serve is marked down with the reason at once. A suspend parks each node's lease
-//! to the end of its paid unit (the daemon releases it then) or, for a pool that does not
-//! keep GPUs to the unit's end, releases it now.
+//! daemon's binder would on its next pass; doing it here answers Slurm in seconds). The
+//! request takes the one path every lease takes: written to `lease_intents` (or the one
+//! already there for the node, with its key), sent through [`crate::enforce::act`], and
+//! settled; one left unanswered is sent again by the daemon with the same key, so the two
+//! never hold a node twice. A node Ebb cannot serve is marked down with the reason at
+//! once. A suspend parks each node's lease to the end of its paid unit (the daemon
+//! releases it then) or, for a pool that does not keep GPUs to the unit's end, releases
+//! it now through the same sender.
 
 use crate::console::Console;
+use crate::enforce::act::Sender;
 use crate::enforcer::EnforcerConfig;
 use crate::pools::Pool;
-use crate::provider::{AgentProvider, GpuProvider, Release};
-use crate::slurm::binder::{self, HeldNode, RentOutcome, SlurmBinder, TickInput};
+use crate::provider::{AgentProvider, GpuProvider};
+use crate::slurm::binder::{self, HeldNode, NodeAnswer, RentOutcome, SlurmBinder, TickInput};
 use crate::slurm::ctl::SlurmError;
+use ebb_reconcile::reconcile::{Pending, ReleaseOrder, Why};
+use ebb_reconcile::settle::{self, CreateAnswer};
 use ebb_slurm::binding::{Binding, NodeSlot, PartitionBinding};
 use ebb_wire::slurm::SlurmPoolView;
 use std::sync::Arc;
@@ -144,14 +150,20 @@ impl Console {
         }
         let (provider, hosts) = self.slurm_hosts(&nodes).await?;
         let holder = self.pools.console_id().await?;
+        let pending = self.pools.intents().await?;
         let input = TickInput {
             store: &self.pools,
-            provider: provider.as_ref(),
             holder: &holder,
-            term: None,
             hosts: &hosts,
             pools: &pools,
+            pending: &pending,
             now_ms: self.pools.now_ms(),
+        };
+        let sender = Sender {
+            provider: &provider,
+            holder: &holder,
+            term: None,
+            concurrency: EnforcerConfig::default().concurrency,
         };
         let mut binder = SlurmBinder::over(binding, self.slurm.api.clone());
         let mut outcomes = Vec::with_capacity(nodes.len());
@@ -183,13 +195,7 @@ impl Console {
                         )),
                     },
                     None => match binder.rent(part, pool, slot, &input).await? {
-                        RentOutcome::Leased(lease) => {
-                            Ok(format!("leased {lease} on {}", slot.host))
-                        }
-                        RentOutcome::Unanswered(problem) => Err(format!(
-                            "{} did not answer ({problem}); the daemon asks again",
-                            slot.host
-                        )),
+                        RentOutcome::Asked => self.rent_node(&mut binder, &sender, &input).await?,
                         RentOutcome::CannotServe(problem) => {
                             Err(format!("{problem}: marked down in Slurm"))
                         }
@@ -198,10 +204,7 @@ impl Console {
             } else {
                 match mine {
                     None => Ok("held nothing".to_string()),
-                    Some(node) => {
-                        self.suspend_node(part, pool, node, &input, provider.as_ref())
-                            .await
-                    }
+                    Some(node) => self.suspend_node(part, pool, node, &input, &sender).await,
                 }
             };
             outcomes.push(NodeOutcome {
@@ -212,28 +215,94 @@ impl Console {
         Ok(outcomes)
     }
 
+    /// The node request the binder just made: written to `lease_intents` (the node's
+    /// unanswered one, if the daemon asked already: same key), sent, and settled.
+    async fn rent_node(
+        &self,
+        binder: &mut SlurmBinder,
+        sender: &Sender<'_>,
+        input: &TickInput<'_>,
+    ) -> Result<Result<String, String>, SlurmOpError> {
+        let mut intents = Vec::new();
+        for (pool_id, orders) in binder.take_orders() {
+            for request in orders.rent {
+                let asked = input.pending.iter().find(|intent| {
+                    intent.pool_id == pool_id
+                        && intent.host == request.host
+                        && intent.gpu_uuids == request.gpu_uuids
+                });
+                intents.push(match asked {
+                    Some(intent) => intent.clone(),
+                    None => Pending {
+                        key: crate::pools::random_hex(16),
+                        pool_id: pool_id.clone(),
+                        host: request.host,
+                        gpu_uuids: request.gpu_uuids,
+                        command: request.command,
+                    },
+                });
+            }
+        }
+        self.pools.add_intents(&intents).await?;
+        let answers = sender.rent(intents).await;
+        let mut settled = Vec::new();
+        let mut told = Vec::new();
+        let mut result = Err("nothing asked".to_string());
+        for (intent, answer) in answers {
+            result = match &answer {
+                CreateAnswer::Granted(lease) => {
+                    settled.push((
+                        intent.key.clone(),
+                        Some((intent.host.clone(), (**lease).clone())),
+                    ));
+                    told.push((intent.clone(), NodeAnswer::Granted));
+                    Ok(format!("leased {} on {}", lease.id, intent.host))
+                }
+                CreateAnswer::Refused(problem) => {
+                    settled.push((intent.key.clone(), None));
+                    told.push((intent.clone(), NodeAnswer::Refused(problem.to_string())));
+                    Err(format!("{problem}: marked down in Slurm"))
+                }
+                CreateAnswer::Unknown(problem) => Err(format!(
+                    "{} did not answer ({problem}); the daemon asks again",
+                    intent.host
+                )),
+            };
+        }
+        self.pools.resolve_intents(&settled).await?;
+        binder
+            .answered(&self.pools, input.pools, input.hosts, &told)
+            .await?;
+        Ok(result)
+    }
+
     async fn suspend_node(
         &self,
         part: &PartitionBinding,
         pool: &Pool,
         node: &HeldNode,
         input: &TickInput<'_>,
-        provider: &dyn GpuProvider,
+        sender: &Sender<'_>,
     ) -> Result<String, String> {
         let granted = i64::try_from(node.lease.created_at_ms).unwrap_or(i64::MAX);
         let until = ebb_reconcile::placement::paid_until(granted, pool.unit_ms(), input.now_ms);
         let step = if pool.release_at_unit_end && input.now_ms < until {
             ebb_wire::reasons::SlurmStep::Parked { until_ms: until }
         } else {
-            let release = Release {
-                target: node.slot.host.clone(),
+            let order = ReleaseOrder {
+                host: node.slot.host.clone(),
                 lease_id: node.lease.id.clone(),
-                term: None,
+                pool_id: pool.id.clone(),
+                why: Why::ScaleIn,
             };
-            provider
-                .release(&release)
+            let answers = sender.release(std::slice::from_ref(&order)).await;
+            self.pools
+                .record_ended(&settle::ended(&answers))
                 .await
-                .map_err(|problem| problem.to_string())?;
+                .map_err(|error| error.to_string())?;
+            if let Some((_, Err(problem))) = answers.first() {
+                return Err(problem.to_string());
+            }
             ebb_wire::reasons::SlurmStep::Released
         };
         let words = match &step {
@@ -287,16 +356,15 @@ impl Console {
             .iter()
             .map(|slot| (part.clone(), slot.clone()))
             .collect();
-        let (provider, hosts) = self.slurm_hosts(&nodes).await?;
+        let (_, hosts) = self.slurm_hosts(&nodes).await?;
         let holder = self.pools.console_id().await?;
         let now_ms = self.pools.now_ms();
         let input = TickInput {
             store: &self.pools,
-            provider: provider.as_ref(),
             holder: &holder,
-            term: None,
             hosts: &hosts,
             pools: std::slice::from_ref(&pool),
+            pending: &[],
             now_ms,
         };
         let held = binder::held_nodes(part, &pool, &input);

@@ -2,6 +2,7 @@
 //! whatever rents GPUs (`provider`), the fleet's capacity facts, and each pool's recorded
 //! history (desired, ready, warming, utilization; delivery times).
 
+pub mod act;
 pub mod capacity;
 pub mod enforcer;
 pub mod pool_history;

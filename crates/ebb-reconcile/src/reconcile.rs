@@ -30,13 +30,33 @@ pub struct PoolTarget {
     pub prices: BTreeMap<String, i64>,
     /// Leases the operator chose to give back first on the next scale-in.
     pub release_first: Vec<String>,
-    /// Its leases are planned elsewhere (a pool bound to a Slurm partition: one lease per
-    /// Slurm node, rented and drained by the Slurm binder). The planner counts and shows
-    /// them, GPUs not leases, and releases only stale ones; it never rents for the pool
-    /// nor gives its leases back on scale-in or a host's removal.
+    /// Its nodes are chosen elsewhere (a pool bound to a Slurm partition: one lease per
+    /// Slurm node, chosen and drained by the Slurm binder). The planner counts and shows
+    /// its leases, GPUs not leases; it rents and releases for the pool only what `nodes`
+    /// asks (and stale leases), never on its own count, scale-in or a host's removal.
     pub external: bool,
+    /// An external pool's node requests this pass (the binder's).
+    pub nodes: NodeOrders,
     /// Where spot GPUs may go, and how many of `desired` should.
     pub spot: SpotTarget,
+}
+
+/// What the Slurm binder asks the planner for an external pool: exact node leases to rent
+/// and node leases to give back. The planner writes them as it writes its own (the one path
+/// to a lease: written to `lease_intents`, sent, settled).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NodeOrders {
+    pub rent: Vec<NodeRequest>,
+    /// Lease ids to release (a node scaled in, parked to its unit's end, or replaced).
+    pub release: Vec<String>,
+}
+
+/// One node's lease: exactly these GPUs on `host`, with the node's workload (its slurmd).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeRequest {
+    pub host: String,
+    pub gpu_uuids: Vec<String>,
+    pub command: Option<Vec<String>>,
 }
 
 /// A pool's spot side for one pass.
@@ -189,7 +209,10 @@ pub struct Pending {
     pub key: String,
     pub pool_id: String,
     pub host: String,
-    pub gpu_uuid: String,
+    /// One GPU for a count pool; a node's GPUs for a bound one.
+    pub gpu_uuids: Vec<String>,
+    /// The lease's workload (a Slurm node's slurmd), if any.
+    pub command: Option<Vec<String>>,
 }
 
 /// Everything one pass looks at.
@@ -222,7 +245,9 @@ pub enum Why {
 pub struct Create {
     pub pool_id: String,
     pub host: String,
-    pub gpu_uuid: String,
+    /// One GPU for a count pool; a node's GPUs for a bound one.
+    pub gpu_uuids: Vec<String>,
+    pub command: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -310,12 +335,13 @@ pub fn plan(input: &Input<'_>) -> Plan {
         taken_by_pending
             .entry(pending.host.as_str())
             .or_default()
-            .insert(pending.gpu_uuid.as_str());
+            .extend(pending.gpu_uuids.iter().map(String::as_str));
         if let Some(&p) = pool_index.get(pending.pool_id.as_str())
             && let Some(&h) = host_index.get(pending.host.as_str())
         {
-            status[p].pending += 1;
-            host_view(&mut per_host[p], h, input.hosts).pending += 1;
+            let width = u32::try_from(pending.gpu_uuids.len()).unwrap_or(u32::MAX);
+            status[p].pending += width;
+            host_view(&mut per_host[p], h, input.hosts).pending += width;
         }
     }
     let mut known_by_host: HashMap<&str, Vec<&KnownLease>> = HashMap::new();
@@ -341,7 +367,10 @@ pub fn plan(input: &Input<'_>) -> Plan {
     let mut spot_pending = vec![0u32; input.pools.len()];
     for pending in input.pending {
         if let Some(&p) = pool_index.get(pending.pool_id.as_str())
-            && spot_gpus.contains(&(pending.host.as_str(), pending.gpu_uuid.as_str()))
+            && pending
+                .gpu_uuids
+                .iter()
+                .any(|uuid| spot_gpus.contains(&(pending.host.as_str(), uuid.as_str())))
         {
             spot_pending[p] += 1;
         }
@@ -656,7 +685,8 @@ pub fn plan(input: &Input<'_>) -> Plan {
                         out.creates.push(Create {
                             pool_id: pool.id.clone(),
                             host: input.hosts[h].name.clone(),
-                            gpu_uuid: gpu.uuid.clone(),
+                            gpu_uuids: vec![gpu.uuid.clone()],
+                            command: None,
                         });
                         *gpu = &TAKEN;
                         left -= 1;
@@ -666,8 +696,20 @@ pub fn plan(input: &Input<'_>) -> Plan {
                 *created[p].entry(h).or_default() += count;
             }
         }
-        if pool.external || rebalance {
-            // The binder's, or spot on its way to take on demand's place.
+        if pool.external {
+            // The binder's nodes: exactly what it asked, where the GPUs are still free.
+            external_orders(
+                pool,
+                input,
+                &mut free,
+                &held[p],
+                &mut status[p],
+                &mut per_host[p],
+                &mut created[p],
+                &mut out,
+            );
+        } else if rebalance {
+            // Spot on its way to take on demand's place.
         } else if pool.desired < have {
             let excess = (have - pool.desired).min(status[p].actual);
             let target = &input.pools[p];
@@ -792,6 +834,74 @@ pub fn plan(input: &Input<'_>) -> Plan {
     }
     out.pools = status;
     out
+}
+
+/// An external pool's node orders: each node rented where all its GPUs are free now (taken
+/// from `free` so no later pool takes them), each lease asked back released.
+#[allow(clippy::too_many_arguments)]
+fn external_orders(
+    pool: &PoolTarget,
+    input: &Input<'_>,
+    free: &mut [Vec<&Gpu>],
+    held: &[(&Lease, usize, Option<f32>)],
+    status: &mut PoolStatus,
+    per_host: &mut BTreeMap<usize, PoolHostView>,
+    created: &mut BTreeMap<usize, u32>,
+    out: &mut Plan,
+) {
+    for request in &pool.nodes.rent {
+        let Some(h) = input
+            .hosts
+            .iter()
+            .position(|host| host.name == request.host)
+        else {
+            continue;
+        };
+        let at: Vec<usize> = request
+            .gpu_uuids
+            .iter()
+            .filter_map(|uuid| free[h].iter().position(|gpu| &gpu.uuid == uuid))
+            .collect();
+        if request.gpu_uuids.is_empty() || at.len() != request.gpu_uuids.len() {
+            // Taken since the binder looked, or asked already: it looks again next pass.
+            continue;
+        }
+        for i in at {
+            free[h][i] = &TAKEN;
+        }
+        out.creates.push(Create {
+            pool_id: pool.id.clone(),
+            host: request.host.clone(),
+            gpu_uuids: request.gpu_uuids.clone(),
+            command: request.command.clone(),
+        });
+        *created.entry(h).or_default() +=
+            u32::try_from(request.gpu_uuids.len()).unwrap_or(u32::MAX);
+    }
+    for lease_id in &pool.nodes.release {
+        let Some(&(lease, h, _)) = held.iter().find(|(lease, _, _)| &lease.id == lease_id) else {
+            continue;
+        };
+        let width = lease_width(lease, pool);
+        out.releases.push(ReleaseOrder {
+            host: input.hosts[h].name.clone(),
+            lease_id: lease.id.clone(),
+            pool_id: pool.id.clone(),
+            why: Why::ScaleIn,
+        });
+        status.actual = status.actual.saturating_sub(width);
+        status.releasing += width;
+        let view = host_view(per_host, h, input.hosts);
+        view.leased = view.leased.saturating_sub(width);
+        view.releasing += width;
+        if let Some(shown) = status
+            .leases
+            .iter_mut()
+            .find(|shown| shown.lease_id == lease.id)
+        {
+            shown.state = PoolLeaseState::Releasing;
+        }
+    }
 }
 
 /// A placeholder for a GPU taken earlier in the pass (an empty uuid never matches).

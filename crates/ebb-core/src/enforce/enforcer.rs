@@ -10,12 +10,14 @@
 
 use crate::catalog_store::ActiveCatalog;
 use crate::election::LeaderHandle;
+use crate::enforce::act::Sender;
 use crate::pools::{NewActivity, Pool, PoolError, PoolStore};
-use crate::provider::{AgentProvider, GpuChoice, GpuProvider, Release, Rent};
+use crate::provider::{AgentProvider, GpuProvider};
 use crate::registry::{HostEntry, Registry};
 use crate::rules_live::RulesRunner;
+use crate::slurm::binder::NodeAnswer;
 use ebb_reconcile::reconcile::{self, HostObs, Input, KnownLease, Pending, PoolTarget, Refusals};
-use ebb_reconcile::settle::{self, CreateAnswer, Lookup, ReleaseAnswer, Tally};
+use ebb_reconcile::settle::{self, CreateAnswer, Lookup, Tally};
 use ebb_telemetry::client::ClientConfig;
 use ebb_telemetry::fanout::fan_out;
 use ebb_wire::agent::{AgentErrorKind, ConsoleTerm};
@@ -398,7 +400,7 @@ impl Loop {
             .before_plan(&self.store, &recorded.pools, &hosts, &holder, now)
             .await?;
         let breakers = &self.spot;
-        let targets: Vec<PoolTarget> = recorded
+        let mut targets: Vec<PoolTarget> = recorded
             .pools
             .iter()
             .map(|pool| {
@@ -421,7 +423,8 @@ impl Loop {
                     .iter()
                     .any(|h| h.name == intent.host && h.seen.is_some())
             });
-        let retried = self.send_creates(&holder, retry).await;
+        let retried = self.sender(&holder).rent(retry).await;
+        let mut node_answers = node_answers_of(&retried, &targets);
         let retried = settle::creates(retried, &mut hosts, &mut tally);
         retried.update(&mut self.refusals, now);
         self.store.resolve_intents(&retried.resolved).await?;
@@ -445,6 +448,23 @@ impl Loop {
         }
         self.refusals.mark(&mut hosts, now);
         let known = self.store.known_leases().await?;
+
+        // Bindings: the Slurm binder chooses its nodes on what this pass saw (and Slurm
+        // says); its node requests and releases go to the planner with everything else.
+        self.slurm
+            .tick(&crate::slurm::binder::TickInput {
+                store: &self.store,
+                holder: &holder,
+                hosts: &hosts,
+                pools: &recorded.pools,
+                pending: &pending,
+                now_ms: now,
+            })
+            .await;
+        let mut orders = self.slurm.take_orders();
+        for target in targets.iter_mut().filter(|target| target.external) {
+            target.nodes = orders.remove(&target.id).unwrap_or_default();
+        }
         let grace_ms = i64::try_from(self.config.grace.as_millis()).unwrap_or(i64::MAX);
         let plan = reconcile::plan(&Input {
             now_ms: now,
@@ -483,7 +503,8 @@ impl Loop {
                 key: crate::pools::random_hex(16),
                 pool_id: create.pool_id.clone(),
                 host: create.host.clone(),
-                gpu_uuid: create.gpu_uuid.clone(),
+                gpu_uuids: create.gpu_uuids.clone(),
+                command: create.command.clone(),
             })
             .collect();
         self.store.add_intents(&new).await?;
@@ -492,10 +513,8 @@ impl Loop {
             let asked = settle::asked(&plan.pools, &targets, &hosts);
             self.store.write_status(&asked, self.store.now_ms()).await?;
         }
-        let (sent, released) = tokio::join!(
-            self.send_creates(&holder, new),
-            self.send_releases(&plan.releases)
-        );
+        let sender = self.sender(&holder);
+        let (sent, released) = tokio::join!(sender.rent(new), sender.release(&plan.releases));
 
         self.stale_term |= sent.iter().any(|(_, answer)| match answer {
             CreateAnswer::Refused(problem) => is_stale_term(problem),
@@ -505,6 +524,7 @@ impl Loop {
             .any(|(_, answer)| answer.as_ref().is_err_and(is_stale_term));
 
         // Settle: what the answers mean, then written in as few transactions as it takes.
+        node_answers.extend(node_answers_of(&sent, &targets));
         let sent = settle::creates(sent, &mut hosts, &mut tally);
         sent.update(&mut self.refusals, now);
         self.store.resolve_intents(&sent.resolved).await?;
@@ -545,6 +565,9 @@ impl Loop {
             .write_status(&settled.statuses, self.store.now_ms())
             .await?;
         crate::pool_history::after_pass(&self.store, &recorded.pools, &settled.statuses).await;
+        self.slurm
+            .answered(&self.store, &recorded.pools, &hosts, &node_answers)
+            .await?;
         // The rules see what this pass saw, and may set new counts for the next; on
         // Prometheus, with the readings it has of the pools' GPUs.
         let read;
@@ -574,20 +597,6 @@ impl Loop {
             tracing::warn!(%error, "the rules could not decide");
             crate::rules_live::RulesTick::default()
         });
-        // Slurm-bound pools: their nodes leased, drained and released by the binder, on
-        // the counts the rules just set.
-        let pools = self.store.list().await?;
-        self.slurm
-            .tick(&crate::slurm::binder::TickInput {
-                store: &self.store,
-                provider: self.provider.as_ref(),
-                holder: &holder,
-                term: self.term.as_ref(),
-                hosts: &hosts,
-                pools: &pools,
-                now_ms: self.store.now_ms(),
-            })
-            .await;
         Ok(PassReport {
             number: self.passes,
             granted: tally.granted(),
@@ -684,43 +693,14 @@ impl Loop {
         }));
     }
 
-    async fn send_creates(
-        &self,
-        holder: &str,
-        intents: Vec<Pending>,
-    ) -> Vec<(Pending, CreateAnswer)> {
-        let calls = intents.into_iter().map(|intent| {
-            let rent = Rent {
-                target: intent.host.clone(),
-                gpus: GpuChoice::Exact(vec![intent.gpu_uuid.clone()]),
-                key: intent.key.clone(),
-                pool_id: intent.pool_id.clone(),
-                holder_id: holder.to_string(),
-                term: self.term.clone(),
-                command: None,
-            };
-            (intent, rent, self.provider.clone())
-        });
-        fan_out(
-            calls,
-            self.config.concurrency,
-            |(intent, rent, provider)| async move {
-                let answer = match provider.rent(&rent).await {
-                    Ok(rented) => CreateAnswer::Granted(Box::new(rented.lease)),
-                    // Certainly not granted: refused for the GPU or the request (4xx), or
-                    // for the host itself (no token, or one without the lease scope).
-                    Err(error @ HostProblem::RefusedRequest { status, .. })
-                        if (400..500).contains(&status) =>
-                    {
-                        CreateAnswer::Refused(error)
-                    }
-                    Err(error) if Refusals::is_host_refusal(&error) => CreateAnswer::Refused(error),
-                    Err(error) => CreateAnswer::Unknown(error),
-                };
-                (intent, answer)
-            },
-        )
-        .await
+    /// The one sender of lease requests, as this console (its holder id and term).
+    fn sender<'a>(&'a self, holder: &'a str) -> Sender<'a> {
+        Sender {
+            provider: &self.provider,
+            holder,
+            term: self.term.as_ref(),
+            concurrency: self.config.concurrency,
+        }
     }
 
     /// Asks each host, by id, for the leases of ours it no longer lists.
@@ -745,29 +725,29 @@ impl Loop {
         )
         .await
     }
+}
 
-    async fn send_releases(
-        &self,
-        orders: &[reconcile::ReleaseOrder],
-    ) -> Vec<(reconcile::ReleaseOrder, ReleaseAnswer)> {
-        let calls = orders.iter().map(|order| {
-            let release = Release {
-                target: order.host.clone(),
-                lease_id: order.lease_id.clone(),
-                term: self.term.clone(),
-            };
-            (order.clone(), release, self.provider.clone())
-        });
-        fan_out(
-            calls,
-            self.config.concurrency,
-            |(order, release, provider)| async move {
-                let answer = provider.release(&release).await.map(Box::new);
-                (order, answer)
-            },
-        )
-        .await
-    }
+/// The answers to a bound pool's node requests, for the Slurm binder (unanswered ones are
+/// sent again; the binder hears nothing of them).
+fn node_answers_of(
+    answers: &[(Pending, settle::CreateAnswer)],
+    targets: &[PoolTarget],
+) -> Vec<(Pending, NodeAnswer)> {
+    answers
+        .iter()
+        .filter(|(intent, _)| {
+            targets
+                .iter()
+                .any(|target| target.external && target.id == intent.pool_id)
+        })
+        .filter_map(|(intent, answer)| match answer {
+            CreateAnswer::Granted(_) => Some((intent.clone(), NodeAnswer::Granted)),
+            CreateAnswer::Refused(problem) => {
+                Some((intent.clone(), NodeAnswer::Refused(problem.to_string())))
+            }
+            CreateAnswer::Unknown(_) => None,
+        })
+        .collect()
 }
 
 /// An agent's refusal of this console's term: another console was elected since.
@@ -814,6 +794,7 @@ pub(crate) fn target(
         prices: pool.hourly_prices(catalog),
         release_first: pool.release_first.clone(),
         external: false,
+        nodes: Default::default(),
         spot: ebb_reconcile::reconcile::SpotTarget {
             wanted,
             prices: spot_prices,

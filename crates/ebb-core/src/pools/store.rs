@@ -549,13 +549,27 @@ impl PoolStore {
         let now = self.now_ms();
         let mut tx = self.db.begin_write().await?;
         for intent in intents {
+            let first = intent.gpu_uuids.first().cloned().unwrap_or_default();
+            // One GPU: the column alone, as before nodes were requested here too.
+            let all = (intent.gpu_uuids.len() != 1)
+                .then(|| serde_json::to_string(&intent.gpu_uuids))
+                .transpose()
+                .map_err(json_error)?;
+            let command = intent
+                .command
+                .as_ref()
+                .map(serde_json::to_string)
+                .transpose()
+                .map_err(json_error)?;
             sqlx::query(
-                "INSERT INTO lease_intents (key, pool_id, host, gpu_uuid, created_at_ms) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key) DO NOTHING",
+                "INSERT INTO lease_intents (key, pool_id, host, gpu_uuid, gpu_uuids, command, created_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (key) DO NOTHING",
             )
             .bind(&intent.key)
             .bind(&intent.pool_id)
             .bind(&intent.host)
-            .bind(&intent.gpu_uuid)
+            .bind(first)
+            .bind(all)
+            .bind(command)
             .bind(now)
             .execute(&mut *tx)
             .await?;
@@ -566,19 +580,29 @@ impl PoolStore {
 
     pub async fn intents(&self) -> Result<Vec<Pending>, PoolError> {
         let rows = sqlx::query(
-            "SELECT key, pool_id, host, gpu_uuid FROM lease_intents ORDER BY created_at_ms, key",
+            "SELECT key, pool_id, host, gpu_uuid, gpu_uuids, command FROM lease_intents ORDER BY created_at_ms, key",
         )
         .fetch_all(self.pool())
         .await?;
-        Ok(rows
-            .iter()
-            .map(|row| Pending {
-                key: row.get("key"),
-                pool_id: row.get("pool_id"),
-                host: row.get("host"),
-                gpu_uuid: row.get("gpu_uuid"),
+        rows.iter()
+            .map(|row| {
+                let all: Option<String> = row.get("gpu_uuids");
+                let command: Option<String> = row.get("command");
+                Ok(Pending {
+                    key: row.get("key"),
+                    pool_id: row.get("pool_id"),
+                    host: row.get("host"),
+                    gpu_uuids: match all {
+                        Some(all) => serde_json::from_str(&all).map_err(json_error)?,
+                        None => vec![row.get("gpu_uuid")],
+                    },
+                    command: command
+                        .map(|c| serde_json::from_str(&c))
+                        .transpose()
+                        .map_err(json_error)?,
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// Intents whose answers are certain, in one transaction; each granted lease is
@@ -1044,4 +1068,9 @@ pub(super) async fn save(
         }
         other => other.map(|_| ()).map_err(PoolError::from),
     }
+}
+
+/// A lease request's JSON columns (its GPUs, its command) that do not read or write.
+fn json_error(error: serde_json::Error) -> PoolError {
+    PoolError::Db(sqlx::Error::Decode(Box::new(error)))
 }

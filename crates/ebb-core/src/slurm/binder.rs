@@ -11,6 +11,14 @@
 //!   by `ebb slurm resume`), the ones it powers down are parked to the end of their paid
 //!   unit, then released. A resume Ebb cannot serve marks the node down with the reason.
 //!
+//! The binder decides which nodes; it rents and releases nothing itself. Each node it
+//! wants leased is handed to the planner as an exact request (the node's GPUs, its
+//! slurmd), each node to give back as a release ([`SlurmBinder::take_orders`]): the
+//! planner plans them with its own, the enforcer writes them to `lease_intents` and sends
+//! them through the one sender ([`crate::enforce::act`]), and tells the binder the answers
+//! ([`SlurmBinder::answered`]). A node whose request is unanswered is in `lease_intents`,
+//! sent again with the same key, never asked twice.
+//!
 //! Every pass the partition's queue metrics are stored as the pool's metrics
 //! (`slurm_pending_gpus`, `slurm_allocated_gpus`, `slurm_demand_gpus`,
 //! `slurm_pending_jobs`, `slurm_oldest_wait_minutes`), so rules scale on them; when Slurm
@@ -19,12 +27,11 @@
 use super::api::{SlurmApi, SlurmSetup};
 use super::ctl::{PartitionView, SlurmError};
 use crate::pools::{NewActivity, Pool, PoolStore};
-use crate::provider::{GpuChoice, GpuProvider, Release, Rent};
-use ebb_reconcile::reconcile::HostObs;
+use ebb_reconcile::reconcile::{HostObs, NodeOrders, NodeRequest, Pending};
 use ebb_slurm::binding::{Binding, Mode, NodeSlot, PartitionBinding};
 use ebb_slurm::drain::{self, Candidate, DrainRequest, NodeLoad};
 use ebb_slurm::queue::{NodeBase, NodeFlag, NodeInfo};
-use ebb_wire::agent::{ConsoleTerm, Lease, LeaseState};
+use ebb_wire::agent::{Lease, LeaseState};
 use ebb_wire::pools::Actor;
 use ebb_wire::reasons::{ChangeReason, SlurmStep};
 use ebb_wire::rules::MetricPush;
@@ -62,16 +69,24 @@ pub struct HeldNode {
     pub lease: Lease,
 }
 
-/// What one pass sees and may act through.
+/// What one pass sees.
 #[derive(Debug)]
 pub struct TickInput<'a> {
     pub store: &'a PoolStore,
-    pub provider: &'a dyn GpuProvider,
     pub holder: &'a str,
-    pub term: Option<&'a ConsoleTerm>,
     pub hosts: &'a [HostObs],
     pub pools: &'a [Pool],
+    /// Lease requests written and not yet answered: a node asked for is not asked again.
+    pub pending: &'a [Pending],
     pub now_ms: i64,
+}
+
+/// A node request's answer, as the binder needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeAnswer {
+    Granted,
+    /// Certainly not granted, and why.
+    Refused(String),
 }
 
 /// The binder's memory between passes (all of it rebuilt from Slurm and the agents after a
@@ -82,8 +97,8 @@ pub struct SlurmBinder {
     /// The binding was given in code (the demo's): `reload` keeps it.
     fixed: bool,
     ctl: std::sync::Arc<dyn SlurmApi>,
-    /// Rent keys sent and not answered, by node: the same key again, never a second lease.
-    inflight: HashMap<String, String>,
+    /// What this pass asks the planner for, by pool id.
+    orders: BTreeMap<String, NodeOrders>,
     draining_since: HashMap<String, i64>,
     /// GPUs released per pool, with when, for the disruption budget's window.
     released: HashMap<String, Vec<(i64, u32)>>,
@@ -141,7 +156,7 @@ impl SlurmBinder {
             fixed: setup.binding.is_some(),
             binding: setup.binding,
             ctl: setup.api,
-            inflight: HashMap::new(),
+            orders: BTreeMap::new(),
             draining_since: HashMap::new(),
             released: HashMap::new(),
             said: HashMap::new(),
@@ -190,6 +205,50 @@ impl SlurmBinder {
         (part.mode == Mode::Ebb).then(|| want_nodes(part, pool.desired) * part.gpus_per_node.max(1))
     }
 
+    /// The node requests and releases decided since last taken, by pool id: the planner's
+    /// input for the bound pools.
+    pub fn take_orders(&mut self) -> BTreeMap<String, NodeOrders> {
+        std::mem::take(&mut self.orders)
+    }
+
+    /// The answers to node requests (found by pool, host and GPUs): a granted node is said
+    /// leased; one certainly refused cannot be served now (marked down in Slurm when
+    /// Slurm leads, and said). Unanswered ones stay in `lease_intents`, sent again.
+    pub async fn answered(
+        &mut self,
+        store: &PoolStore,
+        pools: &[Pool],
+        hosts: &[HostObs],
+        answers: &[(Pending, NodeAnswer)],
+    ) -> Result<(), crate::pools::PoolError> {
+        let Some(binding) = self.binding.clone() else {
+            return Ok(());
+        };
+        for (intent, answer) in answers {
+            let Some(pool) = pools.iter().find(|pool| pool.id == intent.pool_id) else {
+                continue;
+            };
+            let Some(part) = binding.of_pool(&pool.name) else {
+                continue;
+            };
+            let Some(slot) = slot_of(part, &intent.host, &intent.gpu_uuids, hosts) else {
+                continue;
+            };
+            match answer {
+                NodeAnswer::Granted => {
+                    self.said.remove(&slot.name);
+                    let node = std::slice::from_ref(&slot.name);
+                    self.log(store, pool, part, node, SlurmStep::Resumed)
+                        .await?;
+                }
+                NodeAnswer::Refused(problem) => {
+                    self.cannot_serve(part, pool, &slot, problem, store).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// One pass over every bound partition. Errors are logged, never fatal: a partition
     /// Slurm does not answer for stands still.
     pub async fn tick(&mut self, input: &TickInput<'_>) {
@@ -212,10 +271,11 @@ impl SlurmBinder {
         pool: &Pool,
         input: &TickInput<'_>,
     ) -> Result<(), crate::pools::PoolError> {
+        let asked = asked_nodes(part, pool, input);
         let busy = !self.requeued.is_empty()
+            || !asked.is_empty()
             || part.nodes.iter().any(|slot| {
-                self.inflight.contains_key(&slot.name)
-                    || self.draining_since.contains_key(&slot.name)
+                self.draining_since.contains_key(&slot.name)
                     || self.troubled.contains_key(&slot.name)
             });
         let due = match self.last_read.get(&part.name) {
@@ -266,10 +326,15 @@ impl SlurmBinder {
                     .into_iter()
                     .partition(|node| node.lease.reclaim_deadline_ms.is_some());
                 self.reclaimed(part, pool, &view, &going, input).await?;
-                let kept = self.replace_lost(part, pool, &view, kept, input).await?;
-                self.ebb_led(part, pool, &view, &kept, input).await
+                let kept = self
+                    .replace_lost(part, pool, &view, kept, &asked, input)
+                    .await?;
+                self.ebb_led(part, pool, &view, &kept, &asked, input).await
             }
-            Mode::Slurm => self.slurm_led(part, pool, &view, &held, input).await,
+            Mode::Slurm => {
+                self.slurm_led(part, pool, &view, &held, &asked, input)
+                    .await
+            }
         }
     }
 
@@ -279,6 +344,7 @@ impl SlurmBinder {
         pool: &Pool,
         view: &PartitionView,
         held: &[HeldNode],
+        asked: &[String],
         input: &TickInput<'_>,
     ) -> Result<(), crate::pools::PoolError> {
         let per_node = part.gpus_per_node.max(1);
@@ -295,8 +361,10 @@ impl SlurmBinder {
             self.undrain(input.store, pool, part, &back).await?;
             let all: Vec<&HeldNode> = held.iter().collect();
             self.resume_troubled(part, pool, view, &all, input).await?;
-            let missing = want_nodes - held_count;
-            let free = self.free_slots(part, held, view, input);
+            // Nodes asked for and not yet answered count as coming.
+            let coming = u32::try_from(asked.len()).unwrap_or(u32::MAX);
+            let missing = (want_nodes - held_count).saturating_sub(coming);
+            let free = self.free_slots(part, held, asked, view, input);
             for slot in free.into_iter().take(missing as usize) {
                 self.rent(part, pool, &slot, input).await?;
             }
@@ -423,6 +491,7 @@ impl SlurmBinder {
         pool: &Pool,
         view: &PartitionView,
         held: &[HeldNode],
+        asked: &[String],
         input: &TickInput<'_>,
     ) -> Result<(), crate::pools::PoolError> {
         // Powered down (or going): parked until the paid unit ends, then released.
@@ -457,6 +526,7 @@ impl SlurmBinder {
             let up = info.state.has(NodeFlag::PoweringUp);
             if up
                 && !held.iter().any(|node| node.slot.name == slot.name)
+                && !asked.contains(&slot.name)
                 && let Err(error) = self.rent(part, pool, slot, input).await
             {
                 tracing::warn!(node = %slot.name, %error, "cannot resume");
@@ -529,6 +599,7 @@ impl SlurmBinder {
         pool: &Pool,
         view: &PartitionView,
         held: Vec<HeldNode>,
+        asked: &[String],
         input: &TickInput<'_>,
     ) -> Result<Vec<HeldNode>, crate::pools::PoolError> {
         let held_names: Vec<&str> = held.iter().map(|node| node.slot.name.as_str()).collect();
@@ -536,7 +607,7 @@ impl SlurmBinder {
             .retain(|name, _| held_names.contains(&name.as_str()));
         self.replaced
             .retain(|_, at| input.now_ms - *at < REPLACED_FOR_MS);
-        let mut spare = self.free_slots(part, &held, view, input).len();
+        let mut spare = self.free_slots(part, &held, asked, view, input).len();
         let mut kept = Vec::with_capacity(held.len());
         let mut lost = Vec::new();
         for node in held {
@@ -633,12 +704,14 @@ impl SlurmBinder {
         &self,
         part: &PartitionBinding,
         held: &[HeldNode],
+        asked: &[String],
         view: &PartitionView,
         input: &TickInput<'_>,
     ) -> Vec<NodeSlot> {
         part.nodes
             .iter()
             .filter(|slot| !held.iter().any(|node| node.slot.name == slot.name))
+            .filter(|slot| !asked.contains(&slot.name))
             .filter(|slot| !self.replaced.contains_key(&slot.name))
             .filter(|slot| {
                 view.node(&slot.name).is_none_or(|info| {
@@ -752,9 +825,10 @@ impl SlurmBinder {
         }
     }
 
-    /// Leases a node's GPUs with its slurmd as the workload. A node that cannot be served
-    /// now (its GPUs taken, its host silent, the lease refused) is marked down in Slurm
-    /// with the reason (Slurm-led) and logged.
+    /// Asks the planner for a lease of a node's GPUs with its slurmd as the workload (sent
+    /// this pass, once written to `lease_intents`). A node that cannot be served now (its
+    /// GPUs taken, its host silent) is marked down in Slurm with the reason (Slurm-led)
+    /// and logged.
     pub async fn rent(
         &mut self,
         part: &PartitionBinding,
@@ -765,50 +839,21 @@ impl SlurmBinder {
         let uuids = match slot_uuids(slot, input.hosts) {
             Ok(uuids) => uuids,
             Err(problem) => {
-                self.cannot_serve(part, pool, slot, &problem, input).await?;
+                self.cannot_serve(part, pool, slot, &problem, input.store)
+                    .await?;
                 return Ok(RentOutcome::CannotServe(problem));
             }
         };
-        let key = self
-            .inflight
-            .entry(slot.name.clone())
-            .or_insert_with(|| crate::pools::random_hex(16))
-            .clone();
-        let rent = Rent {
-            target: slot.host.clone(),
-            gpus: GpuChoice::Exact(uuids),
-            key,
-            pool_id: pool.id.clone(),
-            holder_id: input.holder.to_string(),
-            term: input.term.cloned(),
-            command: Some(part.slurmd_argv(&slot.name)).filter(|argv| !argv.is_empty()),
-        };
-        match input.provider.rent(&rent).await {
-            Ok(rented) => {
-                self.inflight.remove(&slot.name);
-                self.said.remove(&slot.name);
-                self.log(
-                    input.store,
-                    pool,
-                    part,
-                    std::slice::from_ref(&slot.name),
-                    SlurmStep::Resumed,
-                )
-                .await?;
-                Ok(RentOutcome::Leased(rented.lease.id))
-            }
-            Err(problem) if !certainly_refused(&problem) => {
-                // Perhaps granted: the same key next pass, so never a second lease.
-                tracing::warn!(node = %slot.name, %problem, "lease request unanswered");
-                Ok(RentOutcome::Unanswered(problem.to_string()))
-            }
-            Err(problem) => {
-                self.inflight.remove(&slot.name);
-                let problem = problem.to_string();
-                self.cannot_serve(part, pool, slot, &problem, input).await?;
-                Ok(RentOutcome::CannotServe(problem))
-            }
-        }
+        self.orders
+            .entry(pool.id.clone())
+            .or_default()
+            .rent
+            .push(NodeRequest {
+                host: slot.host.clone(),
+                gpu_uuids: uuids,
+                command: Some(part.slurmd_argv(&slot.name)).filter(|argv| !argv.is_empty()),
+            });
+        Ok(RentOutcome::Asked)
     }
 
     async fn cannot_serve(
@@ -817,7 +862,7 @@ impl SlurmBinder {
         pool: &Pool,
         slot: &NodeSlot,
         problem: &str,
-        input: &TickInput<'_>,
+        store: &PoolStore,
     ) -> Result<(), crate::pools::PoolError> {
         if part.mode == Mode::Slurm {
             let reason = format!("{REASON_PREFIX} {problem}");
@@ -830,7 +875,7 @@ impl SlurmBinder {
             }
         }
         self.log(
-            input.store,
+            store,
             pool,
             part,
             std::slice::from_ref(&slot.name),
@@ -860,32 +905,20 @@ impl SlurmBinder {
                 .await
                 .map_err(slurm_error)?;
         }
-        let mut gone = Vec::new();
+        let orders = self.orders.entry(pool.id.clone()).or_default();
         for node in going {
-            let release = Release {
-                target: node.slot.host.clone(),
-                lease_id: node.lease.id.clone(),
-                term: input.term.cloned(),
-            };
-            match input.provider.release(&release).await {
-                Ok(_) => {
-                    gone.push(node.slot.name.clone());
-                    self.draining_since.remove(&node.slot.name);
-                    self.released
-                        .entry(pool.id.clone())
-                        .or_default()
-                        .push((input.now_ms, part.gpus_per_node));
-                }
-                Err(problem) => {
-                    tracing::warn!(node = %node.slot.name, %problem, "cannot release the node's lease")
-                }
+            // Released by the planner this pass; asked again next pass if it did not go.
+            if !orders.release.contains(&node.lease.id) {
+                orders.release.push(node.lease.id.clone());
             }
+            self.draining_since.remove(&node.slot.name);
+            self.released
+                .entry(pool.id.clone())
+                .or_default()
+                .push((input.now_ms, part.gpus_per_node));
         }
-        if !gone.is_empty() {
-            self.log(input.store, pool, part, &gone, SlurmStep::Released)
-                .await?;
-        }
-        Ok(())
+        self.log(input.store, pool, part, &names, SlurmStep::Released)
+            .await
     }
 
     /// Writes a step to the pool's activity once per node and step.
@@ -916,10 +949,8 @@ impl SlurmBinder {
 /// What a node's rent came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RentOutcome {
-    /// Leased: the lease's id.
-    Leased(String),
-    /// No certain answer: asked again with the same key on the next pass.
-    Unanswered(String),
+    /// Asked of the planner: written to `lease_intents` and sent this pass.
+    Asked,
     /// Not servable now, and said so (in Slurm and the log).
     CannotServe(String),
 }
@@ -960,15 +991,6 @@ pub async fn log_step(
 
 fn slurm_error(error: SlurmError) -> crate::pools::PoolError {
     crate::pools::PoolError::Slurm(error.to_string())
-}
-
-/// Certainly not granted: refused for the GPUs or the request (4xx), or for the host.
-fn certainly_refused(problem: &ebb_wire::reasons::HostProblem) -> bool {
-    use ebb_wire::reasons::HostProblem;
-    match problem {
-        HostProblem::RefusedRequest { status, .. } => (400..500).contains(status),
-        other => ebb_reconcile::reconcile::Refusals::is_host_refusal(other),
-    }
 }
 
 /// The partition's queue metrics as the pool's metrics, stored each pass.
@@ -1016,6 +1038,37 @@ pub fn held_nodes(part: &PartitionBinding, pool: &Pool, input: &TickInput<'_>) -
         }
     }
     held.into_values().collect()
+}
+
+/// The nodes of `pool` with a lease request written and not yet answered.
+fn asked_nodes(part: &PartitionBinding, pool: &Pool, input: &TickInput<'_>) -> Vec<String> {
+    input
+        .pending
+        .iter()
+        .filter(|intent| intent.pool_id == pool.id)
+        .filter_map(|intent| slot_of(part, &intent.host, &intent.gpu_uuids, input.hosts))
+        .map(|slot| slot.name)
+        .collect()
+}
+
+/// The node whose GPUs on `host` are exactly `uuids` (by the host's GPU indexes).
+fn slot_of(
+    part: &PartitionBinding,
+    host: &str,
+    uuids: &[String],
+    hosts: &[HostObs],
+) -> Option<NodeSlot> {
+    let seen = hosts.iter().find(|h| h.name == host)?.seen.as_ref()?;
+    let indexes: Vec<u32> = uuids
+        .iter()
+        .map(|uuid| {
+            seen.gpus
+                .iter()
+                .find(|gpu| &gpu.uuid == uuid)
+                .map(|gpu| gpu.index)
+        })
+        .collect::<Option<_>>()?;
+    part.node_at(host, &indexes).cloned()
 }
 
 /// The UUIDs of a node's GPUs when all are free and healthy now; else why not.

@@ -112,23 +112,26 @@ impl World {
                 .find(|h| h.name == create.host)
                 .unwrap();
             assert!(host.up, "asked a host that is down");
-            let taken = host
-                .leases
-                .iter()
-                .any(|l| l.state != LeaseState::Released && l.gpu_uuids.contains(&create.gpu_uuid));
-            assert!(!taken, "{} asked for twice", create.gpu_uuid);
+            let taken = host.leases.iter().any(|l| {
+                l.state != LeaseState::Released
+                    && create
+                        .gpu_uuids
+                        .iter()
+                        .any(|uuid| l.gpu_uuids.contains(uuid))
+            });
+            assert!(!taken, "{:?} asked for twice", create.gpu_uuids);
             self.next_token += 1;
-            let index = host
-                .gpus
+            let indexes: Vec<u32> = create
+                .gpu_uuids
                 .iter()
-                .position(|g| g.uuid == create.gpu_uuid)
-                .unwrap();
+                .map(|uuid| host.gpus.iter().position(|g| &g.uuid == uuid).unwrap() as u32)
+                .collect();
             let lease = Lease {
                 id: format!("lease-{}", self.next_token),
                 pool_id: create.pool_id.clone(),
                 holder_id: US.into(),
-                gpu_uuids: vec![create.gpu_uuid.clone()],
-                gpu_indexes: vec![index as u32],
+                gpu_uuids: create.gpu_uuids.clone(),
+                gpu_indexes: indexes,
                 fencing_token: self.next_token,
                 state: LeaseState::Active,
                 created_at_ms: self.now_ms as u64,
@@ -207,6 +210,7 @@ fn pool(id: &str, model: &str, regions: &[&str], desired: u32) -> PoolTarget {
         .collect(),
         release_first: Vec::new(),
         external: false,
+        nodes: Default::default(),
         spot: SpotTarget::default(),
     }
 }
@@ -443,7 +447,8 @@ fn pending_requests_count_so_a_crash_and_rerun_asks_for_nothing_twice() {
             key: format!("k{i}"),
             pool_id: c.pool_id.clone(),
             host: c.host.clone(),
-            gpu_uuid: c.gpu_uuid.clone(),
+            gpu_uuids: c.gpu_uuids.clone(),
+            command: None,
         })
         .collect();
     let rerun = plan(&Input {
@@ -544,7 +549,7 @@ fn someone_elses_leases_are_left_alone() {
     });
     let plan = world.pass(&[pool("p", "A100", &["cn-east"], 8)]);
     assert_eq!(plan.creates.len(), 7, "GPU-c-0 is taken");
-    assert!(plan.creates.iter().all(|c| c.gpu_uuid != "GPU-c-0"));
+    assert!(plan.creates.iter().all(|c| c.gpu_uuids[0] != "GPU-c-0"));
     let plan = world.pass(&[pool("p", "A100", &["cn-east"], 0)]);
     assert!(plan.releases.iter().all(|r| r.lease_id != "theirs"));
 }
@@ -804,4 +809,70 @@ fn a_reclaimed_lease_is_replaced_at_once_left_to_its_host_and_said_once() {
     let again = world.pass(&pools);
     assert!(again.creates.is_empty(), "one replacement, not two");
     assert!(crate::settle::reclaims(&again.pools, &mut said).is_empty());
+}
+
+#[test]
+fn a_bound_pools_node_orders_are_planned_as_exact_leases_once() {
+    let mut world = World::new(&[("n", "cn-east", 4, "NVIDIA A100-SXM4-80GB")]);
+    let node = |gpus: &[u32]| NodeRequest {
+        host: "n".into(),
+        gpu_uuids: gpus.iter().map(|i| format!("GPU-n-{i}")).collect(),
+        command: Some(vec!["slurmd".into(), "-N".into(), "node-1".into()]),
+    };
+    let mut bound = pool("b", "A100", &["cn-east"], 4);
+    bound.external = true;
+    // The desired count alone rents nothing for a bound pool.
+    let first = world.pass(std::slice::from_ref(&bound));
+    assert!(first.creates.is_empty() && first.releases.is_empty());
+    // A node asked: one lease of exactly its GPUs, with its workload.
+    bound.nodes.rent = vec![node(&[0, 1])];
+    let hosts = world.observe();
+    let input = Input {
+        now_ms: world.now_ms,
+        holder: US,
+        grace_ms: GRACE,
+        pools: std::slice::from_ref(&bound),
+        hosts: &hosts,
+        known: &world.known,
+        pending: &[],
+    };
+    let asked = plan(&input);
+    assert_eq!(asked.creates.len(), 1);
+    assert_eq!(asked.creates[0].gpu_uuids, vec!["GPU-n-0", "GPU-n-1"]);
+    assert_eq!(asked.creates[0].command, node(&[0]).command);
+    assert_eq!(asked.pools[0].pending, 2, "counted in GPUs");
+    // The same node already asked (its intent unanswered), or one GPU of it taken: not
+    // asked again.
+    let in_flight = [Pending {
+        key: "k".into(),
+        pool_id: "b".into(),
+        host: "n".into(),
+        gpu_uuids: node(&[0, 1]).gpu_uuids,
+        command: None,
+    }];
+    let again = plan(&Input {
+        pending: &in_flight,
+        ..input
+    });
+    assert!(again.creates.is_empty());
+    assert_eq!(again.pools[0].pending, 2);
+    let mut overlapping = bound.clone();
+    overlapping.nodes.rent = vec![node(&[1, 2])];
+    let clash = plan(&Input {
+        pools: std::slice::from_ref(&overlapping),
+        pending: &in_flight,
+        ..input
+    });
+    assert!(clash.creates.is_empty());
+    // Granted, then given back when the binder asks.
+    world.pass(std::slice::from_ref(&bound));
+    bound.nodes.rent.clear();
+    let held = world.active("b");
+    assert_eq!(held.len(), 1);
+    let lease_id = world.hosts[0].leases[0].id.clone();
+    bound.nodes.release = vec![lease_id.clone()];
+    let given_back = world.pass(std::slice::from_ref(&bound));
+    assert_eq!(given_back.releases.len(), 1);
+    assert_eq!(given_back.releases[0].lease_id, lease_id);
+    assert_eq!(given_back.pools[0].releasing, 2);
 }

@@ -53,7 +53,8 @@ fn pending(key: &str, host: &str) -> Pending {
         key: key.into(),
         pool_id: "pool-a".into(),
         host: host.into(),
-        gpu_uuid: format!("GPU-{key}"),
+        gpu_uuids: vec![format!("GPU-{key}")],
+        command: None,
     }
 }
 
@@ -69,6 +70,7 @@ fn target(desired: u32) -> PoolTarget {
         prices: BTreeMap::new(),
         release_first: Vec::new(),
         external: false,
+        nodes: Default::default(),
         spot: SpotTarget::default(),
     }
 }
