@@ -201,6 +201,7 @@ fn spot_comparison(
         notice_minutes,
         breaker: BreakerPolicy::default(),
         model,
+        ..SpotReplay::default()
     };
     let mut policy = RulesPolicy::new("rules", rules.clone(), Some(pricing(entry, options)));
     let mut mix = replay_spot(trace, &mut policy, entry, options, &spot)?.result;

@@ -128,6 +128,7 @@ fn spot_market(
                 rate_per_gpu_hour: rate,
                 seed: args.seed,
             }),
+            ..SpotReplay::default()
         },
         from,
     )))

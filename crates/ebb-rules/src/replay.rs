@@ -22,7 +22,7 @@ pub mod spot;
 pub mod trace;
 
 use crate::policy::Policy;
-use billing::{Bill, BillingPlan, bill_held, bill_held_base};
+use billing::{Bill, BillingPlan, bill_held, bill_runs_base};
 use ebb_cost::{CostError, OverlayMode, PriceEntry, Term};
 use ebb_wire::replay::{ReplayGpuHours, ReplayResult};
 use sim::{Outcome, Series, SimOptions, simulate};
@@ -95,10 +95,11 @@ pub fn replay(
 }
 
 /// Runs `policy` over `trace` with some GPUs on spot per `spot`: the GPUs not on spot are
-/// billed as [`replay`] bills them (`spot.base` subscribed, or the best base when 0), the
-/// spot ones per started hour at the spot price in force; the figures add the
-/// interruptions, the spot hours and their cost (part of `cost_fen`). With no GPU on spot
-/// and none taken back it gives what [`replay`] gives.
+/// billed per started unit of the overlay from each one's own rental (`spot.base`
+/// subscribed, or the best base when 0; as [`replay`] bills them when they are released
+/// newest first), the spot ones per started hour at the spot price in force; the figures
+/// add the interruptions, the spot hours and their cost (part of `cost_fen`). With no GPU
+/// on spot and none taken back it gives what [`replay`] gives.
 pub fn replay_spot(
     trace: &Trace,
     policy: &mut dyn Policy,
@@ -112,16 +113,9 @@ pub fn replay_spot(
         start_hour: options.start_ms.div_euclid(3_600_000),
     };
     let prices = SpotPrices::new(trace, entry, plan.start_hour);
-    let run = spot::simulate(
-        trace,
-        policy,
-        options.warmup_minutes,
-        options.start_ms,
-        &prices,
-        spot,
-    );
+    let run = spot::simulate(trace, policy, options, &prices, spot);
     let base = (spot.base > 0).then_some(spot.base);
-    let bill = bill_held_base(&run.on_demand_held, entry, &plan, base)?;
+    let bill = bill_runs_base(&run.on_demand_runs, trace.minutes(), entry, &plan, base)?;
     let spot_bill = bill_spot(&run.spot_runs, &prices, entry.hour)?;
     let mut result = figures(policy.name(), trace, &run.outcome, &bill);
     result.cost_fen = bill

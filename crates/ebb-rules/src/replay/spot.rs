@@ -8,11 +8,21 @@
 //!   allowed while the breaker is closed and the spot price in force is within the max
 //!   price) says how many go on spot; the rest, the base and the on-demand floor are on
 //!   demand. A scale-in releases spot above the share of the new count first (as the
-//!   console does), then on demand, then spot, newest first.
-//! - Back to spot (as the console): a minute the policy keeps its count, with every GPU
-//!   ready, spot allowed and fewer spot GPUs than the split's share, the missing spot GPUs
-//!   are ordered (ready after the warmup) in place of the newest on-demand ones, which are
-//!   released once they are ready and paid until then: make before break.
+//!   console does), then on demand (the highest in the stack first), then spot, newest
+//!   first.
+//! - Back to spot (as the console, through `ebb_reconcile::spot::swap_due`): a minute the
+//!   policy keeps its count, with every GPU ready, spot allowed and fewer spot GPUs than
+//!   the split's share, an on-demand GPU goes back to spot only when its paid unit (the
+//!   overlay's hour, day or week, counted from its own rental) ends within the lead
+//!   (`SWAP_LEAD_MS`, or the warmup when longer) and no sooner than the warmup: the spot
+//!   GPU ordered then is ready as the unit runs out, and the on-demand one is released at
+//!   the unit's end, its paid time used to the minute (make before break at the unit's
+//!   end).
+//!   Those that may go are the on-demand GPUs at the top of the pool's stack, as many as
+//!   spot is short (never the base's places, below `base`); of them, those due go, the
+//!   unit ending first first. A GPU not due waits for its next unit's end. A pool that
+//!   releases at once (`release_at_unit_end` false) swaps them at once, each released when
+//!   its spot GPU is ready.
 //! - An interruption at minute `t` takes back a ready spot GPU (the oldest first): its
 //!   replacement is ordered at `t` (spot, or on demand while the breaker is open or the
 //!   price is above the max) and is ready at `t + warmup`; the GPU taken back stops being
@@ -23,18 +33,25 @@
 //!   that minute; those beyond the spot GPUs held are not counted) or else, when given, a
 //!   [`SpotModel`] drawn for each ready spot GPU each minute.
 //!
-//! The bill: GPUs not on spot as the plain replay bills them (layers of their held series,
-//! the pool's overlay, the base given or the best one); each spot GPU per started hour at
-//! the spot price in force when the hour starts (the trace's `spot_price`, else the
-//! catalog's `spot_price_at`).
+//! The bill: GPUs not on spot per started unit of the pool's overlay from each one's own
+//! rental ([`super::billing::bill_runs_base`]: a GPU going back to spot at its unit's end
+//! is not always the newest, so layers of the held count would bill runs no GPU had), the
+//! base given or the best one over their places in the stack; each spot GPU per started
+//! hour at the spot price in force when the hour starts (the trace's `spot_price`, else
+//! the catalog's `spot_price_at`).
 
+use super::ReplayOptions;
+use super::billing::{PaidRun, unit_minutes};
 use super::families::SplitMix64;
 use super::sim::{MAX_HELD_GPUS, Outcome, Series, utilization_pct};
 use super::trace::{Trace, whole_gpus};
 use crate::policy::{MinuteView, Policy};
 use ebb_cost::{CostError, Money, PriceEntry};
-use ebb_reconcile::spot::{Breaker, BreakerPolicy, split, within_max};
+use ebb_reconcile::placement::paid_until;
+use ebb_reconcile::spot::{Breaker, BreakerPolicy, SWAP_LEAD_MS, split, swap_due, within_max};
 use ebb_wire::pools::SpotMix;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// Minutes from an interruption's notice to the GPU being taken back, when neither the
 /// caller nor the catalog says.
@@ -55,6 +72,9 @@ pub struct SpotReplay {
     pub breaker: BreakerPolicy,
     /// Interruptions drawn by this model when the trace has no `interrupted` column.
     pub model: Option<SpotModel>,
+    /// The pool's `release_at_unit_end`: an on-demand GPU goes back to spot only at the end
+    /// of its paid unit (true, the default), or at once (false: the operator said so).
+    pub release_at_unit_end: bool,
 }
 
 impl Default for SpotReplay {
@@ -65,6 +85,7 @@ impl Default for SpotReplay {
             notice_minutes: DEFAULT_NOTICE_MINUTES,
             breaker: BreakerPolicy::default(),
             model: None,
+            release_at_unit_end: true,
         }
     }
 }
@@ -193,7 +214,8 @@ impl<'a> SpotPrices<'a> {
 pub struct SpotOutcome {
     /// The pool minute by minute, its shortfall and actions, as a plain replay's.
     pub outcome: Outcome,
-    /// GPUs not on spot held each minute (base and on demand): what the layers bill.
+    /// GPUs not on spot held each minute (base and on demand), as `on_demand_runs` cover
+    /// them.
     pub on_demand_held: Vec<u32>,
     /// Spot GPUs held each minute (not counting those in their notice).
     pub spot_held: Vec<u32>,
@@ -203,6 +225,9 @@ pub struct SpotOutcome {
     pub swapping: Vec<u32>,
     /// Each spot GPU's run, `[start, end)` in minutes.
     pub spot_runs: Vec<(u32, u32)>,
+    /// Each GPU not on spot's run (base and on demand, each from its own rental), with its
+    /// place in the stack (the lowest free when rented): what the bill charges.
+    pub on_demand_runs: Vec<PaidRun>,
     /// Spot GPUs taken back.
     pub interruptions: u32,
     /// Minutes the breaker was open.
@@ -227,6 +252,10 @@ struct Slot {
     /// Back to spot: the on-demand GPU this spot GPU replaces is held, and ready, until
     /// this minute (0: none).
     swap_until: u32,
+    /// The paid run (in `Pool::paid`) of its GPU not on spot: set while it is not on spot,
+    /// and while it goes back to spot, until released. Its start is the GPU's rental, the
+    /// clock of its paid unit (`since` is not: it is also the spot GPU's).
+    paid: Option<usize>,
 }
 
 impl Slot {
@@ -248,6 +277,12 @@ struct Pool {
     swapping: u32,
     swap_ends: Vec<u32>,
     minutes: u32,
+    /// The runs of GPUs not on spot, and the places in the stack free for the next one.
+    paid: Vec<PaidRun>,
+    free_places: BinaryHeap<Reverse<u32>>,
+    next_place: u32,
+    /// Runs ended (or ending) before the trace's end whose place is not free yet.
+    ending: Vec<usize>,
 }
 
 impl Pool {
@@ -260,9 +295,53 @@ impl Pool {
         }
     }
 
+    /// A GPU not on spot rented at `t`: its run, in the lowest place free.
+    fn rent(&mut self, t: u32) -> usize {
+        let position = match self.free_places.pop() {
+            Some(Reverse(place)) => place,
+            None => {
+                self.next_place += 1;
+                self.next_place - 1
+            }
+        };
+        self.paid.push(PaidRun {
+            start_minute: t,
+            end_minute: self.minutes,
+            position,
+        });
+        self.paid.len() - 1
+    }
+
+    /// Run `run` ends at `at` (if it has not ended sooner); its place is free from then.
+    fn end_paid(&mut self, run: usize, at: u32) {
+        let paid = &mut self.paid[run];
+        if paid.end_minute <= at {
+            return;
+        }
+        // Open until now (its end the trace's): not yet waiting for its place to be freed.
+        let open = paid.end_minute >= self.minutes;
+        paid.end_minute = at;
+        if open && at < self.minutes {
+            self.ending.push(run);
+        }
+    }
+
+    /// The places of runs ended by minute `t` are free.
+    fn free_ended(&mut self, t: u32) {
+        let (paid, free) = (&self.paid, &mut self.free_places);
+        self.ending.retain(|&run| {
+            let ended = paid[run].end_minute <= t;
+            if ended {
+                free.push(Reverse(paid[run].position));
+            }
+            !ended
+        });
+    }
+
     fn push(&mut self, t: u32, warmup: u32, spot: bool) {
         let ready_at = t.saturating_add(warmup);
         self.shift(t, ready_at, 1);
+        let paid = (!spot).then(|| self.rent(t));
         let spot = spot.then(|| {
             self.runs.push((t, self.minutes));
             self.spot += 1;
@@ -277,13 +356,16 @@ impl Pool {
             spot,
             notice: None,
             swap_until: 0,
+            paid,
         });
     }
 
-    /// Back to spot: slot `index`'s on-demand GPU is replaced by a spot GPU ordered at `t`,
-    /// and released when it is ready.
-    fn swap(&mut self, t: u32, index: usize, warmup: u32) {
-        let until = t.saturating_add(warmup);
+    /// Back to spot: slot `index`'s on-demand GPU is replaced by a spot GPU ordered at `t`
+    /// (ready by `until`), and released at `until`.
+    fn swap(&mut self, t: u32, index: usize, until: u32) {
+        if let Some(run) = self.slots[index].paid {
+            self.end_paid(run, until.min(self.minutes));
+        }
         self.runs.push((t, self.minutes));
         self.spot += 1;
         let run = self.runs.len() - 1;
@@ -322,6 +404,9 @@ impl Pool {
         if let Some(run) = slot.notice {
             self.runs[run].1 = self.runs[run].1.min(t);
         }
+        if let Some(run) = slot.paid {
+            self.end_paid(run, t);
+        }
         if slot.swap_until > t {
             self.swapping -= 1;
             if let Some(ends) = self.swap_ends.get_mut(slot.swap_until as usize) {
@@ -344,6 +429,8 @@ impl Pool {
             self.spot += 1;
             self.runs.len() - 1
         });
+        // On demand, a fresh rental: its paid unit starts now.
+        let paid = (!spot).then(|| self.rent(t));
         if warmup > notice {
             self.shift(t, gone, -1);
             self.shift(t, ready, 1);
@@ -352,6 +439,7 @@ impl Pool {
         slot.since = t;
         slot.notice = old;
         slot.spot = replacement;
+        slot.paid = paid;
         (slot.gap_from, slot.gap_until) = if warmup > notice {
             (gone, ready)
         } else {
@@ -361,18 +449,67 @@ impl Pool {
     }
 }
 
-/// Runs `policy` over `trace` with `spot`'s mix; `prices` is the spot price in force.
+/// When on-demand GPUs go back to spot: `swap_due` with the overlay's unit, and the minute
+/// the one going is released.
+struct BackToSpot {
+    start_ms: i64,
+    unit_ms: i64,
+    lead_ms: i64,
+    warmup: u32,
+    at_unit_end: bool,
+}
+
+impl BackToSpot {
+    fn ms(&self, minute: u32) -> i64 {
+        self.start_ms
+            .saturating_add(i64::from(minute).saturating_mul(60_000))
+    }
+
+    /// An on-demand GPU rented at minute `rented` may go back to spot at `minute`: the
+    /// minute it is then released, or `None` when it is not due (its unit ends later than
+    /// the lead, or sooner than a spot GPU ordered now would be ready).
+    fn release(&self, rented: u32, minute: u32) -> Option<u32> {
+        let (granted_ms, now_ms) = (self.ms(rented), self.ms(minute));
+        if !swap_due(
+            granted_ms,
+            self.unit_ms,
+            now_ms,
+            self.lead_ms,
+            self.at_unit_end,
+        ) {
+            return None;
+        }
+        let ready = minute.saturating_add(self.warmup);
+        if !self.at_unit_end {
+            return Some(ready);
+        }
+        let paid_minutes = (paid_until(granted_ms, self.unit_ms, now_ms) - granted_ms) / 60_000;
+        let unit_end = rented.saturating_add(u32::try_from(paid_minutes).unwrap_or(u32::MAX));
+        (ready <= unit_end).then_some(unit_end)
+    }
+}
+
+/// Runs `policy` over `trace` with `spot`'s mix; `prices` is the spot price in force. The
+/// options give the warmup, minute 0's instant and the overlay (whose paid unit an
+/// on-demand GPU is kept to before it goes back to spot); their term is the bill's.
 pub fn simulate(
     trace: &Trace,
     policy: &mut dyn Policy,
-    warmup_minutes: u32,
-    start_ms: i64,
+    options: &ReplayOptions,
     prices: &SpotPrices<'_>,
     spot: &SpotReplay,
 ) -> SpotOutcome {
     let demand = trace.demand();
     let minutes = demand.len();
-    let warmup = warmup_minutes;
+    let warmup = options.warmup_minutes;
+    let start_ms = options.start_ms;
+    let back_to_spot = BackToSpot {
+        start_ms,
+        unit_ms: i64::from(unit_minutes(options.overlay)) * 60_000,
+        lead_ms: SWAP_LEAD_MS.max(i64::from(warmup) * 60_000),
+        warmup,
+        at_unit_end: spot.release_at_unit_end,
+    };
     let notice = spot.notice_minutes;
     let mix = &spot.mix;
     let column = trace.interrupted();
@@ -393,6 +530,10 @@ pub fn simulate(
         swapping: 0,
         swap_ends: vec![0; minutes + 1],
         minutes: minutes as u32,
+        paid: Vec::new(),
+        free_places: BinaryHeap::new(),
+        next_place: 0,
+        ending: Vec::new(),
     };
     let initial = whole_gpus(demand[0]).min(MAX_HELD_GPUS);
     let first = split(initial, spot.base, mix, allowed(&breaker, 0));
@@ -414,10 +555,13 @@ pub fn simulate(
     let (mut actions, mut interruptions, mut open_minutes) = (0, 0u32, 0u32);
     let mut peak = initial;
     let mut taken: Vec<usize> = Vec::new();
+    let mut due: Vec<(u32, Reverse<u32>, usize)> = Vec::new();
+    let mut places: Vec<u32> = Vec::new();
     for (t, &busy) in demand.iter().enumerate() {
         let minute = t as u32;
         pool.ready += pool.delta[t];
         pool.swapping -= pool.swap_ends[t];
+        pool.free_ended(minute);
         breaker.tick(now_ms(minute));
 
         // Interruptions: which ready, settled spot GPUs are taken back.
@@ -499,27 +643,68 @@ pub fn simulate(
                         excess -= 1;
                     }
                 }
-                for on_spot in [false, true] {
-                    let mut index = pool.slots.len();
-                    while pool.slots.len() > desired as usize && index > 0 {
-                        index -= 1;
-                        if pool.slots[index].spot.is_some() == on_spot {
-                            pool.remove(minute, index);
-                        }
+                // On demand from the top of the stack (the newest rental there), so the
+                // places the base covers stay held.
+                while pool.slots.len() > desired as usize {
+                    let top = pool
+                        .slots
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, slot)| slot.spot.is_none())
+                        .filter_map(|(index, slot)| {
+                            slot.paid.map(|run| (pool.paid[run].position, index))
+                        })
+                        .max();
+                    match top {
+                        Some((_, index)) => pool.remove(minute, index),
+                        None => break,
+                    }
+                }
+                let mut index = pool.slots.len();
+                while pool.slots.len() > desired as usize && index > 0 {
+                    index -= 1;
+                    if pool.slots[index].spot.is_some() {
+                        pool.remove(minute, index);
                     }
                 }
             }
         } else if spot_now && i64::from(held) == pool.ready {
             // Back to spot: the count kept and every GPU ready, the missing spot GPUs are
-            // ordered in place of the newest on-demand ones, released once they are ready.
+            // ordered in place of on-demand ones whose paid unit is about to end, each
+            // released at its unit's end. Those that may go are the top `missing` of the
+            // stack (the on-demand GPUs above the mix's share; never the base's places):
+            // one lower down going would leave a hole where the base is paid for nothing
+            // while a GPU above it stays on demand.
             let target = split(desired, spot.base, mix, true).spot;
-            let mut missing = target.saturating_sub(pool.spot);
-            let mut index = pool.slots.len();
-            while missing > 0 && index > 0 {
-                index -= 1;
-                if pool.slots[index].spot.is_none() {
-                    pool.swap(minute, index, warmup);
-                    missing -= 1;
+            let missing = target.saturating_sub(pool.spot) as usize;
+            if missing > 0 {
+                places.clear();
+                places.extend(
+                    pool.slots
+                        .iter()
+                        .filter(|slot| slot.spot.is_none())
+                        .filter_map(|slot| slot.paid.map(|run| pool.paid[run].position)),
+                );
+                places.sort_unstable_by(|a, b| b.cmp(a));
+                let lowest = places.get(missing - 1).copied().unwrap_or(0).max(spot.base);
+                due.clear();
+                for (index, slot) in pool.slots.iter().enumerate() {
+                    if slot.spot.is_some() {
+                        continue;
+                    }
+                    let Some(run) = slot.paid.map(|run| pool.paid[run]) else {
+                        continue;
+                    };
+                    if run.position < lowest {
+                        continue;
+                    }
+                    if let Some(until) = back_to_spot.release(run.start_minute, minute) {
+                        due.push((until, Reverse(run.position), index));
+                    }
+                }
+                due.sort_unstable();
+                for &(until, _, index) in due.iter().take(missing) {
+                    pool.swap(minute, index, until);
                 }
             }
         }
@@ -549,6 +734,7 @@ pub fn simulate(
         spot_held,
         swapping,
         spot_runs: pool.runs,
+        on_demand_runs: pool.paid,
         interruptions,
         breaker_open_minutes: open_minutes,
     }

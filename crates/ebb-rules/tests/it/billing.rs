@@ -3,7 +3,9 @@
 #![allow(clippy::inconsistent_digit_grouping)] // fen written yuan_fen: 12_50 is ¥12.50
 
 use ebb_cost::{Catalog, OverlayMode, PriceEntry, Term};
-use ebb_rules::replay::billing::{BillingPlan, bill_held, unit_minutes};
+use ebb_rules::replay::billing::{
+    BillingPlan, PaidRun, bill_held, bill_held_base, bill_runs_base, unit_minutes,
+};
 use proptest::prelude::*;
 
 /// A100 in cn-north: hour ¥12.50, day ¥240, week ¥1,400, month ¥5,000.
@@ -116,6 +118,68 @@ fn an_overlay_the_region_does_not_offer_is_an_error_naming_it() {
     assert!(error.to_string().contains("`week`"), "{error}");
 }
 
+/// Two GPUs by the hour, released out of stack order (as one going back to spot at its own
+/// hour's end is): A held 0–64 (place 0), B 55–119 (place 1). Each pays its own started
+/// hours, 2 + 2; the layers of the held count would bill 0–119 (2 hours) and 55–64 (1
+/// hour), a run B never had.
+#[test]
+fn gpus_released_out_of_stack_order_pay_their_own_runs() {
+    let runs = [
+        PaidRun {
+            start_minute: 0,
+            end_minute: 65,
+            position: 0,
+        },
+        PaidRun {
+            start_minute: 55,
+            end_minute: 120,
+            position: 1,
+        },
+    ];
+    let hour = plan(OverlayMode::Hour);
+    let bill = bill_runs_base(&runs, 120, &a100(), &hour, None).unwrap();
+    assert_eq!(bill.cost.fen(), 4 * 12_50);
+    assert_eq!(bill.overlay_gpu_hours, 4);
+    let units: Vec<u64> = bill.layers.iter().map(|layer| layer.units).collect();
+    assert_eq!(units, [2, 2]);
+    let count = held(&[(55, 1), (10, 2), (55, 1)]);
+    assert_eq!(
+        bill_held(&count, &a100(), &hour).unwrap().cost.fen(),
+        3 * 12_50
+    );
+    // A place below the base given is subscribed, whatever its runs.
+    let based = bill_runs_base(&runs, 120, &a100(), &hour, Some(1)).unwrap();
+    assert_eq!(based.base_gpus, 1);
+    assert_eq!(based.overlay_cost.fen(), 2 * 12_50);
+}
+
+/// The runs of a held series released newest first, each GPU at its layer.
+fn stack_runs(series: &[u32]) -> Vec<PaidRun> {
+    let mut open: Vec<u32> = Vec::new();
+    let mut runs = Vec::new();
+    for (t, &gpus) in series.iter().enumerate() {
+        while open.len() < gpus as usize {
+            open.push(t as u32);
+        }
+        while open.len() > gpus as usize {
+            let start = open.pop().unwrap();
+            runs.push(PaidRun {
+                start_minute: start,
+                end_minute: t as u32,
+                position: open.len() as u32,
+            });
+        }
+    }
+    while let Some(start) = open.pop() {
+        runs.push(PaidRun {
+            start_minute: start,
+            end_minute: series.len() as u32,
+            position: open.len() as u32,
+        });
+    }
+    runs
+}
+
 /// Per GPU, the way an operator's invoice would list it: GPU ids pushed and popped newest
 /// first, each id's runs paid per started unit.
 fn per_gpu_cost(series: &[u32], unit: u32, unit_fen: i64) -> Vec<i64> {
@@ -170,5 +234,20 @@ proptest! {
             .min()
             .unwrap();
         prop_assert_eq!(bill.cost.fen(), best);
+    }
+
+    /// GPUs released newest first: billed from their runs, they cost what their layers do,
+    /// with the best base or a given one.
+    #[test]
+    fn runs_released_newest_first_bill_as_layers(
+        steps in prop::collection::vec((1usize..400, 0u32..8), 1..40),
+        overlay in prop::sample::select(vec![OverlayMode::Hour, OverlayMode::Day, OverlayMode::Spot]),
+        base in prop::option::of(0u32..10),
+    ) {
+        let series = held(&steps);
+        let entry = a100();
+        let layers = bill_held_base(&series, &entry, &plan(overlay), base).unwrap();
+        let runs = bill_runs_base(&stack_runs(&series), series.len(), &entry, &plan(overlay), base).unwrap();
+        prop_assert_eq!(runs, layers);
     }
 }

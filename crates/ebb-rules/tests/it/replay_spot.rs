@@ -160,7 +160,13 @@ fn the_breaker_puts_replacements_on_demand() {
         ..SpotReplay::default()
     };
     let prices = SpotPrices::new(&trace, &entry, 0);
-    let run = simulate(&trace, &mut StaticPeak::new(&trace), 5, 0, &prices, &spot);
+    let run = simulate(
+        &trace,
+        &mut StaticPeak::new(&trace),
+        &ReplayOptions::default(),
+        &prices,
+        &spot,
+    );
     assert_eq!(run.interruptions, 4);
     assert_eq!(run.spot_held[9], 4);
     assert_eq!(run.spot_held[20], 4);
@@ -171,8 +177,13 @@ fn the_breaker_puts_replacements_on_demand() {
     assert_eq!(run.on_demand_held[25], 5);
 }
 
-/// After the breaker closes, the pool goes back to its spot share: the missing spot GPU is
-/// ordered and the on-demand one that stood in for it is released once it is ready.
+/// After the breaker closes, the pool goes back to its spot share at the end of the paid
+/// hour of the on-demand replacement (the top of the stack): the missing spot GPU is
+/// ordered 5 minutes before it (the lead, the warmup) and the replacement is released as
+/// its hour ends.
+///
+/// Before the paid-unit rule the swap came at 85, the minute the breaker closed, and
+/// released the replacement rented at 25 at 90, 5 minutes into its second paid hour.
 #[test]
 fn the_spot_share_returns_after_the_breaker_closes() {
     let minutes = 240;
@@ -190,15 +201,32 @@ fn the_spot_share_returns_after_the_breaker_closes() {
         ..SpotReplay::default()
     };
     let prices = SpotPrices::new(&trace, &entry, 0);
-    let run = simulate(&trace, &mut StaticPeak::new(&trace), 5, 0, &prices, &spot);
+    let run = simulate(
+        &trace,
+        &mut StaticPeak::new(&trace),
+        &ReplayOptions::default(),
+        &prices,
+        &spot,
+    );
     // Opened at 25 (the fourth): quiet from 55, closed at 85 (an hour open).
     assert_eq!(run.breaker_open_minutes, 60);
     assert_eq!(run.spot_held[84], 3);
     assert_eq!(run.on_demand_held[84], 5);
-    // At 85 the missing spot GPU is ordered; the on-demand one stays until it is ready.
-    assert_eq!(run.spot_held[85], 4);
-    assert_eq!(&run.on_demand_held[85..91], &[5, 5, 5, 5, 5, 4]);
-    assert_eq!(&run.swapping[84..91], &[0, 1, 1, 1, 1, 1, 0]);
+    // The replacement rented at 25 (place 4, above the four rented at 0) is paid to 85:
+    // its second hour starts the minute the breaker closes, too late for a spot GPU to be
+    // ready by its end, so it waits for that hour's end, 145.
+    assert!(run.spot_held[85..140].iter().all(|&spot| spot == 3));
+    // At 140 (145 − 5) the missing spot GPU is ordered; the replacement goes at 145.
+    assert_eq!(run.spot_held[140], 4);
+    assert_eq!(&run.on_demand_held[139..146], &[5, 5, 5, 5, 5, 5, 4]);
+    assert_eq!(&run.swapping[139..146], &[0, 1, 1, 1, 1, 1, 0]);
+    let released: Vec<_> = run
+        .on_demand_runs
+        .iter()
+        .filter(|paid| paid.end_minute < minutes as u32)
+        .map(|paid| (paid.start_minute, paid.end_minute, paid.position))
+        .collect();
+    assert_eq!(released, vec![(25, 145, 4)]);
     assert_eq!(run.spot_held[minutes - 1], 4);
     assert_eq!(run.on_demand_held[minutes - 1], 4);
     // Make before break: never short of the count.
@@ -217,13 +245,18 @@ fn the_spot_share_returns_after_the_breaker_closes() {
 ///   breaker opens, so its replacement is on demand, ordered at 10 and ready at 15: 3
 ///   GPU-minutes short (12, 13, 14) of 360, 0.833%.
 /// - Minute 70: the breaker closes (open since 10, an hour). The pool holds its 2, both
-///   ready, none on spot of a share of 1: a spot GPU is ordered (ready at 75) and the
-///   on-demand replacement released at 75.
-/// - On demand: layer 1 minutes 0–179, 3 hours, ¥37.50; layer 2 minutes 10–74, 65 minutes,
-///   2 started hours, ¥25.00. No base (a month is ¥5,000).
-/// - Spot: 0–11 (1 hour) and 70–179 (110 minutes, 2 hours): 3 GPU-hours, ¥12.00.
-/// - Total ¥74.50 (without going back to spot, layer 2 would be held to the end: 3 hours
-///   and ¥79.00 in all).
+///   ready, none on spot of a share of 1. The one that may go is the replacement (the top
+///   of the stack, above the GPU rented at 0), paid to 70: its second hour starts now,
+///   too late for a spot GPU ordered now to be ready by its end.
+/// - Minute 125: the replacement's second hour ends at 130, within the lead (5 minutes): a
+///   spot GPU is ordered (ready at 130) and the replacement released at 130.
+/// - On demand, each GPU from its own rental: 0–179, 3 hours; 10–129, 2 hours: ¥62.50. No
+///   base (a month is ¥5,000).
+/// - Spot: 0–11 (1 hour) and 125–179 (55 minutes, 1 hour): 2 GPU-hours, ¥8.00.
+/// - Total ¥70.50 (without going back to spot, the replacement held to the end: 3 hours and
+///   ¥79.00 in all). Before the paid-unit rule the swap came at 70 and the replacement was
+///   released at 75, 5 minutes into its second paid hour, with 70–179 bought on spot (2
+///   hours): ¥74.50, ¥4.00 more.
 #[test]
 fn back_to_spot_by_hand() {
     let minutes = 180;
@@ -255,18 +288,173 @@ fn back_to_spot_by_hand() {
     .unwrap();
     let result = &run.result;
     assert_eq!(result.interruptions, 1);
-    assert_eq!(result.spot_gpu_hours, 3);
-    assert_eq!(result.spot_cost_fen, 3 * 4_00);
+    assert_eq!(result.spot_gpu_hours, 2);
+    assert_eq!(result.spot_cost_fen, 2 * 4_00);
     assert_eq!(result.base_gpus, 0);
     assert_eq!(result.gpu_hours.overlay, 5);
-    assert_eq!(result.cost_fen, 5 * 12_50 + 12_00);
+    assert_eq!(result.cost_fen, 5 * 12_50 + 8_00);
     assert_eq!(result.shortfall_gpu_minutes, 3.0);
     assert_eq!(result.actions, 0);
     assert!(run.series.held.iter().all(|&held| held == 2));
     let prices = SpotPrices::new(&trace, &entry, 0);
-    let sim = simulate(&trace, &mut StaticPeak::new(&trace), 5, 0, &prices, &spot);
-    assert_eq!(sim.spot_runs, vec![(0, 12), (70, 180)]);
-    assert_eq!(&sim.on_demand_held[68..77], &[2, 2, 2, 2, 2, 2, 2, 1, 1]);
+    let sim = simulate(
+        &trace,
+        &mut StaticPeak::new(&trace),
+        &ReplayOptions::default(),
+        &prices,
+        &spot,
+    );
+    assert_eq!(sim.spot_runs, vec![(0, 12), (125, 180)]);
+    assert!(sim.on_demand_held[10..130].iter().all(|&held| held == 2));
+    assert_eq!(&sim.on_demand_held[128..132], &[2, 2, 1, 1]);
+    let paid: Vec<_> = sim
+        .on_demand_runs
+        .iter()
+        .map(|paid| (paid.start_minute, paid.end_minute, paid.position))
+        .collect();
+    assert_eq!(paid, vec![(0, 180, 0), (10, 130, 1)]);
+}
+
+/// Two GPUs, both on spot, one taken back at minute 10 while a breaker opens (at the first
+/// interruption, for `open` minutes): its replacement is on demand, rented at 10. Once the
+/// breaker has closed, the replacement goes back to spot only in the last lead minutes of
+/// its paid unit (5: the lead and the warmup), at the first such minute that comes, and is
+/// released at the unit's end; a day-paid one keeps its whole day. With
+/// `release_at_unit_end` false it goes back the minute the breaker closes.
+#[test]
+fn an_on_demand_gpu_goes_back_to_spot_only_at_its_paid_units_end() {
+    use ebb_cost::OverlayMode::{Day, Hour};
+    // (overlay, minutes the breaker is open, at unit end, swap minute, release minute)
+    let cases = [
+        // Closed at 30: the hour rented at 10 ends at 70, the spot GPU ordered at 65.
+        (Hour, 20, true, 65, 70),
+        // Closed at 65: that very minute.
+        (Hour, 55, true, 65, 70),
+        // Closed at 66: 4 minutes left, less than the warmup: the next hour's end, 130.
+        (Hour, 56, true, 125, 130),
+        // Closed at 70: the second hour has just started (paid): to its end.
+        (Hour, 60, true, 125, 130),
+        // Day-paid: not within its day, at 1,445 for the day's end at 1,450.
+        (Day, 60, true, 1_445, 1_450),
+        (Day, 1_000, true, 1_445, 1_450),
+        // Released at once: the minute the breaker closes, released once the spot is ready.
+        (Hour, 60, false, 70, 75),
+        (Day, 60, false, 70, 75),
+    ];
+    let minutes = 1_500;
+    let mut taken = vec![0u32; minutes];
+    taken[10] = 1;
+    let trace = Trace::from_demand(vec![2.0; minutes])
+        .unwrap()
+        .with_spot(Some(vec![4_00; minutes]), Some(taken))
+        .unwrap();
+    let entry = a100();
+    let prices = SpotPrices::new(&trace, &entry, 0);
+    for (overlay, open, at_unit_end, swap, release) in cases {
+        let case = format!("{overlay:?} open {open} at unit end {at_unit_end}");
+        let spot = SpotReplay {
+            mix: mix(0, 100),
+            breaker: BreakerPolicy {
+                max_interruptions: 0,
+                window_ms: 30 * 60_000,
+                cool_off_ms: open * 60_000,
+                quiet_ms: open * 60_000,
+            },
+            release_at_unit_end: at_unit_end,
+            ..SpotReplay::default()
+        };
+        let options = ReplayOptions {
+            overlay,
+            ..ReplayOptions::default()
+        };
+        let run = simulate(
+            &trace,
+            &mut StaticPeak::new(&trace),
+            &options,
+            &prices,
+            &spot,
+        );
+        assert_eq!(run.breaker_open_minutes, open as u32, "{case}");
+        // One spot GPU from 10 (the other taken back) until the swap.
+        assert!(
+            run.spot_held[10..swap].iter().all(|&spot| spot == 1),
+            "{case}: {:?}",
+            run.spot_runs
+        );
+        assert_eq!(run.spot_held[swap], 2, "{case}");
+        // The GPU taken back (0–11), the other, and the one in the replacement's place.
+        assert_eq!(
+            run.spot_runs,
+            vec![(0, 12), (0, minutes as u32), (swap as u32, minutes as u32)],
+            "{case}"
+        );
+        // The replacement: rented at 10, released at `release`, held while its spot warms.
+        let paid: Vec<_> = run
+            .on_demand_runs
+            .iter()
+            .map(|paid| (paid.start_minute, paid.end_minute))
+            .collect();
+        assert_eq!(paid, vec![(10, release as u32)], "{case}");
+        assert_eq!(run.on_demand_held[release - 1], 1, "{case}");
+        assert_eq!(run.on_demand_held[release], 0, "{case}");
+        // Make before break: never short but for the interruption's 3 minutes.
+        assert_eq!(run.outcome.shortfall_gpu_minutes, 3.0, "{case}");
+    }
+}
+
+/// The day-paid render-batch case by hand: two GPUs all on spot at ¥4.00 an hour, by the
+/// day (¥240) on demand, for two days; the spot GPU taken back at minute 10 while a
+/// breaker opens for an hour, so its replacement is rented on demand at 10 (a whole day
+/// paid).
+///
+/// - The replacement goes back to spot at 1,445 and is released at 1,450: its day used.
+///   On demand: 1 day, ¥240.
+/// - Spot: the GPU never taken back 0–2,879 (48 hours, ¥192), the one taken back 0–11 (1
+///   hour, ¥4), the one in the replacement's place 1,445–2,879 (1,435 minutes, 24 started
+///   hours, ¥96): 73 hours, ¥292. Total ¥532.
+/// - Before the paid-unit rule it went back at 70, released at 75 (65 minutes of a paid day
+///   used), and 70–2,879 bought on spot (47 hours, ¥188): ¥624, ¥92 more. All on demand: 2
+///   GPUs × 2 days × ¥240 = ¥960.
+#[test]
+fn a_day_paid_replacement_keeps_its_day() {
+    let minutes = 2 * 1_440;
+    let mut taken = vec![0u32; minutes];
+    taken[10] = 1;
+    let trace = Trace::from_demand(vec![2.0; minutes])
+        .unwrap()
+        .with_spot(Some(vec![4_00; minutes]), Some(taken))
+        .unwrap();
+    let entry = a100();
+    let spot = SpotReplay {
+        mix: mix(0, 100),
+        breaker: BreakerPolicy {
+            max_interruptions: 0,
+            window_ms: 30 * 60_000,
+            cool_off_ms: 60 * 60_000,
+            quiet_ms: 30 * 60_000,
+        },
+        ..SpotReplay::default()
+    };
+    let options = ReplayOptions {
+        overlay: ebb_cost::OverlayMode::Day,
+        ..ReplayOptions::default()
+    };
+    let run = replay_spot(
+        &trace,
+        &mut StaticPeak::new(&trace),
+        &entry,
+        &options,
+        &spot,
+    )
+    .unwrap();
+    let result = &run.result;
+    assert_eq!(result.interruptions, 1);
+    assert_eq!(result.base_gpus, 0);
+    assert_eq!(result.gpu_hours.overlay, 24);
+    assert_eq!(result.spot_gpu_hours, 73);
+    assert_eq!(result.spot_cost_fen, 292_00);
+    assert_eq!(result.cost_fen, 240_00 + 292_00);
+    assert_eq!(result.shortfall_gpu_minutes, 3.0);
 }
 
 #[test]
@@ -397,9 +585,11 @@ proptest! {
             notice_minutes: notice,
             breaker: BreakerPolicy { max_interruptions, ..BreakerPolicy::default() },
             model: None,
+            release_at_unit_end: true,
         };
         let prices = SpotPrices::new(&trace, &entry, 0);
-        let run = simulate(&trace, &mut Held(held.clone()), warmup, 0, &prices, &spot);
+        let options = ReplayOptions { warmup_minutes: warmup, ..ReplayOptions::default() };
+        let run = simulate(&trace, &mut Held(held.clone()), &options, &prices, &spot);
         for (t, &wanted) in held.iter().enumerate() {
             let count = run.outcome.series.held[t];
             prop_assert_eq!(count, wanted);
@@ -407,10 +597,30 @@ proptest! {
             prop_assert!(run.swapping[t] <= run.spot_held[t]);
             prop_assert!(run.spot_held[t] <= split(count, base, &spot.mix, true).spot);
         }
+        // The paid runs of GPUs not on spot (what the bill charges) cover the minutes as
+        // `on_demand_held` counts them, one GPU at a time in each place of the stack.
+        let mut covered = vec![0u32; minutes];
+        let mut places: Vec<Vec<(u32, u32)>> = Vec::new();
+        for paid in &run.on_demand_runs {
+            prop_assert!(paid.start_minute <= paid.end_minute);
+            for minute in paid.start_minute..paid.end_minute {
+                covered[minute as usize] += 1;
+            }
+            let place = paid.position as usize;
+            if places.len() <= place {
+                places.resize(place + 1, Vec::new());
+            }
+            places[place].push((paid.start_minute, paid.end_minute));
+        }
+        prop_assert_eq!(&covered, &run.on_demand_held);
+        for runs in &mut places {
+            runs.sort_unstable();
+            prop_assert!(runs.windows(2).all(|pair| pair[0].1 <= pair[1].0), "{:?}", runs);
+        }
         // The same held series with nothing taken back.
         let calm = plain_trace.with_spot(Some(vec![3_75; minutes]), None).unwrap();
         let calm_prices = SpotPrices::new(&calm, &entry, 0);
-        let quiet = simulate(&calm, &mut Held(held.clone()), warmup, 0, &calm_prices, &spot);
+        let quiet = simulate(&calm, &mut Held(held.clone()), &options, &calm_prices, &spot);
         prop_assert_eq!(quiet.interruptions, 0);
         let extra = run.outcome.shortfall_gpu_minutes - quiet.outcome.shortfall_gpu_minutes;
         let bound = f64::from(run.interruptions) * f64::from(warmup.saturating_sub(notice));
