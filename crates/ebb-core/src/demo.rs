@@ -82,7 +82,7 @@ async fn seed_pool(console: &Console) {
         placement: ebb_wire::pools::PlacementPolicy::Pack,
         interruptible: false,
         spot: ebb_wire::pools::SpotMix::default(),
-        release_at_unit_end: false,
+        release_at_unit_end: true,
     };
     if let Err(error) = console.create_pool(&input).await {
         tracing::warn!(%error, "cannot create the demo pool");
@@ -224,11 +224,12 @@ pub fn simulated_slurm() -> Result<crate::slurm::api::SlurmSetup, String> {
 
 /// The queue-driven pool's rules: the Rules form's "Size to the Slurm queue" template,
 /// sized for watching (a job that waits a minute adds a node; the pool follows the queue
-/// down at once, a busy node drained first).
+/// down at once, a busy node drained first, an idle one parked to its paid hour's end).
 pub const QUEUE_RULES: &str = r#"# The demo's training pool is bound to a Slurm partition (simulated: the demo's job
 # queue). It holds one GPU per GPU its jobs ask for or hold; a job waiting a minute adds a
-# node at once. Scale-in never kills a job: a busy node is drained in Slurm and given
-# back when its jobs end, idle nodes first.
+# node at once. Scale-in never kills a job: a busy node is drained in Slurm, and a node
+# with no job left is kept to the end of the hour it has paid for, so a queue that comes
+# back within the hour runs there again instead of paying a fresh hour.
 pool = "training"
 
 [limits]
@@ -236,7 +237,7 @@ min_gpus = 0
 max_gpus = 4
 
 [scale_in]
-force = true
+force = false
 
 [[metric]]
 name = "slurm_demand_gpus"
@@ -278,7 +279,7 @@ async fn seed_queue_pool(console: &Console) {
             placement: ebb_wire::pools::PlacementPolicy::Pack,
             interruptible: false,
             spot: ebb_wire::pools::SpotMix::default(),
-            release_at_unit_end: false,
+            release_at_unit_end: true,
         };
         if let Err(error) = console.create_pool(&input).await {
             tracing::warn!(%error, "cannot create the demo's training pool");
@@ -338,7 +339,7 @@ async fn seed_spot_pool(console: &Console) {
             spot_pct: 100,
             max_price_fen: None,
         },
-        release_at_unit_end: false,
+        release_at_unit_end: true,
     };
     if let Err(error) = console.create_pool(&input).await {
         tracing::warn!(%error, "cannot create the demo's spot pool");
@@ -368,11 +369,20 @@ pub fn spot_wait_s(n: u64) -> u64 {
     SPOT_EVERY_S - third + jitter
 }
 
+/// How long the demo's spot owner uses a GPU it took back (as a real market's owner does:
+/// it reclaims to use it), after which the GPU is offered as spot again.
+pub const SPOT_OWNER_KEEPS_S: u64 = 20 * 60;
+
+/// The holder id the demo's spot owner takes its GPUs back under.
+pub const SPOT_OWNER: &str = "spot-owner";
+
 /// The demo's spot market, simulated as the hosts' owner: now and then it takes back one
 /// of the spot pool's GPUs with [`SPOT_NOTICE_S`] of notice, through the host's own
 /// `POST /v1/leases/{id}/reclaim` (the demo's agents ask no token), so the console's real
 /// handling shows: the replacement ordered at once, the reclaimed GPU gone at the deadline.
-/// Runs until the task is dropped.
+/// The owner then uses the GPU for [`SPOT_OWNER_KEEPS_S`] (a lease of its own on the same
+/// agent), so the pool's replacement stays on demand for a while, and goes back to spot
+/// at the end of its paid hour. Runs until the task is dropped.
 pub async fn reclaim_spot(store: crate::pools::PoolStore, registry: crate::registry::Registry) {
     let config = crate::enforcer::EnforcerConfig::default().client;
     for n in 0.. {
@@ -398,20 +408,59 @@ pub async fn reclaim_spot(store: crate::pools::PoolStore, registry: crate::regis
                 continue;
             }
         };
-        let reclaimed = match ebb_telemetry::client::AgentClient::new(&url, config) {
-            Ok(client) => client
-                .reclaim_lease(
-                    &lease.lease_id,
-                    std::time::Duration::from_secs(SPOT_NOTICE_S),
-                )
-                .await
-                .map(|_| ())
-                .map_err(|error| error.to_string()),
-            Err(error) => Err(error.to_string()),
+        let client = match ebb_telemetry::client::AgentClient::new(&url, config) {
+            Ok(client) => client,
+            Err(error) => {
+                tracing::warn!(host = %lease.host, %error, "the demo's spot market cannot reach the host");
+                continue;
+            }
         };
-        if let Err(error) = reclaimed {
-            tracing::warn!(lease = %lease.lease_id, %error, "the demo's spot reclaim failed");
+        let reclaimed = client
+            .reclaim_lease(
+                &lease.lease_id,
+                std::time::Duration::from_secs(SPOT_NOTICE_S),
+            )
+            .await;
+        match reclaimed {
+            Ok(_) => {
+                tokio::spawn(owner_uses(client, lease.gpu_uuids.clone(), n));
+            }
+            Err(error) => {
+                tracing::warn!(lease = %lease.lease_id, %error, "the demo's spot reclaim failed")
+            }
         }
+    }
+}
+
+/// The demo's spot owner, once a reclaimed GPU is back: a lease of its own on it for
+/// [`SPOT_OWNER_KEEPS_S`], then released (offered as spot again).
+async fn owner_uses(client: ebb_telemetry::client::AgentClient, gpu_uuids: Vec<String>, n: u64) {
+    // The reclaimed lease ends at its deadline (and its workload's grace after it).
+    tokio::time::sleep(std::time::Duration::from_secs(SPOT_NOTICE_S + 5)).await;
+    let request = ebb_wire::agent::LeaseRequest {
+        gpu_uuids: Some(gpu_uuids),
+        count: None,
+        ..ebb_wire::agent::LeaseRequest::count(SPOT_OWNER, SPOT_OWNER, 0)
+    };
+    let key = format!("demo-spot-owner-{n}");
+    let mut held = None;
+    for _ in 0..30 {
+        match client.create_lease(&key, &request).await {
+            Ok((_, lease)) => {
+                held = Some(lease.id);
+                break;
+            }
+            // Not free yet (its workload still stopping): again shortly.
+            Err(_) => tokio::time::sleep(std::time::Duration::from_secs(2)).await,
+        }
+    }
+    let Some(lease_id) = held else {
+        tracing::debug!("the demo's spot owner found its GPU taken; it uses another");
+        return;
+    };
+    tokio::time::sleep(std::time::Duration::from_secs(SPOT_OWNER_KEEPS_S)).await;
+    if let Err(error) = client.release_lease(&lease_id, None).await {
+        tracing::warn!(lease = %lease_id, %error, "the demo's spot owner cannot give its GPU back");
     }
 }
 

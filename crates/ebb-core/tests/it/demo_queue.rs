@@ -1,7 +1,8 @@
 //! The demo's queue-driven pool on the console's own clock: the demo's simulated Slurm
 //! partition, its rules (the queue template) and a real fleet of simulated agents over
 //! HTTP. A new user sees the pool scale out on queued jobs, then a busy node drained and
-//! given back only once its job ends, without a job requeued. The clock runs about 40x
+//! let go only once its job ends, without a job requeued, parked to the end of its paid
+//! hour rather than released and rented again. The clock runs about 40x
 //! fast, so the demo's first minutes take seconds.
 
 use ebb_agent::{Fleet, FleetConfig};
@@ -32,7 +33,7 @@ fn steps(log: &[ActivityEntry]) -> Vec<(i64, String, SlurmStep)> {
 }
 
 #[tokio::test]
-async fn the_demos_training_pool_grows_on_queued_jobs_and_drains_a_busy_node_before_it_goes() {
+async fn the_demos_training_pool_grows_on_queued_jobs_drains_a_busy_node_and_keeps_its_paid_hour() {
     // The demo fleet's first three hosts: cn-south-001 carries V100s no one else holds; the
     // H800 host offers spot, as the demo's do.
     let fleet = Fleet::start(&FleetConfig {
@@ -95,11 +96,14 @@ async fn the_demos_training_pool_grows_on_queued_jobs_and_drains_a_busy_node_bef
     })
     .await;
 
-    // The short jobs end; each node keeps a long one: one node drains, and goes only once
-    // its job has ended.
-    let (drained_at, node, released_at) = eventually(
-        "a busy node drained, then released",
-        Duration::from_secs(60),
+    // The short jobs end; each node keeps a long one: one node drains, its job runs on,
+    // and once it has no job the node is parked to the end of the hour it paid (or taken
+    // back into service when the queue comes back), never released with paid time left.
+    let (drained_at, node, kept_at) = eventually(
+        "a busy node drained, then parked or back in service",
+        // Drained near the end of the paid hour (a busy node needs no drain before): about
+        // 90 s of this clock's hour.
+        Duration::from_secs(240),
         || async {
             let log = console.activity(Some(demo::QUEUE_POOL), 100).await.ok()?;
             let steps = steps(&log);
@@ -107,10 +111,12 @@ async fn the_demos_training_pool_grows_on_queued_jobs_and_drains_a_busy_node_bef
                 .iter()
                 .find(|(_, _, step)| *step == SlurmStep::Drained)?
                 .clone();
-            let (released_at, _, _) = steps.iter().find(|(at, nodes, step)| {
-                *at >= drained_at && *nodes == node && *step == SlurmStep::Released
+            let (kept_at, _, _) = steps.iter().find(|(at, nodes, step)| {
+                *at >= drained_at
+                    && *nodes == node
+                    && matches!(step, SlurmStep::Parked { .. } | SlurmStep::Undrained)
             })?;
-            Some((drained_at, node, *released_at))
+            Some((drained_at, node, *kept_at))
         },
     )
     .await;
@@ -124,19 +130,35 @@ async fn the_demos_training_pool_grows_on_queued_jobs_and_drains_a_busy_node_bef
         "no job was requeued: {steps:#?}"
     );
     // The long jobs run 180 s and 200 s from about when the nodes came up: the drained
-    // node stayed until its job ended, well after the drain began.
+    // node stayed in service until its job ended, well after the drain began.
     let s = |ms: i64| (ms - started_ms) / 1000;
     eprintln!(
-        "demo queue: out at {} s, {node} drained at {} s, released at {} s (console clock)",
+        "demo queue: out at {} s, {node} drained at {} s, kept at {} s (console clock)",
         s(out.at_ms),
         s(drained_at),
-        s(released_at)
+        s(kept_at)
     );
     assert!(
-        released_at - out.at_ms >= 170_000,
-        "the drained node went before its job could have ended: {steps:#?}"
+        kept_at - out.at_ms >= 170_000,
+        "the drained node was let go before its job could have ended: {steps:#?}"
     );
-    assert!(released_at > drained_at, "{steps:#?}");
+    // Within a node's first paid hour it is not given back, so nothing is paid twice:
+    // each node leased once.
+    for name in ["v100-1", "v100-2"] {
+        let leased: Vec<i64> = steps
+            .iter()
+            .filter(|(_, nodes, step)| nodes == name && *step == SlurmStep::Resumed)
+            .map(|(at, _, _)| *at)
+            .collect();
+        assert_eq!(leased.len(), 1, "{name} leased {leased:?}: {steps:#?}");
+        let paid_until = leased[0] + 3_600_000 - ebb_reconcile::placement::UNIT_END_MARGIN_MS;
+        assert!(
+            !steps.iter().any(|(at, nodes, step)| nodes == name
+                && *step == SlurmStep::Released
+                && *at < paid_until),
+            "{name} released inside its paid hour: {steps:#?}"
+        );
+    }
     console.shutdown().await;
     fleet.stop().await;
 }
