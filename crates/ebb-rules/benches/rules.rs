@@ -235,6 +235,7 @@ fn decide_section() {
                 last_scale_out_ms: Some(NOW - 12 * 60_000),
                 last_scale_in_ms: None,
                 pricing: Some(&pricing),
+                node_gpus: 1,
             };
             black_box(decide(black_box(rules), &state, black_box(windows), NOW));
         }

@@ -90,6 +90,10 @@ pub struct PoolState<'a> {
     /// What the pool pays; `None` when no price is known (no budget check can pass, no
     /// cost delta, an hourly paid unit).
     pub pricing: Option<&'a Pricing>,
+    /// GPUs that come and go together (a Slurm node's, for a pool bound to a partition);
+    /// 1 (or 0) for a pool of single GPUs. Every count decided is whole nodes, so each
+    /// step and its cost are a node's.
+    pub node_gpus: u32,
 }
 
 /// One observation.
@@ -519,6 +523,12 @@ pub fn decide(
             });
             desired = held;
         }
+    }
+
+    // Whole nodes: a part of a node asks for all of it.
+    let node = state.node_gpus.max(1);
+    if node > 1 && desired != current {
+        desired = desired.div_ceil(node) * node;
     }
 
     let cost_delta_per_hour_fen = state.pricing.and_then(|pricing| {

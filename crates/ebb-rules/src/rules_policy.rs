@@ -113,6 +113,7 @@ impl Policy for RulesPolicy {
             last_scale_out_ms: self.last_scale_out_ms,
             last_scale_in_ms: self.last_scale_in_ms,
             pricing: self.pricing.as_ref(),
+            node_gpus: 1,
         };
         let decision = decide(&self.rules, &state, &self.windows, now_ms);
         let desired = decision.desired_gpus;

@@ -583,6 +583,8 @@ impl Loop {
             }
             None => &hosts,
         };
+        self.rules
+            .set_node_gpus(self.slurm.node_gpus(&recorded.pools));
         let ruled = self
             .rules
             .tick(

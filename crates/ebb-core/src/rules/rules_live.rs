@@ -195,6 +195,8 @@ struct Live {
     /// The held decision last logged (rule and clamp), so it is logged once.
     held_logged: Option<String>,
     recorded: Option<(i64, String)>,
+    /// GPUs a node of the pool's Slurm partition holds (1: single GPUs).
+    node_gpus: u32,
 }
 
 /// What one tick of the rules did, for the enforcer's report and tests.
@@ -210,9 +212,16 @@ pub struct RulesTick {
 #[derive(Debug, Default)]
 pub struct RulesRunner {
     live: HashMap<String, Live>,
+    /// GPUs per node of each pool bound to a partition Ebb sizes, by pool id.
+    node_gpus: HashMap<String, u32>,
 }
 
 impl RulesRunner {
+    /// The pools that move in whole Slurm nodes (pool id → GPUs a node), from the binding.
+    pub fn set_node_gpus(&mut self, node_gpus: HashMap<String, u32>) {
+        self.node_gpus = node_gpus;
+    }
+
     /// One tick: a decision for each pool with enabled or shadowed rules.
     /// The pools' counts are read at the tick (the slider may have moved one since the
     /// pass began); only pools with rules are looked at.
@@ -267,6 +276,7 @@ impl RulesRunner {
                 (live.last_out_ms, live.last_in_ms) = last_changes(store, pool).await?;
             }
             out.decisions += 1;
+            live.node_gpus = self.node_gpus.get(&pool.id).copied().unwrap_or(1);
             if let Some((from, to)) =
                 step(live, store, pool, status, &gpus, catalog, now_ms).await?
             {
@@ -305,6 +315,7 @@ impl RulesRunner {
             shadow_desired: None,
             held_logged: None,
             recorded: None,
+            node_gpus: 1,
         }))
     }
 }
@@ -414,11 +425,12 @@ async fn step(
         }
     }
 
+    // One entry a GPU: a node's lease holds all of the node's.
     let mut held_since: Vec<i64> = status
         .leases
         .iter()
         .filter(|lease| lease.state == PoolLeaseState::Active)
-        .map(|lease| lease.granted_at_ms)
+        .flat_map(|lease| std::iter::repeat_n(lease.granted_at_ms, lease.gpu_uuids.len().max(1)))
         .collect();
     held_since.sort_unstable();
     let price = pricing(pool, Some(status), catalog);
@@ -442,6 +454,7 @@ async fn step(
         last_scale_out_ms: live.last_out_ms,
         last_scale_in_ms: live.last_in_ms,
         pricing: price.as_ref(),
+        node_gpus: live.node_gpus,
     };
     let mut decision = decide(&live.rules, &state, &windows, now_ms);
     decision.at_ms = now_ms;

@@ -249,6 +249,17 @@ impl SlurmBinder {
         Ok(())
     }
 
+    /// The pools Ebb sizes in whole nodes (Ebb-led partitions): pool id → GPUs a node.
+    pub fn node_gpus(&self, pools: &[Pool]) -> HashMap<String, u32> {
+        pools
+            .iter()
+            .filter_map(|pool| {
+                let part = self.binding.as_ref()?.of_pool(&pool.name)?;
+                (part.mode == Mode::Ebb).then(|| (pool.id.clone(), part.gpus_per_node.max(1)))
+            })
+            .collect()
+    }
+
     /// One pass over every bound partition. Errors are logged, never fatal: a partition
     /// Slurm does not answer for stands still.
     pub async fn tick(&mut self, input: &TickInput<'_>) {

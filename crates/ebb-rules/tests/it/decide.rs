@@ -78,6 +78,7 @@ pub fn pool(gpus: u32) -> PoolState<'static> {
         last_scale_out_ms: None,
         last_scale_in_ms: None,
         pricing: None,
+        node_gpus: 1,
     }
 }
 
@@ -474,6 +475,7 @@ fn the_budget_beats_everything() {
     let pricing = hourly();
     let state = PoolState {
         pricing: Some(&pricing),
+        node_gpus: 1,
         ..pool(6)
     };
     let d = decide(&set, &state, &util(&[90.0; 3], 6), NOW);
@@ -493,6 +495,7 @@ fn the_budget_beats_everything() {
     ));
     let state = PoolState {
         pricing: Some(&pricing),
+        node_gpus: 1,
         ..pool(4)
     };
     let d = decide(&set, &state, &util(&[100.0], 4), NOW);
@@ -505,6 +508,7 @@ fn the_cost_delta_is_the_run_rate_change() {
     let pricing = hourly();
     let state = PoolState {
         pricing: Some(&pricing),
+        node_gpus: 1,
         ..pool(10)
     };
     let d = decide(&set, &state, &util(&[90.0; 3], 10), NOW);
@@ -572,6 +576,7 @@ fn a_paid_hour_is_held_until_near_its_end_newest_first() {
     let state = PoolState {
         held_since_ms: &since,
         pricing: Some(&pricing),
+        node_gpus: 1,
         ..pool(10)
     };
     assert_eq!(decide(&set, &state, &cold, NOW).desired_gpus, 10);
@@ -796,6 +801,7 @@ proptest! {
         let state = PoolState {
             held_since_ms: &since,
             pricing: Some(&pricing),
+            node_gpus: 1,
             ..pool(current)
         };
         let d = decide(&set, &state, &util(&case.samples, current), NOW);
@@ -1125,5 +1131,38 @@ proptest! {
                 );
             }
         }
+    }
+}
+
+#[test]
+fn a_pool_of_two_gpu_nodes_moves_in_whole_nodes_and_prices_each_step_per_node() {
+    let set = with_limits(
+        "[[metric]]\nname = \"slurm_demand_gpus\"\nstale_after_minutes = 2\n[[target]]\nname = \"size-to-queue\"\nmetric = \"slurm_demand_gpus\"\ntarget = 1\ntolerance = 0\nscale_in_stabilization_minutes = 0\n",
+    );
+    let pricing = hourly();
+    let on_nodes = |gpus: u32| PoolState {
+        pricing: Some(&pricing),
+        node_gpus: 2,
+        ..pool(gpus)
+    };
+    // (held, demand) → desired: a part of a node asks for all of it, up and down.
+    for (held, demand, want) in [
+        (2, 3.0, 4),
+        (2, 1.0, 2),
+        (4, 1.0, 2),
+        (4, 3.0, 4),
+        (2, 5.0, 6),
+    ] {
+        let mut windows = util(&[50.0], held);
+        windows.custom_mut("slurm_demand_gpus").push(NOW, demand);
+        let d = decide(&set, &on_nodes(held), &windows, NOW);
+        assert_eq!(d.desired_gpus, want, "held {held}, demand {demand}");
+        // Each step's cost is the nodes' it moves: ¥12.50/h a GPU, two a node.
+        let nodes = (i64::from(want) - i64::from(held)) / 2;
+        assert_eq!(
+            d.cost_delta_per_hour_fen,
+            Some(nodes * 2 * 12_50),
+            "held {held}"
+        );
     }
 }
