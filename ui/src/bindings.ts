@@ -933,6 +933,12 @@ export type ChangeReason =
  */
 { kind: "host_back"; host: string; leases: number } | 
 /**
+ * The count unchanged, the enforcer rented and released GPUs to keep it (a
+ * replacement, back to spot at a paid unit's end, a GPU kept to its unit's end going):
+ * `rented` and `released` GPUs, each host's in the entry's results.
+ */
+{ kind: "upkeep"; rented: number; released: number } | 
+/**
  * A host was registered (console-wide: no pool).
  */
 { kind: "host_added"; host: string; region: string } | 

@@ -76,6 +76,7 @@ const changes: ChangeReason[] = [
 ];
 /** Teams, quotas and roles: names of two letters, so the zh-CN check sees only words. */
 const accessChanges: ChangeReason[] = [
+  { kind: "upkeep", rented: 1, released: 1 },
   { kind: "team_changed", team: "ml", spend_per_month_fen: 5_000_000 },
   { kind: "team_changed", team: "ml", spend_per_month_fen: null },
   { kind: "team_quota", team: "ml", model: "A100", gpus: 16 },
@@ -319,6 +320,7 @@ describe("rules in words", () => {
       spot_paused: true,
       spot_resumed: true,
       host_back: true,
+      upkeep: true,
       host_added: true,
       host_removed: true,
       host_draining: true,
@@ -463,6 +465,7 @@ describe("counts in words", () => {
     expect(poolNoteText({ kind: "held_to_unit_end", gpus: 2 })).toBe("2 GPUs kept until the paid unit ends");
     expect(changeReasonText({ kind: "host_back", host: "gpu-a", leases: 1 })).toBe("gpu-a is back: releasing its 1 stale lease, already replaced");
     expect(changeReasonText({ kind: "host_back", host: "gpu-a", leases: 3 })).toBe("gpu-a is back: releasing its 3 stale leases, already replaced");
+    expect(changeReasonText({ kind: "upkeep", rented: 1, released: 2 })).toBe("count kept: 1 GPU(s) rented, 2 released (replacements, back to spot, paid units ended)");
     expect(changeReasonText({ kind: "confirm_limits_changed", above_gpus: 1, above_per_hour_fen: 100 })).toBe(
       "confirmation limits changed: ask above 1 GPU or ¥1.00 per hour",
     );

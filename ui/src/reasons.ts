@@ -100,6 +100,8 @@ export function changeReasonText(reason: ChangeReason): string {
       return t("reason.change.spotResumed", { model: reason.model, region: reason.region, quiet: reason.quiet_minutes });
     case "host_back":
       return t(reason.leases === 1 ? "reason.change.hostBack.one" : "reason.change.hostBack", { host: reason.host, leases: reason.leases });
+    case "upkeep":
+      return t("reason.change.upkeep", { rented: reason.rented, released: reason.released });
     case "host_added":
       return t("reason.change.hostAdded", { host: reason.host, region: reason.region });
     case "host_removed":

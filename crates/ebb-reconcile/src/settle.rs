@@ -449,6 +449,10 @@ pub struct Settled {
     pub changes: Vec<ChangeUpdate>,
     /// Every pool holds exactly its desired count, nothing pending or held.
     pub converged: bool,
+    /// Per pool (not bound to Slurm, whose binder says its own steps), this pass's
+    /// per-host results that no open change took: GPUs rented and released to keep its
+    /// count (a replacement, back to spot, a GPU kept to its unit's end going).
+    pub unclaimed: Vec<(String, Vec<HostResult>)>,
 }
 
 /// Settles the pass: the planned statuses moved by what the answers did, the leases
@@ -513,6 +517,10 @@ pub fn finish(
         let converged =
             status.actual == pool.desired && status.pending == 0 && status.held_to_unit_end == 0;
         settled.converged &= converged;
+        let moved = results.iter().any(|r| r.granted + r.released > 0);
+        if moved && !pool.external && open.get(&pool.id).is_none_or(Vec::is_empty) {
+            settled.unclaimed.push((pool.id.clone(), results.clone()));
+        }
         if let Some(changes) = open.get(&pool.id) {
             for (index, (id, before)) in changes.iter().enumerate() {
                 let latest = index + 1 == changes.len();
@@ -541,6 +549,49 @@ pub fn finish(
         settled.statuses.push(status);
     }
     settled
+}
+
+/// What this pass's grants and releases move each pool's cost by, per hour (fen): each
+/// lease's GPUs at its region's price (spot's for a lease on spot), granted adding and
+/// released taking away. Pools with no price for a region count nothing for it.
+pub fn moved_per_hour(
+    pools: &[PoolTarget],
+    hosts: &[HostObs],
+    granted: &[(&str, &Lease)],
+    released: &[(&str, &Lease)],
+) -> HashMap<String, i64> {
+    let mut moved: HashMap<String, i64> = HashMap::new();
+    let price = |host: &str, lease: &Lease| -> Option<(String, i64)> {
+        let pool = pools.iter().find(|pool| pool.id == lease.pool_id)?;
+        let region = hosts.iter().find(|h| h.name == host)?.region.trim();
+        let spot = lease.spot
+            || hosts.iter().any(|h| {
+                h.name == host
+                    && h.seen.as_ref().is_some_and(|seen| {
+                        seen.gpus
+                            .iter()
+                            .any(|gpu| gpu.spot && lease.gpu_uuids.contains(&gpu.uuid))
+                    })
+            });
+        let per_gpu = if spot {
+            pool.spot
+                .prices
+                .get(region)
+                .or_else(|| pool.prices.get(region))
+        } else {
+            pool.prices.get(region)
+        }?;
+        let gpus = i64::try_from(lease.gpu_uuids.len().max(1)).unwrap_or(1);
+        Some((pool.id.clone(), per_gpu * gpus))
+    };
+    for (sign, leases) in [(1, granted), (-1, released)] {
+        for (host, lease) in leases {
+            if let Some((pool, fen)) = price(host, lease) {
+                *moved.entry(pool).or_default() += sign * fen;
+            }
+        }
+    }
+    moved
 }
 
 /// Adds this pass's per-host results to a change's.

@@ -198,6 +198,10 @@ pub enum ChangeReason {
     },
     /// A host that was written off answers again: its stale leases are released.
     HostBack { host: String, leases: u32 },
+    /// The count unchanged, the enforcer rented and released GPUs to keep it (a
+    /// replacement, back to spot at a paid unit's end, a GPU kept to its unit's end going):
+    /// `rented` and `released` GPUs, each host's in the entry's results.
+    Upkeep { rented: u32, released: u32 },
     /// A host was registered (console-wide: no pool).
     HostAdded { host: String, region: String },
     /// A host was removed from the registry (console-wide).
@@ -396,6 +400,12 @@ impl fmt::Display for ChangeReason {
                 f,
                 "{host} is back: releasing its {}, already replaced",
                 counted(*leases, "stale lease", "stale leases")
+            ),
+            ChangeReason::Upkeep { rented, released } => write!(
+                f,
+                "count kept: {} rented, {} released (replacements, back to spot, paid units ended)",
+                counted(*rented, "GPU", "GPUs"),
+                counted(*released, "GPU", "GPUs")
             ),
             ChangeReason::HostAdded { host, region } => {
                 write!(f, "host {host} added in {region}")

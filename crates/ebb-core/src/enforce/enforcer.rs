@@ -425,6 +425,7 @@ impl Loop {
             });
         let retried = self.sender(&holder).rent(retry).await;
         let mut node_answers = node_answers_of(&retried, &targets);
+        let mut granted = granted_leases(&retried);
         let retried = settle::creates(retried, &mut hosts, &mut tally);
         retried.update(&mut self.refusals, now);
         self.store.resolve_intents(&retried.resolved).await?;
@@ -482,15 +483,13 @@ impl Loop {
             self.store.set_fence(host, *fence).await?;
         }
         let grace_s = self.config.grace.as_secs();
-        let said = settle::failovers(&plan.lose, &targets, &known, grace_s)
-            .into_iter()
-            .chain(settle::hosts_back(&plan.releases))
-            .chain(settle::reclaims(&plan.pools, &mut self.reclaims_said));
-        for (pool_id, reason) in said {
-            if let Some(pool) = recorded.pools.iter().find(|p| p.id == pool_id) {
-                self.store.log(pool, &failover_entry(pool, reason)).await?;
-            }
-        }
+        // Said once the answers are in, with what they rented and released.
+        let said: Vec<(String, ChangeReason)> =
+            settle::failovers(&plan.lose, &targets, &known, grace_s)
+                .into_iter()
+                .chain(settle::hosts_back(&plan.releases))
+                .chain(settle::reclaims(&plan.pools, &mut self.reclaims_said))
+                .collect();
         for host in &plan.clear_fence {
             self.store.clear_fence(host).await?;
         }
@@ -525,20 +524,52 @@ impl Loop {
 
         // Settle: what the answers mean, then written in as few transactions as it takes.
         node_answers.extend(node_answers_of(&sent, &targets));
+        granted.extend(granted_leases(&sent));
         let sent = settle::creates(sent, &mut hosts, &mut tally);
         sent.update(&mut self.refusals, now);
         self.store.resolve_intents(&sent.resolved).await?;
-        self.store.record_ended(&settle::ended(&released)).await?;
+        let ended = settle::ended(&released);
+        self.store.record_ended(&ended).await?;
+        let granted_refs: Vec<(&str, &ebb_wire::agent::Lease)> = granted
+            .iter()
+            .map(|(host, lease)| (host.as_str(), lease))
+            .collect();
+        let per_hour = settle::moved_per_hour(&targets, &hosts, &granted_refs, &ended);
         settle::releases(released, &mut tally);
-        let settled = settle::finish(
-            plan.pools,
-            &targets,
-            &tally,
-            &hosts,
-            &holder,
-            &recorded.open,
-        );
-        let mut settled = settled;
+        // Every grant and release in the log with its hosts and cost: in the pool's open
+        // change, in a failover or reclaim entry of this pass, or in an upkeep entry.
+        let mut open = recorded.open.clone();
+        for (pool_id, reason) in said {
+            if let Some(pool) = recorded.pools.iter().find(|p| p.id == pool_id) {
+                let entry = NewActivity {
+                    delta_per_hour_fen: per_hour.get(&pool_id).copied(),
+                    ..failover_entry(pool, reason)
+                };
+                let id = self.store.log(pool, &entry).await?;
+                open.entry(pool_id).or_default().push((id, Vec::new()));
+            }
+        }
+        let mut settled = settle::finish(plan.pools, &targets, &tally, &hosts, &holder, &open);
+        for (pool_id, results) in &settled.unclaimed {
+            let Some(pool) = recorded.pools.iter().find(|p| &p.id == pool_id) else {
+                continue;
+            };
+            let entry = NewActivity {
+                actor: Actor::Enforcer,
+                from: pool.desired,
+                to: pool.desired,
+                reason: ChangeReason::Upkeep {
+                    rented: results.iter().map(|r| r.granted).sum(),
+                    released: results.iter().map(|r| r.released).sum(),
+                },
+                delta_per_hour_fen: per_hour.get(pool_id).copied(),
+                delta_per_month_fen: None,
+            };
+            let id = self.store.log(pool, &entry).await?;
+            self.store
+                .update_change(id, results, ebb_wire::pools::Outcome::Done)
+                .await?;
+        }
         // Spot paused where a pool would take it: said on the pool.
         for status in &mut settled.statuses {
             let Some(pool) = recorded.pools.iter().find(|p| p.id == status.pool_id) else {
@@ -727,6 +758,19 @@ impl Loop {
         )
         .await
     }
+}
+
+/// The leases granted, with their hosts.
+fn granted_leases(
+    answers: &[(Pending, settle::CreateAnswer)],
+) -> Vec<(String, ebb_wire::agent::Lease)> {
+    answers
+        .iter()
+        .filter_map(|(intent, answer)| match answer {
+            CreateAnswer::Granted(lease) => Some((intent.host.clone(), (**lease).clone())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The answers to a bound pool's node requests, for the Slurm binder (unanswered ones are

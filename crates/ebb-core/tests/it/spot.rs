@@ -206,13 +206,42 @@ async fn spot_reclaims_are_replaced_at_once_pause_spot_past_the_limit_and_it_com
     assert!(matches!(said[1], ChangeReason::SpotResumed { .. }));
     no_gpu_twice(&fleets).await;
 
-    // The log has each reclaim once.
+    // The log has each reclaim once, with the replacement it rented (host and cost); the
+    // return to spot is in the log too: what it rented and released, where, at what cost.
     let log = console.activity(Some("burst"), 100).await.unwrap();
-    assert_eq!(
-        log.iter()
-            .filter(|entry| matches!(entry.reason, ChangeReason::Reclaimed { .. }))
-            .count(),
-        2
+    let reclaims: Vec<_> = log
+        .iter()
+        .filter(|entry| matches!(entry.reason, ChangeReason::Reclaimed { .. }))
+        .collect();
+    assert_eq!(reclaims.len(), 2);
+    for entry in &reclaims {
+        let rented: u32 = entry.results.iter().map(|r| r.granted).sum();
+        assert_eq!(
+            rented, 1,
+            "the replacement in the reclaim's entry: {entry:#?}"
+        );
+        assert!(entry.results.iter().all(|r| !r.host.is_empty()));
+        assert!(
+            entry.delta_per_hour_fen.is_some_and(|fen| fen > 0),
+            "{entry:#?}"
+        );
+    }
+    let upkeep: Vec<_> = log
+        .iter()
+        .filter(|entry| matches!(entry.reason, ChangeReason::Upkeep { .. }))
+        .collect();
+    let moved = |f: fn(&ebb_wire::pools::HostResult) -> u32| -> u32 {
+        upkeep.iter().flat_map(|entry| &entry.results).map(f).sum()
+    };
+    assert!(
+        moved(|r| r.granted) >= 1 && moved(|r| r.released) >= 1,
+        "{upkeep:#?}"
+    );
+    assert!(
+        upkeep
+            .iter()
+            .all(|entry| entry.delta_per_hour_fen.is_some()),
+        "{upkeep:#?}"
     );
     console.shutdown().await;
     for fleet in fleets {
