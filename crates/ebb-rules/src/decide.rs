@@ -531,9 +531,17 @@ pub fn decide(
         desired = desired.div_ceil(node) * node;
     }
 
+    // A desire never filled is not priced as a saving: a scale-in counts from the GPUs
+    // held, not from the count asked for.
+    let (priced_from, priced_to) = if desired < current {
+        let held = current.min(state.held_gpus);
+        (held, desired.min(held))
+    } else {
+        (current, desired)
+    };
     let cost_delta_per_hour_fen = state.pricing.and_then(|pricing| {
         pricing
-            .preview(current, desired)
+            .preview(priced_from, priced_to)
             .ok()
             .map(|preview| preview.delta.per_hour.fen())
     });

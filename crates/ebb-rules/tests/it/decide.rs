@@ -1166,3 +1166,30 @@ fn a_pool_of_two_gpu_nodes_moves_in_whole_nodes_and_prices_each_step_per_node() 
         );
     }
 }
+
+#[test]
+fn giving_up_gpus_never_held_is_not_priced_as_a_saving() {
+    let set = with_limits(
+        "[[metric]]\nname = \"users\"\nstale_after_minutes = 2\n[[threshold]]\nname = \"calm\"\nmetric = \"users\"\nop = \"<\"\nvalue = 10\naction = \"set 3\"\n",
+    );
+    let pricing = hourly();
+    let mut windows = util(&[50.0], 3);
+    windows.custom_mut("users").push(NOW, 1.0);
+    // Asked for 4, 3 held (no fourth GPU free): 4 → 3 releases nothing and saves nothing.
+    let short = PoolState {
+        held_gpus: 3,
+        ready_gpus: 3,
+        pricing: Some(&pricing),
+        ..pool(4)
+    };
+    let d = decide(&set, &short, &windows, NOW);
+    assert_eq!(d.desired_gpus, 3);
+    assert_eq!(d.cost_delta_per_hour_fen, Some(0));
+    // All 4 held: the one released saves its hour's price.
+    let full = PoolState {
+        pricing: Some(&pricing),
+        ..pool(4)
+    };
+    let d = decide(&set, &full, &windows, NOW);
+    assert_eq!(d.cost_delta_per_hour_fen, Some(-12_50));
+}
