@@ -450,6 +450,7 @@ impl Loop {
         self.refusals.mark(&mut hosts, now);
         let known = self.store.known_leases().await?;
 
+        self.slurm.set_prices(&targets, &hosts);
         // Bindings: the Slurm binder chooses its nodes on what this pass saw (and Slurm
         // says); its node requests and releases go to the planner with everything else.
         self.slurm

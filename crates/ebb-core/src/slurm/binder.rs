@@ -99,6 +99,9 @@ pub struct SlurmBinder {
     ctl: std::sync::Arc<dyn SlurmApi>,
     /// What this pass asks the planner for, by pool id.
     orders: BTreeMap<String, NodeOrders>,
+    /// Each pool's price per GPU-hour by host (its region's), for the cost of a node
+    /// leased or released in the log.
+    prices: HashMap<String, HashMap<String, i64>>,
     draining_since: HashMap<String, i64>,
     /// GPUs released per pool, with when, for the disruption budget's window.
     released: HashMap<String, Vec<(i64, u32)>>,
@@ -157,6 +160,7 @@ impl SlurmBinder {
             binding: setup.binding,
             ctl: setup.api,
             orders: BTreeMap::new(),
+            prices: HashMap::new(),
             draining_since: HashMap::new(),
             released: HashMap::new(),
             said: HashMap::new(),
@@ -203,6 +207,29 @@ impl SlurmBinder {
     pub fn settled_gpus(&self, pool: &Pool) -> Option<u32> {
         let part = self.binding.as_ref()?.of_pool(&pool.name)?;
         (part.mode == Mode::Ebb).then(|| want_nodes(part, pool.desired) * part.gpus_per_node.max(1))
+    }
+
+    /// Each pool's price per GPU-hour on each host (its region's, on demand), from the
+    /// planner's view of the pools and the hosts seen this pass.
+    pub fn set_prices(
+        &mut self,
+        pools: &[ebb_reconcile::reconcile::PoolTarget],
+        hosts: &[HostObs],
+    ) {
+        self.prices = pools
+            .iter()
+            .filter(|pool| pool.external)
+            .map(|pool| {
+                let by_host = hosts
+                    .iter()
+                    .filter_map(|host| {
+                        let fen = pool.prices.get(host.region.trim())?;
+                        Some((host.name.clone(), *fen))
+                    })
+                    .collect();
+                (pool.id.clone(), by_host)
+            })
+            .collect();
     }
 
     /// The node requests and releases decided since last taken, by pool id: the planner's
@@ -953,7 +980,24 @@ impl SlurmBinder {
         for node in &fresh {
             self.said.insert(node.clone(), said.clone());
         }
-        log_step(store, pool, part, &fresh, step).await
+        // A node leased or released moves the pool's cost by its GPUs at its host's price.
+        let sign = match step {
+            SlurmStep::Resumed => Some(1),
+            SlurmStep::Released => Some(-1),
+            _ => None,
+        };
+        let delta = sign.and_then(|sign| {
+            let prices = self.prices.get(&pool.id)?;
+            fresh
+                .iter()
+                .map(|name| {
+                    let slot = part.nodes.iter().find(|slot| &slot.name == name)?;
+                    let gpus = i64::try_from(slot.gpu_indexes.len()).ok()?;
+                    Some(sign * gpus * prices.get(&slot.host)?)
+                })
+                .sum::<Option<i64>>()
+        });
+        log_step_priced(store, pool, part, &fresh, step, delta).await
     }
 }
 
@@ -974,6 +1018,19 @@ pub async fn log_step(
     nodes: &[String],
     step: SlurmStep,
 ) -> Result<(), crate::pools::PoolError> {
+    log_step_priced(store, pool, part, nodes, step, None).await
+}
+
+/// [`log_step`], with what the step moves the pool's cost by per hour (a node leased or
+/// released).
+pub async fn log_step_priced(
+    store: &PoolStore,
+    pool: &Pool,
+    part: &PartitionBinding,
+    nodes: &[String],
+    step: SlurmStep,
+    delta_per_hour_fen: Option<i64>,
+) -> Result<(), crate::pools::PoolError> {
     let gpus = part.gpus_per_node * u32::try_from(nodes.len()).unwrap_or(u32::MAX);
     let actor = match part.mode {
         Mode::Ebb => Actor::Enforcer,
@@ -992,7 +1049,7 @@ pub async fn log_step(
                     gpus,
                     step,
                 },
-                delta_per_hour_fen: None,
+                delta_per_hour_fen,
                 delta_per_month_fen: None,
             },
         )

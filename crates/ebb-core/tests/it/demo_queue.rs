@@ -142,6 +142,20 @@ async fn the_demos_training_pool_grows_on_queued_jobs_drains_a_busy_node_and_kee
         kept_at - out.at_ms >= 170_000,
         "the drained node was let go before its job could have ended: {steps:#?}"
     );
+    // Each node leased is in the log with what it costs: its two V100s' hour.
+    let leased: Vec<&ActivityEntry> = log
+        .iter()
+        .filter(|entry| {
+            matches!(&entry.reason, ChangeReason::Slurm { step: SlurmStep::Resumed, .. })
+        })
+        .collect();
+    assert!(!leased.is_empty());
+    assert!(
+        leased
+            .iter()
+            .all(|entry| entry.delta_per_hour_fen.is_some_and(|fen| fen > 0)),
+        "{leased:#?}"
+    );
     // Within a node's first paid hour it is not given back, so nothing is paid twice:
     // each node leased once.
     for name in ["v100-1", "v100-2"] {
