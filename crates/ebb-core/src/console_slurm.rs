@@ -4,7 +4,7 @@
 //! A resume leases each node's GPUs at once, with its slurmd as the lease's workload (the
 //! daemon's binder would on its next pass; doing it here answers Slurm in seconds). The
 //! request takes the one path every lease takes: written to `lease_intents` (or the one
-//! already there for the node, with its key), sent through [`crate::enforce::act`], and
+//! already there for the node, with its key), sent through [`crate::enforce::sender`], and
 //! settled; one left unanswered is sent again by the daemon with the same key, so the two
 //! never hold a node twice. A node Ebb cannot serve is marked down with the reason at
 //! once. A suspend parks each node's lease to the end of its paid unit (the daemon
@@ -12,7 +12,7 @@
 //! it now through the same sender.
 
 use crate::console::Console;
-use crate::enforce::act::Sender;
+use crate::enforce::sender::Sender;
 use crate::enforcer::EnforcerConfig;
 use crate::pools::Pool;
 use crate::provider::{AgentProvider, GpuProvider};

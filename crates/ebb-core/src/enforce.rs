@@ -2,9 +2,9 @@
 //! whatever rents GPUs (`provider`), the fleet's capacity facts, and each pool's recorded
 //! history (desired, ready, warming, utilization; delivery times).
 
-pub mod act;
 pub mod capacity;
 pub mod enforcer;
 pub mod pool_history;
 pub mod provider;
+pub mod sender;
 pub(crate) mod spot;

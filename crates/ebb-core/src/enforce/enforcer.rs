@@ -8,27 +8,28 @@
 //! runs it (the collector). It reaches the GPUs only through a [`GpuProvider`] (the agents,
 //! unless a test or another provider is given).
 
-use crate::catalog_store::ActiveCatalog;
 use crate::election::LeaderHandle;
-use crate::enforce::act::Sender;
+use crate::enforce::sender::Sender;
 use crate::pools::{NewActivity, Pool, PoolError, PoolStore};
 use crate::provider::{AgentProvider, GpuProvider};
 use crate::registry::{HostEntry, Registry};
 use crate::rules_live::RulesRunner;
 use crate::slurm::binder::NodeAnswer;
-use ebb_reconcile::reconcile::{self, HostObs, Input, KnownLease, Pending, PoolTarget, Refusals};
+use ebb_reconcile::reconcile::{self, HostObs, KnownLease, Pending, PoolTarget, Refusals};
 use ebb_reconcile::settle::{self, CreateAnswer, Lookup, Tally};
 use ebb_telemetry::client::ClientConfig;
 use ebb_telemetry::fanout::fan_out;
 use ebb_wire::agent::{AgentErrorKind, ConsoleTerm};
 use ebb_wire::pools::{Actor, HostResult};
-use ebb_wire::reasons::{ChangeReason, HostProblem, PoolNote};
+use ebb_wire::reasons::{ChangeReason, HostProblem};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
+
+mod stages;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EnforcerConfig {
@@ -71,6 +72,9 @@ pub struct PassReport {
     pub rule_decisions: u32,
     /// Desired counts a rule changed this pass: (pool, from, to). The next pass runs at once.
     pub rule_changes: Vec<(String, u32, u32)>,
+    /// The stages this pass ran, in order ([`STAGES`], or only `Observe` when there was
+    /// nothing to do).
+    pub stages: Vec<Stage>,
 }
 
 /// The running loop; [`Enforcer::stop`] ends it.
@@ -343,302 +347,97 @@ impl Recorded {
     }
 }
 
+/// The stages of a pass, in the order they run: observe (read the database, ask the
+/// agents, send again what was unanswered, follow the lease history) → breakers (reclaims
+/// count for spot's breakers; each pool's target) → bindings (the Slurm binder's node
+/// requests and releases, planner input) → plan (pure) → act (write requests down, send
+/// them and the releases) → settle (what the answers mean, written: leases, activity,
+/// status) → rules (new counts for the next pass, at once).
+pub const STAGES: [Stage; 7] = [
+    Stage::Observe,
+    Stage::Breakers,
+    Stage::Bindings,
+    Stage::Plan,
+    Stage::Act,
+    Stage::Settle,
+    Stage::Rules,
+];
+
+/// A stage of a pass (see [`STAGES`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    Observe,
+    Breakers,
+    Bindings,
+    Plan,
+    Act,
+    Settle,
+    Rules,
+}
+
+/// One pass's context, filled stage by stage.
+struct Pass {
+    now: i64,
+    holder: String,
+    recorded: Recorded,
+    catalog: ebb_cost::Catalog,
+    hosts: Vec<HostObs>,
+    /// Requests still unanswered (not sent again this pass, or sent and no answer).
+    pending: Vec<Pending>,
+    known: Vec<KnownLease>,
+    targets: Vec<PoolTarget>,
+    tally: Tally,
+    /// Answers to the Slurm binder's node requests, for it.
+    node_answers: Vec<(Pending, NodeAnswer)>,
+    /// Leases granted this pass, with their hosts (their cost in the log).
+    granted: Vec<(String, ebb_wire::agent::Lease)>,
+    plan: reconcile::Plan,
+    /// Failovers, hosts back and reclaims to log once the answers are in.
+    said: Vec<(String, ChangeReason)>,
+    sent: Vec<(Pending, CreateAnswer)>,
+    released: Vec<(reconcile::ReleaseOrder, settle::ReleaseAnswer)>,
+    /// Requests sent this pass whose answer is not certain.
+    unanswered: usize,
+    settled: settle::Settled,
+    stages: Vec<Stage>,
+}
+
+impl Pass {
+    fn ran(&mut self, stage: Stage) {
+        self.stages.push(stage);
+    }
+}
+
 impl Loop {
-    /// One pass: read → observe → retry → plan (pure) → act (the requests) → settle (pure)
-    /// → write. Every decision is in `ebb_reconcile`; this function only moves data between the
-    /// database, the agents and those two.
+    /// One pass: its stages in [`STAGES`] order over one [`Pass`], each in its own file
+    /// (`enforcer/*.rs`). Every decision is in `ebb_reconcile` (and the binder's choice of
+    /// nodes); the stages only move data between the database, Slurm, the agents and those.
     async fn pass(&mut self) -> Result<PassReport, PoolError> {
         self.passes += 1;
-        let now = self.store.now_ms();
-        let holder = self.holder().await?;
-        // Hosts being removed go once no pool holds or asked for anything there.
-        for host in self.registry.draining().await.unwrap_or_default() {
-            match self.registry.remove_drained(&host).await {
-                Ok(true) => tracing::info!(%host, "drained host removed"),
-                Ok(false) => {}
-                Err(error) => tracing::warn!(%host, %error, "cannot remove a drained host"),
-            }
-        }
-        // Changes first, then pools: a change seen here is already in the pools read next,
-        // so a pass never calls a change done on the strength of an older desired count.
-        let recorded = Recorded {
-            open: self.store.open_changes().await?,
-            pools: self.store.list().await?,
-            intents: self.store.intents().await?,
-            fences: self.store.fences().await?,
-            leases: self.store.known_leases().await?,
-        };
-        if recorded.is_empty() {
+        let Some(mut pass) = self.observe().await? else {
             // Nothing held, asked for or wanted: no agent needs asking.
             return Ok(PassReport {
                 number: self.passes,
                 converged: true,
+                stages: vec![Stage::Observe],
                 ..PassReport::default()
             });
-        }
-        let specs = self
-            .registry
-            .list()
-            .await
-            .map_err(|error| PoolError::Registry(error.to_string()))?;
-        self.provider.prepare(&specs).await;
-        let catalog = ActiveCatalog::prices(&self.data_dir);
-        self.slurm.reload(&self.data_dir);
-
-        // Observe, all at once, every host the enforcer has business with.
-        let scoped: Vec<HostEntry> = specs
-            .into_iter()
-            .filter(|spec| recorded.concerns(spec))
-            .collect();
-        let mut hosts =
-            crate::provider::observe(&self.provider, &scoped, self.config.concurrency).await;
-        self.note_down_since(&mut hosts, now).await?;
-
-        // Reclaims count for the spot breakers before this pass plans: one that opens its
-        // breaker sends its own replacement on demand.
-        self.spot
-            .before_plan(&self.store, &recorded.pools, &hosts, &holder, now)
-            .await?;
-        let breakers = &self.spot;
-        let mut targets: Vec<PoolTarget> = recorded
-            .pools
-            .iter()
-            .map(|pool| {
-                let paused = |region: &str| breakers.paused_until(&pool.model, region).is_some();
-                let plain = target(pool, &catalog, &paused);
-                PoolTarget {
-                    external: self.slurm.binds(&pool.name),
-                    // A bound pool holds whole nodes: settled at its count rounded up.
-                    desired: self.slurm.settled_gpus(pool).unwrap_or(plain.desired),
-                    ..plain
-                }
-            })
-            .collect();
-
-        // Requests whose answer never came: the same key again, where the host answers.
-        let mut tally = Tally::default();
-        let (retry, mut pending): (Vec<Pending>, Vec<Pending>) =
-            recorded.intents.into_iter().partition(|intent| {
-                hosts
-                    .iter()
-                    .any(|h| h.name == intent.host && h.seen.is_some())
-            });
-        let retried = self.sender(&holder).rent(retry).await;
-        let mut node_answers = node_answers_of(&retried, &targets);
-        let mut granted = granted_leases(&retried);
-        let retried = settle::creates(retried, &mut hosts, &mut tally);
-        retried.update(&mut self.refusals, now);
-        self.store.resolve_intents(&retried.resolved).await?;
-        pending.extend(retried.pending);
-
-        // The lease history follows what the agents report (written only where it moved).
-        // An agent lists only the leases not yet released, so a lease of ours gone from its
-        // list is asked for by id, and its end recorded as the agent recorded it.
-        let vanished = self
-            .look_up(settle::vanished(&hosts, &recorded.leases))
-            .await;
-        let waiting = settle::looked_up(vanished, &mut hosts);
-        self.store
-            .sync_hosts(
-                &settle::moved_history(&hosts, &recorded.leases, &holder, &waiting),
-                now,
-            )
-            .await?;
-        for host in &mut hosts {
-            host.lost_fence = recorded.fences.get(&host.name).copied();
-        }
-        self.refusals.mark(&mut hosts, now);
-        let known = self.store.known_leases().await?;
-
-        self.slurm.set_prices(&targets, &hosts);
-        // Bindings: the Slurm binder chooses its nodes on what this pass saw (and Slurm
-        // says); its node requests and releases go to the planner with everything else.
-        self.slurm
-            .tick(&crate::slurm::binder::TickInput {
-                store: &self.store,
-                holder: &holder,
-                hosts: &hosts,
-                pools: &recorded.pools,
-                pending: &pending,
-                now_ms: now,
-            })
-            .await;
-        let mut orders = self.slurm.take_orders();
-        for target in targets.iter_mut().filter(|target| target.external) {
-            target.nodes = orders.remove(&target.id).unwrap_or_default();
-        }
-        let grace_ms = i64::try_from(self.config.grace.as_millis()).unwrap_or(i64::MAX);
-        let plan = reconcile::plan(&Input {
-            now_ms: now,
-            holder: &holder,
-            grace_ms,
-            pools: &targets,
-            hosts: &hosts,
-            known: &known,
-            pending: &pending,
-        });
-
-        // Hosts away past the grace period: write their leases off, say so; hosts back:
-        // their stale leases go, say so too; leases their hosts take back, once each.
-        for (host, fence) in &plan.lose {
-            self.store.set_fence(host, *fence).await?;
-        }
-        let grace_s = self.config.grace.as_secs();
-        // Said once the answers are in, with what they rented and released.
-        let said: Vec<(String, ChangeReason)> =
-            settle::failovers(&plan.lose, &targets, &known, grace_s)
-                .into_iter()
-                .chain(settle::hosts_back(&plan.releases))
-                .chain(settle::reclaims(&plan.pools, &mut self.reclaims_said))
-                .collect();
-        for host in &plan.clear_fence {
-            self.store.clear_fence(host).await?;
-        }
-
-        // Act: new requests written down first, then sent with the releases.
-        let new: Vec<Pending> = plan
-            .creates
-            .iter()
-            .map(|create| Pending {
-                key: crate::pools::random_hex(16),
-                pool_id: create.pool_id.clone(),
-                host: create.host.clone(),
-                gpu_uuids: create.gpu_uuids.clone(),
-                command: create.command.clone(),
-            })
-            .collect();
-        self.store.add_intents(&new).await?;
-        if !plan.creates.is_empty() || !plan.releases.is_empty() {
-            // Shown while the requests are out: what each host is being asked for.
-            let asked = settle::asked(&plan.pools, &targets, &hosts);
-            self.store.write_status(&asked, self.store.now_ms()).await?;
-        }
-        let sender = self.sender(&holder);
-        let (sent, released) = tokio::join!(sender.rent(new), sender.release(&plan.releases));
-
-        self.stale_term |= sent.iter().any(|(_, answer)| match answer {
-            CreateAnswer::Refused(problem) => is_stale_term(problem),
-            _ => false,
-        }) || released
-            .iter()
-            .any(|(_, answer)| answer.as_ref().is_err_and(is_stale_term));
-
-        // Settle: what the answers mean, then written in as few transactions as it takes.
-        node_answers.extend(node_answers_of(&sent, &targets));
-        granted.extend(granted_leases(&sent));
-        let sent = settle::creates(sent, &mut hosts, &mut tally);
-        sent.update(&mut self.refusals, now);
-        self.store.resolve_intents(&sent.resolved).await?;
-        let ended = settle::ended(&released);
-        self.store.record_ended(&ended).await?;
-        let granted_refs: Vec<(&str, &ebb_wire::agent::Lease)> = granted
-            .iter()
-            .map(|(host, lease)| (host.as_str(), lease))
-            .collect();
-        let per_hour = settle::moved_per_hour(&targets, &hosts, &granted_refs, &ended);
-        settle::releases(released, &mut tally);
-        // Every grant and release in the log with its hosts and cost: in the pool's open
-        // change, in a failover or reclaim entry of this pass, or in an upkeep entry.
-        let mut open = recorded.open.clone();
-        for (pool_id, reason) in said {
-            if let Some(pool) = recorded.pools.iter().find(|p| p.id == pool_id) {
-                let entry = NewActivity {
-                    delta_per_hour_fen: per_hour.get(&pool_id).copied(),
-                    ..failover_entry(pool, reason)
-                };
-                let id = self.store.log(pool, &entry).await?;
-                open.entry(pool_id).or_default().push((id, Vec::new()));
-            }
-        }
-        let mut settled = settle::finish(plan.pools, &targets, &tally, &hosts, &holder, &open);
-        for (pool_id, results) in &settled.unclaimed {
-            let Some(pool) = recorded.pools.iter().find(|p| &p.id == pool_id) else {
-                continue;
-            };
-            let entry = NewActivity {
-                actor: Actor::Enforcer,
-                from: pool.desired,
-                to: pool.desired,
-                reason: ChangeReason::Upkeep {
-                    rented: results.iter().map(|r| r.granted).sum(),
-                    released: results.iter().map(|r| r.released).sum(),
-                },
-                delta_per_hour_fen: per_hour.get(pool_id).copied(),
-                delta_per_month_fen: None,
-            };
-            let id = self.store.log(pool, &entry).await?;
-            self.store
-                .update_change(id, results, ebb_wire::pools::Outcome::Done)
-                .await?;
-        }
-        // Spot paused where a pool would take it: said on the pool.
-        for status in &mut settled.statuses {
-            let Some(pool) = recorded.pools.iter().find(|p| p.id == status.pool_id) else {
-                continue;
-            };
-            if pool.mix().spot_pct == 0 {
-                continue;
-            }
-            for region in &pool.regions {
-                if let Some(until_ms) = self.spot.paused_until(&pool.model, region) {
-                    status.notes.push(PoolNote::SpotPaused {
-                        region: region.clone(),
-                        until_ms,
-                    });
-                }
-            }
-        }
-        for change in &settled.changes {
-            self.store
-                .update_change(change.id, &change.results, change.outcome)
-                .await?;
-        }
-        self.store
-            .write_status(&settled.statuses, self.store.now_ms())
-            .await?;
-        crate::pool_history::after_pass(&self.store, &recorded.pools, &settled.statuses).await;
-        self.slurm
-            .answered(&self.store, &recorded.pools, &hosts, &node_answers)
-            .await?;
-        // The rules see what this pass saw, and may set new counts for the next; on
-        // Prometheus, with the readings it has of the pools' GPUs.
-        let read;
-        let ruled_hosts = match &self.readings {
-            Some(prometheus) => {
-                read = crate::metrics_backend::readings_for_rules(
-                    prometheus,
-                    &hosts,
-                    &settled.statuses,
-                )
-                .await;
-                &read
-            }
-            None => &hosts,
         };
-        self.rules
-            .set_node_gpus(self.slurm.node_gpus(&recorded.pools));
-        let ruled = self
-            .rules
-            .tick(
-                &self.store,
-                &settled.statuses,
-                ruled_hosts,
-                &catalog,
-                self.store.now_ms(),
-            )
-            .await;
-        let ruled = ruled.unwrap_or_else(|error| {
-            tracing::warn!(%error, "the rules could not decide");
-            crate::rules_live::RulesTick::default()
-        });
+        self.breakers(&mut pass).await?;
+        self.bindings(&mut pass).await?;
+        self.plan(&mut pass).await?;
+        self.act(&mut pass).await?;
+        self.settle(&mut pass).await?;
+        let ruled = self.rules(&mut pass).await;
         Ok(PassReport {
             number: self.passes,
-            granted: tally.granted(),
-            released: tally.released(),
-            failed: tally.failed(),
-            converged: settled.converged && sent.pending.is_empty() && ruled.changed.is_empty(),
+            granted: pass.tally.granted(),
+            released: pass.tally.released(),
+            failed: pass.tally.failed(),
+            converged: pass.settled.converged && pass.unanswered == 0 && ruled.changed.is_empty(),
             rule_decisions: u32::try_from(ruled.decisions).unwrap_or(u32::MAX),
             rule_changes: ruled.changed,
+            stages: pass.stages,
         })
     }
 
@@ -778,15 +577,11 @@ fn granted_leases(
 /// sent again; the binder hears nothing of them).
 fn node_answers_of(
     answers: &[(Pending, settle::CreateAnswer)],
-    targets: &[PoolTarget],
+    bound: &[String],
 ) -> Vec<(Pending, NodeAnswer)> {
     answers
         .iter()
-        .filter(|(intent, _)| {
-            targets
-                .iter()
-                .any(|target| target.external && target.id == intent.pool_id)
-        })
+        .filter(|(intent, _)| bound.contains(&intent.pool_id))
         .filter_map(|(intent, answer)| match answer {
             CreateAnswer::Granted(_) => Some((intent.clone(), NodeAnswer::Granted)),
             CreateAnswer::Refused(problem) => {

@@ -15,7 +15,7 @@
 //! wants leased is handed to the planner as an exact request (the node's GPUs, its
 //! slurmd), each node to give back as a release ([`SlurmBinder::take_orders`]): the
 //! planner plans them with its own, the enforcer writes them to `lease_intents` and sends
-//! them through the one sender ([`crate::enforce::act`]), and tells the binder the answers
+//! them through the one sender ([`crate::enforce::sender`]), and tells the binder the answers
 //! ([`SlurmBinder::answered`]). A node whose request is unanswered is in `lease_intents`,
 //! sent again with the same key, never asked twice.
 //!

@@ -324,7 +324,9 @@ async fn the_enforcer_scales_a_pool_through_a_provider_alone() {
     let cloud = Arc::new(FakeCloud::default());
     let mut setup = setup("core-provider-scale", cloud.clone()).await;
     setup.scale(6).await;
-    setup.converged().await;
+    let report = setup.converged().await;
+    // A pass with work runs every stage, in their one order.
+    assert_eq!(report.stages, ebb_core::enforcer::STAGES);
     // Spread over both targets, 3 each, one GPU a rent, each under its own key.
     assert_eq!(
         cloud.held(),
