@@ -146,7 +146,13 @@ async fn the_demos_training_pool_grows_on_queued_jobs_drains_a_busy_node_and_kee
     let leased: Vec<&ActivityEntry> = log
         .iter()
         .filter(|entry| {
-            matches!(&entry.reason, ChangeReason::Slurm { step: SlurmStep::Resumed, .. })
+            matches!(
+                &entry.reason,
+                ChangeReason::Slurm {
+                    step: SlurmStep::Resumed,
+                    ..
+                }
+            )
         })
         .collect();
     assert!(!leased.is_empty());
