@@ -29,12 +29,16 @@ describe("the spot mix in words", () => {
     expect(spotSavingText(null)).toBeNull();
     expect(spotSavingText(0)).toBeNull();
     expect(spotSpendText({ spot_fen: 12_000, spot_saved_fen: 8_000 })).toBe("¥120.00 on spot, ¥80.00 saved");
+    // The saving is net: spot that cost more than on demand reads as a loss, not a negative saving.
+    expect(spotSpendText({ spot_fen: 12_000, spot_saved_fen: -1_500 })).toBe("¥120.00 on spot, ¥15.00 more than on demand");
+    expect(spotSpendText({ spot_fen: 12_000, spot_saved_fen: 0 })).toBe("¥120.00 on spot, ¥0.00 saved");
     expect(spotSpendText({ spot_fen: 0, spot_saved_fen: 0 })).toBeNull();
     expect(spotSpendText({})).toBeNull();
     setLocale("zh-CN");
     expect(splitText({ base: 2, on_demand: 3, spot: 3 })).toBe("基础量 2，按需 3，抢占式 3");
     expect(spotSavingText(1_250)).toBe("与同样的按需 GPU 相比，抢占式每小时节省 ¥12.50");
     expect(spotSpendText({ spot_fen: 12_000, spot_saved_fen: 8_000 })).toBe("抢占式 ¥120.00，节省 ¥80.00");
+    expect(spotSpendText({ spot_fen: 12_000, spot_saved_fen: -1_500 })).toBe("抢占式 ¥120.00，比按需多花 ¥15.00");
   });
 
   it("says spot on a card only for a pool that may take it or holds some", () => {

@@ -35,11 +35,17 @@ export function spotSavingText(fen: number | null): string | null {
   return t("pool.spot.saving", { money: formatMoney(fen) });
 }
 
-/** Spot's part of a month's spend: "¥120.00 on spot, ¥80.00 saved"; null when the pool had no spot. */
+/**
+ * Spot's part of a month's spend: "¥120.00 on spot, ¥80.00 saved"; null when the pool had no spot.
+ * The saving is net (spot's reclaims and their on-demand replacements counted), so it may be
+ * negative: then it reads as a loss, "¥120.00 on spot, ¥15.00 more than on demand", never as a
+ * negative saving.
+ */
 export function spotSpendText(spend: Pick<SpendView, "spot_fen" | "spot_saved_fen">): string | null {
   const spot = spend.spot_fen ?? 0;
   const saved = spend.spot_saved_fen ?? 0;
   if (spot === 0 && saved === 0) return null;
+  if (saved < 0) return t("spend.spot.loss", { spot: formatMoney(spot), more: formatMoney(-saved) });
   return t("spend.spot.text", { spot: formatMoney(spot), saved: formatMoney(saved) });
 }
 

@@ -7,7 +7,7 @@ use ebb_core::enforcer::EnforcerConfig;
 use ebb_wire::plan::{OverlayMode, Term};
 use ebb_wire::pools::{
     ActivityEntry, Actor, HostMove, Outcome, PlacementPolicy, PoolInput, PoolLeaseState,
-    PoolLeaseView, PoolPhase, PoolView, ScalePreview,
+    PoolLeaseView, PoolPhase, PoolView, ScalePreview, SpendView,
 };
 use ebb_wire::reasons::{ChangeReason, notes_in_words};
 use std::fmt::Write as _;
@@ -464,6 +464,27 @@ fn pool_table(views: &[PoolView]) -> String {
     out
 }
 
+/// Spot's part of a month's spend: "of which spot ¥120.00 (saved ¥80.00 against on
+/// demand)", or, when spot cost more than on demand would have (the saving is net), "(¥15.00
+/// more than on demand)"; `None` when the pool had no spot.
+fn spot_spend_words(spend: &SpendView) -> Option<String> {
+    if spend.spot_fen == 0 && spend.spot_saved_fen == 0 {
+        return None;
+    }
+    let against = if spend.spot_saved_fen < 0 {
+        format!(
+            "{} more than on demand",
+            money(spend.spot_saved_fen.saturating_neg())
+        )
+    } else {
+        format!("saved {} against on demand", money(spend.spot_saved_fen))
+    };
+    Some(format!(
+        "of which spot {} ({against})",
+        money(spend.spot_fen)
+    ))
+}
+
 fn pool_detail(view: &PoolView) -> String {
     let mut out = format!(
         "pool {} — {} in {}, {} to {} GPUs ({} base on {}, {} overlay, {:?} placement)\n",
@@ -516,13 +537,8 @@ fn pool_detail(view: &PoolView) -> String {
             money(spend.run_rate_per_hour_fen),
             spend.gpu_hours
         );
-        if spend.spot_fen != 0 || spend.spot_saved_fen != 0 {
-            let _ = writeln!(
-                out,
-                "  of which spot {} (saved {} against on demand)",
-                money(spend.spot_fen),
-                money(spend.spot_saved_fen)
-            );
+        if let Some(spot) = spot_spend_words(spend) {
+            let _ = writeln!(out, "  {spot}");
         }
     } else if let Some(problem) = &view.spend_problem {
         let _ = writeln!(out, "spend unknown: {problem}");
@@ -745,5 +761,28 @@ mod tests {
         assert_eq!(lines[2].find("active"), Some(at), "{table}");
         assert_eq!(lines[3].find("releasing"), Some(at), "{table}");
         assert_eq!(lease_table(&[]), "no leases\n");
+    }
+
+    #[test]
+    fn spot_that_cost_more_than_on_demand_reads_as_a_loss() {
+        let spend = |spot_fen, spot_saved_fen| SpendView {
+            month: "2026-12".into(),
+            month_to_date_fen: 50_000,
+            projected_month_fen: 90_000,
+            run_rate_per_hour_fen: 3_200,
+            gpu_hours: 12.0,
+            base_from_ms: 0,
+            spot_fen,
+            spot_saved_fen,
+        };
+        assert_eq!(
+            spot_spend_words(&spend(12_000, 8_000)).as_deref(),
+            Some("of which spot ¥120.00 (saved ¥80.00 against on demand)")
+        );
+        assert_eq!(
+            spot_spend_words(&spend(12_000, -1_500)).as_deref(),
+            Some("of which spot ¥120.00 (¥15.00 more than on demand)")
+        );
+        assert_eq!(spot_spend_words(&spend(0, 0)), None);
     }
 }

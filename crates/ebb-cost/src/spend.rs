@@ -260,7 +260,9 @@ fn split_base(
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SpotSpend {
     pub month_to_date: Money,
-    /// The same started hours at the on-demand hour's price.
+    /// The same started hours at the on-demand hour's price: the spot leases' own price
+    /// gap, gross. What spot saved the pool net (its replacements and churn counted) is
+    /// [`PricedPool::spot_net_saving`].
     pub on_demand_equivalent: Money,
     /// The spot GPUs held now, an hour.
     pub run_rate_per_hour: Money,
@@ -337,6 +339,138 @@ pub fn spot_month_spend(
     })
 }
 
+/// The longest two leases overlap when one GPU is handed over to another: a reclaim's
+/// notice is at most an hour (`ReclaimRequest`), and an on-demand GPU going back to spot is
+/// released at its paid unit's end, its spot GPU ordered minutes before.
+const HANDOVER_MS: i64 = HOUR_MS;
+
+impl PricedPool {
+    /// What spot saved this pool over the month to date, net: what the pool would have paid
+    /// had it held the same GPUs all on demand ([`placed_month_spend`] over every lease,
+    /// spot ones included, at its region's on-demand price by the overlay), less what it
+    /// paid (`on_demand` through [`placed_month_spend`], `spot` through
+    /// [`spot_month_spend`]). Negative when spot cost more: each reclaim's replacement
+    /// starts a unit of its own, and each return to spot a spot hour.
+    ///
+    /// The base is the same both ways and cancels. A pool that held no spot this month
+    /// saved nothing. In the all-on-demand pool a GPU handed over through spot (a spot GPU
+    /// taken back and its replacement, an on-demand GPU and the spot GPU that took its
+    /// place) is one GPU held throughout: the two leases' overlap, made before the break,
+    /// would not exist, nor would the second lease's fresh unit. A span does not say when
+    /// a reclaim came, so a handover is read from the spans (`all_on_demand`).
+    pub fn spot_net_saving(
+        &self,
+        on_demand: &[(LeaseSpan, &PriceEntry)],
+        spot: &[(LeaseSpan, &PriceEntry)],
+        window: SpendWindow,
+    ) -> Result<Money, CostError> {
+        let SpendWindow {
+            month_start_ms,
+            month_end_ms,
+            ..
+        } = window;
+        let now_ms = window.now_ms.clamp(month_start_ms, month_end_ms);
+        // Held at some time this month (one granted at now pays its first hour).
+        let this_month = |span: &LeaseSpan| {
+            span.gpus > 0
+                && span.start_ms < month_end_ms
+                && span.start_ms <= now_ms
+                && span.end_ms.is_none_or(|end| end > month_start_ms)
+        };
+        if !spot.iter().any(|(span, _)| this_month(span)) {
+            return Ok(Money::ZERO);
+        }
+        let paid = placed_month_spend(self, on_demand, window, 0)?
+            .month_to_date
+            .checked_add(spot_month_spend(spot, window, &[])?.month_to_date)
+            .ok_or(CostError::Overflow)?;
+        let all_on_demand =
+            placed_month_spend(self, &all_on_demand(on_demand, spot), window, 0)?.month_to_date;
+        all_on_demand.checked_sub(paid).ok_or(CostError::Overflow)
+    }
+}
+
+/// The leases as the same pool all on demand would have held them: one span a GPU, each
+/// at its lease's region, except that a GPU handed over through spot is one span from the
+/// first lease's grant to the last one's end, at the first one's region.
+///
+/// A GPU `b` takes over from an ended one `a` when either is spot, `b` was granted after
+/// `a` and at most [`HANDOVER_MS`] before `a` ended (make before break; a replacement
+/// granted after the GPU it replaces was gone is not seen as one), and `b` outlasts `a`.
+/// Of several `a`, the one that ended first. A span carries no reclaim moment, so a GPU
+/// rented for a scale-out in the last hour of a spot GPU let go on scale-in reads as its
+/// replacement: the all-on-demand pool then misses at most that hour's overlap.
+fn all_on_demand<'e>(
+    on_demand: &[(LeaseSpan, &'e PriceEntry)],
+    spot: &[(LeaseSpan, &'e PriceEntry)],
+) -> Vec<(LeaseSpan, &'e PriceEntry)> {
+    // One GPU each, in grant order: (start, end or `i64::MAX` while held, spot, entry).
+    let mut gpus: Vec<(i64, i64, bool, &PriceEntry)> = on_demand
+        .iter()
+        .map(|pair| (pair, false))
+        .chain(spot.iter().map(|pair| (pair, true)))
+        .flat_map(|((span, entry), is_spot)| {
+            let end = span.end_ms.map_or(i64::MAX, |end| end.max(span.start_ms));
+            std::iter::repeat_n((span.start_ms, end, is_spot, *entry), span.gpus as usize)
+        })
+        .collect();
+    gpus.sort_by_key(|&(start, end, is_spot, _)| (start, end, is_spot));
+    /// One GPU of the all-on-demand pool: its first grant and entry, and its last lease.
+    struct Held<'e> {
+        start_ms: i64,
+        entry: &'e PriceEntry,
+        last_start_ms: i64,
+        end_ms: i64,
+        spot: bool,
+    }
+    let mut held: Vec<Held> = Vec::new();
+    // Those whose last lease ended no sooner than the grant being read: it may take over.
+    let mut ended: Vec<usize> = Vec::new();
+    for (start, end, is_spot, entry) in gpus {
+        ended.retain(|&i| held[i].end_ms >= start);
+        let from = ended
+            .iter()
+            .enumerate()
+            .filter(|&(_, &i)| {
+                let last = &held[i];
+                (last.spot || is_spot)
+                    && last.last_start_ms < start
+                    && last.end_ms - HANDOVER_MS <= start
+                    && last.end_ms <= end
+            })
+            .min_by_key(|&(_, &i)| held[i].end_ms)
+            .map(|(at, _)| at);
+        let i = if let Some(at) = from {
+            let i = ended.swap_remove(at);
+            let gpu = &mut held[i];
+            (gpu.last_start_ms, gpu.end_ms, gpu.spot) = (start, end, is_spot);
+            i
+        } else {
+            held.push(Held {
+                start_ms: start,
+                entry,
+                last_start_ms: start,
+                end_ms: end,
+                spot: is_spot,
+            });
+            held.len() - 1
+        };
+        if end != i64::MAX {
+            ended.push(i);
+        }
+    }
+    held.into_iter()
+        .map(|gpu| {
+            let span = LeaseSpan {
+                start_ms: gpu.start_ms,
+                end_ms: (gpu.end_ms != i64::MAX).then_some(gpu.end_ms),
+                gpus: 1,
+            };
+            (span, gpu.entry)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,6 +510,123 @@ mod tests {
             Money::from_fen(1_200 + 400 * (730 - 3))
         );
         assert!((spend.gpu_hours - 2.5).abs() < 1e-9);
+    }
+
+    /// A GPU `[start_min, end_min)` in minutes (`None`: still held).
+    fn minutes(start_min: i64, end_min: Option<i64>, gpus: u32) -> LeaseSpan {
+        LeaseSpan {
+            start_ms: start_min * 60_000,
+            end_ms: end_min.map(|end| end * 60_000),
+            gpus,
+        }
+    }
+
+    #[test]
+    fn spot_saves_what_all_on_demand_would_have_cost_less_what_was_paid() {
+        // ¥32 an hour on demand, ¥16 on spot.
+        let mut entry = a100();
+        entry.hour = Money::from_fen(3_200);
+        entry.spot_hour = Some(Money::from_fen(1_600));
+        // Spot taken back 20 minutes in (2 minutes' notice) and replaced on demand for a
+        // fresh hour; `every` minutes spot comes back and the replacement goes.
+        let churn = |every: i64, replaced_for: i64, times: i64| {
+            let spot = (0..times)
+                .map(|k| minutes(every * k, Some(every * k + 22), 1))
+                .collect::<Vec<_>>();
+            let on_demand = (0..times)
+                .map(|k| minutes(every * k + 20, Some(every * k + 20 + replaced_for), 1))
+                .collect::<Vec<_>>();
+            (on_demand, spot)
+        };
+        struct Case {
+            name: &'static str,
+            base_gpus: u32,
+            on_demand: Vec<LeaseSpan>,
+            spot: Vec<LeaseSpan>,
+            now_min: i64,
+            saved_fen: i64,
+        }
+        let (held_to_unit_end, back_to_spot) = churn(75, 60, 8);
+        let (released_at_once, spot_at_once) = churn(40, 20, 6);
+        let cases = [
+            Case {
+                name: "no spot: nothing saved",
+                base_gpus: 1,
+                on_demand: vec![minutes(0, None, 3)],
+                spot: vec![],
+                now_min: 600,
+                saved_fen: 0,
+            },
+            Case {
+                name: "spot only last month: nothing saved this month",
+                base_gpus: 0,
+                on_demand: vec![minutes(-70, None, 1)],
+                spot: vec![minutes(-130, Some(-60), 1)],
+                now_min: 600,
+                saved_fen: 0,
+            },
+            Case {
+                // The base (one of the on-demand GPUs) is paid both ways and cancels.
+                name: "spot held through pays off: 2 GPUs x 10 h x (32 - 16)",
+                base_gpus: 1,
+                on_demand: vec![minutes(0, None, 2)],
+                spot: vec![minutes(0, None, 2)],
+                now_min: 600,
+                saved_fen: 2 * 10 * 1_600,
+            },
+            Case {
+                // The replacement was held from the reclaim at 3 h; on demand the GPU
+                // would have been held 6 h, not 3 h 2 min then 3 h.
+                name: "a reclaim's notice starts no hour on demand",
+                base_gpus: 0,
+                on_demand: vec![minutes(180, None, 1)],
+                spot: vec![minutes(0, Some(182), 1)],
+                now_min: 360,
+                saved_fen: 6 * 3_200 - (4 * 1_600 + 3 * 3_200),
+            },
+            Case {
+                // Granted 4 h before the spot GPU went: another GPU, not its replacement.
+                name: "a GPU rented beside spot is no handover",
+                base_gpus: 0,
+                on_demand: vec![minutes(60, None, 1)],
+                spot: vec![minutes(0, Some(300), 1)],
+                now_min: 360,
+                saved_fen: 5 * (3_200 - 1_600),
+            },
+            Case {
+                // One GPU held 0 to 10 h 5 min on demand: 11 hours. Paid: 8 spot hours and
+                // 8 fresh on-demand hours.
+                name: "reclaimed every 20 minutes, each replaced for a fresh hour: a loss",
+                base_gpus: 0,
+                on_demand: held_to_unit_end,
+                spot: back_to_spot,
+                now_min: 660,
+                saved_fen: 11 * 3_200 - (8 * 1_600 + 8 * 3_200),
+            },
+            Case {
+                // One GPU held 4 h; paid 6 spot hours and 6 on-demand hours.
+                name: "reclaimed every 20 minutes, the replacement released at once: a loss",
+                base_gpus: 0,
+                on_demand: released_at_once,
+                spot: spot_at_once,
+                now_min: 300,
+                saved_fen: 4 * 3_200 - (6 * 1_600 + 6 * 3_200),
+            },
+        ];
+        for case in cases {
+            let pool = PricedPool::single(entry.clone(), plan(case.base_gpus, OverlayMode::Hour));
+            let priced = |spans: &[LeaseSpan]| -> Vec<(LeaseSpan, &PriceEntry)> {
+                spans.iter().map(|span| (*span, &entry)).collect()
+            };
+            let saved = pool
+                .spot_net_saving(
+                    &priced(&case.on_demand),
+                    &priced(&case.spot),
+                    window(0, MONTH, case.now_min * 60_000),
+                )
+                .unwrap();
+            assert_eq!(saved.fen(), case.saved_fen, "{}", case.name);
+        }
     }
 
     fn a100() -> PriceEntry {

@@ -169,7 +169,11 @@ pub struct SpendView {
     /// Of month to date, what spot GPUs cost.
     #[serde(default)]
     pub spot_fen: i64,
-    /// What the same spot GPU-hours would have cost on demand, less what they cost.
+    /// What spot saved this month, net: what the pool's leases, spot's included, would
+    /// have cost all on demand (a spot GPU and its replacement one GPU held throughout),
+    /// less what it paid for on demand and spot (each reclaim's replacement and each
+    /// return to spot counted). Negative when spot cost more than on demand would have (a
+    /// loss); 0 for a pool that held no spot this month.
     #[serde(default)]
     pub spot_saved_fen: i64,
 }

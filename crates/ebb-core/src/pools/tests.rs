@@ -793,3 +793,65 @@ fn spot_is_priced_at_spot_where_it_can_be_had_and_on_demand_where_it_cannot() {
     );
     assert_eq!(back.released.len(), 2);
 }
+
+#[test]
+fn the_spend_view_says_what_spot_saved_net_of_its_reclaims() {
+    // A100 in cn-east: ¥12/h on demand, ¥5.60/h spot. One GPU on the base throughout.
+    let catalog = Catalog::demo();
+    let facts = vec![HostFacts {
+        name: "east".into(),
+        region: "cn-east".into(),
+        models: vec!["NVIDIA A100-SXM4-80GB".into()],
+    }];
+    let mut typed = input("p", "A100", &["cn-east"], 0, 8);
+    typed.interruptible = true;
+    typed.spot.spot_pct = 100;
+    typed.base_gpus = 1;
+    let mut pool = validate(&typed, &facts, &catalog).unwrap().0;
+    let month_start = ebb_charts::calendar::days_from_civil(2026, 12, 1) * 86_400_000;
+    pool.created_at_ms = month_start - 86_400_000;
+    let now = month_start + 10 * 86_400_000;
+    let t0 = now - 5 * 3_600_000;
+    let minute = 60_000;
+    let span = |from_min: i64, to_min: Option<i64>, spot: bool| RegionSpan {
+        span: LeaseSpan {
+            start_ms: t0 + from_min * minute,
+            end_ms: to_min.map(|to| t0 + to * minute),
+            gpus: 1,
+        },
+        region: Some("cn-east".into()),
+        spot,
+    };
+    let base = RegionSpan {
+        span: LeaseSpan {
+            start_ms: month_start,
+            end_ms: None,
+            gpus: 1,
+        },
+        ..span(0, None, false)
+    };
+    let saved = |spans: &[RegionSpan]| {
+        let spend = pool_view(&pool, None, spans, &catalog, now).spend.unwrap();
+        (spend.spot_fen, spend.spot_saved_fen)
+    };
+    // Spot held 4 hours: 4 hours' price gap.
+    assert_eq!(
+        saved(&[base.clone(), span(0, Some(240), true)]),
+        (4 * 5_60, 4 * (12_00 - 5_60))
+    );
+    // Spot taken back 20 minutes in (2 minutes' notice), replaced on demand, back 20
+    // minutes later, six times over: one GPU held 4 hours on demand would have cost
+    // 4 × ¥12; it paid 6 spot hours and 6 fresh on-demand hours. The spot leases' own price
+    // gap (6 × ¥6.40, what this figure was) says nothing of the replacements.
+    let mut churn = vec![base];
+    for k in 0..6 {
+        churn.push(span(40 * k, Some(40 * k + 22), true));
+        churn.push(span(40 * k + 20, Some(40 * k + 40), false));
+    }
+    assert_eq!(
+        saved(&churn),
+        (6 * 5_60, 4 * 12_00 - (6 * 5_60 + 6 * 12_00))
+    );
+    // No spot this month: nothing saved.
+    assert_eq!(saved(&[churn[0].clone(), span(0, None, false)]), (0, 0));
+}

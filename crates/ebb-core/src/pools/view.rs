@@ -261,8 +261,15 @@ pub(super) fn spend_view(
         now_ms: now,
         base_from_ms: pool.created_at_ms,
     };
-    match month_spend(pool, status, spans, catalog, window) {
-        Ok((spend, spot)) => (
+    let spend = month_spend(pool, status, spans, catalog, window).and_then(|(spend, spot)| {
+        Ok((
+            spend,
+            spot,
+            spot_saved(pool, status, spans, catalog, window)?,
+        ))
+    });
+    match spend {
+        Ok((spend, spot, saved)) => (
             Some(SpendView {
                 month,
                 base_from_ms: window.base_start_ms(),
@@ -271,7 +278,7 @@ pub(super) fn spend_view(
                 run_rate_per_hour_fen: spend.run_rate_per_hour.fen() + spot.run_rate_per_hour.fen(),
                 gpu_hours: spend.gpu_hours + spot.gpu_hours,
                 spot_fen: spot.month_to_date.fen(),
-                spot_saved_fen: spot.on_demand_equivalent.fen() - spot.month_to_date.fen(),
+                spot_saved_fen: saved.fen(),
             }),
             None,
         ),
@@ -290,20 +297,71 @@ pub fn month_spend(
     catalog: &Catalog,
     window: ebb_cost::SpendWindow,
 ) -> Result<(ebb_cost::Spend, ebb_cost::SpotSpend), PriceProblem> {
+    let on_demand_now = status.actual.saturating_sub(status.spot);
+    with_priced_spans(
+        pool,
+        status,
+        spans,
+        catalog,
+        |priced, on_demand, spot, spot_now| {
+            Ok((
+                ebb_cost::placed_month_spend(priced, on_demand, window, on_demand_now)?,
+                ebb_cost::spot_month_spend(spot, window, spot_now)?,
+            ))
+        },
+    )
+}
+
+/// What spot saved the pool over `window`, net (`ebb_cost::PricedPool::spot_net_saving`):
+/// its leases all on demand, spot's included, less what it paid for on demand and spot,
+/// each reclaim's replacement counted. Negative when spot cost more.
+fn spot_saved(
+    pool: &Pool,
+    status: &PoolStatus,
+    spans: &[RegionSpan],
+    catalog: &Catalog,
+    window: ebb_cost::SpendWindow,
+) -> Result<ebb_cost::Money, PriceProblem> {
+    with_priced_spans(
+        pool,
+        status,
+        spans,
+        catalog,
+        |priced, on_demand, spot, _| priced.spot_net_saving(on_demand, spot, window),
+    )
+}
+
+/// A lease span and the entry that prices it.
+type PricedSpan<'e> = (LeaseSpan, &'e ebb_cost::PriceEntry);
+
+/// `price` over the pool as priced now ([`priced_pool`]), its on-demand spans and its spot
+/// spans (apart: spot is never on the base and pays spot's started hours), each at its
+/// host's region (a host gone: where the base is), and an entry for each spot GPU held now.
+fn with_priced_spans<T>(
+    pool: &Pool,
+    status: &PoolStatus,
+    spans: &[RegionSpan],
+    catalog: &Catalog,
+    price: impl FnOnce(
+        &ebb_cost::PricedPool,
+        &[PricedSpan<'_>],
+        &[PricedSpan<'_>],
+        &[&ebb_cost::PriceEntry],
+    ) -> Result<T, ebb_cost::CostError>,
+) -> Result<T, PriceProblem> {
     let priced = priced_pool(pool, Some(status), catalog)?;
     let entry_of = |region: Option<&str>| {
         region
             .and_then(|region| catalog.find(&pool.model, region).ok())
             .unwrap_or(&priced.base)
     };
-    // Spot leases are never on the base and pay spot's started hours: priced apart.
     let (spot_spans, spans): (Vec<&RegionSpan>, Vec<&RegionSpan>) =
         spans.iter().partition(|s| s.spot);
-    let spans: Vec<(LeaseSpan, &ebb_cost::PriceEntry)> = spans
+    let spans: Vec<PricedSpan<'_>> = spans
         .iter()
         .map(|s| (s.span, entry_of(s.region.as_deref())))
         .collect();
-    let spot_spans: Vec<(LeaseSpan, &ebb_cost::PriceEntry)> = spot_spans
+    let spot_spans: Vec<PricedSpan<'_>> = spot_spans
         .iter()
         .map(|s| (s.span, entry_of(s.region.as_deref())))
         .collect();
@@ -313,15 +371,7 @@ pub fn month_spend(
         .filter(|l| l.state == PoolLeaseState::Active && l.spot)
         .flat_map(|l| std::iter::repeat_n(entry_of(Some(&l.region)), l.gpu_uuids.len().max(1)))
         .collect();
-    let on_demand_now = status.actual.saturating_sub(status.spot);
-    ebb_cost::placed_month_spend(&priced, &spans, window, on_demand_now)
-        .and_then(|spend| {
-            Ok((
-                spend,
-                ebb_cost::spot_month_spend(&spot_spans, window, &spot_now)?,
-            ))
-        })
-        .map_err(price_problem)
+    price(&priced, &spans, &spot_spans, &spot_now).map_err(price_problem)
 }
 
 /// What moving the slider to `to` would do: cost before and after, where GPUs would be

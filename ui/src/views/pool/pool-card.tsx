@@ -42,7 +42,12 @@ function Spend(props: { pool: PoolSummary }): JSX.Element {
             <Stat label="pool.spend.gpuHours" value={formatGpuHours(spend().gpu_hours)} testid="pool-spend-hours" />
             <Show when={(spend().spot_fen ?? 0) !== 0 || (spend().spot_saved_fen ?? 0) !== 0}>
               <Stat label="pool.spend.spot" value={formatMoney(spend().spot_fen ?? 0)} testid="pool-spend-spot" />
-              <Stat label="pool.spend.spotSaved" value={formatMoney(spend().spot_saved_fen ?? 0)} testid="pool-spend-spot-saved" />
+              {/* Net of what spot cost besides (replacements, fresh hours): a loss reads as one. */}
+              <Stat
+                label={(spend().spot_saved_fen ?? 0) < 0 ? "pool.spend.spotLost" : "pool.spend.spotSaved"}
+                value={formatMoney(Math.abs(spend().spot_saved_fen ?? 0))}
+                testid="pool-spend-spot-saved"
+              />
             </Show>
           </dl>
         )}
