@@ -2204,7 +2204,12 @@ export type PoolNote =
  * Spot is paused in `region` (too many reclaims lately): new GPUs there go on demand
  * until `until_ms` at the earliest.
  */
-{ kind: "spot_paused"; region: string; until_ms: number }
+{ kind: "spot_paused"; region: string; until_ms: number } | 
+/**
+ * Beside a short pool: `gpus` free GPUs of its model in its regions are offered as
+ * spot, and it does not take them, for `why` (Fleet shows them free).
+ */
+{ kind: "spot_not_taken"; gpus: number; why: SpotRefusal }
 /**
  * What the pool form offers, and when a slider move asks first.
  */
@@ -3267,7 +3272,11 @@ base_from_ms: number;
  */
 spot_fen?: number; 
 /**
- * What the same spot GPU-hours would have cost on demand, less what they cost.
+ * What spot saved this month, net: what the pool's leases, spot's included, would
+ * have cost all on demand (a spot GPU and its replacement one GPU held throughout),
+ * less what it paid for on demand and spot (each reclaim's replacement and each
+ * return to spot counted). Negative when spot cost more than on demand would have (a
+ * loss); 0 for a pool that held no spot this month.
  */
 spot_saved_fen?: number }
 /**
@@ -3307,6 +3316,22 @@ spot_pct: number;
  * The most a spot GPU-hour may cost, in fen; `None`: any spot price.
  */
 max_price_fen: number | null }
+/**
+ * Why a pool does not take free GPUs offered as spot.
+ */
+export type SpotRefusal = 
+/**
+ * The pool is not interruptible: it takes no spot.
+ */
+"not_interruptible" | 
+/**
+ * Spot is paused where they are (too many reclaims lately).
+ */
+"paused" | 
+/**
+ * Their spot price is above the pool's max price.
+ */
+"over_max_price"
 /**
  * The spot mix a replay was asked to price, as `ebb replay --spot-pct` gives it.
  */

@@ -120,6 +120,9 @@ const notes: PoolNote[] = [
   { kind: "lost", gpus: 2 },
   { kind: "held_to_unit_end", gpus: 1 },
   { kind: "spot_paused", region: "cn-east", until_ms: new Date(2026, 0, 5, 14, 30).getTime() },
+  { kind: "spot_not_taken", gpus: 2, why: "not_interruptible" },
+  { kind: "spot_not_taken", gpus: 2, why: "paused" },
+  { kind: "spot_not_taken", gpus: 1, why: "over_max_price" },
 ];
 
 describe("structured reasons", () => {
@@ -188,7 +191,7 @@ describe("structured reasons", () => {
       slow: true,
     });
     expectEveryKind(confirmations, { gpus: true, cost_per_hour: true });
-    expectEveryKind(notes, { not_enforced: true, short: true, host_failing: true, lost: true, held_to_unit_end: true, spot_paused: true });
+    expectEveryKind(notes, { not_enforced: true, short: true, host_failing: true, lost: true, held_to_unit_end: true, spot_paused: true, spot_not_taken: true });
     expectEveryKind(prices, { no_price: true, not_offered: true, no_region: true, too_large: true });
   });
 

@@ -315,6 +315,17 @@ export function poolNoteText(note: PoolNote): string {
       return t("reason.note.held", { gpus: gpusText(note.gpus) });
     case "spot_paused":
       return t("reason.note.spotPaused", { region: note.region, time: clockText(note.until_ms) });
+    case "spot_not_taken":
+      switch (note.why) {
+        case "not_interruptible":
+          return t("reason.note.spotNotTaken.notInterruptible", { gpus: gpusText(note.gpus) });
+        case "paused":
+          return t("reason.note.spotNotTaken.paused", { gpus: gpusText(note.gpus) });
+        case "over_max_price":
+          return t("reason.note.spotNotTaken.overMaxPrice", { gpus: gpusText(note.gpus) });
+        default:
+          return never(note.why);
+      }
     default:
       return never(note);
   }

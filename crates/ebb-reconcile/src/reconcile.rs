@@ -287,6 +287,10 @@ pub struct PoolStatus {
     /// Of `actual`, the GPUs on spot.
     #[serde(default)]
     pub spot: u32,
+    /// Free GPUs of the pool's model in its regions offered as spot that it may not take
+    /// (no spot price for it there: not interruptible, paused, or over its max price).
+    #[serde(default)]
+    pub spot_not_taken: u32,
 }
 
 /// What to do this pass.
@@ -608,6 +612,9 @@ pub fn plan(input: &Input<'_>) -> Plan {
                 });
             }
             let spot_price = pool.spot.prices.get(region_key(&host.region)).copied();
+            if spot_price.is_none() && !pool.external {
+                status[p].spot_not_taken += count(true);
+            }
             if spot_price.is_some() {
                 let spot = count(true);
                 if spot > 0 {

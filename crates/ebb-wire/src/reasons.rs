@@ -747,6 +747,21 @@ pub enum PoolNote {
     /// Spot is paused in `region` (too many reclaims lately): new GPUs there go on demand
     /// until `until_ms` at the earliest.
     SpotPaused { region: String, until_ms: i64 },
+    /// Beside a short pool: `gpus` free GPUs of its model in its regions are offered as
+    /// spot, and it does not take them, for `why` (Fleet shows them free).
+    SpotNotTaken { gpus: u32, why: SpotRefusal },
+}
+
+/// Why a pool does not take free GPUs offered as spot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum SpotRefusal {
+    /// The pool is not interruptible: it takes no spot.
+    NotInterruptible,
+    /// Spot is paused where they are (too many reclaims lately).
+    Paused,
+    /// Their spot price is above the pool's max price.
+    OverMaxPrice,
 }
 
 impl fmt::Display for PoolNote {
@@ -780,6 +795,16 @@ impl fmt::Display for PoolNote {
             PoolNote::SpotPaused { region, .. } => write!(
                 f,
                 "spot paused in {region} after repeated reclaims: new GPUs there go on demand"
+            ),
+            PoolNote::SpotNotTaken { gpus, why } => write!(
+                f,
+                "{} free there offered as spot, not taken: {}",
+                counted(*gpus, "GPU", "GPUs"),
+                match why {
+                    SpotRefusal::NotInterruptible => "the pool is not interruptible",
+                    SpotRefusal::Paused => "spot is paused there",
+                    SpotRefusal::OverMaxPrice => "above the pool's max spot price",
+                }
             ),
         }
     }

@@ -266,6 +266,8 @@ fn spot_that_cannot_be_had_goes_on_demand_and_a_pool_without_spot_never_takes_it
     let plan = world.pass(&[spot_pool(6, 3, None)]);
     assert_eq!(plan.creates.len(), 4);
     assert_eq!(plan.pools[0].short, 2);
+    // Short beside 4 free GPUs offered as spot it may not take: counted, so it says why.
+    assert_eq!(plan.pools[0].spot_not_taken, 4);
     assert!(world.active("p").iter().all(|(host, _)| host == "a"));
     // An ordinary pool never takes a GPU offered as spot.
     let mut world = spot_fleet();

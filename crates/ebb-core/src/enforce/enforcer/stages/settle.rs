@@ -8,7 +8,7 @@ use super::super::{Loop, Pass, Stage, failover_entry, granted_leases, node_answe
 use crate::pools::{NewActivity, PoolError};
 use ebb_reconcile::settle;
 use ebb_wire::pools::{Actor, Outcome};
-use ebb_wire::reasons::{ChangeReason, PoolNote};
+use ebb_wire::reasons::{ChangeReason, PoolNote, SpotRefusal};
 
 impl Loop {
     pub(in crate::enforce::enforcer) async fn settle(
@@ -79,11 +79,29 @@ impl Loop {
             let id = self.store.log(pool, &entry).await?;
             self.store.update_change(id, results, Outcome::Done).await?;
         }
-        // Spot paused where a pool would take it: said on the pool.
+        // Spot paused where a pool would take it: said on the pool; a short pool says why
+        // it leaves free spot GPUs (one capacity truth with Fleet's "free").
         for status in &mut settled.statuses {
             let Some(pool) = pools.iter().find(|p| p.id == status.pool_id) else {
                 continue;
             };
+            if status.short > 0 && status.spot_not_taken > 0 {
+                let paused = pool
+                    .regions
+                    .iter()
+                    .any(|region| self.spot.paused_until(&pool.model, region).is_some());
+                let why = if !pool.interruptible || pool.mix().spot_pct == 0 {
+                    SpotRefusal::NotInterruptible
+                } else if paused {
+                    SpotRefusal::Paused
+                } else {
+                    SpotRefusal::OverMaxPrice
+                };
+                status.notes.push(PoolNote::SpotNotTaken {
+                    gpus: status.spot_not_taken,
+                    why,
+                });
+            }
             if pool.mix().spot_pct == 0 {
                 continue;
             }
