@@ -260,8 +260,15 @@ impl Console {
                 }
                 CreateAnswer::Refused(problem) => {
                     settled.push((intent.key.clone(), None));
-                    told.push((intent.clone(), NodeAnswer::Refused(problem.to_string())));
-                    Err(format!("{problem}: marked down in Slurm"))
+                    let answer = NodeAnswer::refused(problem);
+                    let said = match answer {
+                        NodeAnswer::Taken => format!(
+                            "{problem}: its GPUs were leased meanwhile (the daemon's request for it, or another tenant's); see `ebb slurm status`"
+                        ),
+                        _ => format!("{problem}: marked down in Slurm"),
+                    };
+                    told.push((intent.clone(), answer));
+                    Err(said)
                 }
                 CreateAnswer::Unknown(problem) => Err(format!(
                     "{} did not answer ({problem}); the daemon asks again",

@@ -435,8 +435,12 @@ pub async fn reclaim_spot(store: crate::pools::PoolStore, registry: crate::regis
 /// The demo's spot owner, once a reclaimed GPU is back: a lease of its own on it for
 /// [`SPOT_OWNER_KEEPS_S`], then released (offered as spot again).
 async fn owner_uses(client: ebb_telemetry::client::AgentClient, gpu_uuids: Vec<String>, n: u64) {
-    // The reclaimed lease ends at its deadline (and its workload's grace after it).
-    tokio::time::sleep(std::time::Duration::from_secs(SPOT_NOTICE_S + 5)).await;
+    // The reclaimed lease ends at its deadline: the owner asks from just before it, and
+    // often, so it takes its GPU back before the pool's next pass would.
+    tokio::time::sleep(std::time::Duration::from_secs(
+        SPOT_NOTICE_S.saturating_sub(1),
+    ))
+    .await;
     let request = ebb_wire::agent::LeaseRequest {
         gpu_uuids: Some(gpu_uuids),
         count: None,
@@ -444,14 +448,14 @@ async fn owner_uses(client: ebb_telemetry::client::AgentClient, gpu_uuids: Vec<S
     };
     let key = format!("demo-spot-owner-{n}");
     let mut held = None;
-    for _ in 0..30 {
+    for _ in 0..300 {
         match client.create_lease(&key, &request).await {
             Ok((_, lease)) => {
                 held = Some(lease.id);
                 break;
             }
             // Not free yet (its workload still stopping): again shortly.
-            Err(_) => tokio::time::sleep(std::time::Duration::from_secs(2)).await,
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
         }
     }
     let Some(lease_id) = held else {

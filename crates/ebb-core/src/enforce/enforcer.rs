@@ -584,9 +584,7 @@ fn node_answers_of(
         .filter(|(intent, _)| bound.contains(&intent.pool_id))
         .filter_map(|(intent, answer)| match answer {
             CreateAnswer::Granted(_) => Some((intent.clone(), NodeAnswer::Granted)),
-            CreateAnswer::Refused(problem) => {
-                Some((intent.clone(), NodeAnswer::Refused(problem.to_string())))
-            }
+            CreateAnswer::Refused(problem) => Some((intent.clone(), NodeAnswer::refused(problem))),
             CreateAnswer::Unknown(_) => None,
         })
         .collect()

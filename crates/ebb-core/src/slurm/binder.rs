@@ -85,8 +85,26 @@ pub struct TickInput<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NodeAnswer {
     Granted,
+    /// Not granted: a GPU of the node was held by then (by another request for the same
+    /// node, `ebb slurm resume` beside the daemon, or another tenant). Nothing is marked:
+    /// the next pass sees the node held, or why it cannot be served.
+    Taken,
     /// Certainly not granted, and why.
     Refused(String),
+}
+
+impl NodeAnswer {
+    /// The binder's reading of a refusal: GPUs held by then, or another reason.
+    pub fn refused(problem: &ebb_wire::reasons::HostProblem) -> Self {
+        use ebb_wire::agent::AgentErrorKind;
+        match problem {
+            ebb_wire::reasons::HostProblem::RefusedRequest {
+                agent_kind: AgentErrorKind::GpuNotFree | AgentErrorKind::NotEnoughFree,
+                ..
+            } => NodeAnswer::Taken,
+            other => NodeAnswer::Refused(other.to_string()),
+        }
+    }
 }
 
 /// The binder's memory between passes (all of it rebuilt from Slurm and the agents after a
@@ -268,6 +286,7 @@ impl SlurmBinder {
                     self.log(store, pool, part, node, SlurmStep::Resumed)
                         .await?;
                 }
+                NodeAnswer::Taken => {}
                 NodeAnswer::Refused(problem) => {
                     self.cannot_serve(part, pool, &slot, problem, store).await?;
                 }
@@ -1436,6 +1455,31 @@ mod tests {
         );
         assert!(shown.queue.is_none());
         assert!(shown.unreachable.unwrap().contains("did not answer"));
+    }
+
+    #[test]
+    fn a_node_whose_gpus_were_taken_meanwhile_is_not_marked_down() {
+        use ebb_wire::agent::AgentErrorKind;
+        use ebb_wire::reasons::HostProblem;
+        let refused = |agent_kind| HostProblem::RefusedRequest {
+            url: "http://gpu-a:7070".into(),
+            status: 409,
+            agent_kind,
+            message: "held".into(),
+        };
+        // Another request for the same node (`ebb slurm resume` beside the daemon) won.
+        assert_eq!(
+            NodeAnswer::refused(&refused(AgentErrorKind::GpuNotFree)),
+            NodeAnswer::Taken
+        );
+        assert_eq!(
+            NodeAnswer::refused(&refused(AgentErrorKind::NotEnoughFree)),
+            NodeAnswer::Taken
+        );
+        assert!(matches!(
+            NodeAnswer::refused(&refused(AgentErrorKind::InvalidRequest)),
+            NodeAnswer::Refused(_)
+        ));
     }
 
     #[test]
