@@ -82,7 +82,9 @@ async fn seed_pool(console: &Console) {
         placement: ebb_wire::pools::PlacementPolicy::Pack,
         interruptible: false,
         spot: ebb_wire::pools::SpotMix::default(),
-        release_at_unit_end: true,
+        // Its rules keep each GPU to the end of its paid hour (`release_window_minutes`);
+        // the operator's own slider moves in the demo take effect at once.
+        release_at_unit_end: false,
     };
     if let Err(error) = console.create_pool(&input).await {
         tracing::warn!(%error, "cannot create the demo pool");
