@@ -1025,12 +1025,17 @@ pub fn lease_view(
         reclaim_deadline_ms: lease
             .reclaim_deadline_ms
             .map(|at| i64::try_from(at).unwrap_or(i64::MAX)),
-        spot: host.seen.as_ref().is_some_and(|seen| {
-            seen.gpus
-                .iter()
-                .any(|gpu| gpu.spot && lease.gpu_uuids.contains(&gpu.uuid))
-        }),
+        spot: offered_as_spot(lease, host),
     }
+}
+
+/// Whether a lease holds a GPU its host offers as spot (as the host shows it now).
+pub fn offered_as_spot(lease: &Lease, host: &HostObs) -> bool {
+    host.seen.as_ref().is_some_and(|seen| {
+        seen.gpus
+            .iter()
+            .any(|gpu| gpu.spot && lease.gpu_uuids.contains(&gpu.uuid))
+    })
 }
 
 /// Regions are compared as the registry stores them (trimmed, no spaces).

@@ -563,16 +563,9 @@ pub fn moved_per_hour(
     let mut moved: HashMap<String, i64> = HashMap::new();
     let price = |host: &str, lease: &Lease| -> Option<(String, i64)> {
         let pool = pools.iter().find(|pool| pool.id == lease.pool_id)?;
-        let region = hosts.iter().find(|h| h.name == host)?.region.trim();
-        let spot = lease.spot
-            || hosts.iter().any(|h| {
-                h.name == host
-                    && h.seen.as_ref().is_some_and(|seen| {
-                        seen.gpus
-                            .iter()
-                            .any(|gpu| gpu.spot && lease.gpu_uuids.contains(&gpu.uuid))
-                    })
-            });
+        let host = hosts.iter().find(|h| h.name == host)?;
+        let region = host.region.trim();
+        let spot = lease.spot || crate::reconcile::offered_as_spot(lease, host);
         let per_gpu = if spot {
             pool.spot
                 .prices
