@@ -208,7 +208,7 @@ mod view;
 pub(crate) use crate::db::insert_console_activity;
 #[allow(unused_imports)]
 pub(crate) use store::random_hex;
-pub use store::{NewActivity, PoolStore};
+pub use store::{NewActivity, PoolStore, Recorded};
 pub use validate::{HostFacts, Valid, model_offers, validate};
 pub use view::{
     RegionSpan, check_release_choice, csv_amount, csv_field, month_spend, pool_view, priced_pool,

@@ -10,7 +10,7 @@
 
 use crate::election::LeaderHandle;
 use crate::enforce::sender::Sender;
-use crate::pools::{NewActivity, Pool, PoolError, PoolStore};
+use crate::pools::{NewActivity, Pool, PoolError, PoolStore, Recorded};
 use crate::provider::{AgentProvider, GpuProvider};
 use crate::registry::{HostEntry, Registry};
 use crate::rules_live::RulesRunner;
@@ -20,7 +20,7 @@ use ebb_reconcile::settle::{self, CreateAnswer, Lookup, Tally};
 use ebb_telemetry::client::ClientConfig;
 use ebb_telemetry::fanout::fan_out;
 use ebb_wire::agent::{AgentErrorKind, ConsoleTerm};
-use ebb_wire::pools::{Actor, HostResult};
+use ebb_wire::pools::Actor;
 use ebb_wire::reasons::{ChangeReason, HostProblem};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -315,16 +315,6 @@ struct Announcement {
     done: bool,
     /// The announcement under way; it answers `None` when the registry could not be read.
     running: Option<JoinHandle<Option<Told>>>,
-}
-
-/// What a pass reads from the database before it looks at the agents.
-struct Recorded {
-    /// Each pool's unfinished changes, oldest first.
-    open: HashMap<String, Vec<(i64, Vec<HostResult>)>>,
-    pools: Vec<Pool>,
-    intents: Vec<Pending>,
-    fences: HashMap<String, u64>,
-    leases: Vec<KnownLease>,
 }
 
 impl Recorded {

@@ -152,12 +152,24 @@ impl PoolStore {
     }
 
     pub async fn list(&self) -> Result<Vec<Pool>, PoolError> {
-        let rows = sqlx::query(AssertSqlSafe(format!(
-            "SELECT {POOL_COLUMNS} FROM pools ORDER BY name"
-        )))
-        .fetch_all(self.pool())
-        .await?;
-        Ok(rows.iter().map(pool_row).collect())
+        list_on(&mut *self.pool().acquire().await?).await
+    }
+
+    /// What an enforcer pass reads before it looks at the agents, as of one moment: a
+    /// change and the desired count it set are seen together or not at all (a pool read
+    /// after a change was written, with the change read before it, would make a grant
+    /// for that change look like upkeep, and leave the change open).
+    pub async fn recorded(&self) -> Result<Recorded, PoolError> {
+        let mut tx = self.db.begin_snapshot().await?;
+        let recorded = Recorded {
+            open: open_changes_on(&mut tx).await?,
+            pools: list_on(&mut tx).await?,
+            intents: intents_on(&mut tx).await?,
+            fences: fences_on(&mut tx).await?,
+            leases: known_leases_on(&mut tx).await?,
+        };
+        tx.commit().await?;
+        Ok(recorded)
     }
 
     pub async fn get(&self, name: &str) -> Result<Pool, PoolError> {
@@ -506,22 +518,7 @@ impl PoolStore {
     pub async fn open_changes(
         &self,
     ) -> Result<HashMap<String, Vec<(i64, Vec<HostResult>)>>, PoolError> {
-        let rows = sqlx::query(
-            "SELECT id, pool_id, results FROM activity WHERE outcome IN ('in_progress', 'partial') ORDER BY id",
-        )
-        .fetch_all(self.pool())
-        .await?;
-        let mut open: HashMap<String, Vec<(i64, Vec<HostResult>)>> = HashMap::new();
-        for row in &rows {
-            let results: String = row.get("results");
-            open.entry(row.get::<String, _>("pool_id"))
-                .or_default()
-                .push((
-                    row.get::<i64, _>("id"),
-                    serde_json::from_str(&results).unwrap_or_default(),
-                ));
-        }
-        Ok(open)
+        open_changes_on(&mut *self.pool().acquire().await?).await
     }
 
     /// Records a change's per-host results and how it stands.
@@ -579,30 +576,7 @@ impl PoolStore {
     }
 
     pub async fn intents(&self) -> Result<Vec<Pending>, PoolError> {
-        let rows = sqlx::query(
-            "SELECT key, pool_id, host, gpu_uuid, gpu_uuids, command FROM lease_intents ORDER BY created_at_ms, key",
-        )
-        .fetch_all(self.pool())
-        .await?;
-        rows.iter()
-            .map(|row| {
-                let all: Option<String> = row.get("gpu_uuids");
-                let command: Option<String> = row.get("command");
-                Ok(Pending {
-                    key: row.get("key"),
-                    pool_id: row.get("pool_id"),
-                    host: row.get("host"),
-                    gpu_uuids: match all {
-                        Some(all) => serde_json::from_str(&all).map_err(json_error)?,
-                        None => vec![row.get("gpu_uuid")],
-                    },
-                    command: command
-                        .map(|c| serde_json::from_str(&c))
-                        .transpose()
-                        .map_err(json_error)?,
-                })
-            })
-            .collect()
+        intents_on(&mut *self.pool().acquire().await?).await
     }
 
     /// Intents whose answers are certain, in one transaction; each granted lease is
@@ -683,25 +657,7 @@ impl PoolStore {
 
     /// Our leases not known to have ended.
     pub async fn known_leases(&self) -> Result<Vec<KnownLease>, PoolError> {
-        let rows = sqlx::query(
-            "SELECT host, lease_id, pool_id, fencing_token, gpu_uuids, gpu_indexes, granted_at_ms FROM pool_leases WHERE ended_at_ms IS NULL",
-        )
-        .fetch_all(self.pool())
-        .await?;
-        Ok(rows
-            .iter()
-            .map(|row| KnownLease {
-                host: row.get("host"),
-                lease_id: row.get("lease_id"),
-                pool_id: row.get("pool_id"),
-                fencing_token: u64::try_from(row.get::<i64, _>("fencing_token")).unwrap_or(0),
-                gpu_uuids: serde_json::from_str(&row.get::<String, _>("gpu_uuids"))
-                    .unwrap_or_default(),
-                gpu_indexes: serde_json::from_str(&row.get::<String, _>("gpu_indexes"))
-                    .unwrap_or_default(),
-                granted_at_ms: row.get("granted_at_ms"),
-            })
-            .collect())
+        known_leases_on(&mut *self.pool().acquire().await?).await
     }
 
     /// A pool's leases that were held at some time since `since_ms`, with their hosts'
@@ -734,18 +690,7 @@ impl PoolStore {
     }
 
     pub async fn fences(&self) -> Result<HashMap<String, u64>, PoolError> {
-        let rows = sqlx::query("SELECT host, fence FROM host_fences")
-            .fetch_all(self.pool())
-            .await?;
-        Ok(rows
-            .iter()
-            .map(|row| {
-                (
-                    row.get::<String, _>("host"),
-                    u64::try_from(row.get::<i64, _>("fence")).unwrap_or(0),
-                )
-            })
-            .collect())
+        fences_on(&mut *self.pool().acquire().await?).await
     }
 
     pub async fn set_fence(&self, host: &str, fence: u64) -> Result<(), PoolError> {
@@ -1073,4 +1018,110 @@ pub(super) async fn save(
 /// A lease request's JSON columns (its GPUs, its command) that do not read or write.
 fn json_error(error: serde_json::Error) -> PoolError {
     PoolError::Db(sqlx::Error::Decode(Box::new(error)))
+}
+
+/// What an enforcer pass reads from the database before it looks at the agents.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    /// Each pool's unfinished changes, oldest first.
+    pub open: HashMap<String, Vec<(i64, Vec<HostResult>)>>,
+    pub pools: Vec<Pool>,
+    pub intents: Vec<Pending>,
+    pub fences: HashMap<String, u64>,
+    pub leases: Vec<KnownLease>,
+}
+
+async fn list_on(conn: &mut sqlx::AnyConnection) -> Result<Vec<Pool>, PoolError> {
+    let rows = sqlx::query(AssertSqlSafe(format!(
+        "SELECT {POOL_COLUMNS} FROM pools ORDER BY name"
+    )))
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.iter().map(pool_row).collect())
+}
+
+/// The unfinished changes of each pool, oldest first: pool id → (activity id, results).
+async fn open_changes_on(
+    conn: &mut sqlx::AnyConnection,
+) -> Result<HashMap<String, Vec<(i64, Vec<HostResult>)>>, PoolError> {
+    let rows = sqlx::query(
+            "SELECT id, pool_id, results FROM activity WHERE outcome IN ('in_progress', 'partial') ORDER BY id",
+        )
+        .fetch_all(&mut *conn)
+        .await?;
+    let mut open: HashMap<String, Vec<(i64, Vec<HostResult>)>> = HashMap::new();
+    for row in &rows {
+        let results: String = row.get("results");
+        open.entry(row.get::<String, _>("pool_id"))
+            .or_default()
+            .push((
+                row.get::<i64, _>("id"),
+                serde_json::from_str(&results).unwrap_or_default(),
+            ));
+    }
+    Ok(open)
+}
+
+async fn intents_on(conn: &mut sqlx::AnyConnection) -> Result<Vec<Pending>, PoolError> {
+    let rows = sqlx::query(
+        "SELECT key, pool_id, host, gpu_uuid, gpu_uuids, command FROM lease_intents ORDER BY created_at_ms, key",
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            let all: Option<String> = row.get("gpu_uuids");
+            let command: Option<String> = row.get("command");
+            Ok(Pending {
+                key: row.get("key"),
+                pool_id: row.get("pool_id"),
+                host: row.get("host"),
+                gpu_uuids: match all {
+                    Some(all) => serde_json::from_str(&all).map_err(json_error)?,
+                    None => vec![row.get("gpu_uuid")],
+                },
+                command: command
+                    .map(|c| serde_json::from_str(&c))
+                    .transpose()
+                    .map_err(json_error)?,
+            })
+        })
+        .collect()
+}
+
+/// Our leases not known to have ended.
+async fn known_leases_on(conn: &mut sqlx::AnyConnection) -> Result<Vec<KnownLease>, PoolError> {
+    let rows = sqlx::query(
+        "SELECT host, lease_id, pool_id, fencing_token, gpu_uuids, gpu_indexes, granted_at_ms FROM pool_leases WHERE ended_at_ms IS NULL",
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|row| KnownLease {
+            host: row.get("host"),
+            lease_id: row.get("lease_id"),
+            pool_id: row.get("pool_id"),
+            fencing_token: u64::try_from(row.get::<i64, _>("fencing_token")).unwrap_or(0),
+            gpu_uuids: serde_json::from_str(&row.get::<String, _>("gpu_uuids")).unwrap_or_default(),
+            gpu_indexes: serde_json::from_str(&row.get::<String, _>("gpu_indexes"))
+                .unwrap_or_default(),
+            granted_at_ms: row.get("granted_at_ms"),
+        })
+        .collect())
+}
+
+async fn fences_on(conn: &mut sqlx::AnyConnection) -> Result<HashMap<String, u64>, PoolError> {
+    let rows = sqlx::query("SELECT host, fence FROM host_fences")
+        .fetch_all(&mut *conn)
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|row| {
+            (
+                row.get::<String, _>("host"),
+                u64::try_from(row.get::<i64, _>("fence")).unwrap_or(0),
+            )
+        })
+        .collect())
 }

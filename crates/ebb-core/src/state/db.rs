@@ -434,6 +434,20 @@ impl ConsoleDb {
         }
     }
 
+    /// A transaction that only reads, every read in it as of one moment: SQLite's deferred
+    /// transaction (in WAL mode its snapshot is taken at the first read and held to the
+    /// end), PostgreSQL's repeatable read.
+    pub async fn begin_snapshot(&self) -> Result<Transaction<'static, Any>, sqlx::Error> {
+        match self.engine {
+            Engine::Sqlite => self.pool.begin_with("BEGIN DEFERRED").await,
+            Engine::Postgres => {
+                self.pool
+                    .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    .await
+            }
+        }
+    }
+
     /// Now, on this database's clock.
     pub fn now_ms(&self) -> i64 {
         self.clock.now_ms()

@@ -2,7 +2,7 @@
 //! shows now (all at once), requests whose answer never came sent again with their key,
 //! and the lease history moved to what the agents report.
 
-use super::super::{Loop, Pass, Recorded, Stage, granted_leases, node_answers_of};
+use super::super::{Loop, Pass, Stage, granted_leases, node_answers_of};
 use crate::catalog_store::ActiveCatalog;
 use crate::pools::PoolError;
 use crate::registry::HostEntry;
@@ -24,15 +24,10 @@ impl Loop {
                 Err(error) => tracing::warn!(%host, %error, "cannot remove a drained host"),
             }
         }
-        // Changes first, then pools: a change seen here is already in the pools read next,
-        // so a pass never calls a change done on the strength of an older desired count.
-        let recorded = Recorded {
-            open: self.store.open_changes().await?,
-            pools: self.store.list().await?,
-            intents: self.store.intents().await?,
-            fences: self.store.fences().await?,
-            leases: self.store.known_leases().await?,
-        };
+        // Changes and pools as of one moment: a change is seen with the desired count it
+        // set, so a pass never calls a change done on an older count, nor takes a grant
+        // for it as upkeep.
+        let recorded = self.store.recorded().await?;
         if recorded.is_empty() {
             return Ok(None);
         }
