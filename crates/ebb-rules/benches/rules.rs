@@ -140,6 +140,17 @@ fn spot_section() {
                 .unwrap()
                 .result;
             row(&format!("{:.0}%", rate * 100.0), "50% spot+brk", &mix);
+            // Spot above the base the on-demand bill subscribes (what `ebb cost plan`
+            // recommends): spot in place of a subscribed GPU held all month saves little.
+            let above = SpotReplay {
+                base: on_demand.base_gpus,
+                ..spot_for(rate)
+            };
+            let mut policy = baseline("seed-80-30", &trace, &options, entry).unwrap();
+            let mix = replay_spot(&trace, policy.as_mut(), entry, &options, &above)
+                .unwrap()
+                .result;
+            row(&format!("{:.0}%", rate * 100.0), "above base", &mix);
         }
     }
 }

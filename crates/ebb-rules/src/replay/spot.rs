@@ -8,8 +8,10 @@
 //!   allowed while the breaker is closed and the spot price in force is within the max
 //!   price) says how many go on spot; the rest, the base and the on-demand floor are on
 //!   demand. A scale-in releases spot above the share of the new count first (as the
-//!   console does), then on demand (the highest in the stack first), then spot, newest
-//!   first.
+//!   console does), then on demand (the highest in the stack first), then spot; of the
+//!   spot GPUs, the one with the least of its started hour left goes first (as the
+//!   console's release order, paid unit's end first). The rules see the held GPUs oldest
+//!   first, as the console gives them.
 //! - Back to spot (as the console, through `ebb_reconcile::spot::swap_due`): a minute the
 //!   policy keeps its count, with every GPU ready, spot allowed and fewer spot GPUs than
 //!   the split's share, an on-demand GPU goes back to spot only when its paid unit (the
@@ -449,6 +451,22 @@ impl Pool {
     }
 }
 
+/// The spot GPU a scale-in gives back: the one with the least of its started hour left (its
+/// hour is paid whichever goes, so the one nearest its end throws away the least), the
+/// newest of those; `None` when none is on spot.
+fn spot_paid_up_first(slots: &[Slot], minute: u32) -> Option<usize> {
+    slots
+        .iter()
+        .enumerate()
+        .filter(|(_, slot)| slot.spot.is_some())
+        .min_by_key(|(index, slot)| {
+            let held = minute.saturating_sub(slot.since);
+            let left = 60 - held % 60;
+            (left, Reverse(*index))
+        })
+        .map(|(index, _)| index)
+}
+
 /// When on-demand GPUs go back to spot: `swap_due` with the overlay's unit, and the minute
 /// the one going is released.
 struct BackToSpot {
@@ -604,8 +622,10 @@ pub fn simulate(
                 custom.push((column.name.as_str(), value));
             }
         }
+        // Oldest first, as the console gives its rules the held GPUs.
         since.clear();
         since.extend(pool.slots.iter().map(|slot| slot.since));
+        since.sort_unstable();
         let held = pool.slots.len() as u32;
         let ready = pool.ready as u32;
         let view = MinuteView {
@@ -634,13 +654,11 @@ pub fn simulate(
                 // Spot above the new count's share goes first, newest first; then on
                 // demand, then spot, newest first.
                 let share = split(desired, spot.base, mix, true).spot;
-                let mut excess = pool.spot.saturating_sub(share);
-                let mut index = pool.slots.len();
-                while excess > 0 && index > 0 {
-                    index -= 1;
-                    if pool.slots[index].spot.is_some() {
-                        pool.remove(minute, index);
-                        excess -= 1;
+                let excess = pool.spot.saturating_sub(share);
+                for _ in 0..excess {
+                    match spot_paid_up_first(&pool.slots, minute) {
+                        Some(index) => pool.remove(minute, index),
+                        None => break,
                     }
                 }
                 // On demand from the top of the stack (the newest rental there), so the
@@ -660,11 +678,10 @@ pub fn simulate(
                         None => break,
                     }
                 }
-                let mut index = pool.slots.len();
-                while pool.slots.len() > desired as usize && index > 0 {
-                    index -= 1;
-                    if pool.slots[index].spot.is_some() {
-                        pool.remove(minute, index);
+                while pool.slots.len() > desired as usize {
+                    match spot_paid_up_first(&pool.slots, minute) {
+                        Some(index) => pool.remove(minute, index),
+                        None => break,
                     }
                 }
             }
