@@ -2,6 +2,8 @@
 //! plans, and the world applies the plan the way agents would (a GPU is granted once).
 
 use super::*;
+use ebb_wire::agent::LeaseState;
+use std::collections::HashSet;
 
 const US: &str = "console-1";
 const GRACE: i64 = 30_000;
