@@ -1912,7 +1912,8 @@ spot?: boolean }
  */
 export type Outcome = "in_progress" | "done" | 
 /**
- * Some hosts failed; the enforcer keeps trying.
+ * Not all of it in place yet: a host failed, or no GPU is free for the rest; the
+ * enforcer keeps trying.
  */
 "partial" | 
 /**

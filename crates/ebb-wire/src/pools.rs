@@ -367,7 +367,8 @@ pub enum Actor {
 pub enum Outcome {
     InProgress,
     Done,
-    /// Some hosts failed; the enforcer keeps trying.
+    /// Not all of it in place yet: a host failed, or no GPU is free for the rest; the
+    /// enforcer keeps trying.
     Partial,
     /// Superseded by a later change before it finished.
     Superseded,

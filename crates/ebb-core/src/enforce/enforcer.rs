@@ -379,6 +379,8 @@ struct Pass {
     tally: Tally,
     /// Answers to the Slurm binder's node requests, for it.
     node_answers: Vec<(Pending, NodeAnswer)>,
+    /// The ids of the pools bound to a Slurm partition (their nodes are the binder's).
+    bound: Vec<String>,
     /// Leases granted this pass, with their hosts (their cost in the log).
     granted: Vec<(String, ebb_wire::agent::Lease)>,
     plan: reconcile::Plan,

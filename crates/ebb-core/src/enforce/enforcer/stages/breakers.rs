@@ -30,7 +30,7 @@ impl Loop {
                 let paused = |region: &str| breakers.paused_until(&pool.model, region).is_some();
                 let plain = target(pool, &pass.catalog, &paused);
                 PoolTarget {
-                    external: self.slurm.binds(&pool.name),
+                    external: pass.bound.contains(&pool.id),
                     // A bound pool holds whole nodes: settled at its count rounded up.
                     desired: self.slurm.settled_gpus(pool).unwrap_or(plain.desired),
                     ..plain

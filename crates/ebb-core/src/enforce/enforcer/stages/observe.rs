@@ -59,7 +59,8 @@ impl Loop {
             });
         let retried = self.sender(&holder).rent(retry).await;
         let granted = granted_leases(&retried);
-        // Bound pools are known once the binding is read: their answers are kept whole.
+        // Bound pools are known once the binding is read (one list for the whole pass):
+        // their answers are kept whole.
         let bound: Vec<String> = recorded
             .pools
             .iter()
@@ -101,6 +102,7 @@ impl Loop {
             targets: Vec::new(),
             tally,
             node_answers,
+            bound,
             granted,
             plan: Default::default(),
             said: Vec::new(),

@@ -16,14 +16,8 @@ impl Loop {
         pass: &mut Pass,
     ) -> Result<(), PoolError> {
         pass.ran(Stage::Settle);
-        let bound: Vec<String> = pass
-            .targets
-            .iter()
-            .filter(|target| target.external)
-            .map(|target| target.id.clone())
-            .collect();
         let sent = std::mem::take(&mut pass.sent);
-        pass.node_answers.extend(node_answers_of(&sent, &bound));
+        pass.node_answers.extend(node_answers_of(&sent, &pass.bound));
         pass.granted.extend(granted_leases(&sent));
         let sent = settle::creates(sent, &mut pass.hosts, &mut pass.tally);
         sent.update(&mut self.refusals, pass.now);
