@@ -30,7 +30,10 @@
 //!   price is above the max) and is ready at `t + warmup`; the GPU taken back stops being
 //!   ready at `t + notice` and is paid until then. So the slot is short
 //!   `max(0, warmup − notice)` minutes. The breaker records each interruption and closes
-//!   per its policy; a GPU being replaced is not taken back again until settled.
+//!   per its policy; a GPU being replaced is not taken back again until settled. In the
+//!   gap the rules see the replacement as a leased, idle GPU (utilization over the GPUs
+//!   ready and those replacements), as the console's mean over a pool's leased GPUs reads
+//!   it: an interruption is not more load, and is no reason to scale out.
 //! - Interruptions come from the trace's `interrupted` column (the oldest ready spot GPUs
 //!   that minute; those beyond the spot GPUs held are not counted) or else, when given, a
 //!   [`SpotModel`] drawn for each ready spot GPU each minute.
@@ -273,6 +276,14 @@ struct Pool {
     runs: Vec<(u32, u32)>,
     delta: Vec<i64>,
     ready: i64,
+    /// Replacements warming in their slot's gap (the GPU taken back gone): held, and read
+    /// as idle, as the console's mean over the pool's leased GPUs reads them. Kept with
+    /// its own change list.
+    gap_delta: Vec<i64>,
+    gapped: i64,
+    /// Each slot's `since`, oldest first, as the console gives its rules the held GPUs
+    /// (kept as slots come, go and restart, not sorted each minute).
+    since: Vec<u32>,
     spot: u32,
     /// On-demand GPUs held while the spot GPUs replacing them warm, and how many of them
     /// go each minute.
@@ -293,6 +304,15 @@ impl Pool {
         if at <= now {
             self.ready += change;
         } else if let Some(slot) = self.delta.get_mut(at as usize) {
+            *slot += change;
+        }
+    }
+
+    /// `change` GPUs in a gap at minute `at`, seen from minute `now`.
+    fn shift_gap(&mut self, now: u32, at: u32, change: i64) {
+        if at <= now {
+            self.gapped += change;
+        } else if let Some(slot) = self.gap_delta.get_mut(at as usize) {
             *slot += change;
         }
     }
@@ -340,7 +360,22 @@ impl Pool {
         });
     }
 
+    /// Slot `index` holds a GPU from `t` on (a replacement, or back to spot): its `since`.
+    fn restart(&mut self, index: usize, t: u32) {
+        self.forget_since(self.slots[index].since);
+        self.since.push(t);
+        self.slots[index].since = t;
+    }
+
+    fn forget_since(&mut self, since: u32) {
+        if let Ok(at) = self.since.binary_search(&since) {
+            self.since.remove(at);
+        }
+    }
+
     fn push(&mut self, t: u32, warmup: u32, spot: bool) {
+        // `t` is the loop's minute, never before a `since` already held: still sorted.
+        self.since.push(t);
         let ready_at = t.saturating_add(warmup);
         self.shift(t, ready_at, 1);
         let paid = (!spot).then(|| self.rent(t));
@@ -377,8 +412,8 @@ impl Pool {
                 *ends += 1;
             }
         }
+        self.restart(index, t);
         let slot = &mut self.slots[index];
-        slot.since = t;
         slot.spot = Some(run);
         slot.settled_at = slot.settled_at.max(until);
         slot.swap_until = until;
@@ -386,6 +421,7 @@ impl Pool {
 
     fn remove(&mut self, t: u32, index: usize) {
         let slot = self.slots.remove(index);
+        self.forget_since(slot.since);
         if slot.is_ready(t) {
             self.ready -= 1;
         }
@@ -398,6 +434,15 @@ impl Pool {
         }
         if slot.gap_until > t && slot.gap_from < slot.gap_until {
             self.shift(t, slot.gap_until, -1);
+        }
+        if slot.gap_from <= t && t < slot.gap_until {
+            self.gapped -= 1;
+        }
+        if slot.gap_from > t {
+            self.shift_gap(t, slot.gap_from, -1);
+        }
+        if slot.gap_until > t && slot.gap_from < slot.gap_until {
+            self.shift_gap(t, slot.gap_until, 1);
         }
         if let Some(run) = slot.spot {
             self.runs[run].1 = t;
@@ -436,9 +481,11 @@ impl Pool {
         if warmup > notice {
             self.shift(t, gone, -1);
             self.shift(t, ready, 1);
+            self.shift_gap(t, gone, 1);
+            self.shift_gap(t, ready, -1);
         }
+        self.restart(index, t);
         let slot = &mut self.slots[index];
-        slot.since = t;
         slot.notice = old;
         slot.spot = replacement;
         slot.paid = paid;
@@ -451,20 +498,30 @@ impl Pool {
     }
 }
 
-/// The spot GPU a scale-in gives back: the one with the least of its started hour left (its
-/// hour is paid whichever goes, so the one nearest its end throws away the least), the
-/// newest of those; `None` when none is on spot.
-fn spot_paid_up_first(slots: &[Slot], minute: u32) -> Option<usize> {
-    slots
+/// The `count` spot GPUs a scale-in gives back (fewer when fewer are on spot), by index,
+/// the highest first so each can be removed in turn: those with the least of their started
+/// hour left (the hour is paid whichever goes, so the one nearest its end throws away the
+/// least), the newest of equals.
+fn spot_paid_up_first(slots: &[Slot], minute: u32, count: usize) -> Vec<usize> {
+    if count == 0 {
+        return Vec::new();
+    }
+    let mut spot: Vec<(u32, Reverse<usize>)> = slots
         .iter()
         .enumerate()
         .filter(|(_, slot)| slot.spot.is_some())
-        .min_by_key(|(index, slot)| {
+        .map(|(index, slot)| {
             let held = minute.saturating_sub(slot.since);
-            let left = 60 - held % 60;
-            (left, Reverse(*index))
+            (60 - held % 60, Reverse(index))
         })
-        .map(|(index, _)| index)
+        .collect();
+    if count < spot.len() {
+        spot.select_nth_unstable(count);
+        spot.truncate(count);
+    }
+    let mut going: Vec<usize> = spot.into_iter().map(|(_, Reverse(index))| index).collect();
+    going.sort_unstable_by(|a, b| b.cmp(a));
+    going
 }
 
 /// When on-demand GPUs go back to spot: `swap_due` with the overlay's unit, and the minute
@@ -544,6 +601,9 @@ pub fn simulate(
         runs: Vec::new(),
         delta: vec![0; minutes + 1],
         ready: 0,
+        gap_delta: vec![0; minutes + 1],
+        gapped: 0,
+        since: Vec::new(),
         spot: 0,
         swapping: 0,
         swap_ends: vec![0; minutes + 1],
@@ -558,7 +618,6 @@ pub fn simulate(
     for i in 0..initial {
         pool.push(0, 0, i >= initial - first.spot);
     }
-    let mut since: Vec<u32> = Vec::with_capacity(initial as usize);
     let mut custom: Vec<(&str, f64)> = Vec::with_capacity(trace.columns().len());
     let mut series = Series {
         initial_gpus: initial,
@@ -578,6 +637,7 @@ pub fn simulate(
     for (t, &busy) in demand.iter().enumerate() {
         let minute = t as u32;
         pool.ready += pool.delta[t];
+        pool.gapped += pool.gap_delta[t];
         pool.swapping -= pool.swap_ends[t];
         pool.free_ended(minute);
         breaker.tick(now_ms(minute));
@@ -622,10 +682,6 @@ pub fn simulate(
                 custom.push((column.name.as_str(), value));
             }
         }
-        // Oldest first, as the console gives its rules the held GPUs.
-        since.clear();
-        since.extend(pool.slots.iter().map(|slot| slot.since));
-        since.sort_unstable();
         let held = pool.slots.len() as u32;
         let ready = pool.ready as u32;
         let view = MinuteView {
@@ -635,10 +691,13 @@ pub fn simulate(
             held,
             warming: held - ready,
             busy_gpus: busy,
-            util_pct: utilization_pct(busy, ready),
+            // Over the GPUs ready and the replacements warming in a gap: the console's
+            // mean reads a leased replacement as idle, so an interruption alone does not
+            // look like more load.
+            util_pct: utilization_pct(busy, ready + pool.gapped as u32),
             mem_pct: trace.mem_pct().and_then(|values| values[t]),
             custom: &custom,
-            held_since: &since,
+            held_since: &pool.since,
         };
         let desired = policy.desired(&view).min(MAX_HELD_GPUS);
         if desired != held {
@@ -655,11 +714,8 @@ pub fn simulate(
                 // demand, then spot, newest first.
                 let share = split(desired, spot.base, mix, true).spot;
                 let excess = pool.spot.saturating_sub(share);
-                for _ in 0..excess {
-                    match spot_paid_up_first(&pool.slots, minute) {
-                        Some(index) => pool.remove(minute, index),
-                        None => break,
-                    }
+                for index in spot_paid_up_first(&pool.slots, minute, excess as usize) {
+                    pool.remove(minute, index);
                 }
                 // On demand from the top of the stack (the newest rental there), so the
                 // places the base covers stay held.
@@ -678,11 +734,9 @@ pub fn simulate(
                         None => break,
                     }
                 }
-                while pool.slots.len() > desired as usize {
-                    match spot_paid_up_first(&pool.slots, minute) {
-                        Some(index) => pool.remove(minute, index),
-                        None => break,
-                    }
+                let over = pool.slots.len().saturating_sub(desired as usize);
+                for index in spot_paid_up_first(&pool.slots, minute, over) {
+                    pool.remove(minute, index);
                 }
             }
         } else if spot_now && i64::from(held) == pool.ready {
@@ -732,7 +786,9 @@ pub fn simulate(
         let ready = pool.ready as u32;
         series.ready.push(ready);
         series.held.push(desired);
-        series.utilization_pct.push(utilization_pct(busy, ready));
+        series
+            .utilization_pct
+            .push(utilization_pct(busy, ready + pool.gapped as u32));
         on_demand_held.push(desired - pool.spot + pool.swapping);
         spot_held.push(pool.spot);
         swapping.push(pool.swapping);

@@ -141,6 +141,69 @@ fn one_interruption_by_hand() {
     assert!(run.series.held.iter().all(|&held| held == 2));
 }
 
+/// Holds 10 GPUs and keeps the utilization it is shown each minute.
+struct Watching(Vec<f64>);
+
+impl Policy for Watching {
+    fn name(&self) -> &str {
+        "watching"
+    }
+
+    fn desired(&mut self, view: &MinuteView<'_>) -> u32 {
+        self.0.push(view.util_pct);
+        10
+    }
+}
+
+/// A spot GPU taken back leaves a gap (warmup 5 > notice 2) in which its replacement is
+/// leased and warming: the rules see it as an idle GPU of the pool, as the console's mean
+/// over leased GPUs reads it, so an interruption alone is no sign of more load (at 8 GPUs
+/// of work on 10, 80%, not 8 of 9 ready, 89%, a rule scaling out above 80% would have
+/// taken). The shortfall is still counted on the GPUs ready.
+#[test]
+fn an_interruption_gap_is_not_read_as_more_load() {
+    let minutes = 60;
+    let mut taken = vec![0u32; minutes];
+    taken[20] = 1;
+    let trace = Trace::from_demand(vec![8.0; minutes])
+        .unwrap()
+        .with_spot(Some(vec![4_00; minutes]), Some(taken))
+        .unwrap();
+    let entry = a100();
+    let spot = SpotReplay {
+        mix: mix(0, 50),
+        ..SpotReplay::default()
+    };
+    let prices = SpotPrices::new(&trace, &entry, 0);
+    let mut policy = Watching(Vec::new());
+    let run = simulate(
+        &trace,
+        &mut Held(vec![10; minutes]),
+        &ReplayOptions::default(),
+        &prices,
+        &spot,
+    );
+    let watched = simulate(
+        &trace,
+        &mut policy,
+        &ReplayOptions::default(),
+        &prices,
+        &spot,
+    );
+    assert_eq!(run.interruptions, 1);
+    // Gone at 22, its replacement ready at 25: 9 ready in between.
+    assert_eq!(&watched.outcome.series.ready[21..26], &[10, 9, 9, 9, 10]);
+    assert_eq!(watched.outcome.shortfall_gpu_minutes, 0.0);
+    // From minute 10 (the two GPUs beyond the trace's first 8 ready by then).
+    assert!(
+        policy.0[10..]
+            .iter()
+            .all(|&util| (util - 80.0).abs() < 1e-9),
+        "{:?}",
+        policy.0
+    );
+}
+
 /// Four GPUs taken back within half an hour open the default breaker (more than 3): the
 /// fourth's replacement goes on demand, and spot returns an hour later once quiet.
 #[test]

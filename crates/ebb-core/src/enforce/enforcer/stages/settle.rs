@@ -17,7 +17,8 @@ impl Loop {
     ) -> Result<(), PoolError> {
         pass.ran(Stage::Settle);
         let sent = std::mem::take(&mut pass.sent);
-        pass.node_answers.extend(node_answers_of(&sent, &pass.bound));
+        pass.node_answers
+            .extend(node_answers_of(&sent, &pass.bound));
         pass.granted.extend(granted_leases(&sent));
         let sent = settle::creates(sent, &mut pass.hosts, &mut pass.tally);
         sent.update(&mut self.refusals, pass.now);
