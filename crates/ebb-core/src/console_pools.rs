@@ -1,6 +1,14 @@
 //! The console's pool operations, shared by the desktop shell and the CLI: create, edit,
 //! delete, show, preview a slider move, scale, and the activity log. Changes go to
 //! `console.db`; the enforcer (in whichever process collects) carries them out.
+//!
+//! A slider move: each step asks [`Console::preview_scale`] (`pools::view::scale_preview`:
+//! the cost before and after, the leases that would go, what releasing them would stop,
+//! whether to ask first); letting go is [`Console::scale`] with the count the slider moved
+//! from. A team's GPU or spend quota clamps a scale-out there (`ChangeReason::QuotaClamp`,
+//! `SpendQuotaClamp`), a scale-out past the budget cap of the pool's rules is refused unless
+//! asked for on purpose (`over_budget`, which needs the admin role), then
+//! `PoolStore::set_desired` writes it with its activity entry and the enforcer is woken.
 
 use crate::catalog_store::ActiveCatalog;
 use crate::console::{Console, Role, read_snapshot};
@@ -303,39 +311,19 @@ impl Console {
         if over_budget {
             self.require(ebb_wire::access::AccessAction::Budget).await?;
         }
-        // The team's quota clamps a scale-out: to the most it leaves, never below now.
+        // The team's quotas clamp a scale-out (GPUs, then spend), never below now.
         let pool = self.pools.get(name).await?;
-        if to > pool.desired
-            && let Some(ceiling) = self.pools.team_ceiling(&pool).await?
-            && to > ceiling.max_gpus
-        {
-            let asked = to;
-            to = ceiling.max_gpus.max(pool.desired);
-            reason = ChangeReason::QuotaClamp {
-                team: ceiling.team,
-                model: ceiling.model,
-                quota_gpus: ceiling.quota_gpus,
-                asked,
-            };
-        }
-        // So does the team's spend quota: to the most the rest of the month pays for.
-        let catalog = self.catalog();
-        if to > pool.desired
-            && let Some(spend) = self.pools.team_spend(&pool, &catalog).await?
-        {
+        if to > pool.desired {
+            let catalog = self.catalog();
             let status = self.pools.read_status(&pool.id).await?.map(|(s, _)| s);
             let pricing = crate::rules_live::pricing(&pool, status.as_ref(), &catalog);
-            let ceiling = spend.ceiling(pool.desired, to, |n| {
-                let rate = pricing.as_ref()?.run_rate(n).ok()?;
-                Some(rate.total.per_hour.fen())
-            });
-            if ceiling < to {
-                reason = ChangeReason::SpendQuotaClamp {
-                    team: spend.team,
-                    per_month_fen: spend.per_month_fen,
-                    asked: to,
-                };
-                to = ceiling;
+            let clamps = self
+                .pools
+                .team_clamps(&pool, pool.desired, to, &catalog, pricing.as_ref())
+                .await?;
+            if let Some(last) = clamps.last() {
+                to = last.to;
+                reason = last.reason();
             }
         }
         let preview = self.preview_scale_choosing(name, to, &release).await?;

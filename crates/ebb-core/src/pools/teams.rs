@@ -54,6 +54,45 @@ impl TeamSpend {
     }
 }
 
+/// A team quota that bounds a scale-out: from `asked` to `to`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamClamp {
+    pub asked: u32,
+    pub to: u32,
+    pub limit: TeamLimit,
+}
+
+/// Which of a team's quotas.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TeamLimit {
+    /// Its quota of the pool's model.
+    Gpus(TeamCeiling),
+    /// Its spend quota per month (fen).
+    Spend { team: String, per_month_fen: i64 },
+}
+
+impl TeamClamp {
+    /// As a scale's reason in the activity log.
+    pub fn reason(&self) -> ChangeReason {
+        match &self.limit {
+            TeamLimit::Gpus(ceiling) => ChangeReason::QuotaClamp {
+                team: ceiling.team.clone(),
+                model: ceiling.model.clone(),
+                quota_gpus: ceiling.quota_gpus,
+                asked: self.asked,
+            },
+            TeamLimit::Spend {
+                team,
+                per_month_fen,
+            } => ChangeReason::SpendQuotaClamp {
+                team: team.clone(),
+                per_month_fen: *per_month_fen,
+                asked: self.asked,
+            },
+        }
+    }
+}
+
 fn check_name(field: &'static str, name: &str) -> Result<String, PoolError> {
     let name = name.trim();
     if name.is_empty()
@@ -356,6 +395,56 @@ impl PoolStore {
             to_date_fen,
             remaining_ms: month_end - now,
         }))
+    }
+
+    /// What the pool's team's quotas make of a scale-out from `current` to `asked`: its
+    /// GPU quota of the pool's model first, then its spend quota (the most the rest of the
+    /// month pays for, at `pricing`'s run rate), each a clamp that names itself. Empty when
+    /// neither bounds it; a quota never scales a pool in. The one team clamp of the
+    /// slider, the CLI and the rules.
+    pub async fn team_clamps(
+        &self,
+        pool: &Pool,
+        current: u32,
+        asked: u32,
+        catalog: &ebb_cost::Catalog,
+        pricing: Option<&ebb_rules::decide::Pricing>,
+    ) -> Result<Vec<TeamClamp>, PoolError> {
+        let mut clamps = Vec::new();
+        let mut to = asked;
+        if to <= current {
+            return Ok(clamps);
+        }
+        if let Some(ceiling) = self.team_ceiling(pool).await?
+            && to > ceiling.max_gpus
+        {
+            let clamped = ceiling.max_gpus.max(current);
+            clamps.push(TeamClamp {
+                asked: to,
+                to: clamped,
+                limit: TeamLimit::Gpus(ceiling),
+            });
+            to = clamped;
+        }
+        if to > current
+            && let Some(spend) = self.team_spend(pool, catalog).await?
+        {
+            let ceiling = spend.ceiling(current, to, |n| {
+                let rate = pricing?.run_rate(n).ok()?;
+                Some(rate.total.per_hour.fen())
+            });
+            if ceiling < to {
+                clamps.push(TeamClamp {
+                    asked: to,
+                    to: ceiling,
+                    limit: TeamLimit::Spend {
+                        team: spend.team,
+                        per_month_fen: spend.per_month_fen,
+                    },
+                });
+            }
+        }
+        Ok(clamps)
     }
 
     /// Every team with its quotas, pools and what they ask for.

@@ -21,6 +21,7 @@
 //! from the activity log, so a budget is not spent twice by an edit.
 
 use crate::pools::rules::StoredRules;
+use crate::pools::teams::TeamLimit;
 use crate::pools::{NewActivity, Pool, PoolError, PoolStore};
 use ebb_cost::Catalog;
 use ebb_reconcile::reconcile::{HostObs, PoolStatus};
@@ -460,31 +461,37 @@ async fn step(
     decision.at_ms = now_ms;
     // The pool's own range bounds every count (the rules' limits are saved within it).
     decision.desired_gpus = decision.desired_gpus.clamp(pool.min, pool.max);
-    // So does the team's quota of the pool's model, on a scale-out.
-    if decision.desired_gpus > current
-        && let Some(ceiling) = store.team_ceiling(pool).await?
-        && decision.desired_gpus > ceiling.max_gpus
-    {
-        quota_clamp(&mut decision, current, ceiling);
-    }
-    // And the team's spend quota: the most the rest of the month pays for.
-    if decision.desired_gpus > current
-        && let Some(spend) = store.team_spend(pool, catalog).await?
-    {
-        let asked = decision.desired_gpus;
-        let to = spend.ceiling(current, asked, |n| {
-            let rate = price.as_ref()?.run_rate(n).ok()?;
-            Some(rate.total.per_hour.fen())
-        });
-        if to < asked {
-            let clamp = Clamp::TeamSpend {
-                from_gpus: asked,
+    // So do the team's quotas (its model's GPUs, then its spend), on a scale-out.
+    let clamps = store
+        .team_clamps(
+            pool,
+            current,
+            decision.desired_gpus,
+            catalog,
+            price.as_ref(),
+        )
+        .await?;
+    for clamp in clamps {
+        let to = clamp.to;
+        let named = match clamp.limit {
+            TeamLimit::Gpus(ceiling) => Clamp::Quota {
+                from_gpus: clamp.asked,
                 to_gpus: to,
-                team: spend.team,
-                per_month_fen: spend.per_month_fen,
-            };
-            apply_clamp(&mut decision, current, to, clamp);
-        }
+                team: ceiling.team,
+                model: ceiling.model,
+                quota_gpus: ceiling.quota_gpus,
+            },
+            TeamLimit::Spend {
+                team,
+                per_month_fen,
+            } => Clamp::TeamSpend {
+                from_gpus: clamp.asked,
+                to_gpus: to,
+                team,
+                per_month_fen,
+            },
+        };
+        apply_clamp(&mut decision, current, to, named);
     }
 
     let key = reason_key(&decision);
@@ -544,20 +551,6 @@ async fn step(
         live.held_logged = None;
     }
     Ok(None)
-}
-
-/// Clamps a scale-out to what the team's quota leaves (never below `current`), the clamp
-/// named in the decision.
-fn quota_clamp(decision: &mut Decision, current: u32, ceiling: crate::pools::teams::TeamCeiling) {
-    let to = ceiling.max_gpus.max(current);
-    let clamp = Clamp::Quota {
-        from_gpus: decision.desired_gpus,
-        to_gpus: to,
-        team: ceiling.team,
-        model: ceiling.model,
-        quota_gpus: ceiling.quota_gpus,
-    };
-    apply_clamp(decision, current, to, clamp);
 }
 
 /// Sets the decision's count to `to` for `clamp`, named among its clamps; a rule that then
