@@ -2,6 +2,26 @@
 //!
 //! Every error is a JSON [`ApiError`] with a stable `kind`; internals are logged here, at
 //! the edge, and never sent to the client.
+//!
+//! Routes, by the token scope each needs:
+//! - `read`: `GET /v1/health`, `/v1/gpus` (the latest reading), `/v1/samples?boot=B&after=N`
+//!   (every sample since number N of run B, oldest first; the last minute is kept),
+//!   `/v1/stream` (server-sent `sample` events), `/v1/leases` (the leases not yet released;
+//!   `?state=all` adds the released ones still kept, `?state=released` lists only those),
+//!   `/v1/leases/{id}`, `/metrics` (Prometheus text).
+//! - `lease`: `POST /v1/leases` (an `Idempotency-Key` is required), `DELETE
+//!   /v1/leases/{id}` (graceful), `POST /v1/leases/{id}/checkpoint` (the workload saved its
+//!   state: safe to release), `POST /v1/leases/{id}/restart` (the workload started again on
+//!   the same GPUs, the lease unchanged) and `POST /v1/terms` (an elected console's term).
+//! - `admin`, the scope above `lease`: `POST /v1/leases/{id}/reclaim` (`{notice_s}`: the
+//!   host's owner takes a spot lease back; it stays active until its deadline).
+//!
+//! Status codes: 400 malformed, 401/403 auth, 404, 409 not free or `stale_term`, 413 too
+//! large, 415 not JSON, 422 invalid or an idempotency key reused. An elected console fences
+//! its calls with `console_group` and `term` (in the create body; `?console_group=G&term=N`
+//! on a release; both or neither). A grant, release or reclaim runs to its end in its own
+//! task even when the client goes away, so a stored grant is always in the ledger and a
+//! retry of its key replays it.
 
 use crate::auth::{Auth, AuthError, Scope};
 use crate::leases::ledger::LeaseError;

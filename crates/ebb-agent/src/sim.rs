@@ -1,4 +1,10 @@
 //! The simulated GPU backend: deterministic for a seed, pure (time is a parameter).
+//!
+//! Models with their real names, memory, power limits and clocks (H800, A100, V100, Ascend
+//! 910B), given as specs like `8xA100` or `4xH800,4xV100` ([`parse_spec`]); load profiles
+//! (idle, steady, tidal, burst, or a CSV trace). A card reads the load its lease names,
+//! else the host's profile while a lease's workload runs on it, else idle: a free card is
+//! an idle one.
 
 use crate::probe::{GpuProbe, LeaseWorkload};
 use ebb_wire::agent::{Gpu, GpuProcess};

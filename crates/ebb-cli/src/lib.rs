@@ -2,6 +2,12 @@
 //! hands it to [`run`]. A library so that tests can walk the argument tree
 //! (`Cli::command()`), and so that `ebb-desktop` is `ebb` when run under that name (the
 //! app's package installs `/usr/bin/ebb` as a link to it, carrying the core once).
+//!
+//! Exit codes ([`exit_code`]): 0 done; 1 failed (an agent, the data directory, a pool moved
+//! by another change first, an audit chain that does not verify); 2 usage or input refused,
+//! nothing changed (a field, a file, a value, or the operator's role, naming the role it
+//! needs). Every command takes `--json`, whose figures carry their unit in their names
+//! (`_fen`, `_gpus`, `_hours`, `_pct`), and `--data-dir`.
 
 mod access;
 mod costs;

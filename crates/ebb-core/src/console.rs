@@ -1,6 +1,16 @@
 //! The console as one service, shared by the desktop shell and `ebb daemon`: the registry,
 //! and either the collector (the first process on a data directory) or a viewer (any
 //! later one), so a data directory is never collected twice.
+//!
+//! The first process on a data directory takes `collector.lock` (an OS file lock, freed if
+//! it dies) and collects: it polls the hosts, writes `metrics.db` as its one writer (a batch
+//! each round; rollups and retention once a wall-clock minute, 5 s into it, when the minute
+//! before is whole), keeps the live charts' history, records host health for viewers, and
+//! runs the enforcer. Any later process (the app or `ebb daemon`) views what it records.
+//! With Prometheus as the metrics back end ([`crate::metrics_backend`]) no agent is polled
+//! for readings. Consoles sharing a PostgreSQL database each collect for themselves and
+//! elect one enforcer ([`crate::election`]); only a console whose role is admin or enforcer
+//! stands for it.
 
 use crate::clock::{SharedClock, SystemClock};
 pub use crate::console_pools::ScaleChange;

@@ -4,7 +4,7 @@
 //!
 //! # Conflict resolution
 //!
-//! Written once, here (ARCHITECTURE.md quotes it):
+//! Written once, here:
 //!
 //! 1. **Each rule recommends** a count, or has no opinion. A threshold rule recommends its
 //!    action applied to the current count once its condition has held for every minute of

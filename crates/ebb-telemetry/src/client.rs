@@ -1,6 +1,10 @@
 //! The console's HTTP client for one agent. Every call has connect and total timeouts;
 //! a pinned certificate is checked by its SHA-256 fingerprint; failures are classified in
 //! words an operator can act on.
+//!
+//! The hosts without a pinned certificate share one [`SharedHttp`] client (the collector's
+//! and the enforcer's calls alike), so a host costs its connection's buffers, not a
+//! `reqwest::Client` with its own copy of the root certificates.
 
 use ebb_wire::agent::{
     API_VERSION, ApiError, ConsoleTerm, GpuList, Health, Lease, LeaseList, LeaseRequest,

@@ -27,6 +27,9 @@
 //!
 //! `query` and friends never count a missing reading as zero: a bucket without readings
 //! is no point at all, a GPU without any is no series.
+//!
+//! Memory is bounded: two connections, each caching at most 8 MiB of pages, and a sort
+//! larger than that (the minute rollup) spills to a temporary file, not to memory.
 
 use ebb_charts::downsample::Point;
 use ebb_charts::history::{AggregateSeries, GpuSeries, Heatmap, HeatmapRow};

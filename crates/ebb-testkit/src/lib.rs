@@ -18,6 +18,18 @@
 //! - `TestFleet` (feature `fleet`): simulated agents in this process; with `telemetry`, as
 //!   collector targets and registry entries.
 //! - `TestConsole` (feature `console`): a console on a temp data directory with its hosts.
+//!
+//! The rules the suites keep. No port is picked and hoped for: a server in the test's
+//! process gets a listener bound on `127.0.0.1:0`, a process listens on port 0 and prints
+//! its address; only PostgreSQL, Slurm and tauri-driver take port numbers, and each is
+//! started again on other ports when one was taken. Every wait is `eventually(what,
+//! timeout, probe)`: a `sleep` never stands in for a state (the few left are what their test
+//! is about, and say so), and a wait that runs out panics with what it waited for and the
+//! last thing the probe saw. `eventually` runs on tokio's
+//! clock, so a test on paused time waits for nothing; suites that await real sockets or
+//! PostgreSQL's clock stay on real time. With [`POSTGRES_ENV`] set, every [`TempDir`] names
+//! a fresh database on that server in its `console.toml`: how ebb-core's suites run a
+//! second time, on PostgreSQL.
 
 #[cfg(feature = "console")]
 mod console;

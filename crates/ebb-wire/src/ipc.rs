@@ -1,4 +1,11 @@
 //! Types that cross the Tauri IPC boundary between the desktop shell and the webview.
+//!
+//! The commands are listed once, in `src-tauri/src/command_names.rs`. Every error crosses
+//! as [`IpcError`]: `kind` (a closed set the UI words), `field` (the input it names; for
+//! `role_required`, the role it needs), `line` (a demand CSV's, a rule file's or a trace's),
+//! `message` (English, for logs) and `problem` (the `HostProblem` behind an agent's
+//! failure); the UI never reads a field out of `message`. Host tokens go in (`HostInput`)
+//! and never come back (`HostEntry::has_token`).
 
 use crate::plan::{OverlayMode, PlanKind};
 use crate::reasons::HostProblem;

@@ -9,6 +9,17 @@
 //!   (binary, systemd unit, config as a conffile, a system user).
 //!
 //! Both are safe to run again: each step checks before it installs.
+//!
+//! `test`, in order: formatting; the pure crates (a crate whose `description` begins with
+//! "Pure:" may not pull in tokio, sqlx, reqwest, hyper, axum, tauri, mio, nvml-wrapper or
+//! keyring, by `cargo tree -e normal`); the UI's type check, unit tests and build; clippy;
+//! binaries and tests in one `cargo build --workspace --bins --tests`, run by `cargo
+//! nextest` (`.config/nextest.toml`); the doc tests; ebb-core's suites again on a
+//! PostgreSQL made for them; the end-to-end tests in the real webview; on Linux, both `.deb`
+//! files installed, run and removed. Every cargo command takes the same `--workspace`
+//! selection, so nothing is built twice: tokio's `test-util` (paused time) is only in the
+//! dev-dependencies of the crates whose tests pause time, and a build with a different
+//! selection resolves tokio's features again and rebuilds its dependents.
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};

@@ -1,5 +1,14 @@
 //! Leases: the pure [`ledger`], its [`store`], the [`workload`]s, and the service that
 //! ties them together. Every change is persisted before it is applied or answered.
+//!
+//! Released leases and the keys that granted them are forgotten together after the
+//! retention (`lease_retention_h`, a week by default), at start and on a timer: a retry of
+//! a key after that is a new request. Per console group the highest term a lease call came
+//! with is kept in the store (a restart keeps it); a create or release with a lower one is
+//! refused (`stale_term`) before anything changes, and `POST /v1/terms` raises it without a
+//! lease call. A reclaim (spot leases only) keeps the lease active until its deadline,
+//! sends its workload SIGTERM at once and releases it at the deadline, by a timer set again
+//! on start.
 
 pub mod ledger;
 pub mod store;

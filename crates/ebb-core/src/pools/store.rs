@@ -1,5 +1,14 @@
 //! The store: pools, lease intents, the lease history, failover fences, what the enforcer
 //! last saw and the activity log, in `console.db`.
+//!
+//! A pool's desired count is compare-and-set (`PoolStore::set_desired`): every writer says
+//! the count it moves from (the slider the count it showed, `ebb pool scale` the count its
+//! preview read, a rule the count it decided on), and when another change came first
+//! nothing is written (`PoolError::Moved`). Each change is one transaction with its
+//! activity entry, so the activity log is a chain: each change moves from the count the one
+//! before left. The enforcer adds each pass's per-host results to the pool's open change and
+//! closes it when the pool holds what it should. A rent is written to `lease_intents`
+//! (`PoolStore::add_intents`) before it is sent, and deleted once its answer is certain.
 
 use super::*;
 

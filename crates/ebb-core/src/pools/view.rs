@@ -1,4 +1,14 @@
 //! The views built from the store: a pool with its spend, the slider's preview.
+//!
+//! [`priced_pool`] is the one price function for every figure (previews, spend, budgets,
+//! the rules' cost deltas): the base at the pool's cheapest priced region, each GPU held at
+//! its host's region (oldest first), the next GPUs where placement would put them; spot
+//! leases are priced apart, at their region's spot price. [`scale_preview`] is the slider's
+//! answer: the cost before and after, which leases would go (in placement's release order,
+//! each named with its host, GPUs, utilization and paid unit), what releasing them would stop
+//! (`ReleaseWarning::BusyGpus`, with the grace their agents give) and whether to ask first;
+//! [`check_release_choice`] checks the leases the operator ticked (held by the pool, once
+//! each, no more than the change gives back).
 
 use super::*;
 use ebb_wire::reasons::{DEFAULT_RELEASE_GRACE_S, PriceProblem, ReleaseWarning};

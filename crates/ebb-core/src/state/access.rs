@@ -10,6 +10,20 @@
 //!   ([`ebb_wire::access::AccessAction::needs`]) to hide or refuse, and word, what the role
 //!   cannot do; the database is the boundary.
 //! - The table owner (whoever ran `ebb admin init`) is an admin.
+//!
+//! What [`INIT_SQL`] grants: `ebb_viewer` reads every table but `metric_tokens`, appends to
+//! `activity` and `audit` (a refused attempt is logged in its name), and writes its own
+//! collector's `host_health`/`host_delivery` and its own notification preferences;
+//! `ebb_operator` also moves a pool's count (column grants on `desired`, `release_first`,
+//! `force_release`: never its range, base or team), saves rules in shadow mode or off (row
+//! policies: never `enabled`) and pushes metrics; `ebb_admin` may do everything but change
+//! or delete `audit`; `ebb_enforcer`, the elected enforcer's service role, writes leases,
+//! intents, fences, status, history, decisions and the election, and no setting, team or
+//! token. Only admins hold the group roles `WITH ADMIN OPTION`, so [`grant`] by anyone else
+//! is refused by the database. A console whose role may not enforce (viewer, operator)
+//! never stands for election. The price catalog is a file in the data directory: only the
+//! console's own check guards it. Grants cover the tables that exist: run `ebb admin init`
+//! again after an upgrade adds one.
 
 use crate::db::{ConsoleDb, Engine};
 use ebb_wire::access::{AccessRole, Identity};

@@ -14,6 +14,15 @@
 //! A nullable float is bound as a value and a flag (`CASE WHEN $flag = 1 THEN $value END`):
 //! sqlx 0.9's `Any` sends a NULL `f64` as PostgreSQL's float4, and the statement cached for
 //! it then refuses the next call's float8.
+//!
+//! SQL both speak means no `INSERT OR`, no two-argument `MIN(a, b)`, no `instr`, and no
+//! boolean expression used as a value. A write begins `IMMEDIATE` on SQLite (the write lock
+//! up front, so two processes never fail upgrading a read) and takes one
+//! transaction-scoped advisory lock on PostgreSQL, the same one-writer order
+//! ([`ConsoleDb::begin_write`]); a PostgreSQL session idle in a transaction is ended after
+//! 5 s, so a paused console cannot hold the others' writes. `console.toml` may hold
+//! `database`, `metrics`, `prometheus` and `[spot_breaker]`; any other key is refused,
+//! naming it.
 
 use crate::clock::{SharedClock, SystemClock};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};

@@ -11,6 +11,16 @@
 //! The leader acts only while its lease is surely still its own on its own clock: until
 //! `renewed + ttl - renew_every`, measured from before the renewal was sent. A console on
 //! its own SQLite file needs none of this: it is [`Leadership::Sole`] and sends no term.
+//!
+//! Take or renew is one statement every `renew_every` (2 s): the row is taken when this
+//! console holds it or it has expired, and its term is raised at each change of holder,
+//! never reused. With `ttl` 8 s a stopped leader is replaced within 10 s. A leader steps
+//! down on a failed take, its deadline passing, or a `stale_term` answer from any agent; a
+//! console that stops expires the row rather than deleting it, so the term only grows. As
+//! it takes office a new leader announces its term to every registered host (`POST
+//! /v1/terms`, through the enforcer's provider), so a call the old leader still has in
+//! flight is refused even on hosts the new one never rents on. The database is reached over
+//! TLS when its URL asks (`sslmode=require`, or `verify-full` with `sslrootcert`).
 
 use crate::db::ConsoleDb;
 use crate::pools::PoolStore;

@@ -1,5 +1,14 @@
 //! The host registry: which agents this console collects from. Rows in SQLite
 //! (`console.db` in the data directory); tokens in a [`TokenVault`], never in the rows.
+//!
+//! A host where pools hold or asked for GPUs is never simply removed (their leases would be
+//! forgotten, never released): [`Registry::remove`] refuses it
+//! ([`RegistryError::HoldsGpus`]), or [`Registry::remove_releasing`] marks it draining
+//! (nothing new goes there; each lease there is released once the pool holds its
+//! replacement elsewhere) and the host is dropped when nothing is left. A host written off
+//! while silent never finishes draining: [`Registry::forget`] removes it, its leases
+//! recorded as ended at the write-off. An agent's URL is checked by the client's own
+//! `normalize_url`.
 
 use crate::db::ConsoleDb;
 use crate::vault::{TokenVault, VaultError};
