@@ -314,8 +314,15 @@ pub fn catalog_show(state: State<'_, AppState>) -> Result<CatalogView, IpcError>
 /// Validates a catalog (TOML text) and, only if valid, makes it the active one.
 #[tauri::command]
 #[specta::specta]
-pub fn catalog_import(state: State<'_, AppState>, text: String) -> Result<CatalogImport, IpcError> {
-    state.console.import_catalog(&text).map_err(cost_error)
+pub async fn catalog_import(
+    state: State<'_, AppState>,
+    text: String,
+) -> Result<CatalogImport, IpcError> {
+    state
+        .console
+        .import_catalog(&text)
+        .await
+        .map_err(cost_error)
 }
 
 /// Every billing plan priced over a demand CSV (`hour,demand` or `minute,demand`), with

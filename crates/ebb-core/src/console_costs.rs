@@ -73,15 +73,10 @@ impl Console {
 
     /// Validates a catalog (TOML text) and, only if valid, makes it the active one; either
     /// way the catalog in use after, with the problems that refused it.
-    pub fn import_catalog(&self, text: &str) -> Result<CatalogImport, CostError> {
-        let identity = self.identity();
-        if !identity.allows(ebb_wire::access::AccessAction::Catalog) {
-            return Err(crate::access::RoleRequired::new(
-                identity,
-                ebb_wire::access::AccessAction::Catalog,
-            )
-            .into());
-        }
+    pub async fn import_catalog(&self, text: &str) -> Result<CatalogImport, CostError> {
+        // Refused as every other change is: named, and logged.
+        self.require(ebb_wire::access::AccessAction::Catalog)
+            .await?;
         let refused = match import_text(&self.data_dir, text, "the dropped catalog") {
             Ok(_) => None,
             Err(CatalogStoreError::Invalid { invalid, .. }) => Some(invalid),

@@ -171,6 +171,12 @@ async fn roles_are_enforced_by_the_database_and_quotas_and_the_audit_chain_hold(
         .await
         .unwrap_err();
     assert!(role_required(&error, AccessAction::EditRules), "{error}");
+    // A price catalog too: refused, named, and logged as every other change.
+    let error = viewer.import_catalog("version = 1\n").await.unwrap_err();
+    assert!(
+        error.to_string().contains("needs the admin role"),
+        "{error}"
+    );
     let viewer_db = viewer.pool_store().db();
     // What the console refused, the database refuses too.
     refused(viewer_db, "UPDATE pools SET desired = 3 WHERE name = 'web'").await;
@@ -191,6 +197,17 @@ async fn roles_are_enforced_by_the_database_and_quotas_and_the_audit_chain_hold(
                 ChangeReason::Refused {
                     action: AccessAction::Scale,
                     needs: AccessRole::Operator
+                }
+            )),
+        "{log:#?}"
+    );
+    assert!(
+        log.iter().any(|entry| entry.who == viewer_user
+            && matches!(
+                entry.reason,
+                ChangeReason::Refused {
+                    action: AccessAction::Catalog,
+                    ..
                 }
             )),
         "{log:#?}"
