@@ -387,7 +387,10 @@ pub const SPOT_OWNER: &str = "spot-owner";
 /// at the end of its paid hour. Runs until the task is dropped.
 pub async fn reclaim_spot(store: crate::pools::PoolStore, registry: crate::registry::Registry) {
     let config = crate::enforcer::EnforcerConfig::default().client;
+    // The owner's uses of GPUs it took back: owned here, so they end with this task.
+    let mut owners = tokio::task::JoinSet::new();
     for n in 0.. {
+        while owners.try_join_next().is_some() {}
         tokio::time::sleep(std::time::Duration::from_secs(spot_wait_s(n))).await;
         let Ok(pool) = store.get(SPOT_POOL).await else {
             continue;
@@ -425,7 +428,7 @@ pub async fn reclaim_spot(store: crate::pools::PoolStore, registry: crate::regis
             .await;
         match reclaimed {
             Ok(_) => {
-                tokio::spawn(owner_uses(client, lease.gpu_uuids.clone(), n));
+                owners.spawn(owner_uses(client, lease.gpu_uuids.clone(), n));
             }
             Err(error) => {
                 tracing::warn!(lease = %lease.lease_id, %error, "the demo's spot reclaim failed")
