@@ -344,6 +344,11 @@ pub fn spot_month_spend(
 /// released at its paid unit's end, its spot GPU ordered minutes before.
 const HANDOVER_MS: i64 = HOUR_MS;
 
+/// GPUs granted this close together were asked for together (one pass, one scale-out):
+/// neither replaces the other, whichever ends first. A replacement is asked for once its
+/// GPU's reclaim notice (or unit's end) is seen, a pass after the grant at the soonest.
+const SAME_ASK_MS: i64 = 15_000;
+
 impl PricedPool {
     /// What spot saved this pool over the month to date, net: what the pool would have paid
     /// had it held the same GPUs all on demand ([`placed_month_spend`] over every lease,
@@ -395,7 +400,8 @@ impl PricedPool {
 /// first lease's grant to the last one's end, at the first one's region.
 ///
 /// A GPU `b` takes over from an ended one `a` when either is spot, `b` was granted after
-/// `a` and at most [`HANDOVER_MS`] before `a` ended (make before break; a replacement
+/// `a` (more than [`SAME_ASK_MS`] after: not in the same ask) and at most [`HANDOVER_MS`]
+/// before `a` ended (make before break; a replacement
 /// granted after the GPU it replaces was gone is not seen as one), and `b` outlasts `a`.
 /// Of several `a`, the one that ended first. A span carries no reclaim moment, so a GPU
 /// rented for a scale-out in the last hour of a spot GPU let go on scale-in reads as its
@@ -434,7 +440,7 @@ fn all_on_demand<'e>(
             .filter(|&(_, &i)| {
                 let last = &held[i];
                 (last.spot || is_spot)
-                    && last.last_start_ms < start
+                    && last.last_start_ms + SAME_ASK_MS < start
                     && last.end_ms - HANDOVER_MS <= start
                     && last.end_ms <= end
             })
@@ -592,6 +598,30 @@ mod tests {
                 spot: vec![minutes(0, Some(300), 1)],
                 now_min: 360,
                 saved_fen: 5 * (3_200 - 1_600),
+            },
+            Case {
+                // The demo's: two spot GPUs and one on demand asked in one pass (granted
+                // 2 s apart); the first spot GPU taken back at 2 min, its replacement
+                // granted at 80 s; the second taken back at 6 min, none free to replace
+                // it. All on demand: three GPUs, three hours, as paid: nothing saved, no
+                // loss (the GPU asked beside the spot ones replaced neither).
+                name: "GPUs asked together are no handover",
+                base_gpus: 0,
+                on_demand: vec![
+                    LeaseSpan {
+                        start_ms: 2_000,
+                        end_ms: None,
+                        gpus: 1,
+                    },
+                    LeaseSpan {
+                        start_ms: 80_000,
+                        end_ms: None,
+                        gpus: 1,
+                    },
+                ],
+                spot: vec![minutes(0, Some(2), 1), minutes(0, Some(6), 1)],
+                now_min: 10,
+                saved_fen: 0,
             },
             Case {
                 // One GPU held 0 to 10 h 5 min on demand: 11 hours. Paid: 8 spot hours and
