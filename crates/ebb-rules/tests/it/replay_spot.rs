@@ -27,6 +27,19 @@ fn mix(floor: u32, pct: u32) -> SpotMix {
     }
 }
 
+/// `busy` GPUs of work each of `minutes`, spot at ¥4.00 throughout, one spot GPU taken back
+/// at each minute of `taken_at`.
+fn steady_spot(busy: f64, minutes: usize, taken_at: &[usize]) -> Trace {
+    let mut taken = vec![0u32; minutes];
+    for &at in taken_at {
+        taken[at] += 1;
+    }
+    Trace::from_demand(vec![busy; minutes])
+        .unwrap()
+        .with_spot(Some(vec![4_00; minutes]), Some(taken))
+        .unwrap()
+}
+
 /// Holds what it is told each minute, whatever it sees.
 struct Held(Vec<u32>);
 
@@ -163,12 +176,7 @@ impl Policy for Watching {
 #[test]
 fn an_interruption_gap_is_not_read_as_more_load() {
     let minutes = 60;
-    let mut taken = vec![0u32; minutes];
-    taken[20] = 1;
-    let trace = Trace::from_demand(vec![8.0; minutes])
-        .unwrap()
-        .with_spot(Some(vec![4_00; minutes]), Some(taken))
-        .unwrap();
+    let trace = steady_spot(8.0, minutes, &[20]);
     let entry = a100();
     let spot = SpotReplay {
         mix: mix(0, 50),
@@ -209,14 +217,7 @@ fn an_interruption_gap_is_not_read_as_more_load() {
 #[test]
 fn the_breaker_puts_replacements_on_demand() {
     let minutes = 240;
-    let mut taken = vec![0u32; minutes];
-    for at in [10, 15, 20, 25] {
-        taken[at] = 1;
-    }
-    let trace = Trace::from_demand(vec![8.0; minutes])
-        .unwrap()
-        .with_spot(Some(vec![4_00; minutes]), Some(taken))
-        .unwrap();
+    let trace = steady_spot(8.0, minutes, &[10, 15, 20, 25]);
     let entry = a100();
     let spot = SpotReplay {
         mix: mix(0, 50),
@@ -250,14 +251,7 @@ fn the_breaker_puts_replacements_on_demand() {
 #[test]
 fn the_spot_share_returns_after_the_breaker_closes() {
     let minutes = 240;
-    let mut taken = vec![0u32; minutes];
-    for at in [10, 15, 20, 25] {
-        taken[at] = 1;
-    }
-    let trace = Trace::from_demand(vec![8.0; minutes])
-        .unwrap()
-        .with_spot(Some(vec![4_00; minutes]), Some(taken))
-        .unwrap();
+    let trace = steady_spot(8.0, minutes, &[10, 15, 20, 25]);
     let entry = a100();
     let spot = SpotReplay {
         mix: mix(0, 50),
@@ -323,12 +317,7 @@ fn the_spot_share_returns_after_the_breaker_closes() {
 #[test]
 fn back_to_spot_by_hand() {
     let minutes = 180;
-    let mut taken = vec![0u32; minutes];
-    taken[10] = 1;
-    let trace = Trace::from_demand(vec![2.0; minutes])
-        .unwrap()
-        .with_spot(Some(vec![4_00; minutes]), Some(taken))
-        .unwrap();
+    let trace = steady_spot(2.0, minutes, &[10]);
     let entry = a100();
     let spot = SpotReplay {
         mix: mix(0, 50),
@@ -405,12 +394,7 @@ fn an_on_demand_gpu_goes_back_to_spot_only_at_its_paid_units_end() {
         (Day, 60, false, 70, 75),
     ];
     let minutes = 1_500;
-    let mut taken = vec![0u32; minutes];
-    taken[10] = 1;
-    let trace = Trace::from_demand(vec![2.0; minutes])
-        .unwrap()
-        .with_spot(Some(vec![4_00; minutes]), Some(taken))
-        .unwrap();
+    let trace = steady_spot(2.0, minutes, &[10]);
     let entry = a100();
     let prices = SpotPrices::new(&trace, &entry, 0);
     for (overlay, open, at_unit_end, swap, release) in cases {
@@ -481,12 +465,7 @@ fn an_on_demand_gpu_goes_back_to_spot_only_at_its_paid_units_end() {
 #[test]
 fn a_day_paid_replacement_keeps_its_day() {
     let minutes = 2 * 1_440;
-    let mut taken = vec![0u32; minutes];
-    taken[10] = 1;
-    let trace = Trace::from_demand(vec![2.0; minutes])
-        .unwrap()
-        .with_spot(Some(vec![4_00; minutes]), Some(taken))
-        .unwrap();
+    let trace = steady_spot(2.0, minutes, &[10]);
     let entry = a100();
     let spot = SpotReplay {
         mix: mix(0, 100),
