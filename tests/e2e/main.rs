@@ -3,6 +3,8 @@
 //! Needs the custom-protocol build of `ebb-desktop`, `tauri-driver` and a display;
 //! `cargo xtask test` provides all three and runs this with `--ignored`. One file per view;
 //! `support` holds the one session helper they share.
+// Tests read as their story, start to end: no line budget for them.
+#![allow(clippy::too_many_lines)]
 
 mod costs;
 mod demo_rules;

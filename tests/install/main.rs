@@ -12,6 +12,8 @@
 //! Ignored by `cargo test`: it installs packages system-wide (as root, or through `sudo -n`).
 //! `cargo xtask test` runs it after `cargo xtask bundle`, with `EBB_APP_DEB` and
 //! `EBB_AGENT_DEB` naming the two files, under Xvfb.
+// Tests read as their story, start to end: no line budget for them.
+#![allow(clippy::too_many_lines)]
 
 use ebb_testkit::TempDir;
 use std::io::{BufRead, BufReader};

@@ -305,6 +305,10 @@ fn system_host_name() -> String {
 }
 
 /// Validates merged settings. `read_trace` reads the trace file (IO stays with the caller).
+#[allow(
+    clippy::too_many_lines,
+    reason = "the agent's flags, file and environment resolved field by field in one place"
+)]
 pub fn resolve(
     settings: Settings,
     tokens: Vec<TokenEntry>,

@@ -182,6 +182,10 @@ pub async fn run(
     result
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "one match arm per `ebb pool` subcommand"
+)]
 async fn run_with(console: &Console, command: PoolCommand, json: bool) -> anyhow::Result<()> {
     match command {
         PoolCommand::Create {

@@ -9,6 +9,8 @@
 //! Goal: < 0.02 core (20 ms a tick).
 //!
 //! `cargo bench -p ebb-core --bench rules` (`EBB_BENCH_ROUNDS` sets the ticks, default 60).
+// Tests read as their story, start to end: no line budget for them.
+#![allow(clippy::too_many_lines)]
 
 use ebb_core::console::{Console, ConsoleOptions, TokenStore};
 use ebb_core::rules_live::RulesRunner;

@@ -757,6 +757,7 @@ fn decision_reason_text(reason: &DecisionReason, words: Words) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::too_many_lines)] // tests read as their story: no line budget
 mod tests {
     use super::*;
     use ebb_wire::pools::Outcome;

@@ -271,6 +271,10 @@ struct Proposal {
 }
 
 /// The decision for one pool at `now_ms`.
+#[allow(
+    clippy::too_many_lines,
+    reason = "the rule engine's stages in their order; to be split into stage functions"
+)]
 pub fn decide(
     rules: &RuleSet,
     state: &PoolState<'_>,

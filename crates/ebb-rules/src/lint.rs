@@ -60,6 +60,7 @@ fn shrinks(action: Action) -> bool {
 }
 
 /// Every warning about `rules`.
+#[allow(clippy::too_many_lines, reason = "one lint check after another")]
 pub fn lint(rules: &RuleSet, context: &LintContext<'_>) -> Vec<LintWarning> {
     let spec = rules.spec();
     let limits = &spec.limits;

@@ -621,6 +621,10 @@ struct FileSchedule {
 }
 
 impl File {
+    #[allow(
+        clippy::too_many_lines,
+        reason = "one conversion per rule kind's fields"
+    )]
     fn into_spec(self, problems: &mut Problems) -> spec::RuleSet {
         let limits = match self.limits {
             None => {
@@ -960,6 +964,10 @@ fn local_datetime(value: &toml::value::Datetime, field: &str, problems: &mut Pro
 // ---------------------------------------------------------------------------------------
 // Validation of the rules as data (shared by files and IPC).
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "one check per rule field, each naming its field"
+)]
 fn validate(rules: &spec::RuleSet, problems: &mut Problems) {
     let limits = &rules.limits;
     if limits.max_gpus == 0 {

@@ -293,6 +293,10 @@ pub fn suggest(
 }
 
 /// [`suggest`], with what a queue trace's rules need beyond `options`.
+#[allow(
+    clippy::too_many_lines,
+    reason = "suggest's search over candidate rule sets; to be split"
+)]
 pub fn suggest_with(
     trace: &Trace,
     entry: &PriceEntry,
@@ -912,6 +916,7 @@ fn unit_word(overlay: OverlayMode) -> &'static str {
     }
 }
 
+#[allow(clippy::too_many_lines, reason = "one note per finding")]
 fn notes(
     levers: &Levers,
     rules: &spec::RuleSet,

@@ -331,6 +331,10 @@ pub enum SlurmStep {
 }
 
 impl fmt::Display for ChangeReason {
+    #[allow(
+        clippy::too_many_lines,
+        reason = "one arm per reason: the English words of every reason"
+    )]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ChangeReason::Created {

@@ -161,6 +161,10 @@ pub fn pool_svg(
 /// The pool chart as SVG with the rule decisions among `entries` marked on the utilization
 /// panel, and where each mark is in the image (pure). `queue`: a Slurm-bound pool's queue
 /// (when, GPUs asked for or held), oldest first; empty for any other pool.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one chart's layers drawn in order; to be split into layer functions"
+)]
 pub fn pool_chart(
     spec: &RangeChartSpec<'_>,
     labels: &PoolChartLabels<'_>,

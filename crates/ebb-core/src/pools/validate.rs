@@ -79,6 +79,10 @@ pub struct Valid(pub(super) Pool);
 
 /// Checks a pool as the operator wrote it against the hosts and the price catalog. Every
 /// refusal names the field.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one check per pool field, each naming its field"
+)]
 pub fn validate(
     input: &PoolInput,
     hosts: &[HostFacts],

@@ -386,6 +386,10 @@ fn with_priced_spans<T>(
 
 /// What moving the slider to `to` would do: cost before and after, where GPUs would be
 /// rented or released, what is free now, and whether to ask first.
+#[allow(
+    clippy::too_many_lines,
+    reason = "the slider's preview: cost, placement and notes; to be split"
+)]
 pub fn scale_preview(
     pool: &Pool,
     status: &PoolStatus,

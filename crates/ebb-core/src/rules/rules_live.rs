@@ -368,6 +368,10 @@ pub fn pricing(pool: &Pool, status: Option<&PoolStatus>, catalog: &Catalog) -> O
 
 /// One pool's tick; answers (from, to) when the pool's desired count was changed.
 #[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one pool's tick: windows, decision, clamps and its log; to be split"
+)]
 async fn step(
     live: &mut Live,
     store: &PoolStore,

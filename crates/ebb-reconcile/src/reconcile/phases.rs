@@ -1000,4 +1000,5 @@ fn region_price(pool: &PoolTarget, region: &str) -> Option<i64> {
 }
 
 #[cfg(test)]
+#[allow(clippy::too_many_lines)] // tests read as their story: no line budget
 mod tests;

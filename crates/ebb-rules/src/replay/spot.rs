@@ -567,6 +567,10 @@ impl BackToSpot {
 /// Runs `policy` over `trace` with `spot`'s mix; `prices` is the spot price in force. The
 /// options give the warmup, minute 0's instant and the overlay (whose paid unit an
 /// on-demand GPU is kept to before it goes back to spot); their term is the bill's.
+#[allow(
+    clippy::too_many_lines,
+    reason = "the spot replay's minute loop; to be split into per-minute steps"
+)]
 pub fn simulate(
     trace: &Trace,
     policy: &mut dyn Policy,

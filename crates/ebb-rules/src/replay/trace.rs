@@ -97,6 +97,10 @@ impl Trace {
     /// GPU-hour on every row (rounded to the fen), `interrupted` a whole count. Blank lines
     /// and lines starting with `#` are skipped, and so is a byte order mark (spreadsheets
     /// write one).
+    #[allow(
+        clippy::too_many_lines,
+        reason = "the CSV's columns read and checked cell by cell"
+    )]
     pub fn from_csv(text: &str) -> Result<Trace, TraceError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut lines = text
