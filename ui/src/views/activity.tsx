@@ -39,6 +39,12 @@ import { mountView } from "./solid";
 import type { View } from "./view";
 
 const REFRESH_MS = 2000;
+/** Whether an entry's actor is a person (the console's user made it), not the rules, the
+ * enforcer or Slurm acting on that user's console. */
+function byPerson(actor: string): boolean {
+  return actor === "operator" || actor === "demo";
+}
+
 /** The audit chain is read whole: checked on opening, then every 15th refresh (30 s). */
 const AUDIT_EVERY = 15;
 
@@ -89,7 +95,9 @@ function Row(props: { entry: ActivityEntry; now: number; inRun?: boolean }): JSX
         <span class={`actor actor-${props.entry.actor}`}>{actorText(props.entry.actor)}</span>
         <Show when={(props.entry.who ?? "") !== ""}>
           <span class="host-url activity-who" data-testid="activity-who" data-who={props.entry.who ?? ""} data-role={props.entry.role ?? ""}>
-            {t("activity.by", { who: props.entry.who ?? "", role: roleText((props.entry.role ?? "admin") as AccessRole) })}
+            {byPerson(props.entry.actor)
+              ? t("activity.by", { who: props.entry.who ?? "", role: roleText((props.entry.role ?? "admin") as AccessRole) })
+              : t("activity.via", { who: props.entry.who ?? "" })}
           </span>
         </Show>
       </td>
