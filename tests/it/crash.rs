@@ -75,7 +75,7 @@ pub(crate) async fn integrity_check(path: &Path) -> String {
 }
 
 /// The leases an agent keeps: `all` includes the released ones.
-async fn agent_leases(url: &str, all: bool) -> Vec<Lease> {
+pub(crate) async fn agent_leases(url: &str, all: bool) -> Vec<Lease> {
     let query = if all { "?state=all" } else { "" };
     let response = http()
         .get(format!("{url}/v1/leases{query}"))
@@ -115,7 +115,7 @@ fn agent(state_dir: &Path, name: &str) -> AgentProcess {
 /// The reconcile interval every console process of the crash suite runs with.
 const INTERVAL_MS: &str = "50";
 
-fn console(data: &Path, args: &[&str]) -> std::process::Command {
+pub(crate) fn console(data: &Path, args: &[&str]) -> std::process::Command {
     let mut command = Cli::new(data).command(args);
     command
         .env("EBB_RECONCILE_INTERVAL_MS", INTERVAL_MS)
@@ -190,18 +190,19 @@ async fn console_records(data: &Path) -> ConsoleRecords {
 
 /// What the agents hold for the pool.
 #[derive(Debug)]
-struct AgentView {
+pub(crate) struct AgentView {
     /// GPUs in active leases.
-    active: u64,
+    pub(crate) active: u64,
     /// (host, lease id) of the active leases.
-    active_ids: BTreeSet<(String, String)>,
+    pub(crate) active_ids: BTreeSet<(String, String)>,
     /// Leases ever granted, released ones included.
-    granted_ever: u64,
+    pub(crate) granted_ever: u64,
     /// GPUs in two leases not yet released, as "host gpu".
-    doubled_gpus: Vec<String>,
+    pub(crate) doubled_gpus: Vec<String>,
 }
 
-async fn agent_view(hosts: &[(&str, &str)]) -> AgentView {
+/// What the agents `hosts` (name, url) hold, read from each agent.
+pub(crate) async fn agent_view(hosts: &[(&str, &str)]) -> AgentView {
     let mut view = AgentView {
         active: 0,
         active_ids: BTreeSet::new(),
