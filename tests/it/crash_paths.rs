@@ -19,7 +19,8 @@ use crate::crash::{
     AgentView, Rng, agent_leases, agent_view, console, integrity_check, open_sqlite, seed,
 };
 use crate::pools::a100_agent;
-use ebb_testkit::{AgentCommand, Cli, Relay, SlurmCluster, SlurmSpec, TempDir, eventually};
+use crate::slurm;
+use ebb_testkit::{AgentCommand, Cli, Relay, SlurmCluster, TempDir, eventually};
 use ebb_wire::agent::{Lease, LeaseState};
 use sqlx::Connection;
 use std::collections::{BTreeMap, BTreeSet};
@@ -427,87 +428,10 @@ async fn check_settled(
 // ---------------------------------------------------------------------------------------
 // A Slurm partition growing with its queue.
 
-/// Skips (with the reason) only where the operator said Slurm may be missing, as the Slurm
-/// suite does.
-fn slurm_or_skip() -> bool {
-    match SlurmCluster::available() {
-        Ok(()) => true,
-        Err(missing) if std::env::var_os("EBB_SLURM_OPTIONAL").is_some() => {
-            eprintln!("skipped: {missing}");
-            false
-        }
-        Err(missing) => panic!("{missing} (cargo xtask test installs it)"),
-    }
-}
-
-/// The queue template's rules: as many GPUs as the queue's jobs ask for or hold, one node
-/// (2 GPUs) more at a time, so a scale-out is one node request after another.
-const QUEUE_RULES: &str = r#"
-pool = "train"
-
-[limits]
-min_gpus = 0
-max_gpus = 8
-step = { out_gpus = 2 }
-
-[scale_in]
-force = true
-
-[[metric]]
-name = "slurm_demand_gpus"
-stale_after_minutes = 2
-
-[[target]]
-name = "size-to-queue"
-metric = "slurm_demand_gpus"
-target = 1
-tolerance = 0
-scale_in_stabilization_minutes = 0
-"#;
-
-/// slurm.toml: partition `gpu` bound to pool `train`, Ebb-led (the Slurm suite's fastest
-/// path from a queued job to a node), four nodes of 2 GPUs on host `gpu-a`, each slurmd on
-/// its own port and reading `conf`.
-fn binding(ports: &[u16], conf: &str) -> String {
-    let mut text = format!(
-        "[[partition]]\nname = \"gpu\"\npool = \"train\"\nmode = \"ebb\"\ngpus_per_node = 2\n\
-         slurmd = [\"/usr/sbin/slurmd\", \"-D\", \"-b\", \"-f\", \"{conf}\", \"-N\", \"{{node}}\"]\n"
-    );
-    for (k, port) in ports.iter().enumerate() {
-        text.push_str(&format!(
-            "\n[[partition.hosts]]\nhost = \"gpu-a\"\nnodes = \"gpu{}\"\nfirst_gpu = {}\nslurmd_host = \"localhost\"\nport = {port}\n",
-            k + 1,
-            k * 2
-        ));
-    }
-    text
-}
-
-/// The cluster `ebb slurm conf` describes for the binding, each node's spool made.
-fn cluster(cli: &Cli) -> SlurmCluster {
-    let conf: serde_json::Value =
-        serde_json::from_str(&cli.ok(&["slurm", "conf", "--dev-dir", "{dir}/dev", "--json"]))
-            .unwrap();
-    let text = |key: &str| conf[key].as_str().unwrap().to_string();
-    let nodes: String = text("slurm_conf")
-        .lines()
-        .filter(|line| !line.starts_with("GresTypes"))
-        .map(|line| format!("{line}\n"))
-        .collect();
-    let slurm = SlurmCluster::start(
-        "crash",
-        SlurmSpec {
-            nodes_and_partitions: format!("{nodes}TaskProlog={{dir}}/ebb-task-prolog.sh\n"),
-            gres_conf: text("gres_conf"),
-            files: vec![("ebb-task-prolog.sh".into(), text("task_prolog"), true)],
-            gpu_devices: 8,
-        },
-    )
-    .unwrap();
-    for k in 1..=4 {
-        std::fs::create_dir_all(slurm.dir().join(format!("spool/gpu{k}"))).unwrap();
-    }
-    slurm
+/// The Slurm suite's queue rules, one node (2 GPUs) more at a time, so a scale-out is one
+/// node request after another.
+fn queue_rules() -> String {
+    slurm::QUEUE_RULES.replace("max_gpus = 8\n", "max_gpus = 8\nstep = { out_gpus = 2 }\n")
 }
 
 /// The jobs of `jobs` that run now, each with its node.
@@ -525,7 +449,7 @@ fn running(slurm: &SlurmCluster, jobs: &[String]) -> Result<BTreeMap<String, Str
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_daemon_killed_during_a_slurm_scale_out_leaks_and_doubles_no_node() {
-    if !slurm_or_skip() {
+    if !slurm::slurm_or_skip() {
         return;
     }
     let seed = seed();
@@ -554,12 +478,21 @@ async fn the_daemon_killed_during_a_slurm_scale_out_leaks_and_doubles_no_node() 
     ]);
     let ports = SlurmCluster::free_ports(4);
     // `ebb slurm conf` first (slurmd's config path is not known yet), then the real one.
-    std::fs::write(data.join("slurm.toml"), binding(&ports, "unset")).unwrap();
-    let slurm = cluster(&cli);
+    std::fs::write(
+        data.join("slurm.toml"),
+        slurm::binding("ebb", &ports, "unset"),
+    )
+    .unwrap();
+    let slurm = slurm::cluster(&cli, "crash", "");
+    slurm::spool_dirs(&slurm);
     let conf = slurm.conf().to_str().unwrap().to_string();
-    std::fs::write(data.join("slurm.toml"), binding(&ports, &conf)).unwrap();
+    std::fs::write(
+        data.join("slurm.toml"),
+        slurm::binding("ebb", &ports, &conf),
+    )
+    .unwrap();
     let rules = dir.join("rules.toml");
-    std::fs::write(&rules, QUEUE_RULES).unwrap();
+    std::fs::write(&rules, queue_rules()).unwrap();
     cli.ok(&["rules", "set", "train", rules.to_str().unwrap(), "--yes"]);
     keep_intent_log(&data.join("console.db")).await;
     let hosts = [("gpu-a", agent.url.as_str())];

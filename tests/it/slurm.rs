@@ -11,7 +11,7 @@ use std::time::Duration;
 
 /// The rules an operator writes for a queue-driven pool: as many GPUs as the queue's
 /// jobs ask for or hold, at once both ways.
-const QUEUE_RULES: &str = r#"
+pub(crate) const QUEUE_RULES: &str = r#"
 pool = "train"
 
 [limits]
@@ -51,7 +51,7 @@ fn queue(slurm: &SlurmCluster) -> Result<Vec<(String, String, String, String)>, 
 }
 
 /// Skips (with the reason) only where the operator said Slurm may be missing.
-fn slurm_or_skip() -> bool {
+pub(crate) fn slurm_or_skip() -> bool {
     match SlurmCluster::available() {
         Ok(()) => true,
         Err(missing) if std::env::var_os("EBB_SLURM_OPTIONAL").is_some() => {
@@ -64,7 +64,7 @@ fn slurm_or_skip() -> bool {
 
 /// slurm.toml: partition `gpu` bound to pool `train`, four nodes of 2 GPUs on host
 /// `gpu-a`, each on its own slurmd port; `slurmd` as the lease's workload reads `conf`.
-fn binding(mode: &str, ports: &[u16], conf: &str) -> String {
+pub(crate) fn binding(mode: &str, ports: &[u16], conf: &str) -> String {
     let mut text = format!(
         "[[partition]]\nname = \"gpu\"\npool = \"train\"\nmode = \"{mode}\"\ngpus_per_node = 2\n\
          slurmd = [\"/usr/sbin/slurmd\", \"-D\", \"-b\", \"-f\", \"{conf}\", \"-N\", \"{{node}}\"]\n"
@@ -100,7 +100,7 @@ const PROLOG: &str =
 
 /// The cluster for a binding, from `ebb slurm conf` (its device files in the cluster's
 /// directory, its task prolog installed there), with [`PROLOG`] as the node prolog.
-fn cluster(cli: &Cli, tag: &str, extra: &str) -> SlurmCluster {
+pub(crate) fn cluster(cli: &Cli, tag: &str, extra: &str) -> SlurmCluster {
     let conf: serde_json::Value =
         serde_json::from_str(&cli.ok(&["slurm", "conf", "--dev-dir", "{dir}/dev", "--json"]))
             .unwrap();
@@ -130,7 +130,7 @@ fn cluster(cli: &Cli, tag: &str, extra: &str) -> SlurmCluster {
 
 /// Each node's spool directory (`SlurmdSpoolDir={dir}/spool/%n`), which a real host's
 /// package makes once and the agent's slurmd does not.
-fn spool_dirs(slurm: &SlurmCluster) {
+pub(crate) fn spool_dirs(slurm: &SlurmCluster) {
     for k in 1..=4 {
         std::fs::create_dir_all(slurm.dir().join(format!("spool/gpu{k}"))).unwrap();
     }
