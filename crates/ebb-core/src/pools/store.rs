@@ -677,7 +677,7 @@ impl PoolStore {
         since_ms: i64,
     ) -> Result<Vec<super::RegionSpan>, PoolError> {
         let rows = sqlx::query(
-            "SELECT l.granted_at_ms, l.ended_at_ms, l.gpu_uuids, l.spot, h.region FROM pool_leases l LEFT JOIN hosts h ON h.name = l.host WHERE l.pool_id = $1 AND (l.ended_at_ms IS NULL OR l.ended_at_ms >= $2)",
+            "SELECT l.host, l.lease_id, l.granted_at_ms, l.ended_at_ms, l.gpu_uuids, l.spot, h.region FROM pool_leases l LEFT JOIN hosts h ON h.name = l.host WHERE l.pool_id = $1 AND (l.ended_at_ms IS NULL OR l.ended_at_ms >= $2)",
         )
         .bind(pool_id)
         .bind(since_ms)
@@ -694,6 +694,7 @@ impl PoolStore {
                 },
                 region: row.get("region"),
                 spot: row.get::<i64, _>("spot") != 0,
+                lease: Some((row.get("host"), row.get("lease_id"))),
             })
             .collect())
     }

@@ -688,6 +688,7 @@ fn a_cross_region_placement_is_priced_per_region() {
             },
             region: Some(l.region.clone()),
             spot: false,
+            lease: None,
         })
         .collect();
     let view = pool_view(&pool, Some((held.clone(), 3_000)), &spans, &catalog, 3_000);
@@ -821,6 +822,7 @@ fn the_spend_view_says_what_spot_saved_net_of_its_reclaims() {
         },
         region: Some("cn-east".into()),
         spot,
+        lease: None,
     };
     let base = RegionSpan {
         span: LeaseSpan {
@@ -854,4 +856,50 @@ fn the_spend_view_says_what_spot_saved_net_of_its_reclaims() {
     );
     // No spot this month: nothing saved.
     assert_eq!(saved(&[churn[0].clone(), span(0, None, false)]), (0, 0));
+    // In a reclaim's notice: spot held from 0, its owner takes it back at 182 (notice from
+    // 180), the replacement granted at 181. Until the deadline the agent still lists the
+    // spot lease as held; known to end at 182, the all-on-demand pool holds one GPU for the
+    // two, as it will once the lease has ended: not one GPU more to count a saving on.
+    let reclaimed = RegionSpan {
+        lease: Some(("east".into(), "s1".into())),
+        ..span(0, None, true)
+    };
+    let status = PoolStatus {
+        leases: vec![PoolLeaseView {
+            lease_id: "s1".into(),
+            host: "east".into(),
+            region: "cn-east".into(),
+            gpu_uuids: vec!["GPU-s1".into()],
+            gpu_indexes: vec![0],
+            fencing_token: 1,
+            granted_at_ms: t0,
+            state: PoolLeaseState::Reclaimed,
+            util_pct: None,
+            checkpoint_at_ms: None,
+            release_grace_s: None,
+            reclaim_deadline_ms: Some(t0 + 182 * minute),
+            spot: true,
+        }],
+        ..PoolStatus::default()
+    };
+    let in_notice = [churn[0].clone(), reclaimed, span(181, None, false)];
+    let now_in_notice = t0 + 181 * minute + 30_000;
+    let spend = |status: Option<(PoolStatus, i64)>| {
+        pool_view(&pool, status, &in_notice, &catalog, now_in_notice)
+            .spend
+            .unwrap()
+            .spot_saved_fen
+    };
+    let ended = [
+        churn[0].clone(),
+        span(0, Some(182), true),
+        span(181, None, false),
+    ];
+    let after = pool_view(&pool, None, &ended, &catalog, now_in_notice)
+        .spend
+        .unwrap()
+        .spot_saved_fen;
+    assert_eq!(spend(Some((status, now_in_notice))), after);
+    // Without the deadline known, the two read as two GPUs: a saving that is not there.
+    assert!(spend(None) > after, "{} vs {after}", spend(None));
 }

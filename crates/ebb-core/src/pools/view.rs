@@ -134,6 +134,8 @@ pub struct RegionSpan {
     pub region: Option<String>,
     /// It held spot GPUs: priced at spot.
     pub spot: bool,
+    /// The lease's host and id (`None` where not known).
+    pub lease: Option<(String, String)>,
 }
 
 /// The pool as it is priced now: one price function for every figure (previews, spend,
@@ -332,10 +334,32 @@ fn spot_saved(
     catalog: &Catalog,
     window: ebb_cost::SpendWindow,
 ) -> Result<ebb_cost::Money, PriceProblem> {
+    // A GPU its owner is taking back ends at the notice's deadline: so known, its
+    // replacement (granted in the notice) reads as the same GPU of an all-on-demand pool,
+    // not as one more that saving would be counted on until the deadline passes.
+    let ending: Vec<RegionSpan> = spans
+        .iter()
+        .map(|region_span| {
+            let deadline = region_span.lease.as_ref().and_then(|(host, id)| {
+                status
+                    .leases
+                    .iter()
+                    .find(|lease| &lease.host == host && &lease.lease_id == id)
+                    .and_then(|lease| lease.reclaim_deadline_ms)
+            });
+            let mut span = region_span.clone();
+            if span.span.end_ms.is_none()
+                && let Some(deadline) = deadline
+            {
+                span.span.end_ms = Some(deadline.max(span.span.start_ms));
+            }
+            span
+        })
+        .collect();
     with_priced_spans(
         pool,
         status,
-        spans,
+        &ending,
         catalog,
         |priced, on_demand, spot, _| priced.spot_net_saving(on_demand, spot, window),
     )
