@@ -523,13 +523,6 @@ impl PoolStore {
         Ok(entries)
     }
 
-    /// The unfinished changes of each pool, oldest first: pool id → (activity id, results).
-    pub async fn open_changes(
-        &self,
-    ) -> Result<HashMap<String, Vec<(i64, Vec<HostResult>)>>, PoolError> {
-        open_changes_on(&mut *self.pool().acquire().await?).await
-    }
-
     /// Records a change's per-host results and how it stands.
     pub async fn update_change(
         &self,
@@ -1055,10 +1048,10 @@ async fn open_changes_on(
     conn: &mut sqlx::AnyConnection,
 ) -> Result<HashMap<String, Vec<(i64, Vec<HostResult>)>>, PoolError> {
     let rows = sqlx::query(
-            "SELECT id, pool_id, results FROM activity WHERE outcome IN ('in_progress', 'partial') ORDER BY id",
-        )
-        .fetch_all(&mut *conn)
-        .await?;
+        "SELECT id, pool_id, results FROM activity WHERE outcome IN ('in_progress', 'partial') ORDER BY id",
+    )
+    .fetch_all(&mut *conn)
+    .await?;
     let mut open: HashMap<String, Vec<(i64, Vec<HostResult>)>> = HashMap::new();
     for row in &rows {
         let results: String = row.get("results");
