@@ -1,16 +1,10 @@
 //! Tauri commands and events: a few lines each, over the core.
 
 use crate::state::AppState;
-use ebb_core::catalog_store::CatalogStoreError;
-use ebb_core::console::{ConsoleError, ScaleChange};
-use ebb_core::console_charts::{ChartError, ChartExport, export_file_name, write_export};
-use ebb_core::console_costs::CostError;
-use ebb_core::console_rules::RulesError;
+use ebb_core::console::ScaleChange;
+use ebb_core::console_charts::{ChartExport, export_file_name, write_export};
 use ebb_core::pools::{ConfirmPolicy, PoolError};
-use ebb_core::registry::RegistryError;
-use ebb_core::rules_replay::{ReplayChart, ReplayError};
-use ebb_telemetry::client::AgentError;
-use ebb_telemetry::metrics_store::MetricsError;
+use ebb_core::rules_replay::ReplayChart;
 use ebb_wire::ipc::{
     AppInfo, CatalogImport, CatalogView, ChartFrame, ChartMetric, ChartTheme, ConnectionOk,
     EnforcerRole, ExportFormat, FleetCapacity, FleetSnapshot, HostEntry, HostInput, HostRemoval,
@@ -60,7 +54,7 @@ pub fn fleet_snapshot(state: State<'_, AppState>) -> FleetSnapshot {
 #[tauri::command]
 #[specta::specta]
 pub async fn fleet_capacity(state: State<'_, AppState>) -> Result<FleetCapacity, IpcError> {
-    state.console.fleet_capacity().await.map_err(pool_error)
+    state.console.fleet_capacity().await.map_err(IpcError::from)
 }
 
 /// The live per-GPU utilization chart of one host, as an SVG document.
@@ -75,7 +69,7 @@ pub fn utilization_chart(
 ) -> Result<String, IpcError> {
     (state.console)
         .live_chart(&host, theme, width_px, height_px)
-        .map_err(chart_error)
+        .map_err(IpcError::from)
 }
 
 /// One host's per-GPU lines of a metric over the frame's range, from the metrics store
@@ -91,7 +85,7 @@ pub async fn host_history_chart(
     (state.console)
         .host_history_chart(&host, chart_metric, &frame)
         .await
-        .map_err(chart_error)
+        .map_err(IpcError::from)
 }
 
 /// Every GPU of the fleet × time, mean utilization per cell, as SVG.
@@ -103,7 +97,7 @@ pub async fn fleet_heatmap_chart(
 ) -> Result<String, IpcError> {
     let title = ebb_notify::heatmap_title(state.language.get());
     let chart = state.console.fleet_heatmap_chart(&frame, &title).await;
-    chart.map_err(chart_error)
+    chart.map_err(IpcError::from)
 }
 
 /// A pool's own chart over the frame's range (desired, ready, warming, utilization, as SVG)
@@ -117,7 +111,7 @@ pub async fn pool_chart(
     labels: ebb_wire::pools::PoolChartLabels,
 ) -> Result<ebb_wire::pools::PoolChart, IpcError> {
     let chart = state.console.pool_chart(&name, &frame, &labels).await;
-    chart.map_err(chart_error)
+    chart.map_err(IpcError::from)
 }
 
 /// Saves a chart the UI shows (an SVG from one of the chart commands) as SVG or PNG, with
@@ -139,7 +133,7 @@ pub async fn export_chart(
     };
     let export = ChartExport { svg, format, title };
     let saved = state.console.export_chart(export, path).await;
-    saved.map(Some).map_err(chart_error)
+    saved.map(Some).map_err(IpcError::from)
 }
 
 /// Where a chart named `name` is saved (the save dialog's answer).
@@ -149,25 +143,8 @@ async fn chart_path(
     name: &str,
     format: ExportFormat,
 ) -> Result<Option<std::path::PathBuf>, IpcError> {
-    let file_name = export_file_name(name, format).map_err(chart_error)?;
+    let file_name = export_file_name(name, format).map_err(IpcError::from)?;
     save_path(app, state, &file_name).await
-}
-
-fn chart_error(error: ChartError) -> IpcError {
-    match error {
-        ChartError::Invalid { field, .. } => IpcError::invalid(field, error.to_string()),
-        ChartError::NoHost(_) => IpcError {
-            field: Some("host".into()),
-            ..IpcError::new(IpcErrorKind::NotFound, error.to_string())
-        },
-        ChartError::Metrics(error) => metrics_error(error),
-        ChartError::MetricsUnavailable(_) => {
-            IpcError::new(IpcErrorKind::MetricsUnavailable, error.to_string())
-        }
-        ChartError::Pool(error) => pool_error(error),
-        ChartError::Write { .. } => IpcError::new(IpcErrorKind::Io, error.to_string()),
-        ChartError::Raster(_) => IpcError::new(IpcErrorKind::Internal, error.to_string()),
-    }
 }
 
 /// Where an export goes: the operator's choice in the native save dialog, opened on
@@ -210,19 +187,6 @@ async fn save_path(
         .transpose()
 }
 
-fn metrics_error(error: MetricsError) -> IpcError {
-    match error {
-        MetricsError::Invalid { field, .. } => IpcError::invalid(field, error.to_string()),
-        other => {
-            tracing::error!(error = %other, "metrics store failure");
-            IpcError::new(
-                IpcErrorKind::Internal,
-                format!("the metrics store failed: {other}"),
-            )
-        }
-    }
-}
-
 /// Every registered host, without tokens.
 #[tauri::command]
 #[specta::specta]
@@ -232,7 +196,7 @@ pub async fn list_hosts(state: State<'_, AppState>) -> Result<Vec<HostEntry>, Ip
         .registry()
         .list()
         .await
-        .map_err(registry_error)?;
+        .map_err(IpcError::from)?;
     Ok(hosts.into_iter().collect())
 }
 
@@ -243,7 +207,7 @@ pub async fn add_host(state: State<'_, AppState>, input: HostInput) -> Result<Ho
         .console
         .add_host(&spec(&input), input.token.as_deref())
         .await
-        .map_err(console_error)?;
+        .map_err(IpcError::from)?;
     Ok(added)
 }
 
@@ -258,7 +222,7 @@ pub async fn update_host(
         .console
         .update_host(&name, &spec(&input), input.token.as_deref())
         .await
-        .map_err(console_error)?;
+        .map_err(IpcError::from)?;
     Ok(updated)
 }
 
@@ -275,7 +239,7 @@ pub async fn remove_host(
         .console
         .remove_host(&name, release)
         .await
-        .map_err(console_error)
+        .map_err(IpcError::from)
 }
 
 /// Forgets a host that went silent and was written off, which a drain can never finish:
@@ -289,7 +253,7 @@ pub async fn forget_host(state: State<'_, AppState>, name: String) -> Result<u32
         .registry()
         .forget(&name)
         .await
-        .map_err(registry_error)
+        .map_err(IpcError::from)
 }
 
 /// Tries a host as typed (before or after saving) and says exactly what failed.
@@ -301,14 +265,14 @@ pub async fn test_host(
 ) -> Result<ConnectionOk, IpcError> {
     let typed = spec(&input);
     let tried = state.console.try_host(&typed, input.token.as_deref()).await;
-    tried.map_err(console_error)
+    tried.map_err(IpcError::from)
 }
 
 /// The active price catalog (the demo one until one is imported).
 #[tauri::command]
 #[specta::specta]
 pub fn catalog_show(state: State<'_, AppState>) -> Result<CatalogView, IpcError> {
-    state.console.catalog_view().map_err(cost_error)
+    state.console.catalog_view().map_err(IpcError::from)
 }
 
 /// Validates a catalog (TOML text) and, only if valid, makes it the active one.
@@ -322,7 +286,7 @@ pub async fn catalog_import(
         .console
         .import_catalog(&text)
         .await
-        .map_err(cost_error)
+        .map_err(IpcError::from)
 }
 
 /// Every billing plan priced over a demand CSV (`hour,demand` or `minute,demand`), with
@@ -338,37 +302,7 @@ pub fn cost_plan(
     let language = state.language.get();
     let label = move |kind| ebb_notify::plan_label(language, kind);
     let plans = state.console.cost_plan(&request, theme, width_px, &label);
-    plans.map_err(cost_error)
-}
-
-fn cost_error(error: CostError) -> IpcError {
-    match error {
-        CostError::Catalog(CatalogStoreError::Invalid { .. }) => {
-            IpcError::new(IpcErrorKind::InvalidCatalog, error.to_string())
-        }
-        CostError::Catalog(_) => IpcError::new(IpcErrorKind::Io, error.to_string()),
-        CostError::Invalid { field, line, .. } => {
-            IpcError::invalid(field, error.to_string()).at_line(line.unwrap_or(0))
-        }
-        CostError::Compare(_) => IpcError::new(IpcErrorKind::InvalidInput, error.to_string()),
-        CostError::RoleRequired(refused) => role_error(&refused),
-    }
-}
-
-/// The operator's role refused it: `field` names the role it needs.
-fn role_error(refused: &ebb_core::access::RoleRequired) -> IpcError {
-    IpcError {
-        field: Some(refused.needs.name().to_string()),
-        ..IpcError::new(IpcErrorKind::RoleRequired, refused.to_string())
-    }
-}
-
-/// The database refused for want of a privilege (a role's grants or row-level security).
-fn refused_by_database(error: &dyn std::fmt::Display) -> IpcError {
-    IpcError::new(
-        IpcErrorKind::RoleRequired,
-        format!("the database refused it for your role: {error}"),
-    )
+    plans.map_err(IpcError::from)
 }
 
 fn spec(input: &HostInput) -> HostEntry {
@@ -383,58 +317,18 @@ fn spec(input: &HostInput) -> HostEntry {
     }
 }
 
-fn registry_error(error: RegistryError) -> IpcError {
-    let kind = match &error {
-        RegistryError::Invalid { field, .. } => return IpcError::invalid(field, error.to_string()),
-        RegistryError::NotFound(_) => IpcErrorKind::NotFound,
-        RegistryError::Vault(_) => IpcErrorKind::TokenStore,
-        RegistryError::RoleRequired(refused) => return role_error(refused),
-        RegistryError::Sql(sql) if ebb_core::access::is_refused(sql) => {
-            return refused_by_database(&error);
-        }
-        RegistryError::HoldsGpus { .. } => {
-            let mut refused = IpcError::new(IpcErrorKind::HostHoldsGpus, error.to_string());
-            refused.field = Some("name".into());
-            return refused;
-        }
-        RegistryError::Open { .. } | RegistryError::Sql(_) => {
-            tracing::error!(%error, "registry failure");
-            IpcErrorKind::Internal
-        }
-    };
-    IpcError::new(kind, error.to_string())
-}
-
-fn agent_error(error: AgentError) -> IpcError {
-    IpcError::of_host(error)
-}
-
-fn console_error(error: ConsoleError) -> IpcError {
-    match error {
-        ConsoleError::Registry(error) => registry_error(error),
-        ConsoleError::Agent(error) => agent_error(error),
-        ConsoleError::MetricsUnavailable(_) => {
-            IpcError::new(IpcErrorKind::MetricsUnavailable, error.to_string())
-        }
-        other => {
-            tracing::error!(error = %other, "console failure");
-            IpcError::new(IpcErrorKind::Internal, other.to_string())
-        }
-    }
-}
-
 /// Every pool with its live state and spend.
 #[tauri::command]
 #[specta::specta]
 pub async fn list_pools(state: State<'_, AppState>) -> Result<Vec<PoolView>, IpcError> {
-    state.console.list_pools().await.map_err(pool_error)
+    state.console.list_pools().await.map_err(IpcError::from)
 }
 
 /// Regions and models for the pool form, and when a slider move asks first.
 #[tauri::command]
 #[specta::specta]
 pub async fn pool_options(state: State<'_, AppState>) -> Result<PoolOptions, IpcError> {
-    state.console.pool_options().await.map_err(pool_error)
+    state.console.pool_options().await.map_err(IpcError::from)
 }
 
 #[tauri::command]
@@ -443,7 +337,11 @@ pub async fn create_pool(
     state: State<'_, AppState>,
     input: PoolInput,
 ) -> Result<PoolView, IpcError> {
-    state.console.create_pool(&input).await.map_err(pool_error)
+    state
+        .console
+        .create_pool(&input)
+        .await
+        .map_err(IpcError::from)
 }
 
 #[tauri::command]
@@ -457,13 +355,17 @@ pub async fn update_pool(
         .console
         .update_pool(&name, &input)
         .await
-        .map_err(pool_error)
+        .map_err(IpcError::from)
 }
 
 #[tauri::command]
 #[specta::specta]
 pub async fn delete_pool(state: State<'_, AppState>, name: String) -> Result<(), IpcError> {
-    state.console.delete_pool(&name).await.map_err(pool_error)
+    state
+        .console
+        .delete_pool(&name)
+        .await
+        .map_err(IpcError::from)
 }
 
 /// What moving the slider to `to` would do: cost, free GPUs, where, whether to ask first.
@@ -481,7 +383,7 @@ pub async fn preview_scale(
         .console
         .preview_scale_choosing(&name, to, release.as_deref().unwrap_or_default())
         .await
-        .map_err(pool_error)
+        .map_err(IpcError::from)
 }
 
 /// Lets the slider go: the pool's desired count becomes `to` (from `from`, the count the
@@ -501,14 +403,22 @@ pub async fn scale_pool(
         .moving_from(from)
         .releasing(release.unwrap_or_default())
         .over_budget(over_budget == Some(true));
-    state.console.scale(&name, change).await.map_err(pool_error)
+    state
+        .console
+        .scale(&name, change)
+        .await
+        .map_err(IpcError::from)
 }
 
 /// Releases at once what the pool keeps until its paid units end.
 #[tauri::command]
 #[specta::specta]
 pub async fn release_now(state: State<'_, AppState>, name: String) -> Result<(), IpcError> {
-    state.console.force_release(&name).await.map_err(pool_error)
+    state
+        .console
+        .force_release(&name)
+        .await
+        .map_err(IpcError::from)
 }
 
 /// The activity log, newest first; `pool` filters to one pool.
@@ -526,7 +436,7 @@ pub async fn list_activity(
             limit.clamp(1, 1000),
         )
         .await
-        .map_err(pool_error)
+        .map_err(IpcError::from)
 }
 
 /// Sets when a slider move asks for confirmation first.
@@ -544,14 +454,14 @@ pub async fn set_confirm_policy(
             above_per_hour_fen,
         })
         .await
-        .map_err(pool_error)
+        .map_err(IpcError::from)
 }
 
 /// Spend across every pool this month, against the monthly budget.
 #[tauri::command]
 #[specta::specta]
 pub async fn spend_summary(state: State<'_, AppState>) -> Result<SpendSummary, IpcError> {
-    state.console.spend_summary().await.map_err(pool_error)
+    state.console.spend_summary().await.map_err(IpcError::from)
 }
 
 /// A month's spend per team and per pool (`month` as `YYYY-MM`; `None`: this month), each
@@ -567,7 +477,7 @@ pub async fn spend_showback(
         .console
         .showback(month.as_deref())
         .await
-        .map_err(pool_error)
+        .map_err(IpcError::from)
 }
 
 /// Sets (`Some`, in fen) or clears the monthly budget; answers the summary against it.
@@ -581,8 +491,8 @@ pub async fn set_budget(
         .console
         .set_budget(budget_fen)
         .await
-        .map_err(pool_error)?;
-    state.console.spend_summary().await.map_err(pool_error)
+        .map_err(IpcError::from)?;
+    state.console.spend_summary().await.map_err(IpcError::from)
 }
 
 /// Saves this month's spend summary as CSV where the operator chooses; returns the path,
@@ -593,35 +503,12 @@ pub async fn export_spend_csv(
     app: tauri::AppHandle,
     state: State<'_, AppState>,
 ) -> Result<Option<String>, IpcError> {
-    let (name, csv) = state.console.spend_csv().await.map_err(pool_error)?;
+    let (name, csv) = state.console.spend_csv().await.map_err(IpcError::from)?;
     let Some(path) = save_path(&app, &state, &name).await? else {
         return Ok(None);
     };
     let written = write_export(path, csv.into_bytes()).await;
-    written.map(Some).map_err(chart_error)
-}
-
-fn pool_error(error: PoolError) -> IpcError {
-    let kind = match &error {
-        PoolError::Invalid { field, .. } => return IpcError::invalid(field, error.to_string()),
-        PoolError::Exists(_) => return IpcError::invalid("name", error.to_string()),
-        PoolError::NotFound(_) => IpcErrorKind::NotFound,
-        PoolError::Moved { .. } => {
-            return IpcError {
-                field: Some("from".to_string()),
-                ..IpcError::new(IpcErrorKind::Conflict, error.to_string())
-            };
-        }
-        PoolError::RoleRequired(refused) => return role_error(refused),
-        PoolError::Db(sql) if ebb_core::access::is_refused(sql) => {
-            return refused_by_database(&error);
-        }
-        PoolError::Db(_) | PoolError::Registry(_) | PoolError::Slurm(_) => {
-            tracing::error!(%error, "pool store failure");
-            IpcErrorKind::Internal
-        }
-    };
-    IpcError::new(kind, error.to_string())
+    written.map(Some).map_err(IpcError::from)
 }
 
 /// A pool's rules with their warnings, the latest decision and the custom metrics they
@@ -632,7 +519,11 @@ pub async fn pool_rules(
     state: State<'_, AppState>,
     pool: String,
 ) -> Result<Option<PoolRules>, IpcError> {
-    state.console.pool_rules(&pool).await.map_err(pool_error)
+    state
+        .console
+        .pool_rules(&pool)
+        .await
+        .map_err(IpcError::from)
 }
 
 /// Lints a rule file as it would be saved for `pool`: its problems (each with its line and
@@ -648,7 +539,7 @@ pub async fn lint_rules(
         .console
         .lint_rules(&pool, &source)
         .await
-        .map_err(pool_error)
+        .map_err(IpcError::from)
 }
 
 /// A PromQL metric's query run now against the rules' Prometheus server (the Rules form's
@@ -660,19 +551,11 @@ pub async fn test_promql(
     pool: String,
     query: String,
 ) -> Result<PromqlValue, IpcError> {
-    use ebb_core::console_rules::PromqlTestError as E;
     state
         .console
         .test_promql(&pool, &query)
         .await
-        .map_err(|error| match error {
-            E::Query(_) => IpcError::invalid("prometheus", error.to_string()),
-            E::NoServer | E::Unavailable(_) => {
-                IpcError::new(IpcErrorKind::MetricsUnavailable, error.to_string())
-            }
-            E::Config(_) => IpcError::new(IpcErrorKind::Io, error.to_string()),
-            E::Pool(error) => pool_error(error),
-        })
+        .map_err(IpcError::from)
 }
 
 /// Saves a new version of a pool's rules (`mode`: as it is, or the first save's disabled,
@@ -691,7 +574,7 @@ pub async fn save_rules(
         .console
         .save_rules(&pool, &source, mode, acknowledged)
         .await
-        .map_err(rules_error)
+        .map_err(IpcError::from)
 }
 
 /// Enables, disables or shadows a pool's rules.
@@ -706,7 +589,7 @@ pub async fn set_rules_mode(
         .console
         .set_rules_mode(&pool, mode)
         .await
-        .map_err(pool_error)
+        .map_err(IpcError::from)
 }
 
 /// Replays a rule file (as typed) for `pool` over `trace` (CSV `minute,demand[,metric…]`)
@@ -727,7 +610,7 @@ pub async fn replay_rules(
     let replay = state
         .console
         .replay_rules(&pool, &source, trace.as_deref(), chart);
-    replay.await.map_err(replay_error)
+    replay.await.map_err(IpcError::from)
 }
 
 /// A rule file for `pool` chosen by replay over `trace` or the pool's history, as a
@@ -744,7 +627,7 @@ pub async fn suggest_rules(
         .console
         .suggest_rules(&pool, trace.as_deref(), current.as_deref())
         .await
-        .map_err(replay_error)
+        .map_err(IpcError::from)
 }
 
 /// Rules as data (the Rules form) written as a rule file, checked or not: the linter says
@@ -762,46 +645,7 @@ pub fn rules_to_toml(rules: RuleSet) -> Result<String, IpcError> {
 pub fn parse_rules(source: String) -> Result<RuleSet, IpcError> {
     ebb_core::rules_replay::parse_source(&source)
         .map(|rules| rules.spec().clone())
-        .map_err(replay_error)
-}
-
-fn rules_error(error: RulesError) -> IpcError {
-    match error {
-        RulesError::Invalid(_) => {
-            let (field, line) = error.first_problem().map_or(("rules", None), |problem| {
-                (problem.field.as_str(), problem.line)
-            });
-            let mut refused = IpcError::invalid(field, error.to_string());
-            refused.line = line;
-            refused
-        }
-        RulesError::Unacknowledged(_) => {
-            IpcError::new(IpcErrorKind::UnacknowledgedWarnings, error.to_string())
-        }
-        RulesError::Pool(error) => pool_error(error),
-    }
-}
-
-fn replay_error(error: ReplayError) -> IpcError {
-    match error {
-        ReplayError::Invalid {
-            field,
-            line,
-            message,
-        } => {
-            let mut refused = IpcError::invalid(&field, format!("{field}: {message}"));
-            refused.line = line;
-            refused
-        }
-        ReplayError::Pool(error) => pool_error(error),
-        ReplayError::Cost(_) | ReplayError::Chart(_) => {
-            IpcError::new(IpcErrorKind::InvalidInput, error.to_string())
-        }
-        ReplayError::Task(_) => {
-            tracing::error!(%error, "replay failure");
-            IpcError::new(IpcErrorKind::Internal, error.to_string())
-        }
-    }
+        .map_err(IpcError::from)
 }
 
 /// Which desktop notifications the app shows (a rule scaled a pool, the budget held one, a
@@ -816,7 +660,7 @@ pub async fn notification_prefs(
         .pool_store()
         .notification_prefs()
         .await
-        .map_err(pool_error)
+        .map_err(IpcError::from)
 }
 
 /// The Slurm partition a pool is bound to (slurm.toml), with its queue, nodes and jobs;
@@ -827,16 +671,11 @@ pub async fn pool_slurm(
     state: State<'_, AppState>,
     name: String,
 ) -> Result<Option<ebb_wire::slurm::SlurmPoolView>, IpcError> {
-    state.console.pool_slurm(&name).await.map_err(slurm_error)
-}
-
-fn slurm_error(error: ebb_core::console_slurm::SlurmOpError) -> IpcError {
-    use ebb_core::console_slurm::SlurmOpError;
-    match error {
-        SlurmOpError::Pools(error) => pool_error(error),
-        SlurmOpError::NoPool(_) => IpcError::new(IpcErrorKind::NotFound, error.to_string()),
-        other => IpcError::invalid("slurm.toml", other.to_string()),
-    }
+    state
+        .console
+        .pool_slurm(&name)
+        .await
+        .map_err(IpcError::from)
 }
 
 /// Whether desktop notifications reach the desktop (no notification server, the last one
@@ -862,8 +701,8 @@ pub async fn set_notification_prefs(
     store
         .set_notification_prefs(prefs)
         .await
-        .map_err(pool_error)?;
-    store.notification_prefs().await.map_err(pool_error)
+        .map_err(IpcError::from)?;
+    store.notification_prefs().await.map_err(IpcError::from)
 }
 
 /// Who this console acts as, and what its role lets it do (the app hides or disables the
@@ -882,7 +721,7 @@ pub async fn verify_audit(
 ) -> Result<ebb_wire::access::AuditVerdict, IpcError> {
     ebb_core::audit::verify(state.console.pool_store().db())
         .await
-        .map_err(|error| pool_error(PoolError::Db(error)))
+        .map_err(|error| IpcError::from(PoolError::Db(error)))
 }
 
 /// Every team with its quotas, pools and what they ask for.
@@ -891,5 +730,5 @@ pub async fn verify_audit(
 pub async fn list_teams(
     state: State<'_, AppState>,
 ) -> Result<Vec<ebb_wire::access::TeamView>, IpcError> {
-    state.console.teams().await.map_err(pool_error)
+    state.console.teams().await.map_err(IpcError::from)
 }

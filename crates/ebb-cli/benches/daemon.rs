@@ -107,9 +107,11 @@ async fn main() {
             .sum::<u64>();
     }
     let elapsed_total = started.elapsed().as_secs_f64();
-    let snapshot = ebb_core::console::read_snapshot(&ConsoleDb::open(&data_dir).await.unwrap())
-        .await
-        .unwrap();
+    let snapshot = ebb_core::metrics_source::embedded::read_snapshot(
+        &ConsoleDb::open(&data_dir).await.unwrap(),
+    )
+    .await
+    .unwrap();
     let online = snapshot
         .iter()
         .filter(|host| host.health == ebb_wire::ipc::Health::Online)

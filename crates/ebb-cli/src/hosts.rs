@@ -2,10 +2,9 @@
 
 use anyhow::Context;
 use clap::Subcommand;
-use ebb_core::console::{self, Console, ConsoleOptions, Role, TokenStore};
-use ebb_core::db::ConsoleDb;
+use ebb_core::console::{Console, ConsoleOptions, Role, TokenStore};
 use ebb_core::election::Leadership;
-use ebb_core::registry::{HostEntry, Registry};
+use ebb_core::registry::HostEntry;
 use ebb_telemetry::collect::CollectorConfig;
 use ebb_wire::ipc::HostRemoval;
 use ebb_wire::ipc::{Health, HostStatus};
@@ -75,18 +74,22 @@ fn parse_label(text: &str) -> Result<(String, String), String> {
     Ok((key.trim().to_string(), value.trim().to_string()))
 }
 
-async fn registry(data_dir: &Path, store: TokenStore) -> anyhow::Result<(Registry, ConsoleDb)> {
-    let db = ConsoleDb::open(data_dir).await?;
-    Ok((Registry::new(db.clone(), store.vault(data_dir)), db))
-}
-
+/// Runs the command through a console that views (it never collects nor enforces): the
+/// same role checks and logging as the app's.
 pub async fn run(
     command: HostsCommand,
     data_dir: &Path,
     store: TokenStore,
     json: bool,
 ) -> anyhow::Result<()> {
-    let (registry, db) = registry(data_dir, store).await?;
+    let console = crate::pools::open(data_dir, store, false).await?;
+    let result = run_with(&console, command, json).await;
+    console.shutdown().await;
+    result
+}
+
+async fn run_with(console: &Console, command: HostsCommand, json: bool) -> anyhow::Result<()> {
+    let registry = console.registry();
     match command {
         HostsCommand::Add {
             name,
@@ -111,7 +114,7 @@ pub async fn run(
                 has_token: false,
                 draining: false,
             };
-            let added = registry.add(&spec, token.as_deref()).await?;
+            let added = console.add_host(&spec, token.as_deref()).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&added)?);
             } else {
@@ -127,7 +130,7 @@ pub async fn run(
             }
         }
         HostsCommand::List => {
-            let statuses = console::health_now(&registry, &db, data_dir).await?;
+            let statuses = console.health_now().await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&statuses)?);
             } else {
@@ -141,7 +144,7 @@ pub async fn run(
                 anyhow::bail!("--token-file: {} is empty", token_file.display());
             }
             let current = registry.get(&name).await?;
-            registry.update(&name, &current, Some(&token)).await?;
+            console.update_host(&name, &current, Some(&token)).await?;
             println!("{name}: its token is in {}", registry.vault().describe());
         }
         HostsCommand::Test { name } => {
@@ -164,7 +167,7 @@ pub async fn run(
         HostsCommand::Remove {
             name, forget: true, ..
         } => {
-            let leases = registry.forget(&name).await?;
+            let leases = console.forget_host(&name).await?;
             if json {
                 println!(
                     "{}",
@@ -182,12 +185,7 @@ pub async fn run(
             }
         }
         HostsCommand::Remove { name, release, .. } => {
-            let removal = if release {
-                registry.remove_releasing(&name).await?
-            } else {
-                registry.remove(&name).await?;
-                HostRemoval::Removed
-            };
+            let removal = console.remove_host(&name, release).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&removal)?);
             } else {
@@ -266,14 +264,11 @@ pub async fn daemon(
         .await?;
         if console.role() == Role::Collector {
             let hosts = console.registry().list().await?.len();
-            match console.metrics_backend().prometheus() {
-                Some(prometheus) => println!(
-                    "enforcing over {hosts} hosts in {}; metrics from Prometheus at {}",
-                    data_dir.display(),
-                    prometheus.url()
-                ),
-                None => println!("collecting from {hosts} hosts into {}", data_dir.display()),
-            }
+            println!(
+                "collecting from {hosts} hosts into {}; readings from {}",
+                data_dir.display(),
+                console.metrics_source().describe()
+            );
             if let Some(addr) = console.metrics_api_addr() {
                 println!("custom metrics: POST http://{addr}/v1/metrics");
             }

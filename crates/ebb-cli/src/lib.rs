@@ -505,63 +505,11 @@ pub fn man_pages(dir: &Path) -> anyhow::Result<usize> {
 
 /// Whether the operator's role refused it: the console's check, or the database's own
 /// refusal (grants, row-level security), or `ebb admin`'s.
-fn role_refused(cause: &(dyn std::error::Error + 'static)) -> bool {
-    use ebb_core::access::{AdminError, RoleRequired};
-    cause.downcast_ref::<RoleRequired>().is_some()
-        || matches!(
-            cause.downcast_ref::<ebb_core::pools::PoolError>(),
-            Some(ebb_core::pools::PoolError::RoleRequired(_))
-        )
-        || matches!(
-            cause.downcast_ref::<ebb_core::registry::RegistryError>(),
-            Some(ebb_core::registry::RegistryError::RoleRequired(_))
-        )
-        || matches!(
-            cause.downcast_ref::<ebb_core::console_costs::CostError>(),
-            Some(ebb_core::console_costs::CostError::RoleRequired(_))
-        )
-        || matches!(
-            cause.downcast_ref::<AdminError>(),
-            Some(AdminError::Invalid { .. } | AdminError::Privilege(_) | AdminError::NotShared)
-        )
-        || ebb_core::access::refused_by_database(cause)
-}
-
 /// The exit code for an error: 2 for input refused (a field, a file, a value, the
-/// operator's role), 1 else.
+/// operator's role), 1 else, read from the kind every front reports it as.
 pub fn exit_code(error: &anyhow::Error) -> u8 {
-    let refused = error.chain().any(|cause| {
-        role_refused(cause)
-            || matches!(
-                cause.downcast_ref::<ebb_core::pools::PoolError>(),
-                Some(
-                    ebb_core::pools::PoolError::Invalid { .. }
-                        | ebb_core::pools::PoolError::Exists(_)
-                        | ebb_core::pools::PoolError::NotFound(_)
-                )
-            )
-            || matches!(
-                cause.downcast_ref::<ebb_core::registry::RegistryError>(),
-                Some(
-                    ebb_core::registry::RegistryError::Invalid { .. }
-                        | ebb_core::registry::RegistryError::NotFound(_)
-                        | ebb_core::registry::RegistryError::HoldsGpus { .. }
-                )
-            )
-            || matches!(
-                cause.downcast_ref::<ebb_core::console_slurm::SlurmOpError>(),
-                Some(
-                    ebb_core::console_slurm::SlurmOpError::NoBinding
-                        | ebb_core::console_slurm::SlurmOpError::Binding(_)
-                        | ebb_core::console_slurm::SlurmOpError::Hostlist(_)
-                        | ebb_core::console_slurm::SlurmOpError::NotBound(_)
-                        | ebb_core::console_slurm::SlurmOpError::NoPool(_)
-                )
-            )
-            || cause
-                .downcast_ref::<ebb_core::console_rules::RulesError>()
-                .is_some_and(|e| !matches!(e, ebb_core::console_rules::RulesError::Pool(_)))
-    });
+    let refused = ebb_core::errors::report_in_chain(error.chain())
+        .is_some_and(|report| report.kind.refuses_input());
     if refused { 2 } else { 1 }
 }
 

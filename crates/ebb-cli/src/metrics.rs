@@ -1,7 +1,7 @@
 //! `ebb metrics NAME`: a host's readings over a past window, from `metrics.db` or from
 //! Prometheus when it is the metrics back end.
 
-use ebb_telemetry::metrics_store::{MetricsStore, RetentionConfig, SeriesQuery};
+use ebb_telemetry::metrics_store::SeriesQuery;
 use ebb_wire::ipc::ChartMetric;
 use std::path::Path;
 use std::time::Duration;
@@ -62,30 +62,17 @@ pub async fn run(
         to_ms: now,
         max_points: points,
     };
-    let series = match ebb_core::metrics_backend::MetricsBackend::of(data_dir, None)? {
-        // On Prometheus: its readings, as the app's charts read them.
-        ebb_core::metrics_backend::MetricsBackend::Prometheus(prometheus) => {
-            query.validate()?;
-            let mut series = prometheus
-                .host_series(host, metric, query.from_ms, query.to_ms, points)
-                .await?;
-            series.retain(|line| gpu.is_none_or(|index| line.gpu_index == index));
-            series
-        }
-        ebb_core::metrics_backend::MetricsBackend::Embedded => {
-            let path = data_dir.join("metrics.db");
-            if !path.exists() {
-                anyhow::bail!(
-                    "no metrics in {} yet: run `ebb daemon` (or the app) to collect",
-                    data_dir.display()
-                );
-            }
-            let store = MetricsStore::open(&path, RetentionConfig::default()).await?;
-            let series = store.query(&query).await?;
-            store.close().await;
-            series
-        }
-    };
+    // From the metrics back end the app's charts read: `metrics.db` or Prometheus.
+    let config = ebb_core::config::ConsoleConfig::read(data_dir)?;
+    let source = ebb_core::metrics_source::open(
+        data_dir,
+        config.metrics_url(None)?.as_deref(),
+        ebb_core::metrics_source::Keep::ReadOnly,
+    )
+    .await?;
+    let series = source.host_series(&query).await;
+    source.close().await;
+    let series = series?;
     if series.is_empty() {
         anyhow::bail!("no readings of `{host}` in the last {}s", since.as_secs());
     }

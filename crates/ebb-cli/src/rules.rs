@@ -124,9 +124,10 @@ pub async fn run(command: &RulesCommand, data_dir: &Path, json: bool) -> anyhow:
             let mut report = lint_file(&file.display().to_string(), &text, &context);
             let server = match prometheus {
                 Some(url) => Some(url.trim_end_matches('/').to_string()),
-                None => ebb_core::db::Location::prometheus_of_data_dir(data_dir)
+                // `console.toml`'s `prometheus`, else its metrics back end's server.
+                None => ebb_core::config::ConsoleToml::read(data_dir)
                     .ok()
-                    .flatten(),
+                    .and_then(|toml| toml.prometheus.or(toml.metrics)),
             };
             if let Some(server) = server.filter(|_| report.valid) {
                 ask_server(&mut report, &text, &server).await;

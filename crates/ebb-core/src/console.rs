@@ -13,26 +13,25 @@
 //! stands for it.
 
 use crate::clock::{SharedClock, SystemClock};
+use crate::config::ConsoleConfig;
 pub use crate::console_pools::ScaleChange;
 use crate::db::ConsoleDb;
 use crate::election::{Election, ElectionConfig, LeaderHandle, Leadership};
 use crate::enforcer::{Enforcer, EnforcerConfig};
+use crate::metrics_source::{Feed, FeedContext, MetricsSource};
 use crate::pools::PoolStore;
 use crate::registry::{HostEntry, Registry, RegistryError};
 use crate::vault::{FileVault, KeychainVault, TokenVault, VaultError};
 use ebb_charts::series::{GpuSeries, UtilHistory};
 use ebb_telemetry::client::{AgentAccess, AgentClient, AgentError};
-use ebb_telemetry::collect::{Collector, CollectorConfig, Target, Tick, unknown_status};
-use ebb_telemetry::metrics_store::{MetricsError, MetricsStore, RetentionConfig, SampleRow};
+use ebb_telemetry::collect::{Collector, CollectorConfig};
+use ebb_telemetry::metrics_store::MetricsError;
 use ebb_wire::agent::Health as AgentHealth;
-use ebb_wire::ipc::{
-    ConnectionOk, EnforcerRole, FleetSnapshot, Health, HostStatus, TokenStoreKind,
-};
-use sqlx::Row;
+use ebb_wire::ipc::{ConnectionOk, EnforcerRole, FleetSnapshot, HostStatus, TokenStoreKind};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 /// Where tokens are kept.
@@ -158,7 +157,6 @@ pub struct Console {
     collector: std::sync::Mutex<Option<Collector>>,
     snapshot: watch::Receiver<Arc<FleetSnapshot>>,
     history: Arc<RwLock<UtilHistory>>,
-    metrics: MetricsStore,
     pub(crate) pools: PoolStore,
     pub(crate) enforcer: std::sync::Mutex<Option<Enforcer>>,
     /// This console's part in electing the enforcer, when it shares its database.
@@ -170,7 +168,9 @@ pub struct Console {
     /// `POST /v1/metrics`, when this process collects and was asked to serve it.
     metrics_api: std::sync::Mutex<Option<crate::metrics_api::MetricsApi>>,
     /// Where readings come from: the embedded collector or Prometheus.
-    backend: crate::metrics_backend::MetricsBackend,
+    source: Arc<dyn MetricsSource>,
+    /// `console.toml`, the Slurm binding and the prices.
+    pub(crate) config: Arc<ConsoleConfig>,
     /// Held while this process is the collector; the OS frees it if the process dies.
     _lock: Option<std::fs::File>,
 }
@@ -183,11 +183,10 @@ impl Console {
             reason,
         };
         std::fs::create_dir_all(data_dir).map_err(|error| dir_error(error.to_string()))?;
+        let config = Arc::new(ConsoleConfig::read(data_dir)?);
         let db = ConsoleDb::open(data_dir)
             .await?
             .with_clock(options.clock.clone());
-        let backend =
-            crate::metrics_backend::MetricsBackend::of(data_dir, options.metrics.as_deref())?;
         let vault = options.token_store.vault(data_dir);
         let registry = Registry::new(db.clone(), vault);
         let lock = if options.viewer_only {
@@ -196,24 +195,28 @@ impl Console {
             try_lock(&data_dir.join("collector.lock"))
                 .map_err(|error| dir_error(error.to_string()))?
         };
-        let history = Arc::new(RwLock::new(UtilHistory::new(options.history_points)));
-        // On Prometheus nothing is stored here: no metrics.db.
-        let metrics = if backend.prometheus().is_some() {
-            MetricsStore::in_memory().await?
+        let role = if lock.is_some() {
+            Role::Collector
         } else {
-            MetricsStore::open(&data_dir.join("metrics.db"), RetentionConfig::default()).await?
+            Role::Viewer
         };
-        let mut tasks = Vec::new();
+        let history = Arc::new(RwLock::new(UtilHistory::new(options.history_points)));
+        let source = crate::metrics_source::open(
+            data_dir,
+            config.metrics_url(options.metrics.as_deref())?.as_deref(),
+            crate::metrics_source::Keep::Store,
+        )
+        .await?;
         let pools = PoolStore::new(db.clone());
         let mut enforcer = None;
         let mut election = None;
-        // Only an admin's or the enforcer service role's console stands for enforcer: a
-        // viewer's or an operator's may not write what enforcing writes.
-        let may_enforce = matches!(
-            db.identity().role,
-            ebb_wire::access::AccessRole::Admin | ebb_wire::access::AccessRole::Enforcer
-        );
-        let (role, collector, snapshot) = if lock.is_some() {
+        if role == Role::Collector {
+            // Only an admin's or the enforcer service role's console stands for enforcer: a
+            // viewer's or an operator's may not write what enforcing writes.
+            let may_enforce = matches!(
+                db.identity().role,
+                ebb_wire::access::AccessRole::Admin | ebb_wire::access::AccessRole::Enforcer
+            );
             // Consoles sharing a database elect the one that enforces; one alone enforces.
             let leader = if !may_enforce {
                 LeaderHandle::never()
@@ -229,58 +232,34 @@ impl Console {
             };
             // The spot breaker's policy: the data directory's console.toml, where it sets one.
             let mut enforcer_config = options.enforcer;
-            if let Some(policy) = crate::db::Location::spot_breaker_of_data_dir(data_dir)
-                .map_err(|error| ConsoleError::Registry(error.into()))?
-            {
+            if let Some(policy) = config.spot_breaker() {
                 enforcer_config.spot_breaker = policy;
             }
             enforcer = Some(Enforcer::start_bound(
                 pools.clone(),
                 registry.clone(),
-                data_dir.clone(),
+                config.clone(),
                 enforcer_config,
                 leader,
                 options.slurm.clone(),
-                backend.prometheus().cloned(),
+                source.clone(),
             ));
-            if let Some(client) = backend.prometheus() {
-                // On Prometheus: no agent is polled for telemetry.
-                let snapshot = follow_prometheus(client, &registry, &history, &options, &mut tasks);
-                (Role::Collector, None, snapshot)
-            } else {
-                let (sink, ticks) = mpsc::channel(8);
-                let collector = Collector::start(Vec::new(), options.collector, Some(sink))?;
-                let snapshot = collector.subscribe();
-                tasks.push(tokio::spawn(write_ticks(
-                    ticks,
-                    db.clone(),
-                    history.clone(),
-                    metrics.clone(),
-                )));
-                // Hosts added by another process (`ebb hosts add`, a viewing window) arrive here.
-                tasks.push(tokio::spawn(follow_registry(
-                    registry.clone(),
-                    collector.targets_handle(),
-                    REGISTRY_POLL,
-                )));
-                (Role::Collector, Some(collector), snapshot)
-            }
-        } else if let Some(client) = backend.prometheus() {
-            // A viewer on Prometheus reads it as the collecting process would.
-            let snapshot = follow_prometheus(client, &registry, &history, &options, &mut tasks);
-            (Role::Viewer, None, snapshot)
-        } else {
-            let (publish, snapshot) = watch::channel(Arc::new(empty_snapshot()));
-            tasks.push(tokio::spawn(view(
-                db.clone(),
-                options.collector.interval,
-                publish,
-            )));
-            (Role::Viewer, None, snapshot)
-        };
-        // Custom metrics read from Prometheus, where console.toml names a server.
+        }
+        let Feed {
+            snapshot,
+            collector,
+            mut tasks,
+        } = source.feed(FeedContext {
+            role,
+            registry: &registry,
+            db: &db,
+            history: &history,
+            options: &options,
+        })?;
+        // Custom metrics read from Prometheus, where console.toml or the metrics back end
+        // names a server.
         if role == Role::Collector
-            && let Some(url) = promql_server(data_dir, &backend)?
+            && let Some(url) = promql_server(&config, source.as_ref())
         {
             tasks.push(tokio::spawn(crate::rules::promql_live::run(
                 pools.clone(),
@@ -307,7 +286,6 @@ impl Console {
             collector: std::sync::Mutex::new(collector),
             snapshot,
             history,
-            metrics,
             pools,
             enforcer: std::sync::Mutex::new(enforcer),
             election: std::sync::Mutex::new(election),
@@ -315,7 +293,8 @@ impl Console {
             slurm: options.slurm.clone(),
             tasks: std::sync::Mutex::new(tasks),
             metrics_api: std::sync::Mutex::new(metrics_api),
-            backend,
+            source,
+            config,
             _lock: lock,
         };
         console.reload().await?;
@@ -367,14 +346,23 @@ impl Console {
             .unwrap_or_default()
     }
 
-    /// Stored samples and rollups, for range charts (written by the collecting process).
-    pub fn metrics(&self) -> &MetricsStore {
-        &self.metrics
+    /// Where readings come from: the embedded collector's store or Prometheus.
+    pub fn metrics_source(&self) -> &Arc<dyn MetricsSource> {
+        &self.source
     }
 
-    /// Where readings come from.
-    pub fn metrics_backend(&self) -> &crate::metrics_backend::MetricsBackend {
-        &self.backend
+    /// The server the rules' PromQL metrics ask: `console.toml`'s `prometheus`, else the
+    /// metrics back end's Prometheus; `None` without one.
+    pub fn promql_server(&self) -> Option<String> {
+        promql_server(&self.config, self.source.as_ref())
+    }
+
+    /// Each registered host's health now (see [`MetricsSource::health_now`]).
+    pub async fn health_now(&self) -> Result<Vec<HostStatus>, ConsoleError> {
+        Ok(self
+            .source
+            .health_now(&self.registry, self.registry.db(), &self.data_dir)
+            .await?)
     }
 
     /// The newest reading time over all hosts.
@@ -391,7 +379,7 @@ impl Console {
             return Ok(());
         }
         let specs = self.registry.list().await?;
-        let targets = targets_for(&self.registry, &specs).await;
+        let targets = crate::metrics_source::embedded::targets_for(&self.registry, &specs).await;
         if let Ok(collector) = self.collector.lock()
             && let Some(collector) = collector.as_ref()
         {
@@ -450,6 +438,17 @@ impl Console {
             self.wake_enforcer();
         }
         Ok(removal)
+    }
+
+    /// Forgets a written-off host and records its leases as ended (see
+    /// [`Registry::forget`]); answers how many leases were forgotten.
+    pub async fn forget_host(&self, name: &str) -> Result<u32, ConsoleError> {
+        self.require(ebb_wire::access::AccessAction::Hosts)
+            .await
+            .map_err(RegistryError::from)?;
+        let leases = self.registry.forget(name).await?;
+        self.reload().await?;
+        Ok(leases)
     }
 
     /// Adds the host, or updates it when one of that name exists (the demo fleet's ports
@@ -570,106 +569,17 @@ impl Console {
             task.abort();
             let _ = task.await;
         }
-        self.metrics.close().await;
+        self.source.close().await;
     }
 }
 
-/// The server the rules' PromQL metrics ask: `console.toml`'s `prometheus`, else the
-/// metrics back end's Prometheus (from `console.toml` or `--metrics`); `None` without one.
-pub(crate) fn promql_server(
-    data_dir: &Path,
-    backend: &crate::metrics_backend::MetricsBackend,
-) -> Result<Option<String>, crate::db::OpenError> {
-    Ok(crate::db::Location::prometheus_of_data_dir(data_dir)?
-        .or_else(|| backend.prometheus().map(|client| client.url().to_string())))
-}
-
-/// A snapshot before the first round.
-fn empty_snapshot() -> FleetSnapshot {
-    FleetSnapshot {
-        tick: 0,
-        hosts: Vec::new(),
-        metrics_unavailable: None,
-    }
-}
-
-/// The fleet read from Prometheus by a task of its own (in `tasks`): each collection round
-/// when something draws it, at a scrape's usual interval when only whether hosts are up is
-/// read.
-fn follow_prometheus(
-    client: &ebb_telemetry::prom::PromClient,
-    registry: &Registry,
-    history: &Arc<RwLock<UtilHistory>>,
-    options: &ConsoleOptions,
-    tasks: &mut Vec<JoinHandle<()>>,
-) -> watch::Receiver<Arc<FleetSnapshot>> {
-    let every = if options.fleet_detail {
-        options.collector.interval
-    } else {
-        crate::metrics_backend::HEALTH_EVERY
-    };
-    let (publish, snapshot) = watch::channel(Arc::new(empty_snapshot()));
-    tasks.push(tokio::spawn(crate::metrics_backend::follow(
-        client.clone(),
-        registry.clone(),
-        publish,
-        history.clone(),
-        options.fleet_detail,
-        every,
-    )));
-    snapshot
-}
-
-/// How often the collector looks for registry changes made by other processes.
-const REGISTRY_POLL: Duration = Duration::from_secs(3);
-
-/// The collector's targets for these hosts, tokens read from the vault.
-async fn targets_for(registry: &Registry, specs: &[HostEntry]) -> Vec<Target> {
-    let mut targets = Vec::with_capacity(specs.len());
-    for spec in specs {
-        let token = match registry.token(spec).await {
-            Ok(token) => token,
-            Err(error) => {
-                tracing::warn!(host = %spec.name, %error, "cannot read the host's token");
-                None
-            }
-        };
-        targets.push(target(spec, token));
-    }
-    targets
-}
-
-/// Re-reads the registry every `every`; when its rows changed, re-targets the collector.
-/// The vault is only read on a change.
-async fn follow_registry(
-    registry: Registry,
-    handle: ebb_telemetry::collect::TargetsHandle,
-    every: Duration,
-) {
-    let mut last: Option<Vec<HostEntry>> = None;
-    let mut ticks = tokio::time::interval(every);
-    loop {
-        ticks.tick().await;
-        let Ok(specs) = registry.list().await else {
-            continue;
-        };
-        if last.as_ref() != Some(&specs) {
-            handle.set(targets_for(&registry, &specs).await);
-            last = Some(specs);
-        }
-    }
-}
-
-fn target(spec: &HostEntry, token: Option<String>) -> Target {
-    Target {
-        name: spec.name.clone(),
-        region: spec.region.clone(),
-        access: AgentAccess {
-            url: spec.url.clone(),
-            token,
-            fingerprint: spec.fingerprint.clone(),
-        },
-    }
+/// `console.toml`'s `prometheus`, else the metrics source's Prometheus.
+fn promql_server(config: &ConsoleConfig, source: &dyn MetricsSource) -> Option<String> {
+    config
+        .toml()
+        .prometheus
+        .clone()
+        .or_else(|| source.promql_server())
 }
 
 /// Whether some process collects from `data_dir` right now.
@@ -690,246 +600,4 @@ fn try_lock(path: &Path) -> std::io::Result<Option<std::fs::File>> {
         Err(std::fs::TryLockError::WouldBlock) => Ok(None),
         Err(std::fs::TryLockError::Error(error)) => Err(error),
     }
-}
-
-/// The writer rolls up and trims the metrics store once a minute of the wall clock, ...
-const COMPACT_EVERY_MS: i64 = 60_000;
-/// ... this far into it, when the minute before has all its samples.
-const COMPACT_AFTER_MS: i64 = 5_000;
-
-/// The collector's writer: every sample into the metrics store (one transaction a tick),
-/// live history for the charts, host health for viewers, rollups and retention each minute.
-async fn write_ticks(
-    mut ticks: mpsc::Receiver<Tick>,
-    db: ConsoleDb,
-    history: Arc<RwLock<UtilHistory>>,
-    metrics: MetricsStore,
-) {
-    let mut last_written: Vec<HostStatus> = Vec::new();
-    let mut compacted: Option<i64> = None;
-    while let Some(tick) = ticks.recv().await {
-        if let Ok(mut history) = history.write() {
-            for list in &tick.samples {
-                history.record(&list.host, list);
-            }
-        }
-        let rows = sample_rows(&tick.samples);
-        if !rows.is_empty()
-            && let Err(error) = metrics.insert_batch(&rows).await
-        {
-            tracing::warn!(%error, rows = rows.len(), "cannot store samples");
-        }
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|elapsed| elapsed.as_millis() as i64)
-            .unwrap_or(0);
-        // Once a minute, a few seconds into it: the minute before is whole by then, so the
-        // rollup reads about a minute of samples (at an arbitrary phase it re-read up to two,
-        // 1.1 s a minute at 10,000 GPUs, with the writer waiting).
-        if now % COMPACT_EVERY_MS >= COMPACT_AFTER_MS
-            && compacted.replace(now / COMPACT_EVERY_MS) != Some(now / COMPACT_EVERY_MS)
-            && let Err(error) = metrics.compact(now).await
-        {
-            tracing::warn!(%error, "cannot roll up or trim the metrics store");
-        }
-        if tick.snapshot.hosts != last_written {
-            if let Err(error) = write_health(&db, &tick.snapshot.hosts).await {
-                tracing::warn!(%error, "cannot record host health");
-            }
-            last_written.clone_from(&tick.snapshot.hosts);
-        }
-    }
-}
-
-/// One row per GPU reading. Pure.
-pub fn sample_rows(samples: &[Arc<ebb_wire::agent::GpuList>]) -> Vec<SampleRow> {
-    samples
-        .iter()
-        .flat_map(|list| {
-            list.gpus.iter().map(move |gpu| SampleRow {
-                host: list.host.clone(),
-                gpu_index: gpu.index,
-                t_ms: list.sampled_at_ms as i64,
-                util_pct: gpu.gpu_util_pct,
-                memory_used_mib: gpu.memory_used_mib,
-                memory_total_mib: gpu.memory_total_mib,
-                temperature_c: gpu.temperature_c,
-                power_w: gpu.power_draw_w,
-            })
-        })
-        .collect()
-}
-
-async fn write_health(db: &ConsoleDb, hosts: &[HostStatus]) -> Result<(), sqlx::Error> {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|elapsed| elapsed.as_millis() as i64)
-        .unwrap_or(0);
-    let mut tx = db.begin_write().await?;
-    for host in hosts {
-        sqlx::query(
-            "INSERT INTO host_health (name, health, reason, gpu_count, models, mean_util_pct, checked_at_ms)
-             VALUES ($1, $2, $3, $4, $5, CASE WHEN $8 = 1 THEN $6 END, $7)
-             ON CONFLICT (name) DO UPDATE SET health = excluded.health, reason = excluded.reason,
-               gpu_count = excluded.gpu_count, models = excluded.models,
-               mean_util_pct = excluded.mean_util_pct, checked_at_ms = excluded.checked_at_ms",
-        )
-        .bind(&host.name)
-        .bind(health_word(host.health))
-        .bind(host.last_error.as_ref().map(|problem| {
-            serde_json::to_string(problem).expect("a host problem always serializes")
-        }))
-        .bind(i64::from(host.gpu_count))
-        .bind(serde_json::to_string(&host.models).unwrap_or_default())
-        .bind(host.mean_util_pct.map_or(0.0, f64::from))
-        .bind(now)
-        .bind(i64::from(host.mean_util_pct.is_some()))
-        .execute(&mut *tx)
-        .await?;
-    }
-    tx.commit().await
-}
-
-fn health_word(health: Health) -> &'static str {
-    match health {
-        Health::Online => "online",
-        Health::Degraded => "degraded",
-        Health::Offline => "offline",
-        Health::Unknown => "unknown",
-    }
-}
-
-/// A viewer: reads what the collecting process records, once per interval.
-async fn view(db: ConsoleDb, interval: Duration, publish: watch::Sender<Arc<FleetSnapshot>>) {
-    let mut ticks = tokio::time::interval(interval);
-    let mut tick = 0u32;
-    loop {
-        ticks.tick().await;
-        match read_snapshot(&db).await {
-            Ok(hosts) => {
-                tick = tick.wrapping_add(1);
-                publish.send_replace(Arc::new(FleetSnapshot {
-                    tick,
-                    hosts,
-                    metrics_unavailable: None,
-                }));
-            }
-            Err(error) => tracing::warn!(%error, "cannot read the collector's records"),
-        }
-    }
-}
-
-/// Every registered host with the health the collector last recorded.
-pub async fn read_snapshot(db: &ConsoleDb) -> Result<Vec<HostStatus>, sqlx::Error> {
-    let rows = sqlx::query(
-        "SELECT h.name, h.url, h.region, s.health, s.reason, s.gpu_count, s.models, s.mean_util_pct
-         FROM hosts h LEFT JOIN host_health s ON s.name = h.name ORDER BY h.region, h.name",
-    )
-    .fetch_all(db.pool())
-    .await?;
-    Ok(rows
-        .iter()
-        .map(|row| {
-            let mut status = unknown_status(&Target {
-                name: row.get("name"),
-                region: row.get("region"),
-                access: AgentAccess::open(row.get::<&str, _>("url")),
-            });
-            status.health = match row.get::<Option<&str>, _>("health") {
-                Some("online") => Health::Online,
-                Some("degraded") => Health::Degraded,
-                Some("offline") => Health::Offline,
-                _ => Health::Unknown,
-            };
-            // JSON; a record from before problems had a kind reads as none until the next poll.
-            status.last_error = row
-                .get::<Option<&str>, _>("reason")
-                .and_then(|text| serde_json::from_str(text).ok());
-            status.gpu_count = row.get::<Option<i64>, _>("gpu_count").unwrap_or(0) as u32;
-            status.models = row
-                .get::<Option<&str>, _>("models")
-                .and_then(|text| serde_json::from_str(text).ok())
-                .unwrap_or_default();
-            status.mean_util_pct = row
-                .get::<Option<f64>, _>("mean_util_pct")
-                .map(|pct| pct as f32);
-            status
-        })
-        .collect())
-}
-
-/// Each host's health for `ebb hosts list`: from the running collector's records, or, when
-/// none runs, from one poll of every host now (at once, each with its timeouts).
-pub async fn health_now(
-    registry: &Registry,
-    db: &ConsoleDb,
-    data_dir: &Path,
-) -> Result<Vec<HostStatus>, ConsoleError> {
-    let running = collector_running(data_dir).map_err(|error| ConsoleError::DataDir {
-        path: data_dir.display().to_string(),
-        reason: error.to_string(),
-    })?;
-    if let crate::metrics_backend::MetricsBackend::Prometheus(client) =
-        crate::metrics_backend::MetricsBackend::of(data_dir, None)?
-    {
-        let hosts: Vec<ebb_telemetry::prom::PromHost> =
-            registry.list().await?.into_iter().map(Into::into).collect();
-        return Ok(client.health(&hosts, 0).await?.hosts);
-    }
-    if running {
-        return read_snapshot(db)
-            .await
-            .map_err(|error| RegistryError::from(error).into());
-    }
-    let specs = registry.list().await?;
-    let mut calls = Vec::with_capacity(specs.len());
-    for (position, spec) in specs.iter().enumerate() {
-        let token = registry.token(spec).await.unwrap_or(None);
-        calls.push((position, spec.clone(), token));
-    }
-    let answers = ebb_telemetry::fanout::fan_out(
-        calls,
-        CollectorConfig::default().max_concurrent_polls,
-        |(position, spec, token)| async move {
-            let result = ebb_telemetry::client::AgentClient::with_access(
-                &ebb_telemetry::client::AgentAccess {
-                    url: spec.url.clone(),
-                    token,
-                    fingerprint: spec.fingerprint.clone(),
-                },
-                ebb_telemetry::client::ClientConfig::default(),
-            );
-            let polled = match result {
-                Ok(client) => client.gpus().await,
-                Err(error) => Err(error),
-            };
-            (position, polled)
-        },
-    )
-    .await;
-    let mut statuses: Vec<HostStatus> = specs
-        .iter()
-        .map(|spec| {
-            ebb_telemetry::collect::unknown_status(&ebb_telemetry::collect::Target {
-                name: spec.name.clone(),
-                region: spec.region.clone(),
-                access: ebb_telemetry::client::AgentAccess::open(&spec.url),
-            })
-        })
-        .collect();
-    let config = CollectorConfig {
-        offline_after_failures: 1,
-        ..CollectorConfig::default()
-    };
-    for (position, polled) in answers {
-        let mut failures = 0;
-        ebb_telemetry::collect::apply_poll(
-            &mut statuses[position],
-            &mut failures,
-            &polled,
-            Duration::ZERO,
-            &config,
-        );
-    }
-    Ok(statuses)
 }

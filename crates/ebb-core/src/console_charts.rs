@@ -39,6 +39,20 @@ pub enum ChartError {
     Write { path: PathBuf, problem: String },
 }
 
+impl From<crate::metrics_source::ReadError> for ChartError {
+    fn from(error: crate::metrics_source::ReadError) -> Self {
+        use crate::metrics_source::ReadError;
+        match error {
+            ReadError::Stored(error) => ChartError::Metrics(error),
+            ReadError::Unavailable(error) => ChartError::MetricsUnavailable(error),
+            ReadError::Console(error) => ChartError::Invalid {
+                field: "host",
+                problem: error.to_string(),
+            },
+        }
+    }
+}
+
 fn invalid(field: &'static str, problem: impl Into<String>) -> ChartError {
     ChartError::Invalid {
         field,
@@ -186,15 +200,7 @@ impl Console {
             to_ms: spec.to_ms,
             max_points: frame.width_px,
         };
-        let series = match self.metrics_backend().prometheus() {
-            Some(prometheus) => {
-                query.validate()?;
-                prometheus
-                    .host_series(host, metric, query.from_ms, query.to_ms, query.max_points)
-                    .await?
-            }
-            None => self.metrics().query(&query).await?,
-        };
+        let series = self.metrics_source().host_series(&query).await?;
         gpu_lines_svg(&spec, metric, &series).map_err(|error| invalid("chart", error.to_string()))
     }
 
@@ -212,14 +218,7 @@ impl Console {
             to_ms: spec.to_ms,
             columns: (frame.width_px / 8).clamp(10, 240),
         };
-        let heatmap = match self.metrics_backend().prometheus() {
-            Some(prometheus) => {
-                prometheus
-                    .heatmap(query.metric, query.from_ms, query.to_ms, query.columns)
-                    .await?
-            }
-            None => self.metrics().heatmap(&query).await?,
-        };
+        let heatmap = self.metrics_source().heatmap(&query).await?;
         heatmap_svg(&spec, &heatmap).map_err(|error| invalid("chart", error.to_string()))
     }
 

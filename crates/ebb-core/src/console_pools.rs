@@ -10,9 +10,9 @@
 //! asked for on purpose (`over_budget`, which needs the admin role), then
 //! `PoolStore::set_desired` writes it with its activity entry and the enforcer is woken.
 
-use crate::catalog_store::ActiveCatalog;
-use crate::console::{Console, Role, read_snapshot};
+use crate::console::{Console, Role};
 use crate::enforcer::PassReport;
+use crate::metrics_source::embedded::read_snapshot;
 use crate::pools::{self, HostFacts, NewActivity, Pool, PoolError, PoolStore};
 use crate::provider::{AgentProvider, GpuProvider};
 use ebb_cost::{Catalog, OverlayMode, Term};
@@ -97,7 +97,7 @@ impl Console {
 
     /// The price catalog in use (the demo one when none was imported or it cannot be read).
     pub fn catalog(&self) -> Catalog {
-        ActiveCatalog::prices(&self.data_dir)
+        (*self.config.prices()).clone()
     }
 
     /// Hosts with the GPU models they reported; a host never polled is asked now. One the

@@ -57,7 +57,9 @@ impl Console {
     pub(crate) fn slurm_binding_if_any(&self) -> Result<Option<Binding>, SlurmOpError> {
         match &self.slurm.binding {
             Some(binding) => Ok(Some(binding.clone())),
-            None => binder::load_binding(&self.data_dir).map_err(SlurmOpError::Binding),
+            None => (*self.config.slurm_binding())
+                .clone()
+                .map_err(SlurmOpError::Binding),
         }
     }
 

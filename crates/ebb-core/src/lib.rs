@@ -20,7 +20,8 @@ pub mod console_slurm;
 pub mod cost_view;
 pub mod demo;
 pub mod enforce;
-pub mod metrics_backend;
+pub mod errors;
+pub mod metrics_source;
 pub mod pools;
 pub mod rules;
 pub mod slurm;
@@ -31,4 +32,4 @@ pub mod system_fonts;
 // folders group them by concern, the paths stay short.
 pub use enforce::{capacity, enforcer, pool_history, provider};
 pub use rules::{console_rules, metrics_api, rules_live, rules_replay};
-pub use state::{access, audit, catalog_store, clock, db, election, registry, vault};
+pub use state::{access, audit, catalog_store, clock, config, db, election, registry, vault};

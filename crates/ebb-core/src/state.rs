@@ -6,6 +6,7 @@ pub mod access;
 pub mod audit;
 pub mod catalog_store;
 pub mod clock;
+pub mod config;
 pub mod db;
 pub mod election;
 pub mod registry;

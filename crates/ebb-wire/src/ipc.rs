@@ -486,6 +486,21 @@ pub enum IpcErrorKind {
 }
 
 impl IpcErrorKind {
+    /// Whether the operator's input was refused (a field, a file, a value, a name not
+    /// there, the operator's role), rather than something failing: the CLI exits 2 for
+    /// these, 1 for the rest.
+    pub fn refuses_input(self) -> bool {
+        matches!(
+            self,
+            IpcErrorKind::InvalidInput
+                | IpcErrorKind::InvalidCatalog
+                | IpcErrorKind::NotFound
+                | IpcErrorKind::HostHoldsGpus
+                | IpcErrorKind::UnacknowledgedWarnings
+                | IpcErrorKind::RoleRequired
+        )
+    }
+
     /// The kind of an agent failure.
     pub fn of_host_problem(problem: &HostProblem) -> IpcErrorKind {
         match problem {

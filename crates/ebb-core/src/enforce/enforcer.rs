@@ -8,8 +8,10 @@
 //! runs it (the collector). It reaches the GPUs only through a [`GpuProvider`] (the agents,
 //! unless a test or another provider is given).
 
+use crate::config::ConsoleConfig;
 use crate::election::LeaderHandle;
 use crate::enforce::sender::Sender;
+use crate::metrics_source::MetricsSource;
 use crate::pools::{NewActivity, Pool, PoolError, PoolStore, Recorded};
 use crate::provider::{AgentProvider, GpuProvider};
 use crate::registry::{HostEntry, Registry};
@@ -98,19 +100,28 @@ impl Enforcer {
         Self::elected(store, registry, data_dir, config, provider, leader)
     }
 
-    /// [`Enforcer::start`], with Slurm-bound pools worked through `slurm`.
+    /// [`Enforcer::start`], with Slurm-bound pools worked through `slurm`, the console's
+    /// followed files (the Slurm binding, the prices) and its metrics source (the rules'
+    /// readings).
     pub fn start_bound(
         store: PoolStore,
         registry: Registry,
-        data_dir: PathBuf,
+        files: Arc<ConsoleConfig>,
         config: EnforcerConfig,
         leader: LeaderHandle,
         slurm: crate::slurm::api::SlurmSetup,
-        readings: Option<ebb_telemetry::prom::PromClient>,
+        readings: Arc<dyn MetricsSource>,
     ) -> Self {
         let provider = Arc::new(AgentProvider::new(registry.clone(), config.client));
         Self::spawn(
-            store, registry, data_dir, config, provider, leader, slurm, readings,
+            store,
+            registry,
+            files,
+            config,
+            provider,
+            leader,
+            slurm,
+            Some(readings),
         )
     }
 
@@ -143,10 +154,12 @@ impl Enforcer {
         provider: Arc<dyn GpuProvider>,
         leader: LeaderHandle,
     ) -> Self {
+        // Only the Slurm binding and the prices are read from the data directory here.
+        let files = Arc::new(ConsoleConfig::with(&data_dir, Default::default()));
         Self::spawn(
             store,
             registry,
-            data_dir,
+            files,
             config,
             provider,
             leader,
@@ -159,19 +172,19 @@ impl Enforcer {
     fn spawn(
         store: PoolStore,
         registry: Registry,
-        data_dir: PathBuf,
+        files: Arc<ConsoleConfig>,
         config: EnforcerConfig,
         provider: Arc<dyn GpuProvider>,
         leader: LeaderHandle,
         slurm: crate::slurm::api::SlurmSetup,
-        readings: Option<ebb_telemetry::prom::PromClient>,
+        readings: Option<Arc<dyn MetricsSource>>,
     ) -> Self {
         let wake = Arc::new(Notify::new());
         let (publish, reports) = watch::channel(PassReport::default());
         let mut state = Loop {
             store,
             registry,
-            data_dir,
+            files,
             config,
             provider,
             // Set before each pass from the election (none for a console alone).
@@ -269,7 +282,8 @@ impl Drop for Enforcer {
 struct Loop {
     store: PoolStore,
     registry: Registry,
-    data_dir: PathBuf,
+    /// The Slurm binding and the prices, each read again when its file changes.
+    files: Arc<ConsoleConfig>,
     config: EnforcerConfig,
     provider: Arc<dyn GpuProvider>,
     /// The term this console was elected for, sent with every rent and release so an
@@ -288,8 +302,9 @@ struct Loop {
     passes: u64,
     /// Each pool's rules, evaluated after the pass.
     rules: RulesRunner,
-    /// On Prometheus as the metrics back end: the rules read the pools' GPU readings there.
-    readings: Option<ebb_telemetry::prom::PromClient>,
+    /// Where the rules read the pools' GPU readings (Prometheus's, when it is the metrics
+    /// back end); `None`: the pass's own observations.
+    readings: Option<Arc<dyn MetricsSource>>,
     /// Pools bound to a Slurm partition: their nodes, one lease each.
     slurm: crate::slurm::binder::SlurmBinder,
     /// Reclaimed leases already logged (each said once while it lasts; after a restart,

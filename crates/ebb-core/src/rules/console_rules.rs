@@ -38,9 +38,6 @@ pub enum PromqlTestError {
         "no Prometheus server to ask: name one in the data directory's console.toml (prometheus = \"http://HOST:9090\", or metrics = \"prometheus+http://HOST:9090\")"
     )]
     NoServer,
-    /// console.toml cannot be read.
-    #[error("{0}")]
-    Config(String),
     /// The server did not answer.
     #[error("metrics unavailable: {0}")]
     Unavailable(ebb_telemetry::prom::PromError),
@@ -114,9 +111,7 @@ impl Console {
         use ebb_telemetry::prom::{PromClient, PromError, TIMEOUT};
         let pool = self.pools.get(pool).await?;
         ebb_rules::promql::check(query).map_err(PromqlTestError::Query)?;
-        let url = crate::console::promql_server(&self.data_dir, self.metrics_backend())
-            .map_err(|error| PromqlTestError::Config(error.to_string()))?
-            .ok_or(PromqlTestError::NoServer)?;
+        let url = self.promql_server().ok_or(PromqlTestError::NoServer)?;
         let rendered = ebb_rules::promql::render(query, &pool.name);
         let client = PromClient::new(&url, TIMEOUT).map_err(PromqlTestError::Unavailable)?;
         let samples = match client.instant(&rendered).await {

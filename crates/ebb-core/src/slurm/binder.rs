@@ -200,12 +200,12 @@ impl SlurmBinder {
 
     /// The binding in the data directory; a broken file keeps the last good one (and is
     /// logged), so a typo never hands a bound pool's nodes to the count planner.
-    pub fn reload(&mut self, data_dir: &Path) {
+    pub fn reload(&mut self, files: &crate::config::ConsoleConfig) {
         if self.fixed {
             return;
         }
-        match load_binding(data_dir) {
-            Ok(binding) => self.binding = binding,
+        match &*files.slurm_binding() {
+            Ok(binding) => self.binding.clone_from(binding),
             Err(error) => {
                 tracing::warn!(%error, "the Slurm binding does not read; keeping the last one")
             }

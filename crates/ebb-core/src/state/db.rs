@@ -20,9 +20,8 @@
 //! up front, so two processes never fail upgrading a read) and takes one
 //! transaction-scoped advisory lock on PostgreSQL, the same one-writer order
 //! ([`ConsoleDb::begin_write`]); a PostgreSQL session idle in a transaction is ended after
-//! 5 s, so a paused console cannot hold the others' writes. `console.toml` may hold
-//! `database`, `metrics`, `prometheus` and `[spot_breaker]`; any other key is refused,
-//! naming it.
+//! 5 s, so a paused console cannot hold the others' writes. `console.toml` is read by
+//! [`crate::config`].
 
 use crate::clock::{SharedClock, SystemClock};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
@@ -43,30 +42,7 @@ pub struct OpenError {
 /// A row of the console database, whichever engine holds it.
 pub type DbRow = sqlx::any::AnyRow;
 
-/// The file in a data directory that may name a shared database.
-pub const CONFIG_FILE: &str = "console.toml";
-
-/// The data directory's `console.toml` as a table, with the error for a bad field in it
-/// (naming the file); `None` when there is no such file. Reading or parsing it fails
-/// naming the file.
-fn config_table(
-    data_dir: &Path,
-) -> Result<Option<(toml::Table, impl Fn(String) -> OpenError)>, OpenError> {
-    let path = data_dir.join(CONFIG_FILE).display().to_string();
-    let bad = move |reason: String| OpenError {
-        path: path.clone(),
-        reason,
-    };
-    let text = match std::fs::read_to_string(data_dir.join(CONFIG_FILE)) {
-        Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(bad(error.to_string())),
-    };
-    let table: toml::Table = text
-        .parse()
-        .map_err(|error: toml::de::Error| bad(error.message().to_string()))?;
-    Ok(Some((table, bad)))
-}
+pub use crate::config::CONFIG_FILE;
 
 /// Which engine holds the console's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,112 +83,13 @@ impl Location {
             Some(None) => return Ok(Self::DataDir(data_dir.to_path_buf())),
             None => {}
         }
-        let Some((table, bad)) = config_table(data_dir)? else {
-            return Ok(Self::DataDir(data_dir.to_path_buf()));
-        };
-        for key in table.keys() {
-            if !matches!(
-                key.as_str(),
-                "database" | "metrics" | "prometheus" | "spot_breaker"
-            ) {
-                return Err(bad(format!(
-                    "unknown field `{key}`: the fields are `database`, `metrics`, `prometheus` and `spot_breaker`"
-                )));
-            }
-        }
-        match table.get("database") {
+        match crate::config::ConsoleToml::read(data_dir)?.database {
             None => Ok(Self::DataDir(data_dir.to_path_buf())),
-            Some(toml::Value::String(url)) => Self::parse(url, data_dir).map_err(bad),
-            Some(_) => Err(bad(
-                "database: expected a string such as \"postgres://user@host/ebb\"".into(),
-            )),
+            Some(url) => Self::parse(&url, data_dir).map_err(|reason| OpenError {
+                path: data_dir.join(CONFIG_FILE).display().to_string(),
+                reason,
+            }),
         }
-    }
-
-    /// The Prometheus server the data directory's `console.toml` names (`prometheus =
-    /// "http://HOST:9090"`), where custom metrics with a `prometheus` query are read; `None`
-    /// when it names none. A bad value is an error naming the file and the field.
-    pub fn prometheus_of_data_dir(data_dir: &Path) -> Result<Option<String>, OpenError> {
-        let Some((table, bad)) = config_table(data_dir)? else {
-            return Ok(None);
-        };
-        match table.get("prometheus") {
-            // The metrics back end's server answers the rules' queries too.
-            None => Self::metrics_of_data_dir(data_dir),
-            Some(toml::Value::String(url))
-                if url.starts_with("http://") || url.starts_with("https://") =>
-            {
-                Ok(Some(url.trim_end_matches('/').to_string()))
-            }
-            Some(_) => Err(bad(
-                "prometheus: expected a URL such as \"http://127.0.0.1:9090\"".into(),
-            )),
-        }
-    }
-
-    /// The metrics back end the data directory's `console.toml` names (`metrics =
-    /// "prometheus+http://HOST:9090"`) as the server's base URL; `None` for the embedded
-    /// collector. A bad value is an error naming `metrics`.
-    pub fn metrics_of_data_dir(data_dir: &Path) -> Result<Option<String>, OpenError> {
-        let Some((table, bad)) = config_table(data_dir)? else {
-            return Ok(None);
-        };
-        match table.get("metrics") {
-            None => Ok(None),
-            Some(toml::Value::String(text)) => ebb_telemetry::prom::backend_url(text)
-                .map(Some)
-                .map_err(|reason| bad(format!("metrics: {reason}"))),
-            Some(_) => Err(bad(
-                "metrics: expected a string such as \"prometheus+http://127.0.0.1:9090\"".into(),
-            )),
-        }
-    }
-
-    /// The spot breaker's policy the data directory's `console.toml` sets (`[spot_breaker]`
-    /// with `max_interruptions`, `window_minutes`, `cool_off_minutes`, `quiet_minutes`:
-    /// more than `max_interruptions` reclaims of a model in a region within the window pause
-    /// spot there for at least the cool-off, until none came for the quiet time); `None`
-    /// when it sets none. Each field is needed; a bad one is an error naming it.
-    pub fn spot_breaker_of_data_dir(
-        data_dir: &Path,
-    ) -> Result<Option<ebb_reconcile::spot::BreakerPolicy>, OpenError> {
-        let Some((table, bad)) = config_table(data_dir)? else {
-            return Ok(None);
-        };
-        let Some(value) = table.get("spot_breaker") else {
-            return Ok(None);
-        };
-        let Some(section) = value.as_table() else {
-            return Err(bad("spot_breaker: expected a table `[spot_breaker]`".into()));
-        };
-        const FIELDS: [&str; 4] = [
-            "max_interruptions",
-            "window_minutes",
-            "cool_off_minutes",
-            "quiet_minutes",
-        ];
-        if let Some(key) = section.keys().find(|key| !FIELDS.contains(&key.as_str())) {
-            return Err(bad(format!(
-                "spot_breaker.{key}: unknown field; the fields are {}",
-                FIELDS.join(", ")
-            )));
-        }
-        let field = |name: &str, least: i64| -> Result<i64, OpenError> {
-            match section.get(name) {
-                Some(toml::Value::Integer(n)) if (least..=1440).contains(n) => Ok(*n),
-                Some(_) => Err(bad(format!(
-                    "spot_breaker.{name}: expected a whole number from {least} to 1440"
-                ))),
-                None => Err(bad(format!("spot_breaker.{name}: missing"))),
-            }
-        };
-        let minutes = |name: &str| field(name, 1).map(|n| n * 60_000);
-        Ok(Some(ebb_reconcile::spot::BreakerPolicy {
-            max_interruptions: u32::try_from(field("max_interruptions", 0)?).unwrap_or(0),
-            window_ms: minutes("window_minutes")?,
-            cool_off_ms: minutes("cool_off_minutes")?,
-            quiet_ms: minutes("quiet_minutes")?,
-        }))
     }
 
     /// `--database`: a `postgres://` URL, or `sqlite` for the data directory's own file.
@@ -596,45 +473,6 @@ fn reason_subject(reason: &ebb_wire::reasons::ChangeReason) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_spot_breaker_is_read_from_console_toml_naming_a_bad_field() {
-        let dir = ebb_testkit::TempDir::new("db-spot-breaker");
-        let write = |text: &str| {
-            // Kept beside what the suites may have written (a shared database).
-            let kept: String = std::fs::read_to_string(dir.join(CONFIG_FILE))
-                .unwrap_or_default()
-                .lines()
-                .filter(|line| line.starts_with("database"))
-                .map(|line| format!("{line}\n"))
-                .collect();
-            std::fs::write(dir.join(CONFIG_FILE), format!("{kept}{text}")).unwrap();
-        };
-        write(
-            "[spot_breaker]\nmax_interruptions = 2\nwindow_minutes = 10\ncool_off_minutes = 5\nquiet_minutes = 4\n",
-        );
-        let policy = Location::spot_breaker_of_data_dir(dir.path())
-            .unwrap()
-            .unwrap();
-        assert_eq!(policy.max_interruptions, 2);
-        assert_eq!(policy.window_ms, 600_000);
-        assert_eq!(policy.quiet_ms, 240_000);
-        assert!(Location::of_data_dir(dir.path()).is_ok());
-        write(
-            "[spot_breaker]\nmax_interruptions = 2\nwindow_minutes = 0\ncool_off_minutes = 5\nquiet_minutes = 4\n",
-        );
-        let error = Location::spot_breaker_of_data_dir(dir.path()).unwrap_err();
-        assert!(
-            error.reason.contains("spot_breaker.window_minutes"),
-            "{error}"
-        );
-        write("[spot_breaker]\nmax_interruptions = 2\nwindow = 10\n");
-        let error = Location::spot_breaker_of_data_dir(dir.path()).unwrap_err();
-        assert!(
-            error.reason.contains("spot_breaker.window: unknown field"),
-            "{error}"
-        );
-    }
 
     #[test]
     fn a_data_directory_without_a_config_keeps_its_own_file() {

@@ -8,6 +8,7 @@ use ebb_agent::sim::GpuModel;
 use ebb_core::console_charts::ChartError;
 use ebb_core::console_rules::PromqlTestError;
 use ebb_telemetry::client::{AgentClient, ClientConfig};
+use ebb_telemetry::metrics_store::SeriesQuery;
 use ebb_testkit::{PrometheusServer, TempDir, TestConsole, TestFleet, eventually};
 use ebb_wire::agent::LeaseState;
 use ebb_wire::ipc::{ChartFrame, ChartMetric, ChartTheme, Health};
@@ -77,7 +78,14 @@ async fn a_console_on_prometheus_shows_what_the_agents_serve_and_waits_out_an_ou
         .fleet(&fleet)
         .open()
         .await;
-    assert!(console.metrics_backend().prometheus().is_some());
+    assert!(
+        console
+            .metrics_source()
+            .describe()
+            .starts_with("Prometheus at"),
+        "{}",
+        console.metrics_source().describe()
+    );
     let token = console.pool_store().new_metric_token().await.unwrap();
     prometheus.reload(&discovery(console.metrics_api_addr().unwrap(), &token));
 
@@ -136,15 +144,23 @@ async fn a_console_on_prometheus_shows_what_the_agents_serve_and_waits_out_an_ou
     .await;
 
     // A host's utilization line: each point one of the readings its agent served.
-    let prom = console.metrics_backend().prometheus().unwrap().clone();
+    let prom = console.metrics_source().clone();
     let host = fleet.hosts()[0].name.clone();
     let series = eventually(
         "five scrapes of each GPU",
         Duration::from_secs(60),
         || async {
             let now = ebb_core::clock::now_ms();
+            let query = SeriesQuery {
+                host: Some(host.clone()),
+                gpu_index: None,
+                metric: ChartMetric::Util,
+                from_ms: now - 20_000,
+                to_ms: now,
+                max_points: 400,
+            };
             let series = prom
-                .host_series(&host, ChartMetric::Util, now - 20_000, now, 400)
+                .host_series(&query)
                 .await
                 .map_err(|error| error.to_string())?;
             if series.len() == 2 && series.iter().all(|line| line.points.len() >= 5) {
@@ -210,7 +226,10 @@ async fn a_console_on_prometheus_shows_what_the_agents_serve_and_waits_out_an_ou
             draining: false,
         });
     }
-    let read = ebb_core::metrics_backend::readings_for_rules(&prom, &observed, &statuses).await;
+    let read = prom
+        .readings_for_rules(&observed, &statuses)
+        .await
+        .expect("on Prometheus, the rules read its readings");
     for lease in &view.leases {
         let host = read.iter().find(|host| host.name == lease.host).unwrap();
         for index in &lease.gpu_indexes {
@@ -270,7 +289,10 @@ async fn a_console_on_prometheus_shows_what_the_agents_serve_and_waits_out_an_ou
     );
     let gone = console.test_promql("train", "sum(up)").await.unwrap_err();
     assert!(matches!(gone, PromqlTestError::Unavailable(_)), "{gone}");
-    let read = ebb_core::metrics_backend::readings_for_rules(&prom, &observed, &statuses).await;
+    let read = prom
+        .readings_for_rules(&observed, &statuses)
+        .await
+        .expect("on Prometheus, the rules read its readings");
     assert!(
         read.iter()
             .flat_map(|host| &host.seen.as_ref().unwrap().gpus)

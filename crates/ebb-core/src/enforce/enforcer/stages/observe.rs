@@ -3,7 +3,6 @@
 //! and the lease history moved to what the agents report.
 
 use super::super::{Loop, Pass, Stage, granted_leases, node_answers_of};
-use crate::catalog_store::ActiveCatalog;
 use crate::pools::PoolError;
 use crate::registry::HostEntry;
 use ebb_reconcile::reconcile::Pending;
@@ -37,8 +36,8 @@ impl Loop {
             .await
             .map_err(|error| PoolError::Registry(error.to_string()))?;
         self.provider.prepare(&specs).await;
-        let catalog = ActiveCatalog::prices(&self.data_dir);
-        self.slurm.reload(&self.data_dir);
+        let catalog = (*self.files.prices()).clone();
+        self.slurm.reload(&self.files);
 
         // Observe, all at once, every host the enforcer has business with.
         let scoped: Vec<HostEntry> = specs

@@ -8,19 +8,15 @@ use crate::rules_live::RulesTick;
 impl Loop {
     pub(in crate::enforce::enforcer) async fn rules(&mut self, pass: &mut Pass) -> RulesTick {
         pass.ran(Stage::Rules);
-        let read;
-        let ruled_hosts = match &self.readings {
-            Some(prometheus) => {
-                read = crate::metrics_backend::readings_for_rules(
-                    prometheus,
-                    &pass.hosts,
-                    &pass.settled.statuses,
-                )
-                .await;
-                &read
+        let read = match &self.readings {
+            Some(source) => {
+                source
+                    .readings_for_rules(&pass.hosts, &pass.settled.statuses)
+                    .await
             }
-            None => &pass.hosts,
+            None => None,
         };
+        let ruled_hosts = read.as_deref().unwrap_or(&pass.hosts);
         self.rules
             .set_node_gpus(self.slurm.node_gpus(&pass.recorded.pools));
         let ruled = self

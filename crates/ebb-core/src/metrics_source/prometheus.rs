@@ -1,60 +1,144 @@
-//! Where the console's readings come from: the embedded collector (the default: every
-//! agent polled into `metrics.db`), or Prometheus, named by `metrics =
-//! "prometheus+http://HOST:9090"` in the data directory's `console.toml` or `--metrics`.
-//! On Prometheus the console polls no agent for telemetry (the enforcer still calls them
-//! for leases): the fleet's snapshot is read from it every round while something draws
-//! it (only hosts' `up` otherwise), and the charts ask it range queries. While it does not
-//! answer, the snapshot keeps the hosts as last read with `metrics_unavailable` set, and
-//! each chart is refused with the reason.
+//! Prometheus as the metrics source: the console polls no agent for telemetry (the
+//! enforcer still calls them for leases). The fleet's snapshot is read from it every round
+//! while something draws it (only hosts' `up` otherwise), and the charts ask it range
+//! queries. While it does not answer, the snapshot keeps the hosts as last read with
+//! `metrics_unavailable` set, and each chart is refused with the reason.
 
+use super::{Feed, FeedContext, MetricsSource, ReadError, ReadFuture};
+use crate::console::ConsoleError;
+use crate::db::ConsoleDb;
 use crate::registry::Registry;
+use ebb_charts::history::{GpuSeries, Heatmap};
 use ebb_charts::series::UtilHistory;
+use ebb_reconcile::reconcile::{HostObs, PoolStatus};
+use ebb_telemetry::metrics_store::{HeatmapQuery, SeriesQuery};
 use ebb_telemetry::prom::{PromClient, PromHost};
 use ebb_wire::agent::GpuList;
-use ebb_wire::ipc::{FleetSnapshot, MetricsUnavailable};
+use ebb_wire::ipc::{FleetSnapshot, HostStatus, MetricsUnavailable};
+use std::future::Future;
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio::sync::watch;
 
-/// Which back end the console reads its readings from.
+/// A Prometheus server scraping the agents through Ebb's service discovery.
 #[derive(Debug, Clone)]
-pub enum MetricsBackend {
-    /// The embedded collector and `metrics.db`.
-    Embedded,
-    /// A Prometheus server scraping the agents through Ebb's service discovery.
-    Prometheus(PromClient),
+pub struct Prometheus {
+    client: PromClient,
 }
 
-impl MetricsBackend {
-    /// The back end `given` names (`--metrics`), else the data directory's `console.toml`,
-    /// else the embedded collector. A bad value is an error naming `metrics`.
-    pub fn of(data_dir: &Path, given: Option<&str>) -> Result<Self, crate::db::OpenError> {
-        let url = match given {
-            Some(text) => Some(ebb_telemetry::prom::backend_url(text).map_err(|reason| {
+impl Prometheus {
+    /// The server at `url` (its base URL), each query with Prometheus's timeout.
+    pub fn new(url: &str) -> Result<Self, ConsoleError> {
+        PromClient::new(url, ebb_telemetry::prom::TIMEOUT)
+            .map(|client| Self { client })
+            .map_err(|error| {
                 crate::db::OpenError {
-                    path: "--metrics".into(),
-                    reason: format!("metrics: {reason}"),
-                }
-            })?),
-            None => crate::db::Location::metrics_of_data_dir(data_dir)?,
-        };
-        match url {
-            None => Ok(Self::Embedded),
-            Some(url) => PromClient::new(&url, ebb_telemetry::prom::TIMEOUT)
-                .map(Self::Prometheus)
-                .map_err(|error| crate::db::OpenError {
-                    path: url.clone(),
+                    path: url.to_string(),
                     reason: format!("metrics: {error}"),
-                }),
-        }
+                }
+                .into()
+            })
     }
 
-    pub fn prometheus(&self) -> Option<&PromClient> {
-        match self {
-            Self::Embedded => None,
-            Self::Prometheus(client) => Some(client),
-        }
+    /// The server's client, for a query of one's own.
+    pub fn client(&self) -> &PromClient {
+        &self.client
+    }
+}
+
+impl MetricsSource for Prometheus {
+    fn describe(&self) -> String {
+        format!("Prometheus at {}", self.client.url())
+    }
+
+    fn promql_server(&self) -> Option<String> {
+        Some(self.client.url().to_string())
+    }
+
+    /// A collector and a viewer read it alike: a task of its own, each collection round
+    /// when something draws the fleet, at a scrape's usual interval when only whether
+    /// hosts are up is read.
+    fn feed(&self, context: FeedContext<'_>) -> Result<Feed, ConsoleError> {
+        let options = context.options;
+        let every = if options.fleet_detail {
+            options.collector.interval
+        } else {
+            HEALTH_EVERY
+        };
+        let (publish, snapshot) = watch::channel(Arc::new(super::embedded::empty_snapshot()));
+        let task = tokio::spawn(follow(
+            self.client.clone(),
+            context.registry.clone(),
+            publish,
+            context.history.clone(),
+            options.fleet_detail,
+            every,
+        ));
+        Ok(Feed {
+            snapshot,
+            collector: None,
+            tasks: vec![task],
+        })
+    }
+
+    fn host_series<'a>(&'a self, query: &'a SeriesQuery) -> ReadFuture<'a, Vec<GpuSeries>> {
+        Box::pin(async move {
+            query.validate()?;
+            let host = query.host.as_deref().unwrap_or_default();
+            let mut series = self
+                .client
+                .host_series(
+                    host,
+                    query.metric,
+                    query.from_ms,
+                    query.to_ms,
+                    query.max_points,
+                )
+                .await?;
+            series.retain(|line| query.gpu_index.is_none_or(|index| line.gpu_index == index));
+            Ok(series)
+        })
+    }
+
+    fn heatmap<'a>(&'a self, query: &'a HeatmapQuery) -> ReadFuture<'a, Heatmap> {
+        Box::pin(async move {
+            Ok(self
+                .client
+                .heatmap(query.metric, query.from_ms, query.to_ms, query.columns)
+                .await?)
+        })
+    }
+
+    fn readings_for_rules<'a>(
+        &'a self,
+        hosts: &'a [HostObs],
+        statuses: &'a [PoolStatus],
+    ) -> Pin<Box<dyn Future<Output = Option<Vec<HostObs>>> + Send + 'a>> {
+        Box::pin(async move { Some(readings_for_rules(&self.client, hosts, statuses).await) })
+    }
+
+    fn health_now<'a>(
+        &'a self,
+        registry: &'a Registry,
+        _db: &'a ConsoleDb,
+        _data_dir: &'a Path,
+    ) -> ReadFuture<'a, Vec<HostStatus>> {
+        Box::pin(async move {
+            let hosts: Vec<PromHost> = registry
+                .list()
+                .await
+                .map_err(|error| ReadError::Console(Box::new(error.into())))?
+                .into_iter()
+                .map(Into::into)
+                .collect();
+            Ok(self.client.health(&hosts, 0).await?.hosts)
+        })
+    }
+
+    fn close(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(async {})
     }
 }
 
@@ -63,7 +147,7 @@ pub const HEALTH_EVERY: Duration = Duration::from_secs(15);
 
 /// Publishes the fleet as Prometheus has it, every `every` (with each GPU's readings when
 /// `detail`, else the hosts' `up` only), and records utilization for the live charts.
-pub(crate) async fn follow(
+async fn follow(
     client: PromClient,
     registry: Registry,
     publish: watch::Sender<Arc<FleetSnapshot>>,
@@ -131,7 +215,7 @@ pub(crate) async fn follow(
 /// look at), with each GPU's readings as Prometheus has them, in one query. A GPU
 /// Prometheus has no reading of, or every GPU when it does not answer, reads as unknown,
 /// so the rules on utilization and busy GPUs stand still rather than see idle GPUs.
-pub async fn readings_for_rules(
+async fn readings_for_rules(
     prometheus: &PromClient,
     hosts: &[ebb_reconcile::reconcile::HostObs],
     statuses: &[ebb_reconcile::reconcile::PoolStatus],

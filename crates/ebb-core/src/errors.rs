@@ -1,0 +1,287 @@
+//! Every console error as the fronts report it, mapped once: its kind ([`IpcErrorKind`]),
+//! the field it names and the line, as an [`IpcError`]. The desktop shell returns that
+//! (each error converts with `?`), and the CLI's exit code reads the same kind
+//! ([`report_in_chain`], [`IpcErrorKind::refuses_input`]). An error is logged where its
+//! kind is `Internal` (a bug or a broken database), once, as it is converted.
+
+use crate::access::{AdminError, RoleRequired};
+use crate::catalog_store::CatalogStoreError;
+use crate::console::ConsoleError;
+use crate::console_charts::ChartError;
+use crate::console_costs::CostError;
+use crate::console_rules::{PromqlTestError, RulesError};
+use crate::console_slurm::SlurmOpError;
+use crate::pools::PoolError;
+use crate::registry::RegistryError;
+use crate::rules_replay::ReplayError;
+use ebb_telemetry::metrics_store::MetricsError;
+use ebb_wire::ipc::{IpcError, IpcErrorKind};
+
+/// An error as every front reports it. Pure: no logging here.
+pub trait Reported {
+    fn report(&self) -> IpcError;
+}
+
+fn kind(kind: IpcErrorKind, error: &impl std::fmt::Display) -> IpcError {
+    IpcError::new(kind, error.to_string())
+}
+
+fn internal(error: &impl std::fmt::Display) -> IpcError {
+    kind(IpcErrorKind::Internal, error)
+}
+
+/// The database refused for want of a privilege (a role's grants or row-level security).
+fn refused_by_database(error: &impl std::fmt::Display) -> IpcError {
+    IpcError::new(
+        IpcErrorKind::RoleRequired,
+        format!("the database refused it for your role: {error}"),
+    )
+}
+
+impl Reported for RoleRequired {
+    /// `field` names the role it needs.
+    fn report(&self) -> IpcError {
+        IpcError {
+            field: Some(self.needs.name().to_string()),
+            ..kind(IpcErrorKind::RoleRequired, self)
+        }
+    }
+}
+
+impl Reported for MetricsError {
+    fn report(&self) -> IpcError {
+        match self {
+            MetricsError::Invalid { field, .. } => IpcError::invalid(field, self.to_string()),
+            other => IpcError::new(
+                IpcErrorKind::Internal,
+                format!("the metrics store failed: {other}"),
+            ),
+        }
+    }
+}
+
+impl Reported for ChartError {
+    fn report(&self) -> IpcError {
+        match self {
+            ChartError::Invalid { field, .. } => IpcError::invalid(field, self.to_string()),
+            ChartError::NoHost(_) => IpcError {
+                field: Some("host".into()),
+                ..kind(IpcErrorKind::NotFound, self)
+            },
+            ChartError::Metrics(error) => error.report(),
+            ChartError::MetricsUnavailable(_) => kind(IpcErrorKind::MetricsUnavailable, self),
+            ChartError::Pool(error) => error.report(),
+            ChartError::Write { .. } => kind(IpcErrorKind::Io, self),
+            ChartError::Raster(_) => internal(self),
+        }
+    }
+}
+
+impl Reported for CostError {
+    fn report(&self) -> IpcError {
+        match self {
+            CostError::Catalog(CatalogStoreError::Invalid { .. }) => {
+                kind(IpcErrorKind::InvalidCatalog, self)
+            }
+            CostError::Catalog(_) => kind(IpcErrorKind::Io, self),
+            CostError::Invalid { field, line, .. } => {
+                IpcError::invalid(field, self.to_string()).at_line(line.unwrap_or(0))
+            }
+            CostError::Compare(_) => kind(IpcErrorKind::InvalidInput, self),
+            CostError::RoleRequired(refused) => refused.report(),
+        }
+    }
+}
+
+impl Reported for RegistryError {
+    fn report(&self) -> IpcError {
+        match self {
+            RegistryError::Invalid { field, .. } => IpcError::invalid(field, self.to_string()),
+            RegistryError::NotFound(_) => kind(IpcErrorKind::NotFound, self),
+            RegistryError::Vault(_) => kind(IpcErrorKind::TokenStore, self),
+            RegistryError::RoleRequired(refused) => refused.report(),
+            RegistryError::Sql(sql) if crate::access::is_refused(sql) => refused_by_database(self),
+            RegistryError::HoldsGpus { .. } => IpcError {
+                field: Some("name".into()),
+                ..kind(IpcErrorKind::HostHoldsGpus, self)
+            },
+            RegistryError::Open { .. } | RegistryError::Sql(_) => internal(self),
+        }
+    }
+}
+
+impl Reported for ConsoleError {
+    fn report(&self) -> IpcError {
+        match self {
+            ConsoleError::Registry(error) => error.report(),
+            ConsoleError::Agent(problem) => IpcError::of_host(problem.clone()),
+            ConsoleError::Metrics(error) => error.report(),
+            ConsoleError::MetricsUnavailable(_) => kind(IpcErrorKind::MetricsUnavailable, self),
+            ConsoleError::DataDir { .. } => kind(IpcErrorKind::Io, self),
+        }
+    }
+}
+
+impl Reported for PoolError {
+    fn report(&self) -> IpcError {
+        match self {
+            PoolError::Invalid { field, .. } => IpcError::invalid(field, self.to_string()),
+            PoolError::Exists(_) => IpcError::invalid("name", self.to_string()),
+            PoolError::NotFound(_) => kind(IpcErrorKind::NotFound, self),
+            PoolError::Moved { .. } => IpcError {
+                field: Some("from".to_string()),
+                ..kind(IpcErrorKind::Conflict, self)
+            },
+            PoolError::RoleRequired(refused) => refused.report(),
+            PoolError::Db(sql) if crate::access::is_refused(sql) => refused_by_database(self),
+            PoolError::Db(_) | PoolError::Registry(_) | PoolError::Slurm(_) => internal(self),
+        }
+    }
+}
+
+impl Reported for RulesError {
+    fn report(&self) -> IpcError {
+        match self {
+            RulesError::Invalid(_) => {
+                let (field, line) = self.first_problem().map_or(("rules", None), |problem| {
+                    (problem.field.as_str(), problem.line)
+                });
+                IpcError {
+                    line,
+                    ..IpcError::invalid(field, self.to_string())
+                }
+            }
+            RulesError::Unacknowledged(_) => kind(IpcErrorKind::UnacknowledgedWarnings, self),
+            RulesError::Pool(error) => error.report(),
+        }
+    }
+}
+
+impl Reported for PromqlTestError {
+    fn report(&self) -> IpcError {
+        match self {
+            PromqlTestError::Query(_) => IpcError::invalid("prometheus", self.to_string()),
+            PromqlTestError::NoServer | PromqlTestError::Unavailable(_) => {
+                kind(IpcErrorKind::MetricsUnavailable, self)
+            }
+            PromqlTestError::Pool(error) => error.report(),
+        }
+    }
+}
+
+impl Reported for ReplayError {
+    fn report(&self) -> IpcError {
+        match self {
+            ReplayError::Invalid {
+                field,
+                line,
+                message,
+            } => IpcError {
+                line: *line,
+                ..IpcError::invalid(field, format!("{field}: {message}"))
+            },
+            ReplayError::Pool(error) => error.report(),
+            ReplayError::Cost(_) | ReplayError::Chart(_) => kind(IpcErrorKind::InvalidInput, self),
+            ReplayError::Task(_) => internal(self),
+        }
+    }
+}
+
+impl Reported for SlurmOpError {
+    fn report(&self) -> IpcError {
+        match self {
+            SlurmOpError::Pools(error) => error.report(),
+            SlurmOpError::NoPool(_) => kind(IpcErrorKind::NotFound, self),
+            SlurmOpError::NoBinding
+            | SlurmOpError::Binding(_)
+            | SlurmOpError::Hostlist(_)
+            | SlurmOpError::NotBound(_) => IpcError::invalid("slurm.toml", self.to_string()),
+            // Slurm's own commands failed: not the operator's input.
+            SlurmOpError::Slurm(_) => internal(self),
+        }
+    }
+}
+
+impl Reported for AdminError {
+    fn report(&self) -> IpcError {
+        match self {
+            AdminError::Invalid { field, .. } => IpcError::invalid(field, self.to_string()),
+            AdminError::NotShared => kind(IpcErrorKind::InvalidInput, self),
+            AdminError::Privilege(_) => kind(IpcErrorKind::RoleRequired, self),
+            AdminError::Db(sql) if crate::access::is_refused(sql) => refused_by_database(self),
+            AdminError::Db(_) => internal(self),
+        }
+    }
+}
+
+impl Reported for sqlx::Error {
+    fn report(&self) -> IpcError {
+        if crate::access::is_refused(self) {
+            refused_by_database(self)
+        } else {
+            internal(self)
+        }
+    }
+}
+
+/// Converts each of the console's errors into the IPC error (`?` in the desktop shell),
+/// logging the internal ones.
+macro_rules! into_ipc {
+    ($($error:ty),* $(,)?) => {$(
+        impl From<$error> for IpcError {
+            fn from(error: $error) -> Self {
+                let report = error.report();
+                if report.kind == IpcErrorKind::Internal {
+                    tracing::error!(error = %report.message, "console failure");
+                }
+                report
+            }
+        }
+    )*};
+}
+
+into_ipc!(
+    RoleRequired,
+    ChartError,
+    CostError,
+    RegistryError,
+    ConsoleError,
+    PoolError,
+    RulesError,
+    PromqlTestError,
+    ReplayError,
+    SlurmOpError,
+    AdminError,
+);
+
+/// The report of the first error in `chain` (an error and its causes) that the console
+/// knows; `None` when none is one of its.
+pub fn report_in_chain<'a>(
+    chain: impl IntoIterator<Item = &'a (dyn std::error::Error + 'static)>,
+) -> Option<IpcError> {
+    chain.into_iter().find_map(|cause| {
+        macro_rules! first {
+            ($($error:ty),*) => {$(
+                if let Some(error) = cause.downcast_ref::<$error>() {
+                    return Some(error.report());
+                }
+            )*};
+        }
+        first!(
+            RoleRequired,
+            MetricsError,
+            ChartError,
+            CostError,
+            RegistryError,
+            ConsoleError,
+            PoolError,
+            RulesError,
+            PromqlTestError,
+            ReplayError,
+            SlurmOpError,
+            AdminError,
+            sqlx::Error
+        );
+        None
+    })
+}
