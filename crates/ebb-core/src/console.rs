@@ -7,8 +7,8 @@
 //! each round; rollups and retention once a wall-clock minute, 5 s into it, when the minute
 //! before is whole), keeps the live charts' history, records host health for viewers, and
 //! runs the enforcer. Any later process (the app or `ebb daemon`) views what it records.
-//! With Prometheus as the metrics back end ([`crate::metrics_backend`]) no agent is polled
-//! for readings. Consoles sharing a PostgreSQL database each collect for themselves and
+//! Where the readings come from is the console's [`crate::metrics_source`]: the embedded
+//! collector, or Prometheus (no agent polled for readings). Consoles sharing a PostgreSQL database each collect for themselves and
 //! elect one enforcer ([`crate::election`]); only a console whose role is admin or enforcer
 //! stands for it.
 
