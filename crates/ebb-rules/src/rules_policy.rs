@@ -40,6 +40,7 @@ pub struct RulesPolicy {
     last_scale_in_ms: Option<i64>,
     held_since_ms: Vec<i64>,
     last: Option<Decision>,
+    node_gpus: u32,
 }
 
 impl RulesPolicy {
@@ -57,7 +58,16 @@ impl RulesPolicy {
             last_scale_in_ms: None,
             held_since_ms: Vec::new(),
             last: None,
+            node_gpus: 1,
         }
+    }
+
+    /// The same, deciding for a pool whose GPUs come and go `node_gpus` at a time (a Slurm
+    /// partition's nodes: every count decided is whole nodes, as the console decides for a
+    /// bound pool); 1 (the default) for single GPUs.
+    pub fn with_node_gpus(mut self, node_gpus: u32) -> RulesPolicy {
+        self.node_gpus = node_gpus.max(1);
+        self
     }
 
     /// A baseline by name (see [`baseline`]).
@@ -113,7 +123,7 @@ impl Policy for RulesPolicy {
             last_scale_out_ms: self.last_scale_out_ms,
             last_scale_in_ms: self.last_scale_in_ms,
             pricing: self.pricing.as_ref(),
-            node_gpus: 1,
+            node_gpus: self.node_gpus,
         };
         let decision = decide(&self.rules, &state, &self.windows, now_ms);
         let desired = decision.desired_gpus;

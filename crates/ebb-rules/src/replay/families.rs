@@ -47,6 +47,17 @@ pub enum Family {
     /// A large training cluster: 400–800 busy GPUs drifting slowly over days, jobs
     /// starting and ending in chunks of 8 and 64 GPUs.
     LargePool,
+    /// Not tuned to ([`Family::UNSEEN`]): a weekday batch whose start and end each drift
+    /// by up to ±30 minutes from 09:00 and 17:00, day to day, its size ±10%.
+    WeekdayBatchDrift,
+    /// Not tuned to: a training cluster of about 700 GPUs, jobs of 8 to 128 GPUs running
+    /// hours to days, started to follow a level that drifts slowly (a random walk of
+    /// hours) between `base` and `peak`.
+    TrainingCluster,
+    /// Not tuned to: a small Slurm queue, idle (a GPU or none) for long stretches, with
+    /// sudden bursts of 8-GPU jobs (one to three at once) running 30 minutes to 6 hours;
+    /// whole GPUs asked and used (a queue trace, nodes of 8 GPUs).
+    QueueBursts,
 }
 
 /// A family's knobs.
@@ -81,6 +92,22 @@ impl Family {
         Family::LargePool,
     ];
 
+    /// Families added after the search was developed, never tuned to: reported apart.
+    pub const UNSEEN: [Family; 3] = [
+        Family::WeekdayBatchDrift,
+        Family::TrainingCluster,
+        Family::QueueBursts,
+    ];
+
+    /// A queue trace's node (GPUs per node) when the family is one: its demand is the
+    /// queue's (`slurm_demand_gpus`), whole GPUs.
+    pub fn queue_node_gpus(self) -> Option<u32> {
+        match self {
+            Family::QueueBursts => Some(8),
+            _ => None,
+        }
+    }
+
     /// Whether it is flat load (noise only): the ≤ 3 actions a day goal applies.
     pub fn is_steady(self) -> bool {
         matches!(
@@ -106,12 +133,18 @@ impl Family {
             Family::Ar1Steady98 => "ar1-steady-0.98",
             Family::Steps10m => "steps-10m",
             Family::LargePool => "large-pool",
+            Family::WeekdayBatchDrift => "weekday-drift",
+            Family::TrainingCluster => "training-cluster",
+            Family::QueueBursts => "queue-bursts",
         }
     }
 
     /// The family called `name`.
     pub fn parse(name: &str) -> Option<Family> {
-        Family::ALL.into_iter().find(|family| family.name() == name)
+        Family::ALL
+            .into_iter()
+            .chain(Family::UNSEEN)
+            .find(|family| family.name() == name)
     }
 
     /// 30 days at the seed's scale.
@@ -131,6 +164,9 @@ impl Family {
             // `noise` is the step's reach (±30%).
             Family::Steps10m => (30.0, 30.0, 0.3),
             Family::LargePool => (400.0, 800.0, 0.01),
+            Family::WeekdayBatchDrift => (3.0, 50.0, 0.05),
+            Family::TrainingCluster => (620.0, 780.0, 0.005),
+            Family::QueueBursts => (0.0, 24.0, 0.0),
         };
         FamilyParams {
             days: 30,
@@ -203,6 +239,8 @@ pub fn generate(family: Family, params: &FamilyParams, seed: u64) -> Vec<f64> {
         Family::Ar1Steady50 => return ar1(&mut rng, minutes, base, params.noise, 0.5),
         Family::Ar1Steady90 => return ar1(&mut rng, minutes, base, params.noise, 0.9),
         Family::Ar1Steady98 => return ar1(&mut rng, minutes, base, params.noise, 0.98),
+        // Whole GPUs asked by jobs: no noise on top.
+        Family::QueueBursts => return queue_bursts(&mut rng, minutes, peak),
         // The steps are the family; a little jitter on top.
         Family::Steps10m => 0.02,
         _ => params.noise,
@@ -332,7 +370,9 @@ pub fn generate(family: Family, params: &FamilyParams, seed: u64) -> Vec<f64> {
                 *gpus = running;
             }
         }
-        Family::Ar1Steady50 | Family::Ar1Steady90 | Family::Ar1Steady98 => {
+        Family::WeekdayBatchDrift => weekday_drift(&mut rng, &mut level, base, peak),
+        Family::TrainingCluster => training_cluster(&mut rng, &mut level, base, peak),
+        Family::Ar1Steady50 | Family::Ar1Steady90 | Family::Ar1Steady98 | Family::QueueBursts => {
             unreachable!("returned above")
         }
     }
@@ -342,6 +382,81 @@ pub fn generate(family: Family, params: &FamilyParams, seed: u64) -> Vec<f64> {
         wander = 0.98 * wander + 0.2 * rng.range(-1.0, 1.0);
         let jitter = rng.range(-0.3, 0.3);
         *gpus = (*gpus * (1.0 + noise * (wander + jitter).clamp(-1.5, 1.5))).max(0.0);
+    }
+    level
+}
+
+/// [`Family::WeekdayBatchDrift`]'s level.
+fn weekday_drift(rng: &mut SplitMix64, level: &mut [f64], base: f64, peak: f64) {
+    for (day, minutes) in level.chunks_mut(MINUTES_PER_DAY).enumerate() {
+        let start = (9 * 60 + rng.pick(0, 60) as usize).saturating_sub(30);
+        let end = (17 * 60 + rng.pick(0, 60) as usize).saturating_sub(30);
+        let size = peak * rng.range(0.9, 1.1);
+        // Minute 0 is a Thursday (1970-01-01); 0 = Sunday.
+        let weekday = (1..=5).contains(&((day + 4) % 7));
+        for (m, gpus) in minutes.iter_mut().enumerate() {
+            *gpus = if weekday && (start..end).contains(&m) {
+                size
+            } else {
+                base
+            };
+        }
+    }
+}
+
+/// [`Family::TrainingCluster`]'s level.
+fn training_cluster(rng: &mut SplitMix64, level: &mut [f64], base: f64, peak: f64) {
+    let mid = (base + peak) / 2.0;
+    let reach = (peak - base) / 2.0;
+    let (mut drift, mut velocity) = (0.0f64, 0.0f64);
+    let mut jobs: Vec<(usize, f64)> = Vec::new();
+    let mut running = 0.0;
+    for (m, gpus) in level.iter_mut().enumerate() {
+        if m % 60 == 0 {
+            // A random walk of hours, its pace itself wandering, kept within the reach.
+            velocity = (0.9 * velocity + 0.02 * rng.range(-1.0, 1.0)).clamp(-0.05, 0.05);
+            drift = (drift + velocity).clamp(-1.0, 1.0);
+        }
+        jobs.retain(|&(end, size)| {
+            if end <= m {
+                running -= size;
+            }
+            end > m
+        });
+        let goal = mid + reach * drift;
+        if m % 15 == 0 {
+            while running < goal - 8.0 {
+                let size = [8.0, 8.0, 16.0, 32.0, 64.0, 128.0][rng.pick(0, 5) as usize];
+                let hours = rng.range(2.0, 48.0);
+                jobs.push((m + (hours * 60.0) as usize, size));
+                running += size;
+            }
+        }
+        *gpus = running;
+    }
+}
+
+/// [`Family::QueueBursts`]: whole GPUs, idle for long stretches, bursts of 8-GPU jobs.
+fn queue_bursts(rng: &mut SplitMix64, minutes: usize, peak: f64) -> Vec<f64> {
+    let mut level = vec![0.0f64; minutes];
+    let mut m = 0;
+    while m < minutes {
+        // Idle for 2 to 30 hours (a GPU kept busy by a small job now and then).
+        let idle = (rng.range(2.0, 30.0) * 60.0) as usize;
+        let small = rng.unit() < 0.3;
+        for gpus in level.iter_mut().skip(m).take(idle) {
+            *gpus = gpus.max(if small { 1.0 } else { 0.0 });
+        }
+        m += idle;
+        let jobs = rng.pick(1, 3);
+        for _ in 0..jobs {
+            let at = m + rng.pick(0, 20) as usize;
+            let length = (rng.range(0.5, 6.0) * 60.0) as usize;
+            for gpus in level.iter_mut().skip(at).take(length) {
+                *gpus = (*gpus + 8.0).min(peak.max(8.0));
+            }
+        }
+        m += rng.pick(30, 180) as usize;
     }
     level
 }

@@ -44,6 +44,16 @@ pub const STALE_AFTER_MINUTES: u32 = 2;
 /// `--gpus-per-node`'s range, as `slurm.toml`'s `gpus_per_node`.
 pub const GPUS_PER_NODE: std::ops::RangeInclusive<u32> = 1..=64;
 
+/// `demand` rounded up to whole nodes of `node_gpus` each minute: what a pool of whole
+/// nodes needs (the oracle's need on a queue trace of nodes).
+pub fn whole_node_demand(demand: &[f64], node_gpus: u32) -> Vec<f64> {
+    let node = f64::from(node_gpus.max(1));
+    demand
+        .iter()
+        .map(|&gpus| (crate::replay::trace::whole_gpus(gpus) as f64 / node).ceil() * node)
+        .collect()
+}
+
 /// What a suggestion sizes the pool on, read from the trace's header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sizing {
