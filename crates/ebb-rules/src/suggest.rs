@@ -20,32 +20,51 @@
 //!   stabilization window (it keeps up to `K − 1` spare: hysteresis on the way down);
 //! - **seasonal pre-scaling**, gated ([`seasonal`]): a schedule floor only for a step up
 //!   that recurs at the same time of day or on every occurrence of some days of the week
-//!   (a cron such as `55 8 * * 1-5`), and kept only if it also pays on a **hold-out**: the
-//!   last third of the learning trace's days replayed alone with and without it
-//!   ([`HOLD_OUT_SHARE`]; the file's header says what it found).
+//!   (a cron such as `55 8 * * 1-5`), and kept only if it pays out of sample,
+//!   checked by **rolling origin** ([`folds::seasonal_gate`]): at the start of each fold of
+//!   the learning days, the steps found in the days before it alone, their schedules
+//!   replayed on the fold against the best rules without any; kept only if they pay over
+//!   the folds and on at least half of them (the file's header says what it found). A step
+//!   whose start drifts by up to half an hour is one step ([`seasonal`]).
 //!
 //! The trace's **noise** is measured ([`noise`]: its spread around the slow level, lag-1
-//! autocorrelation, decorrelation time) and said in the file's comments. On **steady** load
-//! (noise around a flat level) the windows, deadbands, sustains and overloads it proposes
-//! join the grid, the search starts from them, and candidates over
-//! [`noise::STEADY_ACTIONS_PER_DAY`] on the trace rank after those within it (fewer actions
-//! first among them): every action there is a flap.
+//! autocorrelation, decorrelation time) and said in the file's comments; the windows,
+//! deadbands, sustains and overloads it proposes join the grid on every trace, with
+//! deadbands and overloads in proportion to the pool (a pool of hundreds of GPUs gets
+//! deadbands of tens) and finer headroom on large pools ([`Extra`]). No classification of
+//! the load ("steady", "seasonal") changes what the search minimises.
 //!
 //! On a **queue trace** (one with a `slurm_demand_gpus` column, [`queue`]) the target is
 //! the Slurm queue instead, one GPU per GPU asked for or held (no headroom lever), with the
-//! same windows; with a `slurm_oldest_wait_minutes` column too, a threshold adds a node's
-//! GPUs once a job has waited `N` minutes, `N` one more lever.
+//! same windows, replayed in whole nodes (`--gpus-per-node`: every count decided is whole
+//! nodes, so the node is the paid unit's size, and the oracle it is read against holds
+//! whole nodes too); with a `slurm_oldest_wait_minutes` column too, a threshold adds a
+//! node's GPUs once a job has waited `N` minutes, `N` one more lever.
 //!
 //! # The search
 //!
-//! Coordinate descent over a small grid of each lever ([`GRID`]), from HPA-like defaults
-//! sized to demand: each pass tries every value of one lever with the others fixed, keeps
-//! the best, and moves to the next lever, until a pass changes nothing. "Best" is: within
-//! the shortfall limit (less [`SAFETY`], since the rules will run on load they have not
-//! seen) before over it; then the lower cost; then fewer actions; then the earlier grid
-//! value (simpler, nearer the defaults). Every candidate is a real replay of the rule set
-//! through [`crate::decide`]. Deterministic: no randomness, a fixed order.
+//! **Cost first, flaps in money.** Every candidate is a real replay of the rule set
+//! through [`crate::decide`], billed by the replay (each GPU per started paid unit). Its
+//! cost in the search is that bill plus each action ([`ACTION_PENALTY_HOURS`]) and each
+//! flap ([`flaps`]: an action undone inside the paid unit it bought, priced per flap,
+//! [`FLAP_PENALTY_HOURS`], and per GPU in it, [`FLAP_GPU_PENALTY_HOURS`]) priced in, plus
+//! what it pays on two stress loads ([`stress_traces`]). No cap on actions a day.
+//!
+//! Coordinate descent over a small grid of each lever ([`GRID`], and [`Extra`]), from
+//! HPA-like defaults sized to demand: each pass tries every value of one lever with the
+//! others fixed, keeps the best, and moves to the next lever, until a pass changes nothing.
+//! "Best" is: within the shortfall limit (less [`SAFETY`], since the rules will run on load
+//! they have not seen) on the trace and within the limit on each of its folds before not;
+//! then the lower priced cost; then fewer actions.
+//!
+//! **Robust out of sample** ([`folds`]): the levers suggested are not the cheapest on the
+//! whole learning trace but, among every candidate replayed, those with the least mean
+//! regret over its folds (in each, the candidate's priced cost over the cheapest's there);
+//! among those within [`CHOICE_TOLERANCE`] of it, the fewest flaps, then actions.
+//! Deterministic: no randomness, a fixed order.
 
+pub mod flaps;
+pub mod folds;
 pub mod noise;
 pub mod queue;
 pub mod seasonal;
@@ -64,6 +83,7 @@ use ebb_wire::rules::{
     self as spec, BoundKind, Limits, MetricRef, ScaleIn, Schedule, ScheduleWhen, TargetRule,
 };
 use ebb_wire::suggest::{PaidUnit, SuggestNote};
+use folds::FoldCost;
 use noise::Noise;
 use queue::Sizing;
 use seasonal::{RecurringStep, recurring_steps};
@@ -183,14 +203,26 @@ pub const GRID: Grid = Grid {
 };
 
 /// Among the rule sets within this share of the cheapest (penalized) cost, the one with
-/// the fewest actions is suggested: a pool that moves less is easier to read and trust,
-/// and a saving this small is within what the next weeks' load will change anyway.
+/// the fewest actions is suggested (the spot mix's choice, [`spot`]).
 pub const COST_TOLERANCE: f64 = 0.01;
 
+/// Among the rule sets within this share of the least mean regret over the folds
+/// ([`folds::mean_ratios`]), the one with the fewest flaps, then the fewest actions, is
+/// suggested: a difference this small is within what the next weeks' load will change.
+pub const CHOICE_TOLERANCE: f64 = 0.002;
+
 /// What an action is worth in the search, as a share of an on-demand GPU-hour: a saving
-/// smaller than that is not worth another order or release (the churn, and the operator's
-/// log). Half an hour's price makes steady load settle at a few actions a day.
+/// smaller than that is not worth another order or release (the operator's log). Priced
+/// per action, not capped per day: on a pool of hundreds of GPUs it is small beside what a
+/// step saves; on a pool of a few it keeps the pool from moving for nothing.
 pub const ACTION_PENALTY_HOURS: f64 = 0.5;
+
+/// What a flap (an action undone inside the paid unit it bought, [`flaps`]) is worth on
+/// top of what the replay bills for it, as a share of an on-demand GPU-hour …
+pub const FLAP_PENALTY_HOURS: f64 = 8.0;
+
+/// … and each GPU in it (a flap of 64 GPUs is 64 orders or releases undone).
+pub const FLAP_GPU_PENALTY_HOURS: f64 = 4.0;
 
 /// The most passes of the descent.
 const MAX_PASSES: usize = 4;
@@ -209,12 +241,16 @@ pub struct Suggestion {
     pub levers: Levers,
     /// The rules replayed on the trace.
     pub replay: ReplayResult,
+    /// Their flaps on it (actions undone inside the paid unit they bought), a day.
+    pub flaps_per_day: f64,
     /// The perfect-foresight oracle on the same trace and billing.
     pub oracle: ReplayResult,
     /// The recurring steps found (a schedule each when `levers.pre_scale`).
     pub recurring: Vec<RecurringStep>,
     /// What the rules size the pool on (the queue when the trace has its columns).
     pub sizing: Sizing,
+    /// The folds of the learning trace the levers were validated on ([`folds`]).
+    pub folds: usize,
     /// Rule sets replayed.
     pub candidates: u32,
     /// Whether the chosen rules are within the limit on the trace (when none is, the one
@@ -226,50 +262,50 @@ pub struct Suggestion {
 #[derive(Debug, Clone)]
 struct Scored {
     result: ReplayResult,
-    /// Within the limit first, then (steady load) within the action budget, then the cost
-    /// with each action's penalty (or the shortfall when over the limit, the actions when
-    /// over the budget), then the actions: lower is better.
-    key: (bool, bool, i64, i64, u32),
+    flaps: u32,
+    folds: Vec<FoldCost>,
+    /// 0: within the limit on the trace and on every fold; 1: on the trace but over it on
+    /// a fold; 2: over it. Then the cost with each action, flap and stress load priced (the
+    /// shortfall when over the limit), then the actions: lower is better.
+    key: (u8, i64, u32),
 }
 
 impl Scored {
     fn new(
         result: ReplayResult,
-        limit_pct: f64,
-        action_fen: i64,
+        flapped: (usize, usize),
+        folds: Vec<FoldCost>,
+        limits: (f64, f64),
+        prices: &folds::Prices<'_>,
         stress_fen: i64,
-        actions_per_day_budget: Option<f64>,
     ) -> Scored {
-        let over = result.shortfall_pct > limit_pct;
-        let shortfall = (result.shortfall_pct * 1_000.0).round() as i64;
-        let penalized = result
+        let (limit_pct, fold_limit_pct) = limits;
+        let priced = result
             .cost_fen
-            .saturating_add(action_fen.saturating_mul(i64::from(result.actions)))
+            .saturating_add(prices.churn(i64::from(result.actions), flapped))
             .saturating_add(stress_fen);
-        let flapping = actions_per_day_budget.is_some_and(|budget| result.actions_per_day > budget);
-        let key = if over {
-            (true, false, shortfall, penalized, result.actions)
-        } else if flapping {
+        let key = if result.shortfall_pct > limit_pct {
             (
-                false,
-                true,
-                i64::from(result.actions),
-                penalized,
+                2,
+                (result.shortfall_pct * 1_000.0).round() as i64,
                 result.actions,
             )
+        } else if folds.iter().any(|f| f.shortfall_pct > fold_limit_pct) {
+            (1, priced, result.actions)
         } else {
-            (false, false, penalized, 0, result.actions)
+            (0, priced, result.actions)
         };
-        Scored { result, key }
-    }
-
-    /// Within the shortfall limit and the action budget.
-    fn acceptable(&self) -> bool {
-        !self.key.0 && !self.key.1
+        Scored {
+            result,
+            flaps: flapped.0 as u32,
+            folds,
+            key,
+        }
     }
 }
 
 /// What every candidate of one search shares.
+#[derive(Clone, Copy)]
 struct Plan<'a> {
     peak: u32,
     noise: Noise,
@@ -277,6 +313,17 @@ struct Plan<'a> {
     options: &'a SuggestOptions,
     sizing: Sizing,
     gpus_per_node: u32,
+}
+
+impl Plan<'_> {
+    /// GPUs that come and go together in the replay: a queue trace's nodes, else one.
+    fn node_gpus(&self) -> u32 {
+        if self.sizing.is_queue() {
+            self.gpus_per_node
+        } else {
+            1
+        }
+    }
 }
 
 /// The levers the search moves, in the order of a pass (see [`neighbours`]).
@@ -292,11 +339,140 @@ pub fn suggest(
     suggest_with(trace, entry, options, &QueueOptions::default())
 }
 
+/// Every candidate replayed so far, by its levers.
+type Tried = BTreeMap<Levers, Scored>;
+
+/// Replays candidates on the trace and its stress loads, and scores them.
+struct Evaluator<'a> {
+    trace: &'a Trace,
+    plan: &'a Plan<'a>,
+    prices: folds::Prices<'a>,
+    price: crate::decide::Pricing,
+    stresses: Vec<Trace>,
+    folds: Vec<(usize, usize)>,
+    limits: (f64, f64),
+    unit: u32,
+    tried: Tried,
+}
+
+impl Evaluator<'_> {
+    fn policy(&self, rules: RuleSet) -> RulesPolicy {
+        RulesPolicy::new("rules", rules, Some(self.price.clone()))
+            .with_node_gpus(self.plan.node_gpus())
+    }
+
+    fn evaluate(&mut self, levers: Levers) -> Result<Scored, CostError> {
+        if let Some(scored) = self.tried.get(&levers) {
+            return Ok(scored.clone());
+        }
+        let (entry, options) = (self.prices.entry, self.prices.options);
+        let rules = build(&levers, self.plan);
+        let mut policy = self.policy(rules.clone());
+        let replayed = replay(self.trace, &mut policy, entry, options)?;
+        let flapped = flaps::flapped_gpus(
+            &replayed.series.held,
+            replayed.series.initial_gpus,
+            self.unit,
+        );
+        let mut stress_fen = 0i64;
+        for stress in &self.stresses {
+            let mut policy = self.policy(rules.clone());
+            let stressed = replay(stress, &mut policy, entry, options)?.result;
+            stress_fen = stress_fen.saturating_add(stressed.cost_fen);
+        }
+        let fold_costs = folds::fold_costs(
+            self.trace,
+            &replayed.series,
+            &replayed.bill,
+            &flapped,
+            &self.folds,
+            &self.prices,
+            stress_fen,
+        )?;
+        let scored = Scored::new(
+            replayed.result,
+            flaps::count_in(&flapped, 0, u32::MAX),
+            fold_costs,
+            self.limits,
+            &self.prices,
+            stress_fen,
+        );
+        self.tried.insert(levers, scored.clone());
+        Ok(scored)
+    }
+
+    /// Coordinate descent from `start`: each pass tries every value of one lever with the
+    /// others fixed, keeps the best, and moves to the next lever, until a pass changes
+    /// nothing.
+    fn descend(&mut self, start: Levers, extra: &Extra) -> Result<Levers, CostError> {
+        let sizing = self.plan.sizing;
+        let mut best = start;
+        let mut best_score = self.evaluate(best)?;
+        for _ in 0..MAX_PASSES {
+            let before = best;
+            for lever in 0..LEVERS {
+                for candidate in neighbours(&best, lever, self.unit, sizing, extra) {
+                    let score = self.evaluate(candidate)?;
+                    if score.key < best_score.key {
+                        best = candidate;
+                        best_score = score;
+                    }
+                }
+            }
+            if best == before {
+                break;
+            }
+        }
+        Ok(best)
+    }
+}
+
+/// The levers suggested among those tried (with schedules only if `pre_scale_allowed`):
+/// of the best tier ([`Scored::key`]'s first), the least mean regret over the folds; among
+/// those within [`CHOICE_TOLERANCE`] of it, the fewest flaps, then actions. When none is
+/// within the limit, the least shortfall.
+fn choose(tried: &Tried, pre_scale_allowed: bool) -> (Levers, Scored) {
+    let allowed: Vec<(&Levers, &Scored)> = tried
+        .iter()
+        .filter(|(levers, _)| pre_scale_allowed || !levers.pre_scale)
+        .collect();
+    let tier = allowed
+        .iter()
+        .map(|(_, score)| score.key.0)
+        .min()
+        .expect("at least one candidate without pre-scaling");
+    if tier == 2 {
+        let (levers, score) = allowed
+            .iter()
+            .min_by_key(|(levers, score)| (score.key, **levers))
+            .expect("one of the tier");
+        return (**levers, (*score).clone());
+    }
+    let pool: Vec<(&Levers, &Scored)> = allowed
+        .into_iter()
+        .filter(|(_, score)| score.key.0 == tier)
+        .collect();
+    let costs: Vec<Vec<i64>> = pool
+        .iter()
+        .map(|(_, score)| score.folds.iter().map(|f| f.fen).collect())
+        .collect();
+    let ratios = folds::mean_ratios(&costs);
+    let least = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let (levers, score, _) = pool
+        .iter()
+        .zip(&ratios)
+        .filter(|(_, ratio)| **ratio <= least * (1.0 + CHOICE_TOLERANCE))
+        .map(|((levers, score), ratio)| (**levers, *score, *ratio))
+        .min_by(|a, b| {
+            (a.1.flaps, a.1.result.actions, a.0)
+                .cmp(&(b.1.flaps, b.1.result.actions, b.0))
+                .then(a.2.total_cmp(&b.2))
+        })
+        .expect("the least is within its own tolerance");
+    (levers, score.clone())
+}
+
 /// [`suggest`], with what a queue trace's rules need beyond `options`.
-#[allow(
-    clippy::too_many_lines,
-    reason = "suggest's search over candidate rule sets; to be split"
-)]
 pub fn suggest_with(
     trace: &Trace,
     entry: &PriceEntry,
@@ -310,14 +486,9 @@ pub fn suggest_with(
         replay_options.warmup_minutes,
     );
     let sizing = Sizing::of(trace);
-    let noise = noise::measure(trace.demand());
-    // Steady load (noise around a flat level) is kept within an action budget: there every
-    // action is a flap.
-    let actions_budget =
-        (noise.steady && !sizing.is_queue()).then_some(noise::STEADY_ACTIONS_PER_DAY);
     let plan = Plan {
         peak: trace.peak_gpus(),
-        noise,
+        noise: noise::measure(trace.demand()),
         recurring: &recurring,
         options,
         sizing,
@@ -326,40 +497,24 @@ pub fn suggest_with(
             .clamp(*queue::GPUS_PER_NODE.start(), *queue::GPUS_PER_NODE.end()),
     };
     let limit_pct = options.max_shortfall_pct.max(0.0) * SAFETY;
-    let price = pricing(entry, replay_options);
-
-    let action_fen = (entry.hour.fen() as f64 * ACTION_PENALTY_HOURS).round() as i64;
     let unit = unit_minutes(replay_options.overlay);
-
-    let mut stresses = stress_traces(trace, unit);
-    if sizing.is_queue() {
-        // The stress load is jobs too: the queue asks for what they need.
-        stresses = stresses
-            .into_iter()
-            .filter_map(|stress| {
-                let asked = stress.demand().iter().map(|&gpus| Some(gpus)).collect();
-                stress.with_column(queue::DEMAND_METRIC, asked)
-            })
-            .collect();
-    }
-
-    let mut tried: BTreeMap<Levers, Scored> = BTreeMap::new();
-    let mut evaluate = |levers: Levers| -> Result<Scored, CostError> {
-        if let Some(scored) = tried.get(&levers) {
-            return Ok(scored.clone());
-        }
-        let rules = build(&levers, &plan);
-        let mut policy = RulesPolicy::new("rules", rules.clone(), Some(price.clone()));
-        let result = replay(trace, &mut policy, entry, replay_options)?.result;
-        let mut stress_fen = 0i64;
-        for stress in &stresses {
-            let mut policy = RulesPolicy::new("rules", rules.clone(), Some(price.clone()));
-            let stressed = replay(stress, &mut policy, entry, replay_options)?.result;
-            stress_fen = stress_fen.saturating_add(stressed.cost_fen);
-        }
-        let scored = Scored::new(result, limit_pct, action_fen, stress_fen, actions_budget);
-        tried.insert(levers, scored.clone());
-        Ok(scored)
+    let hour_fen = entry.hour.fen() as f64;
+    let mut evaluator = Evaluator {
+        trace,
+        plan: &plan,
+        prices: folds::Prices {
+            entry,
+            options: replay_options,
+            action_fen: (hour_fen * ACTION_PENALTY_HOURS).round() as i64,
+            flap_fen: (hour_fen * FLAP_PENALTY_HOURS).round() as i64,
+            flap_gpu_fen: (hour_fen * FLAP_GPU_PENALTY_HOURS).round() as i64,
+        },
+        price: pricing(entry, replay_options),
+        stresses: stresses_for(trace, unit, sizing),
+        folds: folds::bounds(trace.minutes()),
+        limits: (limit_pct, options.max_shortfall_pct.max(0.0)),
+        unit,
+        tried: Tried::new(),
     };
 
     // Coordinate descent from the defaults; then, when the trace has recurring steps, again
@@ -371,107 +526,52 @@ pub fn suggest_with(
         },
         sizing,
     );
-    if actions_budget.is_some() {
-        // Steady load: start from the levers the noise proposes (the middle window and
-        // deadband, its sustain and overload), within the budget more often than not.
-        let windows = noise.windows();
-        let deadbands = noise.deadbands();
-        start = canonical(
-            Levers {
-                stabilization_minutes: windows[windows.len() / 2],
-                deadband_gpus: deadbands[deadbands.len() / 2],
-                sustain_minutes: noise.sustains()[0],
-                overload_gpus: noise.overloads()[0],
-                ..start
-            },
-            sizing,
-        );
-    }
-    let extra = Extra::of(&noise, actions_budget.is_some());
+    let extra = Extra::of(&plan);
     let pre_scale_choices: &[bool] = if recurring.is_empty() {
         &[false]
     } else {
         &[false, true]
     };
     for &pre_scale in pre_scale_choices {
-        let mut best = Levers { pre_scale, ..start };
-        let mut best_score = evaluate(best)?;
-        for _ in 0..MAX_PASSES {
-            let before = best;
-            for lever in 0..LEVERS {
-                for candidate in neighbours(&best, lever, unit, sizing, &extra) {
-                    let score = evaluate(candidate)?;
-                    if score.key < best_score.key {
-                        best = candidate;
-                        best_score = score;
-                    }
-                }
-            }
-            if best == before {
-                break;
-            }
-        }
-        start = best;
+        start = evaluator.descend(Levers { pre_scale, ..start }, &extra)?;
     }
-    // The cheapest, then the fewest actions among those within the tolerance of it.
-    let choose = |pre_scale_allowed: bool| {
-        let allowed = tried
-            .iter()
-            .filter(|(levers, _)| pre_scale_allowed || !levers.pre_scale);
-        let (cheapest_levers, cheapest) = allowed
-            .clone()
-            .min_by_key(|(levers, score)| (score.key, **levers))
-            .map(|(levers, score)| (*levers, score.clone()))
-            .expect("at least one candidate without pre-scaling");
-        if !cheapest.acceptable() {
-            (cheapest_levers, cheapest)
-        } else {
-            let bound = (cheapest.key.2 as f64 * (1.0 + COST_TOLERANCE)).floor() as i64;
-            allowed
-                .filter(|(_, score)| score.acceptable() && score.key.2 <= bound)
-                .min_by_key(|(levers, score)| (score.result.actions, score.key, **levers))
-                .map(|(levers, score)| (*levers, score.clone()))
-                .expect("the cheapest is within its own tolerance")
-        }
-    };
-    let (mut best, mut best_score) = choose(true);
-    let mut held_out = None;
+    let (mut best, mut best_score) = choose(&evaluator.tried, true);
+    let mut gate = None;
     if best.pre_scale {
-        // The hold-out gate: the schedules stay only if the rules with them also beat the
-        // best rules without any on the learning trace's last days, replayed alone (so a
-        // step the search fitted to the whole trace must still earn its floor there).
-        let (alternative, alternative_score) = choose(false);
-        let gate = hold_out_gate(
+        // The schedules stay only if they pay by rolling origin over the learning days.
+        let (alternative, alternative_score) = choose(&evaluator.tried, false);
+        let found = folds::seasonal_gate(
             trace,
-            entry,
             &plan,
             (&best, &alternative),
             limit_pct,
-            action_fen,
+            &evaluator.prices,
         )?;
-        if !gate.paid {
+        if !found.paid {
             (best, best_score) = (alternative, alternative_score);
         }
-        held_out = Some(gate);
+        gate = Some(found);
     }
-    let candidates = tried.len() as u32;
-
-    let mut oracle_policy =
-        baseline("oracle", trace, replay_options, entry).expect("the oracle is a baseline");
-    let oracle = replay(trace, oracle_policy.as_mut(), entry, replay_options)?.result;
+    let candidates = evaluator.tried.len() as u32;
+    let fold_count = evaluator.folds.len();
+    let oracle = oracle_for(trace, &plan, entry)?;
     let levers = canonical(best, sizing);
     let spec = build_spec(&levers, &plan);
-    let within_limit = best_score.result.shortfall_pct <= options.max_shortfall_pct;
-    let mut notes = notes(
-        &levers,
-        &spec,
-        trace,
-        &plan,
-        &best_score.result,
-        &oracle,
+    let days = (trace.minutes() as f64 / 1_440.0).max(1.0 / 1_440.0);
+    let found = Found {
+        levers: &levers,
+        rules: &spec,
+        result: &best_score.result,
+        oracle: &oracle,
         candidates,
-    );
-    if let Some(gate) = &held_out {
+        flaps_per_day: f64::from(best_score.flaps) / days,
+        folds: fold_count,
+        action_fen: evaluator.prices.action_fen,
+        flap_fen: evaluator.prices.flap_fen,
+        flap_gpu_fen: evaluator.prices.flap_gpu_fen,
+    };
+    let mut notes = notes(trace, &plan, &found);
+    if let Some(gate) = &gate {
         notes
             .entry(String::new())
             .or_default()
@@ -479,99 +579,73 @@ pub fn suggest_with(
     }
     let file = to_toml_with_notes(&spec, &notes);
     let rules = model::parse(&file).expect("a suggested file is valid (a test checks)");
-    let notes = structured_notes(
-        &levers,
-        &spec,
-        trace,
-        &plan,
-        &best_score.result,
-        &oracle,
-        candidates,
-    );
+    let notes = structured_notes(trace, &plan, &found);
+    let within_limit = best_score.result.shortfall_pct <= options.max_shortfall_pct;
     Ok(Suggestion {
+        within_limit,
         rules,
         file,
         notes,
         levers,
+        flaps_per_day: found.flaps_per_day,
         replay: best_score.result,
         oracle,
         recurring,
         sizing,
+        folds: fold_count,
         candidates,
-        within_limit,
     })
 }
 
-/// The last [`HOLD_OUT_SHARE`] of the learning trace's whole days (at least one): what the
-/// seasonal schedules are checked on before they are kept.
-pub const HOLD_OUT_SHARE: f64 = 1.0 / 3.0;
-
-/// What the hold-out gate found.
-#[derive(Debug, Clone, Copy)]
-struct HoldOut {
-    days: usize,
-    /// The penalized cost with the schedules and without, on the held-out days (fen).
-    with_fen: i64,
-    without_fen: i64,
-    paid: bool,
-}
-
-impl HoldOut {
-    fn describe(&self, kept: bool) -> String {
-        format!(
-            "Hold-out check: on the trace's last {} days replayed alone, the schedules {} ({} with them, {} for the best rules without, actions priced in){}.",
-            self.days,
-            if self.paid { "paid" } else { "did not pay" },
-            Money::from_fen(self.with_fen),
-            Money::from_fen(self.without_fen),
-            if kept { "" } else { ": left out" }
-        )
-    }
-}
-
-/// Replays `with` (levers with schedules) and `without` (the best without) on the last days
-/// of `trace` (see [`HOLD_OUT_SHARE`]); the schedules pay when, within the shortfall limit,
-/// they cost less (each action priced as in the search). A trace of under 3 days has no
-/// hold-out: the schedules are kept as the search chose.
-fn hold_out_gate(
+/// The perfect-foresight oracle on `trace`; on a queue trace of nodes, in whole nodes.
+fn oracle_for(
     trace: &Trace,
-    entry: &PriceEntry,
     plan: &Plan<'_>,
-    (with, without): (&Levers, &Levers),
-    limit_pct: f64,
+    entry: &PriceEntry,
+) -> Result<ReplayResult, CostError> {
+    let options = &plan.options.replay;
+    let node = plan.node_gpus();
+    let mut policy: Box<dyn crate::policy::Policy> = if node > 1 {
+        Box::new(crate::replay::oracle::Oracle::new(
+            &queue::whole_node_demand(trace.demand(), node),
+            options.warmup_minutes,
+            unit_minutes(options.overlay),
+        ))
+    } else {
+        baseline("oracle", trace, options, entry).expect("the oracle is a baseline")
+    };
+    Ok(replay(trace, policy.as_mut(), entry, options)?.result)
+}
+
+/// What the search found, for the notes.
+#[derive(Clone, Copy)]
+struct Found<'a> {
+    levers: &'a Levers,
+    rules: &'a spec::RuleSet,
+    result: &'a ReplayResult,
+    oracle: &'a ReplayResult,
+    candidates: u32,
+    flaps_per_day: f64,
+    folds: usize,
     action_fen: i64,
-) -> Result<HoldOut, CostError> {
-    let days = trace.minutes() / 1_440;
-    let held = ((days as f64 * HOLD_OUT_SHARE).floor() as usize).max(1);
-    if days < 3 {
-        return Ok(HoldOut {
-            days: 0,
-            with_fen: 0,
-            without_fen: 0,
-            paid: true,
-        });
+    flap_fen: i64,
+    flap_gpu_fen: i64,
+}
+
+/// The stress loads ([`stress_traces`]); on a queue trace, jobs too: the queue asks for
+/// what they need.
+fn stresses_for(trace: &Trace, unit: u32, sizing: Sizing) -> Vec<Trace> {
+    let stresses = stress_traces(trace, unit);
+    if !sizing.is_queue() {
+        return stresses;
     }
-    let from = trace.minutes() - held * 1_440;
-    let part = trace.tail(from).expect("the hold-out is within the trace");
-    let options = ReplayOptions {
-        start_ms: plan.options.replay.start_ms + from as i64 * 60_000,
-        ..plan.options.replay
-    };
-    let price = pricing(entry, &options);
-    let key = |levers: &Levers| -> Result<(bool, i64), CostError> {
-        let mut policy = RulesPolicy::new("rules", build(levers, plan), Some(price.clone()));
-        let result = replay(&part, &mut policy, entry, &options)?.result;
-        let scored = Scored::new(result, limit_pct, action_fen, 0, None);
-        Ok((scored.key.0, scored.key.2))
-    };
-    let with = key(with)?;
-    let without = key(without)?;
-    Ok(HoldOut {
-        days: held,
-        with_fen: with.1,
-        without_fen: without.1,
-        paid: with < without,
-    })
+    stresses
+        .into_iter()
+        .filter_map(|stress| {
+            let asked = stress.demand().iter().map(|&gpus| Some(gpus)).collect();
+            stress.with_column(queue::DEMAND_METRIC, asked)
+        })
+        .collect()
 }
 
 /// Load the trace has not shown, built from its last day (its own noise): a peak at four
@@ -637,7 +711,9 @@ fn neighbours(at: &Levers, lever: usize, unit: u32, sizing: Sizing, extra: &Extr
     };
     match lever {
         0 if !sizing.is_queue() => {
-            with(&mut values(GRID.target_pct, &[]), &|l, v| l.target_pct = v)
+            with(&mut values(GRID.target_pct, &extra.target_pct), &|l, v| {
+                l.target_pct = v
+            })
         }
         1 => with(
             &mut values(GRID.stabilization_minutes, &extra.stabilization_minutes),
@@ -666,28 +742,52 @@ fn neighbours(at: &Levers, lever: usize, unit: u32, sizing: Sizing, extra: &Extr
     }
 }
 
-/// The lever values the trace's noise proposes beyond the grid (see [`noise`]), on steady
-/// load: its windows, deadbands, sustains and overloads. (On load with a shape, the noise
-/// measured is mostly the shape: its deadbands fitted the learning half and lost on the
-/// next, so the grid alone is searched there.)
+/// The lever values proposed beyond the grid, on every trace (each still chosen by replay):
+/// the noise's windows, sustains, overloads and deadbands ([`noise`]); deadbands and
+/// overloads in proportion to the pool (1, 2 and 4% of its median demand, 2 and 5%: on a
+/// pool of hundreds of GPUs the grid's few GPUs are nothing); a headroom of 1 and 2% on a
+/// pool of 100 GPUs or more; on a queue trace of nodes, a node's and two nodes' GPUs.
 #[derive(Debug, Clone, Default)]
 struct Extra {
+    target_pct: Vec<u32>,
     stabilization_minutes: Vec<u32>,
     sustain_minutes: Vec<u32>,
     overload_gpus: Vec<u32>,
     deadband_gpus: Vec<u32>,
 }
 
+/// The pool sizes from which levers in proportion are proposed (GPUs of median demand).
+const PROPORTIONATE_FROM_GPUS: f64 = 100.0;
+
 impl Extra {
-    fn of(noise: &Noise, steady: bool) -> Extra {
-        if !steady {
-            return Extra::default();
+    fn of(plan: &Plan<'_>) -> Extra {
+        let noise = &plan.noise;
+        let median = noise.median_gpus;
+        let share = |pcts: &[f64]| -> Vec<u32> {
+            pcts.iter()
+                .map(|pct| (median * pct / 100.0).round() as u32)
+                .filter(|&gpus| gpus > 3)
+                .collect()
+        };
+        let mut deadband_gpus = noise.deadbands();
+        deadband_gpus.extend(share(&[1.0, 2.0, 4.0]));
+        let mut overload_gpus = noise.overloads();
+        overload_gpus.extend(share(&[2.0, 5.0]));
+        let node = plan.node_gpus();
+        if node > 1 {
+            deadband_gpus.extend([node, 2 * node]);
+            overload_gpus.push(node);
         }
         Extra {
+            target_pct: if median >= PROPORTIONATE_FROM_GPUS && !plan.sizing.is_queue() {
+                vec![99, 98]
+            } else {
+                Vec::new()
+            },
             stabilization_minutes: noise.windows(),
             sustain_minutes: noise.sustains(),
-            overload_gpus: noise.overloads(),
-            deadband_gpus: noise.deadbands(),
+            overload_gpus,
+            deadband_gpus,
         }
     }
 }
@@ -816,15 +916,15 @@ fn paid_unit(overlay: OverlayMode) -> PaidUnit {
 /// them: the demand, what the rules did on it, then each lever. A queue trace's rules have
 /// no headroom note, and their queue metrics and threshold no note of their own (the wire's
 /// notes do not word them yet; the file's comments do).
-fn structured_notes(
-    levers: &Levers,
-    rules: &spec::RuleSet,
-    trace: &Trace,
-    plan: &Plan<'_>,
-    result: &ReplayResult,
-    oracle: &ReplayResult,
-    candidates: u32,
-) -> Vec<SuggestNote> {
+fn structured_notes(trace: &Trace, plan: &Plan<'_>, found: &Found<'_>) -> Vec<SuggestNote> {
+    let Found {
+        levers,
+        rules,
+        result,
+        oracle,
+        candidates,
+        ..
+    } = *found;
     let (options, recurring) = (plan.options, plan.recurring);
     let unit = paid_unit(options.replay.overlay);
     let mut out = vec![
@@ -917,15 +1017,17 @@ fn unit_word(overlay: OverlayMode) -> &'static str {
 }
 
 #[allow(clippy::too_many_lines, reason = "one note per finding")]
-fn notes(
-    levers: &Levers,
-    rules: &spec::RuleSet,
-    trace: &Trace,
-    plan: &Plan<'_>,
-    result: &ReplayResult,
-    oracle: &ReplayResult,
-    candidates: u32,
-) -> Notes {
+fn notes(trace: &Trace, plan: &Plan<'_>, found: &Found<'_>) -> Notes {
+    let Found {
+        levers,
+        rules,
+        result,
+        oracle,
+        candidates,
+        flaps_per_day,
+        folds,
+        ..
+    } = *found;
     let (options, recurring) = (plan.options, plan.recurring);
     let mut notes = Notes::new();
     let days = trace.minutes() as f64 / 1_440.0;
@@ -949,11 +1051,32 @@ fn notes(
             options.max_shortfall_pct
         ),
         format!(
-            "{:.1} actions a day: the cheapest of {candidates} rule sets replayed, kept within {}% of",
+            "{:.1} actions a day, {flaps_per_day:.1} flaps a day (an action undone inside the {unit} it paid for):",
             result.actions_per_day,
-            100.0 * SAFETY
         ),
-        "the limit on this trace to leave room for load it has not seen.".to_string(),
+        format!(
+            "of {candidates} rule sets replayed, the one with the least cost over {}, each action",
+            if folds > 1 {
+                format!(
+                    "{folds} stretches of these days (its cost on each over the cheapest's there, averaged)"
+                )
+            } else {
+                "the trace".to_string()
+            }
+        ),
+        format!(
+            "priced at {} and each flap at {} more and {} a GPU in it, kept within {}% of the limit on this trace{}",
+            Money::from_fen(found.action_fen),
+            Money::from_fen(found.flap_fen),
+            Money::from_fen(found.flap_gpu_fen),
+            100.0 * SAFETY,
+            if folds > 1 {
+                " (and within it on each stretch)"
+            } else {
+                ""
+            }
+        ),
+        "to leave room for load it has not seen.".to_string(),
         "Edit freely, then check a change with `ebb replay --trace … --rules this-file`."
             .to_string(),
     ];
@@ -968,17 +1091,6 @@ fn notes(
     }
     let noise = &plan.noise;
     header.push(format!("Measured on this trace: {}.", noise.describe()));
-    if noise.steady && !plan.sizing.is_queue() {
-        header.push(format!(
-            "Steady load (median {:.1} GPUs, spread within {}% of the mean, no outliers): every action is a flap,",
-            noise.median_gpus,
-            100.0 * noise::STEADY_CV
-        ));
-        header.push(format!(
-            "so the rules were kept to {} actions a day or fewer on it (the window and deadband below come from the noise).",
-            noise::STEADY_ACTIONS_PER_DAY
-        ));
-    }
     if !recurring.is_empty() && !levers.pre_scale {
         for step in recurring {
             header.push(format!(

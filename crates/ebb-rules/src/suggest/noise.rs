@@ -8,10 +8,11 @@
 //!   below 1/e (one minute for white noise, about `−1 / ln(phi)` for AR(1));
 //! - the load is **steady** when its standard deviation is at most [`STEADY_CV`] of its
 //!   mean and its 0.1st and 99.9th percentiles are within [`STEADY_TAIL_SDS`] standard
-//!   deviations of the median (no flash crowd, no shape: noise around a flat level), where
-//!   every action is a flap, so the search keeps the pool within [`STEADY_ACTIONS_PER_DAY`].
+//!   deviations of the median (no flash crowd, no shape: noise around a flat level). It is
+//!   a description only: no classification changes what the search minimises (its flaps
+//!   are priced on every trace, see [`super::flaps`]).
 //!
-//! The levers it proposes (each still chosen by replay, like the grid's):
+//! The levers it proposes on every trace (each still chosen by replay, like the grid's):
 //!
 //! - scale-in stabilization windows of [`WINDOW_DECORRELATIONS`] decorrelation times
 //!   (from 60 minutes to [`MAX_WINDOW_MINUTES`]): the highest of a window that long is a high quantile of
@@ -28,9 +29,6 @@ pub const STEADY_CV: f64 = 0.12;
 /// How far (standard deviations) a steady load's 0.1st and 99.9th percentiles may be from
 /// its median.
 pub const STEADY_TAIL_SDS: f64 = 5.0;
-/// The most actions a day the search keeps a steady load's rules to on the trace it learns
-/// from (the goal on load it has not seen is 3: the rest is margin).
-pub const STEADY_ACTIONS_PER_DAY: f64 = 2.5;
 /// The longest stabilization window proposed: each minute of a replay reads the whole
 /// window, so a day-long one made a 30-day search overrun its 10 s, and beyond a few hours
 /// the noise's high quantile hardly moves.

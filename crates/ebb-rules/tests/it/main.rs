@@ -10,4 +10,5 @@ mod replay;
 mod replay_spot;
 mod seed_rules;
 mod suggest;
+mod suggest_flaps;
 mod suggest_queue;
