@@ -131,7 +131,7 @@ fn main() {
                     reason: ebb_wire::reasons::ChangeReason::Cli,
                     delta_per_hour_fen: None,
                     delta_per_month_fen: None,
-                })
+                }, None)
                 .await
                 .expect("desired");
             console

@@ -313,10 +313,10 @@ impl Console {
         }
         // The team's quotas clamp a scale-out (GPUs, then spend), never below now.
         let pool = self.pools.get(name).await?;
+        let catalog = self.catalog();
+        let status = self.pools.read_status(&pool.id).await?.map(|(s, _)| s);
+        let pricing = crate::rules_live::pricing(&pool, status.as_ref(), &catalog);
         if to > pool.desired {
-            let catalog = self.catalog();
-            let status = self.pools.read_status(&pool.id).await?.map(|(s, _)| s);
-            let pricing = crate::rules_live::pricing(&pool, status.as_ref(), &catalog);
             let clamps = self
                 .pools
                 .team_clamps(&pool, pool.desired, to, &catalog, pricing.as_ref())
@@ -365,7 +365,14 @@ impl Console {
         };
         // Written only if the pool is still at `preview.from` (compare-and-set): a change
         // that came in since the preview stands, and this one is refused.
-        let (_, entry) = self.pools.set_desired(name, to, &release, &change).await?;
+        let spend = crate::pools::teams::SpendCheck {
+            catalog: &catalog,
+            pricing: pricing.as_ref(),
+        };
+        let (_, entry) = self
+            .pools
+            .set_desired(name, to, &release, &change, Some(&spend))
+            .await?;
         self.wake_enforcer();
         Ok(entry)
     }

@@ -292,13 +292,16 @@ impl PoolStore {
     ///
     /// Compare-and-set: `change.from` is the count the writer moves the pool from; when the
     /// stored count is another (a slider, a rule, an edit or another console moved it since
-    /// the writer looked), nothing changes and the answer is [`PoolError::Moved`].
+    /// the writer looked), nothing changes and the answer is [`PoolError::Moved`]. A
+    /// scale-out is checked against the team's GPU quota and, given `spend`, its spend quota,
+    /// under the write lock.
     pub async fn set_desired(
         &self,
         name: &str,
         to: u32,
         release_first: &[String],
         change: &NewActivity,
+        spend: Option<&super::teams::SpendCheck<'_>>,
     ) -> Result<(Pool, ActivityEntry), PoolError> {
         let chosen = serde_json::to_string(release_first)
             .map_err(|error| invalid("release", error.to_string()))?;
@@ -315,6 +318,9 @@ impl PoolStore {
         if to > pool.desired {
             // Under the write lock: two pools of one team moved at once never pass its quota.
             Self::quota_guard(&mut tx, &pool, to).await?;
+            if let Some(check) = spend {
+                Self::spend_guard(&mut tx, &pool, to, check, self.now_ms()).await?;
+            }
         }
         let now = self.now_ms();
         sqlx::query(
@@ -669,29 +675,40 @@ impl PoolStore {
         pool_id: &str,
         since_ms: i64,
     ) -> Result<Vec<super::RegionSpan>, PoolError> {
-        let rows = sqlx::query(
-            "SELECT l.host, l.lease_id, l.granted_at_ms, l.ended_at_ms, l.gpu_uuids, l.spot, h.region FROM pool_leases l LEFT JOIN hosts h ON h.name = l.host WHERE l.pool_id = $1 AND (l.ended_at_ms IS NULL OR l.ended_at_ms >= $2)",
-        )
-        .bind(pool_id)
-        .bind(since_ms)
-        .fetch_all(self.pool())
-        .await?;
-        Ok(rows
-            .iter()
-            .map(|row| super::RegionSpan {
-                span: LeaseSpan {
-                    start_ms: row.get("granted_at_ms"),
-                    end_ms: row.get("ended_at_ms"),
-                    gpus: serde_json::from_str::<Vec<String>>(&row.get::<String, _>("gpu_uuids"))
-                        .map_or(1, |uuids| u32::try_from(uuids.len()).unwrap_or(1)),
-                },
-                region: row.get("region"),
-                spot: row.get::<i64, _>("spot") != 0,
-                lease: Some((row.get("host"), row.get("lease_id"))),
-            })
-            .collect())
+        spans_on(&mut *self.pool().acquire().await?, pool_id, since_ms).await
     }
+}
 
+/// [`PoolStore::spans`] on `conn` (inside a transaction, as of it).
+pub(super) async fn spans_on(
+    conn: &mut sqlx::AnyConnection,
+    pool_id: &str,
+    since_ms: i64,
+) -> Result<Vec<super::RegionSpan>, PoolError> {
+    let rows = sqlx::query(
+        "SELECT l.host, l.lease_id, l.granted_at_ms, l.ended_at_ms, l.gpu_uuids, l.spot, h.region FROM pool_leases l LEFT JOIN hosts h ON h.name = l.host WHERE l.pool_id = $1 AND (l.ended_at_ms IS NULL OR l.ended_at_ms >= $2)",
+    )
+    .bind(pool_id)
+    .bind(since_ms)
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|row| super::RegionSpan {
+            span: LeaseSpan {
+                start_ms: row.get("granted_at_ms"),
+                end_ms: row.get("ended_at_ms"),
+                gpus: serde_json::from_str::<Vec<String>>(&row.get::<String, _>("gpu_uuids"))
+                    .map_or(1, |uuids| u32::try_from(uuids.len()).unwrap_or(1)),
+            },
+            region: row.get("region"),
+            spot: row.get::<i64, _>("spot") != 0,
+            lease: Some((row.get("host"), row.get("lease_id"))),
+        })
+        .collect())
+}
+
+impl PoolStore {
     pub async fn fences(&self) -> Result<HashMap<String, u64>, PoolError> {
         fences_on(&mut *self.pool().acquire().await?).await
     }
@@ -766,18 +783,28 @@ impl PoolStore {
     }
 
     pub async fn read_status(&self, pool_id: &str) -> Result<Option<(PoolStatus, i64)>, PoolError> {
-        let row = sqlx::query("SELECT status, checked_at_ms FROM pool_status WHERE pool_id = $1")
-            .bind(pool_id)
-            .fetch_optional(self.pool())
-            .await?;
-        Ok(row.map(|row| {
-            (
-                serde_json::from_str(&row.get::<String, _>("status")).unwrap_or_default(),
-                row.get::<i64, _>("checked_at_ms"),
-            )
-        }))
+        status_on(&mut *self.pool().acquire().await?, pool_id).await
     }
+}
 
+/// [`PoolStore::read_status`] on `conn`.
+pub(super) async fn status_on(
+    conn: &mut sqlx::AnyConnection,
+    pool_id: &str,
+) -> Result<Option<(PoolStatus, i64)>, PoolError> {
+    let row = sqlx::query("SELECT status, checked_at_ms FROM pool_status WHERE pool_id = $1")
+        .bind(pool_id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    Ok(row.map(|row| {
+        (
+            serde_json::from_str(&row.get::<String, _>("status")).unwrap_or_default(),
+            row.get::<i64, _>("checked_at_ms"),
+        )
+    }))
+}
+
+impl PoolStore {
     pub async fn confirm_policy(&self) -> Result<ConfirmPolicy, PoolError> {
         let value: Option<String> =
             sqlx::query_scalar("SELECT value FROM settings WHERE key = 'confirm_policy'")

@@ -54,6 +54,14 @@ impl TeamSpend {
     }
 }
 
+/// What a scale-out's spend is checked with inside its transaction: the prices and the
+/// pool's run rate at each count.
+#[derive(Debug, Clone, Copy)]
+pub struct SpendCheck<'a> {
+    pub catalog: &'a ebb_cost::Catalog,
+    pub pricing: Option<&'a ebb_rules::decide::Pricing>,
+}
+
 /// A team quota that bounds a scale-out: from `asked` to `to`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TeamClamp {
@@ -357,29 +365,43 @@ impl PoolStore {
         pool: &Pool,
         catalog: &ebb_cost::Catalog,
     ) -> Result<Option<TeamSpend>, PoolError> {
-        let team = self.team_of(pool).await?;
+        let mut conn = self.pool().acquire().await?;
+        Self::spend_on(&mut conn, pool, catalog, self.now_ms()).await
+    }
+
+    /// [`PoolStore::team_spend`] on `conn` (inside a write transaction: as of it).
+    async fn spend_on(
+        conn: &mut sqlx::AnyConnection,
+        pool: &Pool,
+        catalog: &ebb_cost::Catalog,
+        now: i64,
+    ) -> Result<Option<TeamSpend>, PoolError> {
+        let team: Option<String> = sqlx::query_scalar("SELECT team FROM pools WHERE id = $1")
+            .bind(&pool.id)
+            .fetch_optional(&mut *conn)
+            .await?;
+        let team = team.unwrap_or_default();
         if team.is_empty() {
             return Ok(None);
         }
         let cap: Option<Option<i64>> =
             sqlx::query_scalar("SELECT spend_per_month_fen FROM teams WHERE name = $1")
                 .bind(&team)
-                .fetch_optional(self.pool())
+                .fetch_optional(&mut *conn)
                 .await?;
         let Some(Some(per_month_fen)) = cap else {
             return Ok(None);
         };
-        let now = self.now_ms();
         let (_, month_start, month_end) = ebb_charts::calendar::utc_month(now);
         let members: Vec<String> = sqlx::query_scalar("SELECT name FROM pools WHERE team = $1")
             .bind(&team)
-            .fetch_all(self.pool())
+            .fetch_all(&mut *conn)
             .await?;
         let (mut others_fen, mut to_date_fen) = (0i64, 0i64);
         for name in members {
-            let member = self.get(&name).await?;
-            let status = self.read_status(&member.id).await?;
-            let spans = self.spans(&member.id, month_start).await?;
+            let member = super::store::pool_named(conn, &name).await?;
+            let status = super::store::status_on(conn, &member.id).await?;
+            let spans = super::store::spans_on(conn, &member.id, month_start).await?;
             let view = super::pool_view(&member, status, &spans, catalog, now);
             let Some(spend) = view.spend else { continue };
             if member.id == pool.id {
@@ -395,6 +417,37 @@ impl PoolStore {
             to_date_fen,
             remaining_ms: month_end - now,
         }))
+    }
+
+    /// Under the write lock, a scale-out from `pool.desired` to `to` is refused when the
+    /// team's spend quota no longer has room for it (another of its pools took the room
+    /// since the count was clamped): two pools of one team moved at once never pass it.
+    pub(super) async fn spend_guard(
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        pool: &Pool,
+        to: u32,
+        check: &SpendCheck<'_>,
+        now: i64,
+    ) -> Result<(), PoolError> {
+        let Some(spend) = Self::spend_on(tx, pool, check.catalog, now).await? else {
+            return Ok(());
+        };
+        let ceiling = spend.ceiling(pool.desired, to, |n| {
+            let rate = check.pricing?.run_rate(n).ok()?;
+            Some(rate.total.per_hour.fen())
+        });
+        if ceiling < to {
+            return Err(invalid(
+                "to",
+                format!(
+                    "team {team}'s spend quota of {quota} a month: its pools' month would pass it, so {pool} may have {ceiling} GPUs at most; look again",
+                    team = spend.team,
+                    quota = ebb_cost::Money::from_fen(spend.per_month_fen),
+                    pool = pool.name,
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// What the pool's team's quotas make of a scale-out from `current` to `asked`: its

@@ -161,11 +161,14 @@ async fn pools_round_trip_and_changes_are_logged() {
         delta_per_hour_fen: Some(7500),
         delta_per_month_fen: Some(5_475_000),
     };
-    let (scaled, entry) = store.set_desired("web", 8, &[], &change).await.unwrap();
+    let (scaled, entry) = store
+        .set_desired("web", 8, &[], &change, None)
+        .await
+        .unwrap();
     assert_eq!(scaled.desired, 8);
     assert_eq!(entry.outcome, Outcome::InProgress);
     let error = store
-        .set_desired("web", 11, &[], &change)
+        .set_desired("web", 11, &[], &change, None)
         .await
         .unwrap_err();
     assert_eq!(
@@ -183,7 +186,7 @@ async fn pools_round_trip_and_changes_are_logged() {
         ..change.clone()
     };
     assert!(matches!(
-        store.set_desired("web", 4, &[], &stale).await,
+        store.set_desired("web", 4, &[], &stale, None).await,
         Err(PoolError::Moved {
             expected: 2,
             actual: 8,
@@ -197,7 +200,10 @@ async fn pools_round_trip_and_changes_are_logged() {
         to: 4,
         ..change.clone()
     };
-    store.set_desired("web", 4, &[], &second).await.unwrap();
+    store
+        .set_desired("web", 4, &[], &second, None)
+        .await
+        .unwrap();
     let log = store.activity(Some("web"), 10).await.unwrap();
     assert_eq!(
         log.len(),
@@ -455,11 +461,11 @@ async fn notifications_read_new_entries_prefs_and_the_charts_rule_decisions() {
         delta_per_month_fen: None,
     };
     store
-        .set_desired("web", 3, &[], &change(Actor::Rule, 0, 3))
+        .set_desired("web", 3, &[], &change(Actor::Rule, 0, 3), None)
         .await
         .unwrap();
     store
-        .set_desired("web", 5, &[], &change(Actor::Operator, 3, 5))
+        .set_desired("web", 5, &[], &change(Actor::Operator, 3, 5), None)
         .await
         .unwrap();
     let new = store.activity_after(seen, 10).await.unwrap();
@@ -553,7 +559,7 @@ async fn two_writers_interleaving_lose_no_change() {
                     delta_per_hour_fen: None,
                     delta_per_month_fen: None,
                 };
-                match store.set_desired("web", to, &[], &change).await {
+                match store.set_desired("web", to, &[], &change, None).await {
                     Ok(_) => made += 1,
                     Err(PoolError::Moved {
                         expected, actual, ..

@@ -518,8 +518,24 @@ async fn step(
             // Compare-and-set from the count the rule decided on: when the operator, an
             // edit or another console moved the pool since this tick read it, theirs
             // stands, and the rule decides again on the next tick from what is there.
-            match store.set_desired(&pool.name, to, &[], &change).await {
+            let spend = crate::pools::teams::SpendCheck {
+                catalog,
+                pricing: price.as_ref(),
+            };
+            match store
+                .set_desired(&pool.name, to, &[], &change, Some(&spend))
+                .await
+            {
                 Ok(_) => {}
+                // A quota's room was taken by another of the team's pools since this tick
+                // clamped: the next tick clamps again on what is there.
+                Err(PoolError::Invalid {
+                    field: "to",
+                    problem,
+                }) => {
+                    tracing::info!(pool = %pool.name, wanted = to, %problem, "a rule stood down: the team's quota has no room");
+                    return Ok(None);
+                }
                 Err(PoolError::Moved {
                     expected, actual, ..
                 }) => {

@@ -56,7 +56,10 @@ pub(crate) async fn set_desired(store: &ebb_core::pools::PoolStore, pool: &str, 
         delta_per_hour_fen: None,
         delta_per_month_fen: None,
     };
-    store.set_desired(pool, to, &[], &change).await.unwrap();
+    store
+        .set_desired(pool, to, &[], &change, None)
+        .await
+        .unwrap();
 }
 
 /// A fresh database on the suite's PostgreSQL server (`EBB_TEST_POSTGRES`), or on one

@@ -647,5 +647,34 @@ async fn a_team_spend_quota_clamps_the_slider_to_what_the_rest_of_the_month_pays
         "{:?}",
         entry.reason
     );
+    // A writer that clamped on an older reading (another of the team's pools took the
+    // room since) is refused under the write lock, and nothing changes.
+    let store = rig.console.pool_store();
+    let pool = store.get("burst").await.unwrap();
+    let catalog = rig.console.catalog();
+    let status = store.read_status(&pool.id).await.unwrap().map(|(s, _)| s);
+    let pricing = ebb_core::rules_live::pricing(&pool, status.as_ref(), &catalog);
+    let check = ebb_core::pools::teams::SpendCheck {
+        catalog: &catalog,
+        pricing: pricing.as_ref(),
+    };
+    let change = ebb_core::pools::NewActivity {
+        actor: Actor::Operator,
+        from: 2,
+        to: 4,
+        reason: ChangeReason::Slider,
+        delta_per_hour_fen: None,
+        delta_per_month_fen: None,
+    };
+    let refused = store
+        .set_desired("burst", 4, &[], &change, Some(&check))
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("team ml's spend quota"),
+        "{refused}"
+    );
+    assert_eq!(store.get("burst").await.unwrap().desired, 2);
+    assert!(pricing.is_some(), "the pool is priced, so the refusal is the quota's");
     rig.stop().await;
 }
