@@ -719,7 +719,9 @@ pub async fn whoami(state: State<'_, AppState>) -> Result<ebb_wire::access::Iden
 pub async fn verify_audit(
     state: State<'_, AppState>,
 ) -> Result<ebb_wire::access::AuditVerdict, IpcError> {
-    ebb_core::audit::verify(state.console.pool_store().db())
+    state
+        .console
+        .verify_audit()
         .await
         .map_err(|error| IpcError::from(PoolError::Db(error)))
 }

@@ -5,7 +5,6 @@
 use crate::pools::{open, parse_yuan};
 use clap::Subcommand;
 use ebb_core::console::TokenStore;
-use ebb_core::db::ConsoleDb;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -80,10 +79,10 @@ pub enum AuditCommand {
     },
 }
 
-pub async fn whoami(data_dir: &Path, json: bool) -> anyhow::Result<()> {
-    let db = ConsoleDb::open(data_dir).await?;
-    let identity = db.identity().clone();
-    db.pool().close().await;
+pub async fn whoami(data_dir: &Path, store: TokenStore, json: bool) -> anyhow::Result<()> {
+    let console = open(data_dir, store, false).await?;
+    let identity = console.identity().clone();
+    console.shutdown().await;
     if json {
         println!("{}", serde_json::to_string_pretty(&identity)?);
     } else {
@@ -97,10 +96,15 @@ pub async fn whoami(data_dir: &Path, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub async fn admin(command: &AdminCommand, data_dir: &Path, json: bool) -> anyhow::Result<()> {
-    let db = ConsoleDb::open(data_dir).await?;
+pub async fn admin(
+    command: &AdminCommand,
+    data_dir: &Path,
+    store: TokenStore,
+    json: bool,
+) -> anyhow::Result<()> {
+    let console = open(data_dir, store, false).await?;
     let result = match command {
-        AdminCommand::Init => ebb_core::access::admin_init(&db).await.map(|()| {
+        AdminCommand::Init => console.admin_init().await.map(|()| {
             if json {
                 println!("{}", serde_json::json!({ "initialized": true }));
             } else {
@@ -110,7 +114,7 @@ pub async fn admin(command: &AdminCommand, data_dir: &Path, json: bool) -> anyho
             }
         }),
         AdminCommand::Grant { role, user } => {
-            ebb_core::access::grant(&db, role, user).await.map(|role| {
+            console.grant_role(role, user).await.map(|role| {
                 if json {
                     println!("{}", serde_json::json!({ "user": user, "role": role }));
                 } else {
@@ -119,7 +123,7 @@ pub async fn admin(command: &AdminCommand, data_dir: &Path, json: bool) -> anyho
             })
         }
     };
-    db.pool().close().await;
+    console.shutdown().await;
     Ok(result?)
 }
 
@@ -204,10 +208,15 @@ fn teams_table(teams: &[ebb_wire::access::TeamView]) -> String {
 }
 
 /// Answers whether the chain verified (the exit code's 0 or 1).
-pub async fn audit(command: &AuditCommand, data_dir: &Path, json: bool) -> anyhow::Result<bool> {
-    let db = ConsoleDb::open(data_dir).await?;
-    let entries = ebb_core::audit::entries(&db).await;
-    db.pool().close().await;
+pub async fn audit(
+    command: &AuditCommand,
+    data_dir: &Path,
+    store: TokenStore,
+    json: bool,
+) -> anyhow::Result<bool> {
+    let console = open(data_dir, store, false).await?;
+    let entries = console.audit_entries().await;
+    console.shutdown().await;
     let entries = entries?;
     match command {
         AuditCommand::Verify => {

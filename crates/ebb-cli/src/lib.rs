@@ -425,13 +425,15 @@ async fn run_command(cli: Cli) -> anyhow::Result<()> {
                 println!("{written} man pages in {}", dir.display());
             }
         }
-        Command::Whoami => access::whoami(&data_dir()?, cli.json).await?,
-        Command::Admin(command) => access::admin(command, &data_dir()?, cli.json).await?,
+        Command::Whoami => access::whoami(&data_dir()?, cli.token_store, cli.json).await?,
+        Command::Admin(command) => {
+            access::admin(command, &data_dir()?, cli.token_store, cli.json).await?
+        }
         Command::Team(command) => {
             access::team(command, &data_dir()?, cli.token_store, cli.json).await?;
         }
         Command::Audit(command) => {
-            if !access::audit(command, &data_dir()?, cli.json).await? {
+            if !access::audit(command, &data_dir()?, cli.token_store, cli.json).await? {
                 std::process::exit(1);
             }
         }

@@ -150,9 +150,8 @@ pub async fn run(command: &RulesCommand, data_dir: &Path, json: bool) -> anyhow:
     }
 }
 
-/// Each PromQL metric's query (its pool templated in) checked by the server's own parser:
-/// one it refuses makes the file invalid, naming the metric's field. A server that does
-/// not answer is said on standard error and checks nothing.
+/// The file's PromQL queries checked by the server (as the console checks them on save);
+/// a server that does not answer is said on standard error and checks nothing.
 async fn ask_server(report: &mut LintReport, text: &str, url: &str) {
     let Ok(rules) = ebb_rules::model::parse(text) else {
         return;
@@ -162,33 +161,9 @@ async fn ask_server(report: &mut LintReport, text: &str, url: &str) {
         .ok()
         .and_then(|table| table.get("pool")?.as_str().map(str::to_string))
         .unwrap_or_else(|| "pool".into());
-    let client = match ebb_telemetry::prom::PromClient::new(url, ebb_telemetry::prom::TIMEOUT) {
-        Ok(client) => client,
-        Err(error) => {
-            eprintln!("not checked with Prometheus: {error}");
-            return;
-        }
-    };
-    for (i, metric) in rules.spec().metrics.iter().enumerate() {
-        let Some(source) = &metric.prometheus else {
-            continue;
-        };
-        let query = ebb_rules::promql::render(&source.query, &pool);
-        match client.parse(&query).await {
-            Ok(None) => {}
-            Ok(Some(reason)) => {
-                report.valid = false;
-                report.errors.push(ebb_wire::rules::RuleProblem {
-                    line: None,
-                    field: format!("metric[{i}].prometheus"),
-                    message: format!("Prometheus at {url} refuses the query: {reason}"),
-                });
-            }
-            Err(error) => {
-                eprintln!("metric[{i}].prometheus: not checked with Prometheus: {error}");
-                return;
-            }
-        }
+    if let Err(note) = ebb_core::console_rules::check_with_server(report, &rules, &pool, url).await
+    {
+        eprintln!("not checked with Prometheus: {note}");
     }
 }
 

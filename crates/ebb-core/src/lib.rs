@@ -12,6 +12,7 @@
 //! every front calls is `console*.rs` and `demo.rs` at the top.
 
 pub mod console;
+mod console_access;
 pub mod console_charts;
 pub mod console_costs;
 mod console_pools;

@@ -157,6 +157,15 @@ impl Console {
                 report.warnings.clear();
                 return Ok((report, None));
             }
+            // Each PromQL query parsed by the server the rules will ask, where one is named.
+            if let Some(url) = self.promql_server()
+                && let Err(note) = check_with_server(&mut report, rules, &pool.name, &url).await
+            {
+                tracing::info!(%note, "the rules' PromQL queries were not checked by Prometheus");
+            }
+            if !report.valid {
+                return Ok((report, None));
+            }
         }
         Ok((report, rules))
     }
@@ -289,4 +298,36 @@ impl Console {
             .await?;
         self.pools.push_metric(push).await
     }
+}
+
+/// Each PromQL metric's query (`pool` templated in) checked by the server's own parser: one
+/// it refuses makes the report invalid, naming the metric's field. A server that does not
+/// answer checks nothing: `Err` says why.
+pub async fn check_with_server(
+    report: &mut LintReport,
+    rules: &ebb_rules::model::RuleSet,
+    pool: &str,
+    url: &str,
+) -> Result<(), String> {
+    let client = ebb_telemetry::prom::PromClient::new(url, ebb_telemetry::prom::TIMEOUT)
+        .map_err(|error| error.to_string())?;
+    for (i, metric) in rules.spec().metrics.iter().enumerate() {
+        let Some(source) = &metric.prometheus else {
+            continue;
+        };
+        let query = ebb_rules::promql::render(&source.query, pool);
+        match client.parse(&query).await {
+            Ok(None) => {}
+            Ok(Some(reason)) => {
+                report.valid = false;
+                report.errors.push(RuleProblem {
+                    line: None,
+                    field: format!("metric[{i}].prometheus"),
+                    message: format!("Prometheus at {url} refuses the query: {reason}"),
+                });
+            }
+            Err(error) => return Err(format!("metric[{i}].prometheus: {error}")),
+        }
+    }
+    Ok(())
 }

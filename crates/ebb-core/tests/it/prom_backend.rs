@@ -264,6 +264,27 @@ async fn a_console_on_prometheus_shows_what_the_agents_serve_and_waits_out_an_ou
         matches!(&refused, PromqlTestError::Query(reason) if reason.contains("frobnicate")),
         "{refused}"
     );
+    // Saving rules: each PromQL query parsed by that server first.
+    let rules = |query: &str| {
+        format!(
+            "pool = \"train\"\n[limits]\nmin_gpus = 0\nmax_gpus = 4\n\n[[metric]]\nname = \"rps\"\nstale_after_minutes = 2\nprometheus = '{query}'\n\n[[threshold]]\nname = \"busy\"\nmetric = \"rps\"\nop = \">=\"\nvalue = 100\naction = \"+1\"\n"
+        )
+    };
+    let linted = console
+        .lint_rules("train", &rules("frobnicate(up{pool=\"{pool}\"})"))
+        .await
+        .unwrap();
+    assert!(
+        !linted.valid
+            && linted.errors.iter().any(|problem| problem.field == "metric[0].prometheus"
+                && problem.message.contains("refuses the query")),
+        "{linted:?}"
+    );
+    let linted = console
+        .lint_rules("train", &rules("sum(up{pool_name=\"{pool}\"})"))
+        .await
+        .unwrap();
+    assert!(linted.valid, "{linted:?}");
     let many = console.test_promql("train", "up").await.unwrap_err();
     assert!(
         matches!(&many, PromqlTestError::Query(reason) if reason.contains("2 series")),

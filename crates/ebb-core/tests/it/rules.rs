@@ -675,6 +675,9 @@ async fn a_team_spend_quota_clamps_the_slider_to_what_the_rest_of_the_month_pays
         "{refused}"
     );
     assert_eq!(store.get("burst").await.unwrap().desired, 2);
-    assert!(pricing.is_some(), "the pool is priced, so the refusal is the quota's");
+    assert!(
+        pricing.is_some(),
+        "the pool is priced, so the refusal is the quota's"
+    );
     rig.stop().await;
 }
