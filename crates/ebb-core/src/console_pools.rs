@@ -143,7 +143,7 @@ impl Console {
         self.registry()
             .list()
             .await
-            .map_err(|error| PoolError::Registry(error.to_string()))
+            .map_err(|error| PoolError::Registry(Box::new(error)))
     }
 
     /// Asks these hosts for their GPUs and leases now (short timeouts, all at once).

@@ -115,7 +115,7 @@ impl Console {
             .registry()
             .list()
             .await
-            .map_err(|error| crate::pools::PoolError::Registry(error.to_string()))?;
+            .map_err(|error| crate::pools::PoolError::Registry(Box::new(error)))?;
         provider.prepare(&specs).await;
         let wanted: Vec<_> = specs
             .into_iter()

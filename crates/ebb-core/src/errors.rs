@@ -134,7 +134,8 @@ impl Reported for PoolError {
             },
             PoolError::RoleRequired(refused) => refused.report(),
             PoolError::Db(sql) if crate::access::is_refused(sql) => refused_by_database(self),
-            PoolError::Db(_) | PoolError::Registry(_) | PoolError::Slurm(_) => internal(self),
+            PoolError::Registry(error) => error.report(),
+            PoolError::Db(_) | PoolError::Slurm(_) => internal(self),
         }
     }
 }

@@ -51,10 +51,10 @@ pub enum PoolError {
     #[error("cannot read or write the pools in console.db: {0}")]
     Db(#[from] sqlx::Error),
     #[error("cannot read the host registry: {0}")]
-    Registry(String),
+    Registry(Box<crate::registry::RegistryError>),
     /// Slurm did not answer or refused a node change (a Slurm-bound pool).
     #[error("Slurm: {0}")]
-    Slurm(String),
+    Slurm(#[from] crate::slurm::ctl::SlurmError),
 }
 
 fn invalid(field: &'static str, problem: impl Into<String>) -> PoolError {

@@ -1077,7 +1077,7 @@ pub async fn log_step_priced(
 }
 
 fn slurm_error(error: SlurmError) -> crate::pools::PoolError {
-    crate::pools::PoolError::Slurm(error.to_string())
+    crate::pools::PoolError::Slurm(error)
 }
 
 /// The partition's queue metrics as the pool's metrics, stored each pass.

@@ -276,8 +276,11 @@ async fn a_console_on_prometheus_shows_what_the_agents_serve_and_waits_out_an_ou
         .unwrap();
     assert!(
         !linted.valid
-            && linted.errors.iter().any(|problem| problem.field == "metric[0].prometheus"
-                && problem.message.contains("refuses the query")),
+            && linted
+                .errors
+                .iter()
+                .any(|problem| problem.field == "metric[0].prometheus"
+                    && problem.message.contains("refuses the query")),
         "{linted:?}"
     );
     let linted = console

@@ -34,7 +34,7 @@ impl Loop {
             .registry
             .list()
             .await
-            .map_err(|error| PoolError::Registry(error.to_string()))?;
+            .map_err(|error| PoolError::Registry(Box::new(error)))?;
         self.provider.prepare(&specs).await;
         let catalog = (*self.files.prices()).clone();
         self.slurm.reload(&self.files);
