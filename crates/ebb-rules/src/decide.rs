@@ -419,12 +419,24 @@ pub fn decide(
     // Deadband.
     let scale_in = &spec.scale_in;
     if desired < current && (scale_in.deadband_gpus > 0 || scale_in.deadband_minutes > 0) {
-        let surplus = metrics
+        // The least surplus is the one at the highest busy count (⌈⌉ once, not a sample:
+        // a long window read each minute made it most of a replay's time).
+        let mut seen = false;
+        let mut highest = 0.0f64;
+        for sample in metrics
             .busy_gpus
             .recent(now_ms, scale_in.deadband_minutes.max(1))
-            .map(|s| current.saturating_sub(ceil_gpus(s.value)))
-            .min()
-            .unwrap_or(current - desired);
+        {
+            seen = true;
+            if sample.value.is_finite() && sample.value > highest {
+                highest = sample.value;
+            }
+        }
+        let surplus = if seen {
+            current.saturating_sub(ceil_gpus(highest))
+        } else {
+            current - desired
+        };
         let release = (current - desired).min(surplus);
         let release = if release < scale_in.deadband_gpus {
             0
@@ -974,7 +986,17 @@ fn target(
         // Scale-in: the highest count recommended over the window (no higher than the
         // current count: the walk stops at the first sample that asks for it all).
         let mut highest: Option<u32> = None;
+        // A total's count grows with its value: a sample no higher than one already
+        // counted cannot raise the highest, so it is not counted again.
+        let mut counted = f64::NEG_INFINITY;
+        let total = matches!(scale, Scale::Total { .. });
         for sample in window.recent(now_ms, rule.scale_in_stabilization_minutes) {
+            if total && highest.is_some() && sample.value <= counted {
+                continue;
+            }
+            if sample.value.is_finite() {
+                counted = counted.max(sample.value);
+            }
             let gpus = count_for(sample);
             highest = Some(highest.map_or(gpus, |h| h.max(gpus)));
             if gpus >= current {

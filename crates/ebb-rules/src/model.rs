@@ -113,6 +113,37 @@ pub struct RuleSet {
 pub(crate) struct CompiledSchedule {
     pub(crate) tz: Tz,
     pub(crate) when: CompiledWhen,
+    /// The last cron occurrence found and the next after it: for any instant between the
+    /// two the previous occurrence is the first, so a replay asking each minute finds it
+    /// once an occurrence, not once a minute (croner's search back over days is most of a
+    /// scheduled replay's time otherwise).
+    pub(crate) last_found: Occurrences,
+}
+
+/// A cron's previous occurrence and the next after it, `[previous, next)` (epoch ms).
+#[derive(Debug, Default)]
+pub(crate) struct Occurrences(std::sync::Mutex<Option<(i64, i64)>>);
+
+impl Clone for Occurrences {
+    fn clone(&self) -> Occurrences {
+        Occurrences(std::sync::Mutex::new(self.get()))
+    }
+}
+
+impl Occurrences {
+    fn get(&self) -> Option<(i64, i64)> {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn set(&self, found: (i64, i64)) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(found);
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -129,9 +160,19 @@ impl CompiledSchedule {
                 (*start_ms <= now_ms && now_ms < *end_ms).then_some(*end_ms)
             }
             CompiledWhen::Cron { cron, duration_ms } => {
-                let now = self.tz.timestamp_millis_opt(now_ms).single()?;
-                let previous = cron.find_previous_occurrence(&now, true).ok()?;
-                let end = previous.timestamp_millis() + duration_ms;
+                let previous = match self.last_found.get() {
+                    Some((previous, next)) if previous <= now_ms && now_ms < next => previous,
+                    _ => {
+                        let now = self.tz.timestamp_millis_opt(now_ms).single()?;
+                        let previous = cron.find_previous_occurrence(&now, true).ok()?;
+                        if let Ok(next) = cron.find_next_occurrence(&now, false) {
+                            self.last_found
+                                .set((previous.timestamp_millis(), next.timestamp_millis()));
+                        }
+                        previous.timestamp_millis()
+                    }
+                };
+                let end = previous + duration_ms;
                 (now_ms < end).then_some(end)
             }
         }
@@ -1258,7 +1299,11 @@ fn compile(rules: spec::RuleSet, problems: &mut Problems) -> Option<RuleSet> {
                 CompiledWhen::Window { start_ms, end_ms }
             }
         };
-        schedules.push(CompiledSchedule { tz, when });
+        schedules.push(CompiledSchedule {
+            tz,
+            when,
+            last_found: Occurrences::default(),
+        });
     }
     let quiet = compile_quiet(&rules.scale_in.quiet, "scale_in.quiet", problems);
     let stale_ms = |metric: &MetricRef| match metric {
@@ -1351,7 +1396,11 @@ fn compile_quiet(
         if let (Some(tz), Some(when)) = (tz, when)
             && window.duration_minutes > 0
         {
-            compiled.push(CompiledSchedule { tz, when });
+            compiled.push(CompiledSchedule {
+                tz,
+                when,
+                last_found: Occurrences::default(),
+            });
         }
     }
     (compiled.len() == windows.len()).then_some(QuietWindows(compiled))

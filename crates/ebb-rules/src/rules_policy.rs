@@ -39,6 +39,9 @@ pub struct RulesPolicy {
     last_scale_out_ms: Option<i64>,
     last_scale_in_ms: Option<i64>,
     held_since_ms: Vec<i64>,
+    /// What `held_since_ms` was made from: the view's minutes and (minute 0's ms, count).
+    held_since_minutes: Vec<u32>,
+    held_since_from: (i64, usize),
     last: Option<Decision>,
     node_gpus: u32,
 }
@@ -57,6 +60,8 @@ impl RulesPolicy {
             last_scale_out_ms: None,
             last_scale_in_ms: None,
             held_since_ms: Vec::new(),
+            held_since_minutes: Vec::new(),
+            held_since_from: (i64::MIN, 0),
             last: None,
             node_gpus: 1,
         }
@@ -108,12 +113,21 @@ impl Policy for RulesPolicy {
         windows.trim_before(now_ms - i64::from(self.keep_minutes) * MINUTE_MS);
         // Custom metrics keep their last value however old, for staleness.
         let start_ms = now_ms - i64::from(view.minute) * MINUTE_MS;
-        self.held_since_ms.clear();
-        self.held_since_ms.extend(
-            view.held_since
-                .iter()
-                .map(|minute| start_ms + i64::from(*minute) * MINUTE_MS),
-        );
+        // Rebuilt only when the held GPUs changed (most minutes they do not, and a pool of
+        // hundreds made this copy a quarter of a replay's time).
+        if self.held_since_from != (start_ms, view.held_since.len())
+            || self.held_since_minutes != view.held_since
+        {
+            self.held_since_from = (start_ms, view.held_since.len());
+            self.held_since_minutes.clear();
+            self.held_since_minutes.extend_from_slice(view.held_since);
+            self.held_since_ms.clear();
+            self.held_since_ms.extend(
+                view.held_since
+                    .iter()
+                    .map(|minute| start_ms + i64::from(*minute) * MINUTE_MS),
+            );
+        }
         let state = PoolState {
             desired_gpus: view.held,
             ready_gpus: view.ready,

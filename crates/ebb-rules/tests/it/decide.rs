@@ -430,6 +430,34 @@ fn cron_schedules_follow_their_time_zone() {
 }
 
 #[test]
+fn a_cron_schedule_asked_at_any_instant_in_any_order_answers_as_a_fresh_one() {
+    // The schedule remembers the occurrence it last found; asked out of order, across
+    // occurrences, weekends and the occurrence's edges, it answers as one asked once.
+    let text = "[[schedule]]\nname = \"batch\"\ncron = \"55 8 * * 1-5\"\nduration_minutes = 80\ntime_zone = \"Asia/Shanghai\"\nfloor = 30\n";
+    let shared = with_limits(text);
+    let mut rng = ebb_rules::replay::families::SplitMix64::new(44);
+    let mut instants: Vec<i64> = (0..400)
+        .map(|_| NOW + i64::from(rng.pick(0, 14 * 1_440)) * MIN)
+        .collect();
+    // Each occurrence's first and last minutes, and the minute after it, in a row.
+    for day in 0..14 {
+        let start =
+            NOW - NOW.rem_euclid(86_400_000) + day * 86_400_000 + (55 + 60 * 8 - 8 * 60) * MIN;
+        instants.extend([start - MIN, start, start + 79 * MIN, start + 80 * MIN]);
+    }
+    let mut on = 0;
+    for at in instants {
+        let fresh = with_limits(text);
+        let want = decide(&fresh, &pool(10), &util(&[50.0], 10), at).desired_gpus;
+        let got = decide(&shared, &pool(10), &util(&[50.0], 10), at).desired_gpus;
+        assert_eq!(got, want, "at {at}");
+        on += usize::from(want == 30);
+    }
+    // Both answers occur: the instants were in force and out of it.
+    assert!(on > 20, "{on}");
+}
+
+#[test]
 fn min_and_max_clamp_and_beat_schedules() {
     let set = rules(&format!(
         "[limits]\nmin_gpus = 5\nmax_gpus = 20\n[scale_in]\nforce = true\n{HOT}{COLD}\n[[schedule]]\nname = \"big\"\nstart = 2023-11-14T22:00:00\nend = 2023-11-14T23:00:00\ntime_zone = \"UTC\"\nfloor = 50\n"
