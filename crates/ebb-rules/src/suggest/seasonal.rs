@@ -8,9 +8,8 @@
 //! and half of that rise happens within 5 minutes (the 5-minute means on either side). Per
 //! cluster of neighbouring candidate minutes, the onset is the sharpest.
 //!
-//! **Recurring**: onsets on different days at about the same minute of the day (UTC: each
-//! within [`CLUSTER_MINUTES`] of the one before, all within [`MAX_DRIFT_MINUTES`] of the
-//! earliest, so a start that drifts day to day is one step), either on every full day of the trace (at least [`MIN_DAILY_DAYS`]), or on
+//! **Recurring**: onsets on different days at about the same minute of the day (UTC: within
+//! [`MAX_DRIFT_MINUTES`] of the earliest, so a start that drifts day to day is one step), either on every full day of the trace (at least [`MIN_DAILY_DAYS`]), or on
 //! every occurrence of some days of the week, each of those days occurring at least twice,
 //! and no other day. The floor is the lowest level reached after the step on those days
 //! (so it never holds more than any of them needed), from `warmup` minutes before the
@@ -19,11 +18,9 @@
 use crate::replay::trace::whole_gpus;
 
 const MINUTES_PER_DAY: i64 = 1_440;
-/// Onsets this close (minutes of the day) to the one before are the same step …
-pub const CLUSTER_MINUTES: u32 = 20;
-/// … as long as they are within this of the earliest: a batch whose start drifts by up to
-/// half an hour either way is one step, its floor from before the earliest onset to after
-/// the latest.
+/// Onsets on different days within this of the earliest (minutes of the day) are the same
+/// step: a batch whose start drifts by up to half an hour either way is one step, its floor
+/// from before the earliest onset to after the latest.
 pub const MAX_DRIFT_MINUTES: u32 = 60;
 /// A daily step must be seen on at least this many days.
 pub const MIN_DAILY_DAYS: usize = 3;
@@ -159,18 +156,9 @@ pub fn recurring_steps(demand: &[f64], start_ms: i64, warmup_minutes: u32) -> Ve
             continue;
         }
         let first = onsets[i].minute_of_day;
-        let mut group: Vec<usize> = Vec::new();
-        let mut previous = first;
-        for j in i..onsets.len() {
-            let at = onsets[j].minute_of_day;
-            if at > previous + CLUSTER_MINUTES || at > first + MAX_DRIFT_MINUTES {
-                break;
-            }
-            if !used[j] {
-                group.push(j);
-                previous = at;
-            }
-        }
+        let group: Vec<usize> = (i..onsets.len())
+            .filter(|&j| !used[j] && onsets[j].minute_of_day <= first + MAX_DRIFT_MINUTES)
+            .collect();
         for &j in &group {
             used[j] = true;
         }
