@@ -58,6 +58,10 @@ pub enum Family {
     /// sudden bursts of 8-GPU jobs (one to three at once) running 30 minutes to 6 hours;
     /// whole GPUs asked and used (a queue trace, nodes of 8 GPUs).
     QueueBursts,
+    /// Not tuned to (added last, measured once): a serving fleet's daily cycle peaking in
+    /// the afternoon (UTC), its height changing week to week (60 to 100% of `peak` over the
+    /// `base`), weekends at 70%, and 20-minute dips of a third (deploys) a few times a week.
+    DiurnalServing,
 }
 
 /// A family's knobs.
@@ -93,10 +97,11 @@ impl Family {
     ];
 
     /// Families added after the search was developed, never tuned to: reported apart.
-    pub const UNSEEN: [Family; 3] = [
+    pub const UNSEEN: [Family; 4] = [
         Family::WeekdayBatchDrift,
         Family::TrainingCluster,
         Family::QueueBursts,
+        Family::DiurnalServing,
     ];
 
     /// A queue trace's node (GPUs per node) when the family is one: its demand is the
@@ -136,6 +141,7 @@ impl Family {
             Family::WeekdayBatchDrift => "weekday-drift",
             Family::TrainingCluster => "training-cluster",
             Family::QueueBursts => "queue-bursts",
+            Family::DiurnalServing => "diurnal-serving",
         }
     }
 
@@ -167,6 +173,7 @@ impl Family {
             Family::WeekdayBatchDrift => (3.0, 50.0, 0.05),
             Family::TrainingCluster => (620.0, 780.0, 0.005),
             Family::QueueBursts => (0.0, 24.0, 0.0),
+            Family::DiurnalServing => (40.0, 150.0, 0.04),
         };
         FamilyParams {
             days: 30,
@@ -372,6 +379,7 @@ pub fn generate(family: Family, params: &FamilyParams, seed: u64) -> Vec<f64> {
         }
         Family::WeekdayBatchDrift => weekday_drift(&mut rng, &mut level, base, peak),
         Family::TrainingCluster => training_cluster(&mut rng, &mut level, base, peak),
+        Family::DiurnalServing => diurnal_serving(&mut rng, &mut level, base, peak),
         Family::Ar1Steady50 | Family::Ar1Steady90 | Family::Ar1Steady98 | Family::QueueBursts => {
             unreachable!("returned above")
         }
@@ -433,6 +441,34 @@ fn training_cluster(rng: &mut SplitMix64, level: &mut [f64], base: f64, peak: f6
             }
         }
         *gpus = running;
+    }
+}
+
+/// [`Family::DiurnalServing`]'s level.
+fn diurnal_serving(rng: &mut SplitMix64, level: &mut [f64], base: f64, peak: f64) {
+    let mut height = rng.range(0.6, 1.0);
+    let mut dip_left = 0usize;
+    for (m, gpus) in level.iter_mut().enumerate() {
+        let day = m / MINUTES_PER_DAY;
+        if m % (7 * MINUTES_PER_DAY) == 0 {
+            height = rng.range(0.6, 1.0);
+        }
+        // Minute 0 is a Thursday (1970-01-01): days 2 and 3 of each week are the weekend.
+        let weekend = matches!(day % 7, 2 | 3);
+        let hours = (m % MINUTES_PER_DAY) as f64 / 60.0;
+        let cycle = (1.0 + ((hours - 14.0) / 24.0 * TAU).cos()) / 2.0;
+        let mut value = base + (peak - base) * height * cycle;
+        if weekend {
+            value *= 0.7;
+        }
+        if dip_left == 0 && rng.unit() < 3.0 / (7.0 * MINUTES_PER_DAY as f64) {
+            dip_left = 20;
+        }
+        if dip_left > 0 {
+            dip_left -= 1;
+            value *= 2.0 / 3.0;
+        }
+        *gpus = value;
     }
 }
 
