@@ -362,11 +362,53 @@ impl Evaluator<'_> {
     }
 
     fn evaluate(&mut self, levers: Levers) -> Result<Scored, CostError> {
-        if let Some(scored) = self.tried.get(&levers) {
-            return Ok(scored.clone());
+        self.evaluate_all(&[levers])?;
+        Ok(self.tried[&levers].clone())
+    }
+
+    /// Scores every one of `candidates` not tried yet, on as many threads as the machine
+    /// has (each a replay of its own; the results are the same in any order).
+    fn evaluate_all(&mut self, candidates: &[Levers]) -> Result<(), CostError> {
+        let mut new: Vec<Levers> = candidates
+            .iter()
+            .copied()
+            .filter(|levers| !self.tried.contains_key(levers))
+            .collect();
+        new.dedup();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, std::num::NonZeroUsize::get)
+            .min(new.len());
+        let scored: Vec<Result<Scored, CostError>> = if threads <= 1 {
+            new.iter().map(|levers| self.score(levers)).collect()
+        } else {
+            let this = &*self;
+            std::thread::scope(|scope| {
+                let chunk = new.len().div_ceil(threads);
+                let handles: Vec<_> = new
+                    .chunks(chunk)
+                    .map(|part| {
+                        scope.spawn(move || {
+                            part.iter()
+                                .map(|levers| this.score(levers))
+                                .collect::<Vec<_>>()
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|handle| handle.join().expect("a candidate's replay panicked"))
+                    .collect()
+            })
+        };
+        for (levers, scored) in new.into_iter().zip(scored) {
+            self.tried.insert(levers, scored?);
         }
+        Ok(())
+    }
+
+    fn score(&self, levers: &Levers) -> Result<Scored, CostError> {
         let (entry, options) = (self.prices.entry, self.prices.options);
-        let rules = build(&levers, self.plan);
+        let rules = build(levers, self.plan);
         let mut policy = self.policy(rules.clone());
         let replayed = replay(self.trace, &mut policy, entry, options)?;
         let flapped = flaps::flapped_gpus(
@@ -389,16 +431,14 @@ impl Evaluator<'_> {
             &self.prices,
             stress_fen,
         )?;
-        let scored = Scored::new(
+        Ok(Scored::new(
             replayed.result,
             flaps::count_in(&flapped, 0, u32::MAX),
             fold_costs,
             self.limits,
             &self.prices,
             stress_fen,
-        );
-        self.tried.insert(levers, scored.clone());
-        Ok(scored)
+        ))
     }
 
     /// Coordinate descent from `start`: each pass tries every value of one lever with the
@@ -411,7 +451,9 @@ impl Evaluator<'_> {
         for _ in 0..MAX_PASSES {
             let before = best;
             for lever in 0..LEVERS {
-                for candidate in neighbours(&best, lever, self.unit, sizing, extra) {
+                let candidates = neighbours(&best, lever, self.unit, sizing, extra);
+                self.evaluate_all(&candidates)?;
+                for candidate in candidates {
                     let score = self.evaluate(candidate)?;
                     if score.key < best_score.key {
                         best = candidate;
