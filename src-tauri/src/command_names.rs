@@ -1,8 +1,9 @@
 /// The app's own commands: `build.rs` makes a permission for each and
 /// `capabilities/main.json` grants exactly these (`tests/it/lockdown.rs` checks it).
-pub const COMMANDS: [&str; 49] = [
+pub const COMMANDS: [&str; 50] = [
     "add_host",
     "app_info",
+    "console_started",
     "catalog_import",
     "catalog_show",
     "cost_plan",

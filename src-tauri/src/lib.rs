@@ -3,6 +3,7 @@
 
 mod commands;
 mod notify;
+mod starting;
 mod state;
 
 pub use state::Options;
@@ -14,10 +15,14 @@ use tauri_specta::{Builder, collect_commands, collect_events};
 
 include!("command_names.rs");
 
+/// The longest the UI waits, after the console has started, for its first sample round.
+const FIRST_ROUND_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Every command and event the webview may use. `ui/src/bindings.ts` is generated from it.
 pub fn specta_builder() -> Builder<tauri::Wry> {
     Builder::<tauri::Wry>::new()
         .commands(collect_commands![
+            starting::console_started,
             commands::app_info,
             commands::enforcer_role,
             commands::fleet_snapshot,
@@ -96,17 +101,41 @@ pub fn run(options: Options) -> anyhow::Result<()> {
                 Some(dir) => dir.clone(),
                 None => app.path().app_data_dir()?,
             };
+            let (started, readers) = starting::channel();
+            app.manage(readers);
             open_main_window(app, &data_dir)?;
-            let state = tauri::async_runtime::block_on(AppState::start(&options, data_dir))?;
-            state.forward_ticks(app.handle().clone());
-            let notifier = notify::Notifier::start(
-                app.handle().clone(),
-                state.console.pool_store().clone(),
-                state.language.clone(),
-                state.delivery.clone(),
-            );
-            app.manage(state);
-            app.manage(notifier);
+            // The console starts beside the window (starting.rs): the page loads meanwhile.
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn(async move {
+                let since = std::time::Instant::now();
+                match AppState::start(&options, data_dir).await {
+                    Ok(state) => {
+                        tracing::info!(ms = since.elapsed().as_millis() as u64, "console started");
+                        state.forward_ticks(handle.clone());
+                        let notifier = notify::Notifier::start(
+                            handle.clone(),
+                            state.console.pool_store().clone(),
+                            state.language.clone(),
+                            state.delivery.clone(),
+                        );
+                        // The snapshot held now was collected before the demo's hosts were
+                        // registered ("No hosts yet" for a moment): the UI starts on the
+                        // next round, the skeleton standing meanwhile.
+                        let mut rounds = state.console.subscribe();
+                        rounds.borrow_and_update();
+                        handle.manage(state);
+                        handle.manage(notifier);
+                        let _ = tokio::time::timeout(FIRST_ROUND_WAIT, rounds.changed()).await;
+                        let _ = started.send(Some(Ok(())));
+                    }
+                    Err(error) => {
+                        // As a failed setup did: said on stderr, and the app ends.
+                        eprintln!("Error: cannot start the console: {error:#}");
+                        let _ = started.send(Some(Err(format!("{error:#}"))));
+                        handle.exit(1);
+                    }
+                }
+            });
             Ok(())
         })
         .build(tauri::generate_context!())
@@ -139,7 +168,7 @@ fn open_main_window(app: &tauri::App, data_dir: &std::path::Path) -> tauri::Resu
         .expect("tauri.conf.json defines the main window");
     let started = std::time::Instant::now();
     let logged = std::sync::atomic::AtomicBool::new(false);
-    tauri::WebviewWindowBuilder::from_config(app.handle(), &config)?
+    let window = tauri::WebviewWindowBuilder::from_config(app.handle(), &config)?
         .data_directory(data_dir.join("webview"))
         .on_page_load(move |window, payload| {
             // The UI renders as its script runs, before the page's load event: this line marks
@@ -155,6 +184,27 @@ fn open_main_window(app: &tauri::App, data_dir: &std::path::Path) -> tauri::Resu
             }
         })
         .build()?;
+    #[cfg(target_os = "linux")]
+    window.with_webview(|webview| {
+        use webkit2gtk::{
+            CacheModel, HardwareAccelerationPolicy, SettingsExt, WebContextExt, WebViewExt,
+        };
+        let view = webview.inner();
+        // Every page and image here is the app's own, so WebKit keeps no dead resource in
+        // memory. With the default (web browser) cache model each live chart, an SVG image
+        // with a document of its own, stayed cached after its `src` moved on: the web
+        // process grew about 170 MiB a minute on Fleet until near 1 GiB, where WebKit's
+        // memory pressure handler held it (issue 43, tests/bench/soak.sh).
+        if let Some(context) = view.context() {
+            context.set_cache_model(CacheModel::DocumentViewer);
+        }
+        // Tables, text and small SVG charts: drawn on the CPU. Accelerated compositing
+        // (GL, software GL where there is no GPU) held the first frame about a second after
+        // the page had loaded (tests/bench/launch.sh).
+        if let Some(settings) = WebViewExt::settings(&view) {
+            settings.set_hardware_acceleration_policy(HardwareAccelerationPolicy::Never);
+        }
+    })?;
     Ok(())
 }
 

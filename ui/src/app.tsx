@@ -255,5 +255,8 @@ function Shell(): JSX.Element {
 }
 
 export function startApp(root: HTMLElement): void {
+  // index.html's skeleton stood in until now.
+  root.replaceChildren();
+  root.removeAttribute("aria-busy");
   render(() => <Shell />, root);
 }

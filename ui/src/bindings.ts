@@ -6,6 +6,17 @@
 
 
 export const commands = {
+/**
+ * Answers once the console has started (at once after that), or with why it could not.
+ */
+async consoleStarted() : Promise<Result<null, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("console_started") };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
 async appInfo() : Promise<AppInfo> {
     return await TAURI_INVOKE("app_info");
 },

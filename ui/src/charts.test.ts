@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ChartTheme, IpcError, Result } from "./bindings";
-import { ChartLoader, type ChartEntry } from "./charts";
+import { ChartLoader, FigureRegistry, wantsChart, type ChartEntry } from "./charts";
 
 type Call = { host: string; theme: ChartTheme; w: number; h: number; resolve: (r: Result<string, IpcError>) => void; reject: (e: unknown) => void };
 
@@ -78,5 +78,32 @@ describe("ChartLoader", () => {
     await flush();
     loader.retain(new Set(["b"]));
     expect(loader.get("a")).toBeUndefined();
+  });
+});
+
+const base = { inDocument: true, hasChart: true, themeChanged: false, seen: true, windowHidden: false };
+
+describe("which live charts are redrawn", () => {
+  it("draws every figure's first chart and a new theme's, seen or not", () => {
+    expect(wantsChart({ ...base, hasChart: false, seen: false })).toBe(true);
+    expect(wantsChart({ ...base, themeChanged: true, seen: false, windowHidden: true })).toBe(true);
+  });
+
+  it("redraws a chart each tick only while it is in view in a shown window", () => {
+    expect(wantsChart(base)).toBe(true);
+    expect(wantsChart({ ...base, seen: false })).toBe(false);
+    expect(wantsChart({ ...base, windowHidden: true })).toBe(false);
+  });
+
+  it("asks nothing for a host with no figure in the document", () => {
+    expect(wantsChart({ ...base, inDocument: false, hasChart: false })).toBe(false);
+  });
+
+  it("counts every figure as seen where there is no IntersectionObserver", () => {
+    const figures = new FigureRegistry();
+    expect(figures.isSeen("a")).toBe(true);
+    figures.remove("a");
+    expect(figures.get("a")).toBeUndefined();
+    figures.dispose();
   });
 });

@@ -2,6 +2,9 @@
 // requests for the same host in flight: a host whose previous chart is still
 // being drawn is skipped until it finishes. A chart that comes back in a theme
 // that is no longer current is dropped and asked for again.
+//
+// Which figures are in the viewport (FigureRegistry) and which charts to ask for on a tick
+// (wantsChart) live here too: a chart out of view is not redrawn each second.
 
 import type { ChartTheme, IpcError, Result } from "./bindings";
 import { describeError, svgDataUrl } from "./format";
@@ -85,4 +88,73 @@ export class ChartLoader {
     this.entries.set(req.host, entry);
     for (const fn of [...this.listeners]) fn(req.host, entry);
   }
+}
+
+/**
+ * The figures in the document by host, for their widths, and which of them are in the
+ * viewport. Without IntersectionObserver (tests) every figure counts as seen.
+ */
+export class FigureRegistry {
+  private readonly figures = new Map<string, HTMLElement>();
+  private readonly seen = new Set<string>();
+  private readonly observer: IntersectionObserver | null;
+
+  /** `onSeen`: a figure came into view (ask for its chart now). */
+  constructor(onSeen: () => void = () => undefined) {
+    this.observer =
+      typeof IntersectionObserver === "undefined"
+        ? null
+        : new IntersectionObserver((entries) => {
+            let newly = false;
+            for (const entry of entries) {
+              const host = (entry.target as HTMLElement).dataset.host;
+              if (host === undefined) continue;
+              if (entry.isIntersecting) {
+                newly ||= !this.seen.has(host);
+                this.seen.add(host);
+              } else this.seen.delete(host);
+            }
+            if (newly) onSeen();
+          });
+  }
+
+  add(host: string, figure: HTMLElement): void {
+    const before = this.figures.get(host);
+    if (before === figure) return;
+    if (before) this.observer?.unobserve(before);
+    this.figures.set(host, figure);
+    this.observer?.observe(figure);
+  }
+
+  remove(host: string): void {
+    const figure = this.figures.get(host);
+    if (figure) this.observer?.unobserve(figure);
+    this.figures.delete(host);
+    this.seen.delete(host);
+  }
+
+  get(host: string): HTMLElement | undefined {
+    return this.figures.get(host);
+  }
+
+  /** In the viewport (always, without an observer). */
+  isSeen(host: string): boolean {
+    return this.observer === null || this.seen.has(host);
+  }
+
+  dispose(): void {
+    this.observer?.disconnect();
+    this.figures.clear();
+    this.seen.clear();
+  }
+}
+
+/**
+ * Whether a host's live chart is asked for now: its first one and one in a new theme
+ * always (what is scrolled to is never the old look), later ones only in view.
+ */
+export function wantsChart(opts: { inDocument: boolean; hasChart: boolean; themeChanged: boolean; seen: boolean; windowHidden: boolean }): boolean {
+  if (!opts.inDocument) return false;
+  if (!opts.hasChart || opts.themeChanged) return true;
+  return opts.seen && !opts.windowHidden;
 }

@@ -11,20 +11,30 @@ const savedLocale = loadLocale();
 setLocale(savedLocale ?? detectLocale(browserLanguages));
 initTheme(loadThemePref());
 
-// The shell words desktop notifications in the language the operator reads the app in.
-const tellShell = (language: UiLanguage): void => {
-  commands.setUiLanguage(language).catch(() => undefined);
-};
-tellShell(getLocale());
-onLocaleChange(tellShell);
-
+// The console starts beside the window (src-tauri/src/starting.rs): until it answers,
+// index.html's skeleton stands, and nothing here calls a command that reads it.
 const root = document.getElementById("app");
-if (root) startApp(root);
 
-// Without a saved choice, the OS locale (read by the shell) decides the language:
-// webviews do not always pass it on to navigator.languages.
-void loadAppInfo().then(() => {
-  const osLocale = appInfoState().info?.os_locale;
-  if (savedLocale === null && osLocale) setLocale(detectLocale([osLocale, ...browserLanguages]));
-});
-void startFleet();
+async function start(): Promise<void> {
+  // A shell that cannot answer (no desktop shell at all) still gets the app, which then
+  // says what failed where it failed.
+  await commands.consoleStarted().catch(() => undefined);
+
+  // The shell words desktop notifications in the language the operator reads the app in.
+  const tellShell = (language: UiLanguage): void => {
+    commands.setUiLanguage(language).catch(() => undefined);
+  };
+  tellShell(getLocale());
+  onLocaleChange(tellShell);
+
+  if (root) startApp(root);
+
+  // Without a saved choice, the OS locale (read by the shell) decides the language:
+  // webviews do not always pass it on to navigator.languages.
+  void loadAppInfo().then(() => {
+    const osLocale = appInfoState().info?.os_locale;
+    if (savedLocale === null && osLocale) setLocale(detectLocale([osLocale, ...browserLanguages]));
+  });
+  void startFleet();
+}
+void start();

@@ -19,6 +19,7 @@
 //   [data-testid="fleet-status"]                 the summary line
 //   [data-testid="viewer-notice"]                another process collects
 //   [data-testid="fleet-error"]                  role=alert: the fleet could not be loaded
+//   [data-testid="fleet-skeleton"]               before the first snapshot: the layout in grey
 //   [data-testid="empty-state"]                  no host registered; a[data-testid="empty-add-host"] to Settings
 //   [data-testid="capacity-summary"]             the capacity table: tr[data-model][data-region] (catalog model),
 //                                                tfoot tr[data-total]; td[data-count="total|free|ours|others|offline"],
@@ -72,7 +73,7 @@ import { Heatmap } from "./fleet/heatmap";
 import { HostFilterBar } from "./fleet/host-filter";
 import { HostDetail } from "./fleet/host-detail";
 import { HostTables } from "./fleet/host-table";
-import { LiveCharts, requestLiveCharts, type FigureRegistry } from "./fleet/live-charts";
+import { FigureRegistry, LiveCharts, requestLiveCharts } from "./fleet/live-charts";
 import { memory } from "./fleet/memory";
 import { mountView } from "./solid";
 import type { View } from "./view";
@@ -138,6 +139,27 @@ function Status(): JSX.Element {
   );
 }
 
+/**
+ * Before the first snapshot: the list's layout in grey (the capacity card, a row of charts)
+ * under the words saying what is awaited, never a blank page (issue 43).
+ */
+function FleetSkeleton(): JSX.Element {
+  return (
+    <div class="fleet-skeleton" data-testid="fleet-skeleton">
+      <p class="loading">{t("fleet.loading")}</p>
+      <div class="skeleton-card" aria-hidden="true">
+        <span class="skeleton-bar skeleton-title" />
+        <span class="skeleton-bar skeleton-line" />
+        <span class="skeleton-rows" />
+      </div>
+      <div class="skeleton-charts" aria-hidden="true">
+        <div class="skeleton-card" />
+        <div class="skeleton-card" />
+      </div>
+    </div>
+  );
+}
+
 function EmptyFleet(): JSX.Element {
   return (
     <div class="empty-state" data-testid="empty-state">
@@ -156,7 +178,8 @@ export function fleetView(): View {
   const [connected, setConnected] = createSignal(false);
   const [detailHost, setDetailHost] = createSignal(hostFromHash(location.hash));
   const showsList = () => detailHost() === null;
-  const figures: FigureRegistry = new Map();
+  // A chart scrolled into view is asked for at once, not at the next tick.
+  const figures = new FigureRegistry(() => requestCharts());
 
   function requestCharts(): void {
     const snap = fleet.snapshot;
@@ -240,7 +263,7 @@ export function fleetView(): View {
             <Switch>
               <Match when={fleet.snapshot === null}>
                 <Show when={fleet.loading}>
-                  <p class="loading">{t("fleet.loading")}</p>
+                  <FleetSkeleton />
                 </Show>
               </Match>
               <Match when={!hasHosts()}>
@@ -284,6 +307,7 @@ export function fleetView(): View {
     destroy() {
       disposeSection();
       dispose();
+      figures.dispose();
     },
   };
 }

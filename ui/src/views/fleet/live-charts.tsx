@@ -3,10 +3,17 @@
 // fleet-store.ts keeps one request per host in flight). A figure is keyed by its host,
 // so a new chart changes its image's `src` and nothing else. The grid is compact and
 // paged (CHARTS_PER_PAGE a page), so 200 hosts cost one page of charts a tick.
+//
+// Only a chart that can be seen is redrawn: each figure gets its first chart at once, and
+// after that a new one each tick only while it is in the viewport of a visible window (an
+// IntersectionObserver says which). Redrawing every host's chart each second with the
+// charts scrolled away cost the web process a third of a core and, through WebKit's image
+// cache, hundreds of MiB (issue 43); coming into view asks for a fresh chart at once.
 
 import { createMemo, For, onCleanup, Show, type JSX } from "solid-js";
 import type { HostStatus } from "../../bindings";
 import { pageOf } from "../../capacity";
+import { FigureRegistry, wantsChart } from "../../charts";
 import { chartEntries, charts } from "../../fleet-store";
 import { getEffectiveTheme } from "../../theme";
 import { t } from "../../i18n";
@@ -14,18 +21,26 @@ import { regionLabel } from "./host-table";
 
 export const CHART_HEIGHT = 180;
 export const CHART_FALLBACK_WIDTH = 480;
+export { FigureRegistry };
+
 /** Charts on one page of the grid. */
 export const CHARTS_PER_PAGE = 12;
-
-/** The figures on screen by host, for their widths. */
-export type FigureRegistry = Map<string, HTMLElement>;
 
 /** Asks for each host's chart at its figure's width (skipped for hosts not on screen). */
 export function requestLiveCharts(hosts: readonly HostStatus[], tick: number, figures: FigureRegistry): void {
   const theme = getEffectiveTheme();
+  const windowHidden = typeof document !== "undefined" && document.visibilityState === "hidden";
   for (const host of hosts) {
     const figure = figures.get(host.name);
-    if (!figure) continue;
+    const shown = charts.get(host.name);
+    const asked = wantsChart({
+      inDocument: figure !== undefined,
+      hasChart: shown !== undefined,
+      themeChanged: shown !== undefined && shown.theme !== theme,
+      seen: figures.isSeen(host.name),
+      windowHidden,
+    });
+    if (!figure || !asked) continue;
     const width = Math.round(figure.clientWidth) || CHART_FALLBACK_WIDTH;
     charts.request({ host: host.name, theme, width, height: CHART_HEIGHT, tick });
   }
@@ -40,10 +55,10 @@ function HostChart(props: { host: HostStatus; figures: FigureRegistry }): JSX.El
     if (!e) return "loading";
     return e.error !== null ? "error" : "ready";
   };
-  onCleanup(() => props.figures.delete(name));
+  onCleanup(() => props.figures.remove(name));
   return (
     <figure
-      ref={(el) => props.figures.set(name, el)}
+      ref={(el) => props.figures.add(name, el)}
       class="host-chart"
       data-host={name}
       data-state={state()}
