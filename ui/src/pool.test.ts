@@ -17,6 +17,7 @@ import {
   hostProgressText,
   hostResultText,
   indexesText,
+  sortLeases,
   keepSelection,
   LatestOnly,
   outcomeText,
@@ -560,6 +561,26 @@ describe("the GPUs a scale-in releases", () => {
     setLocale("zh-CN");
     expect(releaseWarnings({ released: [], release_warning: { ...warning, min_util_pct: 60, max_util_pct: 60 } }, now)).toEqual([
       "其中 2 块 GPU（共 3 块）正在运行作业，利用率 60%：将收到 SIGTERM，宽限 30 秒",
+    ]);
+  });
+});
+
+describe("sortLeases", () => {
+  it("orders leases by host, then lowest GPU index, whatever order they came in", () => {
+    const lease = (host: string, gpu_indexes: number[], lease_id: string) => ({ host, gpu_indexes, lease_id });
+    const sorted = sortLeases([
+      lease("cn-east-001", [0], "c"),
+      lease("cn-east-001", [2, 3], "a"),
+      lease("cn-east-001", [3], "b"),
+      lease("cn-east-001", [1], "d"),
+      lease("cn-east-000", [5], "e"),
+    ]);
+    expect(sorted.map((l) => `${l.host}/${l.gpu_indexes.join("+")}`)).toEqual([
+      "cn-east-000/5",
+      "cn-east-001/0",
+      "cn-east-001/1",
+      "cn-east-001/2+3",
+      "cn-east-001/3",
     ]);
   });
 });

@@ -311,6 +311,14 @@ export function hostResultText(result: HostResult): string {
 }
 
 /** GPU indexes of a lease: [0, 1] -> "0, 1". */
+/** Leases in a steady order: by host, then by their lowest GPU index, then by id (sorts in place). */
+export function sortLeases<L extends { host: string; gpu_indexes: readonly number[]; lease_id: string }>(leases: L[]): L[] {
+  const first = (l: L) => (l.gpu_indexes.length === 0 ? Number.MAX_SAFE_INTEGER : Math.min(...l.gpu_indexes));
+  return leases.sort(
+    (a, b) => a.host.localeCompare(b.host, "en") || first(a) - first(b) || a.lease_id.localeCompare(b.lease_id, "en"),
+  );
+}
+
 export function indexesText(indexes: readonly number[]): string {
   return indexes.length === 0 ? t("common.empty") : indexes.map(String).join(", ");
 }

@@ -285,10 +285,10 @@ describe("rules in words", () => {
       "shadow mode, nothing changed: no rule asks for a change",
       "past the budget cap on purpose: ¥500.00 per hour against a cap of ¥400.00",
     ]);
-    expect(ruleStatusText(statuses[0]!)).toBe("gpu_util >= 80 for 3 min (now 91.50): +20%");
+    expect(ruleStatusText(statuses[0]!)).toBe("gpu_util >= 80 for 3 min (last minute's mean 91.50): +20%");
     expect(ruleStatusText(statuses[1]!)).toBe("gpu_util >= 80 for 2 of 3 minutes");
-    expect(ruleStatusText(statuses[2]!)).toBe("queue_len is 3, not > 10");
-    expect(ruleStatusText(statuses[6]!)).toBe("gpu_util 62 is within 10% of the target 60");
+    expect(ruleStatusText(statuses[2]!)).toBe("queue_len: last-minute mean 3, not > 10");
+    expect(ruleStatusText(statuses[6]!)).toBe("gpu_util: last-minute mean 62, within 10% of the target 60");
     expect(clampText(clamps[0]!)).toBe("schedule mornings (at least 4): 2 → 4");
     expect(clampText(clamps[4]!)).toBe("budget of ¥120.00/hour and ¥50,000.00/month: 8 → 5");
     expect(clampText(clamps[5]!)).toBe("budget (no price to check it against): 8 → 4");

@@ -13,6 +13,7 @@ import {
   traceOf,
   withDecision,
 } from "./rules-store";
+import { decisionText } from "./reasons";
 
 afterEach(() => resetRulesStore());
 
@@ -64,6 +65,28 @@ describe("the decisions seen", () => {
     expect(history[0]!.lastAt).toBe(2_000);
     history = withDecision(history, decision(3_000, 2, 4));
     expect(history.map((h) => h.decision.desired_gpus)).toEqual([4, 2]);
+  });
+
+  it("never list two lines that read alike: a clamp's time moving on is the same line, a decision seen before moves up", () => {
+    const held = (at_ms: number, until_ms: number): Decision => ({
+      ...decision(at_ms, 6, 6),
+      recommended_gpus: 2,
+      clamps: [{ kind: "paid_unit_hold", from_gpus: 2, to_gpus: 6, next_release_ms: until_ms }],
+      reason: { kind: "held", rule: "back-to-normal", clamp: { kind: "paid_unit_hold", from_gpus: 2, to_gpus: 6, next_release_ms: until_ms } },
+    });
+    // The hold's time in words is to the minute: 12:00:00 and 12:00:30 read alike.
+    const noon = new Date(2026, 11, 6, 12, 0, 0).getTime();
+    let history = withDecision([], held(1_000, noon));
+    history = withDecision(history, decision(2_000, 6, 6));
+    history = withDecision(history, held(3_000, noon + 30_000));
+    history = withDecision(history, decision(4_000, 6, 6));
+    history = withDecision(history, held(5_000, noon + 30_000));
+    expect(history).toHaveLength(2);
+    expect(history.map((h) => h.decision.reason.kind)).toEqual(["held", "steady"]);
+    expect(history[0]!.decision.at_ms).toBe(5_000);
+    const lines = history.map((h) => decisionText(h.decision));
+    expect(new Set(lines).size).toBe(lines.length);
+    expect(lines[0]).toContain("back-to-normal wanted 2, kept 6");
   });
 
   it("keep the newest few, newest first, and ignore an older one", () => {

@@ -4,6 +4,7 @@
 // decisions seen (the console keeps only the latest). Nothing here touches the DOM.
 
 import type { Decision } from "./bindings";
+import { decisionText } from "./reasons";
 
 /** An unsaved rule file of one pool, and the saved file it was edited from. */
 export type Draft = { source: string; baseline: string };
@@ -56,23 +57,31 @@ export function chooseTrace(pool: string, chosen: boolean): void {
   if (kept) traces.set(pool, { ...kept, chosen });
 }
 
-/** What makes two decisions the same for the history: the reason, the counts, the clamps. */
+/**
+ * What makes two decisions the same for the history: what its line says (the reason in
+ * words and the counts). Two decisions that read alike are one entry, whatever a clamp's
+ * timestamp or a rule's reading did in between: the list never shows the same line twice.
+ */
 export function decisionKey(decision: Decision): string {
-  return JSON.stringify([decision.reason, decision.current_gpus, decision.recommended_gpus, decision.desired_gpus, decision.clamps]);
+  return JSON.stringify([decisionText(decision), decision.current_gpus, decision.desired_gpus]);
 }
 
 /**
  * The history with `decision` in it (pure): newest first; one like the newest (the same
- * key) only moves its `lastAt` on, so a steady pool's decision each tick is one entry;
- * at most `keep` entries. A decision older than the newest kept is ignored.
+ * key) only moves its `lastAt` on, so a steady pool's decision each tick is one entry; one
+ * like an older entry replaces it at the top (a pool going back and forth between two
+ * decisions lists each once); at most `keep` entries. A decision older than the newest
+ * kept is ignored.
  */
 export function withDecision(history: readonly SeenDecision[], decision: Decision, keep = DECISIONS_KEPT): SeenDecision[] {
   const newest = history[0];
   if (newest && decision.at_ms < newest.lastAt) return [...history];
-  if (newest && decisionKey(newest.decision) === decisionKey(decision)) {
+  const key = decisionKey(decision);
+  if (newest && decisionKey(newest.decision) === key) {
     return [{ decision: newest.decision, lastAt: decision.at_ms }, ...history.slice(1)];
   }
-  return [{ decision, lastAt: decision.at_ms }, ...history].slice(0, keep);
+  const others = history.filter((seen) => decisionKey(seen.decision) !== key);
+  return [{ decision, lastAt: decision.at_ms }, ...others].slice(0, keep);
 }
 
 /** Records the pool's latest decision; the history after it. */

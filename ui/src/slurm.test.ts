@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { SlurmJobState, SlurmJobView, SlurmMode, SlurmNodeState } from "./bindings";
 import { setLocale } from "./i18n";
-import { jobStateText, minutesText, moreJobsText, namesText, nodeStateText, nodeStateTone, slurmModeText, yesNoText } from "./slurm";
+import { jobStateText, minutesText, moreJobsText, namesText, nodeStateText, nodeStateTone, slurmModeText, slurmReasonText, yesNoText } from "./slurm";
 
 afterEach(() => setLocale("en"));
 
@@ -81,5 +81,19 @@ describe("Slurm numbers in words", () => {
     setLocale("zh-CN");
     expect(namesText(["1041", "1042"])).toBe("1041、1042");
     expect(yesNoText(false)).toBe("否");
+  });
+});
+
+describe("slurmReasonText", () => {
+  it("words Slurm's None as no reason, the common pending reasons in words, any other as Slurm has it", () => {
+    expect(slurmReasonText("None")).toBe("—");
+    expect(slurmReasonText("")).toBe("—");
+    expect(slurmReasonText(null)).toBe("—");
+    expect(slurmReasonText("Resources")).toBe("Waiting for free nodes (Resources)");
+    expect(slurmReasonText("Priority")).toBe("Behind jobs of higher priority (Priority)");
+    expect(slurmReasonText("ReqNodeNotAvail")).toBe("ReqNodeNotAvail");
+    setLocale("zh-CN");
+    expect(slurmReasonText("None")).toBe("—");
+    expect(slurmReasonText("Resources")).toBe("等待空闲节点（Resources）");
   });
 });

@@ -79,6 +79,22 @@ export function yesNoText(yes: boolean): string {
   return t(yes ? "pool.slurm.yes" : "pool.slurm.no");
 }
 
+const REASONS: Readonly<Record<string, MessageKey>> = {
+  Resources: "pool.slurm.reason.resources",
+  Priority: "pool.slurm.reason.priority",
+};
+
+/**
+ * Slurm's reason for a node or a job as a cell: Slurm's "None" (and no reason) as "—", the
+ * common pending reasons in words with Slurm's word after them, any other as Slurm has it.
+ */
+export function slurmReasonText(reason: string | null | undefined): string {
+  const word = (reason ?? "").trim();
+  if (word === "" || word === "None" || word === "(null)") return t("common.empty");
+  const key = REASONS[word];
+  return key ? t(key, { word }) : word;
+}
+
 /** Job ids (or any of Slurm's names) as one cell: "1041, 1042", "—" for none. */
 export function namesText(names: readonly string[]): string {
   return names.length === 0 ? t("common.empty") : names.join(t("common.listSeparator"));

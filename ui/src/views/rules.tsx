@@ -248,7 +248,12 @@ export function rulesView(): View {
               <Show when={live.loaded} fallback={<p class="loading">{t("rules.loading")}</p>}>
                 <div class="rules-live">
                   <CurrentRules rules={live.rules} busy={modeBusy()} error={modeError()} onMode={(mode) => void setMode(mode)} />
-                  <LatestDecision decision={live.rules?.last_decision ?? null} mode={live.rules?.mode ?? null} now={now()} />
+                  <LatestDecision
+                    decision={live.rules?.last_decision ?? null}
+                    mode={live.rules?.mode ?? null}
+                    metrics={live.rules?.metrics ?? []}
+                    now={now()}
+                  />
                 </div>
                 <Show when={live.rules}>
                   <RecentDecisions history={history()} now={now()} />

@@ -446,6 +446,19 @@ export function HostForm(props: {
           disabled={removeToken()}
         />
       </div>
+      <div class="form-actions">
+        <button ref={saveButton} type="submit" id="host-save" class="btn btn-primary" disabled={busy() !== null}>
+          {busy() === "save" ? t("hosts.saving") : t(editing ? "hosts.save.edit" : "hosts.save.add")}
+        </button>
+        <button ref={testButton} type="button" id="host-test" class="btn" disabled={busy() !== null} onClick={() => void runTest()}>
+          {busy() === "test" ? t("hosts.testing") : t("hosts.test")}
+        </button>
+        <button type="button" id="host-cancel" class="btn btn-quiet" disabled={busy() !== null} onClick={() => cancel()}>
+          {t("hosts.cancel")}
+        </button>
+      </div>
+      {/* What a button brings (the test's result, a question, a refusal) comes under the
+          buttons: nothing moves Add host or Save while the pointer is on its way (issue 43). */}
       <div class="test-result" data-testid="host-test-result" data-state={testState() ?? undefined}>
         <Show when={testOutcome()} keyed>
           {(outcome) =>
@@ -488,17 +501,6 @@ export function HostForm(props: {
             sentenceFor={hostSentence}
           />
         </Show>
-      </div>
-      <div class="form-actions">
-        <button ref={saveButton} type="submit" id="host-save" class="btn btn-primary" disabled={busy() !== null}>
-          {busy() === "save" ? t("hosts.saving") : t(editing ? "hosts.save.edit" : "hosts.save.add")}
-        </button>
-        <button ref={testButton} type="button" id="host-test" class="btn" disabled={busy() !== null} onClick={() => void runTest()}>
-          {busy() === "test" ? t("hosts.testing") : t("hosts.test")}
-        </button>
-        <button type="button" id="host-cancel" class="btn btn-quiet" disabled={busy() !== null} onClick={() => cancel()}>
-          {t("hosts.cancel")}
-        </button>
       </div>
     </form>
   );

@@ -1,22 +1,27 @@
 // Every lease the pool holds: the host and region, the GPU indexes, its state, the GPUs'
 // utilization, when it was granted and when its workload last saved its state; a lease on
-// spot GPUs wears a "spot" badge. The rows are
-// a store reconciled by lease id, so a refresh updates a lease's cells in place and only a
-// new or gone lease adds or drops a row.
+// spot GPUs wears a "spot" badge, and one whose Slurm node is draining for scale-in says so.
+// The rows are in a steady order (host, then GPU index: not the order the console lists
+// them in), a store reconciled by lease id, so a refresh updates a lease's cells in place
+// and only a new or gone lease adds or drops a row.
 //
 // Each active lease has a checkbox: ticked, it is the operator's choice of what to give back
 // (the slider then previews releasing exactly those; see slider.tsx).
 
 import { createComputed, For, Show, type JSX } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
-import type { PoolLeaseView } from "../../bindings";
+import type { PoolLeaseView, SlurmNodeState } from "../../bindings";
 import { formatCount } from "../../costs";
 import { formatPercent } from "../../format";
 import { t } from "../../i18n";
-import { formatWhen, indexesText, leaseStateText } from "../../pool";
+import { formatWhen, indexesText, leaseStateText, sortLeases } from "../../pool";
+
+/** The Slurm node a lease is, where the pool is bound to a partition (slurm-card.tsx). */
+export type LeaseNode = { node: string; state: SlurmNodeState };
 
 function LeaseRow(props: {
   lease: PoolLeaseView;
+  node: LeaseNode | undefined;
   now: number;
   picked: boolean;
   onPick: (id: string, on: boolean) => void;
@@ -30,6 +35,7 @@ function LeaseRow(props: {
       data-state={lease.state}
       data-spot={lease.spot ? "true" : "false"}
       data-saved={lease.checkpoint_at_ms === null ? "false" : "true"}
+      data-draining={props.node?.state === "draining" || props.node?.state === "drained" ? props.node.state : undefined}
       classList={{ picked: props.picked }}
     >
       <td class="pick">
@@ -58,6 +64,20 @@ function LeaseRow(props: {
       <td class="mono">{indexesText(lease.gpu_indexes)}</td>
       <td>
         <span class={`lease-state lease-${lease.state}`}>{leaseStateText(lease.state)}</span>
+        <Show when={props.node?.state === "draining" || props.node?.state === "drained" ? props.node : null}>
+          {(node) => (
+            <>
+              {" "}
+              <span
+                class="badge badge-soft lease-draining"
+                data-testid="pool-lease-draining"
+                title={t("pool.lease.drainingTitle", { node: node().node })}
+              >
+                {t(node().state === "drained" ? "pool.lease.drained" : "pool.lease.draining")}
+              </span>
+            </>
+          )}
+        </Show>
         <Show when={lease.reclaim_deadline_ms}>
           {(at) => (
             <span class="muted" data-testid="pool-lease-reclaim">
@@ -77,6 +97,8 @@ function LeaseRow(props: {
 export function LeaseTable(props: {
   pool: string;
   leases: readonly PoolLeaseView[];
+  /** Each lease's Slurm node by lease id (empty for a pool bound to no partition). */
+  nodes?: ReadonlyMap<string, LeaseNode>;
   now: number;
   /** The leases the operator ticked to give back. */
   picked: readonly string[];
@@ -85,7 +107,7 @@ export function LeaseTable(props: {
 }): JSX.Element {
   const [rows, setRows] = createStore<{ leases: PoolLeaseView[] }>({ leases: [] });
   // The store owns its copy: reconciling mutates it, never the answer it came from.
-  createComputed(() => setRows("leases", reconcile(structuredClone(props.leases) as PoolLeaseView[], { key: "lease_id" })));
+  createComputed(() => setRows("leases", reconcile(sortLeases(structuredClone(props.leases) as PoolLeaseView[]), { key: "lease_id" })));
   const empty = () => rows.leases.length === 0;
   return (
     <section class="pool-table-card" aria-labelledby="pool-leases-title">
@@ -131,7 +153,7 @@ export function LeaseTable(props: {
             <tbody>
               <For each={rows.leases}>
                 {(lease) => (
-                  <LeaseRow lease={lease} now={props.now} picked={props.picked.includes(lease.lease_id)} onPick={props.onPick} />
+                  <LeaseRow lease={lease} node={props.nodes?.get(lease.lease_id)} now={props.now} picked={props.picked.includes(lease.lease_id)} onPick={props.onPick} />
                 )}
               </For>
             </tbody>

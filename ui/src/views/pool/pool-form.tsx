@@ -443,14 +443,6 @@ export function PoolForm(props: {
           </Show>
         </fieldset>
       </div>
-      <div class="form-error-box">
-        <Show when={state.error !== null}>
-          <ErrorAlert lead={t(editing ? "pool.form.saveError" : "pool.form.createError")} error={state.error} testid="pool-form-error" />
-        </Show>
-      </div>
-      <Show when={asking()}>
-        <DiscardQuestion id="pool-f" onDiscard={() => gate.discard()} onKeep={keepEditing} />
-      </Show>
       <div class="form-actions">
         <button type="submit" id="pool-f-save" class="btn btn-primary" ref={saveButton} disabled={state.busy}>
           {t(editing ? "pool.form.saveEdit" : "pool.form.saveCreate")}
@@ -459,6 +451,15 @@ export function PoolForm(props: {
           {t("pool.form.cancel")}
         </button>
       </div>
+      {/* Under the buttons: the question and a refusal move neither Save nor Cancel (issue 43). */}
+      <div class="form-error-box">
+        <Show when={state.error !== null}>
+          <ErrorAlert lead={t(editing ? "pool.form.saveError" : "pool.form.createError")} error={state.error} testid="pool-form-error" />
+        </Show>
+      </div>
+      <Show when={asking()}>
+        <DiscardQuestion id="pool-f" onDiscard={() => gate.discard()} onKeep={keepEditing} />
+      </Show>
     </form>
   );
 }

@@ -86,7 +86,7 @@ import { ErrorAlert } from "../error-alert";
 import { mountView } from "../solid";
 import type { View } from "../view";
 import { HostTable } from "./host-table";
-import { LeaseTable } from "./lease-table";
+import { LeaseTable, type LeaseNode } from "./lease-table";
 import { PoolCard, type PoolSummary } from "./pool-card";
 import { PoolChart } from "./pool-chart";
 import { PoolForm } from "./pool-form";
@@ -124,6 +124,8 @@ export function poolView(): View {
   const [announcement, setAnnouncement] = createSignal("");
   const [form, setForm] = createSignal<OpenForm | null>(null);
   const [now, setNow] = createSignal(Date.now());
+  /** The Slurm node of each lease (the Slurm card's last answer), to mark a draining one. */
+  const [leaseNodes, setLeaseNodes] = createSignal<ReadonlyMap<string, LeaseNode>>(new Map());
   /** Bumped when the confirmation limits change: the slider asks again for what it shows. */
   const [limitsSaved, setLimitsSaved] = createSignal(0);
   /** Leases of the shown pool the operator ticked to give back (the slider previews those). */
@@ -387,12 +389,20 @@ export function poolView(): View {
                 heldToUnitEnd={shown.held_to_unit_end}
                 now={now()}
               />
-              <SlurmCard pool={shown.name} />
+              <SlurmCard
+                pool={shown.name}
+                onNodes={(nodes) =>
+                  setLeaseNodes(
+                    new Map(nodes.flatMap((n) => (n.lease_id === null ? [] : [[n.lease_id, { node: n.name, state: n.state }] as const]))),
+                  )
+                }
+              />
               <PoolChart pool={shown.name} />
               <HostTable pool={shown.name} hosts={raw(shown.name)?.hosts ?? []} />
               <LeaseTable
                 pool={shown.name}
                 leases={raw(shown.name)?.leases ?? []}
+                nodes={leaseNodes()}
                 now={now()}
                 picked={picked()}
                 onPick={pick}

@@ -15,7 +15,7 @@ import { formatCount, gpus } from "../../costs";
 import { t } from "../../i18n";
 import { call } from "../../ipc";
 import { indexesText } from "../../pool";
-import { jobStateText, minutesText, moreJobsText, namesText, nodeStateText, nodeStateTone, slurmModeText, yesNoText } from "../../slurm";
+import { jobStateText, minutesText, moreJobsText, namesText, nodeStateText, nodeStateTone, slurmModeText, slurmReasonText, yesNoText } from "../../slurm";
 import { ErrorAlert, ErrorDetail } from "../error-alert";
 import { Stat } from "./pool-card";
 
@@ -39,7 +39,9 @@ function NodeRow(props: { node: SlurmNodeView }): JSX.Element {
       <td class="mono">{indexesText(node.gpu_indexes)}</td>
       <td class="mono">{node.lease_id ?? t("common.empty")}</td>
       <td class="mono">{namesText(node.jobs)}</td>
-      <td class="slurm-reason">{node.reason ?? t("common.empty")}</td>
+      <td class="slurm-reason" title={node.reason ?? undefined}>
+        {slurmReasonText(node.reason)}
+      </td>
     </tr>
   );
 }
@@ -53,14 +55,20 @@ function JobRow(props: { job: SlurmJobView }): JSX.Element {
       </th>
       <td>{jobStateText(job.state)}</td>
       <td class="num">{formatCount(job.gpus)}</td>
-      <td class="slurm-reason">{job.reason === "" ? t("common.empty") : job.reason}</td>
+      <td class="slurm-reason" title={job.reason || undefined}>
+        {slurmReasonText(job.reason)}
+      </td>
       <td>{yesNoText(job.waits_for_gpus)}</td>
       <td class="num">{minutesText(job.waited_s)}</td>
     </tr>
   );
 }
 
-export function SlurmCard(props: { pool: string }): JSX.Element {
+export function SlurmCard(props: {
+  pool: string;
+  /** Each answer's nodes (none for a pool bound to no partition), for the lease table. */
+  onNodes?: (nodes: readonly SlurmNodeView[]) => void;
+}): JSX.Element {
   /** undefined until the first answer; null: the pool is bound to no partition. */
   const [partition, setPartition] = createSignal<Partition | null | undefined>(undefined);
   const [rows, setRows] = createStore<{ nodes: SlurmNodeView[]; jobs: SlurmJobView[] }>({ nodes: [], jobs: [] });
@@ -80,6 +88,7 @@ export function SlurmCard(props: { pool: string }): JSX.Element {
       if (view === null) {
         setPartition(null);
         setRows({ nodes: [], jobs: [] });
+        props.onNodes?.([]);
         return;
       }
       // The stores own their copies: reconciling mutates them, never the answer.
@@ -89,6 +98,7 @@ export function SlurmCard(props: { pool: string }): JSX.Element {
         setRows("jobs", reconcile(jobs, { key: "id" }));
         setPartition(rest);
       });
+      props.onNodes?.(view.nodes);
     } else {
       setError(res.error);
     }

@@ -1,6 +1,8 @@
 // The enforcer's latest decision on the pool's rules, in words: why (the structured
-// reason), the count it holds or moves to, the cost of the move, each clamp that changed
-// the count and what every rule said. Updated in place each refresh (the view's store is
+// reason, worded as Activity words it: a held decision reads "wanted 2, kept 6", not as a
+// move), the count it holds or moves to, the cost of the move, each clamp that changed
+// the count (what was asked for and what was kept) and what every rule said: its reading
+// is the last minute's mean, so a custom metric's latest reading stands beside it. Updated in place each refresh (the view's store is
 // reconciled), so nothing here is rebuilt while it is read.
 //
 // Stable selectors (see views/rules.tsx):
@@ -9,12 +11,28 @@
 //   li[data-testid="rules-decision-clamp"]  li[data-testid="rules-decision-rule"][data-rule]
 
 import { For, Show, type JSX } from "solid-js";
-import type { Decision, RulesMode } from "../../bindings";
+import type { Decision, MetricValue, RuleStatus, RulesMode } from "../../bindings";
 import { t } from "../../i18n";
 import { formatWhen, signedPerHour } from "../../pool";
-import { clampText, decisionReasonText, ruleStatusText } from "../../reasons";
+import { clampCause, decisionText, ruleNumber, ruleStatusText } from "../../reasons";
 
-export function LatestDecision(props: { decision: Decision | null; mode: RulesMode | null; now: number }): JSX.Element {
+/** The metric a rule's status read, where it read one. */
+function statusMetric(status: RuleStatus): string | null {
+  return "metric" in status && status.kind !== "no_data" && status.kind !== "stale" ? status.metric : null;
+}
+
+export function LatestDecision(props: {
+  decision: Decision | null;
+  mode: RulesMode | null;
+  /** The custom metrics' latest readings, put beside a rule's mean. */
+  metrics: readonly MetricValue[];
+  now: number;
+}): JSX.Element {
+  const latest = (status: RuleStatus): MetricValue | null => {
+    const name = statusMetric(status);
+    const found = name === null ? undefined : props.metrics.find((m) => m.name === name);
+    return found && found.value !== null && found.at_ms !== null ? found : null;
+  };
   const state = (): "none" | "steady" | "change" => {
     const d = props.decision;
     if (!d) return "none";
@@ -39,7 +57,7 @@ export function LatestDecision(props: { decision: Decision | null; mode: RulesMo
               <Show when={props.mode === "shadow"}>
                 <span class="badge badge-soft">{t("rules.decision.shadow")}</span>{" "}
               </Show>
-              {decisionReasonText(d().reason)}
+              {decisionText(d())}
             </p>
             <p class="hint" data-testid="rules-decision-counts">
               {state() === "change"
@@ -53,7 +71,17 @@ export function LatestDecision(props: { decision: Decision | null; mode: RulesMo
             <Show when={d().clamps.length > 0}>
               <h3>{t("rules.decision.clamps")}</h3>
               <ul class="rules-decision-list">
-                <For each={d().clamps}>{(clamp) => <li data-testid="rules-decision-clamp">{clampText(clamp)}</li>}</For>
+                <For each={d().clamps}>
+                  {(clamp) => (
+                    <li data-testid="rules-decision-clamp">
+                      {t("rules.decision.clamp", {
+                        cause: clampCause(clamp, d().reason.kind === "held" || d().reason.kind === "rule" ? (d().reason as { rule: string }).rule : null),
+                        from: clamp.from_gpus,
+                        to: clamp.to_gpus,
+                      })}
+                    </li>
+                  )}
+                </For>
               </ul>
             </Show>
             <Show when={d().rules.length > 0}>
@@ -66,6 +94,14 @@ export function LatestDecision(props: { decision: Decision | null; mode: RulesMo
                       <span class="rule-status">{ruleStatusText(outcome.status)}</span>
                       <Show when={outcome.recommended_gpus !== null}>
                         <span class="hint">{` ${t("rules.decision.recommends", { gpus: outcome.recommended_gpus ?? 0 })}`}</span>
+                      </Show>
+                      <Show when={latest(outcome.status)}>
+                        {(m) => (
+                          <span class="hint" data-testid="rules-decision-latest">
+                            {" · "}
+                            {t("rules.decision.latest", { value: ruleNumber(m().value ?? 0), time: formatWhen(m().at_ms, props.now) })}
+                          </span>
+                        )}
                       </Show>
                     </li>
                   )}

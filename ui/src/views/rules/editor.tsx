@@ -436,17 +436,6 @@ export function Editor(props: {
           </label>
         </Show>
       </div>
-      <Show when={asking()}>
-        <DiscardQuestion id="rules" onDiscard={revert} onKeep={() => (setAsking(false), saveButton.focus())} />
-      </Show>
-      <div class="form-error-box">
-        <Show when={saveError() !== null}>
-          <ErrorAlert lead={t("rules.save.error")} error={saveError()} testid="rules-save-error" sentenceFor={saveSentence} />
-        </Show>
-      </div>
-      <p class="rules-save-status" role="status" data-testid="rules-save-status">
-        {status()}
-      </p>
       <div class="form-actions">
         <button
           type="submit"
@@ -462,6 +451,19 @@ export function Editor(props: {
           {t("rules.save.revert")}
         </button>
       </div>
+      {/* What a button brings (the question, the outcome) comes under the buttons: nothing
+          moves them while the pointer is on its way (issue 43). */}
+      <Show when={asking()}>
+        <DiscardQuestion id="rules" onDiscard={revert} onKeep={() => (setAsking(false), saveButton.focus())} />
+      </Show>
+      <div class="form-error-box">
+        <Show when={saveError() !== null}>
+          <ErrorAlert lead={t("rules.save.error")} error={saveError()} testid="rules-save-error" sentenceFor={saveSentence} />
+        </Show>
+      </div>
+      <p class="rules-save-status" role="status" data-testid="rules-save-status">
+        {status()}
+      </p>
     </form>
   );
 }

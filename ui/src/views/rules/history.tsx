@@ -9,7 +9,7 @@
 import { For, Show, type JSX } from "solid-js";
 import { t } from "../../i18n";
 import { formatWhen } from "../../pool";
-import { decisionReasonText } from "../../reasons";
+import { decisionText } from "../../reasons";
 import { DECISIONS_KEPT, type SeenDecision } from "../../rules-store";
 
 export function RecentDecisions(props: { history: readonly SeenDecision[]; now: number }): JSX.Element {
@@ -25,7 +25,7 @@ export function RecentDecisions(props: { history: readonly SeenDecision[]; now: 
               const change = d.desired_gpus !== d.current_gpus;
               return (
                 <li data-testid="rules-history-item" data-state={change ? "change" : "steady"} data-desired={d.desired_gpus}>
-                  <span>{decisionReasonText(d.reason)}</span>{" "}
+                  <span>{decisionText(d)}</span>{" "}
                   <span class="hint">
                     {change
                       ? t("rules.decision.moves", { from: d.current_gpus, to: d.desired_gpus, when: formatWhen(d.at_ms, props.now) })

@@ -224,9 +224,6 @@ export function Suggestion(props: {
         </table>
       </div>
 
-      <Show when={asking()}>
-        <DiscardQuestion id="rules-suggest" onDiscard={() => props.onAccept()} onKeep={() => (setAsking(false), accept.focus())} />
-      </Show>
       <div class="form-actions">
         <button
           type="button"
@@ -241,6 +238,10 @@ export function Suggestion(props: {
           {t("rules.suggest.dismiss")}
         </button>
       </div>
+      {/* Under the buttons, so asking moves neither of them. */}
+      <Show when={asking()}>
+        <DiscardQuestion id="rules-suggest" onDiscard={() => props.onAccept()} onKeep={() => (setAsking(false), accept.focus())} />
+      </Show>
     </section>
   );
 }
