@@ -1,4 +1,5 @@
-//! Every console error as the fronts report it, mapped once: its kind ([`IpcErrorKind`]),
+//! Every console error as the fronts report it, mapped once (the state's own in
+//! `ebb_state::errors`, with the [`Reported`] trait): its kind ([`IpcErrorKind`]),
 //! the field it names and the line, as an [`IpcError`]. The desktop shell returns that
 //! (each error converts with `?`), and the CLI's exit code reads the same kind
 //! ([`report_in_chain`], [`IpcErrorKind::refuses_input`]). An error is logged where its
@@ -14,51 +15,10 @@ use crate::console_slurm::SlurmOpError;
 use crate::pools::PoolError;
 use crate::registry::RegistryError;
 use crate::rules_replay::ReplayError;
+pub use ebb_state::errors::Reported;
+use ebb_state::errors::{internal, kind};
 use ebb_telemetry::metrics_store::MetricsError;
 use ebb_wire::ipc::{IpcError, IpcErrorKind};
-
-/// An error as every front reports it. Pure: no logging here.
-pub trait Reported {
-    fn report(&self) -> IpcError;
-}
-
-fn kind(kind: IpcErrorKind, error: &impl std::fmt::Display) -> IpcError {
-    IpcError::new(kind, error.to_string())
-}
-
-fn internal(error: &impl std::fmt::Display) -> IpcError {
-    kind(IpcErrorKind::Internal, error)
-}
-
-/// The database refused for want of a privilege (a role's grants or row-level security).
-fn refused_by_database(error: &impl std::fmt::Display) -> IpcError {
-    IpcError::new(
-        IpcErrorKind::RoleRequired,
-        format!("the database refused it for your role: {error}"),
-    )
-}
-
-impl Reported for RoleRequired {
-    /// `field` names the role it needs.
-    fn report(&self) -> IpcError {
-        IpcError {
-            field: Some(self.needs.name().to_string()),
-            ..kind(IpcErrorKind::RoleRequired, self)
-        }
-    }
-}
-
-impl Reported for MetricsError {
-    fn report(&self) -> IpcError {
-        match self {
-            MetricsError::Invalid { field, .. } => IpcError::invalid(field, self.to_string()),
-            other => IpcError::new(
-                IpcErrorKind::Internal,
-                format!("the metrics store failed: {other}"),
-            ),
-        }
-    }
-}
 
 impl Reported for ChartError {
     fn report(&self) -> IpcError {
@@ -93,23 +53,6 @@ impl Reported for CostError {
     }
 }
 
-impl Reported for RegistryError {
-    fn report(&self) -> IpcError {
-        match self {
-            RegistryError::Invalid { field, .. } => IpcError::invalid(field, self.to_string()),
-            RegistryError::NotFound(_) => kind(IpcErrorKind::NotFound, self),
-            RegistryError::Vault(_) => kind(IpcErrorKind::TokenStore, self),
-            RegistryError::RoleRequired(refused) => refused.report(),
-            RegistryError::Sql(sql) if crate::access::is_refused(sql) => refused_by_database(self),
-            RegistryError::HoldsGpus { .. } => IpcError {
-                field: Some("name".into()),
-                ..kind(IpcErrorKind::HostHoldsGpus, self)
-            },
-            RegistryError::Open { .. } | RegistryError::Sql(_) => internal(self),
-        }
-    }
-}
-
 impl Reported for ConsoleError {
     fn report(&self) -> IpcError {
         match self {
@@ -118,24 +61,6 @@ impl Reported for ConsoleError {
             ConsoleError::Metrics(error) => error.report(),
             ConsoleError::MetricsUnavailable(_) => kind(IpcErrorKind::MetricsUnavailable, self),
             ConsoleError::DataDir { .. } => kind(IpcErrorKind::Io, self),
-        }
-    }
-}
-
-impl Reported for PoolError {
-    fn report(&self) -> IpcError {
-        match self {
-            PoolError::Invalid { field, .. } => IpcError::invalid(field, self.to_string()),
-            PoolError::Exists(_) => IpcError::invalid("name", self.to_string()),
-            PoolError::NotFound(_) => kind(IpcErrorKind::NotFound, self),
-            PoolError::Moved { .. } => IpcError {
-                field: Some("from".to_string()),
-                ..kind(IpcErrorKind::Conflict, self)
-            },
-            PoolError::RoleRequired(refused) => refused.report(),
-            PoolError::Db(sql) if crate::access::is_refused(sql) => refused_by_database(self),
-            PoolError::Registry(error) => error.report(),
-            PoolError::Db(_) | PoolError::Slurm(_) => internal(self),
         }
     }
 }
@@ -203,56 +128,26 @@ impl Reported for SlurmOpError {
     }
 }
 
-impl Reported for AdminError {
-    fn report(&self) -> IpcError {
-        match self {
-            AdminError::Invalid { field, .. } => IpcError::invalid(field, self.to_string()),
-            AdminError::NotShared => kind(IpcErrorKind::InvalidInput, self),
-            AdminError::Privilege(_) => kind(IpcErrorKind::RoleRequired, self),
-            AdminError::Db(sql) if crate::access::is_refused(sql) => refused_by_database(self),
-            AdminError::Db(_) => internal(self),
-        }
-    }
-}
-
-impl Reported for sqlx::Error {
-    fn report(&self) -> IpcError {
-        if crate::access::is_refused(self) {
-            refused_by_database(self)
-        } else {
-            internal(self)
-        }
-    }
-}
-
-/// Converts each of the console's errors into the IPC error (`?` in the desktop shell),
-/// logging the internal ones.
+/// Converts each of the console's own errors into the IPC error (`?` in the desktop shell),
+/// logging the internal ones (the state's errors convert in `ebb_state::errors`).
 macro_rules! into_ipc {
     ($($error:ty),* $(,)?) => {$(
         impl From<$error> for IpcError {
             fn from(error: $error) -> Self {
-                let report = error.report();
-                if report.kind == IpcErrorKind::Internal {
-                    tracing::error!(error = %report.message, "console failure");
-                }
-                report
+                ebb_state::errors::into_ipc(&error)
             }
         }
     )*};
 }
 
 into_ipc!(
-    RoleRequired,
     ChartError,
     CostError,
-    RegistryError,
     ConsoleError,
-    PoolError,
     RulesError,
     PromqlTestError,
     ReplayError,
     SlurmOpError,
-    AdminError,
 );
 
 /// The report of the first error in `chain` (an error and its causes) that the console

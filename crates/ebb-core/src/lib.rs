@@ -5,11 +5,13 @@
 //! to agents and storing their samples is `ebb-telemetry` (the client, the collector,
 //! fan-out, the metrics store); this crate hands it the registry's hosts.
 //!
-//! In folders by concern: `state/` (the database, registry, vault, election, catalog,
-//! clock), `pools/` (the pools' store, validation, views), `enforce/` (the reconcile loop,
-//! the provider seam, capacity, pool history), `rules/` (rules live, their console
-//! operations, replay and suggest, the metrics endpoint); the console service
-//! every front calls is `console*.rs` and `demo.rs` at the top.
+//! The console's state (the database, registry, vault, election, catalog, configuration,
+//! the pools' store, validation and views) is `ebb-state`, re-exported here by its module
+//! names. In folders by concern: `metrics_source/` (the embedded collector or
+//! Prometheus), `enforce/` (the reconcile loop, the provider seam, capacity, pool history),
+//! `rules/` (rules live, their console operations, replay and suggest, the metrics
+//! endpoint), `slurm/` (the binder); the console service every front calls is
+//! `console*.rs` and `demo.rs` at the top, its errors mapped once in `errors.rs`.
 
 pub mod console;
 mod console_access;
@@ -23,14 +25,14 @@ pub mod demo;
 pub mod enforce;
 pub mod errors;
 pub mod metrics_source;
-pub mod pools;
 pub mod rules;
 pub mod slurm;
-pub mod state;
 pub mod system_fonts;
 
 // Each module by its own name too (`ebb_core::registry`, `ebb_core::enforcer`...): the
 // folders group them by concern, the paths stay short.
+pub use ebb_state::{
+    access, audit, catalog_store, clock, config, db, election, pools, registry, vault,
+};
 pub use enforce::{capacity, enforcer, pool_history, provider};
 pub use rules::{console_rules, metrics_api, rules_live, rules_replay};
-pub use state::{access, audit, catalog_store, clock, config, db, election, registry, vault};

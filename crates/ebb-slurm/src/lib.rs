@@ -12,6 +12,7 @@
 //!   which agent GPUs each Slurm node is (a fixed group on one host);
 //! - [`conf`]: the Slurm configuration for a binding: `slurm.conf` lines, `gres.conf`, and
 //!   the task prolog that maps a job's `CUDA_VISIBLE_DEVICES` to the machine's GPUs;
+//! - [`error`]: why Slurm could not be asked or did not answer (the shell's calls);
 //! - [`sim`]: a simulated partition for the demo (a repeating job schedule, first-fit,
 //!   drain and down as `scontrol` sets them), answering in [`queue`]'s shapes.
 //!
@@ -20,6 +21,7 @@
 pub mod binding;
 pub mod conf;
 pub mod drain;
+pub mod error;
 pub mod hostlist;
 pub mod queue;
 pub mod sim;

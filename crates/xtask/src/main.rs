@@ -143,11 +143,18 @@ fn test(root: &Path) -> Result<()> {
         "running the console store's tests again on PostgreSQL (a server made in a temp dir)",
         || {
             let server = ebb_testkit::PostgresServer::start("xtask").map_err(anyhow::Error::msg)?;
-            // The workspace's build, ebb-core's tests picked by nextest: `cargo test -p
-            // ebb-core` resolves features for ebb-core alone and builds its tree again.
+            // The workspace's build, the state's and the console's tests picked by nextest:
+            // `cargo test -p ebb-core` resolves features for ebb-core alone and builds its
+            // tree again.
             run(
                 Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-                    .args(["nextest", "run", "--workspace", "-E", "package(ebb-core)"])
+                    .args([
+                        "nextest",
+                        "run",
+                        "--workspace",
+                        "-E",
+                        "package(ebb-state) | package(ebb-core)",
+                    ])
                     .env(ebb_testkit::POSTGRES_ENV, server.url()),
             )
         },

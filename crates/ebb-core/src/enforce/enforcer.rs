@@ -14,7 +14,7 @@ use crate::enforce::sender::Sender;
 use crate::metrics_source::MetricsSource;
 use crate::pools::{NewActivity, Pool, PoolError, PoolStore, Recorded};
 use crate::provider::{AgentProvider, GpuProvider};
-use crate::registry::{HostEntry, Registry};
+use crate::registry::Registry;
 use crate::rules_live::RulesRunner;
 use crate::slurm::binder::NodeAnswer;
 use ebb_reconcile::reconcile::{self, HostObs, KnownLease, Pending, PoolTarget, Refusals};
@@ -330,26 +330,6 @@ struct Announcement {
     done: bool,
     /// The announcement under way; it answers `None` when the registry could not be read.
     running: Option<JoinHandle<Option<Told>>>,
-}
-
-impl Recorded {
-    fn is_empty(&self) -> bool {
-        self.pools.is_empty()
-            && self.intents.is_empty()
-            && self.fences.is_empty()
-            && self.leases.is_empty()
-    }
-
-    /// Whether the enforcer has business with this host: a pool may use it, or we hold or
-    /// asked for something there.
-    fn concerns(&self, spec: &HostEntry) -> bool {
-        self.pools
-            .iter()
-            .any(|pool| pool.regions.contains(&spec.region))
-            || self.leases.iter().any(|lease| lease.host == spec.name)
-            || self.intents.iter().any(|intent| intent.host == spec.name)
-            || self.fences.contains_key(&spec.name)
-    }
 }
 
 /// The stages of a pass, in the order they run: observe (read the database, ask the

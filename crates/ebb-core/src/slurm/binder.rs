@@ -36,7 +36,6 @@ use ebb_wire::pools::Actor;
 use ebb_wire::reasons::{ChangeReason, SlurmStep};
 use ebb_wire::rules::MetricPush;
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
 
 /// The reason Ebb gives the nodes it drains or marks down, so it knows its own.
 pub const REASON_PREFIX: &str = "ebb:";
@@ -47,20 +46,7 @@ const RELEASED_REASON: &str = "ebb: released";
 /// The queue metric a bound pool is sized on: GPUs its partition's jobs ask for or hold.
 pub const DEMAND_METRIC: &str = "slurm_demand_gpus";
 
-/// The binding file in the data directory.
-pub const BINDING_FILE: &str = "slurm.toml";
-
-/// Reads `slurm.toml` from the data directory: `Ok(None)` when there is none.
-pub fn load_binding(data_dir: &Path) -> Result<Option<Binding>, String> {
-    let path = data_dir.join(BINDING_FILE);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Binding::parse(&text)
-            .map(Some)
-            .map_err(|error| format!("{}: {error}", path.display())),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(error) => Err(format!("{}: {error}", path.display())),
-    }
-}
+pub use crate::config::{BINDING_FILE, load_binding};
 
 /// One bound node as the agents show it now.
 #[derive(Debug, Clone)]

@@ -11,25 +11,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
-use thiserror::Error;
 use tokio::process::Command;
 
-/// Why Slurm could not be asked or did not answer.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum SlurmError {
-    #[error("`{program}` is not installed (apt-get install slurm-client)")]
-    Missing { program: String },
-    #[error("`{program}` did not answer within {after_s} s (is slurmctld up?)")]
-    Timeout { program: String, after_s: u64 },
-    #[error("`{program}` failed: {message}")]
-    Failed { program: String, message: String },
-    #[error("`{program}` answered what Ebb cannot read: {message}")]
-    Malformed { program: String, message: String },
-    #[error("Slurm has no partition `{name}`")]
-    NoPartition { name: String },
-    #[error("Slurm has no node `{name}`")]
-    NoNode { name: String },
-}
+pub use ebb_slurm::error::SlurmError;
 
 /// How to reach Slurm's commands.
 #[derive(Debug, Clone)]

@@ -211,10 +211,7 @@ impl ConsoleConfig {
         Self {
             data_dir: data_dir.to_path_buf(),
             toml,
-            slurm: Watched::new(
-                data_dir.join(crate::slurm::binder::BINDING_FILE),
-                read_binding,
-            ),
+            slurm: Watched::new(data_dir.join(BINDING_FILE), read_binding),
             catalog: Watched::new(
                 data_dir.join(crate::catalog_store::CATALOG_FILE),
                 read_prices,
@@ -264,9 +261,23 @@ impl ConsoleConfig {
     }
 }
 
-/// `slurm.toml` at `path`, as the binder reads it.
+/// The binding file in the data directory.
+pub const BINDING_FILE: &str = "slurm.toml";
+
+/// Reads `slurm.toml` from the data directory: `Ok(None)` when there is none.
+pub fn load_binding(data_dir: &Path) -> Result<Option<Binding>, String> {
+    read_binding(&data_dir.join(BINDING_FILE))
+}
+
+/// `slurm.toml` at `path`.
 fn read_binding(path: &Path) -> Result<Option<Binding>, String> {
-    crate::slurm::binder::load_binding(path.parent().unwrap_or(Path::new(".")))
+    match std::fs::read_to_string(path) {
+        Ok(text) => Binding::parse(&text)
+            .map(Some)
+            .map_err(|error| format!("{}: {error}", path.display())),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(format!("{}: {error}", path.display())),
+    }
 }
 
 fn read_prices(path: &Path) -> Catalog {

@@ -54,7 +54,7 @@ pub enum PoolError {
     Registry(Box<crate::registry::RegistryError>),
     /// Slurm did not answer or refused a node change (a Slurm-bound pool).
     #[error("Slurm: {0}")]
-    Slurm(#[from] crate::slurm::ctl::SlurmError),
+    Slurm(#[from] ebb_slurm::error::SlurmError),
 }
 
 fn invalid(field: &'static str, problem: impl Into<String>) -> PoolError {
@@ -206,9 +206,7 @@ mod validate;
 mod view;
 
 pub(crate) use crate::db::insert_console_activity;
-#[allow(unused_imports)]
-pub(crate) use store::random_hex;
-pub use store::{NewActivity, PoolStore, Recorded};
+pub use store::{NewActivity, PoolStore, Recorded, random_hex};
 pub use validate::{HostFacts, Valid, model_offers, validate};
 pub use view::{
     RegionSpan, check_release_choice, csv_amount, csv_field, month_spend, pool_view, priced_pool,

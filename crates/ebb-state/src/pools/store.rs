@@ -24,7 +24,7 @@ pub(super) fn random_id(prefix: &str) -> String {
 
 /// `bytes` random bytes in hex; the clock fills in so an id is never refused for want of
 /// randomness.
-pub(crate) fn random_hex(bytes: usize) -> String {
+pub fn random_hex(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes.max(8)];
     if getrandom::fill(&mut buf).is_err() {
         buf[..8].copy_from_slice(&now_ms().to_le_bytes());
@@ -1059,6 +1059,27 @@ pub struct Recorded {
     pub intents: Vec<Pending>,
     pub fences: HashMap<String, u64>,
     pub leases: Vec<KnownLease>,
+}
+
+impl Recorded {
+    /// Nothing to enforce: no pool, intent, fence or lease.
+    pub fn is_empty(&self) -> bool {
+        self.pools.is_empty()
+            && self.intents.is_empty()
+            && self.fences.is_empty()
+            && self.leases.is_empty()
+    }
+
+    /// Whether the enforcer has business with this host: a pool may use it, or we hold or
+    /// asked for something there.
+    pub fn concerns(&self, spec: &crate::registry::HostEntry) -> bool {
+        self.pools
+            .iter()
+            .any(|pool| pool.regions.contains(&spec.region))
+            || self.leases.iter().any(|lease| lease.host == spec.name)
+            || self.intents.iter().any(|intent| intent.host == spec.name)
+            || self.fences.contains_key(&spec.name)
+    }
 }
 
 async fn list_on(conn: &mut sqlx::AnyConnection) -> Result<Vec<Pool>, PoolError> {
