@@ -105,10 +105,14 @@ pub struct Sample {
     pub value: f64,
 }
 
-/// A metric's recent samples, oldest first.
+/// A metric's recent samples, oldest first: one a minute (each minute's mean), and before
+/// the first whole minute, the readings so far as one partial sample.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Window {
     samples: VecDeque<Sample>,
+    /// The mean of the readings so far while no whole minute has been read: what a target
+    /// rule may scale out on at once. It counts toward no rule's minutes.
+    partial: Option<Sample>,
 }
 
 impl Window {
@@ -116,12 +120,25 @@ impl Window {
     pub fn from_samples(samples: impl IntoIterator<Item = Sample>) -> Window {
         Window {
             samples: samples.into_iter().collect(),
+            partial: None,
         }
+    }
+
+    /// The first readings, less than a minute of them, as their mean at `at_ms`: the
+    /// window's latest value until a whole minute is read (kept only while there is none).
+    pub fn set_partial(&mut self, at_ms: i64, value: f64) {
+        self.partial = self.samples.is_empty().then_some(Sample { at_ms, value });
+    }
+
+    /// Whether the latest value is the first readings', less than a whole minute.
+    pub fn is_partial(&self) -> bool {
+        self.samples.is_empty() && self.partial.is_some()
     }
 
     /// Adds the newest sample.
     pub fn push(&mut self, at_ms: i64, value: f64) {
         self.samples.push_back(Sample { at_ms, value });
+        self.partial = None;
     }
 
     /// Forgets samples older than `from_ms`, but always keeps the newest (a custom metric's
@@ -132,9 +149,10 @@ impl Window {
         }
     }
 
-    /// The newest sample (for a custom metric, its last-seen time).
+    /// The newest sample (for a custom metric, its last-seen time); the partial one before
+    /// the first whole minute.
     pub fn latest(&self) -> Option<Sample> {
-        self.samples.back().copied()
+        self.samples.back().copied().or(self.partial)
     }
 
     /// Newest first, only those within the last `minutes` before `now_ms` (`now` counts).
@@ -982,7 +1000,10 @@ fn target(
         target: rule.target,
         instant_gpus: instant,
     };
-    if instant < current && rule.scale_in_stabilization_minutes > 0 {
+    if instant < current && window.is_partial() {
+        // Less than a minute read: never a scale-in on it (a GPU just granted reads idle).
+        effective = current;
+    } else if instant < current && rule.scale_in_stabilization_minutes > 0 {
         // Scale-in: the highest count recommended over the window (no higher than the
         // current count: the walk stops at the first sample that asks for it all).
         let mut highest: Option<u32> = None;

@@ -112,7 +112,8 @@ pub fn sample(status: &PoolStatus, gpus: &GpuIndex<'_>, now_ms: i64) -> Tick {
 /// `now_ms`: one sample per minute that has any, at the minute's end (`at_end`) or at its
 /// last sample. A minute counts only when the series reaches back to its start (within
 /// `slack_ms`): a metric first seen 70 s ago has one whole minute, not two, so "for 2
-/// minutes" means two. Pure.
+/// minutes" means two. Before the first whole minute, the readings so far are the
+/// window's partial value. Pure.
 pub fn minute_means(
     samples: impl Iterator<Item = (i64, f64)> + Clone,
     now_ms: i64,
@@ -147,6 +148,13 @@ pub fn minute_means(
             continue;
         }
         window.push(if at_end { end } else { *last }, sum / f64::from(*count));
+    }
+    // Less than a minute of readings: their mean, the latest value until a minute is whole
+    // (a target rule scales out on it; no rule counts it as a minute).
+    if window.is_empty()
+        && let Some((sum, count, last)) = sums.first().filter(|slot| slot.1 > 0)
+    {
+        window.set_partial(if at_end { now_ms } else { *last }, sum / f64::from(*count));
     }
     window
 }

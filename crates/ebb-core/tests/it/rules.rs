@@ -681,3 +681,54 @@ async fn a_team_spend_quota_clamps_the_slider_to_what_the_rest_of_the_month_pays
     );
     rig.stop().await;
 }
+
+/// A target rule on the queue, and a threshold that needs a whole minute.
+const FIRST_READING_RULES: &str = r#"
+pool = "burst"
+
+[limits]
+min_gpus = 1
+max_gpus = 4
+
+[[metric]]
+name = "queue_len"
+stale_after_minutes = 2
+
+[[target]]
+name = "per-gpu"
+metric = "queue_len"
+target = 5
+scale_in_stabilization_minutes = 5
+
+[[threshold]]
+name = "empty"
+metric = "queue_len"
+op = "<"
+value = 1
+for_minutes = 1
+action = "set 1"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_target_rule_scales_out_on_its_first_reading_and_nothing_counts_it_as_a_minute() {
+    let mut rig = Rig::new("rules-first-reading").await;
+    rig.console
+        .save_rules("burst", FIRST_READING_RULES, Some(RulesMode::Enabled), true)
+        .await
+        .unwrap();
+    assert_eq!(rig.desired().await, 1);
+    // The first push: 20 queued at 5 per GPU asks for 4, seconds later, not a minute.
+    rig.step(2, Some(20.0)).await;
+    rig.step(2, None).await;
+    assert_eq!(rig.desired().await, 4, "scaled out on the first reading");
+    // The queue empties 10 s later: within its first minute no rule scales in (a target's
+    // scale-in needs whole minutes, the threshold its minute).
+    rig.step(10, Some(0.0)).await;
+    rig.step(2, None).await;
+    assert_eq!(
+        rig.desired().await,
+        4,
+        "nothing scales in on part of a minute"
+    );
+    rig.stop().await;
+}

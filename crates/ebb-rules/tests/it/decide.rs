@@ -326,6 +326,38 @@ fn scale_in_waits_for_the_stabilization_window() {
 }
 
 #[test]
+fn a_first_reading_under_a_minute_scales_out_at_once_never_in_and_counts_as_no_minute() {
+    let partial = |value: f64| {
+        let mut window = Window::default();
+        window.set_partial(NOW - 5_000, value);
+        MetricWindows {
+            busy_gpus: window,
+            ..MetricWindows::default()
+        }
+    };
+    let set = with_limits(
+        "[[target]]\nname = \"demand\"\nmetric = \"busy_gpus\"\ntarget = 100\ntolerance = 0\nscale_in_stabilization_minutes = 0\n",
+    );
+    // Out on the first seconds of readings.
+    let d = decide(&set, &pool(2), &partial(7.5), NOW);
+    assert_eq!(d.desired_gpus, 8);
+    // Never in on them, even without a stabilization window.
+    let d = decide(&set, &pool(10), &partial(3.0), NOW);
+    assert_eq!(d.desired_gpus, 10);
+    // A threshold needs its minute: part of one is none of it.
+    let set = with_limits(
+        "[[threshold]]\nname = \"hot\"\nmetric = \"busy_gpus\"\nop = \">\"\nvalue = 5\nfor_minutes = 1\naction = \"+2\"\n",
+    );
+    let d = decide(&set, &pool(4), &partial(9.0), NOW);
+    assert_eq!(d.desired_gpus, 4, "{:?}", d.rules[0].status);
+    // A sustain window needs its minutes too.
+    let set = with_limits(
+        "[[target]]\nname = \"demand\"\nmetric = \"busy_gpus\"\ntarget = 100\ntolerance = 0\nscale_out_sustain_minutes = 1\n",
+    );
+    assert_eq!(decide(&set, &pool(2), &partial(7.5), NOW).desired_gpus, 2);
+}
+
+#[test]
 fn the_asymmetric_trigger_acts_at_once_on_overload_and_waits_otherwise() {
     let set = with_limits(
         "[[target]]\nname = \"demand\"\nmetric = \"busy_gpus\"\ntarget = 100\ntolerance = 0\nscale_out_sustain_minutes = 3\noverload_gpus = 3\n",
