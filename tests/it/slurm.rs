@@ -245,6 +245,15 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
             .map(|lease| lease.id)
             .collect::<Vec<_>>()
     };
+    // How soon the first node is leased after the queue asks (said, for the closing
+    // figures; the wait for a whole minute of queue readings is gone).
+    eventually_blocking("a first node leased", Duration::from_secs(150), || {
+        (!active().is_empty()).then_some(()).ok_or("no lease yet")
+    });
+    eprintln!(
+        "first node leased {:.1} s after the first job was submitted",
+        started.elapsed().as_secs_f64()
+    );
     let grown = eventually_blocking(
         "the pool grown and a job running",
         Duration::from_secs(150),
