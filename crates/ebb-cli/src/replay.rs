@@ -6,7 +6,7 @@
 use anyhow::Context;
 use ebb_cost::{Money, OverlayMode, Term};
 use ebb_reconcile::spot::BreakerPolicy;
-use ebb_rules::replay::baselines::{BASELINES, baseline, pricing};
+use ebb_rules::replay::baselines::{BASELINES, baseline, node_oracle, pricing};
 use ebb_rules::replay::spot::{DEFAULT_NOTICE_MINUTES, SpotModel, SpotReplay};
 use ebb_rules::replay::trace::Trace;
 use ebb_rules::replay::{ReplayOptions, replay, replay_spot, series_csv};
@@ -40,6 +40,11 @@ pub struct ReplayArgs {
     /// Minutes from ordering a GPU to its being ready.
     #[arg(long, value_name = "MIN", default_value_t = 5)]
     warmup: u32,
+    /// A Slurm node's GPUs, for a pool bound to a partition: the rules decide in whole
+    /// nodes and the oracle rents whole nodes, as `ebb rules suggest --gpus-per-node`
+    /// replays them.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    gpus_per_node: u32,
     /// Also replay a baseline: static-peak, seed-80-30, hpa or oracle (repeatable).
     #[arg(long = "baseline", value_name = "NAME")]
     baselines: Vec<String>,
@@ -121,7 +126,8 @@ pub fn run(args: &ReplayArgs, data_dir: &Path, json: bool) -> anyhow::Result<()>
         ..ReplayOptions::default()
     };
 
-    let mut policy = RulesPolicy::new("rules", rules.clone(), Some(pricing(entry, &options)));
+    let mut policy = RulesPolicy::new("rules", rules.clone(), Some(pricing(entry, &options)))
+        .with_node_gpus(args.gpus_per_node);
     let rules_replay = replay(&trace, &mut policy, entry, &options)?;
     if let Some(out) = &args.series {
         std::fs::write(out, series_csv(&trace, &rules_replay.series))
@@ -129,7 +135,11 @@ pub fn run(args: &ReplayArgs, data_dir: &Path, json: bool) -> anyhow::Result<()>
     }
     let mut baselines = Vec::new();
     for name in &args.baselines {
-        let mut policy = baseline(name, &trace, &options, entry)?;
+        let mut policy = if name == "oracle" {
+            node_oracle(&trace, &options, args.gpus_per_node)
+        } else {
+            baseline(name, &trace, &options, entry)?
+        };
         baselines.push(replay(&trace, policy.as_mut(), entry, &options)?.result);
     }
     let spot = match args.spot_pct {

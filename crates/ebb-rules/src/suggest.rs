@@ -72,7 +72,7 @@ pub mod spot;
 
 use crate::model::{self, RuleSet};
 use crate::model_toml::{Notes, to_toml_with_notes};
-use crate::replay::baselines::{baseline, pricing};
+use crate::replay::baselines::pricing;
 use crate::replay::billing::unit_minutes;
 use crate::replay::trace::Trace;
 use crate::replay::{ReplayOptions, replay};
@@ -646,16 +646,7 @@ fn oracle_for(
     entry: &PriceEntry,
 ) -> Result<ReplayResult, CostError> {
     let options = &plan.options.replay;
-    let node = plan.node_gpus();
-    let mut policy: Box<dyn crate::policy::Policy> = if node > 1 {
-        Box::new(crate::replay::oracle::Oracle::new(
-            &queue::whole_node_demand(trace.demand(), node),
-            options.warmup_minutes,
-            unit_minutes(options.overlay),
-        ))
-    } else {
-        baseline("oracle", trace, options, entry).expect("the oracle is a baseline")
-    };
+    let mut policy = crate::replay::baselines::node_oracle(trace, options, plan.node_gpus());
     Ok(replay(trace, policy.as_mut(), entry, options)?.result)
 }
 

@@ -190,3 +190,57 @@ fn replay_errors_name_the_file_the_line_and_the_baseline() {
     let error = stderr(&run(with_bad_rules));
     assert!(error.contains("rules.toml as a rule file"), "{error}");
 }
+
+#[test]
+fn replay_in_whole_nodes_holds_and_the_oracle_rents_multiples_of_a_node() {
+    let data = TempDir::new("cli-replay-nodes");
+    let trace = write_trace(&data);
+    let series = data.join("series.csv");
+    let rules = seed_rules();
+    let run = |gpus_per_node: &str| -> serde_json::Value {
+        let output = ebb(
+            &data,
+            &[
+                "replay",
+                "--trace",
+                trace.to_str().unwrap(),
+                "--rules",
+                rules.to_str().unwrap(),
+                "--model",
+                "A100",
+                "--region",
+                "cn-north",
+                "--baseline",
+                "oracle",
+                "--gpus-per-node",
+                gpus_per_node,
+                "--series",
+                series.to_str().unwrap(),
+                "--json",
+            ],
+        );
+        serde_json::from_str(&stdout(&output)).unwrap()
+    };
+    let single = run("1");
+    let nodes = run("8");
+    // From the rules' first move (the replay starts at the trace's first demand), every
+    // count they hold is whole nodes of 8.
+    let held: Vec<u32> = std::fs::read_to_string(&series)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|line| line.split(',').nth(3).unwrap().parse().unwrap())
+        .collect();
+    let decided: Vec<u32> = held
+        .iter()
+        .copied()
+        .skip_while(|gpus| *gpus == held[0])
+        .collect();
+    assert!(!decided.is_empty());
+    assert!(decided.iter().all(|gpus| gpus % 8 == 0), "{decided:?}");
+    // The oracle rents whole nodes too: 4 GPUs of work hold a node of 8.
+    let oracle = |report: &serde_json::Value| report["baselines"][0]["cost_fen"].as_i64().unwrap();
+    assert!(oracle(&nodes) > oracle(&single), "{nodes} vs {single}");
+    assert_eq!(nodes["baselines"][0]["shortfall_gpu_minutes"], 0.0);
+    assert_eq!(nodes["baselines"][0]["peak_held_gpus"], 24);
+}

@@ -112,6 +112,21 @@ pub fn baseline(
     baseline_within(name, trace, options, entry, None)
 }
 
+/// The perfect-foresight oracle on `trace`, renting `node_gpus` at a time (a Slurm
+/// partition's nodes: each minute's demand rounded up to whole nodes); 1 for single GPUs.
+pub fn node_oracle(trace: &Trace, options: &ReplayOptions, node_gpus: u32) -> Box<dyn Policy> {
+    let demand = if node_gpus > 1 {
+        crate::suggest::queue::whole_node_demand(trace.demand(), node_gpus)
+    } else {
+        trace.demand().to_vec()
+    };
+    Box::new(Oracle::new(
+        &demand,
+        options.warmup_minutes,
+        unit_minutes(options.overlay),
+    ))
+}
+
 /// [`baseline`], a rule baseline held within `limits` (`(min, max)` GPUs: a pool's, so the
 /// baseline it is compared with never holds more than the pool may).
 pub fn baseline_within(
