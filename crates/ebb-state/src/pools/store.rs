@@ -404,13 +404,30 @@ impl PoolStore {
     ) -> Result<Vec<ActivityEntry>, PoolError> {
         let rows = match pool {
             Some(name) => {
-                sqlx::query(AssertSqlSafe(format!(
+                let mut rows = sqlx::query(AssertSqlSafe(format!(
                     "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE pool_name = $1 ORDER BY id DESC LIMIT $2"
                 )))
                 .bind(name.trim())
                 .bind(i64::from(limit))
                 .fetch_all(self.pool())
-                .await?
+                .await?;
+                // The console-wide entries that touch the pool: spot paused or resumed for
+                // its model in one of its regions (a breaker is per model and region).
+                if let Ok(pool) = self.get(name).await {
+                    let spot = sqlx::query(AssertSqlSafe(format!(
+                        "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE pool_name = '' AND (reason LIKE '%\"kind\":\"spot_paused\"%' OR reason LIKE '%\"kind\":\"spot_resumed\"%') ORDER BY id DESC LIMIT $1"
+                    )))
+                    .bind(i64::from(limit))
+                    .fetch_all(self.pool())
+                    .await?;
+                    rows.extend(
+                        spot.into_iter()
+                            .filter(|row| touches(&activity_row(row).reason, &pool)),
+                    );
+                    rows.sort_by_key(|row| std::cmp::Reverse(row.get::<i64, _>("id")));
+                    rows.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+                }
+                rows
             }
             None => {
                 sqlx::query(AssertSqlSafe(format!(
@@ -1048,6 +1065,18 @@ pub(super) async fn save(
 /// A lease request's JSON columns (its GPUs, its command) that do not read or write.
 fn json_error(error: serde_json::Error) -> PoolError {
     PoolError::Db(sqlx::Error::Decode(Box::new(error)))
+}
+
+/// Whether a console-wide entry concerns `pool`: spot paused or resumed for its model in
+/// one of its regions.
+fn touches(reason: &ChangeReason, pool: &Pool) -> bool {
+    match reason {
+        ChangeReason::SpotPaused { model, region, .. }
+        | ChangeReason::SpotResumed { model, region, .. } => {
+            *model == pool.model && pool.regions.contains(region)
+        }
+        _ => false,
+    }
 }
 
 /// What an enforcer pass reads from the database before it looks at the agents.

@@ -909,3 +909,64 @@ fn the_spend_view_says_what_spot_saved_net_of_its_reclaims() {
     // Without the deadline known, the two read as two GPUs: a saving that is not there.
     assert!(spend(None) > after, "{} vs {after}", spend(None));
 }
+
+#[tokio::test]
+async fn a_pools_activity_holds_the_console_wide_spot_switches_of_its_model_and_regions() {
+    let (store, _dir) = store().await;
+    let catalog = Catalog::demo();
+    let valid = validate(
+        &input("web", "A100", &["cn-north"], 0, 10),
+        &hosts(),
+        &catalog,
+    )
+    .unwrap();
+    store.create(valid).await.unwrap();
+    let paused = |model: &str, region: &str| ChangeReason::SpotPaused {
+        model: model.into(),
+        region: region.into(),
+        interruptions: 3,
+        window_minutes: 10,
+        until_ms: 0,
+    };
+    store
+        .log_console(Actor::Enforcer, &paused("A100", "cn-north"))
+        .await
+        .unwrap();
+    store
+        .log_console(Actor::Enforcer, &paused("A100", "cn-south"))
+        .await
+        .unwrap();
+    store
+        .log_console(Actor::Enforcer, &paused("V100", "cn-north"))
+        .await
+        .unwrap();
+    store
+        .log_console(
+            Actor::Enforcer,
+            &ChangeReason::SpotResumed {
+                model: "A100".into(),
+                region: "cn-north".into(),
+                quiet_minutes: 5,
+            },
+        )
+        .await
+        .unwrap();
+    let kinds: Vec<String> = store
+        .activity(Some("web"), 10)
+        .await
+        .unwrap()
+        .iter()
+        .map(|entry| entry.reason.to_string())
+        .collect();
+    assert_eq!(kinds.len(), 3, "{kinds:#?}");
+    assert!(
+        kinds[0].contains("resume") || kinds[0].contains("quiet"),
+        "{kinds:#?}"
+    );
+    assert!(
+        kinds[1].contains("A100") && kinds[1].contains("cn-north"),
+        "{kinds:#?}"
+    );
+    // The pool's own entry (created) is last, newest first; at most `limit`.
+    assert_eq!(store.activity(Some("web"), 2).await.unwrap().len(), 2);
+}
