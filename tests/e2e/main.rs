@@ -18,5 +18,6 @@ mod pool_rules;
 mod roles;
 mod rules;
 mod settings_hosts;
+mod soak;
 mod support;
 mod zh_sweep;

@@ -226,9 +226,18 @@ impl App {
             .connect(&format!("http://127.0.0.1:{}", driver.port))
             .await
             .expect("a WebDriver session on the app");
+        let session = Session { client };
+        // The console starts beside the window (src-tauri/src/starting.rs) and the UI
+        // renders its shell (#main) once it has: a test begins there, its console's store
+        // seeded, as when the window waited for the console.
+        session
+            .eventually("the console to start", Duration::from_secs(60), || async {
+                session.exists("#main").await.then_some(())
+            })
+            .await;
         Self {
             driver,
-            session: Session { client },
+            session,
             _display: display,
         }
     }
