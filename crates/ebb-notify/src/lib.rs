@@ -1122,7 +1122,7 @@ mod tests {
         assert_eq!(out[0].title, "render 扩容至 4 块 GPU");
         assert_eq!(
             out[0].body,
-            "2 → 4 块 GPU（每小时 +¥20.00）。规则 hot：gpu_util > 80 已持续 3 分钟（当前 92）：+2。"
+            "2 → 4 块 GPU（每小时 +¥20.00）。规则 hot：gpu_util > 80 已持续 3 分钟（最近一分钟均值 92）：+2。"
         );
         let down = zh(
             &[entry(
@@ -1152,7 +1152,7 @@ mod tests {
         assert_eq!(held[0].title, "render：预算使其保持在 4 块 GPU");
         assert_eq!(
             held[0].body,
-            "规则要求 6 块 GPU；预算 每小时 ¥50.00 只够 4 块 GPU。规则 hot：gpu_util > 80 已持续 3 分钟（当前 92）：+2。"
+            "规则要求 6 块 GPU；预算 每小时 ¥50.00 只够 4 块 GPU。规则 hot：gpu_util > 80 已持续 3 分钟（最近一分钟均值 92）：+2。"
         );
 
         let stale = zh(

@@ -681,7 +681,7 @@ impl fmt::Display for RuleStatus {
                 action,
             } => write!(
                 f,
-                "{metric} {} {} for {minutes} min (now {}): {action}",
+                "{metric} {} {} for {minutes} min (last minute's mean {}): {action}",
                 comparison.symbol(),
                 number(*threshold),
                 number(*value)
@@ -706,7 +706,7 @@ impl fmt::Display for RuleStatus {
                 threshold,
             } => write!(
                 f,
-                "{metric} is {}, not {} {}",
+                "{metric}: last-minute mean {}, not {} {}",
                 number(*value),
                 comparison.symbol(),
                 number(*threshold)
@@ -736,7 +736,7 @@ impl fmt::Display for RuleStatus {
                 tolerance,
             } => write!(
                 f,
-                "{metric} {} is within {}% of the target {}",
+                "{metric}: last-minute mean {}, within {}% of the target {}",
                 number(*value),
                 number(tolerance * 100.0),
                 number(*target)
@@ -748,7 +748,7 @@ impl fmt::Display for RuleStatus {
                 instant_gpus,
             } => write!(
                 f,
-                "{metric} {} against the target {}: {instant_gpus} GPUs",
+                "{metric}: last-minute mean {} against the target {}: {instant_gpus} GPUs",
                 number(*value),
                 number(*target)
             ),
@@ -761,7 +761,7 @@ impl fmt::Display for RuleStatus {
                 minutes_needed,
             } => write!(
                 f,
-                "{metric} {} against the target {} asks for {instant_gpus} GPUs for {minutes_met} of {minutes_needed} minutes",
+                "{metric}: last-minute mean {} against the target {} asks for {instant_gpus} GPUs for {minutes_met} of {minutes_needed} minutes",
                 number(*value),
                 number(*target)
             ),
