@@ -1885,6 +1885,39 @@ reported: string[];
  */
 hosts: number; regions: string[] }
 /**
+ * Why Ebb could not lease a Slurm node's GPUs when it was asked for (each worded in both
+ * languages by the UI; the English is Slurm's down reason).
+ */
+export type NodeProblem = 
+/**
+ * The node's host is not in the registry.
+ */
+{ kind: "host_not_registered"; host: string } | 
+/**
+ * The node's host does not answer.
+ */
+{ kind: "host_silent"; host: string } | 
+/**
+ * The host has no GPU of that index.
+ */
+{ kind: "no_such_gpu"; host: string; index: number } | 
+/**
+ * The GPU is leased (to another pool or tenant).
+ */
+{ kind: "gpu_leased"; host: string; index: number } | 
+/**
+ * The GPU reports itself unhealthy.
+ */
+{ kind: "gpu_unhealthy"; host: string; index: number } | 
+/**
+ * The node's agent refused the lease.
+ */
+{ kind: "refused"; problem: HostProblem } | 
+/**
+ * Words stored before problems had a kind.
+ */
+{ kind: "said"; words: string }
+/**
  * Whether desktop notifications reach the desktop, as the app last found.
  */
 export type NotificationDelivery = 
@@ -3218,7 +3251,7 @@ export type SlurmStep =
 /**
  * A resume Ebb could not serve: the node is marked down in Slurm with this reason.
  */
-{ step: "cannot_serve"; problem: string } | 
+{ step: "cannot_serve"; problem: NodeProblem } | 
 /**
  * Held and wanted, but drained or set down by Slurm (or an admin) for `slurm_reason`,
  * in Slurm's words (`Duplicate jobid` after a controller restart): resumed.

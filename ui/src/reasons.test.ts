@@ -6,6 +6,7 @@ import type {
   Decision,
   HostProblem,
   LintProblem,
+  NodeProblem,
   PoolNote,
   PriceProblem,
   RuleStatus,
@@ -20,6 +21,7 @@ import {
   decisionReasonText,
   hostProblemText,
   lintProblemText,
+  nodeProblemText,
   poolNoteText,
   poolNotesText,
   priceProblemText,
@@ -97,7 +99,7 @@ const slurmChanges: ChangeReason[] = [
   slurm({ step: "released" }),
   slurm({ step: "parked", until_ms: parkedUntil }),
   slurm({ step: "requeued", jobs: ["1041", "1042"] }),
-  slurm({ step: "cannot_serve", problem: "no free GPU on gpu-a" }, 2, "gpu3"),
+  slurm({ step: "cannot_serve", problem: { kind: "gpu_leased", host: "gpu-a", index: 1 } }, 2, "gpu3"),
   slurm({ step: "cancelled", jobs: ["1043"] }, 2, "gpu2"),
   slurm({ step: "returned", slurm_reason: "Duplicate jobid" }, 2, "gpu2"),
   slurm({ step: "replaced", slurm_reason: "Not responding" }, 2, "gpu3"),
@@ -431,7 +433,7 @@ describe("Slurm steps in words", () => {
       "Slurm batch: gpu[1-2] released (4 GPUs)",
       "Slurm batch: gpu[1-2] parked (4 GPUs kept to the end of the paid unit at 10:45)",
       "Slurm batch: gpu[1-2] requeued 2 jobs to go back",
-      "Slurm batch: cannot resume gpu3: no free GPU on gpu-a; marked down",
+      "Slurm batch: cannot resume gpu3: GPU 1 on gpu-a is leased; marked down",
       "Slurm batch: gpu2 cancelled 1 job that could not be requeued (forced)",
       "Slurm batch: gpu2 taken out of service by Slurm (Duplicate jobid) and still wanted: resumed",
       "Slurm batch: gpu3 kept out of service by Slurm (Not responding): released, another node leased in its place",
@@ -445,16 +447,57 @@ describe("Slurm steps in words", () => {
     setLocale("zh-CN");
     expect(changeReasonText(slurmChanges[0]!)).toBe("Slurm batch：gpu[1-2] 已恢复（已租用 4 块 GPU）");
     expect(changeReasonText(slurmChanges[4]!)).toBe("Slurm batch：gpu[1-2] 已挂起（4 块 GPU 保留至 10:45 已付费时段结束）");
-    expect(changeReasonText(slurmChanges[6]!)).toBe("Slurm batch：无法恢复 gpu3：no free GPU on gpu-a；已标记为 down");
+    expect(changeReasonText(slurmChanges[6]!)).toBe("Slurm batch：无法恢复 gpu3：gpu-a 上的 GPU 1 已被租用；已标记为 down");
     for (const text of slurmChanges.map(changeReasonText)) {
       expect(text, text).toMatch(/[\u4e00-\u9fff]/);
       const rest = text
-        .replace("no free GPU on gpu-a", "")
+        .replace("gpu-a", "")
         .replace("Duplicate jobid", "")
         .replace("Not responding", "")
         .replace("gpu[1-2]", "")
         .replace(/\b(Slurm|batch|gpu2|gpu3|GPU|down)\b/g, "");
       expect(rest, text).not.toMatch(/[A-Za-z]{3,}/);
+    }
+  });
+});
+
+describe("a Slurm node's problem in words", () => {
+  afterEach(() => setLocale("en"));
+  const problems: NodeProblem[] = [
+    { kind: "host_not_registered", host: "gpu-a" },
+    { kind: "host_silent", host: "gpu-a" },
+    { kind: "no_such_gpu", host: "gpu-a", index: 3 },
+    { kind: "gpu_leased", host: "gpu-a", index: 3 },
+    { kind: "gpu_unhealthy", host: "gpu-a", index: 3 },
+    { kind: "said", words: "an older console's words" },
+  ];
+
+  it("has every kind, worded as Slurm's down reason says it in English", () => {
+    const kinds: Readonly<Record<NodeProblem["kind"], true>> = {
+      host_not_registered: true,
+      host_silent: true,
+      no_such_gpu: true,
+      gpu_leased: true,
+      gpu_unhealthy: true,
+      refused: true,
+      said: true,
+    };
+    expect(Object.keys(kinds).length).toBe(problems.length + 1);
+    expect(problems.map(nodeProblemText)).toEqual([
+      "host gpu-a is not registered",
+      "host gpu-a does not answer",
+      "host gpu-a has no GPU 3",
+      "GPU 3 on gpu-a is leased",
+      "GPU 3 on gpu-a is unhealthy",
+      "an older console's words",
+    ]);
+  });
+
+  it("reads in Chinese with no English left but names", () => {
+    setLocale("zh-CN");
+    for (const text of problems.slice(0, 5).map(nodeProblemText)) {
+      expect(text, text).toMatch(/[\u4e00-\u9fff]/);
+      expect(text.replace(/\b(gpu-a|GPU)\b/g, ""), text).not.toMatch(/[A-Za-z]{3,}/);
     }
   });
 });

@@ -16,6 +16,7 @@ import type {
   DecisionReason,
   HostProblem,
   LintProblem,
+  NodeProblem,
   PoolNote,
   PriceProblem,
   ReleaseWarning,
@@ -194,7 +195,7 @@ function slurmStepText(reason: Extract<ChangeReason, { kind: "slurm" }>): string
         jobs: formatCount(step.jobs.length),
       });
     case "cannot_serve":
-      return t("reason.change.slurm.cannotServe", { ...where, problem: step.problem });
+      return t("reason.change.slurm.cannotServe", { ...where, problem: nodeProblemText(step.problem) });
     case "returned":
       return t("reason.change.slurm.returned", { ...where, reason: step.slurm_reason });
     case "replaced":
@@ -233,6 +234,26 @@ export function agentRefusalText(kind: AgentErrorKind, message: string): string 
 }
 
 /** Why a host could not be used, or a call to it failed. */
+/** Why a Slurm node could not be leased, in the operator's language. */
+export function nodeProblemText(problem: NodeProblem): string {
+  switch (problem.kind) {
+    case "host_not_registered":
+      return t("reason.node.host_not_registered", { host: problem.host });
+    case "host_silent":
+      return t("reason.node.host_silent", { host: problem.host });
+    case "no_such_gpu":
+      return t("reason.node.no_such_gpu", { host: problem.host, index: String(problem.index) });
+    case "gpu_leased":
+      return t("reason.node.gpu_leased", { host: problem.host, index: String(problem.index) });
+    case "gpu_unhealthy":
+      return t("reason.node.gpu_unhealthy", { host: problem.host, index: String(problem.index) });
+    case "refused":
+      return hostProblemText(problem.problem);
+    case "said":
+      return problem.words;
+  }
+}
+
 export function hostProblemText(problem: HostProblem): string {
   switch (problem.kind) {
     case "bad_url":

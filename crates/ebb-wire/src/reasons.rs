@@ -296,6 +296,53 @@ pub enum ChangeReason {
     Note { text: String },
 }
 
+/// Why Ebb could not lease a Slurm node's GPUs when it was asked for (each worded in both
+/// languages by the UI; the English is Slurm's down reason).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum NodeProblem {
+    /// The node's host is not in the registry.
+    HostNotRegistered { host: String },
+    /// The node's host does not answer.
+    HostSilent { host: String },
+    /// The host has no GPU of that index.
+    NoSuchGpu { host: String, index: u32 },
+    /// The GPU is leased (to another pool or tenant).
+    GpuLeased { host: String, index: u32 },
+    /// The GPU reports itself unhealthy.
+    GpuUnhealthy { host: String, index: u32 },
+    /// The node's agent refused the lease.
+    Refused { problem: HostProblem },
+    /// Words stored before problems had a kind.
+    Said { words: String },
+}
+
+impl fmt::Display for NodeProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NodeProblem::HostNotRegistered { host } => write!(f, "host {host} is not registered"),
+            NodeProblem::HostSilent { host } => write!(f, "host {host} does not answer"),
+            NodeProblem::NoSuchGpu { host, index } => write!(f, "host {host} has no GPU {index}"),
+            NodeProblem::GpuLeased { host, index } => write!(f, "GPU {index} on {host} is leased"),
+            NodeProblem::GpuUnhealthy { host, index } => {
+                write!(f, "GPU {index} on {host} is unhealthy")
+            }
+            NodeProblem::Refused { problem } => write!(f, "{problem}"),
+            NodeProblem::Said { words } => f.write_str(words),
+        }
+    }
+}
+
+/// A node problem as stored: its kind, or (written before problems had one) its words.
+fn node_problem<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<NodeProblem, D::Error> {
+    match serde_json::Value::deserialize(deserializer)? {
+        serde_json::Value::String(words) => Ok(NodeProblem::Said { words }),
+        value => NodeProblem::deserialize(value).map_err(serde::de::Error::custom),
+    }
+}
+
 /// What a Slurm-bound pool did to a node, and why where it is not plain.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
 #[serde(tag = "step", rename_all = "snake_case")]
@@ -318,7 +365,10 @@ pub enum SlurmStep {
     /// `--force`, the one way Ebb ends a job.
     Cancelled { jobs: Vec<String> },
     /// A resume Ebb could not serve: the node is marked down in Slurm with this reason.
-    CannotServe { problem: String },
+    CannotServe {
+        #[serde(deserialize_with = "node_problem")]
+        problem: NodeProblem,
+    },
     /// Held and wanted, but drained or set down by Slurm (or an admin) for `slurm_reason`,
     /// in Slurm's words (`Duplicate jobid` after a controller restart): resumed.
     Returned { slurm_reason: String },
@@ -829,6 +879,13 @@ pub fn notes_in_words(notes: &[PoolNote]) -> Option<String> {
 mod tests {
     use super::*;
 
+    fn new_problem_words(step: &SlurmStep) -> String {
+        match step {
+            SlurmStep::CannotServe { problem } => problem.to_string(),
+            _ => String::new(),
+        }
+    }
+
     #[test]
     fn a_release_warning_names_the_busy_gpus_their_range_and_grace() {
         let warning = ReleaseWarning::BusyGpus {
@@ -885,6 +942,35 @@ mod tests {
         assert_eq!(
             reason.to_string(),
             "gpu-a has not answered for 30 s: its 2 GPUs are written off and replaced elsewhere"
+        );
+    }
+
+    #[test]
+    fn a_node_problem_stored_as_words_reads_as_said_and_a_new_one_keeps_its_kind() {
+        let old = r#"{"kind":"slurm","partition":"gpu","nodes":"n1","gpus":2,"step":{"step":"cannot_serve","problem":"GPU 0 on gpu-a is leased"}}"#;
+        let ChangeReason::Slurm { step, .. } = ChangeReason::from_stored(old) else {
+            panic!("a Slurm step");
+        };
+        assert_eq!(
+            step,
+            SlurmStep::CannotServe {
+                problem: NodeProblem::Said {
+                    words: "GPU 0 on gpu-a is leased".into()
+                }
+            }
+        );
+        let new = SlurmStep::CannotServe {
+            problem: NodeProblem::GpuLeased {
+                host: "gpu-a".into(),
+                index: 0,
+            },
+        };
+        let text = serde_json::to_string(&new).unwrap();
+        assert_eq!(serde_json::from_str::<SlurmStep>(&text).unwrap(), new);
+        assert_eq!(
+            new_problem_words(&new),
+            "GPU 0 on gpu-a is leased",
+            "the English is the old words"
         );
     }
 

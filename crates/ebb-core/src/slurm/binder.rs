@@ -33,7 +33,7 @@ use ebb_slurm::drain::{self, Candidate, DrainRequest, NodeLoad};
 use ebb_slurm::queue::{NodeBase, NodeFlag, NodeInfo};
 use ebb_wire::agent::{Lease, LeaseState};
 use ebb_wire::pools::Actor;
-use ebb_wire::reasons::{ChangeReason, SlurmStep};
+use ebb_wire::reasons::{ChangeReason, NodeProblem, SlurmStep};
 use ebb_wire::rules::MetricPush;
 use std::collections::{BTreeMap, HashMap};
 
@@ -76,7 +76,7 @@ pub enum NodeAnswer {
     /// the next pass sees the node held, or why it cannot be served.
     Taken,
     /// Certainly not granted, and why.
-    Refused(String),
+    Refused(NodeProblem),
 }
 
 impl NodeAnswer {
@@ -88,7 +88,9 @@ impl NodeAnswer {
                 agent_kind: AgentErrorKind::GpuNotFree | AgentErrorKind::NotEnoughFree,
                 ..
             } => NodeAnswer::Taken,
-            other => NodeAnswer::Refused(other.to_string()),
+            other => NodeAnswer::Refused(NodeProblem::Refused {
+                problem: other.clone(),
+            }),
         }
     }
 }
@@ -904,7 +906,7 @@ impl SlurmBinder {
         part: &PartitionBinding,
         pool: &Pool,
         slot: &NodeSlot,
-        problem: &str,
+        problem: &NodeProblem,
         store: &PoolStore,
     ) -> Result<(), crate::pools::PoolError> {
         if part.mode == Mode::Slurm {
@@ -923,7 +925,7 @@ impl SlurmBinder {
             part,
             std::slice::from_ref(&slot.name),
             SlurmStep::CannotServe {
-                problem: problem.to_string(),
+                problem: problem.clone(),
             },
         )
         .await
@@ -1012,7 +1014,7 @@ pub enum RentOutcome {
     /// Asked of the planner: written to `lease_intents` and sent this pass.
     Asked,
     /// Not servable now, and said so (in Slurm and the log).
-    CannotServe(String),
+    CannotServe(NodeProblem),
 }
 
 /// A step of a Slurm-bound pool's nodes in its activity log.
@@ -1145,23 +1147,24 @@ fn slot_of(
 }
 
 /// The UUIDs of a node's GPUs when all are free and healthy now; else why not.
-fn slot_uuids(slot: &NodeSlot, hosts: &[HostObs]) -> Result<Vec<String>, String> {
-    let Some(host) = hosts.iter().find(|host| host.name == slot.host) else {
-        return Err(format!("host {} is not registered", slot.host));
+fn slot_uuids(slot: &NodeSlot, hosts: &[HostObs]) -> Result<Vec<String>, NodeProblem> {
+    let host = slot.host.clone();
+    let Some(observed) = hosts.iter().find(|observed| observed.name == slot.host) else {
+        return Err(NodeProblem::HostNotRegistered { host });
     };
-    let Some(seen) = &host.seen else {
-        return Err(format!("host {} does not answer", slot.host));
+    let Some(seen) = &observed.seen else {
+        return Err(NodeProblem::HostSilent { host });
     };
     let mut uuids = Vec::with_capacity(slot.gpu_indexes.len());
-    for index in &slot.gpu_indexes {
-        let Some(gpu) = seen.gpus.iter().find(|gpu| gpu.index == *index) else {
-            return Err(format!("host {} has no GPU {index}", slot.host));
+    for &index in &slot.gpu_indexes {
+        let Some(gpu) = seen.gpus.iter().find(|gpu| gpu.index == index) else {
+            return Err(NodeProblem::NoSuchGpu { host, index });
         };
         if gpu.lease_id.is_some() {
-            return Err(format!("GPU {index} on {} is leased", slot.host));
+            return Err(NodeProblem::GpuLeased { host, index });
         }
         if !gpu.healthy {
-            return Err(format!("GPU {index} on {} is unhealthy", slot.host));
+            return Err(NodeProblem::GpuUnhealthy { host, index });
         }
         uuids.push(gpu.uuid.clone());
     }
