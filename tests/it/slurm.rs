@@ -245,6 +245,7 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
             .map(|lease| lease.id)
             .collect::<Vec<_>>()
     };
+    let submitted = std::time::SystemTime::now();
     // How soon the first node is leased after the queue asks (said, for the closing
     // figures; the wait for a whole minute of queue readings is gone).
     eventually_blocking("a first node leased", Duration::from_secs(150), || {
@@ -271,6 +272,14 @@ async fn queued_jobs_grow_the_partition_and_it_drains_back_without_killing_a_job
 
     // slurmctld killed while jobs run: the pool stands still (nothing leased or released
     // on what it cannot see) and says Slurm does not answer; back, it goes on.
+    // Killed only once it has saved the queue: jobs it took after its last save would be
+    // lost to the kill (Slurm's own behaviour after a crash), and the pool grows within a
+    // second of the submissions now.
+    eventually_blocking(
+        "slurmctld's saved state holding the queue",
+        Duration::from_secs(60),
+        || slurm.jobs_saved_since(submitted),
+    );
     slurm.kill_ctld();
     let status = cli
         .command(&["slurm", "status"])

@@ -246,7 +246,8 @@ impl SlurmCluster {
     }
 
     /// A job's `JobState` (`PENDING`, `RUNNING`, `COMPLETED`, `FAILED`, `CANCELLED`, ...)
-    /// from `scontrol show job`; an ended job stays visible for 300 s (`MinJobAge`).
+    /// from `scontrol show job`; an ended job stays visible for an hour (`MinJobAge`, longer
+    /// than any suite runs: a job ended early in a slow run is still read, not forgotten).
     pub fn job_state(&self, id: &str) -> Result<String, String> {
         let out = self.scontrol(&["-o", "show", "job", id])?;
         out.split_whitespace()
@@ -282,6 +283,15 @@ impl SlurmCluster {
             .map_err(|error| format!("cannot start slurmd for {node}: {error}"))?;
         self.slurmds.lock().unwrap().push(child);
         Ok(())
+    }
+
+    /// Whether slurmctld has saved its jobs to disk (`StateSaveLocation/job_state`) since
+    /// `since`: what a controller killed after that finds again when it starts. Jobs it
+    /// took after its last save are lost to a kill, as they are to a crash.
+    pub fn jobs_saved_since(&self, since: std::time::SystemTime) -> bool {
+        std::fs::metadata(self.dir.join("state").join("job_state"))
+            .and_then(|meta| meta.modified())
+            .is_ok_and(|saved| saved > since)
     }
 
     /// SIGKILLs `slurmctld` (a fault for the test to inject); [`start_ctld`](Self::start_ctld)
@@ -341,7 +351,7 @@ impl SlurmCluster {
              MailProg=/bin/true\n\
              ReturnToService=2\n\
              SlurmdTimeout=10\n\
-             MinJobAge=300\n",
+             MinJobAge=3600\n",
             name = self.name,
             ctld_port = self.ctld_port,
             slurmd_port = self.slurmd_port,
