@@ -48,11 +48,6 @@ impl Embedded {
             data_dir: data_dir.to_path_buf(),
         })
     }
-
-    /// The store itself, for what only it keeps (its statistics).
-    pub fn store(&self) -> &MetricsStore {
-        &self.store
-    }
 }
 
 impl MetricsSource for Embedded {

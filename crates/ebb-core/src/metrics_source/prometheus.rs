@@ -41,11 +41,6 @@ impl Prometheus {
                 .into()
             })
     }
-
-    /// The server's client, for a query of one's own.
-    pub fn client(&self) -> &PromClient {
-        &self.client
-    }
 }
 
 impl MetricsSource for Prometheus {

@@ -468,8 +468,7 @@ impl SlurmBinder {
             let reason = format!("{REASON_PREFIX} scale-in");
             self.ctl
                 .set_state(&to_drain, "drain", Some(&reason))
-                .await
-                .map_err(slurm_error)?;
+                .await?;
             for name in &to_drain {
                 self.draining_since.insert(name.clone(), input.now_ms);
             }
@@ -492,12 +491,12 @@ impl SlurmBinder {
             .await?;
         for requeue in &plan.requeue {
             for job in &requeue.job_ids {
-                self.ctl.requeue(job).await.map_err(slurm_error)?;
+                self.ctl.requeue(job).await?;
                 self.requeued.insert(job.clone(), input.now_ms);
             }
             // Under `force` only: a job that cannot be requeued (`--no-requeue`) ends.
             for job in &requeue.cancel_job_ids {
-                self.ctl.cancel(job).await.map_err(slurm_error)?;
+                self.ctl.cancel(job).await?;
             }
             let node = std::slice::from_ref(&requeue.node);
             if !requeue.job_ids.is_empty() {
@@ -603,8 +602,7 @@ impl SlurmBinder {
         if !to_drain.is_empty() {
             self.ctl
                 .set_state(&to_drain, "drain", Some(&reason))
-                .await
-                .map_err(slurm_error)?;
+                .await?;
         }
         for node in going {
             let jobs: Vec<String> = view
@@ -617,7 +615,7 @@ impl SlurmBinder {
                 .filter(|id| !self.requeued.contains_key(id))
                 .collect();
             for job in &jobs {
-                self.ctl.requeue(job).await.map_err(slurm_error)?;
+                self.ctl.requeue(job).await?;
                 self.requeued.insert(job.clone(), input.now_ms);
             }
             if !jobs.is_empty() {
@@ -727,8 +725,7 @@ impl SlurmBinder {
             }
             self.ctl
                 .set_state(std::slice::from_ref(name), "resume", None)
-                .await
-                .map_err(slurm_error)?;
+                .await?;
             let troubled = self.troubled.entry(name.clone()).or_default();
             troubled.since_ms.get_or_insert(input.now_ms);
             troubled.resumed_at_ms.push(input.now_ms);
@@ -780,10 +777,7 @@ impl SlurmBinder {
         if names.is_empty() {
             return Ok(());
         }
-        self.ctl
-            .set_state(names, "resume", None)
-            .await
-            .map_err(slurm_error)?;
+        self.ctl.set_state(names, "resume", None).await?;
         for name in names {
             self.draining_since.remove(name);
         }
@@ -947,8 +941,7 @@ impl SlurmBinder {
             // Nothing lands there between now and its slurmd stopping.
             self.ctl
                 .set_state(&names, "down", Some(RELEASED_REASON))
-                .await
-                .map_err(slurm_error)?;
+                .await?;
         }
         let orders = self.orders.entry(pool.id.clone()).or_default();
         for node in going {
@@ -1062,10 +1055,6 @@ pub async fn log_step_priced(
         )
         .await
         .map(|_| ())
-}
-
-fn slurm_error(error: SlurmError) -> crate::pools::PoolError {
-    crate::pools::PoolError::Slurm(error)
 }
 
 /// The partition's queue metrics as the pool's metrics, stored each pass.

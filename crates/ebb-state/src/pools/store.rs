@@ -402,43 +402,41 @@ impl PoolStore {
         pool: Option<&str>,
         limit: u32,
     ) -> Result<Vec<ActivityEntry>, PoolError> {
-        let rows = match pool {
-            Some(name) => {
-                let mut rows = sqlx::query(AssertSqlSafe(format!(
-                    "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE pool_name = $1 ORDER BY id DESC LIMIT $2"
-                )))
-                .bind(name.trim())
-                .bind(i64::from(limit))
-                .fetch_all(self.pool())
-                .await?;
-                // The console-wide entries that touch the pool: spot paused or resumed for
-                // its model in one of its regions (a breaker is per model and region).
-                if let Ok(pool) = self.get(name).await {
-                    let spot = sqlx::query(AssertSqlSafe(format!(
-                        "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE pool_name = '' AND (reason LIKE '%\"kind\":\"spot_paused\"%' OR reason LIKE '%\"kind\":\"spot_resumed\"%') ORDER BY id DESC LIMIT $1"
-                    )))
-                    .bind(i64::from(limit))
-                    .fetch_all(self.pool())
-                    .await?;
-                    rows.extend(
-                        spot.into_iter()
-                            .filter(|row| touches(&activity_row(row).reason, &pool)),
-                    );
-                    rows.sort_by_key(|row| std::cmp::Reverse(row.get::<i64, _>("id")));
-                    rows.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
-                }
-                rows
-            }
-            None => {
-                sqlx::query(AssertSqlSafe(format!(
-                    "SELECT {ACTIVITY_COLUMNS} FROM activity ORDER BY id DESC LIMIT $1"
-                )))
-                .bind(i64::from(limit))
-                .fetch_all(self.pool())
-                .await?
-            }
+        let Some(name) = pool else {
+            let rows = sqlx::query(AssertSqlSafe(format!(
+                "SELECT {ACTIVITY_COLUMNS} FROM activity ORDER BY id DESC LIMIT $1"
+            )))
+            .bind(i64::from(limit))
+            .fetch_all(self.pool())
+            .await?;
+            return Ok(rows.iter().map(activity_row).collect());
         };
-        Ok(rows.iter().map(activity_row).collect())
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE pool_name = $1 ORDER BY id DESC LIMIT $2"
+        )))
+        .bind(name.trim())
+        .bind(i64::from(limit))
+        .fetch_all(self.pool())
+        .await?;
+        let mut entries: Vec<ActivityEntry> = rows.iter().map(activity_row).collect();
+        // The console-wide entries that touch the pool: spot paused or resumed for its model
+        // in one of its regions (a breaker is per model and region).
+        if let Ok(pool) = self.get(name).await {
+            let spot = sqlx::query(AssertSqlSafe(format!(
+                "SELECT {ACTIVITY_COLUMNS} FROM activity WHERE pool_name = '' AND (reason LIKE '%\"kind\":\"spot_paused\"%' OR reason LIKE '%\"kind\":\"spot_resumed\"%') ORDER BY id DESC LIMIT $1"
+            )))
+            .bind(i64::from(limit))
+            .fetch_all(self.pool())
+            .await?;
+            entries.extend(
+                spot.iter()
+                    .map(activity_row)
+                    .filter(|entry| touches(&entry.reason, &pool)),
+            );
+            entries.sort_by_key(|entry| std::cmp::Reverse(entry.id));
+            entries.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        }
+        Ok(entries)
     }
 
     /// The activity entries after `after_id`, oldest first, at most `limit` (what the

@@ -302,11 +302,7 @@ impl PoolStore {
         pool: &Pool,
         to: u32,
     ) -> Result<(), PoolError> {
-        let team: Option<String> = sqlx::query_scalar("SELECT team FROM pools WHERE id = $1")
-            .bind(&pool.id)
-            .fetch_optional(&mut **tx)
-            .await?;
-        let team = team.unwrap_or_default();
+        let team = team_on(tx, pool).await?;
         if team.is_empty() {
             return Ok(());
         }
@@ -330,11 +326,7 @@ impl PoolStore {
 
     /// The team of a pool (`""`: none).
     pub async fn team_of(&self, pool: &Pool) -> Result<String, PoolError> {
-        let team: Option<String> = sqlx::query_scalar("SELECT team FROM pools WHERE id = $1")
-            .bind(&pool.id)
-            .fetch_optional(self.pool())
-            .await?;
-        Ok(team.unwrap_or_default())
+        team_on(&mut *self.pool().acquire().await?, pool).await
     }
 
     /// The most the pool may ask for under its team's quota of its model; `None` when its
@@ -376,11 +368,7 @@ impl PoolStore {
         catalog: &ebb_cost::Catalog,
         now: i64,
     ) -> Result<Option<TeamSpend>, PoolError> {
-        let team: Option<String> = sqlx::query_scalar("SELECT team FROM pools WHERE id = $1")
-            .bind(&pool.id)
-            .fetch_optional(&mut *conn)
-            .await?;
-        let team = team.unwrap_or_default();
+        let team = team_on(conn, pool).await?;
         if team.is_empty() {
             return Ok(None);
         }
@@ -552,6 +540,15 @@ impl PoolStore {
         }
         Ok(teams.into_values().collect())
     }
+}
+
+/// The team of a pool (`""`: none), read on `conn`.
+async fn team_on(conn: &mut sqlx::AnyConnection, pool: &Pool) -> Result<String, PoolError> {
+    let team: Option<String> = sqlx::query_scalar("SELECT team FROM pools WHERE id = $1")
+        .bind(&pool.id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    Ok(team.unwrap_or_default())
 }
 
 #[cfg(test)]
