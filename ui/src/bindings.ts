@@ -2845,7 +2845,12 @@ model: string; region: string;
 /**
  * Minutes from ordering a GPU to its being ready.
  */
-warmup_minutes: number }
+warmup_minutes: number; 
+/**
+ * The metrics the rules read that the trace has no column for: those rules never act
+ * in this replay, so its figures say nothing of them.
+ */
+unread_metrics: UnreadMetric[] }
 /**
  * A suggestion for a pool as the Rules view shows it: a proposal beside the rules being
  * edited, which the operator accepts into the editor or dismisses.
@@ -3706,3 +3711,16 @@ function __makeEvents__<T extends Record<string, any>>(
 		},
 	);
 }
+/**
+ * A metric rules read that a trace does not carry (a custom metric's column, or `mem_pct`
+ * for `mem_util`), with the rules that read it, in file order.
+ */
+export type UnreadMetric = { 
+/**
+ * The trace column it would be (`users`, `mem_pct`).
+ */
+column: string; 
+/**
+ * The rules (thresholds, then targets) that read it.
+ */
+rules: string[] }

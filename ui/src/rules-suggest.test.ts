@@ -1,8 +1,9 @@
+import type { Comparison, RuleSet, ThresholdRule } from "./bindings";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SuggestNote } from "./bindings";
 import { catalogs, setLocale } from "./i18n";
 import { metricChoices, metricChoiceText } from "./rules";
-import { diffCounts, lineDiff, sampleTraceCsv, sampleTraceShape, suggestNoteText } from "./rules-suggest";
+import { diffCounts, lineDiff, sampleMetrics, sampleTraceCsv, sampleTraceShape, suggestNoteText } from "./rules-suggest";
 
 afterEach(() => setLocale("en"));
 
@@ -100,6 +101,44 @@ describe("the sample trace", () => {
     expect(Math.min(...demand)).toBeLessThan(shape.base * 1.1);
     // Rows are minutes 0, 1, 2, … in order.
     expect(rows.slice(2, 5).map((row) => row.split(",")[0])).toEqual(["0", "1", "2"]);
+  });
+
+  it("carries a column for each custom metric the rules read, crossing their thresholds at the peak", () => {
+    const shape = sampleTraceShape(0, 8);
+    const rule = (name: string, metric: string, comparison: Comparison, threshold: number): ThresholdRule => ({
+      name,
+      metric: { kind: "custom", name: metric },
+      comparison,
+      threshold,
+      for_minutes: 1,
+      action: { kind: "set", gpus: 2 } as ThresholdRule["action"],
+      cooldown_minutes: 0,
+    });
+    const rules = {
+      thresholds: [rule("festival-peak", "users", "above", 100000), rule("back-to-normal", "users", "below", 50000)],
+      targets: [
+        {
+          name: "per-job",
+          metric: { kind: "custom", name: "queue" },
+          target: 2,
+          tolerance: 0,
+          scale_in_stabilization_minutes: 0,
+          scale_out_sustain_minutes: 0,
+          overload_gpus: null,
+        },
+      ],
+    } as unknown as RuleSet;
+    const metrics = sampleMetrics(rules, shape);
+    expect(metrics.map((metric) => metric.name)).toEqual(["queue", "users"]);
+    const csv = sampleTraceCsv(shape, metrics).trim().split("\n");
+    expect(csv[1]).toBe("minute,demand,queue,users");
+    const users = csv.slice(2).map((row) => Number(row.split(",")[3]));
+    expect(Math.max(...users)).toBeGreaterThan(100000);
+    expect(Math.min(...users)).toBeLessThan(50000);
+    // A target's metric is the target per GPU of demand (without the ripple).
+    const queue = csv.slice(2).map((row) => Number(row.split(",")[2]));
+    expect(Math.max(...queue)).toBeCloseTo(shape.peak * 2, 5);
+    expect(Math.min(...queue)).toBeCloseTo(shape.base * 2, 5);
   });
 
   it("has a comment in the UI's language: no English prose in zh-CN", () => {

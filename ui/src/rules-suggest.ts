@@ -3,7 +3,7 @@
 // in the UI's language, and the sample trace the replay offers (a minute CSV whose comment
 // is worded from the catalog). No DOM, so they are tested on their own.
 
-import type { PaidUnit, SuggestNote } from "./bindings";
+import type { PaidUnit, RuleSet, SuggestNote } from "./bindings";
 import { formatMoney } from "./costs";
 import { t, type MessageKey } from "./i18n";
 
@@ -166,12 +166,43 @@ export function sampleTraceShape(min: number, max: number): SampleTraceShape {
   return { days: 2, base, peak, fromHour: 19, toHour: 23 };
 }
 
+/** A metric column of the sample trace: its value at the base load and at the peak. */
+export type SampleMetric = { name: string; base: number; peak: number };
+
 /**
- * A replay trace (`minute,demand`) for `shape`: the base load with a little steady ripple,
- * the peak ramping up over 20 minutes each evening and dropping at its end. Its comment
- * line is worded from the catalog, so a zh-CN file carries no English prose.
+ * The custom metrics `rules` read, each given values that make the sample exercise them:
+ * a metric a target rule reads is that target per GPU of demand (5,000 users per GPU:
+ * 5,000 × the demand); one only thresholds read runs from under the lowest threshold at
+ * the base load (60% of it) to over the highest at the peak (130%). Without them a replay
+ * of rules on a custom metric would never see the rules act.
  */
-export function sampleTraceCsv(shape: SampleTraceShape): string {
+export function sampleMetrics(rules: RuleSet, shape: SampleTraceShape): SampleMetric[] {
+  const out: SampleMetric[] = [];
+  const named = (name: string): boolean => out.some((metric) => metric.name === name);
+  for (const rule of rules.targets) {
+    if (rule.metric.kind !== "custom" || named(rule.metric.name)) continue;
+    out.push({ name: rule.metric.name, base: shape.base * rule.target, peak: shape.peak * rule.target });
+  }
+  for (const rule of rules.thresholds) {
+    if (rule.metric.kind !== "custom" || named(rule.metric.name)) continue;
+    const name = rule.metric.name;
+    const values = rules.thresholds.filter((other) => other.metric.kind === "custom" && other.metric.name === name).map((other) => other.threshold);
+    const low = Math.min(...values);
+    const high = Math.max(...values);
+    const base = low > 0 ? low * 0.6 : low - 1;
+    const peak = high > 0 ? high * 1.3 : high + 1;
+    out.push({ name, base, peak });
+  }
+  return out;
+}
+
+/**
+ * A replay trace (`minute,demand[,metric…]`) for `shape`: the base load with a little
+ * steady ripple, the peak ramping up over 20 minutes each evening and dropping at its end,
+ * and each of `metrics` following the load from its base value to its peak value. Its
+ * comment line is worded from the catalog, so a zh-CN file carries no English prose.
+ */
+export function sampleTraceCsv(shape: SampleTraceShape, metrics: readonly SampleMetric[] = []): string {
   const comment = t("rules.replay.sampleComment", {
     days: shape.days,
     base: shape.base,
@@ -179,7 +210,8 @@ export function sampleTraceCsv(shape: SampleTraceShape): string {
     from: `${shape.fromHour}:00`,
     to: `${shape.toHour}:00`,
   });
-  const out = [`# ${comment.replace(/\s*\n\s*/g, " ")}`, "minute,demand"];
+  const header = ["minute", "demand", ...metrics.map((metric) => metric.name)].join(",");
+  const out = [`# ${comment.replace(/\s*\n\s*/g, " ")}`, header];
   const ramp = 20;
   for (let minute = 0; minute < shape.days * 1440; minute += 1) {
     const ofDay = minute % 1440;
@@ -192,7 +224,9 @@ export function sampleTraceCsv(shape: SampleTraceShape): string {
     }
     // A ripple of ±5% so the demand is not a flat line, the same each run.
     const ripple = 1 + 0.05 * Math.sin((minute / 37) * Math.PI);
-    out.push(`${minute},${(level * ripple).toFixed(2)}`);
+    const share = (level - shape.base) / (shape.peak - shape.base);
+    const cells = metrics.map((metric) => (metric.base + (metric.peak - metric.base) * share).toFixed(2));
+    out.push([`${minute}`, (level * ripple).toFixed(2), ...cells].join(","));
   }
   return out.join("\n") + "\n";
 }

@@ -119,6 +119,13 @@ pub fn run(args: &ReplayArgs, data_dir: &Path, json: bool) -> anyhow::Result<()>
         .with_context(|| format!("cannot read {}", args.rules.display()))?;
     let rules = ebb_rules::model::parse(&text)
         .with_context(|| format!("cannot use {} as a rule file", args.rules.display()))?;
+    // Said before the figures: a rule whose metric the trace lacks never acts in it.
+    for unread in trace.unread_metrics(rules.spec()) {
+        eprintln!(
+            "warning: {unread} (add the column to {})",
+            args.trace.display()
+        );
+    }
     let options = ReplayOptions {
         warmup_minutes: args.warmup,
         overlay: args.overlay,

@@ -120,6 +120,35 @@ pub struct RulesReplay {
     pub region: String,
     /// Minutes from ordering a GPU to its being ready.
     pub warmup_minutes: u32,
+    /// The metrics the rules read that the trace has no column for: those rules never act
+    /// in this replay, so its figures say nothing of them.
+    pub unread_metrics: Vec<UnreadMetric>,
+}
+
+/// A metric rules read that a trace does not carry (a custom metric's column, or `mem_pct`
+/// for `mem_util`), with the rules that read it, in file order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct UnreadMetric {
+    /// The trace column it would be (`users`, `mem_pct`).
+    pub column: String,
+    /// The rules (thresholds, then targets) that read it.
+    pub rules: Vec<String>,
+}
+
+impl std::fmt::Display for UnreadMetric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the trace has no `{}` column, read by {}: {} in this replay",
+            self.column,
+            self.rules.join(", "),
+            if self.rules.len() == 1 {
+                "that rule never acts"
+            } else {
+                "those rules never act"
+            },
+        )
+    }
 }
 
 /// The replay chart's legend, in the viewer's language.

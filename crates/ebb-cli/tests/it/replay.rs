@@ -244,3 +244,52 @@ fn replay_in_whole_nodes_holds_and_the_oracle_rents_multiples_of_a_node() {
     assert_eq!(nodes["baselines"][0]["shortfall_gpu_minutes"], 0.0);
     assert_eq!(nodes["baselines"][0]["peak_held_gpus"], 24);
 }
+
+#[test]
+fn replay_names_a_metric_the_rules_read_that_the_trace_lacks_before_its_figures() {
+    let data = TempDir::new("cli-replay-unread");
+    let trace = data.join("bare.csv");
+    let mut csv = String::from("minute,demand\n");
+    for minute in 0..120 {
+        csv.push_str(&format!("{minute},4\n"));
+    }
+    std::fs::write(&trace, csv).unwrap();
+    let rules = data.join("users.toml");
+    std::fs::write(
+        &rules,
+        "[limits]\nmin_gpus = 0\nmax_gpus = 8\n[[metric]]\nname = \"users\"\nstale_after_minutes = 3\n\
+         [[threshold]]\nname = \"festival-peak\"\nmetric = \"users\"\nop = \">\"\nvalue = 100000\naction = \"set 6\"\n",
+    )
+    .unwrap();
+    let run = |trace: &Path| {
+        ebb(
+            &data,
+            &[
+                "replay",
+                "--trace",
+                trace.to_str().unwrap(),
+                "--rules",
+                rules.to_str().unwrap(),
+                "--model",
+                "A100",
+                "--region",
+                "cn-north",
+            ],
+        )
+    };
+    let said_by = |output: &Output| String::from_utf8_lossy(&output.stderr).into_owned();
+    let output = run(&trace);
+    assert!(output.status.success(), "{}", said_by(&output));
+    let said = said_by(&output);
+    assert!(
+        said.contains("no `users` column, read by festival-peak"),
+        "{said}"
+    );
+    // A trace that carries the column says nothing.
+    let output = run(&write_trace(&data));
+    assert!(
+        !said_by(&output).contains("column, read by"),
+        "{}",
+        said_by(&output)
+    );
+}

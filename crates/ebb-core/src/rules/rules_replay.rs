@@ -284,6 +284,7 @@ impl Console {
         let pool = self.pools.get(pool).await?;
         let (trace, source, start_ms) = self.demand_for(&pool, trace).await?;
         let (entry, options) = replay_price(&pool, &self.catalog(), start_ms)?;
+        let unread_metrics = trace.unread_metrics(rules.spec());
         let model = entry.model.clone();
         let region = entry.region.clone();
         let (trace, report, series) = tokio::task::spawn_blocking(move || {
@@ -316,6 +317,7 @@ impl Console {
             model,
             region,
             warmup_minutes: LINT_WARMUP_MINUTES,
+            unread_metrics,
         })
     }
 

@@ -1,5 +1,8 @@
 //! A replay trace: CSV `minute,demand[,metric columns]`, one row per minute from 0.
 
+use ebb_wire::replay::UnreadMetric;
+use ebb_wire::rules::MetricRef;
+
 /// The longest trace accepted: a year of minutes (a replay keeps a few numbers per minute).
 pub const MAX_MINUTES: usize = 366 * 1440;
 /// The largest demand accepted in one minute, in GPUs.
@@ -353,6 +356,33 @@ impl Trace {
     /// The other metric columns, in the header's order.
     pub fn columns(&self) -> &[Column] {
         &self.columns
+    }
+
+    /// The metrics `rules` read that this trace has no column for (a custom metric's, or
+    /// `mem_pct` for `mem_util`), each with the rules reading it: those rules never act in
+    /// a replay of it, which the replay's reader must hear before its figures.
+    pub fn unread_metrics(&self, rules: &ebb_wire::rules::RuleSet) -> Vec<UnreadMetric> {
+        let read = rules
+            .thresholds
+            .iter()
+            .map(|rule| (&rule.name, &rule.metric))
+            .chain(rules.targets.iter().map(|rule| (&rule.name, &rule.metric)));
+        let mut unread: Vec<UnreadMetric> = Vec::new();
+        for (rule, metric) in read {
+            let column = match metric {
+                MetricRef::Custom { name } if self.column(name).is_none() => name.as_str(),
+                MetricRef::MemUtil if self.mem_pct.is_none() => "mem_pct",
+                _ => continue,
+            };
+            match unread.iter_mut().find(|seen| seen.column == column) {
+                Some(seen) => seen.rules.push(rule.clone()),
+                None => unread.push(UnreadMetric {
+                    column: column.to_string(),
+                    rules: vec![rule.clone()],
+                }),
+            }
+        }
+        unread
     }
 
     /// The metric column named `name` (as the header wrote it), if any.

@@ -107,6 +107,76 @@ fn a_trace_reads_demand_and_metric_columns() {
 }
 
 #[test]
+fn a_trace_names_the_metrics_rules_read_that_it_has_no_column_for() {
+    let rules = ebb_rules::model::parse(
+        r#"
+[limits]
+min_gpus = 0
+max_gpus = 8
+[[metric]]
+name = "users"
+stale_after_minutes = 3
+[[metric]]
+name = "queue"
+stale_after_minutes = 3
+[[threshold]]
+name = "peak"
+metric = "users"
+op = ">"
+value = 100000
+action = "set 6"
+[[threshold]]
+name = "memory"
+metric = "mem_util"
+op = ">"
+value = 90
+action = "+1"
+[[threshold]]
+name = "calm"
+metric = "users"
+op = "<"
+value = 50000
+action = "set 2"
+[[target]]
+name = "per-job"
+metric = "queue"
+target = 1
+[[target]]
+name = "busy"
+metric = "gpu_util"
+target = 70
+"#,
+    )
+    .unwrap();
+    let bare = Trace::from_csv("minute,demand\n0,1\n1,2\n").unwrap();
+    let unread = bare.unread_metrics(rules.spec());
+    let named: Vec<(&str, Vec<&str>)> = unread
+        .iter()
+        .map(|metric| {
+            (
+                metric.column.as_str(),
+                metric.rules.iter().map(String::as_str).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        named,
+        vec![
+            ("users", vec!["peak", "calm"]),
+            ("mem_pct", vec!["memory"]),
+            ("queue", vec!["per-job"]),
+        ]
+    );
+    assert_eq!(
+        unread[0].to_string(),
+        "the trace has no `users` column, read by peak, calm: those rules never act in this replay"
+    );
+    let full =
+        Trace::from_csv("minute,demand,users,queue,mem_pct\n0,1,5,1,40\n1,2,6,,50\n").unwrap();
+    assert!(full.unread_metrics(rules.spec()).is_empty());
+}
+
+#[test]
 fn trace_errors_name_the_line_and_the_column() {
     let cases: [(&str, usize, Option<usize>, &str); 9] = [
         ("", 1, None, "empty"),

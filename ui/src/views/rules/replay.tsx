@@ -20,7 +20,7 @@
 
 import { createSignal, For, onCleanup, onMount, Show, type JSX } from "solid-js";
 import { appInfoState, loadAppInfo, onAppInfo } from "../../app-info";
-import { commands, type ChartTheme, type IpcError, type ReplayResult, type RulesReplay, type RulesSuggestion } from "../../bindings";
+import { commands, type ChartTheme, type IpcError, type ReplayResult, type RuleSet, type RulesReplay, type RulesSuggestion } from "../../bindings";
 import { demandRowCount, formatMoney, type Phrase } from "../../costs";
 import { svgDataUrl } from "../../format";
 import { chartWidth } from "../../history";
@@ -28,7 +28,7 @@ import { t, type MessageKey } from "../../i18n";
 import { call } from "../../ipc";
 import { formatDateTime } from "../../pool";
 import { chooseTrace, keepTrace, traceOf, type LoadedTrace } from "../../rules-store";
-import { sampleTraceCsv, sampleTraceShape } from "../../rules-suggest";
+import { sampleMetrics, sampleTraceCsv, sampleTraceShape } from "../../rules-suggest";
 import { getEffectiveTheme, onThemeChange } from "../../theme";
 import { ErrorAlert } from "../error-alert";
 import { FilePicker, hasFiles, readFile } from "../costs/file-picker";
@@ -56,9 +56,13 @@ export function replayLabels() {
   };
 }
 
-/** The sample trace for a pool of `min`..`max` GPUs, worded in the UI's language. */
-export function sampleTrace(min: number, max: number): LoadedTrace {
-  const text = sampleTraceCsv(sampleTraceShape(min, max));
+/**
+ * The sample trace for a pool of `min`..`max` GPUs, worded in the UI's language, with a
+ * column for each custom metric `rules` read (so the demo's rules act on it).
+ */
+export function sampleTrace(min: number, max: number, rules: RuleSet | null = null): LoadedTrace {
+  const shape = sampleTraceShape(min, max);
+  const text = sampleTraceCsv(shape, rules ? sampleMetrics(rules, shape) : []);
   return { name: t("rules.replay.sampleName"), text, minutes: demandRowCount(text), sample: true };
 }
 
@@ -93,9 +97,12 @@ export function Replay(props: {
     setFromTraceSignal(true);
     keepTrace(props.pool, loaded, true);
   };
-  const useSample = (): void => {
+  const useSample = async (): Promise<void> => {
     setTraceProblem(null);
-    setTrace(sampleTrace(props.range.min, props.range.max));
+    // The rules in the editor, as data, name the metric columns the sample carries.
+    const parsed = await call(() => commands.parseRules(props.source()));
+    if (disposed) return;
+    setTrace(sampleTrace(props.range.min, props.range.max, parsed.status === "ok" ? parsed.data : null));
   };
   const [traceProblem, setTraceProblem] = createSignal<Phrase | null>(null);
   const [dragging, setDragging] = createSignal(false);
@@ -156,7 +163,7 @@ export function Replay(props: {
   onMount(() => {
     // The demo has minutes of history at most: its replay starts on the sample.
     const offerSample = (): void => {
-      if (!disposed && appInfoState().info?.demo && trace() === null) useSample();
+      if (!disposed && appInfoState().info?.demo && trace() === null) void useSample();
     };
     offerSample();
     const offInfo = onAppInfo(offerSample);
@@ -252,7 +259,7 @@ export function Replay(props: {
         </label>
         <span class="btn-row">
           <FilePicker id="rules-trace-file" accept=".csv,text/csv,text/plain" label={t("rules.replay.chooseTrace")} onFile={(file) => void loadTrace(file)} />
-          <button type="button" id="rules-replay-sample" class="btn" aria-describedby="rules-replay-sample-hint" onClick={useSample}>
+          <button type="button" id="rules-replay-sample" class="btn" aria-describedby="rules-replay-sample-hint" onClick={() => void useSample()}>
             {t("rules.replay.sample")}
           </button>
         </span>
@@ -297,6 +304,13 @@ export function Replay(props: {
               <p class="hint" data-testid="rules-replay-summary">
                 {summary(r())}
               </p>
+              <For each={r().unread_metrics}>
+                {(unread) => (
+                  <p class="alert alert-warn" data-testid="rules-replay-unread" data-column={unread.column}>
+                    {t("rules.replay.unread", { column: unread.column, rules: unread.rules.join(t("common.listSeparator")) })}
+                  </p>
+                )}
+              </For>
               <Show when={stale()}>
                 <p class="alert alert-info" data-testid="rules-replay-stale">
                   {t("rules.replay.stale")}
