@@ -12,6 +12,7 @@
 //! elect one enforcer ([`crate::election`]); only a console whose role is admin or enforcer
 //! stands for it.
 
+use crate::changes::Changes;
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::ConsoleConfig;
 pub use crate::console_pools::ScaleChange;
@@ -171,6 +172,8 @@ pub struct Console {
     source: Arc<dyn MetricsSource>,
     /// `console.toml`, the Slurm binding and the prices.
     pub(crate) config: Arc<ConsoleConfig>,
+    /// What changed, for the fronts: the enforcer's passes and this console's writes.
+    changes: Changes,
     /// Held while this process is the collector; the OS frees it if the process dies.
     _lock: Option<std::fs::File>,
 }
@@ -280,7 +283,11 @@ impl Console {
             }
             _ => None,
         };
+        let changes = enforcer
+            .as_ref()
+            .map_or_else(Changes::default, Enforcer::changes);
         let console = Self {
+            changes,
             registry,
             role,
             collector: std::sync::Mutex::new(collector),
@@ -332,6 +339,27 @@ impl Console {
 
     pub fn subscribe(&self) -> watch::Receiver<Arc<FleetSnapshot>> {
         self.snapshot.clone()
+    }
+
+    /// Which pools changed and how far the activity log goes, as they change (see
+    /// [`crate::changes`]).
+    pub fn changes(&self) -> &Changes {
+        &self.changes
+    }
+
+    /// After a write of this console's: `pools` changed (`None`: any may have; empty: none,
+    /// only the log grew), said at once with the activity log's newest id, and the enforcer
+    /// is woken to carry it out.
+    pub(crate) async fn wrote(&self, pools: Option<&[&str]>) {
+        self.wake_enforcer();
+        match pools {
+            Some(names) => self.changes.pools(names),
+            None => self.changes.all_pools(),
+        }
+        match self.pools.last_activity_id().await {
+            Ok(newest) => self.changes.activity(newest),
+            Err(error) => tracing::debug!(%error, "cannot read the activity log's newest id"),
+        }
     }
 
     pub fn latest(&self) -> Arc<FleetSnapshot> {

@@ -82,6 +82,10 @@ impl Console {
             Err(CatalogStoreError::Invalid { invalid, .. }) => Some(invalid),
             Err(other) => return Err(other.into()),
         };
+        if refused.is_none() {
+            // New prices: every pool's spend and the slider's costs.
+            self.wrote(None).await;
+        }
         let catalog = self.catalog_view()?;
         let problems = |list: &[_]| list.iter().map(ebb_charts::cost_view::problem).collect();
         Ok(match refused {

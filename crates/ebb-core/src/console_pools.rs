@@ -197,12 +197,22 @@ impl Console {
         Ok(plan.pools.into_iter().next().unwrap_or_default())
     }
 
+    /// The pool form as typed, checked as saving it would be (the store's own checks
+    /// against the hosts and the catalog): each field's problem in words, or the pool.
+    pub async fn check_pool(
+        &self,
+        form: &ebb_wire::pools::PoolForm,
+    ) -> Result<ebb_wire::pools::PoolCheck, PoolError> {
+        let hosts = self.host_facts().await?;
+        Ok(pools::form::check_form(form, &hosts, &self.catalog()))
+    }
+
     pub async fn create_pool(&self, input: &PoolInput) -> Result<PoolView, PoolError> {
         self.require(ebb_wire::access::AccessAction::Pools).await?;
         let catalog = self.catalog();
         let valid = pools::validate(input, &self.host_facts().await?, &catalog)?;
         let pool = self.pools.create(valid).await?;
-        self.wake_enforcer();
+        self.wrote(None).await;
         self.pool_view(&pool, &catalog).await
     }
 
@@ -211,7 +221,7 @@ impl Console {
         let catalog = self.catalog();
         let valid = pools::validate(input, &self.host_facts().await?, &catalog)?;
         let (_, after) = self.pools.update(name, valid).await?;
-        self.wake_enforcer();
+        self.wrote(None).await;
         self.pool_view(&after, &catalog).await
     }
 
@@ -219,7 +229,7 @@ impl Console {
     pub async fn delete_pool(&self, name: &str) -> Result<(), PoolError> {
         self.require(ebb_wire::access::AccessAction::Pools).await?;
         self.pools.delete(name).await?;
-        self.wake_enforcer();
+        self.wrote(None).await;
         Ok(())
     }
 
@@ -373,7 +383,7 @@ impl Console {
             .pools
             .set_desired(name, to, &release, &change, Some(&spend))
             .await?;
-        self.wake_enforcer();
+        self.wrote(Some(&[name])).await;
         Ok(entry)
     }
 
@@ -429,7 +439,7 @@ impl Console {
     pub async fn force_release(&self, name: &str) -> Result<(), PoolError> {
         self.require(ebb_wire::access::AccessAction::Scale).await?;
         self.pools.force_release(name).await?;
-        self.wake_enforcer();
+        self.wrote(Some(&[name])).await;
         Ok(())
     }
 
@@ -537,7 +547,9 @@ impl Console {
                 problem: "must be more than zero (clear it to have no budget)".into(),
             });
         }
-        self.pools.set_budget(budget_fen).await
+        self.pools.set_budget(budget_fen).await?;
+        self.wrote(Some(&[])).await;
+        Ok(())
     }
 
     /// Sets when a slider move asks for confirmation first.
@@ -606,7 +618,9 @@ impl Console {
     /// Moves a pool into a team (admin); refused past the team's quota, naming it.
     pub async fn set_pool_team(&self, pool: &str, team: &str) -> Result<(), PoolError> {
         self.require(ebb_wire::access::AccessAction::Teams).await?;
-        self.pools.set_pool_team(pool, team).await
+        self.pools.set_pool_team(pool, team).await?;
+        self.wrote(Some(&[pool])).await;
+        Ok(())
     }
 
     /// Whether this process runs the enforcer.

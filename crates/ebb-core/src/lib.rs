@@ -13,6 +13,7 @@
 //! endpoint), `slurm/` (the binder); the console service every front calls is
 //! `console*.rs` and `demo.rs` at the top, its errors mapped once in `errors.rs`.
 
+pub mod changes;
 pub mod console;
 mod console_access;
 pub mod console_charts;

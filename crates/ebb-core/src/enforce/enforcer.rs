@@ -8,6 +8,7 @@
 //! runs it (the collector). It reaches the GPUs only through a [`GpuProvider`] (the agents,
 //! unless a test or another provider is given).
 
+use crate::changes::Changes;
 use crate::config::ConsoleConfig;
 use crate::election::LeaderHandle;
 use crate::enforce::sender::Sender;
@@ -15,7 +16,7 @@ use crate::metrics_source::MetricsSource;
 use crate::pools::{NewActivity, Pool, PoolError, PoolStore, Recorded};
 use crate::provider::{AgentProvider, GpuProvider};
 use crate::registry::Registry;
-use crate::rules_live::RulesRunner;
+use crate::rules_live::{RulesRunner, RulesTick};
 use crate::slurm::binder::NodeAnswer;
 use ebb_reconcile::reconcile::{self, HostObs, KnownLease, Pending, PoolTarget, Refusals};
 use ebb_reconcile::settle::{self, CreateAnswer, Lookup, Tally};
@@ -77,6 +78,10 @@ pub struct PassReport {
     /// The stages this pass ran, in order ([`STAGES`], or only `Observe` when there was
     /// nothing to do).
     pub stages: Vec<Stage>,
+    /// Pools this pass changed, by name: their status apart from the readings (leases,
+    /// counts, notes), a count a rule set, a decision recorded. Told to the console's
+    /// [`Changes`] with the activity log's newest id.
+    pub pools_changed: Vec<String>,
 }
 
 /// The running loop; [`Enforcer::stop`] ends it.
@@ -84,6 +89,7 @@ pub struct PassReport {
 pub struct Enforcer {
     wake: Arc<Notify>,
     reports: watch::Receiver<PassReport>,
+    changes: Changes,
     task: Option<JoinHandle<()>>,
 }
 
@@ -181,7 +187,10 @@ impl Enforcer {
     ) -> Self {
         let wake = Arc::new(Notify::new());
         let (publish, reports) = watch::channel(PassReport::default());
+        let changes = Changes::default();
         let mut state = Loop {
+            changes: changes.clone(),
+            last_status: HashMap::new(),
             store,
             registry,
             files,
@@ -221,6 +230,7 @@ impl Enforcer {
                     match state.pass().await {
                         Ok(report) => {
                             let again = !report.rule_changes.is_empty();
+                            state.tell(&report).await;
                             publish.send_replace(report);
                             again
                         }
@@ -249,6 +259,7 @@ impl Enforcer {
         Self {
             wake,
             reports,
+            changes,
             task: Some(task),
         }
     }
@@ -261,6 +272,12 @@ impl Enforcer {
     /// Each pass's report as it finishes.
     pub fn reports(&self) -> watch::Receiver<PassReport> {
         self.reports.clone()
+    }
+
+    /// Where the passes say which pools they changed (the console publishes its own writes
+    /// there too).
+    pub fn changes(&self) -> Changes {
+        self.changes.clone()
     }
 
     pub async fn stop(mut self) {
@@ -312,6 +329,10 @@ struct Loop {
     reclaims_said: std::collections::HashSet<String>,
     /// The spot circuit breakers per model × region.
     spot: crate::enforce::spot::SpotBreakers,
+    /// Told which pools each pass changed.
+    changes: Changes,
+    /// Each pool's last status, its readings left out, by pool id: what a pass changed.
+    last_status: HashMap<String, reconcile::PoolStatus>,
 }
 
 /// What the hosts answered to a term's announcement: every registered host's name, and
@@ -416,6 +437,7 @@ impl Loop {
         self.act(&mut pass).await?;
         self.settle(&mut pass).await?;
         let ruled = self.rules(&mut pass).await;
+        let pools_changed = self.changed_pools(&pass, &ruled);
         Ok(PassReport {
             number: self.passes,
             granted: pass.tally.granted(),
@@ -425,7 +447,49 @@ impl Loop {
             rule_decisions: u32::try_from(ruled.decisions).unwrap_or(u32::MAX),
             rule_changes: ruled.changed,
             stages: pass.stages,
+            pools_changed,
         })
+    }
+
+    /// The pools this pass changed (see [`PassReport::pools_changed`]); the statuses are
+    /// kept for the next pass to compare with.
+    fn changed_pools(&mut self, pass: &Pass, ruled: &RulesTick) -> Vec<String> {
+        let mut changed: Vec<String> = ruled
+            .changed
+            .iter()
+            .map(|(pool, _, _)| pool.clone())
+            .chain(ruled.recorded.iter().cloned())
+            .collect();
+        for status in &pass.settled.statuses {
+            let mut seen = status.clone();
+            for lease in &mut seen.leases {
+                lease.util_pct = None;
+            }
+            if self.last_status.get(&status.pool_id) != Some(&seen)
+                && let Some(pool) = pass.recorded.pools.iter().find(|p| p.id == status.pool_id)
+            {
+                changed.push(pool.name.clone());
+            }
+            self.last_status.insert(status.pool_id.clone(), seen);
+        }
+        self.last_status
+            .retain(|id, _| pass.recorded.pools.iter().any(|pool| &pool.id == id));
+        changed.sort();
+        changed.dedup();
+        changed
+    }
+
+    /// Tells the console's fronts what a pass changed: its pools, then the activity log's
+    /// newest id (said only when it grew: entries a pass wrote without a status change,
+    /// such as a Slurm step or a spot pause, are heard too).
+    async fn tell(&self, report: &PassReport) {
+        self.changes.pools(&report.pools_changed);
+        if report.stages.len() > 1 {
+            match self.store.last_activity_id().await {
+                Ok(newest) => self.changes.activity(newest),
+                Err(error) => tracing::debug!(%error, "cannot read the activity log's newest id"),
+            }
+        }
     }
 
     /// This console's holder id (read once).

@@ -217,7 +217,7 @@ impl Console {
             warnings: u32::try_from(report.warnings.len()).unwrap_or(u32::MAX),
         };
         let stored = self.pools.save_rules(pool, source, mode, edit).await?;
-        self.wake_enforcer();
+        self.wrote(Some(&[pool])).await;
         Ok(self
             .pool_rules_view(stored, report, new.spec().clone())
             .await?)
@@ -236,7 +236,7 @@ impl Console {
         })
         .await?;
         self.pools.set_rules_mode(pool, mode).await?;
-        self.wake_enforcer();
+        self.wrote(Some(&[pool])).await;
         self.pool_rules(pool)
             .await?
             .ok_or_else(|| PoolError::NotFound(pool.to_string()))

@@ -215,6 +215,8 @@ pub struct RulesTick {
     pub changed: Vec<(String, u32, u32)>,
     /// Decisions made (one per pool with enabled or shadowed rules).
     pub decisions: usize,
+    /// Pools whose latest decision was recorded this tick (the Rules view shows it).
+    pub recorded: Vec<String>,
 }
 
 /// The rules of every pool, evaluated once per enforcer pass.
@@ -286,10 +288,14 @@ impl RulesRunner {
             }
             out.decisions += 1;
             live.node_gpus = self.node_gpus.get(&pool.id).copied().unwrap_or(1);
+            let recorded = live.recorded.clone();
             if let Some((from, to)) =
                 step(live, store, pool, status, &gpus, catalog, now_ms).await?
             {
                 out.changed.push((pool.name.clone(), from, to));
+            }
+            if live.recorded != recorded {
+                out.recorded.push(pool.name.clone());
             }
         }
         Ok(out)

@@ -2,6 +2,7 @@
 // Tests read as their story, start to end: no line budget for them.
 #![allow(clippy::too_many_lines)]
 
+mod changes;
 mod demo_queue;
 mod election;
 mod failover;
