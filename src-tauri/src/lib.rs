@@ -73,7 +73,11 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::rules_to_toml,
             commands::parse_rules,
         ])
-        .events(collect_events![state::FleetTick])
+        .events(collect_events![
+            state::FleetTick,
+            state::PoolsChanged,
+            state::ActivityAppended
+        ])
 }
 
 /// Where the generated TypeScript goes, and how it is written.
@@ -115,6 +119,7 @@ pub fn run(options: Options) -> anyhow::Result<()> {
                         let notifier = notify::Notifier::start(
                             handle.clone(),
                             state.console.pool_store().clone(),
+                            state.console.changes().clone(),
                             state.language.clone(),
                             state.delivery.clone(),
                         );

@@ -1,12 +1,17 @@
-//! Desktop notifications: every 2 s the activity entries new since the last look (ids above
-//! the last seen) and the pools' latest rule decisions go through
+//! Desktop notifications: every second the activity entries new since the last look (ids
+//! above the last seen) and the pools' latest rule decisions go through
 //! `ebb_notify::select` under the operator's preferences, and what it returns is
 //! shown with the notification plugin, worded in the operator's language (`set_ui_language`), from Rust (the webview is granted none of its
 //! commands). With no notification server (no D-Bus session under Xvfb) the plugin shows
 //! nothing: that is logged once and the app goes on; a show that does not return in time is
 //! given up, so nothing here can hold the app.
+//!
+//! The same look tells the console's changes which pools the new entries name
+//! (`Changes::appended`): the one way this window hears another console's writes on a
+//! shared database (its own writes and passes it hears at once).
 
 use crate::state::{Delivery, Language};
+use ebb_core::changes::Changes;
 use ebb_core::pools::{PoolError, PoolStore};
 use ebb_notify::{Notification, Said, more_not_shown, select};
 use ebb_wire::ipc::UiLanguage;
@@ -18,7 +23,7 @@ use tauri::async_runtime::JoinHandle;
 use tauri_plugin_notification::NotificationExt;
 
 /// How often the activity log is looked at.
-const EVERY: Duration = Duration::from_secs(2);
+const EVERY: Duration = Duration::from_secs(1);
 /// The most entries read a look (the rest wait for the next).
 const BATCH: u32 = 200;
 /// The most notifications shown a look; any more are summed up in one.
@@ -37,10 +42,11 @@ impl Notifier {
     pub fn start(
         app: AppHandle,
         store: PoolStore,
+        changes: Changes,
         language: Language,
         delivery: Delivery,
     ) -> Notifier {
-        let task = tauri::async_runtime::spawn(run(app, store, language, delivery));
+        let task = tauri::async_runtime::spawn(run(app, store, changes, language, delivery));
         Notifier {
             task: Mutex::new(Some(task)),
         }
@@ -53,7 +59,13 @@ impl Notifier {
     }
 }
 
-async fn run(app: AppHandle, store: PoolStore, language: Language, delivery: Delivery) {
+async fn run(
+    app: AppHandle,
+    store: PoolStore,
+    changes: Changes,
+    language: Language,
+    delivery: Delivery,
+) {
     if let Some(why) = no_notification_server() {
         tracing::warn!("desktop notifications cannot be shown: {why}");
         delivery.set(Some(why.to_string()));
@@ -64,7 +76,7 @@ async fn run(app: AppHandle, store: PoolStore, language: Language, delivery: Del
     loop {
         tokio::time::sleep(EVERY).await;
         let words = language.get();
-        let notes = match look(&store, words, &mut last, &mut said).await {
+        let notes = match look(&store, &changes, words, &mut last, &mut said).await {
             Ok(notes) => notes,
             Err(error) => {
                 tracing::warn!(%error, "cannot read the activity log for notifications");
@@ -104,6 +116,7 @@ async fn run(app: AppHandle, store: PoolStore, language: Language, delivery: Del
 /// ends) and each pool's latest decision, through the pure selection.
 async fn look(
     store: &PoolStore,
+    changes: &Changes,
     language: UiLanguage,
     last: &mut Option<i64>,
     said: &mut Said,
@@ -119,6 +132,7 @@ async fn look(
     if let Some(newest) = entries.last() {
         *last = Some(newest.id);
     }
+    changes.appended(&entries);
     let latest: Vec<(String, ebb_wire::rules::Decision)> = store
         .all_rules()
         .await?

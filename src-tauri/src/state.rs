@@ -83,7 +83,8 @@ pub struct AppState {
     pub data_dir: PathBuf,
     pub console: Console,
     fleet: tokio::sync::Mutex<Option<Fleet>>,
-    forwarder: Mutex<Option<JoinHandle<()>>>,
+    /// The tasks forwarding the console's ticks and changes to the webview.
+    forwarder: Mutex<Vec<JoinHandle<()>>>,
     /// The demo's users, pushed as a custom metric.
     users: Mutex<Option<JoinHandle<()>>>,
     /// The demo's spot market, taking a spot GPU back now and then.
@@ -212,32 +213,39 @@ impl AppState {
             console,
             data_dir,
             fleet: tokio::sync::Mutex::new(fleet),
-            forwarder: Mutex::new(None),
+            forwarder: Mutex::new(Vec::new()),
             users: Mutex::new(users),
             spot: Mutex::new(spot),
         })
     }
 
-    /// Emits a `fleet-tick` event to the webview after every collection tick.
+    /// Emits a `fleet-tick` event to the webview after every collection tick, and
+    /// `pools-changed` and `activity-appended` as the console says them.
     pub fn forward_ticks(&self, app: tauri::AppHandle) {
         let mut snapshots = self.console.subscribe();
-        let task = tauri::async_runtime::spawn(async move {
+        let ticks = app.clone();
+        let ticks = tauri::async_runtime::spawn(async move {
             while snapshots.changed().await.is_ok() {
                 let snapshot = (**snapshots.borrow_and_update()).clone();
-                if let Err(error) = FleetTick(snapshot).emit(&app) {
+                if let Err(error) = FleetTick(snapshot).emit(&ticks) {
                     tracing::warn!(%error, "cannot emit fleet-tick");
                 }
             }
         });
+        let changes =
+            tauri::async_runtime::spawn(forward_changes(self.console.changes().clone(), app));
         if let Ok(mut slot) = self.forwarder.lock() {
-            *slot = Some(task);
+            *slot = vec![ticks, changes];
         }
     }
 
     /// Stops forwarding, the console and the demo fleet.
     pub async fn shutdown(&self) {
-        let forwarder = self.forwarder.lock().ok().and_then(|mut slot| slot.take());
-        if let Some(task) = forwarder {
+        let forwarders = self
+            .forwarder
+            .lock()
+            .map(|mut slot| std::mem::take(&mut *slot));
+        for task in forwarders.unwrap_or_default() {
             task.abort();
         }
         for slot in [&self.users, &self.spot] {
@@ -286,3 +294,42 @@ async fn other_tenants(fleet: &Fleet) {
 /// Sent after every collection tick.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, specta::Type, tauri_specta::Event)]
 pub struct FleetTick(pub ebb_wire::ipc::FleetSnapshot);
+
+/// Sent when pools changed: after this console's write, after an enforcer pass that
+/// changed them, or when the activity log names them (another console's write).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, specta::Type, tauri_specta::Event)]
+pub struct PoolsChanged {
+    /// Their names; `null`: any may have (one was created or deleted, the prices changed).
+    pub pools: Option<Vec<String>>,
+}
+
+/// Sent when the activity log grew.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, specta::Type, tauri_specta::Event)]
+pub struct ActivityAppended {
+    /// The newest entry's id.
+    pub newest: i64,
+}
+
+/// The console's changes as events, one for one; a forwarder that fell behind says all
+/// pools changed.
+async fn forward_changes(changes: ebb_core::changes::Changes, app: tauri::AppHandle) {
+    use ebb_core::changes::Change;
+    use tokio::sync::broadcast::error::RecvError;
+    let mut heard = changes.subscribe();
+    loop {
+        let emitted = match heard.recv().await {
+            Ok(Change::Pools(pools)) => PoolsChanged { pools }.emit(&app),
+            Ok(Change::Activity(newest)) => ActivityAppended { newest }.emit(&app),
+            Err(RecvError::Lagged(_)) => PoolsChanged { pools: None }.emit(&app).and_then(|()| {
+                ActivityAppended {
+                    newest: changes.newest_activity(),
+                }
+                .emit(&app)
+            }),
+            Err(RecvError::Closed) => return,
+        };
+        if let Err(error) = emitted {
+            tracing::warn!(%error, "cannot emit a change");
+        }
+    }
+}

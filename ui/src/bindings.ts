@@ -550,9 +550,13 @@ async parseRules(source: string) : Promise<Result<RuleSet, IpcError>> {
 
 
 export const events = __makeEvents__<{
-fleetTick: FleetTick
+activityAppended: ActivityAppended,
+fleetTick: FleetTick,
+poolsChanged: PoolsChanged
 }>({
-fleetTick: "fleet-tick"
+activityAppended: "activity-appended",
+fleetTick: "fleet-tick",
+poolsChanged: "pools-changed"
 })
 
 /** user-defined constants **/
@@ -654,6 +658,14 @@ export type Action =
  * `set N`
  */
 { kind: "set"; gpus: number }
+/**
+ * Sent when the activity log grew.
+ */
+export type ActivityAppended = { 
+/**
+ * The newest entry's id.
+ */
+newest: number }
 /**
  * One line of the activity log.
  */
@@ -2410,6 +2422,15 @@ checked_at_ms: number | null; hosts: PoolHostView[]; leases: PoolLeaseView[];
  */
 spend: SpendView | null; spend_problem: PriceProblem | null }
 /**
+ * Sent when pools changed: after this console's write, after an enforcer pass that
+ * changed them, or when the activity log names them (another console's write).
+ */
+export type PoolsChanged = { 
+/**
+ * Their names; `null`: any may have (one was created or deleted, the prices changed).
+ */
+pools: string[] | null }
+/**
  * Why a pool, its spend or a slider move could not be priced.
  */
 export type PriceProblem = 
@@ -3631,6 +3652,19 @@ export type TokenStoreKind =
  */
 export type UiLanguage = "en" | "zh-CN"
 /**
+ * A metric rules read that a trace does not carry (a custom metric's column, or `mem_pct`
+ * for `mem_util`), with the rules that read it, in file order.
+ */
+export type UnreadMetric = { 
+/**
+ * The trace column it would be (`users`, `mem_pct`).
+ */
+column: string; 
+/**
+ * The rules (thresholds, then targets) that read it.
+ */
+rules: string[] }
+/**
  * One host's part of a scale-out.
  */
 export type WarmingHost = { host: string; warming: number; 
@@ -3711,16 +3745,3 @@ function __makeEvents__<T extends Record<string, any>>(
 		},
 	);
 }
-/**
- * A metric rules read that a trace does not carry (a custom metric's column, or `mem_pct`
- * for `mem_util`), with the rules that read it, in file order.
- */
-export type UnreadMetric = { 
-/**
- * The trace column it would be (`users`, `mem_pct`).
- */
-column: string; 
-/**
- * The rules (thresholds, then targets) that read it.
- */
-rules: string[] }
