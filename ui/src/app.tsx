@@ -23,6 +23,7 @@ import { identity, loadIdentity } from "./access";
 import { appInfoState, onAppInfo } from "./app-info";
 import { commands, type EnforcerRole } from "./bindings";
 import { nextIndex } from "./format";
+import { every } from "./live";
 import { roleText } from "./reasons";
 import { getLocale, onLocaleChange, t, type MessageKey } from "./i18n";
 import { activityView } from "./views/activity";
@@ -66,8 +67,9 @@ function viewFromHash(): ViewId | null {
   return isViewId(id) ? id : null;
 }
 
-/** How often the header asks whether this console enforces. */
-const ROLE_REFRESH_MS = 3_000;
+/** How often the header asks whether this console enforces (an election moves within
+ * 10 s; the answer also turns with time, as a lease runs out, so it stays a slow poll). */
+const ROLE_REFRESH_MS = 5_000;
 
 function Shell(): JSX.Element {
   const [locale, setLocaleShown] = createSignal(getLocale());
@@ -87,8 +89,7 @@ function Shell(): JSX.Element {
   };
   askRole();
   void loadIdentity();
-  const roleTimer = window.setInterval(askRole, ROLE_REFRESH_MS);
-  onCleanup(() => window.clearInterval(roleTimer));
+  onCleanup(every(ROLE_REFRESH_MS)(askRole));
   const elected = (): number | undefined => {
     const now = role();
     return now?.kind === "elected" ? now.term : undefined;

@@ -1,6 +1,6 @@
 // Activity: every change to a pool, and to the console as a whole (a host added or
 // removed, a limit or the budget changed: no pool), newest first (the last 200), re-read
-// every 2 s while shown: when (always with its date), which pool, who (operator, failover, rule, enforcer, Slurm), from → to, why, the
+// when the log grows or a pool changes (live.ts): when (always with its date), which pool, who (operator, failover, rule, enforcer, Slurm), from → to, why, the
 // cost it moved, each host's part, and how it ended. A select filters to one pool, and
 // checkboxes by kind (the operator's, rule decisions, failover, the enforcer and Slurm, decisions
 // that changed nothing). Consecutive decisions that changed nothing are one row ("stays at
@@ -35,18 +35,19 @@ import { t, type MessageKey } from "../i18n";
 import { call, ipcError } from "../ipc";
 import { actorText, formatDateTime, formatWhen, hostResultText, outcomeText, signedPerHour, signedPerMonth } from "../pool";
 import { changeReasonText, roleText } from "../reasons";
+import { activityAppended, every, Live, liveView, poolsChanged } from "../live";
 import { mountView } from "./solid";
 import type { View } from "./view";
 
-const REFRESH_MS = 2000;
 /** Whether an entry's actor is a person (the console's user made it), not the rules, the
  * enforcer or Slurm acting on that user's console. */
 function byPerson(actor: string): boolean {
   return actor === "operator" || actor === "demo";
 }
 
-/** The audit chain is read whole: checked on opening, then every 15th refresh (30 s). */
-const AUDIT_EVERY = 15;
+/** The audit chain is read whole: checked on opening, then every 30 s (an entry edited in
+ * the database by hand says nothing to the app). */
+const AUDIT_MS = 30_000;
 
 const AUDIT_PROBLEM: Readonly<Record<AuditProblem, MessageKey>> = {
   edited: "activity.audit.edited",
@@ -196,16 +197,13 @@ export function activityView(): View {
   const [loadError, setLoadError] = createSignal<unknown>(null);
   const [now, setNow] = createSignal(Date.now());
   const [kinds, setKinds] = createSignal<ActivityFilter>(memory.kinds);
-  /** The audit chain as last checked (on opening, then every AUDIT_EVERY refreshes). */
+  /** The audit chain as last checked (on opening, then every AUDIT_MS). */
   const [audit, setAudit] = createSignal<AuditVerdict | null>(null);
-  let refreshes = 0;
   /** The runs of no-op decisions opened, by row key. */
   const [opened, setOpened] = createSignal<ReadonlySet<string>>(new Set());
   /** The rows shown last, by key: kept across refreshes so <For> keeps their elements. */
   let shownBefore = new Map<string, ShownRow>();
-  let loading = false;
   let disposed = false;
-  let timer: number | undefined;
   let seq = 0;
 
   // The rows shown: kept by key, so a refresh keeps each row (and its open run) in place.
@@ -249,22 +247,19 @@ export function activityView(): View {
     memory.pool = name;
     setPool(name);
     setLog("entries", null);
-    void refresh(true);
+    // What a refresh in flight reads is for the filter before: dropped.
+    seq += 1;
+    void live.request();
   }
 
-  async function refresh(force = false): Promise<void> {
-    if ((loading && !force) || disposed) return;
-    loading = true;
+  async function refresh(): Promise<void> {
+    if (disposed) return;
     const mine = ++seq;
     const wanted = memory.pool;
-    const checkAudit = refreshes++ % AUDIT_EVERY === 0;
-    const [entries, pools, verdict] = await Promise.all([
+    const [entries, pools] = await Promise.all([
       call(() => commands.listActivity(wanted === "" ? null : wanted, LIMIT)),
       call(() => commands.listPools()),
-      checkAudit ? call(() => commands.verifyAudit()) : Promise.resolve(null),
     ]);
-    if (verdict?.status === "ok") setAudit(verdict.data);
-    if (mine === seq) loading = false;
     if (disposed || mine !== seq) return;
     if (pools.status === "ok") setPoolNames(pools.data.map((p) => p.name));
     setNow(Date.now());
@@ -420,17 +415,15 @@ export function activityView(): View {
     ),
   );
 
-  void refresh();
+  async function checkAudit(): Promise<void> {
+    const verdict = await call(() => commands.verifyAudit());
+    if (!disposed && verdict.status === "ok") setAudit(verdict.data);
+  }
 
-  return {
-    el,
-    mounted() {
-      timer = window.setInterval(() => void refresh(), REFRESH_MS);
-    },
-    destroy() {
-      disposed = true;
-      if (timer !== undefined) window.clearInterval(timer);
-      dispose();
-    },
-  };
+  const live = new Live(refresh, [activityAppended(), poolsChanged()]);
+  const audited = new Live(checkAudit, [every(AUDIT_MS)]);
+  void live.request();
+  void audited.request();
+
+  return liveView({ el, dispose }, [live, audited], () => (disposed = true));
 }

@@ -83,10 +83,9 @@ import { RecentDecisions } from "./rules/history";
 import { MetricsTable } from "./rules/metrics";
 import { Replay } from "./rules/replay";
 import { Suggestion } from "./rules/suggestion";
+import { Live, liveView, poolChanged, poolsChanged } from "../live";
 import { mountView } from "./solid";
 import type { View } from "./view";
-
-const REFRESH_MS = 2000;
 
 /** The selected pool outlives one view instance (a language change rebuilds the view). */
 const memory: { selected: string | null } = { selected: null };
@@ -113,9 +112,7 @@ export function rulesView(): View {
   const [history, setHistory] = createSignal<SeenDecision[]>(memory.selected ? decisionsOf(memory.selected) : []);
   /** Whether the editor's file differs from the saved one (the editor reports it). */
   const [editorDirty, setEditorDirty] = createSignal(false);
-  let loading = false;
   let disposed = false;
-  let timer: number | undefined;
 
   const names = createMemo(() => (pools() ?? []).map((p) => p.name));
 
@@ -137,10 +134,8 @@ export function rulesView(): View {
 
   async function refresh(): Promise<void> {
     const pool = selected();
-    if (loading || disposed || pool === null) return;
-    loading = true;
+    if (disposed || pool === null) return;
     const res = await call(() => commands.poolRules(pool));
-    loading = false;
     if (disposed || pool !== selected()) return;
     batch(() => {
       setNow(Date.now());
@@ -157,6 +152,8 @@ export function rulesView(): View {
       }
     });
   }
+
+  const rulesFollowed = new Live(refresh, [poolChanged(selected)]);
 
   function rangeOf(pool: string): { min: number; max: number } {
     const view = pools()?.find((p) => p.name === pool);
@@ -182,7 +179,7 @@ export function rulesView(): View {
         setModeError(null);
         setHistory(pool === null ? [] : decisionsOf(pool));
       });
-      if (pool !== null && known) void refresh();
+      if (pool !== null && known) void rulesFollowed.request();
     }),
   );
 
@@ -328,17 +325,10 @@ export function rulesView(): View {
 
   const { el, dispose } = mountView("rules", { className: "view view-rules", labelledBy: "view-rules-title" }, () => <RulesPage />);
 
-  void loadPools();
+  // The rules re-read when the shown pool changes (saved, its mode set, a decision
+  // recorded); the pools when one comes or goes.
+  const poolsFollowed = new Live(loadPools, [poolsChanged((changed) => changed === null)]);
+  void poolsFollowed.request();
 
-  return {
-    el,
-    mounted() {
-      timer = window.setInterval(() => void refresh(), REFRESH_MS);
-    },
-    destroy() {
-      disposed = true;
-      if (timer !== undefined) window.clearInterval(timer);
-      dispose();
-    },
-  };
+  return liveView({ el, dispose }, [rulesFollowed, poolsFollowed], () => (disposed = true));
 }

@@ -17,6 +17,7 @@ import { describeError } from "../format";
 import { getLocale, LOCALES, setLocale, tIn, t, type Locale, type MessageKey } from "../i18n";
 import { saveLocale, saveThemePref } from "../prefs";
 import { call } from "../ipc";
+import { every } from "../live";
 import { tokenStoreDetail, tokenStoreText } from "../reasons";
 import { getThemePref, setThemePref, THEME_PREFS, type ThemePref } from "../theme";
 import { leaveForms } from "../unsaved";
@@ -97,10 +98,11 @@ function Notifications(): JSX.Element {
       if (!disposed) setUndelivered(delivery.kind === "unavailable" ? delivery.detail : null);
     }, () => undefined);
   };
-  const every = setInterval(lookDelivery, 5_000);
+  // The notifier's finding changes in the shell, with no event of its own: asked again.
+  const offLook = every(5_000)(lookDelivery);
   onCleanup(() => {
     disposed = true;
-    clearInterval(every);
+    offLook();
   });
   lookDelivery();
   void call(() => commands.notificationPrefs()).then((res) => {

@@ -1,7 +1,8 @@
 // Showback: a month's spend per team, each team's pools beneath it and its idle base (the
 // subscribed base paid for and not held) on a line of its own, then the total, which is
 // the spend card's month to date for this month. A month picker goes back a year; this
-// month is re-read every 5 s while shown, a month that is over never moves.
+// month is re-read when a pool changes or the log grows and every 15 s as money accrues;
+// a month that is over never moves.
 //
 // Stable selectors:
 //   [data-testid="showback-card"]                data-state="loading|ready|error", data-month
@@ -11,7 +12,7 @@
 //   [data-testid="showback-total"]               the total row
 //   [data-testid="showback-error"]
 
-import { createSignal, For, Match, onCleanup, onMount, Show, Switch, type JSX } from "solid-js";
+import { createSignal, For, Match, onCleanup, Show, Switch, type JSX } from "solid-js";
 import { commands, type Showback, type ShowbackLine } from "../../bindings";
 import { formatMoney } from "../../costs";
 import { t } from "../../i18n";
@@ -20,8 +21,10 @@ import { formatGpuHours } from "../../pool";
 import { priceProblemText } from "../../reasons";
 import { idleShare, monthsUpTo, showbackRows, teamName } from "../../showback";
 import { ErrorAlert } from "../error-alert";
+import { activityAppended, every, poolsChanged, useLive } from "../../live";
 
-const REFRESH_MS = 5000;
+/** This month accrues with time alone: read again this often between changes. */
+const ACCRUES_MS = 15_000;
 /** How far back the picker goes: this month and the eleven before it. */
 const MONTHS = 12;
 
@@ -56,13 +59,9 @@ export function ShowbackCard(): JSX.Element {
     } else setLoadError(res.error);
   }
 
-  onMount(() => {
-    void load();
-    const timer = window.setInterval(() => {
-      if (showback()?.complete !== true) void load();
-    }, REFRESH_MS);
-    onCleanup(() => window.clearInterval(timer));
-  });
+  useLive(async () => {
+    if (showback()?.complete !== true) await load();
+  }, [poolsChanged(), activityAppended(), every(ACCRUES_MS)]);
   onCleanup(() => (disposed = true));
 
   const months = () => monthsUpTo(current() ?? "", MONTHS);

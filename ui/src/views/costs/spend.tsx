@@ -4,8 +4,9 @@
 // and since when its base is counted (a pool made this month pays its
 // base pro rata from then: the rule is stated under the table), and a CSV export.
 //
-// The summary is a store reconciled by pool name, re-read every 5 s while shown, so a
-// refresh changes the figures in place and never the budget input under the focus.
+// The summary is a store reconciled by pool name, re-read when a pool changes or the log
+// grows (a budget set) and every 15 s as money accrues, so a refresh changes the figures in
+// place and never the budget input under the focus.
 //
 // Stable selectors:
 //   [data-testid="spend-card"]                   data-state="loading|ready|error", data-budget-state
@@ -16,7 +17,7 @@
 //   #spend-export  [data-testid="spend-export-status"] data-path  [data-testid="spend-error"]
 
 import { denial } from "../../access";
-import { createSignal, For, onCleanup, onMount, Show, type JSX } from "solid-js";
+import { createSignal, For, onCleanup, Show, type JSX } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
 import { commands, type SpendSummary } from "../../bindings";
 import { formatCount, formatMoney } from "../../costs";
@@ -29,8 +30,10 @@ import { spotSpendText } from "../../spot";
 import { createUnsaved } from "../../unsaved";
 import { DiscardQuestion } from "../discard-question";
 import { ErrorAlert } from "../error-alert";
+import { activityAppended, every, poolsChanged, useLive } from "../../live";
 
-const REFRESH_MS = 5000;
+/** Month to date accrues with time alone: read again this often between changes. */
+const ACCRUES_MS = 15_000;
 
 export function SpendCard(): JSX.Element {
   const [state, setState] = createStore<{ summary: SpendSummary | null }>({ summary: null });
@@ -108,11 +111,7 @@ export function SpendCard(): JSX.Element {
     else setExportError(res.error);
   }
 
-  onMount(() => {
-    void refresh();
-    const timer = window.setInterval(() => void refresh(), REFRESH_MS);
-    onCleanup(() => window.clearInterval(timer));
-  });
+  useLive(refresh, [poolsChanged(), activityAppended(), every(ACCRUES_MS)]);
   onCleanup(() => (disposed = true));
 
   const summary = () => state.summary;

@@ -22,6 +22,7 @@ import {
   type RangeId,
 } from "../../history";
 import { t } from "../../i18n";
+import { every } from "../../live";
 import { getEffectiveTheme, onThemeChange } from "../../theme";
 import { ChartCard } from "./chart-card";
 import { LiveHeat } from "./live-heat";
@@ -71,10 +72,11 @@ export function Heatmap(props: {
   }
 
   createEffect(on(() => props.active && hasHosts(), (seen) => seen && refresh()));
-  const timer = window.setInterval(refresh, MINUTE_MS);
+  // A heatmap cell is a minute: time alone moves it.
+  const offMinute = every(MINUTE_MS)(refresh);
   const offTheme = onThemeChange(() => refresh());
   onCleanup(() => {
-    window.clearInterval(timer);
+    offMinute();
     offTheme();
     loader.dispose();
   });

@@ -26,6 +26,7 @@ import {
   type RangeId,
 } from "../../history";
 import { t, type MessageKey } from "../../i18n";
+import { every, when } from "../../live";
 import { hostProblemText } from "../../reasons";
 import { getEffectiveTheme, onThemeChange } from "../../theme";
 import { ChartCard } from "./chart-card";
@@ -140,19 +141,15 @@ export function HostDetail(props: {
     ),
   );
   // Live: every tick for the short range (a chart still being drawn is skipped).
-  const offFleet = onFleetChange(() => {
-    if (isLiveRange(range())) requestAll();
-  });
+  const offFleet = when(onFleetChange, () => isLiveRange(range()))(requestAll);
   const offTheme = onThemeChange(() => requestAll());
   // Long ranges move by the minute (rollups), so a minute's refresh keeps them current.
-  const timer = window.setInterval(() => {
-    if (!isLiveRange(range())) requestAll();
-  }, MINUTE_MS);
+  const offMinute = when(every(MINUTE_MS), () => !isLiveRange(range()))(requestAll);
   document.addEventListener("keydown", onKey);
   onCleanup(() => {
     offFleet();
     offTheme();
-    window.clearInterval(timer);
+    offMinute();
     document.removeEventListener("keydown", onKey);
     loader.dispose();
   });

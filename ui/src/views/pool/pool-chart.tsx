@@ -2,8 +2,9 @@
 // drawn by the Rust side), and under it the scale-out in progress as a bar (ready, then
 // warming) with its ETA from the hosts' measured delivery time, or why there is none.
 //
-// On Solid: the chart is asked for again every few seconds and on a theme change (one
-// request in flight); the image's source and the bar's widths change in place, and the
+// On Solid: the chart is asked for again when its pool changes or the log grows (a
+// decision), on a theme change, and as time moves it along: every 3 s while GPUs warm (the
+// ETA), else every 30 s (a row a minute); one request in flight (live.ts). The image's source and the bar's widths change in place, and the
 // per-host lines are reconciled by host, so nothing under the pointer is replaced.
 //
 // Stable selectors (end-to-end tests rely on these):
@@ -38,8 +39,12 @@ import { barShares, markKind, markLabelKey, markPlace, scaleOutState, shortDurat
 import { changeReasonText } from "../../reasons";
 import { getEffectiveTheme, onThemeChange } from "../../theme";
 import { ErrorAlert } from "../error-alert";
+import { activityAppended, every, poolChanged, useLive, when } from "../../live";
 
-const REFRESH_MS = 3000;
+/** While GPUs warm, the ETA is read again this often. */
+const WARMING_MS = 3_000;
+/** Otherwise the chart moves with time by a row a minute: drawn again this often. */
+const IDLE_MS = 30_000;
 const RANGE_S = 3600;
 const HEIGHT_PX = 260;
 
@@ -101,12 +106,12 @@ export function PoolChart(props: { pool: string }): JSX.Element {
   const [marks, setMarks] = createStore<{ list: DecisionMark[] }>({ list: [] });
   const [openMark, setOpenMark] = createSignal<number | null>(null);
   let figure!: HTMLDivElement;
-  let loading = false;
   let disposed = false;
+  let drawnAt = 0;
 
   async function load(): Promise<void> {
-    if (loading || disposed) return;
-    loading = true;
+    if (disposed) return;
+    drawnAt = Date.now();
     const drawn = getEffectiveTheme();
     const res = await call(() =>
       commands.poolChart(
@@ -129,7 +134,6 @@ export function PoolChart(props: { pool: string }): JSX.Element {
         },
       ),
     );
-    loading = false;
     if (disposed) return;
     setNow(Date.now());
     if (res.status === "ok") {
@@ -143,13 +147,15 @@ export function PoolChart(props: { pool: string }): JSX.Element {
     }
   }
 
+  const live = useLive(load, [
+    poolChanged(() => props.pool),
+    activityAppended(),
+    when(every(WARMING_MS), () => (chart()?.scale_out?.warming ?? 0) > 0 || Date.now() - drawnAt >= IDLE_MS),
+  ]);
   onMount(() => {
-    void load();
-    const timer = window.setInterval(() => void load(), REFRESH_MS);
-    const off = onThemeChange(() => void load());
+    const off = onThemeChange(() => void live.request());
     onCleanup(() => {
       disposed = true;
-      window.clearInterval(timer);
       off();
     });
   });

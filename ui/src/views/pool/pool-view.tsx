@@ -83,6 +83,7 @@ import { keepSelection } from "../../pool";
 import { countSetter, sliderRulesNote, type CountSetter } from "../../pool-rules";
 import type { UnsavedGate } from "../../unsaved";
 import { ErrorAlert } from "../error-alert";
+import { every, Live, liveView, poolsChanged } from "../../live";
 import { mountView } from "../solid";
 import type { View } from "../view";
 import { HostTable } from "./host-table";
@@ -95,7 +96,9 @@ import { RulesCard } from "./rules-card";
 import { Slider } from "./slider";
 import { SlurmCard } from "./slurm-card";
 
-const REFRESH_MS = 1000;
+/** What moves with time alone (the leases' readings, the spend accruing, when the
+ * enforcer last looked) is read again this often; every change comes as an event. */
+const READINGS_MS = 5_000;
 
 /** The selected pool outlives one view instance (a language change rebuilds the view). */
 const memory: { selected: string | null } = { selected: null };
@@ -135,9 +138,7 @@ export function poolView(): View {
   const [rulesFailed, setRulesFailed] = createSignal(false);
   const [setter, setSetter] = createSignal<CountSetter | null>(null);
   let rulesLoading = false;
-  let loading = false;
   let disposed = false;
-  let timer: number | undefined;
   let picker: HTMLSelectElement | undefined;
   let newButton: HTMLButtonElement | undefined;
   let editButton: HTMLButtonElement | undefined;
@@ -164,11 +165,12 @@ export function poolView(): View {
     else if (!on && now.includes(id)) setPicked(now.filter((x) => x !== id));
   }
 
-  async function refresh(): Promise<void> {
-    if (loading || disposed) return;
-    loading = true;
+  /** Reads the pools again (one read at a time: see live.ts); resolves once read. */
+  const refresh = (): Promise<void> => followed.request();
+
+  async function load(): Promise<void> {
+    if (disposed) return;
     const res = await call(() => commands.listPools());
-    loading = false;
     if (disposed) return;
     batch(() => {
       if (res.status === "ok") {
@@ -444,18 +446,13 @@ export function poolView(): View {
 
   const { el, dispose } = mountView("pool", { className: "view view-pool", labelledBy: "view-pool-title" }, () => <PoolPage />);
 
+  // The shown pool's changes, and any that adds or removes a pool (one not in the list).
+  const followed = new Live(load, [
+    poolsChanged((changed) => changed === null || changed.some((name) => name === selected() || !names().includes(name))),
+    every(READINGS_MS),
+  ]);
   void refresh();
   void loadOptions();
 
-  return {
-    el,
-    mounted() {
-      timer = window.setInterval(() => void refresh(), REFRESH_MS);
-    },
-    destroy() {
-      disposed = true;
-      if (timer !== undefined) window.clearInterval(timer);
-      dispose();
-    },
-  };
+  return liveView({ el, dispose }, followed, () => (disposed = true));
 }

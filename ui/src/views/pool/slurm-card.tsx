@@ -4,11 +4,12 @@
 // Slurm's reason) and the queue's jobs. Shown only for a bound pool: a pool bound to none
 // gets no card.
 //
-// On Solid: asked for when the pool is shown and every 5 s after (one request in flight);
+// On Solid: asked for when the pool is shown, when it changes, and every 5 s (Slurm's queue
+// is another program's; one request in flight, live.ts);
 // the nodes are a store reconciled by node name and the jobs by job id, so a refresh
 // updates cells in place. A failed refresh keeps the last answer under the error.
 
-import { batch, createSignal, For, onCleanup, onMount, Show, type JSX } from "solid-js";
+import { batch, createSignal, For, onCleanup, Show, type JSX } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
 import { commands, type SlurmJobView, type SlurmNodeView, type SlurmPoolView } from "../../bindings";
 import { formatCount, gpus } from "../../costs";
@@ -18,8 +19,10 @@ import { indexesText } from "../../pool";
 import { jobStateText, minutesText, moreJobsText, namesText, nodeStateText, nodeStateTone, slurmModeText, slurmReasonText, yesNoText } from "../../slurm";
 import { ErrorAlert, ErrorDetail } from "../error-alert";
 import { Stat } from "./pool-card";
+import { every, poolChanged, useLive } from "../../live";
 
-const REFRESH_MS = 5000;
+/** Slurm's queue moves without Ebb: asked again this often. */
+const QUEUE_MS = 5_000;
 
 /** The partition as the card follows it: the nodes and jobs live in their own stores. */
 type Partition = Omit<SlurmPoolView, "nodes" | "jobs">;
@@ -73,14 +76,11 @@ export function SlurmCard(props: {
   const [partition, setPartition] = createSignal<Partition | null | undefined>(undefined);
   const [rows, setRows] = createStore<{ nodes: SlurmNodeView[]; jobs: SlurmJobView[] }>({ nodes: [], jobs: [] });
   const [error, setError] = createSignal<unknown>(null);
-  let loading = false;
   let disposed = false;
 
   async function load(): Promise<void> {
-    if (loading || disposed) return;
-    loading = true;
+    if (disposed) return;
     const res = await call(() => commands.poolSlurm(props.pool));
-    loading = false;
     if (disposed) return;
     if (res.status === "ok") {
       setError(null);
@@ -104,14 +104,8 @@ export function SlurmCard(props: {
     }
   }
 
-  onMount(() => {
-    void load();
-    const timer = window.setInterval(() => void load(), REFRESH_MS);
-    onCleanup(() => {
-      disposed = true;
-      window.clearInterval(timer);
-    });
-  });
+  useLive(load, [poolChanged(() => props.pool), every(QUEUE_MS)]);
+  onCleanup(() => (disposed = true));
 
   // A partition read once stays shown under a failed refresh; an error before any answer
   // still shows (a broken slurm.toml), as the card's only content.
