@@ -1084,6 +1084,14 @@ export type ChartMetric =
  */
 export type ChartTheme = "light" | "dark"
 /**
+ * A day or week overlay cheaper than the hourly one: its best base and cost.
+ */
+export type CheaperOverlayView = { overlay: OverlayMode; base_gpus: number; cost_fen: number; 
+/**
+ * How much less than the hourly plan.
+ */
+saving_vs_hourly_fen: number }
+/**
  * A clamp that changed the count, with its numbers: `from_gpus` before it, `to_gpus` after.
  */
 export type Clamp = 
@@ -1997,6 +2005,35 @@ export type OverlayMode =
  */
 "spot"
 /**
+ * GPU-hours paid for, by mode. Subscriptions count the series' hours; day and week units
+ * count their full 24 or 168 hours (a unit bought near the end may run past the series).
+ */
+export type PaidGpuHours = { 
+/**
+ * Subscribed GPUs times the series' hours.
+ */
+subscribed: number; 
+/**
+ * Hour units bought.
+ */
+hour: number; 
+/**
+ * Day units bought, times 24.
+ */
+day: number; 
+/**
+ * Week units bought, times 168.
+ */
+week: number; 
+/**
+ * Spot hours bought.
+ */
+spot: number; 
+/**
+ * Reserved GPUs times the window's hours.
+ */
+reserved: number }
+/**
  * The paid unit a release waits for the end of (the pool's overlay; spot is billed by the
  * hour).
  */
@@ -2016,11 +2053,28 @@ export type PlacementPolicy =
 /**
  * The Costs view's comparison of plans for one demand series.
  */
-export type PlanComparisonView = { model: string; region: string; currency: string; hours: number; peak_gpus: number; used_gpu_hours: number; plans: PlanRow[]; skipped: SkippedPlanRow[]; recommendation: RecommendationView; 
+export type PlanComparisonView = { model: string; region: string; currency: string; hours: number; 
 /**
- * The comparison as a bar chart (SVG, drawn with plotters).
+ * The demand's first hour (its own clock: hours since the epoch for dated demand).
  */
-chart_svg: string }
+first_hour: number; peak_gpus: number; used_gpu_hours: number; 
+/**
+ * The term of every base.
+ */
+term: Term; 
+/**
+ * One GPU subscribed over the series.
+ */
+subscription_per_gpu_fen: number; 
+/**
+ * The catalog's price of a GPU-hour on demand.
+ */
+hour_fen: number; plans: PlanRow[]; skipped: SkippedPlanRow[]; recommendation: RecommendationView; 
+/**
+ * The comparison as a bar chart (SVG, drawn with plotters); none where no chart was
+ * asked for (`ebb cost plan --json`).
+ */
+chart_svg: string | null }
 /**
  * The plans compared, in the order they are shown.
  */
@@ -2082,7 +2136,19 @@ export type PlanRow = { kind: PlanKind; base_gpus: number; base_fen: number; ove
 /**
  * Against all subscribed at the peak; negative when dearer.
  */
-saving_fen: number; saving_pct: number; paid_gpu_hours: number; idle_paid_gpu_hours: number; recommended: boolean }
+saving_fen: number; saving_pct: number; 
+/**
+ * The base's term.
+ */
+term: Term; 
+/**
+ * Every paid GPU-hour.
+ */
+paid_gpu_hours: number; 
+/**
+ * The same by how it was paid.
+ */
+paid_by_unit: PaidGpuHours; idle_paid_gpu_hours: number; recommended: boolean }
 /**
  * A pool's own chart and the scale-out in progress.
  */
@@ -2503,13 +2569,25 @@ export type RecommendationView = { kind: PlanKind; base_gpus: number; cost_fen: 
  */
 hourly_base_gpus: number; 
 /**
+ * That plan's cost.
+ */
+hourly_cost_fen: number; 
+/**
  * A level is worth subscribing when demand reaches it at least this many hours.
  */
 break_even_hours: number; 
 /**
- * `day` or `week` when that overlay beats the hourly one.
+ * Hours in which demand reaches the hourly plan's base.
  */
-cheaper_overlay: OverlayMode | null }
+hours_at_base: number; 
+/**
+ * Hours in which demand exceeds it.
+ */
+hours_above_base: number; 
+/**
+ * A day or week overlay that beats the hourly one.
+ */
+cheaper_overlay: CheaperOverlayView | null }
 /**
  * A region's hosts and the GPU models they reported, for the pool form.
  */

@@ -174,12 +174,17 @@ function plan(kind: PlanKind, base: number, total: number, extra: Partial<PlanRo
     total_fen: total,
     saving_fen: 25_000_000 - total,
     saving_pct: Math.round(((25_000_000 - total) / 25_000_000) * 10000) / 100,
+    term: "month",
     paid_gpu_hours: 0,
+    paid_by_unit: { subscribed: 0, hour: 0, day: 0, week: 0, spot: 0, reserved: 0 },
     idle_paid_gpu_hours: 0,
     recommended: false,
     ...extra,
   };
 }
+
+/** A day overlay beating the hourly one. */
+const DAY_OVERLAY = { overlay: "day", base_gpus: 8, cost_fen: 11_000_000, saving_vs_hourly_fen: 1_000_000 } as const;
 
 /** FAQ 4 as the engine prices it for A100 in cn-north (the CLI's figures). */
 function faq4(rec: Partial<RecommendationView> = {}, plans?: PlanRow[]): PlanComparisonView {
@@ -188,8 +193,12 @@ function faq4(rec: Partial<RecommendationView> = {}, plans?: PlanRow[]): PlanCom
     region: "cn-north",
     currency: "CNY",
     hours: 730,
+    first_hour: 0,
     peak_gpus: 50,
     used_gpu_hours: 12900,
+    term: "month",
+    subscription_per_gpu_fen: 500_000,
+    hour_fen: 1_250,
     plans: plans ?? [
       plan("all_subscribed", 50, 25_000_000),
       plan("all_hourly", 0, 16_125_000),
@@ -207,7 +216,10 @@ function faq4(rec: Partial<RecommendationView> = {}, plans?: PlanRow[]): PlanCom
       saving_fen: 13_000_000,
       saving_pct: 52,
       hourly_base_gpus: 10,
+      hourly_cost_fen: 12_000_000,
       break_even_hours: 401,
+      hours_at_base: 730,
+      hours_above_base: 140,
       cheaper_overlay: null,
       ...rec,
     },
@@ -240,7 +252,7 @@ describe("recommendationText", () => {
       plan("base_daily", 8, 11_000_000, { recommended: true }),
     ];
     const asBest = recommendationText(
-      faq4({ kind: "base_daily", base_gpus: 8, cost_fen: 11_000_000, saving_fen: 14_000_000, saving_pct: 56, cheaper_overlay: "day" }, plans),
+      faq4({ kind: "base_daily", base_gpus: 8, cost_fen: 11_000_000, saving_fen: 14_000_000, saving_pct: 56, cheaper_overlay: DAY_OVERLAY }, plans),
     );
     expect(asBest.headline).toBe(
       "Subscribe 8 GPUs monthly and rent the rest by the day: ¥110,000.00 a month, 56% less than subscribing the peak (50 GPUs).",
@@ -253,7 +265,7 @@ describe("recommendationText", () => {
     // Spot is cheaper still, and the day overlay beats the hourly one: both are said.
     const spot = recommendationText(
       faq4(
-        { kind: "base_spot", base_gpus: 0, cost_fen: 7_740_000, saving_fen: 17_260_000, saving_pct: 69.04, cheaper_overlay: "day" },
+        { kind: "base_spot", base_gpus: 0, cost_fen: 7_740_000, saving_fen: 17_260_000, saving_pct: 69.04, cheaper_overlay: DAY_OVERLAY },
         [...plans, plan("base_spot", 0, 7_740_000)],
       ),
     );

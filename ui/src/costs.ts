@@ -184,7 +184,8 @@ export function recommendationText(view: PlanComparisonView): { headline: string
 
   const details: string[] = [];
   const hourly = planOf(view, "base_hourly");
-  const cheaper = rec.cheaper_overlay === "day" ? "base_daily" : rec.cheaper_overlay === "week" ? "base_weekly" : null;
+  const cheaperUnit = rec.cheaper_overlay?.overlay;
+  const cheaper = cheaperUnit === "day" ? "base_daily" : cheaperUnit === "week" ? "base_weekly" : null;
   const cheaperPlan = cheaper ? planOf(view, cheaper) : undefined;
   if (hourly && rec.kind === cheaper) {
     // The day or week overlay won: say what the hourly one would have cost.

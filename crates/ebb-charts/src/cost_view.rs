@@ -4,7 +4,8 @@
 
 use ebb_cost::{Comparison, PlanKind, Problem};
 use ebb_wire::ipc::{
-    CatalogProblem, ChartTheme, PlanComparisonView, PlanRow, RecommendationView, SkippedPlanRow,
+    CatalogProblem, ChartTheme, CheaperOverlayView, PlanComparisonView, PlanRow,
+    RecommendationView, SkippedPlanRow,
 };
 use plotters::prelude::*;
 
@@ -38,15 +39,30 @@ pub fn problem(problem: &Problem) -> CatalogProblem {
     }
 }
 
-/// The comparison for the view, with its bar chart drawn at `width_px`.
+/// How the comparison's bar chart is drawn.
+#[derive(Clone, Copy)]
+pub struct PlanChart<'a> {
+    pub theme: ChartTheme,
+    pub width_px: u32,
+    pub plan_label: PlanLabel<'a>,
+}
+
+impl std::fmt::Debug for PlanChart<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PlanChart")
+            .field("theme", &self.theme)
+            .field("width_px", &self.width_px)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The comparison as every front shows it (the Costs view, `ebb cost plan --json`), with
+/// its bar chart when `chart` says how to draw it.
 pub fn comparison_view(
-    model: &str,
-    region: &str,
+    entry: &ebb_cost::PriceEntry,
     currency: &str,
     comparison: &Comparison,
-    theme: ChartTheme,
-    width_px: u32,
-    plan_label: PlanLabel<'_>,
+    chart: Option<PlanChart<'_>>,
 ) -> Result<PlanComparisonView, crate::chart::ChartError> {
     let recommendation = &comparison.recommendation;
     let plans: Vec<PlanRow> = comparison
@@ -60,19 +76,27 @@ pub fn comparison_view(
             total_fen: plan.total_cost.fen(),
             saving_fen: plan.saving_vs_all_subscribed.fen(),
             saving_pct: plan.saving_pct,
+            term: plan.term,
             paid_gpu_hours: plan.paid_gpu_hours.total(),
+            paid_by_unit: plan.paid_gpu_hours,
             idle_paid_gpu_hours: plan.idle_paid_gpu_hours,
             recommended: plan.kind == recommendation.best,
         })
         .collect();
-    let chart_svg = plan_chart_svg(comparison, theme, width_px, plan_label)?;
+    let chart_svg = chart
+        .map(|chart| plan_chart_svg(comparison, chart.theme, chart.width_px, chart.plan_label))
+        .transpose()?;
     Ok(PlanComparisonView {
-        model: model.into(),
-        region: region.into(),
+        model: entry.model.clone(),
+        region: entry.region.clone(),
         currency: currency.into(),
         hours: comparison.hours,
+        first_hour: comparison.first_hour,
         peak_gpus: comparison.peak_gpus,
         used_gpu_hours: comparison.used_gpu_hours,
+        term: comparison.term,
+        subscription_per_gpu_fen: comparison.subscription_per_gpu.fen(),
+        hour_fen: entry.hour.fen(),
         plans,
         skipped: comparison
             .skipped
@@ -89,10 +113,18 @@ pub fn comparison_view(
             saving_fen: recommendation.saving_vs_all_subscribed.fen(),
             saving_pct: recommendation.saving_pct,
             hourly_base_gpus: recommendation.base.base_gpus,
+            hourly_cost_fen: recommendation.base.cost.fen(),
             break_even_hours: recommendation.base.break_even_hours,
+            hours_at_base: recommendation.base.hours_at_base,
+            hours_above_base: recommendation.base.hours_above_base,
             cheaper_overlay: recommendation
                 .cheaper_overlay
-                .map(|cheaper| cheaper.overlay),
+                .map(|cheaper| CheaperOverlayView {
+                    overlay: cheaper.overlay,
+                    base_gpus: cheaper.base_gpus,
+                    cost_fen: cheaper.cost.fen(),
+                    saving_vs_hourly_fen: cheaper.saving_vs_hourly.fen(),
+                }),
         },
         chart_svg,
     })
@@ -214,16 +246,21 @@ mod tests {
         }
         let demand = DemandSeries::from_hourly(0, hourly).unwrap();
         let comparison = compare_plans(entry, &demand, &PlanOptions::default()).unwrap();
-        let view = comparison_view(
-            "A100",
-            "cn-north",
-            "CNY",
-            &comparison,
-            ChartTheme::Light,
-            640,
-            &english_plan_label,
-        )
-        .unwrap();
+        let chart = PlanChart {
+            theme: ChartTheme::Light,
+            width_px: 640,
+            plan_label: &english_plan_label,
+        };
+        let view = comparison_view(entry, "CNY", &comparison, Some(chart)).unwrap();
+        assert_eq!(view.recommendation.hourly_cost_fen, 12_000_000);
+        assert_eq!(view.subscription_per_gpu_fen, 500_000);
+        assert!(
+            comparison_view(entry, "CNY", &comparison, None)
+                .unwrap()
+                .chart_svg
+                .is_none()
+        );
+        let chart_svg = view.chart_svg.clone().unwrap();
         assert_eq!(view.recommendation.hourly_base_gpus, 10);
         let subscribed = view
             .plans
@@ -232,9 +269,9 @@ mod tests {
             .unwrap();
         assert_eq!(subscribed.total_fen, 25_000_000);
         assert_eq!(view.plans.iter().filter(|plan| plan.recommended).count(), 1);
-        assert!(view.chart_svg.starts_with("<svg") && view.chart_svg.contains("base+hour"));
+        assert!(chart_svg.starts_with("<svg") && chart_svg.contains("base+hour"));
         let dark = plan_chart_svg(&comparison, ChartTheme::Dark, 640, &english_plan_label).unwrap();
-        assert_ne!(dark, view.chart_svg);
+        assert_ne!(dark, chart_svg);
         assert!(plan_chart_svg(&comparison, ChartTheme::Dark, 10, &english_plan_label).is_err());
     }
 }

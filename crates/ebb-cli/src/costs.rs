@@ -3,9 +3,9 @@
 
 use anyhow::Context;
 use ebb_cost::{
-    Comparison, DemandSeries, Money, PlanCost, PlanKind, Preview, PriceEntry, Problem, RunRate,
-    Validated,
+    DemandSeries, Money, PaidGpuHours, PlanKind, Preview, PriceEntry, Problem, RunRate, Validated,
 };
+use ebb_wire::ipc::{PlanComparisonView, PlanRow};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -181,7 +181,7 @@ pub fn read_demand(file: &Path) -> anyhow::Result<DemandSeries> {
 }
 
 /// What a plan is, in words.
-fn plan_words(plan: &PlanCost) -> String {
+fn plan_words(plan: &PlanRow) -> String {
     match plan.kind {
         PlanKind::AllSubscribed => format!("all subscribed ({}ly)", plan.term),
         PlanKind::AllHourly => "all on demand, by the hour".to_string(),
@@ -207,37 +207,25 @@ fn kind_words(kind: PlanKind) -> &'static str {
     }
 }
 
-/// The plan comparison as a table, then the recommendation in words.
-pub fn plan_text(entry: &PriceEntry, active: &ActiveCatalog, comparison: &Comparison) -> String {
+/// The plan comparison (the Costs view's, as data) as a table, then the recommendation in
+/// words.
+pub fn plan_text(active: &ActiveCatalog, view: &PlanComparisonView) -> String {
+    let money = Money::from_fen;
     let mut out = String::new();
     let _ = writeln!(
         out,
         "{} in {}: {} hours from hour {}, peak {} GPUs, {} GPU-hours of work",
-        entry.model,
-        entry.region,
-        comparison.hours,
-        comparison.first_hour,
-        comparison.peak_gpus,
-        comparison.used_gpu_hours
+        view.model, view.region, view.hours, view.first_hour, view.peak_gpus, view.used_gpu_hours
     );
     let _ = writeln!(out, "{}", active.source_line());
+    let terms = view.hours.div_ceil(u64::from(view.term.hours()));
     let _ = writeln!(
         out,
         "One GPU subscribed over the series ({} {}{}): {}",
-        comparison
-            .hours
-            .div_ceil(u64::from(comparison.term.hours())),
-        comparison.term,
-        if comparison
-            .hours
-            .div_ceil(u64::from(comparison.term.hours()))
-            == 1
-        {
-            ""
-        } else {
-            "s"
-        },
-        comparison.subscription_per_gpu
+        terms,
+        view.term,
+        if terms == 1 { "" } else { "s" },
+        money(view.subscription_per_gpu_fen)
     );
     out.push('\n');
     let _ = writeln!(
@@ -245,7 +233,7 @@ pub fn plan_text(entry: &PriceEntry, active: &ActiveCatalog, comparison: &Compar
         "{:<32} {:>5} {:>16} {:>8}  PAID GPU-HOURS (IDLE)",
         "PLAN", "BASE", "COST", "SAVING"
     );
-    for plan in &comparison.plans {
+    for plan in &view.plans {
         let saving = if plan.kind == PlanKind::AllSubscribed {
             "—".to_string()
         } else {
@@ -256,13 +244,13 @@ pub fn plan_text(entry: &PriceEntry, active: &ActiveCatalog, comparison: &Compar
             "{:<32} {:>5} {:>16} {:>8}  {} ({})",
             plan_words(plan),
             plan.base_gpus,
-            plan.total_cost.to_string(),
+            money(plan.total_fen).to_string(),
             saving,
-            paid_words(plan),
+            paid_words(&plan.paid_by_unit),
             plan.idle_paid_gpu_hours
         );
     }
-    for skipped in &comparison.skipped {
+    for skipped in &view.skipped {
         let _ = writeln!(
             out,
             "{:<32} not evaluated: {}",
@@ -270,34 +258,39 @@ pub fn plan_text(entry: &PriceEntry, active: &ActiveCatalog, comparison: &Compar
             skipped.reason
         );
     }
+    recommendation_text(&mut out, view);
+    out.push_str(&warnings_text(&active.warnings));
+    out
+}
 
-    let recommendation = &comparison.recommendation;
-    let base = &recommendation.base;
-    let all = comparison
-        .plan(PlanKind::AllSubscribed)
-        .map_or(Money::ZERO, |plan| plan.total_cost);
-    let hourly = comparison.plan(PlanKind::BaseHourly);
+fn recommendation_text(out: &mut String, view: &PlanComparisonView) {
+    let money = Money::from_fen;
+    let recommendation = &view.recommendation;
+    let plan = |kind| view.plans.iter().find(|plan| plan.kind == kind);
+    let all = plan(PlanKind::AllSubscribed).map_or(0, |plan| plan.total_fen);
+    let hourly = plan(PlanKind::BaseHourly);
+    let base = recommendation.hourly_base_gpus;
     out.push('\n');
     let _ = writeln!(
         out,
         "Base optimum: subscribe {} GPU{} ({}ly) and rent the rest by the hour: {}, {:.1}% less than subscribing all {}.",
-        base.base_gpus,
-        if base.base_gpus == 1 { "" } else { "s" },
-        base.term,
-        base.cost,
+        base,
+        if base == 1 { "" } else { "s" },
+        view.term,
+        money(recommendation.hourly_cost_fen),
         hourly.map_or(0.0, |plan| plan.saving_pct),
-        comparison.peak_gpus
+        view.peak_gpus
     );
     let _ = writeln!(
         out,
         "  A level of demand is worth subscribing when it is reached in at least {} of the {} hours (a subscription {}, {} an hour); demand reaches {} GPUs in {} hours and exceeds it in {}.",
-        base.break_even_hours,
-        comparison.hours,
-        base.subscription_per_gpu,
-        entry.hour,
-        base.base_gpus,
-        base.hours_at_base,
-        base.hours_above_base
+        recommendation.break_even_hours,
+        view.hours,
+        money(view.subscription_per_gpu_fen),
+        money(view.hour_fen),
+        base,
+        recommendation.hours_at_base,
+        recommendation.hours_above_base
     );
     if let Some(cheaper) = &recommendation.cheaper_overlay {
         let _ = writeln!(
@@ -309,26 +302,23 @@ pub fn plan_text(entry: &PriceEntry, active: &ActiveCatalog, comparison: &Compar
             },
             cheaper.base_gpus,
             cheaper.overlay,
-            cheaper.cost,
-            cheaper.saving_vs_hourly
+            money(cheaper.cost_fen),
+            money(cheaper.saving_vs_hourly_fen)
         );
     }
     let _ = writeln!(
         out,
         "Cheapest plan evaluated: {} (base {}): {}, {} ({:.1}%) less than all subscribed ({}).",
-        kind_words(recommendation.best),
-        recommendation.best_base_gpus,
-        recommendation.best_cost,
-        recommendation.saving_vs_all_subscribed,
+        kind_words(recommendation.kind),
+        recommendation.base_gpus,
+        money(recommendation.cost_fen),
+        money(recommendation.saving_fen),
         recommendation.saving_pct,
-        all
+        money(all)
     );
-    out.push_str(&warnings_text(&active.warnings));
-    out
 }
 
-fn paid_words(plan: &PlanCost) -> String {
-    let paid = &plan.paid_gpu_hours;
+fn paid_words(paid: &PaidGpuHours) -> String {
     let parts: Vec<String> = [
         ("sub", paid.subscribed),
         ("hour", paid.hour),
@@ -348,19 +338,16 @@ fn paid_words(plan: &PlanCost) -> String {
     }
 }
 
-/// The comparison for `--json`: where the prices and the demand came from, then the
-/// engine's [`Comparison`] itself (flattened, so its fields are the document's).
+/// `ebb cost plan --json`: the Costs view's comparison (the IPC DTO, flattened: its
+/// fields are the document's), and where its prices and demand came from.
 #[derive(serde::Serialize)]
 pub struct PlanJson<'a> {
-    currency: &'a str,
     catalog: &'a ebb_core::catalog_store::CatalogSource,
-    model: &'a str,
-    region: &'a str,
     prices: &'a PriceEntry,
     demand: DemandJson<'a>,
     warnings: &'a [Problem],
     #[serde(flatten)]
-    comparison: &'a Comparison,
+    view: &'a PlanComparisonView,
 }
 
 #[derive(serde::Serialize)]
@@ -374,20 +361,17 @@ pub fn plan_json<'a>(
     active: &'a ActiveCatalog,
     demand_file: &'a Path,
     demand: &DemandSeries,
-    comparison: &'a Comparison,
+    view: &'a PlanComparisonView,
 ) -> PlanJson<'a> {
     PlanJson {
-        currency: &active.catalog.currency,
         catalog: &active.source,
-        model: &entry.model,
-        region: &entry.region,
         prices: entry,
         demand: DemandJson {
             file: demand_file,
             resolution: demand.resolution(),
         },
         warnings: &active.warnings,
-        comparison,
+        view,
     }
 }
 

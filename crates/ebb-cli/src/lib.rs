@@ -574,12 +574,13 @@ fn cost(command: &CostCommand, data_dir: &Path, json: bool) -> anyhow::Result<()
                 term: pool.term,
                 interruptible: *interruptible,
             };
-            let comparison = ebb_cost::compare_plans(entry, &series, &options)?;
+            // The Costs view's comparison, without its chart.
+            let view = ebb_core::console_costs::plan_view(&active, entry, &series, &options, None)?;
             if json {
-                let value = costs::plan_json(entry, &active, demand, &series, &comparison);
+                let value = costs::plan_json(entry, &active, demand, &series, &view);
                 println!("{}", serde_json::to_string_pretty(&value)?);
             } else {
-                print!("{}", costs::plan_text(entry, &active, &comparison));
+                print!("{}", costs::plan_text(&active, &view));
             }
         }
         CostCommand::Preview {

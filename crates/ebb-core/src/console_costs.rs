@@ -4,7 +4,8 @@
 
 use crate::catalog_store::{ActiveCatalog, CatalogStoreError, import_text};
 use crate::console::Console;
-use ebb_cost::{DemandSeries, PlanOptions};
+use ebb_charts::cost_view::PlanChart;
+use ebb_cost::{DemandSeries, PlanOptions, PriceEntry};
 use ebb_wire::ipc::{CatalogImport, CatalogView, ChartTheme, PlanComparisonView, PlanRequest};
 
 /// Why plans could not be compared.
@@ -28,13 +29,12 @@ pub enum CostError {
 }
 
 /// Every billing plan priced over the ask's demand with `catalog`: the table, the
-/// recommendation and a bar chart.
+/// recommendation and, when `chart` says how, a bar chart. The Costs view and `ebb cost
+/// plan` both show this.
 pub fn compare_plans(
     catalog: &ActiveCatalog,
     request: &PlanRequest,
-    theme: ChartTheme,
-    width_px: u32,
-    plan_label: ebb_charts::cost_view::PlanLabel<'_>,
+    chart: Option<PlanChart<'_>>,
 ) -> Result<PlanComparisonView, CostError> {
     let options = PlanOptions {
         term: request.term.unwrap_or_default(),
@@ -50,18 +50,22 @@ pub fn compare_plans(
         .map_err(|error| invalid("model", error.to_string(), None))?;
     let demand = DemandSeries::from_csv(&request.demand_csv)
         .map_err(|error| invalid("demand", error.to_string(), Some(error.line)))?;
-    let comparison = ebb_cost::compare_plans(entry, &demand, &options)
+    plan_view(catalog, entry, &demand, &options, chart)
+}
+
+/// Every billing plan priced over `demand` at `entry`'s prices, as every front shows it (a
+/// front that read the demand itself, as `ebb cost plan` does, names its file).
+pub fn plan_view(
+    catalog: &ActiveCatalog,
+    entry: &PriceEntry,
+    demand: &DemandSeries,
+    options: &PlanOptions,
+    chart: Option<PlanChart<'_>>,
+) -> Result<PlanComparisonView, CostError> {
+    let comparison = ebb_cost::compare_plans(entry, demand, options)
         .map_err(|error| CostError::Compare(error.to_string()))?;
-    ebb_charts::cost_view::comparison_view(
-        &entry.model,
-        &entry.region,
-        &catalog.catalog.currency,
-        &comparison,
-        theme,
-        width_px,
-        plan_label,
-    )
-    .map_err(|error| CostError::Compare(error.to_string()))
+    ebb_charts::cost_view::comparison_view(entry, &catalog.catalog.currency, &comparison, chart)
+        .map_err(|error| CostError::Compare(error.to_string()))
 }
 
 impl Console {
@@ -113,6 +117,11 @@ impl Console {
         plan_label: ebb_charts::cost_view::PlanLabel<'_>,
     ) -> Result<PlanComparisonView, CostError> {
         let catalog = ActiveCatalog::load(&self.data_dir, None)?;
-        compare_plans(&catalog, request, theme, width_px, plan_label)
+        let chart = PlanChart {
+            theme,
+            width_px,
+            plan_label,
+        };
+        compare_plans(&catalog, request, Some(chart))
     }
 }

@@ -12,7 +12,7 @@ use crate::catalog::PriceEntry;
 use crate::demand::DemandSeries;
 use crate::modes::{OverlayMode, Priced, Term, not_offered, subscription_for};
 use crate::money::Money;
-pub use ebb_wire::plan::{PlanKind, SkipReason};
+pub use ebb_wire::plan::{PaidGpuHours, PlanKind, SkipReason};
 use serde::Serialize;
 
 /// What to compare.
@@ -35,31 +35,6 @@ fn preference(kind: PlanKind) -> u8 {
         PlanKind::BaseSpot => 5,
         PlanKind::AllSubscribed => 6,
         PlanKind::AllHourly => 7,
-    }
-}
-
-/// GPU-hours paid for, by mode. Subscriptions count the series' hours; day and week units
-/// count their full 24 or 168 hours (a unit bought near the end may run past the series).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-pub struct PaidGpuHours {
-    /// Subscribed GPUs times the series' hours.
-    pub subscribed: u64,
-    /// Hour units bought.
-    pub hour: u64,
-    /// Day units bought, times 24.
-    pub day: u64,
-    /// Week units bought, times 168.
-    pub week: u64,
-    /// Spot hours bought.
-    pub spot: u64,
-    /// Reserved GPUs times the window's hours.
-    pub reserved: u64,
-}
-
-impl PaidGpuHours {
-    /// Every paid GPU-hour.
-    pub fn total(&self) -> u64 {
-        self.subscribed + self.hour + self.day + self.week + self.spot + self.reserved
     }
 }
 

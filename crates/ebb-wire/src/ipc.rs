@@ -385,7 +385,12 @@ pub struct PlanRow {
     /// Against all subscribed at the peak; negative when dearer.
     pub saving_fen: i64,
     pub saving_pct: f64,
+    /// The base's term.
+    pub term: crate::plan::Term,
+    /// Every paid GPU-hour.
     pub paid_gpu_hours: u64,
+    /// The same by how it was paid.
+    pub paid_by_unit: crate::plan::PaidGpuHours,
     pub idle_paid_gpu_hours: u64,
     pub recommended: bool,
 }
@@ -408,10 +413,26 @@ pub struct RecommendationView {
     pub saving_pct: f64,
     /// The optimal base for "base subscribed + hourly overlay".
     pub hourly_base_gpus: u32,
+    /// That plan's cost.
+    pub hourly_cost_fen: i64,
     /// A level is worth subscribing when demand reaches it at least this many hours.
     pub break_even_hours: u64,
-    /// `day` or `week` when that overlay beats the hourly one.
-    pub cheaper_overlay: Option<OverlayMode>,
+    /// Hours in which demand reaches the hourly plan's base.
+    pub hours_at_base: u64,
+    /// Hours in which demand exceeds it.
+    pub hours_above_base: u64,
+    /// A day or week overlay that beats the hourly one.
+    pub cheaper_overlay: Option<CheaperOverlayView>,
+}
+
+/// A day or week overlay cheaper than the hourly one: its best base and cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct CheaperOverlayView {
+    pub overlay: OverlayMode,
+    pub base_gpus: u32,
+    pub cost_fen: i64,
+    /// How much less than the hourly plan.
+    pub saving_vs_hourly_fen: i64,
 }
 
 /// The Costs view's comparison of plans for one demand series.
@@ -421,13 +442,22 @@ pub struct PlanComparisonView {
     pub region: String,
     pub currency: String,
     pub hours: u64,
+    /// The demand's first hour (its own clock: hours since the epoch for dated demand).
+    pub first_hour: i64,
     pub peak_gpus: u32,
     pub used_gpu_hours: u64,
+    /// The term of every base.
+    pub term: crate::plan::Term,
+    /// One GPU subscribed over the series.
+    pub subscription_per_gpu_fen: i64,
+    /// The catalog's price of a GPU-hour on demand.
+    pub hour_fen: i64,
     pub plans: Vec<PlanRow>,
     pub skipped: Vec<SkippedPlanRow>,
     pub recommendation: RecommendationView,
-    /// The comparison as a bar chart (SVG, drawn with plotters).
-    pub chart_svg: String,
+    /// The comparison as a bar chart (SVG, drawn with plotters); none where no chart was
+    /// asked for (`ebb cost plan --json`).
+    pub chart_svg: Option<String>,
 }
 
 /// What kind of failure an IPC command met: the UI words each one.

@@ -245,28 +245,48 @@ fn plan_reproduces_faq_4_and_names_its_units() {
     assert_eq!(plan["hours"], 730);
     assert_eq!(plan["peak_gpus"], 50);
     assert_eq!(plan["subscription_per_gpu_fen"], 500_000);
+    // The Costs view's own DTO (PlanComparisonView), with no chart asked for.
+    assert_eq!(plan["chart_svg"], serde_json::Value::Null);
+    assert_eq!(plan["model"], "A100");
     let recommendation = &plan["recommendation"];
-    assert_eq!(recommendation["base"]["base_gpus"], 10);
-    assert_eq!(recommendation["base"]["cost_fen"], 12_000_000);
-    assert_eq!(recommendation["base"]["break_even_hours"], 401);
+    assert_eq!(recommendation["hourly_base_gpus"], 10);
+    assert_eq!(recommendation["hourly_cost_fen"], 12_000_000);
+    assert_eq!(recommendation["break_even_hours"], 401);
     // Interruptible work: spot at ¥6.00 an hour undercuts a month's ¥6.85 an hour, so no
     // base at all: 12,900 GPU-hours x ¥6.00 = ¥77,400.
-    assert_eq!(recommendation["best"], "base_spot");
-    assert_eq!(recommendation["best_base_gpus"], 0);
-    assert_eq!(recommendation["best_cost_fen"], 7_740_000);
+    assert_eq!(recommendation["kind"], "base_spot");
+    assert_eq!(recommendation["base_gpus"], 0);
+    assert_eq!(recommendation["cost_fen"], 7_740_000);
     let plans = plan["plans"].as_array().unwrap();
     let all = plans
         .iter()
         .find(|plan| plan["kind"] == "all_subscribed")
         .unwrap();
-    assert_eq!(all["total_cost_fen"], 25_000_000);
+    assert_eq!(all["total_fen"], 25_000_000);
     let hourly = plans
         .iter()
         .find(|plan| plan["kind"] == "base_hourly")
         .unwrap();
     assert_eq!(hourly["saving_pct"], 52.0);
-    assert_eq!(hourly["paid_gpu_hours"]["hour"], 5_600);
-    assert_eq!(hourly["paid_gpu_hours"]["subscribed"], 7_300);
+    assert_eq!(hourly["paid_by_unit"]["hour"], 5_600);
+    assert_eq!(hourly["paid_by_unit"]["subscribed"], 7_300);
+    assert_eq!(hourly["paid_gpu_hours"], 12_900);
+    // The console's view of the same demand is the same document.
+    let demand_csv = std::fs::read_to_string(demand).unwrap();
+    let catalog = ebb_core::catalog_store::ActiveCatalog::load(&data, None).unwrap();
+    let request = ebb_wire::ipc::PlanRequest {
+        model: "A100".into(),
+        region: "cn-north".into(),
+        demand_csv,
+        term: None,
+        interruptible: true,
+    };
+    let view = ebb_core::console_costs::compare_plans(&catalog, &request, None).unwrap();
+    let mut printed = plan.clone();
+    for key in ["catalog", "prices", "demand", "warnings"] {
+        printed.as_object_mut().unwrap().remove(key);
+    }
+    assert_eq!(printed, serde_json::to_value(&view).unwrap());
 }
 
 #[test]
@@ -305,8 +325,8 @@ fn plan_takes_a_catalog_file_and_a_minute_trace() {
     assert_eq!(plan["demand"]["resolution"], "minute");
     assert_eq!(plan["hours"], 300);
     // 3 GPUs x 300 h x ¥4 = ¥3,600 by the hour; a month is ¥1,000: subscribe all 3.
-    assert_eq!(plan["recommendation"]["base"]["base_gpus"], 3);
-    assert_eq!(plan["recommendation"]["best_cost_fen"], 300_000);
+    assert_eq!(plan["recommendation"]["hourly_base_gpus"], 3);
+    assert_eq!(plan["recommendation"]["cost_fen"], 300_000);
     let skipped: Vec<&str> = plan["skipped"]
         .as_array()
         .unwrap()

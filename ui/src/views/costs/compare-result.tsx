@@ -26,7 +26,7 @@ function Recommendation(props: { view: PlanComparisonView }): JSX.Element {
       data-kind={rec().kind}
       data-base={rec().base_gpus}
       data-saving-pct={rec().saving_pct}
-      data-cheaper-overlay={rec().cheaper_overlay ?? ""}
+      data-cheaper-overlay={rec().cheaper_overlay?.overlay ?? ""}
     >
       <h3>{t("costs.rec.title")}</h3>
       <p class="rec-headline" data-testid="costs-rec-headline" aria-live="polite">
@@ -41,7 +41,7 @@ function Recommendation(props: { view: PlanComparisonView }): JSX.Element {
 
 function Chart(props: { costs: Costs; view: PlanComparisonView }): JSX.Element {
   // The same drawing is not handed to the image again.
-  const src = createMemo(() => svgDataUrl(props.view.chart_svg));
+  const src = createMemo(() => svgDataUrl(props.view.chart_svg ?? ""));
   return (
     <figure class="plan-chart">
       <figcaption>{t("costs.chart.caption", { currency: props.view.currency })}</figcaption>
