@@ -1,11 +1,13 @@
 /// The app's own commands: `build.rs` makes a permission for each and
 /// `capabilities/main.json` grants exactly these (`tests/it/lockdown.rs` checks it).
-pub const COMMANDS: [&str; 50] = [
+pub const COMMANDS: [&str; 53] = [
     "add_host",
     "app_info",
     "console_started",
     "catalog_import",
     "catalog_show",
+    "check_host",
+    "check_pool",
     "cost_plan",
     "create_pool",
     "delete_pool",
@@ -32,6 +34,7 @@ pub const COMMANDS: [&str; 50] = [
     "pool_slurm",
     "pool_options",
     "pool_rules",
+    "preview_mix",
     "preview_scale",
     "release_now",
     "remove_host",

@@ -7,11 +7,12 @@ use ebb_core::pools::{ConfirmPolicy, PoolError};
 use ebb_core::rules_replay::ReplayChart;
 use ebb_wire::ipc::{
     AppInfo, CatalogImport, CatalogView, ChartFrame, ChartMetric, ChartTheme, ConnectionOk,
-    EnforcerRole, ExportFormat, FleetCapacity, FleetSnapshot, HostEntry, HostInput, HostRemoval,
-    IpcError, IpcErrorKind, PlanComparisonView, PlanRequest, UiLanguage,
+    EnforcerRole, ExportFormat, FleetCapacity, FleetSnapshot, HostCheck, HostEntry, HostForm,
+    HostInput, HostRemoval, IpcError, IpcErrorKind, PlanComparisonView, PlanRequest, UiLanguage,
 };
 use ebb_wire::pools::{
-    ActivityEntry, Actor, PoolInput, PoolOptions, PoolView, ScalePreview, SpendSummary,
+    ActivityEntry, Actor, MixExample, PoolCheck, PoolForm, PoolInput, PoolOptions, PoolView,
+    ScalePreview, SpendSummary,
 };
 use ebb_wire::reasons::ChangeReason;
 use ebb_wire::replay::{ReplayChartLabels, RulesReplay};
@@ -256,6 +257,14 @@ pub async fn forget_host(state: State<'_, AppState>, name: String) -> Result<u32
         .map_err(IpcError::from)
 }
 
+/// The Settings form's host as typed, checked by the registry's own rules: each field's
+/// problem in words, or the host to send. Saves nothing.
+#[tauri::command]
+#[specta::specta]
+pub fn check_host(form: HostForm) -> HostCheck {
+    ebb_core::registry::check_form(&form)
+}
+
 /// Tries a host as typed (before or after saving) and says exactly what failed.
 #[tauri::command]
 #[specta::specta]
@@ -329,6 +338,26 @@ pub async fn list_pools(state: State<'_, AppState>) -> Result<Vec<PoolView>, Ipc
 #[specta::specta]
 pub async fn pool_options(state: State<'_, AppState>) -> Result<PoolOptions, IpcError> {
     state.console.pool_options().await.map_err(IpcError::from)
+}
+
+/// The pool form as typed, checked as saving it would be: each field's problem in words,
+/// or the pool to send. Saves nothing.
+#[tauri::command]
+#[specta::specta]
+pub async fn check_pool(state: State<'_, AppState>, form: PoolForm) -> Result<PoolCheck, IpcError> {
+    state
+        .console
+        .check_pool(&form)
+        .await
+        .map_err(IpcError::from)
+}
+
+/// How the pool's max would split under the mix being typed (the reconciler's split);
+/// `None` until its numbers read.
+#[tauri::command]
+#[specta::specta]
+pub fn preview_mix(form: PoolForm) -> Option<MixExample> {
+    ebb_core::pools::form::mix_example(&form)
 }
 
 #[tauri::command]
@@ -733,4 +762,67 @@ pub async fn list_teams(
     state: State<'_, AppState>,
 ) -> Result<Vec<ebb_wire::access::TeamView>, IpcError> {
     state.console.teams().await.map_err(IpcError::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_host_answers_each_field_s_problem_in_catalog_words_or_the_host() {
+        let typed = |url: &str| HostForm {
+            name: "gpu-01".into(),
+            url: url.into(),
+            region: "cn-east".into(),
+            labels: "team=ml".into(),
+            fingerprint: String::new(),
+        };
+        let bad = check_host(typed("http://10.0.0.5:7070/v1/health"));
+        assert_eq!(bad.input, None);
+        assert_eq!(bad.problems.len(), 1);
+        assert_eq!(bad.problems[0].field, "url");
+        assert_eq!(bad.problems[0].words.key, "hosts.check.urlPath");
+        let good = check_host(typed("http://10.0.0.5:7070/"));
+        assert!(good.problems.is_empty());
+        assert_eq!(good.input.unwrap().url, "http://10.0.0.5:7070");
+    }
+
+    #[test]
+    fn preview_mix_answers_the_reconciler_s_split_at_max() {
+        let form = PoolForm {
+            name: "p".into(),
+            model: "A100".into(),
+            regions: vec![],
+            min: "0".into(),
+            max: "10".into(),
+            base_gpus: "2".into(),
+            term: "month".into(),
+            overlay: "hour".into(),
+            placement: "pack".into(),
+            interruptible: true,
+            release_at_unit_end: false,
+            on_demand_floor: "2".into(),
+            spot_pct: "50".into(),
+            max_price: String::new(),
+            stored_spot: None,
+        };
+        let example = preview_mix(form.clone()).unwrap();
+        assert_eq!(example.max, 10);
+        // Base 2, then the floor's 2 on demand, then half the other 6 on spot.
+        assert_eq!(
+            example.split,
+            ebb_wire::pools::GpuSplit {
+                base: 2,
+                on_demand: 5,
+                spot: 3
+            }
+        );
+        assert_eq!(
+            preview_mix(PoolForm {
+                spot_pct: "x".into(),
+                ..form
+            }),
+            None
+        );
+    }
 }

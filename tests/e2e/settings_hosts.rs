@@ -97,28 +97,29 @@ async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
             Some("password")
         );
 
-        // The client's own check: no scheme.
+        // The registry's check, asked before saving: no scheme.
         let bare = agent_url.trim_start_matches("http://").to_string();
         app.type_into("#host-url", &bare).await;
         app.click("#host-save").await;
         let client_error = app
-            .eventually("the client's URL error", Duration::from_secs(5), || {
+            .eventually("the check's URL error", Duration::from_secs(5), || {
                 app.text_of("#host-url-error [role=\"alert\"][data-source=\"client\"]")
             })
             .await;
         assert!(client_error.contains("http://"), "{client_error}");
         assert_eq!(app.active_id().await, "host-url");
 
-        // Passes the client's check, fails the server's: the server's words, at the URL.
+        // The same rule the save refuses with (one, in Rust): an address with a path, in
+        // the catalog's words, at the URL, and nothing saved.
         app.type_into("#host-url", &format!("{agent_url}/v1/health"))
             .await;
         app.click("#host-save").await;
-        let server_error = app
-            .eventually("the server's URL error", Duration::from_secs(10), || {
-                app.text_of("#host-url-error [role=\"alert\"][data-source=\"server\"]")
+        let path_error = app
+            .eventually("the check's path error", Duration::from_secs(10), || {
+                app.text_of("#host-url-error [role=\"alert\"][data-source=\"client\"]")
             })
             .await;
-        assert!(server_error.contains("without a path"), "{server_error}");
+        assert!(path_error.contains("without a path"), "{path_error}");
         assert_eq!(
             app.find(Locator::Css("#host-url"))
                 .await
@@ -284,7 +285,7 @@ async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
             })
             .await;
         assert!(
-            refusal.contains("no host in `e2e-region` offers V100"),
+            refusal.contains("No host in e2e-region offers V100"),
             "{refusal}"
         );
         app.scroll_to("#pool-form").await;

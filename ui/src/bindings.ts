@@ -117,6 +117,13 @@ async testHost(input: HostInput) : Promise<Result<ConnectionOk, IpcError>> {
 }
 },
 /**
+ * The Settings form's host as typed, checked by the registry's own rules: each field's
+ * problem in words, or the host to send. Saves nothing.
+ */
+async checkHost(form: HostForm) : Promise<HostCheck> {
+    return await TAURI_INVOKE("check_host", { form });
+},
+/**
  * The active price catalog (the demo one until one is imported).
  */
 async catalogShow() : Promise<Result<CatalogView, IpcError>> {
@@ -232,6 +239,25 @@ async poolOptions() : Promise<Result<PoolOptions, IpcError>> {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
 }
+},
+/**
+ * The pool form as typed, checked as saving it would be: each field's problem in words,
+ * or the pool to send. Saves nothing.
+ */
+async checkPool(form: PoolForm) : Promise<Result<PoolCheck, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("check_pool", { form }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * How the pool's max would split under the mix being typed (the reconciler's split);
+ * `None` until its numbers read.
+ */
+async previewMix(form: PoolForm) : Promise<MixExample | null> {
+    return await TAURI_INVOKE("preview_mix", { form });
 },
 async createPool(input: PoolInput) : Promise<Result<PoolView, IpcError>> {
     try {
@@ -777,6 +803,42 @@ token_store: TokenStoreKind;
  * the UI's default language follows it.
  */
 os_locale: string | null }
+/**
+ * A value in a phrase, typed by how it is written.
+ */
+export type Arg = 
+/**
+ * Written as it is: a name, a metric, a symbol.
+ */
+{ kind: "text"; value: string } | 
+/**
+ * A whole number written bare: `3`.
+ */
+{ kind: "int"; value: number } | 
+/**
+ * A rule's number: whole numbers bare, others to two places.
+ */
+{ kind: "number"; value: number } | 
+/**
+ * Money in fen: `¥12.50`.
+ */
+{ kind: "money"; value: number } | 
+/**
+ * A moment (epoch ms) as `HH:MM`.
+ */
+{ kind: "time"; value: number } | 
+/**
+ * A count of GPUs with its noun: "1 GPU", "4 GPUs".
+ */
+{ kind: "gpus"; value: number } | 
+/**
+ * Words of their own.
+ */
+{ kind: "phrase"; value: Phrase } | 
+/**
+ * Phrases joined by the words of the `separator` key.
+ */
+{ kind: "join"; value: { parts: Phrase[]; separator: string } }
 /**
  * Where, and how, the audit chain breaks.
  */
@@ -1328,6 +1390,10 @@ export type EnforcerRole =
  */
 export type ExportFormat = "svg" | "png"
 /**
+ * A problem with one field of a form, in words: the field as the form names it.
+ */
+export type FieldProblem = { field: string; words: Phrase }
+/**
  * The console's facts the Fleet's capacity summary needs beside the snapshot: which
  * catalog model each reported GPU model is, the catalog's hourly prices, and which of
  * our pools holds each of our leases (a lease on a GPU that is not here is someone
@@ -1467,6 +1533,11 @@ export type Health =
  */
 "unknown"
 /**
+ * The registry's answer on a host as typed: each field's problem in words (at most one a
+ * field), or the host to send (normalized, without its token) when there is none.
+ */
+export type HostCheck = { problems: FieldProblem[]; input: HostInput | null }
+/**
  * A registered host as the Settings view shows it. The token is never sent back: only
  * whether one is stored.
  */
@@ -1484,6 +1555,11 @@ has_token: boolean;
  * registry drops it. Set by the registry; ignored on input.
  */
 draining?: boolean }
+/**
+ * A host as the Settings form holds it, every field as typed (labels as
+ * `key=value, key=value`): what `check_host` checks.
+ */
+export type HostForm = { name: string; url: string; region: string; labels: string; fingerprint: string }
 /**
  * Free GPUs of the pool's model in one of its regions.
  */
@@ -1879,6 +1955,10 @@ stale: boolean; stale_after_minutes: number }
  */
 export type MetricsUnavailable = { url: string; reason: string }
 /**
+ * The form's example of a mix being typed: how the pool's max would split.
+ */
+export type MixExample = { max: number; split: GpuSplit }
+/**
  * A GPU model as a host reports it (`NVIDIA A100-SXM4-80GB`) and the catalog's name for
  * it (`A100`); `None` when the catalog prices no such model.
  */
@@ -2039,6 +2119,14 @@ reserved: number }
  */
 export type PaidUnit = "hour" | "day" | "week"
 /**
+ * A catalog key and its named arguments.
+ */
+export type Phrase = { key: string; args: PhraseArg[] }
+/**
+ * One `{name}` of a phrase and its value.
+ */
+export type PhraseArg = { name: string; value: Arg }
+/**
  * How new leases are spread over hosts.
  */
 export type PlacementPolicy = 
@@ -2182,6 +2270,22 @@ reclaimed?: string;
  * The lines where spot was paused (on demand instead) and resumed.
  */
 spot_paused?: string }
+/**
+ * The console's answer on a pool as typed: each field's problem in words, or the pool to
+ * send when there is none.
+ */
+export type PoolCheck = { problems: FieldProblem[]; input: PoolInput | null }
+/**
+ * A pool as the pool form holds it, every field as typed (counts as text, the max spot
+ * price in yuan, the choices by their wire names): what `check_pool` and `preview_mix`
+ * read. `stored_spot` is the mix the pool had (the default for a new one): while the pool
+ * is not interruptible its mix fields are off, and what was stored is kept.
+ */
+export type PoolForm = { name: string; model: string; regions: string[]; min: string; max: string; base_gpus: string; term: string; overlay: string; placement: string; interruptible: boolean; release_at_unit_end: boolean; on_demand_floor: string; spot_pct: string; 
+/**
+ * Yuan per GPU-hour (`8`, `12.50`, `¥1,000`); empty: any price.
+ */
+max_price: string; stored_spot: SpotMix | null }
 /**
  * A pool and a number of its GPUs (held on one host).
  */

@@ -3,7 +3,6 @@ import type { ModelOffer, ReleasedLease, ScalePreview } from "./bindings";
 import { setLocale } from "./i18n";
 import {
   actorText,
-  checkPoolForm,
   confirmReasonText,
   costTone,
   defaultModel,
@@ -29,7 +28,6 @@ import {
   placementText,
   planWords,
   POOL_FIELDS,
-  type PoolChoices,
   regionChoices,
   releaseText,
   rentText,
@@ -246,62 +244,7 @@ describe("small formats", () => {
   });
 });
 
-describe("checkPoolForm", () => {
-  const good: PoolFormValues = {
-    name: " inference ",
-    model: "A100",
-    regions: ["cn-east", "cn-south", "cn-east", " "],
-    min: "0",
-    max: "8",
-    base_gpus: "2",
-    term: "month",
-    overlay: "hour",
-    placement: "pack",
-    interruptible: false,
-    release_at_unit_end: true,
-  };
-
-  const choices: PoolChoices = { terms: ["month", "year"], overlays: ["hour", "day", "week", "spot"], placements: ["pack", "spread"] };
-
-  it("turns good values into a PoolInput", () => {
-    expect(checkPoolForm(good, choices)).toEqual({
-      ok: true,
-      input: {
-        name: "inference",
-        model: "A100",
-        regions: ["cn-east", "cn-south"],
-        min: 0,
-        max: 8,
-        base_gpus: 2,
-        term: "month",
-        overlay: "hour",
-        placement: "pack",
-        interruptible: false,
-        release_at_unit_end: true,
-      },
-    });
-  });
-
-  it("names every field with a problem", () => {
-    const res = checkPoolForm({ ...good, name: "a b", model: " ", regions: [], min: "9", base_gpus: "x", overlay: "spot" }, choices);
-    expect(res.ok).toBe(false);
-    if (res.ok) return;
-    expect(Object.keys(res.problems).sort()).toEqual(["base_gpus", "min", "model", "name", "overlay", "regions"]);
-    expect(res.problems.min).toEqual({ key: "pool.check.minAboveMax", params: { min: 9, max: 8 } });
-    expect(res.problems.overlay?.key).toBe("pool.check.spotNeedsInterruptible");
-  });
-
-  it("accepts spot on an interruptible pool, and refuses a base above max", () => {
-    expect(checkPoolForm({ ...good, overlay: "spot", interruptible: true }, choices).ok).toBe(true);
-    const res = checkPoolForm({ ...good, base_gpus: "9" }, choices);
-    expect(res.ok ? null : res.problems.base_gpus?.key).toBe("pool.check.baseAboveMax");
-  });
-
-  it("refuses a choice the shell does not offer", () => {
-    const res = checkPoolForm(good, { ...choices, terms: ["year"] });
-    expect(res.ok ? null : res.problems.term?.key).toBe("pool.check.choose");
-  });
-
+describe("the pool form's fields", () => {
   it("finds the field a server error names", () => {
     const invalid = (field: string | null) => ({ kind: "invalid_input" as const, field, line: null, message: "m", problem: null });
     expect(fieldOf(invalid("regions"), POOL_FIELDS)).toBe("regions");

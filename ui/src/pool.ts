@@ -1,7 +1,7 @@
 // Pure helpers for the Pool and Activity views: phases, actors and outcomes in words,
-// signed money, what the slider's preview plans in words, the pool form's client-side
-// checks (a mirror of the store's; the server stays the judge), and the "latest answer
-// only" request gate the slider uses. No DOM, so they are unit-tested in node.
+// signed money, what the slider's preview plans in words, the pool form's fields (its
+// checks are the store's own: the shell's `check_pool`), and the "latest answer only"
+// request gate the slider uses. No DOM, so they are unit-tested in node.
 
 import type {
   Actor,
@@ -13,7 +13,6 @@ import type {
   OverlayMode,
   PlacementPolicy,
   PoolHostView,
-  PoolInput,
   PoolLeaseState,
   PoolPhase,
   RegionOffer,
@@ -22,12 +21,9 @@ import type {
   Term,
 } from "./bindings";
 import { formatCount, formatMoney } from "./costs";
-import { t, type MessageKey, type Params } from "./i18n";
+import { t, type MessageKey } from "./i18n";
 import { confirmationText, hostProblemText, priceProblemText, releaseWarningText } from "./reasons";
 import { valuesDiffer } from "./unsaved";
-
-/** A message from the catalog, not yet translated (the view translates it). */
-export type Phrase = { key: MessageKey; params?: Params };
 
 const PHASE_KEYS: Record<PoolPhase, MessageKey> = {
   converged: "pool.phase.converged",
@@ -393,16 +389,6 @@ export const POOL_FIELDS: readonly PoolField[] = [
   "release_at_unit_end",
 ];
 
-/** The choices the form offers, as the shell's `PoolOptions` lists them. */
-export type PoolChoices = {
-  terms: readonly Term[];
-  overlays: readonly OverlayMode[];
-  placements: readonly PlacementPolicy[];
-};
-
-/** The store's limits (crates/ebb-core/src/pools.rs `validate`). */
-export const POOL_NAME_MAX = 63;
-
 /** What the operator typed, as strings and booleans. */
 export type PoolFormValues = {
   name: string;
@@ -417,80 +403,6 @@ export type PoolFormValues = {
   interruptible: boolean;
   release_at_unit_end: boolean;
 };
-
-export type PoolFieldProblems = Partial<Record<PoolField, Phrase>>;
-
-const POOL_NAME_PATTERN = /^[\p{L}\p{N}._-]+$/u;
-
-function wholeNumber(text: string): number | null {
-  const trimmed = text.trim();
-  if (!/^\d+$/.test(trimmed)) return null;
-  const n = Number(trimmed);
-  return Number.isSafeInteger(n) && n <= 0xffff_ffff ? n : null;
-}
-
-/** The client-side checks; every field gets at most one problem. */
-export function checkPoolForm(
-  values: PoolFormValues,
-  choices: PoolChoices,
-): { ok: true; input: PoolInput } | { ok: false; problems: PoolFieldProblems } {
-  const problems: PoolFieldProblems = {};
-  const name = values.name.trim();
-  if (name === "") problems.name = { key: "pool.check.nameRequired" };
-  else if ([...name].length > POOL_NAME_MAX) problems.name = { key: "pool.check.nameLength", params: { max: POOL_NAME_MAX } };
-  else if (!POOL_NAME_PATTERN.test(name)) problems.name = { key: "pool.check.namePattern" };
-
-  const model = values.model.trim();
-  if (model === "") problems.model = { key: "pool.check.modelRequired" };
-
-  const regions = [...new Set(values.regions.map((r) => r.trim()).filter((r) => r !== ""))];
-  if (regions.length === 0) problems.regions = { key: "pool.check.regionsRequired" };
-
-  const min = wholeNumber(values.min);
-  const max = wholeNumber(values.max);
-  const base = wholeNumber(values.base_gpus);
-  if (min === null) problems.min = { key: "pool.check.whole" };
-  if (max === null) problems.max = { key: "pool.check.whole" };
-  if (base === null) problems.base_gpus = { key: "pool.check.whole" };
-  if (min !== null && max !== null && min > max) problems.min = { key: "pool.check.minAboveMax", params: { min, max } };
-  if (base !== null && max !== null && base > max) problems.base_gpus = { key: "pool.check.baseAboveMax", params: { base, max } };
-
-  const term = choices.terms.find((c) => c === values.term.trim());
-  if (term === undefined) problems.term = { key: "pool.check.choose" };
-  const overlay = choices.overlays.find((c) => c === values.overlay.trim());
-  if (overlay === undefined) problems.overlay = { key: "pool.check.choose" };
-  else if (overlay === "spot" && !values.interruptible) problems.overlay = { key: "pool.check.spotNeedsInterruptible" };
-  const placement = choices.placements.find((c) => c === values.placement.trim());
-  if (placement === undefined) problems.placement = { key: "pool.check.choose" };
-
-  if (
-    Object.keys(problems).length > 0 ||
-    min === null ||
-    max === null ||
-    base === null ||
-    term === undefined ||
-    overlay === undefined ||
-    placement === undefined
-  ) {
-    return { ok: false, problems };
-  }
-  return {
-    ok: true,
-    input: {
-      name,
-      model,
-      regions,
-      min,
-      max,
-      base_gpus: base,
-      term,
-      overlay,
-      placement,
-      interruptible: values.interruptible,
-      release_at_unit_end: values.release_at_unit_end,
-    },
-  };
-}
 
 /** ¥ amount typed by the operator ("500", "12.5", "1,000.00") as fen, or null. */
 export function parseYuan(text: string): number | null {

@@ -4,13 +4,14 @@
 // The mix (`SpotMix`, crates/ebb-wire/src/pools.rs): above the subscribed base, the first
 // `on_demand_floor` GPUs are on demand, and `spot_pct` percent of the rest go on spot,
 // rounded down; `max_price_fen` is the most a spot GPU-hour may cost (null: any price). The
-// console splits the counts it sends (`PoolView.split`, `ScalePreview.split`); `splitAt` is
-// only the form's example of what a mix being typed would do at the pool's max.
+// console splits every count (`PoolView.split`, `ScalePreview.split`, and the form's
+// example: `preview_mix`) and checks the form's mix (`check_pool`); nothing here restates
+// either.
 
-import type { GpuSplit, SpendView, SpotMix } from "./bindings";
+import type { GpuSplit, MixExample, SpendView, SpotMix } from "./bindings";
 import { formatCount, formatMoney } from "./costs";
 import { t } from "./i18n";
-import { parseYuan, yuanInput, type Phrase } from "./pool";
+import { yuanInput } from "./pool";
 
 /** "2 base, 3 on demand, 3 spot". */
 export function splitText(split: GpuSplit): string {
@@ -49,16 +50,6 @@ export function spotSpendText(spend: Pick<SpendView, "spot_fen" | "spot_saved_fe
   return t("spend.spot.text", { spot: formatMoney(spot), saved: formatMoney(saved) });
 }
 
-/** The split of `desired` GPUs under a mix (the form's example; the console splits the real counts). */
-export function splitAt(desired: number, baseGpus: number, mix: Pick<SpotMix, "on_demand_floor" | "spot_pct">, spotAllowed: boolean): GpuSplit {
-  const base = Math.min(desired, baseGpus);
-  const rest = desired - base;
-  const floor = Math.min(rest, mix.on_demand_floor);
-  const share = rest - floor;
-  const spot = spotAllowed ? Math.floor((share * Math.min(mix.spot_pct, 100)) / 100) : 0;
-  return { base, on_demand: floor + share - spot, spot };
-}
-
 // ---------- the form ----------
 
 /** The mix's fields as the form holds them; the max price is typed in yuan per GPU-hour and sent in fen. */
@@ -68,66 +59,17 @@ export type SpotField = keyof SpotFormValues;
 
 export const SPOT_FIELDS: readonly SpotField[] = ["on_demand_floor", "spot_pct", "max_price_fen"];
 
-/** The default mix (the Rust `SpotMix::default()`): no floor, no spot, any price. */
-export const NO_MIX: SpotMix = { on_demand_floor: 0, spot_pct: 0, max_price_fen: null };
-
-/** A stored mix as the form's text. */
-export function spotFormValues(mix: SpotMix | undefined): SpotFormValues {
-  const m = mix ?? NO_MIX;
+/** A stored mix as the form's text; a new pool's is empty (the console reads empty as its default mix). */
+export function spotFormValues(mix: SpotMix | null): SpotFormValues {
+  if (mix === null) return { on_demand_floor: "", spot_pct: "", max_price_fen: "" };
   return {
-    on_demand_floor: String(m.on_demand_floor),
-    spot_pct: String(m.spot_pct),
-    max_price_fen: m.max_price_fen === null ? "" : yuanInput(m.max_price_fen),
+    on_demand_floor: String(mix.on_demand_floor),
+    spot_pct: String(mix.spot_pct),
+    max_price_fen: mix.max_price_fen === null ? "" : yuanInput(mix.max_price_fen),
   };
 }
 
-function whole(text: string): number | null {
-  const trimmed = text.trim();
-  if (!/^\d+$/.test(trimmed)) return null;
-  const n = Number(trimmed);
-  return Number.isSafeInteger(n) && n <= 0xffff_ffff ? n : null;
-}
-
-/**
- * The mix the form sends, or its problems (a mirror of the store's checks; the console stays
- * the judge). The fields are the pool's only while it is interruptible: otherwise they are
- * disabled, spot is off (a share of 0) and the floor and max price stay as `stored` had them
- * unless what was typed is valid.
- */
-export function checkSpotMix(
-  values: SpotFormValues,
-  opts: { interruptible: boolean; max: number | null; stored: SpotMix },
-): { ok: true; mix: SpotMix } | { ok: false; problems: Partial<Record<SpotField, Phrase>> } {
-  const floor = whole(values.on_demand_floor);
-  const pct = whole(values.spot_pct);
-  const priceText = values.max_price_fen.trim();
-  const price = priceText === "" ? null : parseYuan(priceText);
-  const priceOk = priceText === "" || (price !== null && price > 0);
-  if (!opts.interruptible) {
-    return {
-      ok: true,
-      mix: {
-        on_demand_floor: floor ?? opts.stored.on_demand_floor,
-        spot_pct: 0,
-        max_price_fen: priceOk ? price : opts.stored.max_price_fen,
-      },
-    };
-  }
-  const problems: Partial<Record<SpotField, Phrase>> = {};
-  if (floor === null) problems.on_demand_floor = { key: "pool.check.whole" };
-  else if (opts.max !== null && floor > opts.max) problems.on_demand_floor = { key: "pool.check.floorAboveMax", params: { floor, max: opts.max } };
-  if (pct === null || pct > 100) problems.spot_pct = { key: "pool.check.spotPct" };
-  if (!priceOk) problems.max_price_fen = { key: "pool.check.maxPrice" };
-  if (floor === null || pct === null || Object.keys(problems).length > 0) return { ok: false, problems };
-  return { ok: true, mix: { on_demand_floor: floor, spot_pct: pct, max_price_fen: price } };
-}
-
-/** The form's example: what the typed mix does at the pool's max; null until the numbers parse. */
-export function mixExampleText(values: SpotFormValues, max: string, base: string): string | null {
-  const m = whole(max);
-  const b = whole(base);
-  const floor = whole(values.on_demand_floor);
-  const pct = whole(values.spot_pct);
-  if (m === null || b === null || floor === null || pct === null || pct > 100) return null;
-  return t("pool.spot.example", { max: formatCount(m), split: splitText(splitAt(m, b, { on_demand_floor: floor, spot_pct: pct }, true)) });
+/** The form's example: "At max (8): 2 base, 3 on demand, 3 spot", from the console's split. */
+export function mixExampleText(example: MixExample): string {
+  return t("pool.spot.example", { max: formatCount(example.max), split: splitText(example.split) });
 }

@@ -199,6 +199,7 @@ impl Default for ConfirmPolicy {
     }
 }
 
+pub mod form;
 pub mod rules;
 mod store;
 pub mod teams;
@@ -207,7 +208,7 @@ mod view;
 
 pub(crate) use crate::db::insert_console_activity;
 pub use store::{NewActivity, PoolStore, Recorded, random_hex};
-pub use validate::{HostFacts, Valid, model_offers, validate};
+pub use validate::{HostFacts, PoolProblem, Valid, check, model_offers, validate};
 pub use view::{
     RegionSpan, check_release_choice, csv_amount, csv_field, month_spend, pool_view, priced_pool,
     scale_preview, spend_csv, spend_summary, spot_paused,

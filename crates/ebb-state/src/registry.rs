@@ -19,7 +19,8 @@ use std::sync::Arc;
 /// A host as the operator describes it (the token travels beside it, never inside): the
 /// wire's one host type, stored here as the Settings view and `ebb hosts` show it.
 pub use ebb_wire::ipc::HostEntry;
-use ebb_wire::ipc::{HostRemoval, PoolGpus};
+use ebb_wire::ipc::{HostCheck, HostForm, HostInput, HostRemoval, PoolGpus};
+use ebb_wire::phrase::{FieldProblem, Phrase};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
@@ -65,80 +66,265 @@ fn invalid(field: &'static str, problem: impl Into<String>) -> RegistryError {
     }
 }
 
-/// Checks and normalizes a host spec, naming the first field with a problem. Pure.
-pub fn validate(spec: &HostEntry) -> Result<HostEntry, RegistryError> {
-    let name = spec.name.trim();
-    if name.is_empty() || name.len() > 63 {
-        return Err(invalid("name", "must be 1 to 63 characters"));
+/// The most characters a host's name or region may have.
+pub const NAME_MAX: usize = 63;
+/// The most labels a host may have, and the longest key and value.
+pub const LABELS_MAX: usize = 32;
+pub const LABEL_KEY_MAX: usize = 63;
+pub const LABEL_VALUE_MAX: usize = 255;
+
+/// What is wrong with one field of a host as typed: the registry's one set of checks, which
+/// both refuses a save ([`validate`], in English) and answers the Settings form before it
+/// saves ([`check_form`], in the operator's words).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HostFieldProblem {
+    #[error("must be 1 to 63 characters")]
+    NameLength { empty: bool },
+    #[error("may hold only letters, digits, '-', '_' and '.'")]
+    NamePattern,
+    #[error("{0}")]
+    Url(ebb_telemetry::client::UrlProblem),
+    #[error("must be 1 to 63 characters")]
+    RegionLength { empty: bool },
+    #[error("must not contain spaces")]
+    RegionSpaces,
+    #[error("at most 32 labels")]
+    LabelCount,
+    #[error("label `{key}`: keys 1-63 and values up to 255 characters")]
+    LabelLength { key: String },
+    #[error("`{piece}` is not a key=value pair")]
+    LabelPair { piece: String },
+    #[error("`{piece}` has no key before the =")]
+    LabelKeyEmpty { piece: String },
+    #[error("the label key `{key}` appears twice")]
+    LabelDuplicate { key: String },
+    #[error("must be a SHA-256: 64 hex digits, colons optional")]
+    FingerprintFormat,
+    #[error("a pinned certificate needs an https:// URL")]
+    FingerprintHttps,
+}
+
+impl HostFieldProblem {
+    /// The field it is about, as the form and the CLI name it.
+    pub fn field(&self) -> &'static str {
+        use HostFieldProblem as P;
+        match self {
+            P::NameLength { .. } | P::NamePattern => "name",
+            P::Url(_) => "url",
+            P::RegionLength { .. } | P::RegionSpaces => "region",
+            P::LabelCount
+            | P::LabelLength { .. }
+            | P::LabelPair { .. }
+            | P::LabelKeyEmpty { .. }
+            | P::LabelDuplicate { .. } => "labels",
+            P::FingerprintFormat | P::FingerprintHttps => "fingerprint",
+        }
     }
-    if !name
+
+    /// The problem in the operator's words (the catalog's `hosts.check.*`).
+    pub fn phrase(&self) -> Phrase {
+        use HostFieldProblem as P;
+        use ebb_telemetry::client::UrlProblem as U;
+        let max = i64::try_from(NAME_MAX).unwrap_or(i64::MAX);
+        match self {
+            P::NameLength { empty: true } => Phrase::new("hosts.check.nameRequired"),
+            P::NameLength { empty: false } => Phrase::new("hosts.check.nameLength").int("max", max),
+            P::NamePattern => Phrase::new("hosts.check.namePattern"),
+            P::Url(U::Scheme(text)) if text.is_empty() => Phrase::new("hosts.check.urlRequired"),
+            P::Url(U::Scheme(_)) => Phrase::new("hosts.check.urlScheme"),
+            P::Url(U::NoHost(_) | U::BadHost(_)) => Phrase::new("hosts.check.urlHost"),
+            P::Url(U::Path(_)) => Phrase::new("hosts.check.urlPath"),
+            P::Url(U::Credentials) => Phrase::new("hosts.check.urlCredentials"),
+            P::Url(U::Port(port)) => Phrase::new("hosts.check.urlPort").text("port", port),
+            P::RegionLength { empty: true } => Phrase::new("hosts.check.regionRequired"),
+            P::RegionLength { empty: false } => {
+                Phrase::new("hosts.check.regionLength").int("max", max)
+            }
+            P::RegionSpaces => Phrase::new("hosts.check.regionSpaces"),
+            P::LabelCount => Phrase::new("hosts.check.labelCount").int("max", 32),
+            P::LabelLength { key } => Phrase::new("hosts.check.labelLength")
+                .text("key", key)
+                .int("keyMax", 63)
+                .int("valueMax", 255),
+            P::LabelPair { piece } => Phrase::new("hosts.check.labelPair").text("piece", piece),
+            P::LabelKeyEmpty { piece } => {
+                Phrase::new("hosts.check.labelKeyEmpty").text("piece", piece)
+            }
+            P::LabelDuplicate { key } => Phrase::new("hosts.check.labelDuplicate").text("key", key),
+            P::FingerprintFormat => Phrase::new("hosts.check.fingerprintFormat"),
+            P::FingerprintHttps => Phrase::new("hosts.check.fingerprintHttps"),
+        }
+    }
+}
+
+impl From<HostFieldProblem> for RegistryError {
+    fn from(problem: HostFieldProblem) -> RegistryError {
+        invalid(problem.field(), problem.to_string())
+    }
+}
+
+/// Every problem of a host spec, at most one a field, in the form's order, and the spec
+/// normalized when there is none. Pure.
+pub fn check(spec: &HostEntry) -> Result<HostEntry, Vec<HostFieldProblem>> {
+    let mut problems = Vec::new();
+    let name = spec.name.trim();
+    if name.is_empty() || name.len() > NAME_MAX {
+        problems.push(HostFieldProblem::NameLength {
+            empty: name.is_empty(),
+        });
+    } else if !name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
     {
-        return Err(invalid(
-            "name",
-            "may hold only letters, digits, '-', '_' and '.'",
-        ));
+        problems.push(HostFieldProblem::NamePattern);
     }
-    let url = normalize_url(&spec.url)?;
+    let url = ebb_telemetry::client::normalize_url(&spec.url)
+        .map_err(|problem| problems.push(HostFieldProblem::Url(problem)))
+        .ok();
     let region = spec.region.trim();
-    if region.is_empty() || region.len() > 63 {
-        return Err(invalid("region", "must be 1 to 63 characters"));
+    if region.is_empty() || region.len() > NAME_MAX {
+        problems.push(HostFieldProblem::RegionLength {
+            empty: region.is_empty(),
+        });
+    } else if region.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        problems.push(HostFieldProblem::RegionSpaces);
     }
-    if region.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(invalid("region", "must not contain spaces"));
+    if spec.labels.len() > LABELS_MAX {
+        problems.push(HostFieldProblem::LabelCount);
+    } else if let Some(key) = spec.labels.iter().find_map(|(key, value)| {
+        (key.trim().is_empty() || key.len() > LABEL_KEY_MAX || value.len() > LABEL_VALUE_MAX)
+            .then(|| key.clone())
+    }) {
+        problems.push(HostFieldProblem::LabelLength { key });
     }
-    if spec.labels.len() > 32 {
-        return Err(invalid("labels", "at most 32 labels"));
-    }
-    for (key, value) in &spec.labels {
-        if key.trim().is_empty() || key.len() > 63 || value.len() > 255 {
-            return Err(invalid(
-                "labels",
-                format!("label `{key}`: keys 1-63 and values up to 255 characters"),
-            ));
-        }
-    }
-    let fingerprint = spec
+    let typed = spec
         .fingerprint
         .as_deref()
-        .filter(|text| !text.trim().is_empty())
-        .map(normalize_fingerprint)
-        .transpose()?;
-    if fingerprint.is_some() && url.starts_with("http://") {
-        return Err(invalid(
-            "fingerprint",
-            "a pinned certificate needs an https:// URL",
-        ));
+        .filter(|text| !text.trim().is_empty());
+    let fingerprint = match typed.map(fingerprint_hex).transpose() {
+        Err(problem) => {
+            problems.push(problem);
+            None
+        }
+        Ok(hex) => hex,
+    };
+    if fingerprint.is_some() && url.as_deref().is_some_and(|url| url.starts_with("http://")) {
+        problems.push(HostFieldProblem::FingerprintHttps);
     }
-    Ok(HostEntry {
-        name: name.to_string(),
-        url,
-        region: region.to_string(),
-        labels: spec.labels.clone(),
-        fingerprint,
-        has_token: spec.has_token,
-        draining: spec.draining,
+    match url {
+        Some(url) if problems.is_empty() => Ok(HostEntry {
+            name: name.to_string(),
+            url,
+            region: region.to_string(),
+            labels: spec.labels.clone(),
+            fingerprint,
+            has_token: spec.has_token,
+            draining: spec.draining,
+        }),
+        _ => Err(problems),
+    }
+}
+
+/// Checks and normalizes a host spec, naming the first field with a problem. Pure.
+pub fn validate(spec: &HostEntry) -> Result<HostEntry, RegistryError> {
+    check(spec).map_err(|problems| {
+        problems
+            .into_iter()
+            .next()
+            .map_or_else(|| invalid("name", "is invalid"), RegistryError::from)
     })
+}
+
+/// `"gpu=a100, team=ml"` as labels: pieces split on commas and trimmed, empty ones skipped
+/// (a trailing comma is fine); a value may hold `=` (the first one splits), not a comma.
+pub fn parse_labels(
+    text: &str,
+) -> Result<std::collections::BTreeMap<String, String>, HostFieldProblem> {
+    let mut labels = std::collections::BTreeMap::new();
+    for piece in text
+        .split(',')
+        .map(str::trim)
+        .filter(|piece| !piece.is_empty())
+    {
+        let Some((key, value)) = piece.split_once('=') else {
+            return Err(HostFieldProblem::LabelPair {
+                piece: piece.to_string(),
+            });
+        };
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(HostFieldProblem::LabelKeyEmpty {
+                piece: piece.to_string(),
+            });
+        }
+        if labels
+            .insert(key.to_string(), value.trim().to_string())
+            .is_some()
+        {
+            return Err(HostFieldProblem::LabelDuplicate {
+                key: key.to_string(),
+            });
+        }
+    }
+    Ok(labels)
+}
+
+/// The Settings form's host as typed, checked: every field's problem in words, or the host
+/// to send (its token is the form's to add).
+pub fn check_form(form: &HostForm) -> HostCheck {
+    let labels = parse_labels(&form.labels);
+    let spec = HostEntry {
+        name: form.name.clone(),
+        url: form.url.clone(),
+        region: form.region.clone(),
+        labels: labels.clone().unwrap_or_default(),
+        fingerprint: Some(form.fingerprint.clone()),
+        has_token: false,
+        draining: false,
+    };
+    let mut checked = check(&spec);
+    if let Err(problem) = labels {
+        let mut problems = checked.err().unwrap_or_default();
+        problems.retain(|p| p.field() != "labels");
+        problems.push(problem);
+        checked = Err(problems);
+    }
+    match checked {
+        Ok(entry) => HostCheck {
+            problems: Vec::new(),
+            input: Some(HostInput {
+                name: entry.name,
+                url: entry.url,
+                region: entry.region,
+                labels: entry.labels,
+                fingerprint: entry.fingerprint,
+                token: None,
+            }),
+        },
+        Err(problems) => HostCheck {
+            problems: problems
+                .iter()
+                .map(|p| FieldProblem::new(p.field(), p.phrase()))
+                .collect(),
+            input: None,
+        },
+    }
 }
 
 /// `http(s)://host[:port]` with no path, query or credentials: the client's own check
 /// ([`ebb_telemetry::client::normalize_url`]), its problem named as the `url` field's.
 pub fn normalize_url(text: &str) -> Result<String, RegistryError> {
-    ebb_telemetry::client::normalize_url(text).map_err(|problem| invalid("url", problem))
+    ebb_telemetry::client::normalize_url(text)
+        .map_err(|problem| HostFieldProblem::Url(problem).into())
 }
 
-/// `AB:CD:..` (32 bytes), from any case, with or without colons.
-pub fn normalize_fingerprint(text: &str) -> Result<String, RegistryError> {
+fn fingerprint_hex(text: &str) -> Result<String, HostFieldProblem> {
     let hex: String = text
         .chars()
         .filter(|c| *c != ':' && !c.is_whitespace())
         .collect();
     if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-        return Err(invalid(
-            "fingerprint",
-            "must be a SHA-256: 64 hex digits, colons optional",
-        ));
+        return Err(HostFieldProblem::FingerprintFormat);
     }
     let upper = hex.to_ascii_uppercase();
     Ok(upper
@@ -147,6 +333,11 @@ pub fn normalize_fingerprint(text: &str) -> Result<String, RegistryError> {
         .map(|pair| String::from_utf8_lossy(pair).into_owned())
         .collect::<Vec<_>>()
         .join(":"))
+}
+
+/// `AB:CD:..` (32 bytes), from any case, with or without colons.
+pub fn normalize_fingerprint(text: &str) -> Result<String, RegistryError> {
+    fingerprint_hex(text).map_err(RegistryError::from)
 }
 
 /// Registered hosts, with their tokens in the vault.
@@ -565,6 +756,133 @@ mod tests {
                 "{input}: {error}"
             );
         }
+    }
+
+    fn form(name: &str, url: &str, region: &str, labels: &str, fingerprint: &str) -> HostForm {
+        HostForm {
+            name: name.into(),
+            url: url.into(),
+            region: region.into(),
+            labels: labels.into(),
+            fingerprint: fingerprint.into(),
+        }
+    }
+
+    fn keys(check: &HostCheck) -> Vec<(&str, &str)> {
+        check
+            .problems
+            .iter()
+            .map(|p| (p.field.as_str(), p.words.key.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn the_form_is_checked_by_the_registry_rules_every_field_at_once() {
+        let fp = "ab".repeat(32);
+        let good = check_form(&form(
+            " gpu-01 ",
+            " https://h:7070/ ",
+            "us-east-1",
+            " team = ml , rack=7 ,",
+            &fp,
+        ));
+        assert_eq!(keys(&good), []);
+        let input = good.input.unwrap();
+        assert_eq!(
+            (input.name.as_str(), input.url.as_str()),
+            ("gpu-01", "https://h:7070")
+        );
+        assert_eq!(input.labels.len(), 2);
+        assert_eq!(input.labels["team"], "ml");
+        assert_eq!(input.fingerprint.unwrap(), ["AB"; 32].join(":"));
+        assert_eq!(input.token, None, "the token is the form's to add");
+
+        let bad = check_form(&form("", "x", "", "x", "x"));
+        assert!(bad.input.is_none());
+        assert_eq!(
+            keys(&bad),
+            [
+                ("name", "hosts.check.nameRequired"),
+                ("url", "hosts.check.urlScheme"),
+                ("region", "hosts.check.regionRequired"),
+                ("fingerprint", "hosts.check.fingerprintFormat"),
+                ("labels", "hosts.check.labelPair"),
+            ]
+        );
+        let one = |f: HostForm| {
+            keys(&check_form(&f))
+                .first()
+                .map(|(f, k)| (f.to_string(), k.to_string()))
+        };
+        let cases = [
+            (
+                form("gpu 01", "http://a", "r", "", ""),
+                "hosts.check.namePattern",
+            ),
+            (
+                form(&"a".repeat(64), "http://a", "r", "", ""),
+                "hosts.check.nameLength",
+            ),
+            (form("a", "", "r", "", ""), "hosts.check.urlRequired"),
+            (form("a", "https://", "r", "", ""), "hosts.check.urlHost"),
+            (
+                form("a", "http://a/v1/health", "r", "", ""),
+                "hosts.check.urlPath",
+            ),
+            (
+                form("a", "http://u:p@a", "r", "", ""),
+                "hosts.check.urlCredentials",
+            ),
+            (form("a", "http://a:0", "r", "", ""), "hosts.check.urlPort"),
+            (
+                form("a", "http://a", "us east", "", ""),
+                "hosts.check.regionSpaces",
+            ),
+            (
+                form("a", "http://a", "r", "=ml", ""),
+                "hosts.check.labelKeyEmpty",
+            ),
+            (
+                form("a", "http://a", "r", "a=1, a=2", ""),
+                "hosts.check.labelDuplicate",
+            ),
+            (
+                form("a", "http://a", "r", &format!("{}=v", "k".repeat(64)), ""),
+                "hosts.check.labelLength",
+            ),
+            (
+                form(
+                    "a",
+                    "http://a",
+                    "r",
+                    &(0..33)
+                        .map(|i| format!("k{i}=v"))
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    "",
+                ),
+                "hosts.check.labelCount",
+            ),
+            (
+                form("a", "http://a", "r", "", &fp),
+                "hosts.check.fingerprintHttps",
+            ),
+        ];
+        for (typed, key) in cases {
+            assert_eq!(
+                one(typed.clone()).map(|(_, k)| k).as_deref(),
+                Some(key),
+                "{typed:?}"
+            );
+        }
+        // The save refuses in English what the form words in the catalog's.
+        let error = validate(&spec("a", "http://a/v1/health"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("url: ") && error.contains("without a path"),
+            "{error}"
+        );
     }
 
     #[test]

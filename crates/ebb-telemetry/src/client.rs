@@ -128,6 +128,7 @@ impl AgentClient {
         };
         let base_url = normalize_url(&access.url).map_err(|problem| {
             bad(problem
+                .to_string()
                 .trim_start_matches(&format!("`{}` ", access.url.trim()))
                 .to_string())
         })?;
@@ -418,26 +419,41 @@ fn tls_reason(error: &rustls::Error) -> String {
     }
 }
 
+/// Why a text is not an agent's address; `Display` is the English (naming the text where
+/// that helps), the registry reports it as its `url` field's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrlProblem {
+    #[error("`{0}` must start with http:// or https://")]
+    Scheme(String),
+    #[error("`{0}` has no host")]
+    NoHost(String),
+    #[error("`{0}` must be the agent's address only, without a path")]
+    Path(String),
+    #[error("must not carry credentials; give the token separately")]
+    Credentials,
+    #[error("`{0}` has no valid host")]
+    BadHost(String),
+    #[error("`{0}` is not a port from 1 to 65535")]
+    Port(String),
+}
+
 /// An agent's address checked and normalized: `http(s)://host[:port]` with no path, query
-/// or credentials, no trailing slash. The problem is in words (naming `text` where that
-/// helps); the registry reports it as its `url` field's. Pure.
-pub fn normalize_url(text: &str) -> Result<String, String> {
+/// or credentials, no trailing slash. Pure.
+pub fn normalize_url(text: &str) -> Result<String, UrlProblem> {
     let text = text.trim();
     let rest = text
         .strip_prefix("http://")
         .or_else(|| text.strip_prefix("https://"))
-        .ok_or_else(|| format!("`{text}` must start with http:// or https://"))?;
+        .ok_or_else(|| UrlProblem::Scheme(text.to_string()))?;
     let authority = rest.trim_end_matches('/');
     if authority.is_empty() {
-        return Err(format!("`{text}` has no host"));
+        return Err(UrlProblem::NoHost(text.to_string()));
     }
     if authority.contains(['/', '?', '#']) {
-        return Err(format!(
-            "`{text}` must be the agent's address only, without a path"
-        ));
+        return Err(UrlProblem::Path(text.to_string()));
     }
     if authority.contains('@') {
-        return Err("must not carry credentials; give the token separately".into());
+        return Err(UrlProblem::Credentials);
     }
     let (host, port) = match authority.rsplit_once(':') {
         Some((host, port)) if !host.ends_with(']') || authority.starts_with('[') => {
@@ -446,12 +462,12 @@ pub fn normalize_url(text: &str) -> Result<String, String> {
         _ => (authority, None),
     };
     if host.is_empty() || host.chars().any(|c| c.is_whitespace()) {
-        return Err(format!("`{text}` has no valid host"));
+        return Err(UrlProblem::BadHost(text.to_string()));
     }
     if let Some(port) = port
         && port.parse::<u16>().ok().filter(|port| *port > 0).is_none()
     {
-        return Err(format!("`{port}` is not a port from 1 to 65535"));
+        return Err(UrlProblem::Port(port.to_string()));
     }
     let scheme = if text.starts_with("https://") {
         "https"

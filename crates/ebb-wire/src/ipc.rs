@@ -300,6 +300,25 @@ pub struct HostInput {
     pub token: Option<String>,
 }
 
+/// A host as the Settings form holds it, every field as typed (labels as
+/// `key=value, key=value`): what `check_host` checks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct HostForm {
+    pub name: String,
+    pub url: String,
+    pub region: String,
+    pub labels: String,
+    pub fingerprint: String,
+}
+
+/// The registry's answer on a host as typed: each field's problem in words (at most one a
+/// field), or the host to send (normalized, without its token) when there is none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct HostCheck {
+    pub problems: Vec<crate::phrase::FieldProblem>,
+    pub input: Option<HostInput>,
+}
+
 /// Billing plans to compare over a demand: the Costs view's form, `ebb cost plan`'s flags.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
 pub struct PlanRequest {

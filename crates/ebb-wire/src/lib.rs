@@ -11,6 +11,7 @@
 pub mod access;
 pub mod agent;
 pub mod ipc;
+pub mod phrase;
 pub mod plan;
 pub mod pools;
 pub mod reasons;

@@ -50,6 +50,45 @@ pub struct PoolInput {
     pub spot: SpotMix,
 }
 
+/// A pool as the pool form holds it, every field as typed (counts as text, the max spot
+/// price in yuan, the choices by their wire names): what `check_pool` and `preview_mix`
+/// read. `stored_spot` is the mix the pool had (the default for a new one): while the pool
+/// is not interruptible its mix fields are off, and what was stored is kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct PoolForm {
+    pub name: String,
+    pub model: String,
+    pub regions: Vec<String>,
+    pub min: String,
+    pub max: String,
+    pub base_gpus: String,
+    pub term: String,
+    pub overlay: String,
+    pub placement: String,
+    pub interruptible: bool,
+    pub release_at_unit_end: bool,
+    pub on_demand_floor: String,
+    pub spot_pct: String,
+    /// Yuan per GPU-hour (`8`, `12.50`, `¥1,000`); empty: any price.
+    pub max_price: String,
+    pub stored_spot: Option<SpotMix>,
+}
+
+/// The console's answer on a pool as typed: each field's problem in words, or the pool to
+/// send when there is none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct PoolCheck {
+    pub problems: Vec<crate::phrase::FieldProblem>,
+    pub input: Option<PoolInput>,
+}
+
+/// The form's example of a mix being typed: how the pool's max would split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct MixExample {
+    pub max: u32,
+    pub split: GpuSplit,
+}
+
 /// A pool's mix above its subscribed base (EC2's `OnDemandBaseCapacity` and
 /// `OnDemandPercentageAboveBaseCapacity`): the first `on_demand_floor` GPUs above the base
 /// are on demand, and `spot_pct` percent of the rest on spot (rounded down, so on demand
@@ -149,6 +188,9 @@ pub struct PoolLeaseView {
     /// Its GPUs are offered as spot: priced at spot, and its host may take it back.
     #[serde(default)]
     pub spot: bool,
+    /// Granted and paid for, its workload not up yet (warming): not counted ready.
+    #[serde(default)]
+    pub starting: bool,
 }
 
 /// What a pool has cost this month, and where the month is heading.

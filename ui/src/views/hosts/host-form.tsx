@@ -1,4 +1,6 @@
-// The Add/Edit host form: client-side checks, "Test connection", Save and Cancel; a
+// The Add/Edit host form: the registry's checks (the shell's `check_host`, asked as the
+// operator types, for the fields typed in, and before each test or save), "Test
+// connection", Save and Cancel; a
 // server error shows at the field it names (its `field`), else above the buttons. Adding
 // a host tests it first: one that does not answer is flagged before it is saved ("Save
 // anyway" keeps it, watched as offline until it answers). Cancel, Escape and leaving the
@@ -12,7 +14,7 @@
 //   #host-form                               data-mode="add|edit"
 //   #host-name #host-url #host-region #host-labels #host-fingerprint #host-token
 //   #host-token-remove                       checkbox (edit, when a token is stored)
-//   #host-FIELD-error                        role=alert under each field (data-source="client|server")
+//   #host-FIELD-error                        role=alert under each field (data-source="client": the check; "server": a refusal)
 //   #host-test                               "Test connection"
 //   [data-testid="host-test-result"]         data-state="pending|ok|error"
 //   #host-save #host-cancel
@@ -22,21 +24,14 @@
 
 import { createSignal, onCleanup, onMount, Show, type JSX } from "solid-js";
 import { createStore } from "solid-js/store";
-import { commands, type HostEntry, type HostInput } from "../../bindings";
+import { commands, type FieldProblem, type HostEntry, type HostForm as HostFormValues, type HostInput } from "../../bindings";
 import { explainError, type SentenceFor } from "../../explain";
-import {
-  checkHostForm,
-  errorKindKey,
-  fieldOfKind,
-  formatLabels,
-  HOST_FIELDS,
-  tokenToSend,
-  type HostField,
-} from "../../hosts";
+import { errorKindKey, fieldOfKind, formatLabels, HOST_FIELDS, problemsAt, tokenToSend, type HostField } from "../../hosts";
 import { t, type MessageKey } from "../../i18n";
 import { call, fieldOf, ipcError } from "../../ipc";
 import { createUnsaved } from "../../unsaved";
 import { backendText } from "../../reasons";
+import { phraseText } from "../../phrase";
 import { DiscardQuestion } from "../discard-question";
 import { ErrorAlert, ErrorDetail } from "../error-alert";
 
@@ -207,27 +202,51 @@ export function HostForm(props: {
     }
   }
 
-  /** Client checks; on failure marks the fields and focuses the first. */
-  function collect(): HostInput | null {
-    const checked = checkHostForm({
-      name: input("name").value,
-      url: input("url").value,
-      region: input("region").value,
-      labels: input("labels").value,
-      fingerprint: input("fingerprint").value,
-    });
-    if (!checked.ok) {
-      let first: HostField | null = null;
-      for (const name of HOST_FIELDS) {
-        const problem = checked.problems[name];
-        if (!problem) continue;
-        setFieldError(name, { sentence: t(problem.key, problem.params), detail: null, english: false, source: "client" });
-        first ??= name;
-      }
-      if (first) input(first).focus();
+  /** The form as typed, for the registry's check. */
+  const typed = (): HostFormValues => ({
+    name: input("name").value,
+    url: input("url").value,
+    region: input("region").value,
+    labels: input("labels").value,
+    fingerprint: input("fingerprint").value,
+  });
+
+  const checkError = (problem: FieldProblem): FieldError => ({ sentence: phraseText(problem.words), detail: null, english: false, source: "client" });
+
+  /** The registry's check; on problems marks the fields and focuses the first (null: the form went away). */
+  async function collect(): Promise<HostInput | null> {
+    checkSeq++;
+    const checked = await commands.checkHost(typed());
+    if (disposed) return null;
+    if (checked.input === null) {
+      const found = problemsAt(checked.problems, HOST_FIELDS);
+      for (const { field, problem } of found) setFieldError(field, checkError(problem));
+      const first = found[0];
+      if (first) input(first.field).focus();
       return null;
     }
     return { ...checked.input, token: tokenToSend(input("token").value, removeToken()) };
+  }
+
+  // As the operator types: the fields typed in so far get the check's words a moment after.
+  const touched = new Set<HostField>();
+  let checkSeq = 0;
+  let checkTimer: number | undefined;
+  onCleanup(() => window.clearTimeout(checkTimer));
+  function checkSoon(name: HostField): void {
+    if (name !== "token") touched.add(name);
+    window.clearTimeout(checkTimer);
+    checkTimer = window.setTimeout(() => void checkTyped(), 300);
+  }
+  async function checkTyped(): Promise<void> {
+    const seq = ++checkSeq;
+    const checked = await commands.checkHost(typed());
+    if (disposed || seq !== checkSeq || busy() !== null) return;
+    for (const field of touched) {
+      const problem = checked.problems.find((p) => p.field === field);
+      if (problem) setFieldError(field, checkError(problem));
+      else if (errors[field]?.source === "client") setFieldError(field, null);
+    }
   }
 
   /** Shows a server error at the field it names (true), or marks the likeliest one (false). */
@@ -274,7 +293,7 @@ export function HostForm(props: {
     clearErrors();
     setTestOutcome(null);
     setTestState(null);
-    const request = collect();
+    const request = await collect();
     if (!request) return;
     setBusy("test");
     const answered = await test(request);
@@ -290,7 +309,7 @@ export function HostForm(props: {
     // The outcome shown is this save's: an older test's "connected" must not stand beside it.
     setTestOutcome(null);
     setTestState(null);
-    const request = collect();
+    const request = await collect();
     if (!request) return;
     // A new host is tested first; one that does not answer is flagged, not saved silently.
     if (!editing && !anyway && !flagged()) {
@@ -341,6 +360,7 @@ export function HostForm(props: {
     onInput: () => {
       setFieldError(name, null);
       edited();
+      checkSoon(name);
     },
   });
 

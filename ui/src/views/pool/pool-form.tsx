@@ -1,22 +1,35 @@
 // Create a pool, or edit one: every field of PoolInput, each problem next to the field it
-// names. The client's checks (pool.ts checkPoolForm) come first; the console stays the
-// judge, and a refusal that names a field (its `field`) shows at that field. The choices
+// names. The checks are the store's own, asked of the console (`check_pool`) as the
+// operator types (for the fields typed in) and before each save; a refusal that names a
+// field (its `field`) shows at that field too. The choices
 // (terms, overlays, placements, regions, models) are the shell's PoolOptions; until they
 // arrive, the pool's own value is the one choice. The model is picked from what the hosts
 // report, under the catalog's names (the shell's `models`). Enter saves from any field;
 // Cancel, Escape and leaving the view close it, and ask first when something was changed
 // (unsaved.ts). The spot mix (spot.ts) is a fieldset of its own, enabled while the pool is
-// interruptible; editing a pool starts from its stored mix and sends it back.
+// interruptible; editing a pool starts from its stored mix and sends it back. Its example
+// (how max would split) is the reconciler's split, asked of the console (`preview_mix`).
 
-import { createEffect, For, onMount, Show, type JSX } from "solid-js";
+import { createEffect, createSignal, For, on, onCleanup, onMount, Show, type JSX } from "solid-js";
 import { createStore, reconcile } from "solid-js/store";
-import { commands, type OverlayMode, type PlacementPolicy, type PoolOptions, type PoolView, type Term } from "../../bindings";
+import {
+  commands,
+  type FieldProblem,
+  type MixExample,
+  type OverlayMode,
+  type PlacementPolicy,
+  type PoolForm as PoolFormAnswer,
+  type PoolOptions,
+  type PoolView,
+  type Term,
+} from "../../bindings";
 import { formatCount } from "../../costs";
 import { explainError } from "../../explain";
 import { t, type MessageKey } from "../../i18n";
 import { call, fieldOf, ipcError } from "../../ipc";
+import { problemsAt } from "../../hosts";
+import { phraseText } from "../../phrase";
 import {
-  checkPoolForm,
   defaultModel,
   formIsDirty,
   modelChoices,
@@ -26,26 +39,24 @@ import {
   POOL_FIELDS,
   regionChoices,
   termText,
-  type PoolChoices,
   type PoolField,
   type PoolFormValues,
 } from "../../pool";
-import { checkSpotMix, mixExampleText, SPOT_FIELDS, spotFormValues, type SpotField, type SpotFormValues } from "../../spot";
+import { mixExampleText, SPOT_FIELDS, spotFormValues, type SpotField, type SpotFormValues } from "../../spot";
 import { createUnsaved, type UnsavedGate } from "../../unsaved";
 import { DiscardQuestion } from "../discard-question";
 import { ErrorAlert, ErrorDetail } from "../error-alert";
 
 /** A problem shown at a field: the client's check, or the console's refusal (its detail in English). */
-type FieldProblem = { sentence: string; detail: string | null; english: boolean; source: "client" | "server" };
+type ShownProblem = { sentence: string; detail: string | null; english: boolean; source: "client" | "server" };
 /** Every input the form has, and so every field a problem (the client's or the console's) may name. */
 type FormField = PoolField | SpotField;
-type Problems = Partial<Record<FormField, FieldProblem>>;
+type Problems = Partial<Record<FormField, ShownProblem>>;
 const FORM_FIELDS: readonly FormField[] = [...POOL_FIELDS, ...SPOT_FIELDS];
 type ChoiceField = "term" | "overlay" | "placement";
 
-const NO_CHOICES: PoolChoices = { terms: [], overlays: [], placements: [] };
 
-function FieldError(props: { name: FormField; problem: FieldProblem | undefined }): JSX.Element {
+function FieldError(props: { name: FormField; problem: ShownProblem | undefined }): JSX.Element {
   return (
     <div id={`pool-f-${props.name}-error`} class="field-error-box" data-field={props.name}>
       <Show when={props.problem}>
@@ -60,7 +71,7 @@ function FieldError(props: { name: FormField; problem: FieldProblem | undefined 
   );
 }
 
-function Field(props: { name: FormField; label: MessageKey; hint: MessageKey; problem: FieldProblem | undefined; children: JSX.Element }): JSX.Element {
+function Field(props: { name: FormField; label: MessageKey; hint: MessageKey; problem: ShownProblem | undefined; children: JSX.Element }): JSX.Element {
   return (
     <div class={`field field-${props.name}`}>
       <label for={`pool-f-${props.name}`}>{t(props.label)}</label>
@@ -87,7 +98,6 @@ export function PoolForm(props: {
   const initialTerm: Term = initial?.term ?? "month";
   const initialOverlay: OverlayMode = initial?.overlay ?? "hour";
   const initialPlacement: PlacementPolicy = initial?.placement ?? "pack";
-  const storedMix = initial?.spot ?? { on_demand_floor: 0, spot_pct: 0, max_price_fen: null };
   const [values, setValues] = createStore<PoolFormValues & SpotFormValues>({
     name: initial?.name ?? "",
     model: initial?.model ?? "",
@@ -100,7 +110,7 @@ export function PoolForm(props: {
     placement: initialPlacement,
     interruptible: initial?.interruptible ?? false,
     release_at_unit_end: initial?.release_at_unit_end ?? false,
-    ...spotFormValues(storedMix),
+    ...spotFormValues(initial?.spot ?? null),
   });
   /** What the form opened with (and the choices it was given since): Escape asks when it differs. */
   const baseline: PoolFormValues & SpotFormValues = { ...values, regions: [...values.regions] };
@@ -111,8 +121,6 @@ export function PoolForm(props: {
   let form!: HTMLFormElement;
   let saveButton!: HTMLButtonElement;
 
-  /** What the form may choose from; nothing until the shell's options arrive. */
-  const choices = (): PoolChoices => props.options ?? NO_CHOICES;
   // What each select offers: the options, or until they arrive the pool's own value.
   const terms = (): readonly Term[] => props.options?.terms ?? [initialTerm];
   const overlays = (): readonly OverlayMode[] => props.options?.overlays ?? [initialOverlay];
@@ -152,11 +160,70 @@ export function PoolForm(props: {
     form.scrollIntoView?.({ block: "nearest" });
   });
 
+  /** The form as typed, for the console's check and the mix's example. */
+  const typed = (): PoolFormAnswer => ({
+    name: values.name,
+    model: values.model,
+    regions: [...values.regions],
+    min: values.min,
+    max: values.max,
+    base_gpus: values.base_gpus,
+    term: values.term,
+    overlay: values.overlay,
+    placement: values.placement,
+    interruptible: values.interruptible,
+    release_at_unit_end: values.release_at_unit_end,
+    on_demand_floor: values.on_demand_floor,
+    spot_pct: values.spot_pct,
+    max_price: values.max_price_fen,
+    stored_spot: initial?.spot ?? null,
+  });
+  const checkProblem = (problem: FieldProblem): ShownProblem => ({ sentence: phraseText(problem.words), detail: null, english: false, source: "client" });
+
+  // As the operator types: the fields typed in so far get the check's words a moment after.
+  const touched = new Set<FormField>();
+  let checkSeq = 0;
+  let checkTimer: number | undefined;
+  let disposed = false;
+  onCleanup(() => {
+    disposed = true;
+    window.clearTimeout(checkTimer);
+  });
+  async function checkTyped(): Promise<void> {
+    const seq = ++checkSeq;
+    const res = await call(() => commands.checkPool(typed()));
+    if (disposed || seq !== checkSeq || state.busy || res.status !== "ok") return;
+    for (const field of touched) {
+      const problem = res.data.problems.find((p) => p.field === field);
+      if (problem) setProblems(field, checkProblem(problem));
+      else if (problems[field]?.source === "client") setProblems(field, undefined);
+    }
+  }
+
+  // The mix's example: how max splits under what is typed, as the console would split it.
+  const [example, setExample] = createSignal<MixExample | null>(null);
+  let exampleSeq = 0;
+  createEffect(
+    on(
+      () => [values.interruptible, values.max, values.base_gpus, values.on_demand_floor, values.spot_pct],
+      () => {
+        const seq = ++exampleSeq;
+        if (!values.interruptible) return setExample(null);
+        void commands.previewMix(typed()).then((answer) => {
+          if (!disposed && seq === exampleSeq) setExample(answer);
+        });
+      },
+    ),
+  );
+
   function edit<K extends keyof (PoolFormValues & SpotFormValues)>(name: K, value: (PoolFormValues & SpotFormValues)[K]): void {
     setValues(name, value);
     setProblems(name, undefined);
     // The mix's fields are disabled without Interruptible: a problem shown there goes with them.
     if (name === "interruptible") for (const field of SPOT_FIELDS) setProblems(field, undefined);
+    touched.add(name);
+    window.clearTimeout(checkTimer);
+    checkTimer = window.setTimeout(() => void checkTyped(), 300);
   }
 
   function toggleRegion(region: string, on: boolean): void {
@@ -183,24 +250,24 @@ export function PoolForm(props: {
     if (state.busy) return;
     setProblems(reconcile({}));
     setState("error", null);
-    const checked = checkPoolForm(values, choices());
-    // The floor is checked against max only when max itself reads as a count.
-    const max = /^\d+$/.test(values.max.trim()) ? Number(values.max.trim()) : null;
-    const mix = checkSpotMix(values, { interruptible: values.interruptible, max, stored: storedMix });
-    if (!checked.ok || !mix.ok) {
-      const found = { ...(checked.ok ? {} : checked.problems), ...(mix.ok ? {} : mix.problems) };
-      let first: FormField | null = null;
-      for (const name of FORM_FIELDS) {
-        const problem = found[name];
-        if (!problem) continue;
-        setProblems(name, { sentence: t(problem.key, problem.params), detail: null, english: false, source: "client" });
-        first ??= name;
-      }
-      if (first) focusField(first);
+    checkSeq++;
+    setState("busy", true);
+    const checked = await call(() => commands.checkPool(typed()));
+    if (disposed) return;
+    if (checked.status === "ok" && checked.data.input === null) {
+      setState("busy", false);
+      const found = problemsAt(checked.data.problems, FORM_FIELDS);
+      for (const { field, problem } of found) setProblems(field, checkProblem(problem));
+      const first = found[0];
+      if (first) focusField(first.field);
       return;
     }
-    const input = { ...checked.input, spot: mix.mix };
-    setState("busy", true);
+    if (checked.status !== "ok" || checked.data.input === null) {
+      setState({ busy: false, error: checked.status === "ok" ? null : checked.error });
+      saveButton.focus();
+      return;
+    }
+    const input = checked.data.input;
     const res = await call(() => (editing ? commands.updatePool(editing, input) : commands.createPool(input)));
     setState("busy", false);
     if (res.status === "ok") {
@@ -239,7 +306,10 @@ export function PoolForm(props: {
     />
   );
   const number = (name: "min" | "max" | "base_gpus" | "on_demand_floor" | "spot_pct"): JSX.Element => text(name, { numeric: true });
-  const example = () => mixExampleText(values, values.max, values.base_gpus);
+  const exampleText = () => {
+    const answer = example();
+    return answer ? mixExampleText(answer) : null;
+  };
   const choice = <V extends string>(name: ChoiceField, list: () => readonly V[], words: (value: V) => string): JSX.Element => (
     <select
       id={`pool-f-${name}`}
@@ -434,7 +504,7 @@ export function PoolForm(props: {
               {text("max_price_fen", { decimal: true })}
             </Field>
           </div>
-          <Show when={values.interruptible && example()}>
+          <Show when={values.interruptible && exampleText()}>
             {(line) => (
               <p class="hint pool-spot-example" data-testid="pool-f-spot-example">
                 {line()}
