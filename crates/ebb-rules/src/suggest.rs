@@ -608,6 +608,12 @@ pub fn suggest_with(
         candidates,
         flaps_per_day: f64::from(best_score.flaps) / days,
         folds: fold_count,
+        tier: best_score.key.0,
+        folds_over: best_score
+            .folds
+            .iter()
+            .filter(|fold| fold.shortfall_pct > evaluator.limits.1)
+            .count(),
         action_fen: evaluator.prices.action_fen,
         flap_fen: evaluator.prices.flap_fen,
         flap_gpu_fen: evaluator.prices.flap_gpu_fen,
@@ -660,6 +666,10 @@ struct Found<'a> {
     candidates: u32,
     flaps_per_day: f64,
     folds: usize,
+    /// [`Scored::key`]'s tier of the rules chosen.
+    tier: u8,
+    /// Folds on which they were over the limit.
+    folds_over: usize,
     action_fen: i64,
     flap_fen: i64,
     flap_gpu_fen: i64,
@@ -844,6 +854,19 @@ fn canonical(mut levers: Levers, sizing: Sizing) -> Levers {
 fn build(levers: &Levers, plan: &Plan<'_>) -> RuleSet {
     RuleSet::from_spec(build_spec(levers, plan))
         .expect("the grid only makes valid rule sets (a test checks)")
+}
+
+/// How the file words [`suggested_max_gpus`] for a pool whose max is `max_gpus`.
+fn max_reason(max_gpus: u32) -> String {
+    let reason = "the larger of ten times the trace's peak and 100 GPUs above it".to_string();
+    if max_gpus >= model::MAX_GPUS {
+        format!(
+            "{reason}, capped at {}, the most a pool may hold",
+            model::MAX_GPUS
+        )
+    } else {
+        reason
+    }
 }
 
 /// The pool's max: ten times the trace's peak, at least 100 more, so a peak the trace did
@@ -1041,6 +1064,69 @@ fn structured_notes(trace: &Trace, plan: &Plan<'_>, found: &Found<'_>) -> Vec<Su
     out
 }
 
+/// How the rules were chosen, as the file's header says it: by cost when some rule set kept
+/// within the search's share of the limit ([`Scored::key`]'s tier 0, or 1 when each was over
+/// the limit on some stretch of days), else by the least shortfall.
+fn choice_lines(found: &Found<'_>, max_shortfall_pct: f64) -> Vec<String> {
+    let Found {
+        result,
+        candidates,
+        folds,
+        tier,
+        folds_over,
+        ..
+    } = *found;
+    let safety_pct = 100.0 * SAFETY;
+    if tier >= 2 {
+        let missed = if result.shortfall_pct > max_shortfall_pct {
+            "stayed within the limit".to_string()
+        } else {
+            format!(
+                "kept within {safety_pct}% of the limit on this trace (the margin for load it has not seen)"
+            )
+        };
+        return vec![
+            format!("of {candidates} rule sets replayed, none {missed}:"),
+            format!(
+                "this is the one with the least shortfall ({:.2}%), whatever it cost (between rule sets as short",
+                result.shortfall_pct
+            ),
+            "as each other, the fewest actions).".to_string(),
+        ];
+    }
+    let over = if folds <= 1 {
+        String::new()
+    } else if tier == 1 {
+        format!(
+            " (none was within the limit on each of the {folds} stretches: this one is over it on {folds_over})"
+        )
+    } else {
+        " (and within it on each stretch)".to_string()
+    };
+    let mut out = Vec::new();
+    if folds > 1 {
+        out.push(format!(
+            "of {candidates} rule sets replayed, the one with the least cost over {folds} stretches of these days"
+        ));
+        out.push(format!(
+            "(its cost on each over the cheapest's there, averaged; within {}% of that, the fewest flaps), each action",
+            100.0 * CHOICE_TOLERANCE
+        ));
+    } else {
+        out.push(format!(
+            "of {candidates} rule sets replayed, the one with the least cost over the trace, each action"
+        ));
+    }
+    out.push(format!(
+        "priced at {} and each flap at {} more and {} a GPU in it, kept within {safety_pct}% of the limit on this trace{over}",
+        Money::from_fen(found.action_fen),
+        Money::from_fen(found.flap_fen),
+        Money::from_fen(found.flap_gpu_fen),
+    ));
+    out.push("to leave room for load it has not seen.".to_string());
+    out
+}
+
 fn unit_word(overlay: OverlayMode) -> &'static str {
     match paid_unit(overlay) {
         PaidUnit::Hour => "hour",
@@ -1056,9 +1142,7 @@ fn notes(trace: &Trace, plan: &Plan<'_>, found: &Found<'_>) -> Notes {
         rules,
         result,
         oracle,
-        candidates,
         flaps_per_day,
-        folds,
         ..
     } = *found;
     let (options, recurring) = (plan.options, plan.recurring);
@@ -1087,38 +1171,12 @@ fn notes(trace: &Trace, plan: &Plan<'_>, found: &Found<'_>) -> Notes {
             "{:.1} actions a day, {flaps_per_day:.1} flaps a day (an action undone inside the {unit} it paid for):",
             result.actions_per_day,
         ),
-        format!(
-            "of {candidates} rule sets replayed, the one with the least cost over {}, each action",
-            if folds > 1 {
-                format!(
-                    "{folds} stretches of these days (its cost on each over the cheapest's there, averaged)"
-                )
-            } else {
-                "the trace".to_string()
-            }
-        ),
-        format!(
-            "priced at {} and each flap at {} more and {} a GPU in it, kept within {}% of the limit on this trace{}",
-            Money::from_fen(found.action_fen),
-            Money::from_fen(found.flap_fen),
-            Money::from_fen(found.flap_gpu_fen),
-            100.0 * SAFETY,
-            if folds > 1 {
-                " (and within it on each stretch)"
-            } else {
-                ""
-            }
-        ),
-        "to leave room for load it has not seen.".to_string(),
+    ];
+    header.extend(choice_lines(found, options.max_shortfall_pct));
+    header.extend([
         "Edit freely, then check a change with `ebb replay --trace … --rules this-file`."
             .to_string(),
-    ];
-    if result.shortfall_pct > options.max_shortfall_pct {
-        header.push(format!(
-            "No rule set tried stayed within the limit: this is the one with the least shortfall ({:.2}%).",
-            result.shortfall_pct
-        ));
-    }
+    ]);
     if plan.sizing.is_queue() {
         header.extend(queue::header(plan.sizing, plan.gpus_per_node));
     }
@@ -1149,11 +1207,13 @@ fn notes(trace: &Trace, plan: &Plan<'_>, found: &Found<'_>) -> Notes {
         vec![
             "min 1: a pool with no GPU has no busy GPUs to size from.".to_string(),
             format!(
-                "max {}: ten times the trace's peak, so a peak it did not show is not clipped; lower it to",
-                rules.limits.max_gpus
+                "max {}: {}, so a peak it did not show",
+                rules.limits.max_gpus,
+                max_reason(rules.limits.max_gpus)
             ),
-            "the most you would pay for, or add budget_per_hour (yuan), which no rule can break."
+            "is not clipped; lower it to the most you would pay for, or add budget_per_hour (yuan),"
                 .to_string(),
+            "which no rule can break.".to_string(),
         ]
     };
     notes.insert("limits".to_string(), limits);

@@ -22,8 +22,9 @@
 //!   the replayed one held. Its N is chosen on that signal and the file says so. (The replay
 //!   could derive a wait from its own shortfall, but then `ebb replay` of the printed file,
 //!   which feeds columns as recorded, would not give the figures suggest printed.)
-//! - The replay holds GPUs one by one; a bound pool rents whole nodes, so it may hold up to
-//!   a node's GPUs less one more than replayed.
+//! - The replay decides in whole nodes (`--gpus-per-node`), as the console decides for a
+//!   bound pool: every count is whole nodes, and the oracle it is read against rents whole
+//!   nodes too.
 
 use crate::replay::trace::Trace;
 use ebb_wire::rules::{
@@ -196,12 +197,9 @@ pub(super) fn header(sizing: Sizing, gpus_per_node: u32) -> Vec<String> {
     }
     if gpus_per_node > 1 {
         out.push(format!(
-            "The replay holds GPUs one by one; a bound pool rents whole nodes of {gpus_per_node} GPUs, so it may hold"
+            "The replay decided in whole nodes of {gpus_per_node} GPUs, as the console does for a bound pool, and the"
         ));
-        out.push(format!(
-            "up to {} more than replayed.",
-            counted(gpus_per_node - 1, "GPU", "GPUs")
-        ));
+        out.push("perfect-foresight oracle it is read against rents whole nodes too.".to_string());
     }
     out
 }
@@ -213,9 +211,12 @@ pub(super) fn limits(max_gpus: u32, gpus_per_node: u32) -> Vec<String> {
             .to_string(),
         "job arrive and grows for it.".to_string(),
         format!(
-            "max {max_gpus}: ten times the trace's peak, so a peak it did not show is not clipped; lower it to"
+            "max {max_gpus}: {}, so a peak it did not show",
+            super::max_reason(max_gpus)
         ),
-        "the most you would pay for, or add budget_per_hour (yuan), which no rule can break.".to_string(),
+        "is not clipped; lower it to the most you would pay for, or add budget_per_hour (yuan),"
+            .to_string(),
+        "which no rule can break.".to_string(),
     ];
     if gpus_per_node > 1 {
         out.push(format!(

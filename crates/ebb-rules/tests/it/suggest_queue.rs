@@ -167,6 +167,28 @@ fn a_queue_trace_gets_the_queue_templates_rules_chosen_by_replay() {
         assert!(file.contains(words), "{words}\n{file}");
     }
     assert!(!file.contains("busy_gpus"), "{file}");
+    // The replay decided in whole nodes: the file does not say it held GPUs one by one.
+    assert!(!file.contains("one by one"), "{file}");
+    assert!(file.contains("rents whole nodes too"), "{file}");
+    // The max is peak + 100 here (ten times 8 is less), and the file says the rule it is.
+    assert_eq!(spec.limits.max_gpus, 108);
+    assert!(
+        file.contains("max 108: the larger of ten times the trace's peak and 100 GPUs above it"),
+        "{file}"
+    );
+    // No rule set kept within half the limit on this trace (a reactive rule is short each
+    // burst's GPUs for the warmup): the file says it chose by shortfall, not that it chose
+    // the least cost kept within half the limit.
+    assert!(suggestion.replay.shortfall_pct > 0.5 * options.max_shortfall_pct);
+    assert!(!file.contains("the one with the least cost"), "{file}");
+    assert!(
+        file.contains("none kept within 50% of the limit on this trace"),
+        "{file}"
+    );
+    assert!(
+        file.contains("the one with the least shortfall (3.17%)"),
+        "{file}"
+    );
     // No note claims a headroom target for the queue.
     assert!(
         !suggestion
