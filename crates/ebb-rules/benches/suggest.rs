@@ -3,7 +3,8 @@
 //! `cargo bench -p ebb-rules --bench suggest` (release build, std `Instant`, no harness).
 //! `EBB_SUGGEST_SEEDS=N` sets the seeds per family (default 4); `EBB_SUGGEST_VERBOSE=1`
 //! prints each trace's levers; `EBB_SUGGEST_FAMILIES=steady,steps-10m` runs only those
-//! families (every section); `EBB_SUGGEST_SPEED=0` skips the speed section.
+//! families (every section); `EBB_SUGGEST_SPEED=0` skips the speed section,
+//! `EBB_SUGGEST_LARGE=0` the large stand-ins.
 //!
 //! Quality: for every family and seed, a 30-day trace; rules are suggested from its first
 //! 15 days and replayed on the last 15 (the wall clock continuing, so schedules land where
@@ -13,9 +14,12 @@
 //! the oracle's flaps a day (the most over the seeds) for scale; then
 //! the geomean over every trace. Two tables: the families the search was developed on
 //! (`Family::ALL`) and those it was never tuned to (`Family::UNSEEN`, reported apart; a
-//! queue family is a `slurm_demand_gpus` trace sized in whole nodes, its oracle too). The
-//! goal: geomean ≤ 1.00 and no family over 1.05, shortfall ≤ 1% and ≤ 1 flap a day on
-//! every trace.
+//! queue family is a `slurm_demand_gpus` trace sized in whole nodes, its oracle too). A
+//! third table, **large stand-ins**: shapes of `Family::ALL` first drawn at tens of GPUs,
+//! drawn again at a peak of 800 ([`FamilyParams::at_peak`]: the same trace scaled), so the
+//! levers in proportion to a pool of hundreds are measured on several shapes, not only the
+//! `large-pool` drift (the search was not developed at that scale). The goal: geomean ≤ 1.00
+//! and no family over 1.05, shortfall ≤ 1% and ≤ 1 flap a day on every trace.
 //!
 //! Speed: `suggest` on a 30-day trace of each family (goal ≤ 10 s), and on an 800-GPU
 //! pool's (the `large-pool` family at 400–800 busy GPUs, goal ≤ 10 s), and `replay` of the
@@ -25,7 +29,7 @@ use ebb_cost::{Catalog, PriceEntry};
 use ebb_rules::policy::Policy;
 use ebb_rules::replay::baselines::{baseline, pricing};
 use ebb_rules::replay::billing::unit_minutes;
-use ebb_rules::replay::families::{Family, generate};
+use ebb_rules::replay::families::{Family, FamilyParams, generate};
 use ebb_rules::replay::oracle::Oracle;
 use ebb_rules::replay::trace::Trace;
 use ebb_rules::replay::{ReplayOptions, replay};
@@ -37,6 +41,18 @@ use std::time::{Duration, Instant};
 
 const HALF: usize = 15 * 1_440;
 
+/// The large stand-ins' shapes, each drawn at [`LARGE_PEAK_GPUS`].
+const LARGE: [Family; 6] = [
+    Family::DailyFestival,
+    Family::FlashCrowd,
+    Family::WeekdayBatch,
+    Family::GrowingStreaming,
+    Family::Steps10m,
+    Family::Ar1Steady90,
+];
+/// Their peak.
+const LARGE_PEAK_GPUS: f64 = 800.0;
+
 fn main() {
     let all = families(&Family::ALL);
     let unseen = families(&Family::UNSEEN);
@@ -45,6 +61,14 @@ fn main() {
     }
     if !unseen.is_empty() {
         quality_section("families never tuned to (reported apart)", &unseen);
+    }
+    let large = families(&LARGE);
+    if !large.is_empty() && std::env::var("EBB_SUGGEST_LARGE").as_deref() != Ok("0") {
+        quality_section_at(
+            "large stand-ins: our shapes drawn at a peak of 800 GPUs (not tuned at that scale)",
+            &large,
+            Some(LARGE_PEAK_GPUS),
+        );
     }
     if std::env::var("EBB_SUGGEST_SPEED").as_deref() != Ok("0") {
         speed_section(&all);
@@ -70,10 +94,16 @@ fn seeds() -> u64 {
         .unwrap_or(4)
 }
 
-/// `family`'s 30-day trace for `seed`: a queue trace (the queue column, whole GPUs) when the
-/// family is one.
-fn trace_of(family: Family, seed: u64) -> Trace {
-    let demand = generate(family, &family.default_params(), seed);
+/// `family`'s parameters, drawn at `peak` GPUs when given.
+fn params_of(family: Family, peak: Option<f64>) -> FamilyParams {
+    let params = family.default_params();
+    peak.map_or(params, |gpus| params.at_peak(gpus))
+}
+
+/// `family`'s 30-day trace for `seed` (at `peak` GPUs when given): a queue trace (the queue
+/// column, whole GPUs) when the family is one.
+fn trace_of(family: Family, seed: u64, peak: Option<f64>) -> Trace {
+    let demand = generate(family, &params_of(family, peak), seed);
     let asked: Vec<Option<f64>> = demand.iter().map(|&gpus| Some(gpus)).collect();
     let trace = Trace::from_demand(demand).unwrap();
     match family.queue_node_gpus() {
@@ -92,8 +122,8 @@ struct Outcome {
     line: String,
 }
 
-fn out_of_sample(family: Family, seed: u64, entry: &PriceEntry) -> Outcome {
-    let full = trace_of(family, seed);
+fn out_of_sample(family: Family, seed: u64, peak: Option<f64>, entry: &PriceEntry) -> Outcome {
+    let full = trace_of(family, seed, peak);
     let node = family.queue_node_gpus().unwrap_or(1);
     let train = full.head(HALF).unwrap();
     let test = full.tail(HALF).unwrap();
@@ -165,6 +195,11 @@ fn out_of_sample(family: Family, seed: u64, entry: &PriceEntry) -> Outcome {
 }
 
 fn quality_section(title: &str, families: &[Family]) {
+    quality_section_at(title, families, None);
+}
+
+/// [`quality_section`], each family drawn at `peak` GPUs when given.
+fn quality_section_at(title: &str, families: &[Family], peak: Option<f64>) {
     let catalog = Catalog::demo();
     let entry = catalog.find("A100", "cn-north").unwrap();
     let verbose = std::env::var_os("EBB_SUGGEST_VERBOSE").is_some();
@@ -187,7 +222,7 @@ fn quality_section(title: &str, families: &[Family]) {
             (0.0f64, 0.0f64, 0.0f64, 0.0f64);
         let mut oracle_flaps = 0.0f64;
         for seed in 1..=seeds {
-            let outcome = out_of_sample(family, 1_000 + seed * 7_919, entry);
+            let outcome = out_of_sample(family, 1_000 + seed * 7_919, peak, entry);
             family_log += outcome.ratio.ln();
             log_sum += outcome.ratio.ln();
             traces += 1;

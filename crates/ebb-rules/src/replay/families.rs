@@ -193,6 +193,24 @@ impl Family {
     }
 }
 
+impl FamilyParams {
+    /// The same shape at `peak_gpus` high: the base and the peak scaled by one factor (the
+    /// noise is a share of the level, so it scales with them). A large stand-in of a shape
+    /// first drawn at a few tens of GPUs (a pool of hundreds, for the levers in proportion
+    /// to the pool). Unchanged when the peak is not above 0.
+    pub fn at_peak(self, peak_gpus: f64) -> FamilyParams {
+        if self.peak_gpus <= 0.0 || !peak_gpus.is_finite() || peak_gpus <= 0.0 {
+            return self;
+        }
+        let factor = peak_gpus / self.peak_gpus;
+        FamilyParams {
+            base_gpus: self.base_gpus * factor,
+            peak_gpus,
+            ..self
+        }
+    }
+}
+
 /// splitmix64: small, fast, and the same everywhere.
 #[derive(Debug, Clone)]
 pub struct SplitMix64(u64);

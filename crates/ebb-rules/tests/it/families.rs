@@ -124,3 +124,40 @@ fn the_issue_30_families_have_their_shape() {
 fn min(values: &[f64]) -> f64 {
     values.iter().copied().fold(f64::MAX, f64::min)
 }
+
+/// The large stand-ins the suggest bench measures: each shape drawn at 800 GPUs is the same
+/// trace scaled (the same draws, the noise a share of the level), not another shape.
+#[test]
+fn a_family_at_a_larger_peak_is_the_same_shape_scaled() {
+    for family in [
+        Family::DailyFestival,
+        Family::FlashCrowd,
+        Family::WeekdayBatch,
+        Family::GrowingStreaming,
+        Family::Steps10m,
+        Family::Ar1Steady90,
+    ] {
+        let params = family.default_params();
+        let large = params.at_peak(800.0);
+        let factor = 800.0 / params.peak_gpus;
+        assert_eq!(large.peak_gpus, 800.0);
+        assert!((large.base_gpus - params.base_gpus * factor).abs() < 1e-9);
+        assert_eq!((large.days, large.noise), (params.days, params.noise));
+        let small = generate(family, &params, 5);
+        let scaled = generate(family, &large, 5);
+        for (a, b) in small.iter().zip(&scaled) {
+            assert!(
+                (a * factor - b).abs() <= 1e-6 * b.max(1.0),
+                "{}",
+                family.name()
+            );
+        }
+        assert!(
+            max(&scaled) > 400.0,
+            "{}: a pool of hundreds",
+            family.name()
+        );
+    }
+    let unpeaked = Family::QueueBursts.default_params();
+    assert_eq!(unpeaked.at_peak(0.0), unpeaked);
+}
