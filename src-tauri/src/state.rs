@@ -261,7 +261,7 @@ impl AppState {
 }
 
 /// Hosts over three regions and four models (A100s in cn-east and cn-south), tides fast
-/// enough to watch. One of the two H800 hosts (cn-east-002, the fifth) offers its GPUs as
+/// enough to watch, each lease's workload up 5 s after its grant. One of the two H800 hosts (cn-east-002, the fifth) offers its GPUs as
 /// spot, so the spot pool `render` holds spot there and on demand on the other, and the
 /// demo's spot market (`demo::reclaim_spot`) may take its spot GPUs back.
 fn demo_fleet() -> FleetConfig {
@@ -270,6 +270,9 @@ fn demo_fleet() -> FleetConfig {
         gpus_per_host: 4,
         profile: LoadProfile::Tidal { period_s: 45.0 },
         spot: vec![ebb_agent::fleet::SpotHost::Index(4)],
+        // A lease's workload takes a few seconds to come up, as a model's load does: the
+        // Pool view, its chart and the lease table show those GPUs warming until then.
+        startup: std::time::Duration::from_secs(5),
         ..FleetConfig::default()
     }
 }

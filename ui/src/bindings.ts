@@ -2402,7 +2402,11 @@ reclaim_deadline_ms: number | null;
 /**
  * Its GPUs are offered as spot: priced at spot, and its host may take it back.
  */
-spot?: boolean }
+spot?: boolean; 
+/**
+ * Granted and paid for, its workload not up yet (warming): not counted ready.
+ */
+starting?: boolean }
 /**
  * One reason a pool is not where it should be.
  */
@@ -2570,7 +2574,12 @@ spot_held: number;
 /**
  * Active leases the agents report.
  */
-actual: number; pending: number; releasing: number; 
+actual: number; 
+/**
+ * Of `actual`, the GPUs granted whose workload is not up yet: warming, paid for, not
+ * ready.
+ */
+starting?: number; pending: number; releasing: number; 
 /**
  * Leases on hosts offline past the grace period, being replaced.
  */
@@ -3116,7 +3125,15 @@ quiet?: QuietWindow[] }
 /**
  * A scale-out in progress: what is warming where, and when it should be ready.
  */
-export type ScaleOut = { warming: number; 
+export type ScaleOut = { 
+/**
+ * GPUs asked for and not granted yet, and GPUs granted whose workload is not up yet.
+ */
+warming: number; 
+/**
+ * Of `warming`, the GPUs granted whose workload is coming up (held and paid for).
+ */
+starting?: number; 
 /**
  * When the last warming GPU should be ready, from each host's measured delivery
  * time; `None` while some host has no measurement yet.

@@ -12,6 +12,11 @@ describe("scaleOutState", () => {
   it("says when a host was never measured", () => {
     expect(scaleOutState(out(3, null), 0)).toEqual({ kind: "unmeasured", warming: 3 });
   });
+  it("says granted GPUs are starting up when no request is left to wait for", () => {
+    expect(scaleOutState({ ...out(2, null), starting: 2 }, 0)).toEqual({ kind: "starting", warming: 2, starting: 2 });
+    const unmeasured = { host: "h", warming: 1, asked_at_ms: 0, delivery_ms: null, samples: 0, eta_ms: null };
+    expect(scaleOutState({ warming: 3, starting: 2, eta_ms: null, hosts: [unmeasured] }, 0)).toEqual({ kind: "unmeasured", warming: 3 });
+  });
   it("counts down to the measured ETA, then overdue", () => {
     expect(scaleOutState(out(2, 31_000), 1_000)).toEqual({ kind: "eta", warming: 2, seconds: 30 });
     expect(scaleOutState(out(2, 1_000), 1_000)).toEqual({ kind: "eta", warming: 2, seconds: 0 });

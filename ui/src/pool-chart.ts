@@ -8,6 +8,8 @@ export type ScaleOutState =
   | { kind: "none" }
   /** No host asked has a measured delivery time yet. */
   | { kind: "unmeasured"; warming: number }
+  /** Granted GPUs whose workload is coming up (no host's delivery left to wait for). */
+  | { kind: "starting"; warming: number; starting: number }
   /** Due in this many seconds (0: any moment now). */
   | { kind: "eta"; warming: number; seconds: number }
   /** Past the measured time by this many seconds. */
@@ -16,7 +18,11 @@ export type ScaleOutState =
 export function scaleOutState(scaleOut: ScaleOut | null, nowMs: number): ScaleOutState {
   if (scaleOut === null || scaleOut.warming === 0) return { kind: "none" };
   const warming = scaleOut.warming;
-  if (scaleOut.eta_ms === null) return { kind: "unmeasured", warming };
+  if (scaleOut.eta_ms === null) {
+    const measured = scaleOut.hosts.every((host) => host.delivery_ms !== null);
+    const starting = scaleOut.starting ?? 0;
+    return starting > 0 && measured ? { kind: "starting", warming, starting } : { kind: "unmeasured", warming };
+  }
   const left = Math.round((scaleOut.eta_ms - nowMs) / 1000);
   return left >= 0 ? { kind: "eta", warming, seconds: left } : { kind: "overdue", warming, seconds: -left };
 }

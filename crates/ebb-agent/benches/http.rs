@@ -30,6 +30,7 @@ async fn main() {
                 gpus: vec![GpuModel::A100; 8],
                 seed: 1,
                 profile: LoadProfile::Tidal { period_s: 60.0 },
+                startup: std::time::Duration::ZERO,
             })),
             sample_interval: Duration::from_secs(1),
             store: db.host("bench"),

@@ -41,6 +41,8 @@ pub struct FleetConfig {
     /// own seed, the fleet's seed plus its index); `None`: only when told
     /// ([`Fleet::reclaim`]).
     pub interruptions: Option<Interruptions>,
+    /// How long each lease's workload takes to come up (see [`SimConfig::startup`]).
+    pub startup: Duration,
 }
 
 /// A host of the fleet that offers its GPUs as spot, as `ebb-agent fleet --spot` names it.
@@ -101,6 +103,7 @@ impl Default for FleetConfig {
             model: None,
             spot: Vec::new(),
             interruptions: None,
+            startup: Duration::ZERO,
         }
     }
 }
@@ -176,6 +179,7 @@ impl Fleet {
                 gpus: vec![model; config.gpus_per_host as usize],
                 seed,
                 profile: config.profile.clone(),
+                startup: config.startup,
             });
             let spot = config.spot.iter().any(|spot| spot.names(i, model));
             let agent = RunningAgent::start(

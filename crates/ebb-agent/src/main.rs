@@ -298,6 +298,7 @@ async fn start_agent(config: &AgentConfig) -> anyhow::Result<RunningAgent> {
             gpus: gpus.clone(),
             seed: ebb_agent::sim::DEFAULT_SEED,
             profile: profile.clone(),
+            startup: std::time::Duration::ZERO,
         })),
         Backend::Nvml { library } => {
             let probe = ebb_agent::nvml::NvmlProbe::open(library.as_deref())

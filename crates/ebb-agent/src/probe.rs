@@ -20,6 +20,11 @@ pub trait GpuProbe: Send + Sync + std::fmt::Debug {
     /// The lease workloads running now, by GPU UUID, for backends that simulate the
     /// processes on a card. Real hardware lists its own processes and ignores it.
     fn set_lease_workloads(&self, _workloads: &HashMap<String, LeaseWorkload>) {}
+    /// How long a lease's workload takes to come up after its grant: a simulated model load.
+    /// Real hardware's workload is up once its process has started (the grant starts it).
+    fn startup(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
 }
 
 /// A lease whose workload runs on a GPU: a simulator shows it as the card's process.

@@ -232,6 +232,9 @@ pub struct SimConfig {
     /// The load a leased GPU runs when its lease names none. A GPU no lease holds is idle:
     /// free means idle.
     pub profile: LoadProfile,
+    /// How long a lease's workload takes to come up after its grant (a model loading): its
+    /// lease answers as starting and its GPUs idle until then.
+    pub startup: std::time::Duration,
 }
 
 /// A simulated host: the same seed, time and leased loads give the same readings.
@@ -356,6 +359,10 @@ impl GpuProbe for Simulator {
         "simulator"
     }
 
+    fn startup(&self) -> std::time::Duration {
+        self.config.startup
+    }
+
     fn read(&self, now_ms: u64) -> Vec<Gpu> {
         (0..self.config.gpus.len() as u32)
             .map(|index| {
@@ -460,6 +467,7 @@ mod tests {
             gpus: vec![GpuModel::A100; 4],
             seed,
             profile: LoadProfile::Tidal { period_s: 60.0 },
+            startup: std::time::Duration::ZERO,
         });
         let all: std::collections::HashMap<String, LeaseWorkload> = sim
             .uuids
@@ -635,6 +643,7 @@ mod tests {
             gpus: vec![GpuModel::A100, GpuModel::Ascend910B],
             seed: 2,
             profile: LoadProfile::Idle,
+            startup: std::time::Duration::ZERO,
         });
         let gpus = sim.read(0);
         assert!(gpus[0].ecc_corrected.is_some() && gpus[0].xid_errors == Some(0));
@@ -656,6 +665,7 @@ mod tests {
             gpus: vec![GpuModel::V100],
             seed: 1,
             profile,
+            startup: std::time::Duration::ZERO,
         });
         let uuid = sim.uuids[0].clone();
         let workload = LeaseWorkload {

@@ -732,6 +732,7 @@ mod tests {
             release_grace_s: None,
             reclaim_deadline_ms: None,
             spot: false,
+            starting: false,
         }
     }
 

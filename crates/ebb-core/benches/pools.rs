@@ -176,6 +176,7 @@ fn reconcile_pass(rounds: usize) {
                     release_grace_s: None,
                     reclaim_deadline_ms: None,
                     spot: false,
+                    starting: false,
                 })
                 .collect();
             HostObs {

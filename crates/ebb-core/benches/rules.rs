@@ -170,6 +170,7 @@ fn main() {
                     release_grace_s: None,
                     reclaim_deadline_ms: None,
                     spot: false,
+                    starting: false,
                 });
             }
             statuses.push(PoolStatus {

@@ -288,6 +288,9 @@ pub struct PoolStatus {
     /// Of `actual`, the GPUs on spot.
     #[serde(default)]
     pub spot: u32,
+    /// Of `actual`, the GPUs granted whose workload is not up yet (warming, not ready).
+    #[serde(default)]
+    pub starting: u32,
     /// Free GPUs of the pool's model in its regions offered as spot that it may not take
     /// (no spot price for it there: not interruptible, paused, or over its max price).
     #[serde(default)]
@@ -379,6 +382,7 @@ pub fn lease_view(
             .reclaim_deadline_ms
             .map(|at| i64::try_from(at).unwrap_or(i64::MAX)),
         spot: offered_as_spot(lease, host),
+        starting: lease.starting,
     }
 }
 

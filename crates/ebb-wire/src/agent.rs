@@ -268,6 +268,10 @@ pub struct Lease {
     /// releasing it loses only the work done since. `None`: it never said so.
     #[serde(default)]
     pub checkpoint_at_ms: Option<u64>,
+    /// Granted, its workload not up yet (the simulator's startup not over): its GPUs are
+    /// the holder's and paid for, not yet ready for work. `false` from agents that do not say.
+    #[serde(default)]
+    pub starting: bool,
     /// How long a release lets the workload stop after SIGTERM before SIGKILL, in seconds, as
     /// this agent is set; `None` from agents that do not say.
     #[serde(default)]

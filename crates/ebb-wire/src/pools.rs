@@ -293,6 +293,10 @@ pub struct PoolView {
     pub spot_held: u32,
     /// Active leases the agents report.
     pub actual: u32,
+    /// Of `actual`, the GPUs granted whose workload is not up yet: warming, paid for, not
+    /// ready.
+    #[serde(default)]
+    pub starting: u32,
     pub pending: u32,
     pub releasing: u32,
     /// Leases on hosts offline past the grace period, being replaced.
@@ -592,7 +596,11 @@ impl Default for NotificationPrefs {
 /// A scale-out in progress: what is warming where, and when it should be ready.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 pub struct ScaleOut {
+    /// GPUs asked for and not granted yet, and GPUs granted whose workload is not up yet.
     pub warming: u32,
+    /// Of `warming`, the GPUs granted whose workload is coming up (held and paid for).
+    #[serde(default)]
+    pub starting: u32,
     /// When the last warming GPU should be ready, from each host's measured delivery
     /// time; `None` while some host has no measurement yet.
     pub eta_ms: Option<i64>,

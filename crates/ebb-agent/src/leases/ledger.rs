@@ -279,6 +279,7 @@ impl Ledger {
             release_grace_s: None,
             reclaim_deadline_ms: None,
             spot: chosen.iter().any(|gpu| gpu.spot),
+            starting: false,
         }))
     }
 

@@ -296,6 +296,7 @@ impl LeaseService {
     /// A lease as this agent answers it: with the time its workload last touched its
     /// checkpoint file when that is newer than the one kept, and the release grace.
     fn shown(&self, mut lease: Lease) -> Lease {
+        lease.starting = self.starting(&lease, now_ms());
         if lease.state == LeaseState::Active
             && let Some(dir) = &self.config.log_dir
             && let Some(at) = workload::checkpoint_touched(dir, &lease.id)
@@ -407,6 +408,7 @@ impl LeaseService {
             lease
         };
         self.publish(&ledger);
+        self.publish_when_up();
         Ok(Created {
             lease: self.shown(lease),
             new: true,
@@ -701,11 +703,34 @@ impl LeaseService {
         });
     }
 
-    /// Tells the probe the leased loads and refreshes the holders snapshot.
+    /// Whether `lease` is granted and its workload not up yet at `now_ms` (the probe's
+    /// startup not over since its grant).
+    fn starting(&self, lease: &Lease, now_ms: u64) -> bool {
+        let startup = u64::try_from(self.probe.startup().as_millis()).unwrap_or(u64::MAX);
+        lease.state == LeaseState::Active && now_ms < lease.created_at_ms.saturating_add(startup)
+    }
+
+    /// Publishes again once a lease granted now is up: its GPUs run its load from then.
+    fn publish_when_up(&self) {
+        let startup = self.probe.startup();
+        if startup.is_zero() {
+            return;
+        }
+        let Some(me) = self.me.upgrade() else { return };
+        self.tasks.lock().expect("tasks lock").spawn(async move {
+            tokio::time::sleep(startup).await;
+            let ledger = me.ledger.lock().await;
+            me.publish(&ledger);
+        });
+    }
+
+    /// Tells the probe the leased loads and refreshes the holders snapshot. A starting
+    /// lease's GPUs run nothing yet.
     fn publish(&self, ledger: &Ledger) {
+        let now = now_ms();
         let loads: HashMap<String, LoadProfile> = ledger
             .leases()
-            .filter(|lease| lease.state == LeaseState::Active)
+            .filter(|lease| lease.state == LeaseState::Active && !self.starting(lease, now))
             .filter_map(|lease| {
                 let profile = LoadProfile::from_name(lease.load_profile.as_deref()?)?;
                 Some(
@@ -721,7 +746,7 @@ impl LeaseService {
         // A lease's workload runs until it is released or its process has exited.
         let workloads: HashMap<String, LeaseWorkload> = ledger
             .leases()
-            .filter(|lease| lease.state == LeaseState::Active)
+            .filter(|lease| lease.state == LeaseState::Active && !self.starting(lease, now))
             .filter(|lease| lease.workload_exit_code.is_none() && lease.workload_signal.is_none())
             .flat_map(|lease| {
                 let workload =

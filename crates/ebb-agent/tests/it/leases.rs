@@ -71,6 +71,26 @@ async fn a_grant_takes_free_gpus_and_shows_on_them() {
 }
 
 #[tokio::test]
+async fn a_lease_answers_as_starting_until_its_workload_is_up() {
+    let agent = TestAgent::starting_after(2, Duration::from_millis(400)).await;
+    let (status, body) = agent.post_lease("k1", ONE).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let lease: Lease = json(&body);
+    assert!(lease.starting, "granted, its workload not up yet");
+    assert_eq!(lease.state, LeaseState::Active);
+    let id = lease.id.clone();
+    eventually("the workload up", Duration::from_secs(10), || async {
+        let lease: Lease = json(&agent.get(&format!("/v1/leases/{id}")).await.1);
+        !lease.starting
+    })
+    .await;
+    // A host whose workloads need no startup answers them up at once.
+    let at_once = TestAgent::new(1).await;
+    let lease: Lease = json(&at_once.post_lease("k1", ONE).await.1);
+    assert!(!lease.starting);
+}
+
+#[tokio::test]
 async fn a_key_replays_its_answer_and_refuses_another_body() {
     let agent = TestAgent::new(4).await;
     let (first_status, first) = agent.post_lease("same", ONE).await;

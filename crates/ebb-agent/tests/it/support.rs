@@ -44,6 +44,7 @@ impl RestartableHost {
             gpus: vec![GpuModel::A100; 4],
             seed: 1,
             profile: LoadProfile::Idle,
+            startup: std::time::Duration::ZERO,
         }));
         let mut gpus = sim.read(0);
         spot.mark(&mut gpus);
@@ -96,18 +97,48 @@ impl TestAgent {
             grace,
             LeaseConfig::default().retention,
             SpotOffer::None,
+            Duration::ZERO,
         )
         .await
     }
 
     /// [`TestAgent::with`] on a host offering `spot`'s GPUs as spot.
     pub async fn spot(gpus: usize, auth: Auth, grace: Duration, spot: SpotOffer) -> Self {
-        Self::configured(gpus, auth, grace, LeaseConfig::default().retention, spot).await
+        Self::configured(
+            gpus,
+            auth,
+            grace,
+            LeaseConfig::default().retention,
+            spot,
+            Duration::ZERO,
+        )
+        .await
+    }
+
+    /// An open agent whose leases' workloads take `startup` to come up.
+    pub async fn starting_after(gpus: usize, startup: Duration) -> Self {
+        Self::configured(
+            gpus,
+            Auth::open(),
+            Duration::from_secs(5),
+            LeaseConfig::default().retention,
+            SpotOffer::None,
+            startup,
+        )
+        .await
     }
 
     /// An open agent with this release grace that keeps released leases for `retention`.
     pub async fn with_retention(gpus: usize, grace: Duration, retention: Duration) -> Self {
-        Self::configured(gpus, Auth::open(), grace, retention, SpotOffer::None).await
+        Self::configured(
+            gpus,
+            Auth::open(),
+            grace,
+            retention,
+            SpotOffer::None,
+            Duration::ZERO,
+        )
+        .await
     }
 
     async fn configured(
@@ -116,12 +147,14 @@ impl TestAgent {
         grace: Duration,
         retention: Duration,
         spot: SpotOffer,
+        startup: Duration,
     ) -> Self {
         let sim = Arc::new(Simulator::new(SimConfig {
             host: "host-a".into(),
             gpus: vec![GpuModel::H800; gpus],
             seed: 42,
             profile: LoadProfile::Tidal { period_s: 60.0 },
+            startup,
         }));
         let mut gpus = sim.read(5_000);
         spot.mark(&mut gpus);

@@ -20,20 +20,22 @@ pub const KEEP_MS: i64 = 7 * 24 * 3_600_000;
 /// A host's mean delivery weighs at most this many recent samples.
 const MEAN_OF: i64 = 20;
 
-/// What a pass's status says of a pool at `at_ms` (pure).
+/// What a pass's status says of a pool at `at_ms` (pure): a GPU asked for and not granted,
+/// or granted with its workload not up yet, is warming; the rest held are ready, and their
+/// mean utilization is the pool's.
 pub fn pool_sample(at_ms: i64, desired: u32, status: &PoolStatus) -> PoolSample {
     let utils: Vec<f32> = status
         .leases
         .iter()
-        .filter(|lease| lease.state == PoolLeaseState::Active)
+        .filter(|lease| lease.state == PoolLeaseState::Active && !lease.starting)
         .filter_map(|lease| lease.util_pct)
         .collect();
     let util_pct = (!utils.is_empty()).then(|| utils.iter().sum::<f32>() / utils.len() as f32);
     PoolSample {
         at_ms,
         desired,
-        ready: status.actual,
-        warming: status.pending,
+        ready: status.actual.saturating_sub(status.starting),
+        warming: status.pending + status.starting.min(status.actual),
         util_pct,
     }
 }
@@ -249,9 +251,15 @@ fn sample(row: &crate::db::DbRow) -> PoolSample {
     }
 }
 
-/// The scale-out in progress from the requests not answered yet and each host's
-/// measured delivery time (pure); `None` when nothing is warming.
-pub fn scale_out(asked: &[Asked], deliveries: &HashMap<String, Delivery>) -> Option<ScaleOut> {
+/// The scale-out in progress from the requests not answered yet, each host's measured
+/// delivery time, and the GPUs granted whose workload is not up yet (`starting`, without
+/// a delivery time of theirs: the ETA waits for them unknown) (pure); `None` when nothing
+/// is warming.
+pub fn scale_out(
+    asked: &[Asked],
+    deliveries: &HashMap<String, Delivery>,
+    starting: u32,
+) -> Option<ScaleOut> {
     let mut hosts: Vec<WarmingHost> = Vec::new();
     for request in asked {
         match hosts.iter_mut().find(|h| h.host == request.host) {
@@ -269,7 +277,7 @@ pub fn scale_out(asked: &[Asked], deliveries: &HashMap<String, Delivery>) -> Opt
             }),
         }
     }
-    if hosts.is_empty() {
+    if hosts.is_empty() && starting == 0 {
         return None;
     }
     for host in &mut hosts {
@@ -280,13 +288,18 @@ pub fn scale_out(asked: &[Asked], deliveries: &HashMap<String, Delivery>) -> Opt
         }
     }
     hosts.sort_by(|a, b| a.host.cmp(&b.host));
-    let eta_ms = hosts
-        .iter()
-        .map(|host| host.eta_ms)
-        .collect::<Option<Vec<i64>>>()
-        .and_then(|etas| etas.into_iter().max());
+    let eta_ms = (starting == 0)
+        .then(|| {
+            hosts
+                .iter()
+                .map(|host| host.eta_ms)
+                .collect::<Option<Vec<i64>>>()
+                .and_then(|etas| etas.into_iter().max())
+        })
+        .flatten();
     Some(ScaleOut {
-        warming: hosts.iter().map(|host| host.warming).sum(),
+        warming: hosts.iter().map(|host| host.warming).sum::<u32>() + starting,
+        starting,
         eta_ms,
         hosts,
     })
@@ -315,13 +328,18 @@ pub async fn chart_data(
         first.at_ms = from_ms;
         rows.insert(0, first);
     }
-    let ready = store
+    // A GPU granted whose workload is not up yet is warming, not ready.
+    let (ready, starting) = store
         .read_status(&pool.id)
         .await?
-        .map_or(0, |(status, _)| status.actual);
+        .map_or((0, 0), |(status, _)| {
+            let starting = status.starting.min(status.actual);
+            (status.actual - starting, starting)
+        });
     let scale_out = scale_out(
         &history.asked(&pool.id).await?,
         &history.deliveries().await?,
+        starting,
     );
     Ok((rows, pool.desired, ready, scale_out))
 }

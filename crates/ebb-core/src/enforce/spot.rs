@@ -190,6 +190,7 @@ mod tests {
             release_grace_s: None,
             reclaim_deadline_ms: Some(u64::try_from(deadline).unwrap()),
             spot: true,
+            starting: false,
         }
     }
 

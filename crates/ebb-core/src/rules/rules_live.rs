@@ -69,7 +69,9 @@ pub fn gpu_index(hosts: &[HostObs]) -> GpuIndex<'_> {
         .collect()
 }
 
-/// What the pool's leased GPUs show now, from the pass's observations. Pure.
+/// What the pool's ready GPUs show now, from the pass's observations: a lease still
+/// starting (its workload not up) is warming, not ready, and its idle GPUs are not read.
+/// Pure.
 pub fn sample(status: &PoolStatus, gpus: &GpuIndex<'_>, now_ms: i64) -> Tick {
     let mut util = Vec::new();
     let mut mem = Vec::new();
@@ -77,7 +79,7 @@ pub fn sample(status: &PoolStatus, gpus: &GpuIndex<'_>, now_ms: i64) -> Tick {
     for lease in status
         .leases
         .iter()
-        .filter(|lease| lease.state == PoolLeaseState::Active)
+        .filter(|lease| lease.state == PoolLeaseState::Active && !lease.starting)
     {
         ready += 1;
         for uuid in &lease.gpu_uuids {
@@ -666,6 +668,7 @@ mod tests {
             release_grace_s: None,
             reclaim_deadline_ms: None,
             spot: false,
+            starting: false,
         };
         let holding = PoolStatus {
             leases: vec![lease],

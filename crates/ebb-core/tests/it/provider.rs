@@ -156,6 +156,7 @@ impl Cloud {
             release_grace_s: Some(0),
             reclaim_deadline_ms: None,
             spot: false,
+            starting: false,
         };
         self.by_key.insert(rent.key.clone(), lease.clone());
         self.leases

@@ -149,6 +149,7 @@ impl World {
                 release_grace_s: None,
                 reclaim_deadline_ms: None,
                 spot: false,
+                starting: false,
             };
             self.known.push(KnownLease {
                 host: host.name.clone(),
@@ -391,6 +392,32 @@ fn scales_0_to_20_to_5_to_0_in_one_pass_each_and_then_holds_still() {
 }
 
 #[test]
+fn a_lease_whose_workload_is_not_up_counts_held_and_starting_and_is_not_asked_for_again() {
+    let mut world = fleet();
+    let pools = [pool("p", "A100", &["cn-north"], 3)];
+    world.pass(&pools);
+    // The agent answers one lease as starting (its workload not up yet).
+    let lease = world
+        .hosts
+        .iter_mut()
+        .flat_map(|host| host.leases.iter_mut())
+        .find(|lease| lease.pool_id == "p")
+        .unwrap();
+    lease.starting = true;
+    let again = world.pass(&pools);
+    assert!(
+        again.creates.is_empty(),
+        "a starting GPU is held: none more is rented"
+    );
+    let status = &again.pools[0];
+    assert_eq!((status.actual, status.starting), (3, 1));
+    assert_eq!(
+        status.leases.iter().filter(|lease| lease.starting).count(),
+        1
+    );
+}
+
+#[test]
 fn takes_the_cheapest_region_and_only_the_pools_model() {
     let mut world = fleet();
     let pools = [pool("p", "A100", &["cn-north", "cn-east"], 12)];
@@ -550,6 +577,7 @@ fn someone_elses_leases_are_left_alone() {
         release_grace_s: None,
         reclaim_deadline_ms: None,
         spot: false,
+        starting: false,
     });
     let plan = world.pass(&[pool("p", "A100", &["cn-east"], 8)]);
     assert_eq!(plan.creates.len(), 7, "GPU-c-0 is taken");

@@ -30,6 +30,7 @@ fn lease(id: &str, pool: &str, holder: &str) -> Lease {
         release_grace_s: None,
         reclaim_deadline_ms: None,
         spot: false,
+        starting: false,
     }
 }
 

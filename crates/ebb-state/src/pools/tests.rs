@@ -671,6 +671,7 @@ fn a_cross_region_placement_is_priced_per_region() {
         release_grace_s: None,
         reclaim_deadline_ms: None,
         spot: false,
+        starting: false,
     };
     let held = PoolStatus {
         actual: 6,
@@ -747,6 +748,7 @@ fn spot_is_priced_at_spot_where_it_can_be_had_and_on_demand_where_it_cannot() {
         release_grace_s: None,
         reclaim_deadline_ms: None,
         spot: true,
+        starting: false,
     };
     // One spot GPU held; 1 spot and 2 on demand free: 3 is 1 more spot and 1 on demand.
     let status = PoolStatus {
@@ -885,6 +887,7 @@ fn the_spend_view_says_what_spot_saved_net_of_its_reclaims() {
             release_grace_s: None,
             reclaim_deadline_ms: Some(t0 + 182 * minute),
             spot: true,
+            starting: false,
         }],
         ..PoolStatus::default()
     };

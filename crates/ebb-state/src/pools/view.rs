@@ -65,6 +65,7 @@ pub fn pool_view(
         split,
         spot_held: status.spot,
         actual: status.actual,
+        starting: status.starting,
         pending: status.pending,
         releasing: status.releasing,
         lost: status.lost,
@@ -937,6 +938,7 @@ mod tests {
             release_grace_s: grace,
             reclaim_deadline_ms: None,
             spot: false,
+            starting: false,
         }
     }
 
@@ -1032,6 +1034,7 @@ mod tests {
                 release_grace_s: None,
                 reclaim_deadline_ms: None,
                 spot: false,
+                starting: false,
             },
             PoolLeaseView {
                 lease_id: "idle".into(),
@@ -1047,6 +1050,7 @@ mod tests {
                 release_grace_s: None,
                 reclaim_deadline_ms: None,
                 spot: false,
+                starting: false,
             },
         ];
         let refs: Vec<&PoolLeaseView> = active.iter().collect();

@@ -64,6 +64,12 @@ function LeaseRow(props: {
       <td class="mono">{indexesText(lease.gpu_indexes)}</td>
       <td>
         <span class={`lease-state lease-${lease.state}`}>{leaseStateText(lease.state)}</span>
+        <Show when={lease.starting && lease.state === "active"}>
+          {" "}
+          <span class="badge badge-soft lease-starting" data-testid="pool-lease-starting" title={t("pool.lease.startingTitle")}>
+            {t("pool.lease.starting")}
+          </span>
+        </Show>
         <Show when={props.node?.state === "draining" || props.node?.state === "drained" ? props.node : null}>
           {(node) => (
             <>

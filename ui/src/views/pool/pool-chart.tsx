@@ -178,6 +178,8 @@ export function PoolChart(props: { pool: string }): JSX.Element {
             .map((h) => h.host)
             .join(t("common.listSeparator")),
         });
+      case "starting":
+        return t("pool.scaleOut.starting", { count: s.starting });
       case "eta":
         return s.seconds === 0 ? t("pool.scaleOut.etaNow") : t("pool.scaleOut.eta", { time: shortDuration(s.seconds, units()) });
       case "overdue":

@@ -45,6 +45,33 @@ fn a_look_counts_active_leases_utilization_only() {
     assert_eq!(pool_sample(5, 0, &PoolStatus::default()).util_pct, None);
 }
 
+#[test]
+fn a_lease_whose_workload_is_not_up_is_warming_not_ready_and_not_read() {
+    let starting = ebb_wire::pools::PoolLeaseView {
+        starting: true,
+        ..lease(PoolLeaseState::Active, Some(1.0))
+    };
+    let status = PoolStatus {
+        actual: 3,
+        starting: 1,
+        pending: 1,
+        leases: vec![
+            lease(PoolLeaseState::Active, Some(40.0)),
+            lease(PoolLeaseState::Active, Some(80.0)),
+            starting,
+        ],
+        ..PoolStatus::default()
+    };
+    let sample = pool_sample(5, 4, &status);
+    // Asked for and not granted (1) and granted but starting (1): 2 warming, 2 ready.
+    assert_eq!((sample.desired, sample.ready, sample.warming), (4, 2, 2));
+    assert_eq!(
+        sample.util_pct,
+        Some(60.0),
+        "the starting GPU's idle is not the pool's"
+    );
+}
+
 fn lease(state: PoolLeaseState, util_pct: Option<f32>) -> ebb_wire::pools::PoolLeaseView {
     ebb_wire::pools::PoolLeaseView {
         lease_id: "l".into(),
@@ -60,6 +87,7 @@ fn lease(state: PoolLeaseState, util_pct: Option<f32>) -> ebb_wire::pools::PoolL
         release_grace_s: None,
         reclaim_deadline_ms: None,
         spot: false,
+        starting: false,
     }
 }
 
@@ -158,7 +186,12 @@ fn the_eta_is_the_last_hosts_request_plus_its_measured_delivery() {
         host: host.into(),
         asked_at_ms: at,
     };
-    assert_eq!(scale_out(&[], &HashMap::new()), None);
+    assert_eq!(scale_out(&[], &HashMap::new(), 0), None);
+    let coming_up = scale_out(&[], &HashMap::new(), 2).unwrap();
+    assert_eq!(
+        (coming_up.warming, coming_up.starting, coming_up.eta_ms),
+        (2, 2, None)
+    );
     let requests = [asked("b", 2_000), asked("a", 1_000), asked("b", 1_500)];
     let mut deliveries = HashMap::from([(
         "a".to_string(),
@@ -168,7 +201,7 @@ fn the_eta_is_the_last_hosts_request_plus_its_measured_delivery() {
             last_ms: 20_000,
         },
     )]);
-    let out = scale_out(&requests, &deliveries).unwrap();
+    let out = scale_out(&requests, &deliveries, 0).unwrap();
     assert_eq!(out.warming, 3);
     assert_eq!(out.eta_ms, None, "host b was never measured");
     assert_eq!(
@@ -185,6 +218,6 @@ fn the_eta_is_the_last_hosts_request_plus_its_measured_delivery() {
             last_ms: 60_000,
         },
     );
-    let out = scale_out(&requests, &deliveries).unwrap();
+    let out = scale_out(&requests, &deliveries, 0).unwrap();
     assert_eq!(out.eta_ms, Some(61_500), "the later of the hosts' ETAs");
 }

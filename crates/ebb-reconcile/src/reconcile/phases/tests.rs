@@ -46,6 +46,7 @@ fn lease(id: &str, token: u64) -> Lease {
         release_grace_s: None,
         reclaim_deadline_ms: None,
         spot: false,
+        starting: false,
     }
 }
 
@@ -1175,6 +1176,7 @@ fn finish_counts_this_passs_requests_as_pending_and_orders_the_leases() {
         release_grace_s: None,
         reclaim_deadline_ms: None,
         spot: false,
+        starting: false,
     };
     let mut book = PoolBook::new("p");
     book.status.pending = 1;
