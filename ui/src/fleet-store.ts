@@ -1,8 +1,9 @@
 // Live fleet state, shared by every Fleet view instance (views are rebuilt when
 // the language changes; the subscription and the charts outlive them).
 //
-// Two ways to read it: `fleetState()` + `onFleetChange()` for plain code, and `fleet` /
-// `chartEntries`, Solid stores for components. The snapshot store is reconciled by host
+// Two ways to read it: `fleetState()` + `onFleetChange()` for plain code (a live.ts
+// `Trigger`: a view refreshing on each tick follows it as it follows the shell's other
+// events), and `fleet` / `chartEntries`, Solid stores for components. The snapshot store is reconciled by host
 // name, so a tick updates each host's fields in place and a component keyed on a host
 // (its row, its link, its chart) is never replaced while the fleet ticks.
 
