@@ -156,6 +156,8 @@ fn out_of_sample(family: Family, seed: u64, peak: Option<f64>, entry: &PriceEntr
     let replayed = replay(&test, &mut policy, entry, &test_options).unwrap();
     let unit = unit_minutes(test_options.overlay);
     let flaps = flap_minutes(&replayed.series.held, replayed.series.initial_gpus, unit).len();
+    let window = suggestion.rules.spec().scale_in.release_window_minutes;
+    let (released, early, left) = released_early(&replayed.series, unit, window);
     let result = replayed.result;
     let mut oracle: Box<dyn Policy> = if node > 1 {
         Box::new(Oracle::new(
@@ -173,7 +175,7 @@ fn out_of_sample(family: Family, seed: u64, peak: Option<f64>, entry: &PriceEntr
     let flaps_per_day = flaps as f64 / (HALF as f64 / 1_440.0);
     let oracle_flaps_per_day = oracle_flaps as f64 / (HALF as f64 / 1_440.0);
     let line = format!(
-        "  seed {seed}: ×{ratio:.3} short {:.2}% act/day {:.1} flaps/day {flaps_per_day:.2} (train ×{:.3} short {:.2}% flaps/day {:.2}, {} tried, {} folds, {} steps) {:?}",
+        "  seed {seed}: ×{ratio:.3} short {:.2}% act/day {:.1} flaps/day {flaps_per_day:.2} released early {early}/{released} ({left:.0} min left on average) (train ×{:.3} short {:.2}% flaps/day {:.2}, {} tried, {} folds, {} steps) {:?}",
         result.shortfall_pct,
         result.actions_per_day,
         suggestion.replay.cost_fen as f64 / suggestion.oracle.cost_fen as f64,
@@ -192,6 +194,47 @@ fn out_of_sample(family: Family, seed: u64, peak: Option<f64>, entry: &PriceEntr
         oracle_flaps_per_day,
         line,
     }
+}
+
+/// Of the GPUs a replay released (newest first), how many went with more than `window`
+/// minutes of their paid unit left, and how many minutes on average: GPUs above the deepest
+/// surplus one whose unit ends, released with it. The console's placement gives back the
+/// lease whose unit ends and keeps the others to their own unit's end, so these releases
+/// (and the flaps when the load comes back within that time) are the replay's, not the
+/// console's: what a replay that releases as placement does would change.
+fn released_early(
+    series: &ebb_rules::replay::sim::Series,
+    unit: u32,
+    window: u32,
+) -> (u64, u64, f64) {
+    let peak = series
+        .held
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or(0)
+        .max(series.initial_gpus) as usize;
+    let mut since = vec![0u32; peak];
+    let mut before = series.initial_gpus as usize;
+    let (mut released, mut early, mut left_sum) = (0u64, 0u64, 0u64);
+    for (t, &now) in series.held.iter().enumerate() {
+        let (t, now) = (t as u32, now as usize);
+        if now > before {
+            since[before..now].fill(t);
+        } else {
+            for &start in &since[now..before] {
+                released += 1;
+                let into = (t - start) % unit.max(1);
+                let left = if into == 0 { 0 } else { unit - into };
+                if left > window {
+                    early += 1;
+                    left_sum += u64::from(left);
+                }
+            }
+        }
+        before = now;
+    }
+    (released, early, left_sum as f64 / early.max(1) as f64)
 }
 
 fn quality_section(title: &str, families: &[Family]) {
