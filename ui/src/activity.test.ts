@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ALL_KINDS, changeCellText, DEFAULT_FILTER, hasOutcome, isNoOp, noOpsText, summarize, type ActivityRow } from "./activity";
-import type { ActivityEntry, ChangeReason, Clamp, Decision } from "./bindings";
+import type { ActivityEntry, Decision, WordedChangeReason as ChangeReason, WordedClamp as Clamp } from "./bindings";
+import { unworded, type Unworded } from "./fixtures/worded";
 import { setLocale } from "./i18n";
 import { changeReasonText, ruleDecisionText } from "./reasons";
 
@@ -9,11 +10,21 @@ afterEach(() => setLocale("en"));
 const MIN = 60_000;
 const T0 = new Date(2026, 0, 5, 10, 2, 0).getTime();
 
-function decision(current: number, desired: number, reason: Decision["reason"], clamps: Clamp[] = []): Decision {
-  return { at_ms: T0, current_gpus: current, rules: [], recommended_gpus: desired, clamps, desired_gpus: desired, cost_delta_per_hour_fen: 0, reason };
+function decision(current: number, desired: number, reason: Unworded<Decision["reason"]>, clamps: Unworded<Clamp>[] = []): Decision {
+  const words = { words: { key: "unworded", args: [] } };
+  return {
+    at_ms: T0,
+    current_gpus: current,
+    rules: [],
+    recommended_gpus: desired,
+    clamps: clamps.map((c) => ({ ...c, ...words }) as Clamp),
+    desired_gpus: desired,
+    cost_delta_per_hour_fen: 0,
+    reason: { ...reason, ...words } as Decision["reason"],
+  };
 }
 
-const deadband: Clamp = { kind: "deadband", from_gpus: 5, to_gpus: 6, surplus_gpus: 1, deadband_gpus: 2, window_minutes: 10 };
+const deadband: Clamp = unworded({ kind: "deadband", from_gpus: 5, to_gpus: 6, surplus_gpus: 1, deadband_gpus: 2, window_minutes: 10 } as const);
 const heldByDeadband = decision(6, 6, { kind: "held", rule: "in-at-30", clamp: deadband });
 
 let nextId = 1;
@@ -116,7 +127,7 @@ describe("a rule decision in words", () => {
 
   it("does not read a cooldown before a rule fired as a move", () => {
     const until = new Date(2026, 0, 5, 4, 39).getTime();
-    const cooling: Clamp = { kind: "cooldown", rule: "festival-peak", from_gpus: 6, to_gpus: 2, until_ms: until };
+    const cooling: Clamp = unworded({ kind: "cooldown", rule: "festival-peak", from_gpus: 6, to_gpus: 2, until_ms: until } as const);
     const text = ruleDecisionText(decision(2, 2, { kind: "held", rule: "festival-peak", clamp: cooling }), false);
     expect(text).toBe("festival-peak wanted 6, kept 2: cooling down until 04:39");
   });

@@ -695,7 +695,11 @@ newest: number }
 /**
  * One line of the activity log.
  */
-export type ActivityEntry = { id: number; at_ms: number; pool: string; actor: Actor; from: number; to: number; reason: ChangeReason; delta_per_hour_fen: number | null; delta_per_month_fen: number | null; results: HostResult[]; outcome: Outcome; finished_at_ms: number | null; 
+export type ActivityEntry = { id: number; at_ms: number; pool: string; actor: Actor; from: number; to: number; 
+/**
+ * Why, with its words where Rust words it.
+ */
+reason: WordedChangeReason; delta_per_hour_fen: number | null; delta_per_month_fen: number | null; results: HostResult[]; outcome: Outcome; finished_at_ms: number | null; 
 /**
  * The operator who made it (the database role on a shared PostgreSQL, else the OS
  * user; empty on entries from before it was recorded).
@@ -966,149 +970,6 @@ export type CatalogRow = { model: string; region: string; hour_fen: number; day_
  */
 export type CatalogView = { source: CatalogOrigin; name: string | null; currency: string; rows: CatalogRow[]; warnings: CatalogProblem[] }
 /**
- * Why a pool's desired count (or its settings) changed: one line of the activity log.
- */
-export type ChangeReason = 
-/**
- * The pool was made.
- */
-{ kind: "created"; model: string; regions: string[]; min: number; max: number } | 
-/**
- * Its settings were edited; `min`/`max` are the range after the edit.
- */
-{ kind: "settings_changed"; min: number; max: number; range_moved: boolean } | 
-/**
- * Deleted: every GPU it held is released.
- */
-{ kind: "deleted" } | 
-/**
- * "Release now": GPUs kept for their paid unit are released at once.
- */
-{ kind: "release_now" } | 
-/**
- * The operator moved the slider in the Pool view.
- */
-{ kind: "slider" } | 
-/**
- * `ebb pool scale` on the command line.
- */
-{ kind: "cli" } | 
-/**
- * A host has not answered for `grace_s`: its GPUs are written off and replaced.
- */
-{ kind: "failover"; host: string; gpus: number; grace_s: number } | 
-/**
- * A host's owner takes back `gpus` of the pool's (a spot reclaim) at `until_ms`:
- * replaced at once, released by the host at the deadline.
- */
-{ kind: "reclaimed"; host: string; gpus: number; until_ms: number } | 
-/**
- * Spot of `model` in `region` was taken back `interruptions` times within
- * `window_minutes`: new GPUs there go on demand until `until_ms` at the earliest, and
- * after that once spot has been quiet (the circuit breaker opened; console-wide).
- */
-{ kind: "spot_paused"; model: string; region: string; interruptions: number; window_minutes: number; until_ms: number } | 
-/**
- * Spot of `model` in `region` has been quiet for `quiet_minutes`: new GPUs there may
- * go on spot again (the circuit breaker closed; console-wide).
- */
-{ kind: "spot_resumed"; model: string; region: string; quiet_minutes: number } | 
-/**
- * A host that was written off answers again: its stale leases are released.
- */
-{ kind: "host_back"; host: string; leases: number } | 
-/**
- * The count unchanged, the enforcer rented and released GPUs to keep it (a
- * replacement, back to spot at a paid unit's end, a GPU kept to its unit's end going):
- * `rented` and `released` GPUs, each host's in the entry's results.
- */
-{ kind: "upkeep"; rented: number; released: number } | 
-/**
- * A host was registered (console-wide: no pool).
- */
-{ kind: "host_added"; host: string; region: string } | 
-/**
- * A host was removed from the registry (console-wide).
- */
-{ kind: "host_removed"; host: string } | 
-/**
- * A host is to be removed: the pools' GPUs there are released and taken elsewhere
- * first (console-wide).
- */
-{ kind: "host_draining"; host: string; gpus: number } | 
-/**
- * A host written off while silent was forgotten (console-wide): its `leases` were
- * recorded as ended when they were written off; if it ever answers again, its agent
- * still holds those GPUs.
- */
-{ kind: "host_forgotten"; host: string; leases: number } | 
-/**
- * When a slider move asks first changed (console-wide).
- */
-{ kind: "confirm_limits_changed"; above_gpus: number; above_per_hour_fen: number } | 
-/**
- * The monthly budget was set (`Some`) or cleared (console-wide).
- */
-{ kind: "budget_changed"; budget_fen: number | null } | 
-/**
- * The pool's rule set was saved as `version`: the rules (and `limits`, `scale_in`,
- * `metrics` for those sections) added, removed and changed, by name.
- */
-{ kind: "rules_saved"; version: number; mode: RulesMode; added: string[]; removed: string[]; changed: string[]; warnings: number } | 
-/**
- * The pool's rules were enabled, disabled or put in shadow mode.
- */
-{ kind: "rules_mode"; version: number; mode: RulesMode } | 
-/**
- * A rule decision: the count it set (or, in shadow mode or held by a clamp, would
- * have set), with every rule's say, each clamp and the cost delta.
- */
-{ kind: "rule_decision"; decision: Decision; shadow: boolean } | 
-/**
- * The operator went past the pool's budget cap on purpose (the slider or the CLI).
- */
-{ kind: "budget_override"; per_hour_fen: number; cap_fen: number } | 
-/**
- * A pool bound to a Slurm partition changed its nodes (`nodes`, a hostlist, holding
- * `gpus` GPUs in all).
- */
-{ kind: "slurm"; partition: string; nodes: string; gpus: number; step: SlurmStep } | 
-/**
- * A team was made, or its monthly spend quota set (`Some`) or cleared (console-wide).
- */
-{ kind: "team_changed"; team: string; spend_per_month_fen: number | null } | 
-/**
- * A team's quota of `model` GPUs was set (`Some`) or cleared (console-wide).
- */
-{ kind: "team_quota"; team: string; model: string; gpus: number | null } | 
-/**
- * A pool was moved into `team` (`""`: out of any team; console-wide).
- */
-{ kind: "pool_team"; pool: string; team: string } | 
-/**
- * `user` was given the Ebb role `role` (console-wide).
- */
-{ kind: "role_granted"; user: string; role: AccessRole } | 
-/**
- * An operator asked for what their role does not allow: refused, and logged
- * (console-wide).
- */
-{ kind: "refused"; action: AccessAction; needs: AccessRole } | 
-/**
- * A slider or CLI move clamped by the team's quota: `asked` GPUs, `to` allowed (the
- * team's `model` quota of `quota_gpus`).
- */
-{ kind: "quota_clamp"; team: string; model: string; quota_gpus: number; asked: number } | 
-/**
- * A slider or CLI move clamped by the team's spend quota: `asked` GPUs, `to` allowed
- * (the most the rest of the month pays for within `per_month_fen`).
- */
-{ kind: "spend_quota_clamp"; team: string; per_month_fen: number; asked: number } | 
-/**
- * Words with no kind: log lines written before reasons had one.
- */
-{ kind: "note"; text: string }
-/**
  * How a chart of a time range is to be drawn: back `range_s` seconds from now, in the
  * theme and size it is shown at, its clock labels in the viewer's time zone.
  */
@@ -1153,67 +1014,6 @@ export type CheaperOverlayView = { overlay: OverlayMode; base_gpus: number; cost
  * How much less than the hourly plan.
  */
 saving_vs_hourly_fen: number }
-/**
- * A clamp that changed the count, with its numbers: `from_gpus` before it, `to_gpus` after.
- */
-export type Clamp = 
-/**
- * A schedule's floor, ceiling or exact count.
- */
-{ kind: "schedule"; schedule: string; bound: BoundKind; from_gpus: number; to_gpus: number } | 
-/**
- * The pool's minimum.
- */
-{ kind: "min"; from_gpus: number; to_gpus: number } | 
-/**
- * The pool's maximum.
- */
-{ kind: "max"; from_gpus: number; to_gpus: number } | 
-/**
- * The pool's step cap.
- */
-{ kind: "step_cap"; from_gpus: number; to_gpus: number; step_gpus: number } | 
-/**
- * The budget: `to_gpus` is the most the budget pays for (`None` figures: no price, so
- * the pool may not grow).
- */
-{ kind: "budget"; from_gpus: number; to_gpus: number; per_hour_fen: number | null; per_month_fen: number | null } | 
-/**
- * A rule cooling down.
- */
-{ kind: "cooldown"; rule: string; from_gpus: number; to_gpus: number; until_ms: number } | 
-/**
- * A target's stabilization (scale-in) or sustain (scale-out) window.
- */
-{ kind: "stabilization"; rule: string; from_gpus: number; to_gpus: number; window_minutes: number } | 
-/**
- * Surplus GPUs kept until near the end of the unit they have paid for.
- */
-{ kind: "paid_unit_hold"; from_gpus: number; to_gpus: number; next_release_ms: number } | 
-/**
- * Too few GPUs surplus over the deadband window to release.
- */
-{ kind: "deadband"; from_gpus: number; to_gpus: number; surplus_gpus: number; deadband_gpus: number; window_minutes: number } | 
-/**
- * The disruption budget: at most `allowance_gpus` released below the highest count
- * held over the last `window_minutes` (`highest_gpus`).
- */
-{ kind: "disruption_budget"; from_gpus: number; to_gpus: number; allowance_gpus: number; highest_gpus: number; window_minutes: number } | 
-/**
- * A quiet window is on until `until_ms`: no busy GPU (⌈busy GPUs⌉ of the latest
- * minute, `busy_gpus`) is released.
- */
-{ kind: "quiet_window"; from_gpus: number; to_gpus: number; busy_gpus: number; until_ms: number } | 
-/**
- * The pool's team may hold at most `quota_gpus` GPUs of `model` in all (its other
- * pools asking for the rest): `to_gpus` is the most this pool may ask for.
- */
-{ kind: "quota"; from_gpus: number; to_gpus: number; team: string; model: string; quota_gpus: number } | 
-/**
- * The pool's team may project to at most `per_month_fen` this month (its other pools'
- * projections and this one's spend so far counted): `to_gpus` is the most that pays.
- */
-{ kind: "team_spend"; from_gpus: number; to_gpus: number; team: string; per_month_fen: number }
 /**
  * How a threshold rule compares its metric.
  */
@@ -1288,9 +1088,9 @@ rules: RuleOutcome[];
  */
 recommended_gpus: number; 
 /**
- * Every clamp that changed the count, in the order applied.
+ * Every clamp that changed the count, in the order applied (each with its words).
  */
-clamps: Clamp[]; 
+clamps: WordedClamp[]; 
 /**
  * The count to hold from now on.
  */
@@ -1301,9 +1101,9 @@ desired_gpus: number;
  */
 cost_delta_per_hour_fen: number | null; 
 /**
- * Why, in one structured reason (also when nothing changes).
+ * Why, in one structured reason (also when nothing changes), with its words.
  */
-reason: DecisionReason }
+reason: WordedDecisionReason }
 /**
  * One rule decision marked on a pool chart, where the SVG draws it, so the UI can lay a
  * focusable button with the reason over the image.
@@ -1331,34 +1131,9 @@ shadow: boolean;
  */
 held: boolean; 
 /**
- * The entry's reason (a `rule_decision`).
+ * The entry's reason (a `rule_decision`), with its words where Rust words it.
  */
-reason: ChangeReason }
-/**
- * Why the decision is what it is.
- */
-export type DecisionReason = 
-/**
- * A rule's recommendation moved the pool (perhaps clamped: see the clamps).
- */
-{ kind: "rule"; rule: string; from_gpus: number; to_gpus: number } | 
-/**
- * A bound moved the pool with no rule asking (a schedule starting, min, max, budget).
- */
-{ kind: "bound"; clamp: Clamp } | 
-/**
- * A rule asked for a change and a clamp kept the pool where it was.
- */
-{ kind: "held"; rule: string; clamp: Clamp } | 
-/**
- * Nothing changes; the rule nearest to acting and its state ("80% for 2 of 3 minutes",
- * a stale metric).
- */
-{ kind: "waiting"; rule: string; status: RuleStatus } | 
-/**
- * Nothing changes and no rule is near acting.
- */
-{ kind: "steady" }
+reason: WordedChangeReason }
 /**
  * An action the operator's role does not allow, and the least role that does.
  */
@@ -2910,9 +2685,9 @@ rule: string;
  */
 recommended_gpus: number | null; 
 /**
- * Why.
+ * Why, with its words.
  */
-status: RuleStatus }
+status: WordedRuleStatus }
 /**
  * One reason a rule file (or rule set) is invalid.
  */
@@ -2962,56 +2737,6 @@ targets: TargetRule[];
  * Schedules, in file order.
  */
 schedules: Schedule[] }
-/**
- * A rule's state at a decision, with its numbers.
- */
-export type RuleStatus = 
-/**
- * A threshold met for its whole window: the rule fires.
- */
-{ kind: "fired"; metric: string; value: number; comparison: Comparison; threshold: number; minutes: number; action: Action } | 
-/**
- * A threshold met for only part of its window ("80% for 2 of 3 minutes").
- */
-{ kind: "sustaining"; metric: string; value: number; comparison: Comparison; threshold: number; minutes_met: number; minutes_needed: number } | 
-/**
- * A threshold not met now.
- */
-{ kind: "not_met"; metric: string; value: number; comparison: Comparison; threshold: number } | 
-/**
- * No value for the metric yet: just enabled, or the metric never came (worded as
- * waiting for the first reading, which is what the rule does).
- */
-{ kind: "no_data"; metric: string } | 
-/**
- * The metric's last value is too old: the rule does nothing.
- */
-{ kind: "stale"; metric: string; last_seen_ms: number; stale_after_minutes: number } | 
-/**
- * The rule would act but is cooling down.
- */
-{ kind: "cooldown"; until_ms: number; would_gpus: number } | 
-/**
- * A target met within its tolerance: no change.
- */
-{ kind: "within_tolerance"; metric: string; value: number; target: number; tolerance: number } | 
-/**
- * A target's recommendation (after its own stabilization or sustain window).
- */
-{ kind: "tracking"; metric: string; value: number; target: number; instant_gpus: number } | 
-/**
- * A target above the count, waiting for its sustain window (`minutes_met` of
- * `minutes_needed`), the overload not reached.
- */
-{ kind: "target_sustaining"; metric: string; value: number; target: number; instant_gpus: number; minutes_met: number; minutes_needed: number } | 
-/**
- * A schedule in force.
- */
-{ kind: "schedule_active"; bound: BoundKind; gpus: number; until_ms: number } | 
-/**
- * A schedule not in force now.
- */
-{ kind: "schedule_inactive" }
 /**
  * Whether the console acts on a pool's rules.
  */
@@ -3884,6 +3609,285 @@ samples: number;
  * `asked_at_ms + delivery_ms`.
  */
 eta_ms: number | null }
+/**
+ * A change's reason and its words, where Rust words it (see [`ChangeReason::phrase`]).
+ */
+export type WordedChangeReason = (
+/**
+ * The pool was made.
+ */
+{ kind: "created"; model: string; regions: string[]; min: number; max: number } | 
+/**
+ * Its settings were edited; `min`/`max` are the range after the edit.
+ */
+{ kind: "settings_changed"; min: number; max: number; range_moved: boolean } | 
+/**
+ * Deleted: every GPU it held is released.
+ */
+{ kind: "deleted" } | 
+/**
+ * "Release now": GPUs kept for their paid unit are released at once.
+ */
+{ kind: "release_now" } | 
+/**
+ * The operator moved the slider in the Pool view.
+ */
+{ kind: "slider" } | 
+/**
+ * `ebb pool scale` on the command line.
+ */
+{ kind: "cli" } | 
+/**
+ * A host has not answered for `grace_s`: its GPUs are written off and replaced.
+ */
+{ kind: "failover"; host: string; gpus: number; grace_s: number } | 
+/**
+ * A host's owner takes back `gpus` of the pool's (a spot reclaim) at `until_ms`:
+ * replaced at once, released by the host at the deadline.
+ */
+{ kind: "reclaimed"; host: string; gpus: number; until_ms: number } | 
+/**
+ * Spot of `model` in `region` was taken back `interruptions` times within
+ * `window_minutes`: new GPUs there go on demand until `until_ms` at the earliest, and
+ * after that once spot has been quiet (the circuit breaker opened; console-wide).
+ */
+{ kind: "spot_paused"; model: string; region: string; interruptions: number; window_minutes: number; until_ms: number } | 
+/**
+ * Spot of `model` in `region` has been quiet for `quiet_minutes`: new GPUs there may
+ * go on spot again (the circuit breaker closed; console-wide).
+ */
+{ kind: "spot_resumed"; model: string; region: string; quiet_minutes: number } | 
+/**
+ * A host that was written off answers again: its stale leases are released.
+ */
+{ kind: "host_back"; host: string; leases: number } | 
+/**
+ * The count unchanged, the enforcer rented and released GPUs to keep it (a
+ * replacement, back to spot at a paid unit's end, a GPU kept to its unit's end going):
+ * `rented` and `released` GPUs, each host's in the entry's results.
+ */
+{ kind: "upkeep"; rented: number; released: number } | 
+/**
+ * A host was registered (console-wide: no pool).
+ */
+{ kind: "host_added"; host: string; region: string } | 
+/**
+ * A host was removed from the registry (console-wide).
+ */
+{ kind: "host_removed"; host: string } | 
+/**
+ * A host is to be removed: the pools' GPUs there are released and taken elsewhere
+ * first (console-wide).
+ */
+{ kind: "host_draining"; host: string; gpus: number } | 
+/**
+ * A host written off while silent was forgotten (console-wide): its `leases` were
+ * recorded as ended when they were written off; if it ever answers again, its agent
+ * still holds those GPUs.
+ */
+{ kind: "host_forgotten"; host: string; leases: number } | 
+/**
+ * When a slider move asks first changed (console-wide).
+ */
+{ kind: "confirm_limits_changed"; above_gpus: number; above_per_hour_fen: number } | 
+/**
+ * The monthly budget was set (`Some`) or cleared (console-wide).
+ */
+{ kind: "budget_changed"; budget_fen: number | null } | 
+/**
+ * The pool's rule set was saved as `version`: the rules (and `limits`, `scale_in`,
+ * `metrics` for those sections) added, removed and changed, by name.
+ */
+{ kind: "rules_saved"; version: number; mode: RulesMode; added: string[]; removed: string[]; changed: string[]; warnings: number } | 
+/**
+ * The pool's rules were enabled, disabled or put in shadow mode.
+ */
+{ kind: "rules_mode"; version: number; mode: RulesMode } | 
+/**
+ * A rule decision: the count it set (or, in shadow mode or held by a clamp, would
+ * have set), with every rule's say, each clamp and the cost delta.
+ */
+{ kind: "rule_decision"; decision: Decision; shadow: boolean } | 
+/**
+ * The operator went past the pool's budget cap on purpose (the slider or the CLI).
+ */
+{ kind: "budget_override"; per_hour_fen: number; cap_fen: number } | 
+/**
+ * A pool bound to a Slurm partition changed its nodes (`nodes`, a hostlist, holding
+ * `gpus` GPUs in all).
+ */
+{ kind: "slurm"; partition: string; nodes: string; gpus: number; step: SlurmStep } | 
+/**
+ * A team was made, or its monthly spend quota set (`Some`) or cleared (console-wide).
+ */
+{ kind: "team_changed"; team: string; spend_per_month_fen: number | null } | 
+/**
+ * A team's quota of `model` GPUs was set (`Some`) or cleared (console-wide).
+ */
+{ kind: "team_quota"; team: string; model: string; gpus: number | null } | 
+/**
+ * A pool was moved into `team` (`""`: out of any team; console-wide).
+ */
+{ kind: "pool_team"; pool: string; team: string } | 
+/**
+ * `user` was given the Ebb role `role` (console-wide).
+ */
+{ kind: "role_granted"; user: string; role: AccessRole } | 
+/**
+ * An operator asked for what their role does not allow: refused, and logged
+ * (console-wide).
+ */
+{ kind: "refused"; action: AccessAction; needs: AccessRole } | 
+/**
+ * A slider or CLI move clamped by the team's quota: `asked` GPUs, `to` allowed (the
+ * team's `model` quota of `quota_gpus`).
+ */
+{ kind: "quota_clamp"; team: string; model: string; quota_gpus: number; asked: number } | 
+/**
+ * A slider or CLI move clamped by the team's spend quota: `asked` GPUs, `to` allowed
+ * (the most the rest of the month pays for within `per_month_fen`).
+ */
+{ kind: "spend_quota_clamp"; team: string; per_month_fen: number; asked: number } | 
+/**
+ * Words with no kind: log lines written before reasons had one.
+ */
+{ kind: "note"; text: string }) & { words?: Phrase | null }
+/**
+ * A clamp and its words.
+ */
+export type WordedClamp = (
+/**
+ * A schedule's floor, ceiling or exact count.
+ */
+{ kind: "schedule"; schedule: string; bound: BoundKind; from_gpus: number; to_gpus: number } | 
+/**
+ * The pool's minimum.
+ */
+{ kind: "min"; from_gpus: number; to_gpus: number } | 
+/**
+ * The pool's maximum.
+ */
+{ kind: "max"; from_gpus: number; to_gpus: number } | 
+/**
+ * The pool's step cap.
+ */
+{ kind: "step_cap"; from_gpus: number; to_gpus: number; step_gpus: number } | 
+/**
+ * The budget: `to_gpus` is the most the budget pays for (`None` figures: no price, so
+ * the pool may not grow).
+ */
+{ kind: "budget"; from_gpus: number; to_gpus: number; per_hour_fen: number | null; per_month_fen: number | null } | 
+/**
+ * A rule cooling down.
+ */
+{ kind: "cooldown"; rule: string; from_gpus: number; to_gpus: number; until_ms: number } | 
+/**
+ * A target's stabilization (scale-in) or sustain (scale-out) window.
+ */
+{ kind: "stabilization"; rule: string; from_gpus: number; to_gpus: number; window_minutes: number } | 
+/**
+ * Surplus GPUs kept until near the end of the unit they have paid for.
+ */
+{ kind: "paid_unit_hold"; from_gpus: number; to_gpus: number; next_release_ms: number } | 
+/**
+ * Too few GPUs surplus over the deadband window to release.
+ */
+{ kind: "deadband"; from_gpus: number; to_gpus: number; surplus_gpus: number; deadband_gpus: number; window_minutes: number } | 
+/**
+ * The disruption budget: at most `allowance_gpus` released below the highest count
+ * held over the last `window_minutes` (`highest_gpus`).
+ */
+{ kind: "disruption_budget"; from_gpus: number; to_gpus: number; allowance_gpus: number; highest_gpus: number; window_minutes: number } | 
+/**
+ * A quiet window is on until `until_ms`: no busy GPU (⌈busy GPUs⌉ of the latest
+ * minute, `busy_gpus`) is released.
+ */
+{ kind: "quiet_window"; from_gpus: number; to_gpus: number; busy_gpus: number; until_ms: number } | 
+/**
+ * The pool's team may hold at most `quota_gpus` GPUs of `model` in all (its other
+ * pools asking for the rest): `to_gpus` is the most this pool may ask for.
+ */
+{ kind: "quota"; from_gpus: number; to_gpus: number; team: string; model: string; quota_gpus: number } | 
+/**
+ * The pool's team may project to at most `per_month_fen` this month (its other pools'
+ * projections and this one's spend so far counted): `to_gpus` is the most that pays.
+ */
+{ kind: "team_spend"; from_gpus: number; to_gpus: number; team: string; per_month_fen: number }) & { words: Phrase }
+/**
+ * A decision's reason and its words.
+ */
+export type WordedDecisionReason = (
+/**
+ * A rule's recommendation moved the pool (perhaps clamped: see the clamps).
+ */
+{ kind: "rule"; rule: string; from_gpus: number; to_gpus: number } | 
+/**
+ * A bound moved the pool with no rule asking (a schedule starting, min, max, budget).
+ */
+{ kind: "bound"; clamp: WordedClamp } | 
+/**
+ * A rule asked for a change and a clamp kept the pool where it was.
+ */
+{ kind: "held"; rule: string; clamp: WordedClamp } | 
+/**
+ * Nothing changes; the rule nearest to acting and its state ("80% for 2 of 3 minutes",
+ * a stale metric).
+ */
+{ kind: "waiting"; rule: string; status: WordedRuleStatus } | 
+/**
+ * Nothing changes and no rule is near acting.
+ */
+{ kind: "steady" }) & { words: Phrase }
+/**
+ * A rule's state and its words.
+ */
+export type WordedRuleStatus = (
+/**
+ * A threshold met for its whole window: the rule fires.
+ */
+{ kind: "fired"; metric: string; value: number; comparison: Comparison; threshold: number; minutes: number; action: Action } | 
+/**
+ * A threshold met for only part of its window ("80% for 2 of 3 minutes").
+ */
+{ kind: "sustaining"; metric: string; value: number; comparison: Comparison; threshold: number; minutes_met: number; minutes_needed: number } | 
+/**
+ * A threshold not met now.
+ */
+{ kind: "not_met"; metric: string; value: number; comparison: Comparison; threshold: number } | 
+/**
+ * No value for the metric yet: just enabled, or the metric never came (worded as
+ * waiting for the first reading, which is what the rule does).
+ */
+{ kind: "no_data"; metric: string } | 
+/**
+ * The metric's last value is too old: the rule does nothing.
+ */
+{ kind: "stale"; metric: string; last_seen_ms: number; stale_after_minutes: number } | 
+/**
+ * The rule would act but is cooling down.
+ */
+{ kind: "cooldown"; until_ms: number; would_gpus: number } | 
+/**
+ * A target met within its tolerance: no change.
+ */
+{ kind: "within_tolerance"; metric: string; value: number; target: number; tolerance: number } | 
+/**
+ * A target's recommendation (after its own stabilization or sustain window).
+ */
+{ kind: "tracking"; metric: string; value: number; target: number; instant_gpus: number } | 
+/**
+ * A target above the count, waiting for its sustain window (`minutes_met` of
+ * `minutes_needed`), the overload not reached.
+ */
+{ kind: "target_sustaining"; metric: string; value: number; target: number; instant_gpus: number; minutes_met: number; minutes_needed: number } | 
+/**
+ * A schedule in force.
+ */
+{ kind: "schedule_active"; bound: BoundKind; gpus: number; until_ms: number } | 
+/**
+ * A schedule not in force now.
+ */
+{ kind: "schedule_inactive" }) & { words: Phrase }
 
 /** tauri-specta globals **/
 

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { ActivityEntry, ChangeReason, Decision, PoolRules } from "./bindings";
+import type { ActivityEntry, Decision, PoolRules, WordedChangeReason as ChangeReason } from "./bindings";
+import { unworded } from "./fixtures/worded";
 import { setLocale } from "./i18n";
 import { countSetter, heldText, latestDecisionText, phaseWords, rulesState, rulesStateText, setterText, sliderRulesNote } from "./pool-rules";
 
@@ -34,7 +35,11 @@ const held: Decision = {
   clamps: [],
   desired_gpus: 6,
   cost_delta_per_hour_fen: 0,
-  reason: { kind: "held", rule: "in-at-30", clamp: { kind: "paid_unit_hold", from_gpus: 2, to_gpus: 6, next_release_ms: holdUntil } },
+  reason: unworded({
+    kind: "held",
+    rule: "in-at-30",
+    clamp: unworded({ kind: "paid_unit_hold", from_gpus: 2, to_gpus: 6, next_release_ms: holdUntil } as const),
+  } as const),
 };
 
 describe("who set the count", () => {

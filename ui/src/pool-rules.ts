@@ -4,7 +4,7 @@
 // failover), and why GPUs are kept (a paid-unit hold, with the time it ends). Pure: tested
 // in pool-rules.test.ts.
 
-import type { ActivityEntry, Actor, Clamp, Decision, PoolPhase, PoolRules, RulesMode } from "./bindings";
+import type { ActivityEntry, Actor, Decision, PoolPhase, PoolRules, RulesMode, WordedClamp as Clamp } from "./bindings";
 import { gpus } from "./costs";
 import { t, type MessageKey } from "./i18n";
 import { formatWhen, phaseText } from "./pool";

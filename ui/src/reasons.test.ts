@@ -1,7 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type {
-  ChangeReason,
-  Clamp,
   ConfirmationReason,
   Decision,
   HostProblem,
@@ -9,23 +7,21 @@ import type {
   NodeProblem,
   PoolNote,
   PriceProblem,
-  RuleStatus,
   SlurmStep,
+  WordedChangeReason as ChangeReason,
 } from "./bindings";
+import { clampOf, reasonOf, worded } from "./fixtures/worded";
 import { setLocale } from "./i18n";
 import {
   agentRefusalText,
   changeReasonText,
-  clampText,
   confirmationText,
-  decisionReasonText,
   hostProblemText,
   lintProblemText,
   nodeProblemText,
   poolNoteText,
   poolNotesText,
   priceProblemText,
-  ruleStatusText,
   rulesModeText,
 } from "./reasons";
 
@@ -72,9 +68,8 @@ const changes: ChangeReason[] = [
   { kind: "confirm_limits_changed", above_gpus: 4, above_per_hour_fen: 10_000 },
   { kind: "budget_changed", budget_fen: 5_000_000 },
   { kind: "budget_changed", budget_fen: null },
-  { kind: "spot_paused", model: "A100", region: "cn-east", interruptions: 3, window_minutes: 30, until_ms: new Date(2026, 0, 5, 11, 17).getTime() },
-  { kind: "spot_resumed", model: "A100", region: "cn-east", quiet_minutes: 20 },
-  { kind: "reclaimed", host: "gpu-a", gpus: 1, until_ms: new Date(2026, 0, 5, 10, 47).getTime() },
+  // Worded in Rust: as the shell sends them.
+  ...worded.changes,
 ];
 /** Teams, quotas and roles: names of two letters, so the zh-CN check sees only words. */
 const accessChanges: ChangeReason[] = [
@@ -133,8 +128,8 @@ describe("structured reasons", () => {
       "gpu-a has not answered for 30 s: 2 GPUs there written off and replaced elsewhere",
     );
     expect(changeReasonText(changes[5]!)).toBe("slider in the Pool view");
-    expect(changeReasonText(changes[changes.length - 1]!)).toBe(
-      "gpu-a takes back 1 GPU at 10:47 (its owner's reclaim notice): a replacement is ordered now",
+    expect(changeReasonText(changes[changes.length - 1]!)).toMatch(
+      /^gpu-a takes back 1 GPU at \d\d:\d\d \(its owner's reclaim notice\): a replacement is ordered now$/,
     );
     expect(changes.slice(-3, -1).map(changeReasonText)).toEqual([
       "spot A100 in cn-east taken back 3 times in 30 min: new GPUs there go on demand until it is quiet",
@@ -226,46 +221,17 @@ describe("rules in words", () => {
     current_gpus: 4,
     rules: [],
     recommended_gpus: 8,
-    clamps: [{ kind: "step_cap", from_gpus: 8, to_gpus: 6, step_gpus: 2 }],
+    clamps: [clampOf("step_cap")],
     desired_gpus: 6,
     cost_delta_per_hour_fen: 2_400,
-    reason: { kind: "rule", rule: "out-at-80", from_gpus: 4, to_gpus: 6 },
+    reason: reasonOf("rule"),
   };
   const rulesChanges: ChangeReason[] = [
     { kind: "rules_saved", version: 2, mode: "shadow", added: ["out"], removed: [], changed: ["limits", "in"], warnings: 1 },
     { kind: "rules_mode", version: 2, mode: "enabled" },
     { kind: "rule_decision", decision, shadow: false },
-    { kind: "rule_decision", decision: { ...decision, desired_gpus: 4, reason: { kind: "steady" } }, shadow: true },
+    { kind: "rule_decision", decision: { ...decision, desired_gpus: 4, reason: reasonOf("steady") }, shadow: true },
     { kind: "budget_override", per_hour_fen: 50_000, cap_fen: 40_000 },
-  ];
-  const statuses: RuleStatus[] = [
-    { kind: "fired", metric: "gpu_util", value: 91.5, comparison: "at_least", threshold: 80, minutes: 3, action: { kind: "add_pct", pct: 20 } },
-    { kind: "sustaining", metric: "gpu_util", value: 85, comparison: "at_least", threshold: 80, minutes_met: 2, minutes_needed: 3 },
-    { kind: "not_met", metric: "queue_len", value: 3, comparison: "above", threshold: 10 },
-    { kind: "no_data", metric: "users" },
-    { kind: "stale", metric: "users", last_seen_ms: 0, stale_after_minutes: 2 },
-    { kind: "cooldown", until_ms: 0, would_gpus: 5 },
-    { kind: "within_tolerance", metric: "gpu_util", value: 62, target: 60, tolerance: 0.1 },
-    { kind: "tracking", metric: "gpu_util", value: 90, target: 60, instant_gpus: 6 },
-    { kind: "target_sustaining", metric: "busy_gpus", value: 5, target: 100, instant_gpus: 5, minutes_met: 1, minutes_needed: 3 },
-    { kind: "schedule_active", bound: "floor", gpus: 4, until_ms: 0 },
-    { kind: "schedule_inactive" },
-  ];
-  const clamps: Clamp[] = [
-    { kind: "schedule", schedule: "mornings", bound: "floor", from_gpus: 2, to_gpus: 4 },
-    { kind: "min", from_gpus: 0, to_gpus: 1 },
-    { kind: "max", from_gpus: 12, to_gpus: 8 },
-    { kind: "step_cap", from_gpus: 8, to_gpus: 6, step_gpus: 2 },
-    { kind: "budget", from_gpus: 8, to_gpus: 5, per_hour_fen: 12_000, per_month_fen: 5_000_000 },
-    { kind: "budget", from_gpus: 8, to_gpus: 4, per_hour_fen: null, per_month_fen: null },
-    { kind: "cooldown", rule: "out", from_gpus: 6, to_gpus: 4, until_ms: 0 },
-    { kind: "stabilization", rule: "util-60", from_gpus: 2, to_gpus: 4, window_minutes: 5 },
-    { kind: "paid_unit_hold", from_gpus: 2, to_gpus: 4, next_release_ms: 0 },
-    { kind: "deadband", from_gpus: 3, to_gpus: 4, surplus_gpus: 1, deadband_gpus: 2, window_minutes: 10 },
-    { kind: "disruption_budget", from_gpus: 1, to_gpus: 2, allowance_gpus: 1, highest_gpus: 3, window_minutes: 10 },
-    { kind: "quiet_window", from_gpus: 1, to_gpus: 3, busy_gpus: 3, until_ms: 0 },
-    { kind: "quota", from_gpus: 8, to_gpus: 4, team: "ml", model: "A100", quota_gpus: 6 },
-    { kind: "team_spend", from_gpus: 8, to_gpus: 3, team: "ml", per_month_fen: 5_000_000 },
   ];
   const lint: LintProblem[] = [
     { kind: "flapping", other_rule: "in", at_gpus: 4, from_value: 80, after_value: 66.67, other_threshold: 70 },
@@ -287,22 +253,10 @@ describe("rules in words", () => {
       "shadow mode, nothing changed: no rule asks for a change",
       "past the budget cap on purpose: ¥500.00 per hour against a cap of ¥400.00",
     ]);
-    expect(ruleStatusText(statuses[0]!)).toBe("gpu_util >= 80 for 3 min (last minute's mean 91.50): +20%");
-    expect(ruleStatusText(statuses[1]!)).toBe("gpu_util >= 80 for 2 of 3 minutes");
-    expect(ruleStatusText(statuses[2]!)).toBe("queue_len: last-minute mean 3, not > 10");
-    expect(ruleStatusText(statuses[6]!)).toBe("gpu_util: last-minute mean 62, within 10% of the target 60");
-    expect(clampText(clamps[0]!)).toBe("schedule mornings (at least 4): 2 → 4");
-    expect(clampText(clamps[4]!)).toBe("budget of ¥120.00/hour and ¥50,000.00/month: 8 → 5");
-    expect(clampText(clamps[5]!)).toBe("budget (no price to check it against): 8 → 4");
-    expect(clampText(clamps[9]!)).toBe("deadband: 1 surplus over 10 min, 2 needed: 3 → 4");
-    expect(clampText(clamps[10]!)).toBe("disruption budget: at most 1 released per 10 min (from 3): 1 → 2");
-    expect(clampText(clamps[11]!)).toMatch(/^quiet window until \d\d:\d\d: 3 busy kept: 1 → 3$/);
-    expect(clampText(clamps[12]!)).toBe("team ml's quota of 6 A100 GPUs: 8 → 4");
     expect(changeReasonText({ kind: "quota_clamp", team: "research", model: "A100", quota_gpus: 6, asked: 8 })).toBe(
       "asked for 8 GPUs, clamped by team research's quota of 6 A100 GPUs",
     );
     expect(changeReasonText({ kind: "refused", action: "enable_rules", needs: "admin" })).toBe("refused: to enable rules needs the admin role");
-    expect(decisionReasonText({ kind: "held", rule: "out", clamp: clamps[2]! })).toBe("out held by the pool's max: 12 → 8");
     expect(lintProblemText(lint[1]!)).toBe(
       "the cooldown (2 min) is shorter than the warmup (5 min): it fires again before its GPUs are ready",
     );
@@ -346,34 +300,6 @@ describe("rules in words", () => {
       spend_quota_clamp: true,
       note: true,
     });
-    expectEveryKind(statuses, {
-      fired: true,
-      sustaining: true,
-      not_met: true,
-      no_data: true,
-      stale: true,
-      cooldown: true,
-      within_tolerance: true,
-      tracking: true,
-      target_sustaining: true,
-      schedule_active: true,
-      schedule_inactive: true,
-    });
-    expectEveryKind(clamps, {
-      schedule: true,
-      min: true,
-      max: true,
-      step_cap: true,
-      budget: true,
-      cooldown: true,
-      stabilization: true,
-      paid_unit_hold: true,
-      deadband: true,
-      disruption_budget: true,
-      quiet_window: true,
-      quota: true,
-      team_spend: true,
-    });
     expectEveryKind(lint, {
       flapping: true,
       cooldown_shorter_than_warmup: true,
@@ -393,10 +319,7 @@ describe("rules in words", () => {
     setLocale("zh-CN");
     const texts = [
       ...rulesChanges.map(changeReasonText),
-      ...statuses.map(ruleStatusText),
-      ...clamps.map(clampText),
       ...lint.map(lintProblemText),
-      decisionReasonText({ kind: "waiting", rule: "out", status: statuses[1]! }),
     ];
     for (const text of texts) {
       expect(text, text).toMatch(/[\u4e00-\u9fff]/);

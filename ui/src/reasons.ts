@@ -1,34 +1,39 @@
 // The structured reasons the shell sends (why a pool changed, why a host failed, why a
 // slider move asks first, why a pool is not where it should be, where tokens are kept)
-// in the operator's language. The English wording matches the Rust `Display` of each,
-// which logs and the CLI use. Each switch is exhaustive over the generated union, so a
-// reason added in Rust is a type error here until it is worded.
+// in the operator's language. A reason Rust words (a rule's state, a clamp, a decision's
+// reason, the spot changes: crates/ebb-wire/src/words.rs, which the notifications render
+// too) carries its words, a phrase rendered here as it came; the rest are still worded
+// here. The English wording matches the Rust `Display` of each, which logs and the CLI
+// use. Each switch is exhaustive over the generated union, so a reason added in Rust is a
+// type error here until it is worded.
 
 import type {
-  Action,
   Decision,
   AgentErrorKind,
   BoundKind,
-  ChangeReason,
-  Clamp,
   Comparison,
   ConfirmationReason,
-  DecisionReason,
   HostProblem,
   LintProblem,
   NodeProblem,
   PoolNote,
   PriceProblem,
   ReleaseWarning,
-  RuleStatus,
   RulesMode,
   SkipReason,
   TokenStoreKind,
   AccessRole,
   AccessAction,
+  WordedChangeReason,
+  WordedClamp,
+  WordedDecisionReason,
+  WordedRuleStatus,
 } from "./bindings";
 import { formatCount, formatMoney, gpus as gpusText } from "./costs";
 import { getLocale, t, type MessageKey } from "./i18n";
+import { clockText, phraseText, ruleNumber } from "./phrase";
+
+export { clockText, ruleNumber };
 
 function list(items: readonly string[]): string {
   return items.join(t("common.listSeparator"));
@@ -70,7 +75,7 @@ export function accessActionText(action: AccessAction): string {
 }
 
 /** One line of the activity log: why the pool changed. */
-export function changeReasonText(reason: ChangeReason): string {
+export function changeReasonText(reason: WordedChangeReason): string {
   switch (reason.kind) {
     case "created":
       return t("reason.change.created", { model: reason.model, regions: list(reason.regions), min: reason.min, max: reason.max });
@@ -89,16 +94,10 @@ export function changeReasonText(reason: ChangeReason): string {
     case "failover":
       return t("reason.change.failover", { host: reason.host, gpus: gpusText(reason.gpus), grace: reason.grace_s });
     case "reclaimed":
-      return t("reason.change.reclaimed", { host: reason.host, gpus: gpusText(reason.gpus), time: clockText(reason.until_ms) });
     case "spot_paused":
-      return t("reason.change.spotPaused", {
-        model: reason.model,
-        region: reason.region,
-        interruptions: reason.interruptions,
-        window: reason.window_minutes,
-      });
     case "spot_resumed":
-      return t("reason.change.spotResumed", { model: reason.model, region: reason.region, quiet: reason.quiet_minutes });
+      // Worded in Rust (the notifications say them too).
+      return reason.words ? phraseText(reason.words) : reason.kind;
     case "host_back":
       return t(reason.leases === 1 ? "reason.change.hostBack.one" : "reason.change.hostBack", { host: reason.host, leases: reason.leases });
     case "upkeep":
@@ -170,7 +169,7 @@ export function changeReasonText(reason: ChangeReason): string {
  * What a Slurm-bound pool did to its nodes: "Slurm gpu: gpu[1-2] resumed (4 GPUs leased)".
  * The partition, the hostlist, job ids and a problem Slurm or an agent gave stay as they are.
  */
-function slurmStepText(reason: Extract<ChangeReason, { kind: "slurm" }>): string {
+function slurmStepText(reason: Extract<WordedChangeReason, { kind: "slurm" }>): string {
   const where = { partition: reason.partition, nodes: reason.nodes };
   const step = reason.step;
   switch (step.step) {
@@ -451,172 +450,19 @@ export function comparisonSymbol(comparison: Comparison): string {
   return COMPARISONS[comparison];
 }
 
-/** A rule's number as the Rust side writes it: whole numbers bare, others to 2 places. */
-export function ruleNumber(value: number): string {
-  if (Number.isInteger(value) && Math.abs(value) < 1e15) return String(value);
-  return value.toFixed(2);
+/** One rule's state at a decision: "gpu_util >= 80 for 2 of 3 minutes" (Rust's words). */
+export function ruleStatusText(status: WordedRuleStatus): string {
+  return phraseText(status.words);
 }
 
-/** What a threshold rule does: "+2", "-30%", "set 4". */
-export function actionText(action: Action): string {
-  switch (action.kind) {
-    case "add_gpus":
-      return `+${action.gpus}`;
-    case "add_pct":
-      return `+${action.pct}%`;
-    case "remove_gpus":
-      return `-${action.gpus}`;
-    case "remove_pct":
-      return `-${action.pct}%`;
-    case "set":
-      return t("reason.rules.actionSet", { gpus: action.gpus });
-    default:
-      return never(action);
-  }
+/** A clamp that changed the count: "step cap of 2: 2 → 4" (Rust's words). */
+export function clampText(clamp: WordedClamp): string {
+  return phraseText(clamp.words);
 }
 
-function pad2(n: number): string {
-  return String(n).padStart(2, "0");
-}
-
-/** Local "HH:MM" (the Rust side writes UTC for logs; the view shows the viewer's clock). */
-export function clockText(ms: number): string {
-  const at = new Date(ms);
-  return `${pad2(at.getHours())}:${pad2(at.getMinutes())}`;
-}
-
-/** One rule's state at a decision: "gpu_util >= 80 for 2 of 3 minutes". */
-export function ruleStatusText(status: RuleStatus): string {
-  switch (status.kind) {
-    case "fired":
-      return t("reason.rules.status.fired", {
-        metric: status.metric,
-        op: comparisonSymbol(status.comparison),
-        threshold: ruleNumber(status.threshold),
-        minutes: status.minutes,
-        value: ruleNumber(status.value),
-        action: actionText(status.action),
-      });
-    case "sustaining":
-      return t("reason.rules.status.sustaining", {
-        metric: status.metric,
-        op: comparisonSymbol(status.comparison),
-        threshold: ruleNumber(status.threshold),
-        met: status.minutes_met,
-        needed: status.minutes_needed,
-      });
-    case "not_met":
-      return t("reason.rules.status.notMet", {
-        metric: status.metric,
-        value: ruleNumber(status.value),
-        op: comparisonSymbol(status.comparison),
-        threshold: ruleNumber(status.threshold),
-      });
-    case "no_data":
-      return t("reason.rules.status.noData", { metric: status.metric });
-    case "stale":
-      return t("reason.rules.status.stale", { metric: status.metric, time: clockText(status.last_seen_ms), limit: status.stale_after_minutes });
-    case "cooldown":
-      return t("reason.rules.status.cooldown", { time: clockText(status.until_ms), gpus: status.would_gpus });
-    case "within_tolerance":
-      return t("reason.rules.status.withinTolerance", {
-        metric: status.metric,
-        value: ruleNumber(status.value),
-        tolerance: ruleNumber(status.tolerance * 100),
-        target: ruleNumber(status.target),
-      });
-    case "tracking":
-      return t("reason.rules.status.tracking", {
-        metric: status.metric,
-        value: ruleNumber(status.value),
-        target: ruleNumber(status.target),
-        gpus: status.instant_gpus,
-      });
-    case "target_sustaining":
-      return t("reason.rules.status.targetSustaining", {
-        metric: status.metric,
-        value: ruleNumber(status.value),
-        target: ruleNumber(status.target),
-        gpus: status.instant_gpus,
-        met: status.minutes_met,
-        needed: status.minutes_needed,
-      });
-    case "schedule_active":
-      return t("reason.rules.status.scheduleActive", { time: clockText(status.until_ms), bound: boundText(status.bound, status.gpus) });
-    case "schedule_inactive":
-      return t("reason.rules.status.scheduleInactive");
-    default:
-      return never(status);
-  }
-}
-
-/** A clamp that changed the count: "step cap of 2: 2 → 4". */
-export function clampText(clamp: Clamp): string {
-  const counts = { from: clamp.from_gpus, to: clamp.to_gpus };
-  switch (clamp.kind) {
-    case "schedule":
-      return t("reason.rules.clamp.schedule", { ...counts, schedule: clamp.schedule, bound: boundText(clamp.bound, clamp.to_gpus) });
-    case "min":
-      return t("reason.rules.clamp.min", counts);
-    case "max":
-      return t("reason.rules.clamp.max", counts);
-    case "step_cap":
-      return t("reason.rules.clamp.stepCap", { ...counts, step: clamp.step_gpus });
-    case "budget": {
-      const caps: string[] = [];
-      if (clamp.per_hour_fen !== null) caps.push(t("reason.rules.clamp.perHour", { money: formatMoney(clamp.per_hour_fen) }));
-      if (clamp.per_month_fen !== null) caps.push(t("reason.rules.clamp.perMonth", { money: formatMoney(clamp.per_month_fen) }));
-      return caps.length === 0
-        ? t("reason.rules.clamp.budgetNoPrice", counts)
-        : t("reason.rules.clamp.budget", { ...counts, caps: caps.join(t("reason.rules.clamp.and")) });
-    }
-    case "cooldown":
-      return t("reason.rules.clamp.cooldown", { ...counts, rule: clamp.rule, time: clockText(clamp.until_ms) });
-    case "stabilization":
-      return t("reason.rules.clamp.stabilization", { ...counts, rule: clamp.rule, window: clamp.window_minutes });
-    case "paid_unit_hold":
-      return t("reason.rules.clamp.paidUnitHold", { ...counts, time: clockText(clamp.next_release_ms) });
-    case "deadband":
-      return t("reason.rules.clamp.deadband", {
-        ...counts,
-        surplus: clamp.surplus_gpus,
-        window: clamp.window_minutes,
-        needed: clamp.deadband_gpus,
-      });
-    case "disruption_budget":
-      return t("reason.rules.clamp.disruptionBudget", {
-        ...counts,
-        allowance: clamp.allowance_gpus,
-        window: clamp.window_minutes,
-        highest: clamp.highest_gpus,
-      });
-    case "quiet_window":
-      return t("reason.rules.clamp.quietWindow", { ...counts, time: clockText(clamp.until_ms), busy: clamp.busy_gpus });
-    case "quota":
-      return t("reason.rules.clamp.quota", { ...counts, team: clamp.team, model: clamp.model, quota: clamp.quota_gpus });
-    case "team_spend":
-      return t("reason.rules.clamp.teamSpend", { ...counts, team: clamp.team, money: formatMoney(clamp.per_month_fen) });
-    default:
-      return never(clamp);
-  }
-}
-
-/** Why a decision is what it is: "out-at-80: 4 → 6", "no rule asks for a change". */
-export function decisionReasonText(reason: DecisionReason): string {
-  switch (reason.kind) {
-    case "rule":
-      return t("reason.rules.decision.rule", { rule: reason.rule, from: reason.from_gpus, to: reason.to_gpus });
-    case "bound":
-      return clampText(reason.clamp);
-    case "held":
-      return t("reason.rules.decision.held", { rule: reason.rule, clamp: clampText(reason.clamp) });
-    case "waiting":
-      return t("reason.rules.decision.waiting", { rule: reason.rule, status: ruleStatusText(reason.status) });
-    case "steady":
-      return t("reason.rules.decision.steady");
-    default:
-      return never(reason);
-  }
+/** Why a decision is what it is: "out-at-80: 4 → 6", "no rule asks for a change" (Rust's words). */
+export function decisionReasonText(reason: WordedDecisionReason): string {
+  return phraseText(reason.words);
 }
 
 const FORCE_PAYS_AGAIN = {
@@ -681,7 +527,7 @@ export function lintProblemText(problem: LintProblem): string {
  * "deadband (1 surplus over 10 min, 2 needed)", "cooling down until 04:39". `rule` is the
  * rule the decision is about: its own cooldown does not name it twice.
  */
-export function clampCause(clamp: Clamp, rule: string | null = null): string {
+export function clampCause(clamp: WordedClamp, rule: string | null = null): string {
   switch (clamp.kind) {
     case "schedule":
       return t("activity.clamp.schedule", { schedule: clamp.schedule, bound: t(boundKey(clamp.bound), { gpus: clamp.to_gpus }) });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Decision } from "./bindings";
+import { reasonOf, unworded } from "./fixtures/worded";
 import {
   chooseTrace,
   DECISIONS_KEPT,
@@ -26,7 +27,7 @@ function decision(at_ms: number, current: number, desired: number): Decision {
     clamps: [],
     desired_gpus: desired,
     cost_delta_per_hour_fen: null,
-    reason: desired === current ? { kind: "steady" } : { kind: "rule", rule: "out", from_gpus: current, to_gpus: desired },
+    reason: desired === current ? reasonOf("steady") : unworded({ kind: "rule", rule: "out", from_gpus: current, to_gpus: desired } as const),
   };
 }
 
@@ -71,8 +72,12 @@ describe("the decisions seen", () => {
     const held = (at_ms: number, until_ms: number): Decision => ({
       ...decision(at_ms, 6, 6),
       recommended_gpus: 2,
-      clamps: [{ kind: "paid_unit_hold", from_gpus: 2, to_gpus: 6, next_release_ms: until_ms }],
-      reason: { kind: "held", rule: "back-to-normal", clamp: { kind: "paid_unit_hold", from_gpus: 2, to_gpus: 6, next_release_ms: until_ms } },
+      clamps: [unworded({ kind: "paid_unit_hold", from_gpus: 2, to_gpus: 6, next_release_ms: until_ms } as const)],
+      reason: unworded({
+        kind: "held",
+        rule: "back-to-normal",
+        clamp: unworded({ kind: "paid_unit_hold", from_gpus: 2, to_gpus: 6, next_release_ms: until_ms } as const),
+      } as const),
     });
     // The hold's time in words is to the minute: 12:00:00 and 12:00:30 read alike.
     const noon = new Date(2026, 11, 6, 12, 0, 0).getTime();

@@ -22,9 +22,7 @@ use ebb_wire::ipc::UiLanguage;
 use ebb_wire::plan::yuan;
 use ebb_wire::pools::{ActivityEntry, Actor, NotificationPrefs};
 use ebb_wire::reasons::ChangeReason;
-use ebb_wire::rules::{
-    Action, BoundKind, Clamp, Decision, DecisionReason, RuleStatus, hh_mm_utc, number,
-};
+use ebb_wire::rules::{Clamp, Decision, DecisionReason, RuleStatus};
 use std::collections::BTreeSet;
 
 /// The words the shell draws into its SVG charts (drawn in Rust, so worded here from the
@@ -207,69 +205,26 @@ fn because(decision: &Decision, words: Words) -> String {
 /// the entry names no pool); `None` for any other entry. The body is the activity log's
 /// sentence, so in English it reads as the reason's `Display` (a reclaim's with its deadline).
 fn spot(entry: &ActivityEntry, words: Words) -> Option<Notification> {
-    let (title, reason) = match &entry.reason {
-        ChangeReason::Reclaimed {
-            host,
-            gpus,
-            until_ms,
-        } => {
-            let gpus = count(*gpus, words);
-            (
-                words.text(
-                    "notify.reclaimed.title",
-                    &[("pool", &entry.pool), ("host", host), ("gpus", &gpus)],
-                ),
-                words.text(
-                    "reason.change.reclaimed",
-                    &[
-                        ("host", host),
-                        ("gpus", &gpus),
-                        ("time", &hh_mm_utc(*until_ms)),
-                    ],
-                ),
-            )
-        }
-        ChangeReason::SpotPaused {
-            model,
-            region,
-            interruptions,
-            window_minutes,
-            ..
-        } => (
-            words.text(
-                "notify.spotPaused.title",
-                &[("model", model), ("region", region)],
-            ),
-            words.text(
-                "reason.change.spotPaused",
-                &[
-                    ("model", model),
-                    ("region", region),
-                    ("interruptions", interruptions),
-                    ("window", window_minutes),
-                ],
-            ),
+    let title = match &entry.reason {
+        ChangeReason::Reclaimed { host, gpus, .. } => words.text(
+            "notify.reclaimed.title",
+            &[
+                ("pool", &entry.pool),
+                ("host", host),
+                ("gpus", &count(*gpus, words)),
+            ],
         ),
-        ChangeReason::SpotResumed {
-            model,
-            region,
-            quiet_minutes,
-        } => (
-            words.text(
-                "notify.spotResumed.title",
-                &[("model", model), ("region", region)],
-            ),
-            words.text(
-                "reason.change.spotResumed",
-                &[
-                    ("model", model),
-                    ("region", region),
-                    ("quiet", quiet_minutes),
-                ],
-            ),
+        ChangeReason::SpotPaused { model, region, .. } => words.text(
+            "notify.spotPaused.title",
+            &[("model", model), ("region", region)],
+        ),
+        ChangeReason::SpotResumed { model, region, .. } => words.text(
+            "notify.spotResumed.title",
+            &[("model", model), ("region", region)],
         ),
         _ => return None,
     };
+    let reason = words.render(&entry.reason.phrase()?);
     Some(Notification {
         kind: NotificationKind::Spot,
         pool: entry.pool.clone(),
@@ -370,15 +325,9 @@ fn budget_held(
 /// A budget's caps: "¥50.00/hour and ¥9,000.00/month", in the language of `words`;
 /// empty without a cap.
 fn budget_caps(per_hour_fen: Option<i64>, per_month_fen: Option<i64>, words: Words) -> String {
-    let caps: Vec<String> = per_hour_fen
-        .map(|fen| words.text("reason.rules.clamp.perHour", &[("money", &yuan(fen))]))
-        .into_iter()
-        .chain(
-            per_month_fen
-                .map(|fen| words.text("reason.rules.clamp.perMonth", &[("money", &yuan(fen))])),
-        )
-        .collect();
-    caps.join(&words.text("reason.rules.clamp.and", &[]))
+    ebb_wire::words::budget_caps(per_hour_fen, per_month_fen)
+        .map(|caps| words.arg(&caps))
+        .unwrap_or_default()
 }
 
 /// The metric a rule status read, and whether it read it fresh (`None`: read nothing).
@@ -468,292 +417,23 @@ fn stale(
     }
 }
 
-// The decision log's reasons in words, as the Rules view words them (`ui/src/reasons.ts`,
-// the same keys); times in UTC, as the logs write them. In English they read as the wire
-// types' `Display`, which the tests check.
-
-/// A schedule's bound and count: "at least 4".
-fn bound_text(bound: BoundKind, gpus: u32, words: Words) -> String {
-    let key = match bound {
-        BoundKind::Floor => "reason.rules.bound.floor",
-        BoundKind::Ceiling => "reason.rules.bound.ceiling",
-        BoundKind::Exact => "reason.rules.bound.exact",
-    };
-    words.text(key, &[("gpus", &gpus)])
-}
-
-/// What a threshold rule does: "+2", "-30%", "set 4".
-fn action_text(action: &Action, words: Words) -> String {
-    match action {
-        Action::Set { gpus } => words.text("reason.rules.actionSet", &[("gpus", gpus)]),
-        other => other.to_string(),
-    }
-}
+// The decision log's reasons in words: the phrases `ebb_wire::words` chooses for each (the
+// Rules view renders the same ones), in the language of `words`; times in UTC, as the logs
+// write them. In English they read as the wire types' `Display`, which the tests check.
 
 /// One rule's state at a decision: "gpu_util >= 80 for 2 of 3 minutes".
 fn status_text(status: &RuleStatus, words: Words) -> String {
-    match status {
-        RuleStatus::Fired {
-            metric,
-            value,
-            comparison,
-            threshold,
-            minutes,
-            action,
-        } => words.text(
-            "reason.rules.status.fired",
-            &[
-                ("metric", metric),
-                ("op", &comparison.symbol()),
-                ("threshold", &number(*threshold)),
-                ("minutes", minutes),
-                ("value", &number(*value)),
-                ("action", &action_text(action, words)),
-            ],
-        ),
-        RuleStatus::Sustaining {
-            metric,
-            comparison,
-            threshold,
-            minutes_met,
-            minutes_needed,
-            ..
-        } => words.text(
-            "reason.rules.status.sustaining",
-            &[
-                ("metric", metric),
-                ("op", &comparison.symbol()),
-                ("threshold", &number(*threshold)),
-                ("met", minutes_met),
-                ("needed", minutes_needed),
-            ],
-        ),
-        RuleStatus::NotMet {
-            metric,
-            value,
-            comparison,
-            threshold,
-        } => words.text(
-            "reason.rules.status.notMet",
-            &[
-                ("metric", metric),
-                ("value", &number(*value)),
-                ("op", &comparison.symbol()),
-                ("threshold", &number(*threshold)),
-            ],
-        ),
-        RuleStatus::NoData { metric } => {
-            words.text("reason.rules.status.noData", &[("metric", metric)])
-        }
-        RuleStatus::Stale {
-            metric,
-            last_seen_ms,
-            stale_after_minutes,
-        } => words.text(
-            "reason.rules.status.stale",
-            &[
-                ("metric", metric),
-                ("time", &hh_mm_utc(*last_seen_ms)),
-                ("limit", stale_after_minutes),
-            ],
-        ),
-        RuleStatus::Cooldown {
-            until_ms,
-            would_gpus,
-        } => words.text(
-            "reason.rules.status.cooldown",
-            &[("time", &hh_mm_utc(*until_ms)), ("gpus", would_gpus)],
-        ),
-        RuleStatus::WithinTolerance {
-            metric,
-            value,
-            target,
-            tolerance,
-        } => words.text(
-            "reason.rules.status.withinTolerance",
-            &[
-                ("metric", metric),
-                ("value", &number(*value)),
-                ("tolerance", &number(tolerance * 100.0)),
-                ("target", &number(*target)),
-            ],
-        ),
-        RuleStatus::Tracking {
-            metric,
-            value,
-            target,
-            instant_gpus,
-        } => words.text(
-            "reason.rules.status.tracking",
-            &[
-                ("metric", metric),
-                ("value", &number(*value)),
-                ("target", &number(*target)),
-                ("gpus", instant_gpus),
-            ],
-        ),
-        RuleStatus::TargetSustaining {
-            metric,
-            value,
-            target,
-            instant_gpus,
-            minutes_met,
-            minutes_needed,
-        } => words.text(
-            "reason.rules.status.targetSustaining",
-            &[
-                ("metric", metric),
-                ("value", &number(*value)),
-                ("target", &number(*target)),
-                ("gpus", instant_gpus),
-                ("met", minutes_met),
-                ("needed", minutes_needed),
-            ],
-        ),
-        RuleStatus::ScheduleActive {
-            bound,
-            gpus,
-            until_ms,
-        } => words.text(
-            "reason.rules.status.scheduleActive",
-            &[
-                ("time", &hh_mm_utc(*until_ms)),
-                ("bound", &bound_text(*bound, *gpus, words)),
-            ],
-        ),
-        RuleStatus::ScheduleInactive => words.text("reason.rules.status.scheduleInactive", &[]),
-    }
+    words.render(&status.phrase())
 }
 
 /// A clamp that changed the count: "step cap of 2: 2 → 4".
 fn clamp_text(clamp: &Clamp, words: Words) -> String {
-    let (from, to) = clamp.counts();
-    let counts: [words::Param<'_>; 2] = [("from", &from), ("to", &to)];
-    let with = |key: &str, more: &[words::Param<'_>]| {
-        let params: Vec<words::Param<'_>> = counts.iter().chain(more).copied().collect();
-        words.text(key, &params)
-    };
-    match clamp {
-        Clamp::Schedule {
-            schedule, bound, ..
-        } => with(
-            "reason.rules.clamp.schedule",
-            &[
-                ("schedule", schedule),
-                ("bound", &bound_text(*bound, to, words)),
-            ],
-        ),
-        Clamp::Min { .. } => with("reason.rules.clamp.min", &[]),
-        Clamp::Max { .. } => with("reason.rules.clamp.max", &[]),
-        Clamp::StepCap { step_gpus, .. } => {
-            with("reason.rules.clamp.stepCap", &[("step", step_gpus)])
-        }
-        Clamp::Budget {
-            per_hour_fen,
-            per_month_fen,
-            ..
-        } => {
-            let caps = budget_caps(*per_hour_fen, *per_month_fen, words);
-            if caps.is_empty() {
-                with("reason.rules.clamp.budgetNoPrice", &[])
-            } else {
-                with("reason.rules.clamp.budget", &[("caps", &caps)])
-            }
-        }
-        Clamp::Cooldown { rule, until_ms, .. } => with(
-            "reason.rules.clamp.cooldown",
-            &[("rule", rule), ("time", &hh_mm_utc(*until_ms))],
-        ),
-        Clamp::Stabilization {
-            rule,
-            window_minutes,
-            ..
-        } => with(
-            "reason.rules.clamp.stabilization",
-            &[("rule", rule), ("window", window_minutes)],
-        ),
-        Clamp::PaidUnitHold {
-            next_release_ms, ..
-        } => with(
-            "reason.rules.clamp.paidUnitHold",
-            &[("time", &hh_mm_utc(*next_release_ms))],
-        ),
-        Clamp::Deadband {
-            surplus_gpus,
-            deadband_gpus,
-            window_minutes,
-            ..
-        } => with(
-            "reason.rules.clamp.deadband",
-            &[
-                ("surplus", surplus_gpus),
-                ("window", window_minutes),
-                ("needed", deadband_gpus),
-            ],
-        ),
-        Clamp::DisruptionBudget {
-            allowance_gpus,
-            highest_gpus,
-            window_minutes,
-            ..
-        } => with(
-            "reason.rules.clamp.disruptionBudget",
-            &[
-                ("allowance", allowance_gpus),
-                ("window", window_minutes),
-                ("highest", highest_gpus),
-            ],
-        ),
-        Clamp::QuietWindow {
-            busy_gpus,
-            until_ms,
-            ..
-        } => with(
-            "reason.rules.clamp.quietWindow",
-            &[("time", &hh_mm_utc(*until_ms)), ("busy", busy_gpus)],
-        ),
-        Clamp::Quota {
-            team,
-            model,
-            quota_gpus,
-            ..
-        } => with(
-            "reason.rules.clamp.quota",
-            &[("team", team), ("model", model), ("quota", quota_gpus)],
-        ),
-        Clamp::TeamSpend {
-            team,
-            per_month_fen,
-            ..
-        } => with(
-            "reason.rules.clamp.teamSpend",
-            &[("team", team), ("money", &yuan(*per_month_fen))],
-        ),
-    }
+    words.render(&clamp.phrase())
 }
 
 /// Why a decision is what it is: "out-at-80: 4 → 6", "no rule asks for a change".
 fn decision_reason_text(reason: &DecisionReason, words: Words) -> String {
-    match reason {
-        DecisionReason::Rule {
-            rule,
-            from_gpus,
-            to_gpus,
-        } => words.text(
-            "reason.rules.decision.rule",
-            &[("rule", rule), ("from", from_gpus), ("to", to_gpus)],
-        ),
-        DecisionReason::Bound { clamp } => clamp_text(clamp, words),
-        DecisionReason::Held { rule, clamp } => words.text(
-            "reason.rules.decision.held",
-            &[("rule", rule), ("clamp", &clamp_text(clamp, words))],
-        ),
-        DecisionReason::Waiting { rule, status } => words.text(
-            "reason.rules.decision.waiting",
-            &[("rule", rule), ("status", &status_text(status, words))],
-        ),
-        DecisionReason::Steady => words.text("reason.rules.decision.steady", &[]),
-    }
+    words.render(&reason.phrase())
 }
 
 #[cfg(test)]
@@ -762,6 +442,7 @@ mod tests {
     use super::*;
     use ebb_wire::pools::Outcome;
     use ebb_wire::rules::{Action, Comparison, RuleOutcome};
+    use ebb_wire::rules::{BoundKind, hh_mm_utc};
 
     const T0: i64 = 1_700_000_000_000;
 
@@ -1186,17 +867,33 @@ mod tests {
 
     #[test]
     fn every_key_named_here_is_in_both_catalogs() {
-        // Every string literal that reads as a key: a catalog prefix, then a name.
-        let source = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/lib.rs"));
-        let keys: BTreeSet<&str> = ["notify", "reason", "common"]
+        // Every string literal that reads as a key: a catalog prefix, then a name; here and
+        // where the phrases are chosen (the reasons' words, the form checks' words).
+        let sources = [
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/lib.rs")),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../ebb-wire/src/words.rs"
+            )),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../ebb-state/src/registry.rs"
+            )),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../ebb-state/src/pools/validate.rs"
+            )),
+        ];
+        let keys: BTreeSet<&str> = ["notify", "reason", "common", "pool.check", "hosts.check"]
             .iter()
-            .flat_map(|prefix| {
+            .flat_map(|prefix| sources.iter().map(move |source| (prefix, *source)))
+            .flat_map(|(prefix, source)| {
                 source
                     .match_indices(&format!("\"{prefix}."))
-                    .map(|(at, _)| at + 1)
+                    .map(|(at, _)| (source, at + 1))
                     .collect::<Vec<_>>()
             })
-            .filter_map(|start| {
+            .filter_map(|(source, start)| {
                 let key = &source[start..start + source[start..].find('"')?];
                 key.chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')
@@ -1204,7 +901,7 @@ mod tests {
             })
             .filter(|key| !key.ends_with('.'))
             .collect();
-        assert!(keys.len() > 30, "{keys:?}");
+        assert!(keys.len() > 60, "{}: {keys:?}", keys.len());
         for language in [UiLanguage::English, UiLanguage::SimplifiedChinese] {
             let words = Words::of(language);
             for key in &keys {

@@ -7,6 +7,7 @@
 //! `words.text("reason.rules.clamp.min", &[("from", &from), ("to", &to)])` here.
 
 use ebb_wire::ipc::UiLanguage;
+use ebb_wire::phrase::{Arg, Phrase};
 use std::collections::HashMap;
 use std::fmt::Display;
 use std::sync::LazyLock;
@@ -53,6 +54,40 @@ impl Words {
             .or_else(|| EN.get(key))
             .map_or(key, String::as_str);
         interpolate(template, params)
+    }
+
+    /// A phrase (a reason's words as Rust chose them, `ebb_wire::words`) in this language:
+    /// money as yuan, a time as `HH:MM` UTC (as the logs write it), GPUs with their noun.
+    pub fn render(&self, phrase: &Phrase) -> String {
+        let values: Vec<(&str, String)> = phrase
+            .args
+            .iter()
+            .map(|arg| (arg.name.as_str(), self.arg(&arg.value)))
+            .collect();
+        let params: Vec<Param<'_>> = values
+            .iter()
+            .map(|(name, value)| (*name, value as &dyn Display))
+            .collect();
+        self.text(&phrase.key, &params)
+    }
+
+    /// One argument of a phrase, in this language.
+    pub fn arg(&self, arg: &Arg) -> String {
+        match arg {
+            Arg::Text(text) => text.clone(),
+            Arg::Int(n) => n.to_string(),
+            Arg::Number(value) => ebb_wire::rules::number(*value),
+            Arg::Money(fen) => ebb_wire::plan::yuan(*fen),
+            Arg::Time(at_ms) => ebb_wire::rules::hh_mm_utc(*at_ms),
+            Arg::Gpus(1) => self.text("notify.gpus.one", &[]),
+            Arg::Gpus(gpus) => self.text("notify.gpus.other", &[("gpus", gpus)]),
+            Arg::Phrase(inner) => self.render(inner),
+            Arg::Join { parts, separator } => {
+                let separator = self.text(separator, &[]);
+                let parts: Vec<String> = parts.iter().map(|part| self.render(part)).collect();
+                parts.join(&separator)
+            }
+        }
     }
 }
 

@@ -20,3 +20,4 @@ pub mod rules;
 pub mod showback;
 pub mod slurm;
 pub mod suggest;
+pub mod words;

@@ -439,6 +439,9 @@ pub struct ActivityEntry {
     pub actor: Actor,
     pub from: u32,
     pub to: u32,
+    /// Why, with its words where Rust words it.
+    #[serde(serialize_with = "crate::words::worded_change_reason")]
+    #[specta(type = crate::words::WordedChangeReason)]
     pub reason: ChangeReason,
     pub delta_per_hour_fen: Option<i64>,
     pub delta_per_month_fen: Option<i64>,
@@ -548,7 +551,9 @@ pub struct DecisionMark {
     pub shadow: bool,
     /// A clamp kept the count where it was.
     pub held: bool,
-    /// The entry's reason (a `rule_decision`).
+    /// The entry's reason (a `rule_decision`), with its words where Rust words it.
+    #[serde(serialize_with = "crate::words::worded_change_reason")]
+    #[specta(type = crate::words::WordedChangeReason)]
     pub reason: ChangeReason,
 }
 

@@ -371,14 +371,18 @@ pub struct Decision {
     /// The rules' combined recommendation before any clamp (the current count when no
     /// rule recommends).
     pub recommended_gpus: u32,
-    /// Every clamp that changed the count, in the order applied.
+    /// Every clamp that changed the count, in the order applied (each with its words).
+    #[serde(serialize_with = "crate::words::worded_clamps")]
+    #[specta(type = crate::words::WordedClamps)]
     pub clamps: Vec<Clamp>,
     /// The count to hold from now on.
     pub desired_gpus: u32,
     /// What the change does to the pool's cost per hour (negative saves); `None` without a
     /// price.
     pub cost_delta_per_hour_fen: Option<i64>,
-    /// Why, in one structured reason (also when nothing changes).
+    /// Why, in one structured reason (also when nothing changes), with its words.
+    #[serde(serialize_with = "crate::words::worded_decision_reason")]
+    #[specta(type = crate::words::WordedDecisionReason)]
     pub reason: DecisionReason,
 }
 
@@ -389,7 +393,9 @@ pub struct RuleOutcome {
     pub rule: String,
     /// The count it recommends (before the pool's clamps); `None` when it has no opinion.
     pub recommended_gpus: Option<u32>,
-    /// Why.
+    /// Why, with its words.
+    #[serde(serialize_with = "crate::words::worded_status")]
+    #[specta(type = crate::words::WordedRuleStatus)]
     pub status: RuleStatus,
 }
 
@@ -635,12 +641,26 @@ pub enum DecisionReason {
         to_gpus: u32,
     },
     /// A bound moved the pool with no rule asking (a schedule starting, min, max, budget).
-    Bound { clamp: Clamp },
+    Bound {
+        #[serde(serialize_with = "crate::words::worded_clamp")]
+        #[specta(type = crate::words::WordedClamp)]
+        clamp: Clamp,
+    },
     /// A rule asked for a change and a clamp kept the pool where it was.
-    Held { rule: String, clamp: Clamp },
+    Held {
+        rule: String,
+        #[serde(serialize_with = "crate::words::worded_clamp")]
+        #[specta(type = crate::words::WordedClamp)]
+        clamp: Clamp,
+    },
     /// Nothing changes; the rule nearest to acting and its state ("80% for 2 of 3 minutes",
     /// a stale metric).
-    Waiting { rule: String, status: RuleStatus },
+    Waiting {
+        rule: String,
+        #[serde(serialize_with = "crate::words::worded_status")]
+        #[specta(type = crate::words::WordedRuleStatus)]
+        status: RuleStatus,
+    },
     /// Nothing changes and no rule is near acting.
     Steady,
 }

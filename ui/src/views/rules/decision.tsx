@@ -11,7 +11,7 @@
 //   li[data-testid="rules-decision-clamp"]  li[data-testid="rules-decision-rule"][data-rule]
 
 import { For, Show, type JSX } from "solid-js";
-import type { Decision, MetricValue, RuleStatus, RulesMode } from "../../bindings";
+import type { Decision, MetricValue, RulesMode, WordedRuleStatus as RuleStatus } from "../../bindings";
 import { t } from "../../i18n";
 import { formatWhen, signedPerHour } from "../../pool";
 import { clampCause, decisionText, ruleNumber, ruleStatusText } from "../../reasons";
