@@ -1488,7 +1488,12 @@ message: string;
  * What a host said or did, when the error is an agent's failure: the UI words it.
  * Boxed: it is large, and every command's `Result` carries this error.
  */
-problem: HostProblem | null }
+problem: HostProblem | null; 
+/**
+ * The refusal in the operator's words, where Rust words it (a form field's problem,
+ * a name already taken): the UI shows these instead of `message`.
+ */
+words?: Phrase | null }
 /**
  * What kind of failure an IPC command met: the UI words each one.
  */

@@ -51,6 +51,19 @@ describe("explainError", () => {
     expect(e.detail).not.toContain("no answer");
   });
 
+  it("says a refusal Rust words in the operator's language, not the shell's English", () => {
+    const taken = error("invalid_input", {
+      field: "name",
+      message: "name: a host named `gpu-01` is already registered",
+      words: { key: "hosts.refuse.exists", args: [{ name: "name", value: { kind: "text", value: "gpu-01" } }] },
+    });
+    setLocale("zh-CN");
+    const explained = explainError(taken);
+    expect(explained.detailIsEnglish).toBe(false);
+    expect(explained.detail).toBe("已有名为“gpu-01”的主机：请换一个名称，或编辑该主机。");
+    expect(explained.detail).not.toMatch(/registered|name:/);
+  });
+
   it("has no detail when the shell sent no words", () => {
     const e = explainError(error("internal", { message: "  " }));
     expect(e.sentence).toBe(t("error.kind.internal"));

@@ -7,6 +7,7 @@ import type { IpcError, IpcErrorKind } from "./bindings";
 import { describeError } from "./format";
 import { t, type MessageKey } from "./i18n";
 import { ipcError } from "./ipc";
+import { phraseText } from "./phrase";
 import { hostProblemText } from "./reasons";
 
 export interface Explained {
@@ -107,6 +108,10 @@ export function explainError(err: unknown, sentenceFor?: SentenceFor): Explained
   const sentence = key ? t(key) : kindText(error);
   if (error.problem) {
     return { sentence, detail: hostProblemText(error.problem), detailIsEnglish: false, kind: error.kind, error };
+  }
+  // A refusal Rust words (a field's problem, a name taken) is said in the operator's words.
+  if (error.words) {
+    return { sentence, detail: phraseText(error.words), detailIsEnglish: false, kind: error.kind, error };
   }
   const message = error.message.trim();
   return { sentence, detail: message !== "" ? message : null, detailIsEnglish: message !== "", kind: error.kind, error };

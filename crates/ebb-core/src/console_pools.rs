@@ -357,6 +357,12 @@ impl Console {
                         ebb_cost::Money::from_fen(per_hour_fen),
                         ebb_cost::Money::from_fen(cap_fen)
                     ),
+                    words: Some(Box::new(
+                        ebb_wire::phrase::Phrase::new("pool.refuse.budget")
+                            .arg("gpus", ebb_wire::phrase::Arg::Gpus(to))
+                            .arg("cost", ebb_wire::phrase::Arg::Money(per_hour_fen))
+                            .arg("cap", ebb_wire::phrase::Arg::Money(cap_fen)),
+                    )),
                 });
             }
             reason = ChangeReason::BudgetOverride {
@@ -545,6 +551,9 @@ impl Console {
             return Err(PoolError::Invalid {
                 field: "budget_fen",
                 problem: "must be more than zero (clear it to have no budget)".into(),
+                words: Some(Box::new(ebb_wire::phrase::Phrase::new(
+                    "pool.refuse.budgetZero",
+                ))),
             });
         }
         self.pools.set_budget(budget_fen).await?;
@@ -559,6 +568,9 @@ impl Console {
             return Err(PoolError::Invalid {
                 field: "confirm_above_per_hour_fen",
                 problem: "must not be negative".into(),
+                words: Some(Box::new(ebb_wire::phrase::Phrase::new(
+                    "pool.refuse.negative",
+                ))),
             });
         }
         self.pools.set_confirm_policy(policy).await

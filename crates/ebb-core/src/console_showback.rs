@@ -77,6 +77,7 @@ fn invalid_month(problem: String) -> PoolError {
     PoolError::Invalid {
         field: "month",
         problem,
+        words: None,
     }
 }
 
@@ -99,6 +100,7 @@ fn add(a: ShowbackLine, b: &ShowbackLine) -> Result<ShowbackLine, PoolError> {
         x.checked_add(y).ok_or_else(|| PoolError::Invalid {
             field: "spend",
             problem: "the month's sum overflows".into(),
+            words: None,
         })
     };
     Ok(ShowbackLine {

@@ -8,6 +8,7 @@ use crate::pools::PoolError;
 use crate::registry::RegistryError;
 use ebb_telemetry::metrics_store::MetricsError;
 use ebb_wire::ipc::{IpcError, IpcErrorKind};
+use ebb_wire::phrase::Phrase;
 
 /// An error as every front reports it. Pure: no logging here.
 pub trait Reported {
@@ -55,7 +56,10 @@ impl Reported for MetricsError {
 impl Reported for RegistryError {
     fn report(&self) -> IpcError {
         match self {
-            RegistryError::Invalid { field, .. } => IpcError::invalid(field, self.to_string()),
+            RegistryError::Invalid { field, words, .. } => IpcError {
+                words: words.as_deref().cloned(),
+                ..IpcError::invalid(field, self.to_string())
+            },
             RegistryError::NotFound(_) => kind(IpcErrorKind::NotFound, self),
             RegistryError::Vault(_) => kind(IpcErrorKind::TokenStore, self),
             RegistryError::RoleRequired(refused) => refused.report(),
@@ -72,8 +76,14 @@ impl Reported for RegistryError {
 impl Reported for PoolError {
     fn report(&self) -> IpcError {
         match self {
-            PoolError::Invalid { field, .. } => IpcError::invalid(field, self.to_string()),
-            PoolError::Exists(_) => IpcError::invalid("name", self.to_string()),
+            PoolError::Invalid { field, words, .. } => IpcError {
+                words: words.as_deref().cloned(),
+                ..IpcError::invalid(field, self.to_string())
+            },
+            PoolError::Exists(name) => IpcError {
+                words: Some(Phrase::new("pool.refuse.exists").text("name", name)),
+                ..IpcError::invalid("name", self.to_string())
+            },
             PoolError::NotFound(_) => kind(IpcErrorKind::NotFound, self),
             PoolError::Moved { .. } => IpcError {
                 field: Some("from".to_string()),

@@ -30,6 +30,8 @@ pub enum PoolError {
     Invalid {
         field: &'static str,
         problem: String,
+        /// The problem in the operator's words, where a problem enum words it.
+        words: Option<Box<ebb_wire::phrase::Phrase>>,
     },
     #[error("no pool named `{0}`")]
     NotFound(String),
@@ -61,6 +63,7 @@ fn invalid(field: &'static str, problem: impl Into<String>) -> PoolError {
     PoolError::Invalid {
         field,
         problem: problem.into(),
+        words: None,
     }
 }
 

@@ -28,6 +28,8 @@ pub enum RegistryError {
     Invalid {
         field: &'static str,
         problem: String,
+        /// The problem in the operator's words, where it is worded.
+        words: Option<Box<Phrase>>,
     },
     #[error("no host named `{0}` is registered")]
     NotFound(String),
@@ -63,6 +65,16 @@ fn invalid(field: &'static str, problem: impl Into<String>) -> RegistryError {
     RegistryError::Invalid {
         field,
         problem: problem.into(),
+        words: None,
+    }
+}
+
+/// A refusal of `field` with its English and its words.
+fn refused(field: &'static str, problem: impl Into<String>, words: Phrase) -> RegistryError {
+    RegistryError::Invalid {
+        field,
+        problem: problem.into(),
+        words: Some(Box::new(words)),
     }
 }
 
@@ -158,8 +170,9 @@ impl HostFieldProblem {
 }
 
 impl From<HostFieldProblem> for RegistryError {
+    /// Refused as the form words it: the English for logs and the CLI, the phrase for the UI.
     fn from(problem: HostFieldProblem) -> RegistryError {
-        invalid(problem.field(), problem.to_string())
+        refused(problem.field(), problem.to_string(), problem.phrase())
     }
 }
 
@@ -416,9 +429,10 @@ impl Registry {
             .fetch_optional(&mut *tx)
             .await?;
         if exists.is_some() {
-            return Err(invalid(
+            return Err(refused(
                 "name",
                 format!("a host named `{}` is already registered", spec.name),
+                Phrase::new("hosts.refuse.exists").text("name", &spec.name),
             ));
         }
         let now = self.db.now_ms();
@@ -463,9 +477,10 @@ impl Registry {
             ..spec.clone()
         })?;
         if spec.name != name {
-            return Err(invalid(
+            return Err(refused(
                 "name",
                 "a host cannot be renamed; remove it and add it again",
+                Phrase::new("hosts.refuse.rename"),
             ));
         }
         let mut tx = self.db.begin_write().await?;

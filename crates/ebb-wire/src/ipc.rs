@@ -585,6 +585,10 @@ pub struct IpcError {
     /// What a host said or did, when the error is an agent's failure: the UI words it.
     /// Boxed: it is large, and every command's `Result` carries this error.
     pub problem: Option<Box<HostProblem>>,
+    /// The refusal in the operator's words, where Rust words it (a form field's problem,
+    /// a name already taken): the UI shows these instead of `message`.
+    #[serde(default)]
+    pub words: Option<crate::phrase::Phrase>,
 }
 
 impl IpcError {
@@ -595,6 +599,7 @@ impl IpcError {
             line: None,
             message: message.into(),
             problem: None,
+            words: None,
         }
     }
 
@@ -606,6 +611,7 @@ impl IpcError {
             line: None,
             message: message.into(),
             problem: None,
+            words: None,
         }
     }
 

@@ -272,7 +272,7 @@ async fn handle(state: ApiState, request: Request) -> Response {
     // Every sample is checked before any is stored.
     match state.store.push_metrics(&pushes).await {
         Ok(()) => {}
-        Err((i, PoolError::Invalid { field, problem })) => {
+        Err((i, PoolError::Invalid { field, problem, .. })) => {
             let field = if pushes.len() > 1 {
                 format!("[{i}].{field}")
             } else {

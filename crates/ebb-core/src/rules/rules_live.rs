@@ -548,6 +548,7 @@ async fn step(
                 Err(PoolError::Invalid {
                     field: "to",
                     problem,
+                    ..
                 }) => {
                     tracing::info!(pool = %pool.name, wanted = to, %problem, "a rule stood down: the team's quota has no room");
                     return Ok(None);

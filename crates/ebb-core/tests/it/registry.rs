@@ -55,6 +55,11 @@ async fn tokens_go_to_the_vault_and_never_to_the_database() {
         duplicate.to_string(),
         "name: a host named `gpu-01` is already registered"
     );
+    // The UI says it in the operator's words, not the English above.
+    let reported = ebb_state::errors::Reported::report(&duplicate);
+    assert_eq!(reported.field.as_deref(), Some("name"));
+    let words = reported.words.expect("a refusal worded for the UI");
+    assert_eq!(words.key, "hosts.refuse.exists");
 
     registry
         .update("gpu-01", &spec("gpu-01"), Some(""))

@@ -318,6 +318,7 @@ async fn roles_are_enforced_by_the_database_and_quotas_and_the_audit_chain_hold(
         Err(PoolError::Invalid {
             field: "gpus",
             problem,
+            ..
         }) => {
             assert!(
                 problem.contains("3 A100") && problem.contains("the 6"),
@@ -338,6 +339,7 @@ async fn roles_are_enforced_by_the_database_and_quotas_and_the_audit_chain_hold(
         Err(PoolError::Invalid {
             field: "team",
             problem,
+            ..
         }) => {
             assert!(problem.contains("quota of 6 A100 GPUs"), "{problem}")
         }

@@ -251,8 +251,13 @@ impl PoolProblem {
 }
 
 impl From<PoolProblem> for PoolError {
+    /// Refused as the form words it: the English for logs and the CLI, the phrase for the UI.
     fn from(problem: PoolProblem) -> PoolError {
-        invalid(problem.field(), problem.to_string())
+        PoolError::Invalid {
+            field: problem.field(),
+            problem: problem.to_string(),
+            words: Some(Box::new(problem.phrase())),
+        }
     }
 }
 

@@ -958,7 +958,7 @@ mod tests {
         assert!(check_release_choice(&status, 1, &ids(&["c"])).is_ok());
         assert!(check_release_choice(&status, 3, &[]).is_ok());
         let problem = |to, list: &[&str]| match check_release_choice(&status, to, &ids(list)) {
-            Err(PoolError::Invalid { field, problem }) => format!("{field}: {problem}"),
+            Err(PoolError::Invalid { field, problem, .. }) => format!("{field}: {problem}"),
             other => panic!("{other:?}"),
         };
         assert_eq!(problem(1, &["a", "a"]), "release: lease a is named twice");
