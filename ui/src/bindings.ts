@@ -1165,6 +1165,11 @@ export type EnforcerRole =
  */
 export type ExportFormat = "svg" | "png"
 /**
+ * A field's place: its section, its row (from 0, in file order) where the section is a
+ * list, and its key within (none: the section or row named whole).
+ */
+export type FieldPath = { section: RuleSection; row: number | null; key: string | null }
+/**
  * A problem with one field of a form, in words: the field as the form names it.
  */
 export type FieldProblem = { field: string; words: Phrase }
@@ -1670,13 +1675,13 @@ file: string;
  */
 valid: boolean; 
 /**
- * Why not (empty when valid).
+ * Why not (empty when valid), each with its field's place as data (`path`).
  */
-errors: RuleProblem[]; 
+errors: PathedProblem[]; 
 /**
- * Warnings about a valid set.
+ * Warnings about a valid set, each with its field's place as data (`path`).
  */
-warnings: LintWarning[] }
+warnings: PathedWarning[] }
 /**
  * A warning about a valid rule set: it will run, but probably not as meant.
  */
@@ -1898,6 +1903,43 @@ reserved: number }
  * hour).
  */
 export type PaidUnit = "hour" | "day" | "week"
+/**
+ * A problem and its field's place.
+ */
+export type PathedProblem = ({ 
+/**
+ * The line in the file (from 1), when there is a file and the field is found in it.
+ */
+line: number | null; 
+/**
+ * The field, as the file names it: `limits.max_gpus`, `threshold[1].action` (indexes
+ * from 0 in file order).
+ */
+field: string; 
+/**
+ * What is wrong, in words.
+ */
+message: string }) & { path: FieldPath }
+/**
+ * A warning and its field's place.
+ */
+export type PathedWarning = ({ 
+/**
+ * The rule or schedule it is about (`None`: the limits).
+ */
+rule: string | null; 
+/**
+ * The field, as in [`RuleProblem::field`].
+ */
+field: string; 
+/**
+ * The line in the file, when linted from one.
+ */
+line: number | null; 
+/**
+ * What, with its numbers.
+ */
+problem: LintProblem }) & { path: FieldPath }
 /**
  * A catalog key and its named arguments.
  */
@@ -2694,22 +2736,41 @@ recommended_gpus: number | null;
  */
 status: WordedRuleStatus }
 /**
- * One reason a rule file (or rule set) is invalid.
+ * A part of a rule file.
  */
-export type RuleProblem = { 
+export type RuleSection = 
 /**
- * The line in the file (from 1), when there is a file and the field is found in it.
+ * The file's `pool`.
  */
-line: number | null; 
+"pool" | 
 /**
- * The field, as the file names it: `limits.max_gpus`, `threshold[1].action` (indexes
- * from 0 in file order).
+ * The file as a whole (not TOML, not UTF-8).
  */
-field: string; 
+"file" | 
 /**
- * What is wrong, in words.
+ * `[limits]`.
  */
-message: string }
+"limits" | 
+/**
+ * `[limits.step]`.
+ */
+"step" | 
+/**
+ * `[scale_in]`.
+ */
+"scale_in" | 
+/**
+ * `[[scale_in.quiet]]`: a quiet window.
+ */
+"quiet" | 
+/**
+ * `[[metric]]`, `[[threshold]]`, `[[target]]`, `[[schedule]]`: a row of its list.
+ */
+"metric" | "threshold" | "target" | "schedule" | 
+/**
+ * Anything else (a key the file should not have, a list named whole).
+ */
+"other"
 /**
  * One pool's rules, validated (what `ebb_rules::model::parse` accepts, as data).
  */

@@ -10,29 +10,21 @@ describe("message catalog", () => {
   it("has no key that no source file names (a dead key is a translation nobody sees)", () => {
     // Every source file but the catalog and the tests, as text (Vite reads them at test
     // time), and the Rust that words the desktop notifications from the same catalog or
-    // chooses the words (phrases) the UI renders: form checks, reasons.
+    // chooses the words (phrases) the UI renders: form checks, reasons, refusals.
     const files = import.meta.glob<string>(["./**/*.ts", "./**/*.tsx", "!./**/*.test.ts", "!./i18n.ts"], {
       query: "?raw",
       import: "default",
       eager: true,
     });
-    const notifications = import.meta.glob<string>(
-      [
-        "../../crates/ebb-notify/src/lib.rs",
-        "../../src-tauri/src/notify.rs",
-        "../../crates/ebb-state/src/registry.rs",
-        "../../crates/ebb-state/src/pools/validate.rs",
-        "../../crates/ebb-wire/src/words.rs",
-      ],
-      {
-        query: "?raw",
-        import: "default",
-        eager: true,
-      },
-    );
+    const notifications = import.meta.glob<string>(["../../crates/*/src/**/*.rs", "../../src-tauri/src/**/*.rs"], {
+      query: "?raw",
+      import: "default",
+      eager: true,
+    });
     const sources = Object.values(files);
     expect(sources.length).toBeGreaterThan(20);
-    expect(Object.keys(notifications).length).toBeGreaterThanOrEqual(4);
+    expect(Object.keys(notifications)).toContain("../../crates/ebb-notify/src/lib.rs");
+    expect(Object.keys(notifications)).toContain("../../crates/ebb-wire/src/words.rs");
     const all = [...sources, ...Object.values(notifications)].join("\n");
     const dead = Object.keys(en).filter((key) => !all.includes(`"${key}"`));
     expect(dead).toEqual([]);

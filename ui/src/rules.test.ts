@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { LintReport, RuleSet } from "./bindings";
+import type { FieldPath, LintReport, RuleSet } from "./bindings";
 import { setLocale } from "./i18n";
 import {
   ageText,
@@ -16,7 +16,6 @@ import {
   parseWhole,
   parseYuan,
   placeText,
-  problemsByField,
   rulesFromForm,
   yuanText,
 } from "./rules";
@@ -164,19 +163,8 @@ describe("the rules form", () => {
     const back = rulesFromForm(values, SCHEDULED);
     expect(back.ok).toBe(false);
     if (back.ok) return;
-    // The count is named by its bound, as the file writes it (`floor = 4`).
+    // Each under its own form field (a schedule's count at its gpus input).
     expect(Object.keys(back.problems).sort()).toEqual([
-      "metric[1].stale_after_minutes",
-      "schedule[0].duration_minutes",
-      "schedule[0].floor",
-      "schedule[1].ceiling",
-      "schedule[1].end",
-      "schedule[1].start",
-    ]);
-    expect(back.problems["schedule[1].start"]).toEqual({ key: "rules.form.datetime" });
-    expect(back.problems["schedule[0].floor"]).toEqual({ key: "rules.form.whole" });
-    // The form shows each under its own field.
-    expect(Object.keys(problemsByField(back.problems)).sort()).toEqual([
       "metric[1].stale_after_minutes",
       "schedule[0].duration_minutes",
       "schedule[0].gpus",
@@ -184,6 +172,8 @@ describe("the rules form", () => {
       "schedule[1].gpus",
       "schedule[1].start",
     ]);
+    expect(back.problems["schedule[1].start"]).toEqual({ key: "rules.form.datetime" });
+    expect(back.problems["schedule[0].gpus"]).toEqual({ key: "rules.form.whole" });
     // A window's fields are not read for a cron schedule, nor a cron's for a window.
     const cron = formFromRules(SCHEDULED);
     cron.schedules[0]!.start = "soon";
@@ -245,34 +235,36 @@ describe("the rules form", () => {
 });
 
 describe("where a lint problem goes", () => {
-  it("maps the field a problem names to the form's field, or to none", () => {
-    expect(formField("threshold[0].action")).toBe("threshold[0].action");
-    expect(formField("threshold[3]")).toBe("threshold[3].name");
-    expect(formField("target[1].target")).toBe("target[1].target");
-    expect(formField("target[1].unknown")).toBe("target[1].name");
-    expect(formField("limits")).toBe("limits.max_gpus");
-    expect(formField("limits.min_gpus")).toBe("limits.min_gpus");
-    expect(formField("limits.step")).toBe("limits.step.out_gpus");
-    expect(formField("limits.step.in_pct")).toBe("limits.step.in_pct");
-    expect(formField("limits.budget_per_hour")).toBe("limits.budget_per_hour");
-    expect(formField("scale_in.deadband_minutes")).toBe("scale_in.deadband_minutes");
-    expect(formField("scale_in")).toBe("scale_in.release_window_minutes");
-    expect(formField("scale_in.budget_pct")).toBeNull();
-    expect(formField("scale_in.budget_window_minutes")).toBeNull();
-    expect(formField("scale_in.quiet[0].cron")).toBeNull();
-    expect(formField("scale_in.quiet")).toBeNull();
-    expect(formField("schedule[0].cron")).toBe("schedule[0].cron");
-    expect(formField("schedule[2].time_zone")).toBe("schedule[2].time_zone");
-    expect(formField("schedule[1].start")).toBe("schedule[1].start");
-    expect(formField("schedule[0].floor")).toBe("schedule[0].gpus");
-    expect(formField("schedule[0].ceiling")).toBe("schedule[0].gpus");
-    expect(formField("schedule[0].exact")).toBe("schedule[0].gpus");
-    expect(formField("schedule[1]")).toBe("schedule[1].name");
-    expect(formField("metric[0].name")).toBe("metric[0].name");
-    expect(formField("metric[1].stale_after_minutes")).toBe("metric[1].stale_after_minutes");
-    expect(formField("metric[1]")).toBe("metric[1].name");
-    expect(formField("metrics")).toBeNull();
-    expect(formField("pool")).toBeNull();
+  const at = (section: FieldPath["section"], row: number | null, key: string | null): FieldPath => ({ section, row, key });
+
+  it("maps the place a problem names (read in Rust) to the form's field, or to none", () => {
+    expect(formField(at("threshold", 0, "action"))).toBe("threshold[0].action");
+    expect(formField(at("threshold", 3, null))).toBe("threshold[3].name");
+    expect(formField(at("target", 1, "target"))).toBe("target[1].target");
+    expect(formField(at("target", 1, "unknown"))).toBe("target[1].name");
+    expect(formField(at("limits", null, null))).toBe("limits.max_gpus");
+    expect(formField(at("limits", null, "min_gpus"))).toBe("limits.min_gpus");
+    expect(formField(at("step", null, null))).toBe("limits.step.out_gpus");
+    expect(formField(at("step", null, "in_pct"))).toBe("limits.step.in_pct");
+    expect(formField(at("limits", null, "budget_per_hour"))).toBe("limits.budget_per_hour");
+    expect(formField(at("scale_in", null, "deadband_minutes"))).toBe("scale_in.deadband_minutes");
+    expect(formField(at("scale_in", null, null))).toBe("scale_in.release_window_minutes");
+    expect(formField(at("scale_in", null, "budget_pct"))).toBeNull();
+    expect(formField(at("scale_in", null, "budget_window_minutes"))).toBeNull();
+    expect(formField(at("quiet", 0, "cron"))).toBeNull();
+    expect(formField(at("quiet", null, null))).toBeNull();
+    expect(formField(at("schedule", 0, "cron"))).toBe("schedule[0].cron");
+    expect(formField(at("schedule", 2, "time_zone"))).toBe("schedule[2].time_zone");
+    expect(formField(at("schedule", 1, "start"))).toBe("schedule[1].start");
+    expect(formField(at("schedule", 0, "floor"))).toBe("schedule[0].gpus");
+    expect(formField(at("schedule", 0, "ceiling"))).toBe("schedule[0].gpus");
+    expect(formField(at("schedule", 0, "exact"))).toBe("schedule[0].gpus");
+    expect(formField(at("schedule", 1, null))).toBe("schedule[1].name");
+    expect(formField(at("metric", 0, "name"))).toBe("metric[0].name");
+    expect(formField(at("metric", 1, "stale_after_minutes"))).toBe("metric[1].stale_after_minutes");
+    expect(formField(at("metric", 1, null))).toBe("metric[1].name");
+    expect(formField(at("other", null, null))).toBeNull();
+    expect(formField(at("pool", null, null))).toBeNull();
     expect(fieldId("threshold[0].action")).toBe("rules-f-threshold-0-action");
     expect(fieldId("limits.step.out_gpus")).toBe("rules-f-limits-step-out_gpus");
     expect(fieldId("schedule[0].gpus")).toBe("rules-f-schedule-0-gpus");
@@ -287,16 +279,18 @@ describe("where a lint problem goes", () => {
         {
           rule: "out",
           field: "threshold[0].cooldown_minutes",
+          path: { section: "threshold", row: 0, key: "cooldown_minutes" },
           line: 12,
           problem: { kind: "cooldown_shorter_than_warmup", cooldown_minutes: 2, warmup_minutes: 5 },
         },
         {
           rule: "evening",
           field: "schedule[0].floor",
+          path: { section: "schedule", row: 0, key: "floor" },
           line: 20,
           problem: { kind: "schedule_fights_limits", bound: "floor", gpus: 12, min_gpus: 0, max_gpus: 8 },
         },
-        { rule: null, field: "pool", line: 1, problem: { kind: "over_budget", gpus: 8, budget_gpus: 4 } },
+        { rule: null, field: "pool", path: { section: "pool", row: null, key: null }, line: 1, problem: { kind: "over_budget", gpus: 8, budget_gpus: 4 } },
       ],
     };
     const notes = notesByField(report);

@@ -10,11 +10,12 @@ import type {
   Action,
   BoundKind,
   Comparison,
+  FieldPath,
   LintReport,
-  LintWarning,
   MetricRef,
+  PathedProblem,
+  PathedWarning,
   PromSource,
-  RuleProblem,
   RuleSet,
   RulesMode,
   ScheduleWhen,
@@ -371,9 +372,9 @@ export type FormProblems = Record<string, Phrase>;
 /**
  * The form's values as a RuleSet, over `base` (what the form does not show stays: the
  * file's `pool`, the disruption budget and quiet windows of `scale_in`), or the fields that are not numbers (or, for a window, not a local
- * date-time), keyed by the field as a rule file names it (`limits.min_gpus`,
- * `threshold[0].value`, `metric[0].stale_after_minutes`, `schedule[0].floor` for a floor's
- * GPUs). Everything else is the linter's to judge.
+ * date-time), keyed by the form field (`limits.min_gpus`, `threshold[0].value`,
+ * `metric[0].stale_after_minutes`, `schedule[0].gpus`). Everything else is the linter's to
+ * judge.
  */
 export function rulesFromForm(values: RulesFormValues, base: RuleSet): { ok: true; rules: RuleSet } | { ok: false; problems: FormProblems } {
   const problems: FormProblems = {};
@@ -469,8 +470,7 @@ export function rulesFromForm(values: RulesFormValues, base: RuleSet): { ok: tru
         when,
         time_zone: row.time_zone.trim(),
         bound: row.bound,
-        // The file names the count by its bound: `floor = 4`.
-        gpus: whole(at(row.bound), row.gpus),
+        gpus: whole(at("gpus"), row.gpus),
       };
     }),
   };
@@ -489,40 +489,36 @@ const ROW_KEYS: Readonly<Record<RowKind, readonly string[]>> = {
 };
 
 /**
- * The form field a problem's `field` names, as a rule file names it, or null when the form
- * has none (the file's `pool`: the TOML tab shows it). A table or a row named whole goes
- * to its first field: `limits` → `limits.max_gpus`, `threshold[1]` → `threshold[1].name`;
- * a schedule's count, which the file names by its bound (`schedule[0].floor`), to
+ * The form field a linter's problem is about, from its place (`path`, read in Rust from the
+ * field the linter names), or null when the form has none (the file's `pool`, the disruption
+ * budget and quiet windows: the TOML tab shows them). A table or a row named whole goes to
+ * its first field: `limits` → `limits.max_gpus`, `threshold[1]` → `threshold[1].name`; a
+ * schedule's count, which the file names by its bound (`schedule[0].floor`), to
  * `schedule[0].gpus`.
  */
-export function formField(field: string): string | null {
-  const parts = field.trim().split(".");
-  const [head, second, third] = parts;
-  if (head === "limits") {
-    if (second === undefined) return "limits.max_gpus";
-    if (second === "step") return `limits.step.${third !== undefined && STEP_KEYS.includes(third) ? third : "out_gpus"}`;
-    return LIMIT_KEYS.includes(second) ? `limits.${second}` : "limits.max_gpus";
+export function formField(path: FieldPath): string | null {
+  const key = path.key ?? "";
+  switch (path.section) {
+    case "limits":
+      return `limits.${LIMIT_KEYS.includes(key) ? key : "max_gpus"}`;
+    case "step":
+      return `limits.step.${STEP_KEYS.includes(key) ? key : "out_gpus"}`;
+    case "scale_in":
+      return key.startsWith("budget_") ? null : `scale_in.${SCALE_IN_KEYS.includes(key) ? key : "release_window_minutes"}`;
+    case "metric":
+    case "threshold":
+    case "target":
+    case "schedule": {
+      if (path.row === null) return null;
+      const named = path.section === "schedule" && (BOUNDS as readonly string[]).includes(key) ? "gpus" : key;
+      return `${path.section}[${path.row}].${ROW_KEYS[path.section].includes(named) ? named : "name"}`;
+    }
+    case "pool":
+    case "file":
+    case "quiet":
+    case "other":
+      return null;
   }
-  if (head === "scale_in") {
-    // The disruption budget and quiet windows are the TOML tab's.
-    if (second !== undefined && (second.startsWith("budget_") || /^quiet(\[\d+\])?$/.test(second))) return null;
-    return `scale_in.${second !== undefined && SCALE_IN_KEYS.includes(second) ? second : "release_window_minutes"}`;
-  }
-  const row = /^(metric|threshold|target|schedule)\[(\d+)\]$/.exec(head ?? "");
-  if (row) {
-    const kind = row[1] as RowKind;
-    const named = kind === "schedule" && second !== undefined && (BOUNDS as readonly string[]).includes(second) ? "gpus" : second;
-    const key = named !== undefined && ROW_KEYS[kind].includes(named) ? named : "name";
-    return `${kind}[${row[2]}].${key}`;
-  }
-  return null;
-}
-
-/** The form's own problems by the form field they name (as notesByField does the linter's). */
-export function problemsByField(problems: FormProblems): FormProblems {
-  const out: FormProblems = {};
-  for (const [field, phrase] of Object.entries(problems)) out[formField(field) ?? field] = phrase;
-  return out;
 }
 
 /** The id of a form field's input: `threshold[0].action` → `rules-f-threshold-0-action`. */
@@ -531,14 +527,14 @@ export function fieldId(field: string): string {
 }
 
 /** What the linter said about one form field. */
-export type FieldNotes = { errors: RuleProblem[]; warnings: LintWarning[] };
+export type FieldNotes = { errors: PathedProblem[]; warnings: PathedWarning[] };
 
 /** The report's errors and warnings by the form field they name (those with none are left out). */
 export function notesByField(report: LintReport | null): Map<string, FieldNotes> {
   const out = new Map<string, FieldNotes>();
   if (!report) return out;
-  const at = (field: string): FieldNotes | null => {
-    const key = formField(field);
+  const at = (path: FieldPath): FieldNotes | null => {
+    const key = formField(path);
     if (key === null) return null;
     let notes = out.get(key);
     if (!notes) {
@@ -547,8 +543,8 @@ export function notesByField(report: LintReport | null): Map<string, FieldNotes>
     }
     return notes;
   };
-  for (const error of report.errors) at(error.field)?.errors.push(error);
-  for (const warning of report.warnings) at(warning.field)?.warnings.push(warning);
+  for (const error of report.errors) at(error.path)?.errors.push(error);
+  for (const warning of report.warnings) at(warning.path)?.warnings.push(warning);
   return out;
 }
 

@@ -16,6 +16,7 @@ pub mod plan;
 pub mod pools;
 pub mod reasons;
 pub mod replay;
+pub mod rule_paths;
 pub mod rules;
 pub mod showback;
 pub mod slurm;

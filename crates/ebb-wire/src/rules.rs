@@ -1109,9 +1109,13 @@ pub struct LintReport {
     pub file: String,
     /// Whether it is a valid rule set.
     pub valid: bool,
-    /// Why not (empty when valid).
+    /// Why not (empty when valid), each with its field's place as data (`path`).
+    #[serde(serialize_with = "crate::rule_paths::problems_with_paths")]
+    #[specta(type = crate::rule_paths::PathedProblems)]
     pub errors: Vec<RuleProblem>,
-    /// Warnings about a valid set.
+    /// Warnings about a valid set, each with its field's place as data (`path`).
+    #[serde(serialize_with = "crate::rule_paths::warnings_with_paths")]
+    #[specta(type = crate::rule_paths::PathedWarnings)]
     pub warnings: Vec<LintWarning>,
 }
 

@@ -21,7 +21,7 @@
 import { denial } from "../../access";
 import { createEffect, createMemo, createSignal, on, onCleanup, onMount, Show, type JSX } from "solid-js";
 import { createStore, reconcile, unwrap } from "solid-js/store";
-import { commands, type IpcError, type LintReport, type PoolRules, type RuleSet, type RulesMode, type SlurmPoolView } from "../../bindings";
+import { commands, type FieldPath, type IpcError, type LintReport, type PoolRules, type RuleSet, type RulesMode, type SlurmPoolView } from "../../bindings";
 import { lineRange } from "../../costs";
 import { t, type MessageKey } from "../../i18n";
 import { call, ipcError } from "../../ipc";
@@ -33,7 +33,6 @@ import {
   formFromRules,
   notesByField,
   placeText,
-  problemsByField,
   RULES_MODES,
   rulesFromForm,
   type FormProblems,
@@ -118,8 +117,8 @@ export function Editor(props: {
   const [slurm, setSlurm] = createSignal<SlurmPoolView | null>(null);
   const dirty = () => props.source() !== baseline();
   const notes = createMemo(() => notesByField(report()));
-  /** The form's own problems are keyed as the file names them; the form shows them by its fields. */
-  const fieldProblems = createMemo(() => problemsByField(problems));
+  /** The form's own problems, keyed by its fields. */
+  const fieldProblems = createMemo(() => ({ ...problems }));
   let form!: HTMLFormElement;
   let textarea: HTMLTextAreaElement | undefined;
   let ackBox: HTMLInputElement | undefined;
@@ -246,8 +245,12 @@ export function Editor(props: {
   }
 
   /** Moves to what a problem names: its form field, else its line in the TOML. */
-  async function go(field: string, line: number | null): Promise<void> {
-    const named = formField(field);
+  async function go(path: FieldPath | null, line: number | null): Promise<void> {
+    await goTo(path === null ? null : formField(path), line);
+  }
+
+  /** Moves to a form field (the form's own problems name theirs), else to a line in the TOML. */
+  async function goTo(named: string | null, line: number | null): Promise<void> {
     if (tab() === "form" && named !== null) {
       const input = form.querySelector<HTMLElement>(`#${CSS.escape(fieldId(named))}`);
       if (input) {
@@ -267,7 +270,7 @@ export function Editor(props: {
     await pendingToml;
     const first = Object.keys(problems)[0];
     if (first) {
-      void go(first, null);
+      void goTo(first, null);
       return;
     }
     setBusy(true);
@@ -289,7 +292,9 @@ export function Editor(props: {
     if (error?.kind === "unacknowledged_warnings") {
       ackBox?.focus();
     } else if (error?.kind === "invalid_input" && error.field) {
-      void go(error.field, error.line);
+      // The same problem is in the lint report, with its place read in Rust.
+      const field = error.field;
+      void go(report()?.errors.find((e) => e.field === field)?.path ?? null, error.line);
     } else {
       saveButton.focus();
     }
@@ -414,7 +419,7 @@ export function Editor(props: {
           </p>
         </div>
       </div>
-      <LintList report={report()} pending={linting()} onGo={(field, line) => void go(field, line)} />
+      <LintList report={report()} pending={linting()} onGo={(path, line) => void go(path, line)} />
       <Show when={lintError() !== null}>
         <ErrorAlert lead={t("rules.lint.failed")} error={lintError()} testid="rules-lint-error" />
       </Show>

@@ -7,7 +7,7 @@
 //     li[data-testid="rules-lint-item"][data-severity="error|warning"][data-field][data-line]
 
 import { For, Show, type JSX } from "solid-js";
-import type { LintReport } from "../../bindings";
+import type { FieldPath, LintReport } from "../../bindings";
 import { t } from "../../i18n";
 import { lintProblemText } from "../../reasons";
 import { placeText } from "../../rules";
@@ -15,7 +15,7 @@ import { placeText } from "../../rules";
 export function LintList(props: {
   report: LintReport | null;
   pending: boolean;
-  onGo: (field: string, line: number | null) => void;
+  onGo: (path: FieldPath, line: number | null) => void;
 }): JSX.Element {
   const state = (): "pending" | "valid" | "invalid" => {
     if (props.pending || !props.report) return "pending";
@@ -44,7 +44,7 @@ export function LintList(props: {
           <For each={props.report?.errors ?? []}>
             {(error) => (
               <li data-testid="rules-lint-item" data-severity="error" data-field={error.field} data-line={error.line ?? ""}>
-                <button type="button" class="btn btn-small btn-quiet" onClick={() => props.onGo(error.field, error.line)}>
+                <button type="button" class="btn btn-small btn-quiet" onClick={() => props.onGo(error.path, error.line)}>
                   {placeText(error.line, error.field)}
                 </button>
                 <span lang="en">{error.message}</span>
@@ -54,7 +54,7 @@ export function LintList(props: {
           <For each={props.report?.warnings ?? []}>
             {(warning) => (
               <li data-testid="rules-lint-item" data-severity="warning" data-field={warning.field} data-line={warning.line ?? ""}>
-                <button type="button" class="btn btn-small btn-quiet" onClick={() => props.onGo(warning.field, warning.line)}>
+                <button type="button" class="btn btn-small btn-quiet" onClick={() => props.onGo(warning.path, warning.line)}>
                   {placeText(warning.line, warning.field)}
                 </button>
                 <span>{lintProblemText(warning.problem)}</span>
