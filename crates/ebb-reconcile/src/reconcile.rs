@@ -348,6 +348,31 @@ pub fn plan(input: &Input<'_>) -> Plan {
     out
 }
 
+impl PoolStatus {
+    /// Marks the leases `ids` starting (their workload not up, as another layer knows it:
+    /// a Slurm node not registered yet) and counts the pool's starting GPUs again. Pure.
+    pub fn mark_starting(&mut self, ids: &std::collections::HashSet<String>) {
+        if ids.is_empty() {
+            return;
+        }
+        for lease in &mut self.leases {
+            if ids.contains(&lease.lease_id) {
+                lease.starting = true;
+            }
+        }
+        self.starting = starting_gpus(&self.leases);
+    }
+}
+
+/// The GPUs of active leases whose workload is not up yet.
+pub(crate) fn starting_gpus(leases: &[PoolLeaseView]) -> u32 {
+    leases
+        .iter()
+        .filter(|lease| lease.state == PoolLeaseState::Active && lease.starting)
+        .map(|lease| u32::try_from(lease.gpu_uuids.len()).unwrap_or(u32::MAX))
+        .sum()
+}
+
 /// The mean utilization of a lease's GPUs; `None` when none was read.
 fn mean_util(lease: &Lease, util: &HashMap<&str, f32>) -> Option<f32> {
     let utils: Vec<f32> = lease

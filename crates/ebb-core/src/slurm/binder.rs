@@ -35,7 +35,7 @@ use ebb_wire::agent::{Lease, LeaseState};
 use ebb_wire::pools::Actor;
 use ebb_wire::reasons::{ChangeReason, NodeProblem, SlurmStep};
 use ebb_wire::rules::MetricPush;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The reason Ebb gives the nodes it drains or marks down, so it knows its own.
 pub const REASON_PREFIX: &str = "ebb:";
@@ -126,6 +126,9 @@ pub struct SlurmBinder {
     replaced: HashMap<String, i64>,
     /// Jobs Slurm held after a failed launch, with how often Ebb released them.
     unheld: HashMap<String, u32>,
+    /// Leases of nodes granted lately that Slurm does not have in service yet (slurmd not
+    /// registered, the node powering up): warming, not ready.
+    not_registered: HashSet<String>,
 }
 
 /// A held node Slurm drained or set down for a reason not Ebb's, now or lately.
@@ -176,6 +179,7 @@ impl SlurmBinder {
             troubled: HashMap::new(),
             replaced: HashMap::new(),
             unheld: HashMap::new(),
+            not_registered: HashSet::new(),
         }
     }
 
@@ -240,6 +244,12 @@ impl SlurmBinder {
 
     /// The node requests and releases decided since last taken, by pool id: the planner's
     /// input for the bound pools.
+    /// The leases of nodes granted lately that Slurm has not in service yet: the planner
+    /// counts their GPUs warming, not ready.
+    pub fn not_registered(&self) -> &HashSet<String> {
+        &self.not_registered
+    }
+
     pub fn take_orders(&mut self) -> BTreeMap<String, NodeOrders> {
         std::mem::take(&mut self.orders)
     }
@@ -356,6 +366,13 @@ impl SlurmBinder {
                 return Ok(());
             }
         };
+        self.not_registered
+            .retain(|id| !held.iter().any(|node| &node.lease.id == id));
+        self.not_registered.extend(
+            held.iter()
+                .filter(|node| coming_up(node, view.node(&node.slot.name), input.now_ms))
+                .map(|node| node.lease.id.clone()),
+        );
         input
             .store
             .push_metrics(&metrics(pool, &view))
@@ -1189,6 +1206,33 @@ fn want_nodes(part: &PartitionBinding, desired: u32) -> u32 {
 }
 
 /// Drained (or draining) by Ebb's scale-in, by its reason.
+/// Whether a node granted lately is not in Slurm's service yet: not listed, or not idle or
+/// allocated, or not responding or powering up (slurmd has not registered). Within
+/// [`REPLACE_AFTER_MS`] of its grant only: a node out of service longer is troubled, not
+/// warming. Pure.
+fn coming_up(node: &HeldNode, info: Option<&NodeInfo>, now_ms: i64) -> bool {
+    let granted_ms = i64::try_from(node.lease.created_at_ms).unwrap_or(i64::MAX);
+    let in_service = info.is_some_and(|info| {
+        matches!(
+            info.state.base,
+            NodeBase::Idle
+                | NodeBase::Allocated
+                | NodeBase::Mixed
+                | NodeBase::Completing
+                | NodeBase::Drained
+                | NodeBase::Draining
+        ) && ![
+            NodeFlag::NotResponding,
+            NodeFlag::PoweredDown,
+            NodeFlag::PoweringUp,
+            NodeFlag::Rebooting,
+        ]
+        .iter()
+        .any(|flag| info.state.has(*flag))
+    });
+    !in_service && now_ms.saturating_sub(granted_ms) < REPLACE_AFTER_MS
+}
+
 fn drained_by_ebb(info: &NodeInfo) -> bool {
     matches!(info.state.base, NodeBase::Drained | NodeBase::Draining)
         && info
@@ -1418,6 +1462,40 @@ mod tests {
         assert_eq!(shown.nodes[0].lease_id.as_deref(), Some("l-1"));
         assert_eq!(shown.nodes[0].state_text, "idle~");
         assert_eq!(shown.nodes[1].state, SlurmNodeState::PoweredDown);
+    }
+
+    #[test]
+    fn a_node_granted_lately_is_warming_until_slurm_has_it_in_service() {
+        let part = part();
+        let held = HeldNode {
+            slot: part.nodes[0].clone(),
+            lease: lease("l-1"),
+        };
+        let soon = 60_000;
+        // Not listed yet, down, not responding or powering up: slurmd has not registered.
+        assert!(coming_up(&held, None, soon));
+        for (base, flags) in [
+            (NodeBase::Down, vec![]),
+            (NodeBase::Unknown, vec![]),
+            (NodeBase::Idle, vec![NodeFlag::NotResponding]),
+            (NodeBase::Idle, vec![NodeFlag::PoweringUp]),
+        ] {
+            let info = node("gpu1", base.clone(), flags.clone(), None);
+            assert!(coming_up(&held, Some(&info), soon), "{base:?} {flags:?}");
+        }
+        // In service: ready, whether idle, running jobs or drained by Ebb.
+        for base in [
+            NodeBase::Idle,
+            NodeBase::Allocated,
+            NodeBase::Mixed,
+            NodeBase::Draining,
+        ] {
+            let info = node("gpu1", base.clone(), vec![], None);
+            assert!(!coming_up(&held, Some(&info), soon), "{base:?}");
+        }
+        // Out of service long after its grant: troubled, not warming.
+        let down = node("gpu1", NodeBase::Down, vec![], None);
+        assert!(!coming_up(&held, Some(&down), REPLACE_AFTER_MS));
     }
 
     #[test]

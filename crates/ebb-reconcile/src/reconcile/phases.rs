@@ -917,12 +917,7 @@ pub(super) fn finish(input: &Input<'_>, books: Vec<PoolBook<'_>>) -> Vec<PoolSta
                 book.status.pending += count;
             }
             let mut status = book.status;
-            status.starting = status
-                .leases
-                .iter()
-                .filter(|lease| lease.state == PoolLeaseState::Active && lease.starting)
-                .map(|lease| u32::try_from(lease.gpu_uuids.len()).unwrap_or(u32::MAX))
-                .sum();
+            status.starting = super::starting_gpus(&status.leases);
             status.hosts = book.hosts.into_values().collect();
             status.leases.sort_by(|a, b| {
                 (a.host.as_str(), a.fencing_token).cmp(&(b.host.as_str(), b.fencing_token))

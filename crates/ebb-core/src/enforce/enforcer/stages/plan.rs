@@ -15,7 +15,7 @@ impl Loop {
     ) -> Result<(), PoolError> {
         pass.ran(Stage::Plan);
         let grace_ms = i64::try_from(self.config.grace.as_millis()).unwrap_or(i64::MAX);
-        let plan = reconcile::plan(&Input {
+        let mut plan = reconcile::plan(&Input {
             now_ms: pass.now,
             holder: &pass.holder,
             grace_ms,
@@ -24,6 +24,10 @@ impl Loop {
             known: &pass.known,
             pending: &pass.pending,
         });
+        // A Slurm node granted and not registered yet is warming, not ready.
+        for status in &mut plan.pools {
+            status.mark_starting(self.slurm.not_registered());
+        }
         for (host, fence) in &plan.lose {
             self.store.set_fence(host, *fence).await?;
         }
