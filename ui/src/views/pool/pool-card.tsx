@@ -149,9 +149,8 @@ export function PoolCard(props: {
       <dl class="pool-stats">
         <Stat label="pool.stat.desired" value={pool.desired} testid="pool-desired" main />
         <Stat label="pool.stat.actual" value={pool.actual} testid="pool-actual" main />
-        <Show when={(pool.starting ?? 0) > 0}>
-          <Stat label="pool.stat.starting" value={pool.starting ?? 0} testid="pool-starting" />
-        </Show>
+        {/* Always shown, so the row does not shift as GPUs warm up and become ready. */}
+        <Stat label="pool.stat.starting" value={pool.starting ?? 0} testid="pool-starting" />
         <Stat label="pool.stat.pending" value={pool.pending} testid="pool-pending" />
         <Stat label="pool.stat.releasing" value={pool.releasing} testid="pool-releasing" />
         <Stat label="pool.stat.lost" value={pool.lost} testid="pool-lost" />

@@ -191,7 +191,9 @@ export function Replay(props: {
     const from =
       r.source.kind === "history"
         ? t("rules.replay.fromHistory", { from: formatDateTime(r.source.from_ms) })
-        : t("rules.replay.fromTrace", { name: last()?.trace?.name ?? "" });
+        : last()?.trace?.sample
+          ? t("rules.replay.fromSample")
+          : t("rules.replay.fromTrace", { name: last()?.trace?.name ?? "" });
     return t("rules.replay.summary", {
       minutes: r.minutes,
       from,
