@@ -1,5 +1,6 @@
-//! Desktop notifications: every second the activity entries new since the last look (ids
-//! above the last seen) and the pools' latest rule decisions go through
+//! Desktop notifications: the activity entries new since the last look (ids above the last
+//! seen, looked for every second) and the pools' latest rule decisions (every other look,
+//! or with new entries) go through
 //! `ebb_notify::select` under the operator's preferences, and what it returns is
 //! shown with the notification plugin, worded in the operator's language (`set_ui_language`), from Rust (the webview is granted none of its
 //! commands). With no notification server (no D-Bus session under Xvfb) the plugin shows
@@ -24,6 +25,9 @@ use tauri_plugin_notification::NotificationExt;
 
 /// How often the activity log is looked at.
 const EVERY: Duration = Duration::from_secs(1);
+/// The rules' latest decisions are read every this many looks (and on a look that found
+/// new entries).
+const DECISIONS_EVERY: u64 = 2;
 /// The most entries read a look (the rest wait for the next).
 const BATCH: u32 = 200;
 /// The most notifications shown a look; any more are summed up in one.
@@ -73,10 +77,14 @@ async fn run(
     let mut last = None;
     let mut said = Said::default();
     let mut failing = false;
+    let mut looks: u64 = 0;
     loop {
         tokio::time::sleep(EVERY).await;
+        looks += 1;
         let words = language.get();
-        let notes = match look(&store, &changes, words, &mut last, &mut said).await {
+        let decisions = looks.is_multiple_of(DECISIONS_EVERY);
+        let look = look(&store, &changes, words, &mut last, &mut said, decisions);
+        let notes = match look.await {
             Ok(notes) => notes,
             Err(error) => {
                 tracing::warn!(%error, "cannot read the activity log for notifications");
@@ -113,15 +121,16 @@ async fn run(
 }
 
 /// One look: the entries after the last seen (the first look only notes where the log
-/// ends) and each pool's latest decision, through the pure selection.
+/// ends), told to the console's changes, and, with new entries or when `decisions`, each
+/// pool's latest decision, through the pure selection.
 async fn look(
     store: &PoolStore,
     changes: &Changes,
     language: UiLanguage,
     last: &mut Option<i64>,
     said: &mut Said,
+    decisions: bool,
 ) -> Result<Vec<Notification>, PoolError> {
-    let prefs = store.notification_prefs().await?;
     let entries = match *last {
         None => {
             *last = Some(store.last_activity_id().await?);
@@ -133,6 +142,10 @@ async fn look(
         *last = Some(newest.id);
     }
     changes.appended(&entries);
+    if entries.is_empty() && !decisions {
+        return Ok(Vec::new());
+    }
+    let prefs = store.notification_prefs().await?;
     let latest: Vec<(String, ebb_wire::rules::Decision)> = store
         .all_rules()
         .await?

@@ -480,11 +480,12 @@ impl Loop {
     }
 
     /// Tells the console's fronts what a pass changed: its pools, then the activity log's
-    /// newest id (said only when it grew: entries a pass wrote without a status change,
-    /// such as a Slurm step or a spot pause, are heard too).
+    /// newest id (said only when it grew). A pass that changed no pool asks nothing: an
+    /// entry it wrote all the same (a Slurm step, a spot pause) is heard from the log
+    /// itself, by whoever reads it for new entries ([`Changes::appended`]).
     async fn tell(&self, report: &PassReport) {
-        self.changes.pools(&report.pools_changed);
-        if report.stages.len() > 1 {
+        if !report.pools_changed.is_empty() {
+            self.changes.pools(&report.pools_changed);
             match self.store.last_activity_id().await {
                 Ok(newest) => self.changes.activity(newest),
                 Err(error) => tracing::debug!(%error, "cannot read the activity log's newest id"),
