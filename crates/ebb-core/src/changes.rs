@@ -132,4 +132,43 @@ mod tests {
         assert_eq!(heard.try_recv(), Err(TryRecvError::Empty));
         assert_eq!(changes.newest_activity(), 7);
     }
+
+    fn entry(id: i64, pool: &str) -> ActivityEntry {
+        ActivityEntry {
+            id,
+            at_ms: 0,
+            pool: pool.into(),
+            actor: ebb_wire::pools::Actor::Operator,
+            from: 0,
+            to: 1,
+            reason: ebb_wire::reasons::ChangeReason::Cli,
+            delta_per_hour_fen: None,
+            delta_per_month_fen: None,
+            results: Vec::new(),
+            outcome: ebb_wire::pools::Outcome::Done,
+            finished_at_ms: None,
+            who: String::new(),
+            role: String::new(),
+        }
+    }
+
+    #[test]
+    fn entries_read_from_the_log_name_their_pools_and_a_console_entry_names_all() {
+        let changes = Changes::default();
+        let mut heard = changes.subscribe();
+        // Another console's writes, read back: their pools, then the newest id.
+        changes.appended(&[entry(3, "train"), entry(4, "burst")]);
+        assert_eq!(
+            heard.try_recv().unwrap(),
+            Change::Pools(Some(vec!["burst".into(), "train".into()]))
+        );
+        assert_eq!(heard.try_recv().unwrap(), Change::Activity(4));
+        // A budget set (no pool): any pool may have changed.
+        changes.appended(&[entry(5, "")]);
+        assert_eq!(heard.try_recv().unwrap(), Change::Pools(None));
+        assert_eq!(heard.try_recv().unwrap(), Change::Activity(5));
+        // Nothing new: nothing said.
+        changes.appended(&[]);
+        assert_eq!(heard.try_recv(), Err(TryRecvError::Empty));
+    }
 }
