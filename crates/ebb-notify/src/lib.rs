@@ -14,9 +14,7 @@
 //! reclaim), and the spot circuit breaker of a model in a region opened (new GPUs there go
 //! on demand) or closed. The preferences have no switch for spot yet: it is always said.
 
-mod words;
-
-pub use words::Words;
+pub use ebb_wire::catalog::Words;
 
 use ebb_wire::ipc::UiLanguage;
 use ebb_wire::plan::yuan;
@@ -883,8 +881,26 @@ mod tests {
                 env!("CARGO_MANIFEST_DIR"),
                 "/../ebb-state/src/pools/validate.rs"
             )),
+            // The refusals worded for the UI (an IpcError's words).
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../ebb-state/src/errors.rs"
+            )),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../ebb-core/src/console_pools.rs"
+            )),
         ];
-        let keys: BTreeSet<&str> = ["notify", "reason", "common", "pool.check", "hosts.check"]
+        let prefixes = [
+            "notify",
+            "reason",
+            "common",
+            "pool.check",
+            "hosts.check",
+            "pool.refuse",
+            "hosts.refuse",
+        ];
+        let keys: BTreeSet<&str> = prefixes
             .iter()
             .flat_map(|prefix| sources.iter().map(move |source| (prefix, *source)))
             .flat_map(|(prefix, source)| {

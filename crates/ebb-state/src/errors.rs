@@ -152,3 +152,170 @@ impl From<AdminError> for IpcError {
         into_ipc(&error)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::pools::PoolError;
+    use crate::pools::PoolProblem;
+    use crate::registry::HostFieldProblem;
+    use ebb_telemetry::client::UrlProblem;
+    use ebb_wire::catalog::Words;
+    use ebb_wire::ipc::UiLanguage;
+    use ebb_wire::phrase::{Arg, Phrase};
+
+    /// Every pool and host field problem, one of each kind, as a refusal reports it.
+    fn refusals() -> Vec<Phrase> {
+        let text = |s: &str| s.to_string();
+        let pool = [
+            PoolProblem::NameLength { empty: true },
+            PoolProblem::NameLength { empty: false },
+            PoolProblem::NamePattern { name: text("a b") },
+            PoolProblem::ModelRequired,
+            PoolProblem::UnknownModel {
+                model: text("Z9"),
+                known: vec![text("A100")],
+            },
+            PoolProblem::NoHostReports {
+                model: text("A100"),
+            },
+            PoolProblem::NoHostIn {
+                region: text("mars-1"),
+                known: vec![],
+            },
+            PoolProblem::NoHostIn {
+                region: text("mars-1"),
+                known: vec![text("cn-east")],
+            },
+            PoolProblem::RegionLacksModel {
+                region: text("cn-east"),
+                model: text("A100"),
+                have: vec![text("H800")],
+            },
+            PoolProblem::RegionsRequired,
+            PoolProblem::NoPrice {
+                model: text("A100"),
+                regions: vec![text("cn-east")],
+            },
+            PoolProblem::MaxTooLarge { max: 20_000 },
+            PoolProblem::MinAboveMax { min: 20, max: 8 },
+            PoolProblem::BaseAboveMax { base: 20, max: 8 },
+            PoolProblem::SpotNeedsInterruptible { field: "spot_pct" },
+            PoolProblem::NotOffered {
+                field: "overlay",
+                model: text("A100"),
+                region: text("cn-east"),
+                unit: text("week"),
+                detail: text("A100 in cn-east has no `week` price"),
+            },
+            PoolProblem::SpotPctOver { pct: 120 },
+            PoolProblem::FloorAboveMax { floor: 9, max: 8 },
+            PoolProblem::MaxPriceZero { fen: 0 },
+            PoolProblem::NoSpotPrice {
+                model: text("A100"),
+                regions: vec![text("cn-east")],
+            },
+            PoolProblem::UnderSpotOffers {
+                max_fen: 100,
+                cheapest_fen: 600,
+                regions: vec![text("cn-east")],
+            },
+            PoolProblem::NotWhole { field: "max" },
+            PoolProblem::NotPercent,
+            PoolProblem::NotPrice,
+            PoolProblem::NotAChoice {
+                field: "term",
+                value: text("decade"),
+            },
+        ];
+        let host = [
+            HostFieldProblem::NameLength { empty: true },
+            HostFieldProblem::NameLength { empty: false },
+            HostFieldProblem::NamePattern,
+            HostFieldProblem::Url(UrlProblem::Scheme(text("ftp://x"))),
+            HostFieldProblem::Url(UrlProblem::NoHost(text("http://"))),
+            HostFieldProblem::Url(UrlProblem::Path(text("http://x/y"))),
+            HostFieldProblem::Url(UrlProblem::Credentials),
+            HostFieldProblem::Url(UrlProblem::BadHost(text("http://[x"))),
+            HostFieldProblem::Url(UrlProblem::Port(text("99999"))),
+            HostFieldProblem::RegionLength { empty: true },
+            HostFieldProblem::RegionLength { empty: false },
+            HostFieldProblem::RegionSpaces,
+            HostFieldProblem::LabelCount,
+            HostFieldProblem::LabelLength { key: text("rack") },
+            HostFieldProblem::LabelPair {
+                piece: text("rack"),
+            },
+            HostFieldProblem::LabelKeyEmpty { piece: text("=r7") },
+            HostFieldProblem::LabelDuplicate { key: text("rack") },
+            HostFieldProblem::FingerprintFormat,
+            HostFieldProblem::FingerprintHttps,
+        ];
+        let named = [
+            Phrase::new("hosts.refuse.exists").text("name", "gpu-01"),
+            Phrase::new("hosts.refuse.rename"),
+            Phrase::new("pool.refuse.budgetZero"),
+            Phrase::new("pool.refuse.negative"),
+            Phrase::new("pool.refuse.budget")
+                .arg("gpus", Arg::Gpus(20))
+                .arg("cost", Arg::Money(25_000))
+                .arg("cap", Arg::Money(10_000)),
+        ];
+        pool.into_iter()
+            .map(|problem| {
+                // As a refusal reports it: its words ride on the error.
+                let error = PoolError::from(problem);
+                super::Reported::report(&error)
+                    .words
+                    .expect("a pool problem's refusal is worded")
+            })
+            .chain(host.into_iter().map(|problem| {
+                let error = crate::registry::RegistryError::from(problem);
+                super::Reported::report(&error)
+                    .words
+                    .expect("a host problem's refusal is worded")
+            }))
+            .chain(named)
+            .collect()
+    }
+
+    /// The Latin words left in `said` once the arguments' own text is taken out (names the
+    /// operator typed, models, units).
+    fn english_left(said: &str, phrase: &Phrase, words: &Words) -> Vec<String> {
+        let mut rest = said.to_string();
+        for arg in &phrase.args {
+            rest = rest.replace(&words.arg(&arg.value), " ");
+        }
+        rest.split(|c: char| !c.is_ascii_alphabetic())
+            .filter(|word| word.len() >= 3)
+            // Names every language writes so, and the example region (us-east-1).
+            .filter(|word| {
+                ![
+                    "GPU", "GPUs", "URL", "SHA", "http", "https", "key", "value", "east",
+                ]
+                .contains(word)
+            })
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn every_refusal_of_a_pool_or_host_field_reads_in_chinese_without_english() {
+        let zh = Words::of(UiLanguage::SimplifiedChinese);
+        let en = Words::of(UiLanguage::English);
+        let refusals = refusals();
+        assert!(refusals.len() > 45, "{}", refusals.len());
+        let mut wrong = Vec::new();
+        for phrase in &refusals {
+            let said = zh.render(phrase);
+            let left = english_left(&said, phrase, &zh);
+            if said == phrase.key
+                || en.render(phrase) == phrase.key
+                || !left.is_empty()
+                || said.contains('{')
+            {
+                wrong.push(format!("{}: {said} {left:?}", phrase.key));
+            }
+        }
+        assert!(wrong.is_empty(), "{wrong:#?}");
+    }
+}
