@@ -417,7 +417,7 @@ fn stale(
 
 // The decision log's reasons in words: the phrases `ebb_wire::words` chooses for each (the
 // Rules view renders the same ones), in the language of `words`; times in UTC, as the logs
-// write them. In English they read as the wire types' `Display`, which the tests check.
+// write them. In English they are the wire types' `Display` (which renders the same phrase).
 
 /// One rule's state at a decision: "gpu_util >= 80 for 2 of 3 minutes".
 fn status_text(status: &RuleStatus, words: Words) -> String {

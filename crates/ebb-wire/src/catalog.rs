@@ -1,13 +1,14 @@
 //! The operator's words outside the webview, from the one message catalog: one JSON file per
 //! locale, `ui/src/locales/en.json` and `zh-CN.json`, which the UI imports and this compiles
-//! in. The desktop notifications are worded here, so a sentence the UI and a notification
-//! share is written once, and a Chinese one is never written in Rust.
+//! in. The desktop notifications are worded with it (`ebb_notify`), and the English of a
+//! phrased reason (`Display` of a rule state, a clamp, a decision's reason) is its phrase
+//! in the English catalog, so a sentence is written once, and a Chinese one never in Rust.
 //!
 //! Keys and `{placeholders}` are the UI's: `t("reason.rules.clamp.min", {from, to})` there is
 //! `words.text("reason.rules.clamp.min", &[("from", &from), ("to", &to)])` here.
 
-use ebb_wire::ipc::UiLanguage;
-use ebb_wire::phrase::{Arg, Phrase};
+use crate::ipc::UiLanguage;
+use crate::phrase::{Arg, Phrase};
 use std::collections::HashMap;
 use std::fmt::Display;
 use std::sync::LazyLock;
@@ -76,9 +77,9 @@ impl Words {
         match arg {
             Arg::Text(text) => text.clone(),
             Arg::Int(n) => n.to_string(),
-            Arg::Number(value) => ebb_wire::rules::number(*value),
-            Arg::Money(fen) => ebb_wire::plan::yuan(*fen),
-            Arg::Time(at_ms) => ebb_wire::rules::hh_mm_utc(*at_ms),
+            Arg::Number(value) => crate::rules::number(*value),
+            Arg::Money(fen) => crate::plan::yuan(*fen),
+            Arg::Time(at_ms) => crate::rules::hh_mm_utc(*at_ms),
             Arg::Gpus(1) => self.text("notify.gpus.one", &[]),
             Arg::Gpus(gpus) => self.text("notify.gpus.other", &[("gpus", gpus)]),
             Arg::Phrase(inner) => self.render(inner),

@@ -10,6 +10,7 @@
 
 pub mod access;
 pub mod agent;
+pub mod catalog;
 pub mod ipc;
 pub mod phrase;
 pub mod plan;

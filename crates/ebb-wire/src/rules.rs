@@ -6,7 +6,6 @@
 //!
 //! Times are epoch milliseconds (`_ms`), money is fen (`_fen`), counts are GPUs (`_gpus`).
 
-use crate::plan::yuan;
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use std::fmt;
@@ -689,224 +688,27 @@ pub fn number(value: f64) -> String {
     }
 }
 
+/// The English of a phrased reason: its phrase in the English catalog (`crate::words`
+/// chooses the words, `crate::catalog` holds them), as logs and the CLI write it.
+fn english(phrase: &crate::phrase::Phrase, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    f.write_str(&crate::catalog::Words::of(crate::ipc::UiLanguage::English).render(phrase))
+}
+
 impl fmt::Display for RuleStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RuleStatus::Fired {
-                metric,
-                value,
-                comparison,
-                threshold,
-                minutes,
-                action,
-            } => write!(
-                f,
-                "{metric} {} {} for {minutes} min (last minute's mean {}): {action}",
-                comparison.symbol(),
-                number(*threshold),
-                number(*value)
-            ),
-            RuleStatus::Sustaining {
-                metric,
-                comparison,
-                threshold,
-                minutes_met,
-                minutes_needed,
-                ..
-            } => write!(
-                f,
-                "{metric} {} {} for {minutes_met} of {minutes_needed} minutes",
-                comparison.symbol(),
-                number(*threshold)
-            ),
-            RuleStatus::NotMet {
-                metric,
-                value,
-                comparison,
-                threshold,
-            } => write!(
-                f,
-                "{metric}: last-minute mean {}, not {} {}",
-                number(*value),
-                comparison.symbol(),
-                number(*threshold)
-            ),
-            RuleStatus::NoData { metric } => write!(f, "waiting for the first reading of {metric}"),
-            RuleStatus::Stale {
-                metric,
-                last_seen_ms,
-                stale_after_minutes,
-            } => write!(
-                f,
-                "{metric} is stale (last value at {}, older than {stale_after_minutes} min): the rule does nothing",
-                hh_mm_utc(*last_seen_ms)
-            ),
-            RuleStatus::Cooldown {
-                until_ms,
-                would_gpus,
-            } => write!(
-                f,
-                "cooldown until {} (would go to {would_gpus})",
-                hh_mm_utc(*until_ms)
-            ),
-            RuleStatus::WithinTolerance {
-                metric,
-                value,
-                target,
-                tolerance,
-            } => write!(
-                f,
-                "{metric}: last-minute mean {}, within {}% of the target {}",
-                number(*value),
-                number(tolerance * 100.0),
-                number(*target)
-            ),
-            RuleStatus::Tracking {
-                metric,
-                value,
-                target,
-                instant_gpus,
-            } => write!(
-                f,
-                "{metric}: last-minute mean {} against the target {}: {instant_gpus} GPUs",
-                number(*value),
-                number(*target)
-            ),
-            RuleStatus::TargetSustaining {
-                metric,
-                value,
-                target,
-                instant_gpus,
-                minutes_met,
-                minutes_needed,
-            } => write!(
-                f,
-                "{metric}: last-minute mean {} against the target {} asks for {instant_gpus} GPUs for {minutes_met} of {minutes_needed} minutes",
-                number(*value),
-                number(*target)
-            ),
-            RuleStatus::ScheduleActive {
-                bound,
-                gpus,
-                until_ms,
-            } => write!(f, "in force until {}: {bound} {gpus}", hh_mm_utc(*until_ms)),
-            RuleStatus::ScheduleInactive => f.write_str("not in force"),
-        }
+        english(&self.phrase(), f)
     }
 }
 
 impl fmt::Display for Clamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (from, to) = self.counts();
-        match self {
-            Clamp::Schedule {
-                schedule, bound, ..
-            } => write!(f, "schedule {schedule} ({bound} {to}): {from} → {to}"),
-            Clamp::Min { .. } => write!(f, "the pool's min: {from} → {to}"),
-            Clamp::Max { .. } => write!(f, "the pool's max: {from} → {to}"),
-            Clamp::StepCap { step_gpus, .. } => {
-                write!(f, "step cap of {step_gpus}: {from} → {to}")
-            }
-            Clamp::Budget {
-                per_hour_fen,
-                per_month_fen,
-                ..
-            } => {
-                let mut caps = Vec::new();
-                if let Some(fen) = per_hour_fen {
-                    caps.push(format!("{}/hour", yuan(*fen)));
-                }
-                if let Some(fen) = per_month_fen {
-                    caps.push(format!("{}/month", yuan(*fen)));
-                }
-                if caps.is_empty() {
-                    write!(f, "budget (no price to check it against): {from} → {to}")
-                } else {
-                    write!(f, "budget of {}: {from} → {to}", caps.join(" and "))
-                }
-            }
-            Clamp::Cooldown { rule, until_ms, .. } => write!(
-                f,
-                "{rule} cooling down until {}: {from} → {to}",
-                hh_mm_utc(*until_ms)
-            ),
-            Clamp::Stabilization {
-                rule,
-                window_minutes,
-                ..
-            } => write!(
-                f,
-                "{rule}'s {window_minutes} min stabilization window: {from} → {to}"
-            ),
-            Clamp::PaidUnitHold {
-                next_release_ms, ..
-            } => write!(
-                f,
-                "paid-unit hold (the newest GPU's unit ends near {}): {from} → {to}",
-                hh_mm_utc(*next_release_ms)
-            ),
-            Clamp::Deadband {
-                surplus_gpus,
-                deadband_gpus,
-                window_minutes,
-                ..
-            } => write!(
-                f,
-                "deadband: {surplus_gpus} surplus over {window_minutes} min, {deadband_gpus} needed: {from} → {to}"
-            ),
-            Clamp::DisruptionBudget {
-                allowance_gpus,
-                highest_gpus,
-                window_minutes,
-                ..
-            } => write!(
-                f,
-                "disruption budget: at most {allowance_gpus} released per {window_minutes} min (from {highest_gpus}): {from} → {to}"
-            ),
-            Clamp::QuietWindow {
-                busy_gpus,
-                until_ms,
-                ..
-            } => write!(
-                f,
-                "quiet window until {}: {busy_gpus} busy kept: {from} → {to}",
-                hh_mm_utc(*until_ms)
-            ),
-            Clamp::Quota {
-                team,
-                model,
-                quota_gpus,
-                ..
-            } => write!(
-                f,
-                "team {team}'s quota of {quota_gpus} {model} GPUs: {from} → {to}"
-            ),
-            Clamp::TeamSpend {
-                team,
-                per_month_fen,
-                ..
-            } => write!(
-                f,
-                "team {team}'s spend quota of {} a month: {from} → {to}",
-                yuan(*per_month_fen)
-            ),
-        }
+        english(&self.phrase(), f)
     }
 }
 
 impl fmt::Display for DecisionReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DecisionReason::Rule {
-                rule,
-                from_gpus,
-                to_gpus,
-            } => write!(f, "{rule}: {from_gpus} → {to_gpus}"),
-            DecisionReason::Bound { clamp } => write!(f, "{clamp}"),
-            DecisionReason::Held { rule, clamp } => write!(f, "{rule} held by {clamp}"),
-            DecisionReason::Waiting { rule, status } => write!(f, "{rule}: {status}"),
-            DecisionReason::Steady => f.write_str("no rule asks for a change"),
-        }
+        english(&self.phrase(), f)
     }
 }
 
