@@ -6,6 +6,7 @@ mod changes;
 mod demo_queue;
 mod election;
 mod failover;
+mod forms;
 mod lease_history;
 mod parsers;
 mod pinning;
