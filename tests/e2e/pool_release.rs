@@ -34,15 +34,29 @@ async fn released_for(app: &Session, to: u32, want: usize) -> Vec<(String, Strin
     .await
 }
 
-/// The pool's lease rows whose utilization has been read: (lease, host) each.
-async fn measured_lease_rows(app: &Session) -> Vec<(String, String)> {
+/// A GPU this busy is one the release warns about (`ebb_reconcile::placement::IDLE_PCT`).
+const BUSY_PCT: f64 = 5.0;
+
+/// The pool's lease rows whose utilization has been read at `at_least` % or more: (lease,
+/// host) each.
+async fn measured_lease_rows(app: &Session, at_least: f64) -> Vec<(String, String)> {
     let mut out = Vec::new();
     if let Ok(rows) = app
         .find_all(Locator::Css("[data-testid=\"pool-lease-row\"]"))
         .await
     {
         for row in rows {
-            let measured = row.text().await.is_ok_and(|text| text.contains('%'));
+            // A cell reads `76%` (the row's text runs its cells together).
+            let measured = row.text().await.is_ok_and(|text| {
+                text.match_indices('%').any(|(at, _)| {
+                    let digits = text[..at]
+                        .rfind(|c: char| !c.is_ascii_digit())
+                        .map_or(0, |before| before + 1);
+                    text[digits..at]
+                        .parse::<f64>()
+                        .is_ok_and(|pct| pct >= at_least)
+                })
+            });
             if let (true, Ok(Some(lease)), Ok(Some(host))) = (
                 measured,
                 row.attr("data-lease").await,
@@ -97,12 +111,21 @@ async fn the_scale_in_preview_names_the_gpus_it_releases_and_warns_they_are_busy
             converge,
         )
         .await;
+        // Granted GPUs warm up first (the demo's workloads take 5 s to come up, idle till
+        // then): wait for every one to be ready and running its load.
+        app.wait_text(
+            "none warming",
+            "[data-testid=\"pool-starting\"]",
+            "0",
+            converge,
+        )
+        .await;
         let leases = app
             .eventually(
-                "three lease rows with their utilization",
+                "three lease rows with their utilization, each busy",
                 Duration::from_secs(30),
                 || async {
-                    let rows = measured_lease_rows(&app).await;
+                    let rows = measured_lease_rows(&app, BUSY_PCT).await;
                     (rows.len() == 3).then_some(rows)
                 },
             )
@@ -232,7 +255,7 @@ async fn the_scale_in_preview_names_the_gpus_it_releases_and_warns_they_are_busy
         .await;
         let left = app
             .eventually("two leases left", converge, || async {
-                let rows = measured_lease_rows(&app).await;
+                let rows = measured_lease_rows(&app, 0.0).await;
                 let active = app
                     .find_all(Locator::Css(
                         "[data-testid=\"pool-lease-row\"][data-state=\"active\"]",
