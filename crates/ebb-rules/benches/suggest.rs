@@ -34,7 +34,6 @@ use ebb_rules::replay::oracle::Oracle;
 use ebb_rules::replay::trace::Trace;
 use ebb_rules::replay::{ReplayOptions, replay};
 use ebb_rules::rules_policy::RulesPolicy;
-use ebb_rules::suggest::flaps::flap_minutes;
 use ebb_rules::suggest::queue::{DEMAND_METRIC, whole_node_demand};
 use ebb_rules::suggest::{QueueOptions, SuggestOptions, suggest, suggest_with};
 use std::time::{Duration, Instant};
@@ -155,9 +154,9 @@ fn out_of_sample(family: Family, seed: u64, peak: Option<f64>, entry: &PriceEntr
     .with_node_gpus(node);
     let replayed = replay(&test, &mut policy, entry, &test_options).unwrap();
     let unit = unit_minutes(test_options.overlay);
-    let flaps = flap_minutes(&replayed.series.held, replayed.series.initial_gpus, unit).len();
+    let flaps = flap_count(&replayed.flapped);
     let window = suggestion.rules.spec().scale_in.release_window_minutes;
-    let (released, early, left) = released_early(&replayed.series, unit, window);
+    let (released, early, left) = released_early(&replayed.runs, HALF as u32, unit, window);
     let result = replayed.result;
     let mut oracle: Box<dyn Policy> = if node > 1 {
         Box::new(Oracle::new(
@@ -169,7 +168,7 @@ fn out_of_sample(family: Family, seed: u64, peak: Option<f64>, entry: &PriceEntr
         baseline("oracle", &test, &test_options, entry).unwrap()
     };
     let oracle = replay(&test, oracle.as_mut(), entry, &test_options).unwrap();
-    let oracle_flaps = flap_minutes(&oracle.series.held, oracle.series.initial_gpus, unit).len();
+    let oracle_flaps = flap_count(&oracle.flapped);
     let oracle = oracle.result;
     let ratio = result.cost_fen as f64 / oracle.cost_fen as f64;
     let flaps_per_day = flaps as f64 / (HALF as f64 / 1_440.0);
@@ -196,43 +195,32 @@ fn out_of_sample(family: Family, seed: u64, peak: Option<f64>, entry: &PriceEntr
     }
 }
 
-/// Of the GPUs a replay released (newest first), how many went with more than `window`
-/// minutes of their paid unit left, and how many minutes on average: GPUs above the deepest
-/// surplus one whose unit ends, released with it. The console's placement gives back the
-/// lease whose unit ends and keeps the others to their own unit's end, so these releases
-/// (and the flaps when the load comes back within that time) are the replay's, not the
-/// console's: what a replay that releases as placement does would change.
+/// Flaps: the actions (distinct minutes) with a GPU undone inside its paid unit.
+fn flap_count(flapped: &[(u32, u32)]) -> usize {
+    let mut minutes: Vec<u32> = flapped.iter().map(|&(minute, _)| minute).collect();
+    minutes.dedup();
+    minutes.len()
+}
+
+/// Of the GPUs a replay released (each GPU's run ended before the trace's `minutes`), how
+/// many went with more than `window` minutes of their paid unit left, and how many minutes
+/// on average. The replay gives back as the console's placement does (the GPUs whose unit
+/// ends, the others kept to their own unit's end), so none should.
 fn released_early(
-    series: &ebb_rules::replay::sim::Series,
+    runs: &[ebb_rules::replay::billing::PaidRun],
+    minutes: u32,
     unit: u32,
     window: u32,
 ) -> (u64, u64, f64) {
-    let peak = series
-        .held
-        .iter()
-        .copied()
-        .max()
-        .unwrap_or(0)
-        .max(series.initial_gpus) as usize;
-    let mut since = vec![0u32; peak];
-    let mut before = series.initial_gpus as usize;
     let (mut released, mut early, mut left_sum) = (0u64, 0u64, 0u64);
-    for (t, &now) in series.held.iter().enumerate() {
-        let (t, now) = (t as u32, now as usize);
-        if now > before {
-            since[before..now].fill(t);
-        } else {
-            for &start in &since[now..before] {
-                released += 1;
-                let into = (t - start) % unit.max(1);
-                let left = if into == 0 { 0 } else { unit - into };
-                if left > window {
-                    early += 1;
-                    left_sum += u64::from(left);
-                }
-            }
+    for run in runs.iter().filter(|run| run.end_minute < minutes) {
+        released += 1;
+        let into = (run.end_minute - run.start_minute) % unit.max(1);
+        let left = if into == 0 { 0 } else { unit - into };
+        if left > window {
+            early += 1;
+            left_sum += u64::from(left);
         }
-        before = now;
     }
     (released, early, left_sum as f64 / early.max(1) as f64)
 }

@@ -39,11 +39,12 @@
 //!    8. *quiet window*: while a `[[scale_in.quiet]]` window is on, a release goes no lower
 //!       than the busy GPUs (⌈busy GPUs⌉ of the latest minute; with no reading, none
 //!       goes): idle GPUs may still go;
-//!    9. *paid-unit hold* (unless `force`): the GPUs released are the newest; a release
-//!       waits until the deepest surplus GPU is in the last `release_window_minutes` of
-//!       the unit it has paid for (the pool's overlay unit: hour, day or week), then that
-//!       one and every newer one go (those are paid for already), so a release never pays
-//!       a unit again.
+//!    9. *paid-unit hold* (unless `force`): a GPU goes only in the last
+//!       `release_window_minutes` of the unit it has paid for (the pool's overlay unit:
+//!       hour, day or week, from its own rental), so the count goes no lower than the GPUs
+//!       held less those whose unit is ending, whichever they are (the console's placement
+//!       gives back those whose unit ends soonest, and keeps each to its unit's end), and a
+//!       release never pays a unit again nor throws paid time away.
 //!
 //!    Holds (5–9) only ever keep the count nearer the current one, and never above the
 //!    upper bound (the smallest of max, the schedules' ceilings and the budget) nor below
@@ -80,8 +81,8 @@ pub struct PoolState<'a> {
     pub held_gpus: u32,
     /// GPUs ordered and warming.
     pub warming_gpus: u32,
-    /// When each held GPU's current run began (epoch ms), oldest first: a release takes
-    /// the newest, and holds each until near the end of its paid unit.
+    /// When each held GPU's current run began (epoch ms), oldest first: a release holds
+    /// each until near the end of its paid unit.
     pub held_since_ms: &'a [i64],
     /// The pool's last scale-out and scale-in, for cooldowns.
     pub last_scale_out_ms: Option<i64>,
@@ -516,47 +517,15 @@ pub fn decide(
         }
     }
 
-    // Paid-unit hold: the newest GPUs go first, each only near the end of its paid unit.
+    // Paid-unit hold: a GPU goes only near the end of its own paid unit.
     if desired < current && !scale_in.force {
-        let unit_ms = i64::from(
-            state
-                .pricing
-                .map_or(1, |pricing| pricing.plan.overlay.unit_hours()),
-        ) * 60
-            * MINUTE_MS;
-        let window_ms = i64::from(scale_in.release_window_minutes) * MINUTE_MS;
-        // The surplus GPUs are those above `desired` in the held stack (oldest first). The deepest of them whose
-        // paid unit is ending goes, and every newer one with it: those are paid for
-        // already, so releasing them costs nothing more, while keeping the deeper one
-        // past its unit's end would pay a unit again.
-        let surplus_from = usize::try_from(desired)
-            .unwrap_or(usize::MAX)
-            .min(state.held_since_ms.len());
-        let releasable = state.held_since_ms[surplus_from..]
-            .iter()
-            .position(|since| left_in_unit(*since, now_ms, unit_ms) <= window_ms)
-            .map_or(0, |deepest| {
-                state.held_since_ms.len() - surplus_from - deepest
-            });
-        let releasable = u32::try_from(releasable).unwrap_or(u32::MAX);
-        // The held GPUs above `desired` are the ones that would go.
-        let after = state.held_gpus.saturating_sub(releasable);
-        let held = after.max(desired).min(current).min(desired.max(upper));
-        if held != desired {
-            let newest = state
-                .held_since_ms
-                .iter()
-                .rev()
-                .nth(usize::try_from(releasable).unwrap_or(usize::MAX))
-                .copied()
-                .unwrap_or(now_ms);
-            clamps.push(Clamp::PaidUnitHold {
-                from_gpus: desired,
-                to_gpus: held,
-                next_release_ms: now_ms + left_in_unit(newest, now_ms, unit_ms) - window_ms,
-            });
-            desired = held;
-        }
+        desired = paid_unit_hold(
+            state,
+            scale_in,
+            (desired, current, upper),
+            now_ms,
+            &mut clamps,
+        );
     }
 
     // Whole nodes: a part of a node asks for all of it.
@@ -626,6 +595,49 @@ pub fn decide(
         cost_delta_per_hour_fen,
         reason,
     }
+}
+
+/// The paid-unit hold: the count goes no lower than the GPUs held less those in the last
+/// `release_window_minutes` of their paid unit (any of them: the console gives back the
+/// GPUs whose unit ends soonest and keeps the others to their unit's end), recorded as a
+/// clamp when it holds. `counts` is (desired so far, current, the upper bound).
+fn paid_unit_hold(
+    state: &PoolState<'_>,
+    scale_in: &ScaleIn,
+    (desired, current, upper): (u32, u32, u32),
+    now_ms: i64,
+    clamps: &mut Vec<Clamp>,
+) -> u32 {
+    let unit_ms = i64::from(
+        state
+            .pricing
+            .map_or(1, |pricing| pricing.plan.overlay.unit_hours()),
+    ) * 60
+        * MINUTE_MS;
+    let window_ms = i64::from(scale_in.release_window_minutes) * MINUTE_MS;
+    // The GPUs whose unit is ending may go; of the others, the first to enter the window
+    // says when the next may.
+    let mut releasable = 0u32;
+    let mut next_ms: Option<i64> = None;
+    for &since in state.held_since_ms {
+        let left = left_in_unit(since, now_ms, unit_ms);
+        if left <= window_ms {
+            releasable = releasable.saturating_add(1);
+        } else {
+            let at = now_ms + left - window_ms;
+            next_ms = Some(next_ms.map_or(at, |next| next.min(at)));
+        }
+    }
+    let after = state.held_gpus.saturating_sub(releasable);
+    let held = after.max(desired).min(current).min(desired.max(upper));
+    if held != desired {
+        clamps.push(Clamp::PaidUnitHold {
+            from_gpus: desired,
+            to_gpus: held,
+            next_release_ms: next_ms.unwrap_or(now_ms),
+        });
+    }
+    held
 }
 
 /// The rule nearest to acting, when nothing changes.

@@ -18,7 +18,7 @@
 //!
 //! [scale_in]
 //! force = false                      # default: release a GPU only near the end of its
-//! release_window_minutes = 5         # paid unit (hour/day/week), newest first
+//! release_window_minutes = 5         # paid unit (hour/day/week), its own
 //! deadband_gpus = 2                  # release only when ≥ 2 GPUs are surplus …
 //! deadband_minutes = 10              # … over the whole of the last 10 minutes
 //! budget_gpus = 2                    # disruption budget: at most 2 GPUs released …

@@ -25,8 +25,8 @@ pub struct MinuteView<'a> {
     pub mem_pct: Option<f64>,
     /// The trace's other columns this minute: (name, value), in the header's order.
     pub custom: &'a [(&'a str, f64)],
-    /// The minute each held GPU's current run began, oldest first (for paid-unit holds
-    /// and newest-first release).
+    /// The minute each held GPU's current run began, oldest first (for paid-unit holds:
+    /// each GPU's unit runs from its own rental).
     pub held_since: &'a [u32],
 }
 
@@ -38,4 +38,10 @@ pub trait Policy {
     /// The count wanted from this minute on (replay clamps nothing: a policy's own limits
     /// are its business).
     fn desired(&mut self, view: &MinuteView<'_>) -> u32;
+    /// Whether the pool keeps a GPU given back to the end of its paid unit (the console's
+    /// release at unit end, the default), or releases it at once, newest first (rules whose
+    /// scale-in is `force`: the operator asked for it).
+    fn releases_at_unit_end(&self) -> bool {
+        true
+    }
 }

@@ -2,8 +2,9 @@
 //! with PRODUCT.md's replay model, and the held series priced by its billing model.
 //!
 //! - [`trace`]: the CSV `minute,demand[,metric…]`, errors naming the line and column;
-//! - [`sim`]: the minute loop (warmup, scale-in at once, newest first);
-//! - [`billing`]: layers of the held series, runs, paid units, the best base;
+//! - [`sim`]: the minute loop (warmup; a scale-in gives back the GPUs whose paid unit ends,
+//!   as the console's placement does, and keeps the others to their unit's end);
+//! - [`billing`]: each GPU's paid run, paid units, the best base;
 //! - [`oracle`] and [`baselines`]: the policies a result is read against;
 //! - [`families`]: seeded traces of the seed's demand shapes;
 //! - [`spot`]: a spot mix with interruptions, replacements and the breaker, and the
@@ -22,7 +23,7 @@ pub mod spot;
 pub mod trace;
 
 use crate::policy::Policy;
-use billing::{Bill, BillingPlan, bill_held, bill_runs_base};
+use billing::{Bill, BillingPlan, PaidRun, bill_runs_base, unit_minutes};
 use ebb_cost::{CostError, OverlayMode, PriceEntry, Term};
 use ebb_wire::replay::{ReplayGpuHours, ReplayResult};
 use sim::{Outcome, Series, SimOptions, simulate};
@@ -63,6 +64,11 @@ pub struct Replay {
     pub bill: Bill,
     /// The pool each minute.
     pub series: Series,
+    /// Each GPU not on spot's paid run, as the bill charges it.
+    pub runs: Vec<PaidRun>,
+    /// The GPUs undone inside their paid unit: `(the minute of the action undone, the
+    /// GPU)`, sorted ([`sim::flapped_runs`]).
+    pub flapped: Vec<(u32, u32)>,
 }
 
 /// Runs `policy` over `trace` and prices what it held under `entry`'s prices.
@@ -78,6 +84,7 @@ pub fn replay(
         &SimOptions {
             warmup_minutes: options.warmup_minutes,
             start_ms: options.start_ms,
+            unit_minutes: unit_minutes(options.overlay),
         },
     );
     let plan = BillingPlan {
@@ -85,19 +92,20 @@ pub fn replay(
         overlay: options.overlay,
         start_hour: options.start_ms.div_euclid(3_600_000),
     };
-    let bill = bill_held(&outcome.series.held, entry, &plan)?;
+    let bill = bill_runs_base(&outcome.runs, trace.minutes(), entry, &plan, None)?;
     let result = figures(policy.name(), trace, &outcome, &bill);
     Ok(Replay {
         result,
         bill,
         series: outcome.series,
+        runs: outcome.runs,
+        flapped: outcome.flapped,
     })
 }
 
 /// Runs `policy` over `trace` with some GPUs on spot per `spot`: the GPUs not on spot are
 /// billed per started unit of the overlay from each one's own rental (`spot.base`
-/// subscribed, or the best base when 0; as [`replay`] bills them when they are released
-/// newest first), the spot ones per started hour at the spot price in force; the figures
+/// subscribed, or the best base when 0, as [`replay`] bills them), the spot ones per started hour at the spot price in force; the figures
 /// add the interruptions, the spot hours and their cost (part of `cost_fen`). With no GPU
 /// on spot and none taken back it gives what [`replay`] gives.
 pub fn replay_spot(
@@ -130,6 +138,8 @@ pub fn replay_spot(
         result,
         bill,
         series: run.outcome.series,
+        runs: run.on_demand_runs,
+        flapped: run.outcome.flapped,
     })
 }
 

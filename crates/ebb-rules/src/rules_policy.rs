@@ -96,6 +96,10 @@ impl Policy for RulesPolicy {
         &self.name
     }
 
+    fn releases_at_unit_end(&self) -> bool {
+        !self.rules.spec().scale_in.force
+    }
+
     fn desired(&mut self, view: &MinuteView<'_>) -> u32 {
         let now_ms = view.now_ms;
         let windows = &mut self.windows;
@@ -105,8 +109,14 @@ impl Policy for RulesPolicy {
         }
         windows.busy_gpus.push(now_ms, view.busy_gpus);
         windows.ready_gpus.push(now_ms, f64::from(view.ready));
-        // The count held this minute, before deciding: the disruption budget's history.
-        windows.desired_gpus.push(now_ms, f64::from(view.held));
+        // The count asked for, as the console's pool's `desired`: the last decision's (the
+        // replay keeps a GPU given back above it to its unit's end, as the console does),
+        // the GPUs held before the first. The disruption budget's history.
+        let current = self
+            .last
+            .as_ref()
+            .map_or(view.held, |last| last.desired_gpus.min(view.held));
+        windows.desired_gpus.push(now_ms, f64::from(current));
         for (name, value) in view.custom {
             windows.custom_mut(name).push(now_ms, *value);
         }
@@ -129,7 +139,7 @@ impl Policy for RulesPolicy {
             );
         }
         let state = PoolState {
-            desired_gpus: view.held,
+            desired_gpus: current,
             ready_gpus: view.ready,
             held_gpus: view.held,
             warming_gpus: view.warming,
@@ -141,9 +151,9 @@ impl Policy for RulesPolicy {
         };
         let decision = decide(&self.rules, &state, &self.windows, now_ms);
         let desired = decision.desired_gpus;
-        if desired > view.held {
+        if desired > current {
             self.last_scale_out_ms = Some(now_ms);
-        } else if desired < view.held {
+        } else if desired < current {
             self.last_scale_in_ms = Some(now_ms);
         }
         self.last = Some(decision);

@@ -14,8 +14,9 @@
 //!   minutes, so a load that comes back within `W` keeps its GPUs;
 //! - an **asymmetric out-trigger**: a rise waits `S` minutes (a one-minute blip is not
 //!   worth a paid hour) unless the pool is short by at least `overload_gpus`: then at once;
-//! - **paid-unit-aware release**, newest first (`force = false`): a surplus GPU goes only in
-//!   the last `release_window_minutes` of the unit it has paid for;
+//! - **paid-unit-aware release** (`force = false`): a surplus GPU goes only in the last
+//!   `release_window_minutes` of the unit it has paid for (the replay gives back those
+//!   whose unit ends first, as the console does, and keeps the others to their unit's end);
 //! - a **deadband**: release only when at least `K` GPUs are surplus over the whole
 //!   stabilization window (it keeps up to `K − 1` spare: hysteresis on the way down);
 //! - **seasonal pre-scaling**, gated ([`seasonal`]): a schedule floor only for a step up
@@ -411,29 +412,18 @@ impl Evaluator<'_> {
         let rules = build(levers, self.plan);
         let mut policy = self.policy(rules.clone());
         let replayed = replay(self.trace, &mut policy, entry, options)?;
-        let flapped = flaps::flapped_gpus(
-            &replayed.series.held,
-            replayed.series.initial_gpus,
-            self.unit,
-        );
+        let flap_count = flaps::count_in(&replayed.flapped, 0, u32::MAX);
         let mut stress_fen = 0i64;
         for stress in &self.stresses {
             let mut policy = self.policy(rules.clone());
             let stressed = replay(stress, &mut policy, entry, options)?.result;
             stress_fen = stress_fen.saturating_add(stressed.cost_fen);
         }
-        let fold_costs = folds::fold_costs(
-            self.trace,
-            &replayed.series,
-            &replayed.bill,
-            &flapped,
-            &self.folds,
-            &self.prices,
-            stress_fen,
-        )?;
+        let fold_costs =
+            folds::fold_costs(self.trace, &replayed, &self.folds, &self.prices, stress_fen)?;
         Ok(Scored::new(
             replayed.result,
-            flaps::count_in(&flapped, 0, u32::MAX),
+            flap_count,
             fold_costs,
             self.limits,
             &self.prices,
@@ -696,8 +686,8 @@ fn stresses_for(trace: &Trace, unit: u32, sizing: Sizing) -> Vec<Trace> {
 /// end); and a job at four times the level that runs exactly two paid units and stops (a
 /// batch rented by the unit). What each candidate pays on them is added to its cost, so the
 /// search does not pick, between rules that cost the same on the trace, the one that holds
-/// a peak's GPUs for paid units after it has gone (releases newest first, each only at the
-/// end of its unit, can cascade over hours after a large drop).
+/// a peak's GPUs for paid units after it has gone (each GPU goes only at the end of its
+/// unit, so a large drop can be given back over hours).
 pub fn stress_traces(trace: &Trace, unit_minutes: u32) -> Vec<Trace> {
     let demand = trace.demand();
     let day = &demand[demand.len().saturating_sub(1_440)..];
@@ -1222,7 +1212,7 @@ fn notes(trace: &Trace, plan: &Plan<'_>, found: &Found<'_>) -> Notes {
             "force = false: a surplus GPU goes only in the last {} of the {unit} it has paid for,",
             spec::counted(levers.release_window_minutes, "minute", "minutes")
         ),
-        "newest first: releasing it earlier saves nothing, and a GPU kept to the end of its paid"
+        "whichever GPUs' units end first: releasing one earlier saves nothing, and a GPU kept to the end of its paid"
             .to_string(),
         format!("{unit} is there for free if the load comes back."),
     ];

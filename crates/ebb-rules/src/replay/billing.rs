@@ -1,18 +1,18 @@
 //! The billing model applied to a replay's held series.
 //!
-//! Layers are stacked from the bottom: layer `L` is held in the minutes where at least `L`
-//! GPUs are held, in contiguous runs. Releases take the newest GPU first, so layer `L` is
-//! one GPU's history and layer billing equals per-GPU billing. On the overlay each run pays
+//! A replay bills each GPU's own run ([`bill_runs_base`]): the replay gives back the GPUs
+//! whose paid unit ends, whichever their place, so the held count's layers are not one
+//! GPU's history. [`bill_held`] bills a held count series by its layers (layer `L` held in
+//! the minutes where at least `L` GPUs are held, in contiguous runs), which is per-GPU
+//! billing for a pool released newest first. On the overlay each run pays
 //! per started unit (hour, day or week; spot per started hour at the price in force when
 //! the hour starts): a GPU released and rented again within its hour starts a new run and
 //! pays again.
 //!
-//! A spot replay's GPUs not on spot are not always released newest first: one goes back to
-//! spot at the end of its own paid unit, whichever its place. Layers would then bill runs
-//! no GPU had (the top layer's closed mid-unit, the lower one's carried on past its unit),
-//! so those GPUs are billed from their own runs ([`bill_runs_base`]), each at its place in
-//! the pool's stack (a GPU rented takes the lowest place free), which the base covers from
-//! the bottom as it covers layers.
+//! Layers would bill runs no GPU had (the top layer's closed mid-unit, the lower one's
+//! carried on past its unit), so each GPU is billed from its own run, at its place in the
+//! pool's stack (a GPU rented takes the lowest place free), which the base covers from the
+//! bottom as it covers layers.
 //!
 //! The base is ebb-cost's optimum rule applied to these run costs: `B` subscribed layers
 //! (one subscription over the trace is `sub(H)`, `H` the trace's started hours, whole terms:
@@ -127,10 +127,14 @@ pub fn bill_held_base(
 }
 
 /// Bills GPUs held as `runs` over a trace of `minutes`, each run paid per started unit from
-/// its own start, with `base` positions subscribed (the bottom ones), or the best base when
-/// `None`. A held series whose releases are newest first gives the same runs as its layers,
-/// so this bills it as [`bill_held_base`] does; where GPUs are released out of that order
-/// (one going back to spot at its own unit's end) it bills what each GPU was paid.
+/// its own start, with `base` GPUs subscribed, or the best base when `None`. A subscription
+/// covers a count, not a GPU: each minute the `base` oldest GPUs held (by rental, the
+/// earlier run first of equals) are covered, and the others are on the overlay. A GPU's
+/// place among those held by age only ever falls (a GPU rented later is younger; an older
+/// one released moves it down), so each run is on the overlay for a prefix, until its place
+/// falls below the base, and pays the started units of that prefix; from then the
+/// subscription covers it. A pool released newest first never moves a GPU down (its runs
+/// are its layers), so this bills it as [`bill_held_base`] does. `position` is not read.
 pub fn bill_runs_base(
     runs: &[PaidRun],
     minutes: usize,
@@ -139,20 +143,109 @@ pub fn bill_runs_base(
     base: Option<u32>,
 ) -> Result<Bill, CostError> {
     let pricer = Pricer::new(minutes, entry, plan)?;
-    let peak = runs
-        .iter()
-        .filter(|run| run.end_minute > run.start_minute)
-        .map(|run| run.position as usize + 1)
-        .max()
-        .unwrap_or(0);
+    let mut order: Vec<u32> = (0..runs.len() as u32)
+        .filter(|&k| runs[k as usize].end_minute > runs[k as usize].start_minute)
+        .collect();
+    order.sort_unstable_by_key(|&k| (runs[k as usize].start_minute, k));
+    let mut ends: Vec<u32> = order.clone();
+    ends.sort_unstable_by_key(|&k| (runs[k as usize].end_minute, k));
+    // Per base B: the overlay's units and fen. A run never covered below its last place
+    // pays whole for every base up to that place (a difference array over B); where its
+    // place fell from B to B − 1 it pays, for base B, its units until then.
+    let mut diff_units: Vec<i128> = vec![0];
+    let mut diff_fen: Vec<i128> = vec![0];
+    let mut at_units: Vec<i128> = vec![0];
+    let mut at_fen: Vec<i128> = vec![0];
+    let mut first_place: Vec<usize> = Vec::with_capacity(order.len());
+    let mut held: Vec<u32> = Vec::new();
+    // Each held run's start, beside `held`: by the hour, day or week a unit's price is one
+    // price, so a release's many places fallen are counted in units alone (a tight loop:
+    // a large pool releasing its oldest GPUs moves hundreds down each time).
+    let mut held_start: Vec<u32> = Vec::new();
+    let flat = plan.overlay != OverlayMode::Spot;
+    let key = |k: u32| (runs[k as usize].start_minute, k);
+    let whole =
+        |place: usize, run: PaidRun, diff_units: &mut Vec<i128>, diff_fen: &mut Vec<i128>| {
+            let (units, fen) = pricer.run(run.start_minute, run.end_minute);
+            diff_units[0] += i128::from(units);
+            diff_units[place + 1] -= i128::from(units);
+            diff_fen[0] += fen;
+            diff_fen[place + 1] -= fen;
+        };
+    let (mut next_start, mut next_end) = (0usize, 0usize);
+    while next_start < order.len() || next_end < ends.len() {
+        let end_at = ends
+            .get(next_end)
+            .map_or(u32::MAX, |&k| runs[k as usize].end_minute);
+        let start_at = order
+            .get(next_start)
+            .map_or(u32::MAX, |&k| runs[k as usize].start_minute);
+        if end_at <= start_at {
+            let k = ends[next_end];
+            next_end += 1;
+            let run = runs[k as usize];
+            let Ok(at) = held.binary_search_by_key(&key(k), |&h| key(h)) else {
+                continue;
+            };
+            let (end, unit) = (run.end_minute, pricer.unit);
+            if flat {
+                for (count, &start) in at_units[at + 1..].iter_mut().zip(&held_start[at + 1..]) {
+                    *count += i128::from((end - start).div_ceil(unit));
+                }
+            } else {
+                for (place, &start) in held_start.iter().enumerate().skip(at + 1) {
+                    let (units, fen) = pricer.run(start, end);
+                    at_units[place] += i128::from(units);
+                    at_fen[place] += fen;
+                }
+            }
+            held.remove(at);
+            held_start.remove(at);
+            whole(at, run, &mut diff_units, &mut diff_fen);
+        } else {
+            let k = order[next_start];
+            next_start += 1;
+            first_place.push(held.len());
+            held.push(k);
+            held_start.push(runs[k as usize].start_minute);
+            if held.len() + 1 > diff_units.len() {
+                diff_units.resize(held.len() + 1, 0);
+                diff_fen.resize(held.len() + 1, 0);
+                at_units.resize(held.len() + 1, 0);
+                at_fen.resize(held.len() + 1, 0);
+            }
+        }
+    }
+    // Still held at the end.
+    for (place, &k) in held.iter().enumerate() {
+        whole(place, runs[k as usize], &mut diff_units, &mut diff_fen);
+    }
+    if flat {
+        let price = i128::from(pricer.unit_price);
+        for (fen, &units) in at_fen.iter_mut().zip(&at_units) {
+            *fen = units * price;
+        }
+    }
+    let peak = diff_units.len().saturating_sub(1);
+    let (mut units_by_base, mut fen_by_base) = (vec![0i128; peak + 1], vec![0i128; peak + 1]);
+    let (mut units, mut fen) = (0i128, 0i128);
+    for b in 0..=peak {
+        units += diff_units[b];
+        fen += diff_fen[b];
+        units_by_base[b] = units + at_units[b];
+        fen_by_base[b] = fen + at_fen[b];
+    }
+    // Layer `b` (index b) is what subscribing it saves: overlay(b) − overlay(b + 1).
     let mut layers = Layers::new(peak);
-    for run in runs.iter().filter(|run| run.end_minute > run.start_minute) {
-        layers.add(
-            run.position as usize,
-            run.start_minute,
-            run.end_minute,
-            &pricer,
-        );
+    for b in 0..peak {
+        let units = units_by_base[b] - units_by_base[b + 1];
+        layers.layers[b].units = u64::try_from(units).unwrap_or(0);
+        layers.wide[b] = fen_by_base[b] - fen_by_base[b + 1];
+    }
+    for place in first_place {
+        if let Some(layer) = layers.layers.get_mut(place) {
+            layer.runs += 1;
+        }
     }
     layers.settle(&pricer, base)
 }

@@ -4,11 +4,11 @@
 //! orders now is ready at `t + warmup`, so it is never short after the first `warmup`
 //! minutes. Above that it keeps a surplus GPU only when keeping it is free: when its layer
 //! is needed again before the unit it has already paid for ends (its hourly, daily or weekly
-//! units bridge the gap rather than paying a new run). Releases are newest first, so keeping
-//! layer `L` keeps every layer below it; the oracle keeps the highest layer whose keep is
-//! free and releases the rest at once (a surplus GPU whose layer is not needed again within
-//! its paid unit is released now: holding it to the unit's end costs the same and blocks
-//! nothing). With a perfect view of when each layer is next needed this is the classic
+//! units bridge the gap rather than paying a new run). It reads the held GPUs oldest first
+//! as layers (keeping layer `L` keeps every layer below it), keeps the highest layer whose
+//! keep is free and asks for no more (a surplus GPU whose layer is not needed again within
+//! its paid unit may go now: the replay keeps it to its unit's end, as the console does,
+//! which costs the same and blocks nothing). With a perfect view of when each layer is next needed this is the classic
 //! greedy cover of each layer's busy minutes by paid units, which is optimal layer by layer;
 //! the only slack is a lower layer held a little past its own unit because a higher one is
 //! kept. Subscribed layers are billed whole whatever is held, so their runs do not matter.

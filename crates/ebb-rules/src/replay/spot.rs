@@ -2,16 +2,22 @@
 //! notice and replacements, the circuit breaker, and the spot bill.
 //!
 //! The minute loop is [`super::sim`]'s (the policy sees the pool, scale-out ready after the
-//! warmup, scale-in at once, newest first), with each held GPU (a slot) either spot or not:
+//! warmup, a scale-in gives back what the console's placement would), with each held GPU (a
+//! slot) either spot or not:
 //!
 //! - Of the GPUs ordered, the mix (`ebb_reconcile::spot::split` over the base, spot
 //!   allowed while the breaker is closed and the spot price in force is within the max
 //!   price) says how many go on spot; the rest, the base and the on-demand floor are on
 //!   demand. A scale-in releases spot above the share of the new count first (as the
-//!   console does), then on demand (the highest in the stack first), then spot; of the
+//!   console does), then on demand, then spot only when too few GPUs are on demand; of the
 //!   spot GPUs, the one with the least of its started hour left goes first (as the
-//!   console's release order, paid unit's end first). The rules see the held GPUs oldest
-//!   first, as the console gives them.
+//!   console's release order, paid unit's end first). On demand goes as [`super::sim`]
+//!   gives back (`release_at_unit_end`, the default): the GPUs whose paid unit ends now,
+//!   then within the console's margin, the newest of equals; the others stay held to their
+//!   unit's end and are chosen again each minute the pool is above the policy's count. A
+//!   pool that releases at once (`release_at_unit_end` false, or rules whose scale-in is
+//!   `force`) gives back on demand from the top of the stack at once. The rules see the held GPUs oldest first, as the
+//!   console gives them.
 //! - Back to spot (as the console, through `ebb_reconcile::spot::swap_due`): a minute the
 //!   policy keeps its count, with every GPU ready, spot allowed and fewer spot GPUs than
 //!   the split's share, an on-demand GPU goes back to spot only when its paid unit (the
@@ -48,7 +54,7 @@
 use super::ReplayOptions;
 use super::billing::{PaidRun, unit_minutes};
 use super::families::SplitMix64;
-use super::sim::{MAX_HELD_GPUS, Outcome, Series, utilization_pct};
+use super::sim::{MAX_HELD_GPUS, Outcome, Series, due_at_unit_end, flapped_runs, utilization_pct};
 use super::trace::{Trace, whole_gpus};
 use crate::policy::{MinuteView, Policy};
 use ebb_cost::{CostError, Money, PriceEntry};
@@ -524,6 +530,40 @@ fn spot_paid_up_first(slots: &[Slot], minute: u32, count: usize) -> Vec<usize> {
     going
 }
 
+/// Gives back on-demand GPUs at `minute` as the console does at the end of the paid unit,
+/// as many as the pool is above `desired` (no more than are on demand): those whose paid
+/// unit (from each one's rental) ends now, then within the margin, the newest of equals.
+/// The others stay held.
+fn release_on_demand_due(pool: &mut Pool, minute: u32, desired: u32, unit: u32) {
+    let on_demand = pool.slots.iter().filter(|slot| slot.spot.is_none()).count();
+    let count = pool
+        .slots
+        .len()
+        .saturating_sub(desired as usize)
+        .min(on_demand);
+    if count == 0 {
+        return;
+    }
+    let mut due: Vec<(u8, Reverse<u32>, Reverse<usize>, usize)> = pool
+        .slots
+        .iter()
+        .enumerate()
+        .filter(|(_, slot)| slot.spot.is_none())
+        .filter_map(|(index, slot)| {
+            let run = slot.paid?;
+            let start = pool.paid[run].start_minute;
+            due_at_unit_end(start, minute, unit)
+                .map(|rank| (rank, Reverse(start), Reverse(run), index))
+        })
+        .collect();
+    due.sort_unstable();
+    let mut going: Vec<usize> = due.iter().take(count).map(|entry| entry.3).collect();
+    going.sort_unstable_by(|a, b| b.cmp(a));
+    for index in going {
+        pool.remove(minute, index);
+    }
+}
+
 /// When on-demand GPUs go back to spot: `swap_due` with the overlay's unit, and the minute
 /// the one going is released.
 struct BackToSpot {
@@ -589,6 +629,9 @@ pub fn simulate(
         warmup,
         at_unit_end: spot.release_at_unit_end,
     };
+    let unit = unit_minutes(options.overlay);
+    // Kept to the unit's end unless the pool or the rules' scale-in say at once.
+    let at_unit_end = spot.release_at_unit_end && policy.releases_at_unit_end();
     let notice = spot.notice_minutes;
     let mix = &spot.mix;
     let column = trace.interrupted();
@@ -705,7 +748,6 @@ pub fn simulate(
         };
         let desired = policy.desired(&view).min(MAX_HELD_GPUS);
         if desired != held {
-            actions += 1;
             if desired > held {
                 let target = split(desired, spot.base, mix, spot_now).spot;
                 let extra = desired - held;
@@ -721,9 +763,12 @@ pub fn simulate(
                 for index in spot_paid_up_first(&pool.slots, minute, excess as usize) {
                     pool.remove(minute, index);
                 }
+                if at_unit_end {
+                    release_on_demand_due(&mut pool, minute, desired, unit);
+                }
                 // On demand from the top of the stack (the newest rental there), so the
                 // places the base covers stay held.
-                while pool.slots.len() > desired as usize {
+                while !at_unit_end && pool.slots.len() > desired as usize {
                     let top = pool
                         .slots
                         .iter()
@@ -738,7 +783,14 @@ pub fn simulate(
                         None => break,
                     }
                 }
-                let over = pool.slots.len().saturating_sub(desired as usize);
+                // Spot only where on demand cannot make up the count (what is kept to its
+                // unit's end is not made up by spot).
+                let on_demand = pool.slots.iter().filter(|slot| slot.spot.is_none()).count();
+                let over = pool
+                    .slots
+                    .len()
+                    .saturating_sub(desired as usize)
+                    .saturating_sub(if at_unit_end { on_demand } else { 0 });
                 for index in spot_paid_up_first(&pool.slots, minute, over) {
                     pool.remove(minute, index);
                 }
@@ -786,19 +838,37 @@ pub fn simulate(
         if breaker.is_open() {
             open_minutes += 1;
         }
-        peak = peak.max(desired);
+        let now_held = pool.slots.len() as u32;
+        if now_held != held {
+            actions += 1;
+        }
+        peak = peak.max(now_held);
         let ready = pool.ready as u32;
         series.ready.push(ready);
-        series.held.push(desired);
+        series.held.push(now_held);
         series
             .utilization_pct
             .push(utilization_pct(busy, ready + pool.gapped as u32));
-        on_demand_held.push(desired - pool.spot + pool.swapping);
+        on_demand_held.push(now_held - pool.spot + pool.swapping);
         spot_held.push(pool.spot);
         swapping.push(pool.swapping);
         shortfall += (busy - f64::from(ready)).max(0.0);
         total += busy;
     }
+    // Flaps over every GPU's run, on demand and spot (the GPUs held before minute 0 were
+    // not rented by the replay).
+    let initial_on_demand = (initial - first.spot) as usize;
+    let mut runs = pool.paid.clone();
+    let mut rented: Vec<bool> = (0..runs.len()).map(|k| k >= initial_on_demand).collect();
+    for (k, &(start, end)) in pool.runs.iter().enumerate() {
+        runs.push(PaidRun {
+            start_minute: start,
+            end_minute: end,
+            position: 0,
+        });
+        rented.push(k >= first.spot as usize);
+    }
+    let flapped = flapped_runs(&runs, &rented, minutes as u32, unit);
     SpotOutcome {
         outcome: Outcome {
             series,
@@ -806,6 +876,9 @@ pub fn simulate(
             demand_gpu_minutes: total,
             actions,
             peak_held_gpus: peak,
+            runs,
+            rented,
+            flapped,
         },
         on_demand_held,
         spot_held,

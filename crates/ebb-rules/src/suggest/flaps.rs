@@ -1,6 +1,8 @@
-//! Flaps, counted from a replay's held series: an action undone inside the paid unit it
-//! bought. Two ways, per GPU (a layer of the held stack, released newest first, so a layer
-//! is one GPU's history, as [`crate::replay::billing`] bills it):
+//! Flaps: an action undone inside the paid unit it bought. A replay counts them per GPU
+//! from each GPU's own run ([`crate::replay::sim::flapped_runs`], in
+//! [`crate::replay::Replay::flapped`]), which the search reads; the functions here count
+//! them from a held count series alone, for a pool released newest first (a layer of the
+//! held stack is then one GPU's history). Two ways, per GPU:
 //!
 //! - a GPU **rented and released** before its first paid unit ended: the scale-out that
 //!   rented it is undone (it paid a unit for less than a unit of use);

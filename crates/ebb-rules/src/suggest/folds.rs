@@ -21,10 +21,9 @@
 
 use super::{Levers, Plan, build, seasonal::recurring_steps};
 use crate::replay::baselines::pricing;
-use crate::replay::billing::{Bill, BillingPlan, bill_held_base};
-use crate::replay::sim::Series;
+use crate::replay::billing::{BillingPlan, PaidRun, bill_runs_base};
 use crate::replay::trace::Trace;
-use crate::replay::{ReplayOptions, replay};
+use crate::replay::{Replay, ReplayOptions, replay};
 use crate::rules_policy::RulesPolicy;
 use ebb_cost::{CostError, Money, PriceEntry};
 
@@ -85,18 +84,18 @@ impl Prices<'_> {
     }
 }
 
-/// `series` (with its whole-trace `bill` and its `flaps`' minutes) read fold by fold;
-/// `extra_fen` (the stress loads' cost) is shared out evenly. With one fold, the whole
-/// trace's figures.
+/// A replay (its series, its GPUs' runs, its whole-trace bill and its flaps) read fold by
+/// fold; `extra_fen` (the stress loads' cost) is shared out evenly. With one fold, the
+/// whole trace's figures.
 pub(super) fn fold_costs(
     trace: &Trace,
-    series: &Series,
-    bill: &Bill,
-    flapped: &[(u32, u32)],
+    replayed: &Replay,
     folds: &[(usize, usize)],
     prices: &Prices<'_>,
     extra_fen: i64,
 ) -> Result<Vec<FoldCost>, CostError> {
+    let (series, runs, bill) = (&replayed.series, &replayed.runs, &replayed.bill);
+    let flapped = &replayed.flapped;
     let demand = trace.demand();
     let total = demand.len().max(1) as f64;
     let share = extra_fen / folds.len().max(1) as i64;
@@ -110,8 +109,21 @@ pub(super) fn fold_costs(
                 overlay: prices.options.overlay,
                 start_hour: (prices.options.start_ms + from as i64 * 60_000).div_euclid(3_600_000),
             };
-            let part = bill_held_base(
-                &series.held[from..to],
+            // Each GPU's run within the fold, from the fold's start (a GPU held across it
+            // pays from there, as its own run would).
+            let (first, last) = (from as u32, to as u32);
+            let part_runs: Vec<PaidRun> = runs
+                .iter()
+                .filter(|run| run.start_minute < last && run.end_minute > first)
+                .map(|run| PaidRun {
+                    start_minute: run.start_minute.max(first) - first,
+                    end_minute: run.end_minute.min(last) - first,
+                    position: run.position,
+                })
+                .collect();
+            let part = bill_runs_base(
+                &part_runs,
+                to - from,
                 prices.entry,
                 &plan,
                 Some(bill.base_gpus),
@@ -251,20 +263,14 @@ pub(super) fn seasonal_gate(
             ..*plan
         };
         let price = pricing(prices.entry, &options);
-        let unit = crate::replay::billing::unit_minutes(options.overlay);
         let run = |levers: &Levers| -> Result<(bool, i64), CostError> {
             let mut policy = RulesPolicy::new("rules", build(levers, &seen), Some(price.clone()))
                 .with_node_gpus(plan.node_gpus());
             let replayed = replay(&part, &mut policy, prices.entry, &options)?;
-            let flapped = super::flaps::flapped_gpus(
-                &replayed.series.held,
-                replayed.series.initial_gpus,
-                unit,
-            );
             let result = replayed.result;
             let churn = prices.churn(
                 i64::from(result.actions),
-                super::flaps::count_in(&flapped, 0, u32::MAX),
+                super::flaps::count_in(&replayed.flapped, 0, u32::MAX),
             );
             let fen = result.cost_fen.saturating_add(churn);
             Ok((result.shortfall_pct > limit_pct, fen))

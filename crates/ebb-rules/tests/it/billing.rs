@@ -118,10 +118,12 @@ fn an_overlay_the_region_does_not_offer_is_an_error_naming_it() {
     assert!(error.to_string().contains("`week`"), "{error}");
 }
 
-/// Two GPUs by the hour, released out of stack order (as one going back to spot at its own
-/// hour's end is): A held 0–64 (place 0), B 55–119 (place 1). Each pays its own started
-/// hours, 2 + 2; the layers of the held count would bill 0–119 (2 hours) and 55–64 (1
-/// hour), a run B never had.
+/// Two GPUs by the hour, released out of stack order (as the replay gives back the one
+/// whose hour ends first): A held 0–64, B 55–119. Each pays its own started hours, 2 + 2;
+/// the layers of the held count would bill 0–119 (2 hours) and 55–64 (1 hour), a run B
+/// never had. A base of one covers the oldest GPU held: A, then B once A is gone (B pays
+/// only its hour 55–64 on the overlay), so subscribing the first layer saves 3 hours and
+/// the second 1.
 #[test]
 fn gpus_released_out_of_stack_order_pay_their_own_runs() {
     let runs = [
@@ -141,16 +143,16 @@ fn gpus_released_out_of_stack_order_pay_their_own_runs() {
     assert_eq!(bill.cost.fen(), 4 * 12_50);
     assert_eq!(bill.overlay_gpu_hours, 4);
     let units: Vec<u64> = bill.layers.iter().map(|layer| layer.units).collect();
-    assert_eq!(units, [2, 2]);
+    assert_eq!(units, [3, 1]);
     let count = held(&[(55, 1), (10, 2), (55, 1)]);
     assert_eq!(
         bill_held(&count, &a100(), &hour).unwrap().cost.fen(),
         3 * 12_50
     );
-    // A place below the base given is subscribed, whatever its runs.
+    // The base given covers the oldest held, whichever GPU that is.
     let based = bill_runs_base(&runs, 120, &a100(), &hour, Some(1)).unwrap();
     assert_eq!(based.base_gpus, 1);
-    assert_eq!(based.overlay_cost.fen(), 2 * 12_50);
+    assert_eq!(based.overlay_cost.fen(), 12_50);
 }
 
 /// The runs of a held series released newest first, each GPU at its layer.

@@ -583,7 +583,7 @@ fn the_cost_delta_is_the_run_rate_change() {
 }
 
 #[test]
-fn a_paid_hour_is_held_until_near_its_end_newest_first() {
+fn a_paid_hour_is_held_until_near_its_end() {
     let set = rules(&format!(
         "[limits]\nmax_gpus = 100\n[scale_in]\nrelease_window_minutes = 5\n{COLD}"
     ));
@@ -602,9 +602,9 @@ fn a_paid_hour_is_held_until_near_its_end_newest_first() {
         d.clamps[0],
         Clamp::PaidUnitHold { next_release_ms, .. } if next_release_ms == NOW + 25 * MIN
     ));
-    // 8 rented 2 h 57 min ago (3 min left), the 2 newest 30 min ago: the deepest surplus
-    // GPU's hour is ending, so it goes with the two newer ones (already paid for) rather
-    // than paying another hour.
+    // 8 rented 2 h 57 min ago (3 min left), the 2 newest 30 min ago: 8 hours are ending,
+    // so 3 of those GPUs go (the console gives back those whose unit ends first); the 2
+    // newest stay, 30 minutes paid.
     let mut since = vec![NOW - 177 * MIN; 8];
     since.extend([NOW - 30 * MIN; 2]);
     let state = PoolState {
@@ -621,6 +621,22 @@ fn a_paid_hour_is_held_until_near_its_end_newest_first() {
         ..pool(10)
     };
     assert_eq!(decide(&set, &state, &cold, NOW).desired_gpus, 7);
+    // Issue 44: the oldest at the end of its (first) hour, the 9 newer 20 minutes in: the
+    // oldest goes, not the newest (which have 40 minutes paid left), and the hold says
+    // when the next may (in 35 minutes, the window before their hour ends).
+    let mut since = vec![NOW - 57 * MIN];
+    since.extend([NOW - 20 * MIN; 9]);
+    let state = PoolState {
+        held_since_ms: &since,
+        ..pool(10)
+    };
+    let d = decide(&set, &state, &cold, NOW);
+    assert_eq!(d.desired_gpus, 9, "{d:?}");
+    assert!(matches!(
+        d.clamps[..],
+        [Clamp::PaidUnitHold { from_gpus: 7, to_gpus: 9, next_release_ms }]
+            if next_release_ms == NOW + 35 * MIN
+    ));
     // The newest one at its end, the next not: one goes.
     let mut since = vec![NOW - 20 * MIN; 9];
     since.push(NOW - 60 * MIN);

@@ -33,6 +33,9 @@ struct Scripted<F> {
     name: &'static str,
     decide: F,
     seen: Vec<Seen>,
+    /// Releases at once, newest first (as rules whose scale-in is `force`), rather than at
+    /// each GPU's unit's end.
+    at_once: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -53,13 +56,23 @@ impl<F: FnMut(&MinuteView<'_>) -> u32> Scripted<F> {
             name,
             decide,
             seen: Vec::new(),
+            at_once: false,
         }
+    }
+
+    fn at_once(mut self) -> Scripted<F> {
+        self.at_once = true;
+        self
     }
 }
 
 impl<F: FnMut(&MinuteView<'_>) -> u32> Policy for Scripted<F> {
     fn name(&self) -> &str {
         self.name
+    }
+
+    fn releases_at_unit_end(&self) -> bool {
+        !self.at_once
     }
 
     fn desired(&mut self, view: &MinuteView<'_>) -> u32 {
@@ -279,6 +292,98 @@ fn with_column_adds_or_replaces_a_column_of_one_value_a_minute() {
 
 // --- the minute loop ---------------------------------------------------------------------
 
+/// Issue 44, by hand: GPUs rented at minutes 0, 10 and 30 (by the hour); at minute 65 the
+/// policy asks for 2. The console's placement gives back the GPU whose paid hour ends first
+/// (the one of minute 10, paid to 70: due at 69, within its minute of margin), not the
+/// newest (of minute 30, paid to 90), and keeps the others; the GPU of minute 0 is in its
+/// second hour (paid to 120). Until 69 all three stay held and ready. Then at 75 the policy
+/// asks for 3 again: one GPU is rented (a new run), the released one having used its hour
+/// to the end — no flap. Each GPU's run is billed.
+#[test]
+fn a_scale_in_gives_back_the_gpu_whose_hour_ends_first_not_the_newest() {
+    let trace = trace(&[(140, 1.0)]);
+    let mut policy = Scripted::new("hand", |view: &MinuteView<'_>| match view.minute {
+        0..10 => 1,
+        10..30 => 2,
+        30..65 => 3,
+        65..75 => 2,
+        _ => 3,
+    });
+    let replayed = replay(&trace, &mut policy, &a100(), &ReplayOptions::default()).unwrap();
+    let held = &replayed.series.held;
+    assert!(held[30..69].iter().all(|&held| held == 3), "{held:?}");
+    assert_eq!(held[69], 2);
+    assert_eq!(policy.seen[70].held_since, [0, 30]);
+    assert_eq!(held[75], 3);
+    assert_eq!(policy.seen[76].held_since, [0, 30, 75]);
+    let runs: Vec<(u32, u32)> = replayed
+        .runs
+        .iter()
+        .map(|run| (run.start_minute, run.end_minute))
+        .collect();
+    assert_eq!(runs, [(0, 140), (10, 69), (30, 140), (75, 140)]);
+    assert!(replayed.flapped.is_empty(), "{:?}", replayed.flapped);
+    // Hours: 3 + 1 + 2 + 2.
+    assert_eq!(replayed.result.cost_fen, 8 * 12_50);
+    assert_eq!(replayed.result.actions, 4);
+    // Released newest first at once (as `force` rules): the GPU of minute 30 goes at 65
+    // with 25 minutes paid left (its scale-out undone: a flap at 30) and a new one is
+    // rented at 75 inside that hour (the scale-in undone: a flap at 65).
+    let mut at_once = Scripted::new("hand", |view: &MinuteView<'_>| match view.minute {
+        0..10 => 1,
+        10..30 => 2,
+        30..65 => 3,
+        65..75 => 2,
+        _ => 3,
+    })
+    .at_once();
+    let replayed = replay(&trace, &mut at_once, &a100(), &ReplayOptions::default()).unwrap();
+    assert_eq!(replayed.series.held[65], 2);
+    assert_eq!(at_once.seen[66].held_since, [0, 10]);
+    assert_eq!(replayed.flapped, [(30, 2), (65, 2)]);
+    // Hours: 3 + 3 + 1 (30..65) + 2 (75..140).
+    assert_eq!(replayed.result.cost_fen, 9 * 12_50);
+}
+
+/// Flaps per GPU run: a GPU rented and released within its first hour undoes its
+/// scale-out (counted at the rental's minute); one released with paid time left undoes the
+/// scale-in when the pool rents another before that time runs out; one released at its
+/// unit's end undoes nothing.
+#[test]
+fn flaps_are_counted_from_each_gpus_run() {
+    use ebb_rules::replay::billing::PaidRun;
+    use ebb_rules::replay::sim::flapped_runs;
+    let run = |start_minute, end_minute| PaidRun {
+        start_minute,
+        end_minute,
+        position: 0,
+    };
+    // Held before minute 0 and released at 20: not a rental, but 40 minutes paid are left;
+    // the rental at 30 takes them up (a flap at 20). The rental at 30 goes at 50, in its
+    // first hour (a flap at 30), paid to 90: the rental at 60 takes that up (a flap at 50).
+    // The GPU of 60..120 used its hour, as one of 200..259 would (released in the last
+    // minute, the console's margin).
+    let runs = [
+        run(0, 20),
+        run(30, 50),
+        run(60, 120),
+        run(125, 300),
+        run(200, 259),
+    ];
+    let rented = [false, true, true, true, true];
+    assert_eq!(
+        flapped_runs(&runs, &rented, 300, 60),
+        [(20, 0), (30, 1), (50, 1)]
+    );
+    // By the day nothing used its unit: the scale-outs at 60 and 200 are undone too, and
+    // the rental at 125 takes up the time paid after the release at 120.
+    let flapped = flapped_runs(&runs, &rented, 300, 1_440);
+    assert_eq!(
+        flapped,
+        [(20, 0), (30, 1), (50, 1), (60, 2), (120, 2), (200, 4)]
+    );
+}
+
 #[test]
 fn scale_out_waits_the_warmup_and_scale_in_cancels_the_newest_orders_first() {
     let trace = Trace::from_csv(&{
@@ -292,7 +397,8 @@ fn scale_out_waits_the_warmup_and_scale_in_cancels_the_newest_orders_first() {
     let script = [1, 3, 3, 4, 2, 2, 2, 0, 0, 0, 1, 1];
     let mut policy = Scripted::new("script", |view: &MinuteView<'_>| {
         script[view.minute as usize]
-    });
+    })
+    .at_once();
     let options = ReplayOptions {
         start_ms: 1_000_000,
         ..ReplayOptions::default()
@@ -411,9 +517,12 @@ fn the_oracle_keeps_a_gpu_its_paid_hour_covers_and_releases_one_it_does_not() {
         "{:?}",
         &held[..50]
     );
-    assert_eq!(held[50], 1);
+    assert!(held[50..59].iter().all(|&held| held == 3));
+    assert_eq!(held[59], 1);
     assert_eq!(held[195], 3);
     // Layers 2-3: one hour for 0..50, one for 195..210; layer 1: 210 minutes, 4 hours.
+    // (Released at minute 50, the two are kept to their hour's end, minute 59 within the
+    // console's margin: paid anyway.)
     assert_eq!(replay.result.cost_fen, (4 + 2 + 2) * 12_50);
     assert_eq!(replay.result.shortfall_gpu_minutes, 0.0);
 }

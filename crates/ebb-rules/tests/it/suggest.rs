@@ -10,7 +10,6 @@ use ebb_rules::replay::families::{Family, FamilyParams, generate};
 use ebb_rules::replay::trace::Trace;
 use ebb_rules::replay::{ReplayOptions, replay};
 use ebb_rules::rules_policy::{HPA, RulesPolicy, SEED_80_30};
-use ebb_rules::suggest::flaps::flap_minutes;
 use ebb_rules::suggest::seasonal::recurring_steps;
 use ebb_rules::suggest::{SuggestOptions, suggest};
 
@@ -472,7 +471,9 @@ fn ar1_noise_is_measured_and_flat_load_does_not_flap_on_it() {
         Some(pricing(entry, &test_options)),
     );
     let replayed = replay(&test, &mut policy, entry, &test_options).unwrap();
-    let flaps = flap_minutes(&replayed.series.held, replayed.series.initial_gpus, 60).len();
+    let mut flaps: Vec<u32> = replayed.flapped.iter().map(|&(minute, _)| minute).collect();
+    flaps.dedup();
+    let flaps = flaps.len();
     let out = replayed.result;
     assert!(
         flaps <= 7,
