@@ -2880,7 +2880,7 @@ export type ScaleIn = {
 /**
  * Release a surplus GPU at once, even in the middle of the unit it has paid for.
  * Off by default: a GPU is released only in the last `release_window_minutes` of its
- * paid unit (hour, day, week), newest first.
+ * paid unit (hour, day, week), the GPU whose unit ends first going first.
  */
 force: boolean; 
 /**

@@ -74,7 +74,7 @@ pub struct Budget {
 pub struct ScaleIn {
     /// Release a surplus GPU at once, even in the middle of the unit it has paid for.
     /// Off by default: a GPU is released only in the last `release_window_minutes` of its
-    /// paid unit (hour, day, week), newest first.
+    /// paid unit (hour, day, week), the GPU whose unit ends first going first.
     pub force: bool,
     /// How near the end of its paid unit a GPU may be released.
     pub release_window_minutes: u32,
