@@ -349,6 +349,16 @@ pub fn plan(input: &Input<'_>) -> Plan {
 }
 
 impl PoolStatus {
+    /// Of the GPUs held, those whose workload is not up yet (warming, paid for).
+    pub fn warming_held(&self) -> u32 {
+        self.starting.min(self.actual)
+    }
+
+    /// The GPUs held and ready for work: held less those warming.
+    pub fn ready(&self) -> u32 {
+        self.actual - self.warming_held()
+    }
+
     /// Marks the leases `ids` starting (their workload not up, as another layer knows it:
     /// a Slurm node not registered yet) and counts the pool's starting GPUs again. Pure.
     pub fn mark_starting(&mut self, ids: &std::collections::HashSet<String>) {

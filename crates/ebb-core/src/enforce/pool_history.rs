@@ -34,8 +34,8 @@ pub fn pool_sample(at_ms: i64, desired: u32, status: &PoolStatus) -> PoolSample 
     PoolSample {
         at_ms,
         desired,
-        ready: status.actual.saturating_sub(status.starting),
-        warming: status.pending + status.starting.min(status.actual),
+        ready: status.ready(),
+        warming: status.pending + status.warming_held(),
         util_pct,
     }
 }
@@ -333,8 +333,7 @@ pub async fn chart_data(
         .read_status(&pool.id)
         .await?
         .map_or((0, 0), |(status, _)| {
-            let starting = status.starting.min(status.actual);
-            (status.actual - starting, starting)
+            (status.ready(), status.warming_held())
         });
     let scale_out = scale_out(
         &history.asked(&pool.id).await?,
