@@ -195,7 +195,7 @@ pub struct Grid {
 /// The grid searched.
 pub const GRID: Grid = Grid {
     target_pct: &[100, 97, 94, 90, 85, 80],
-    stabilization_minutes: &[60, 45, 30, 20, 10, 5, 1],
+    stabilization_minutes: &[60, 50, 45, 40, 30, 20, 10, 5, 1],
     sustain_minutes: &[0, 1, 2, 3, 5],
     overload_gpus: &[2, 1, 3, 5, 8],
     deadband_gpus: &[0, 2, 3],
