@@ -1917,9 +1917,14 @@ line: number | null;
  */
 field: string; 
 /**
- * What is wrong, in words.
+ * What is wrong, in English (logs, the CLI): `words` in the English catalog.
  */
-message: string }) & { path: FieldPath }
+message: string; 
+/**
+ * What is wrong, as words (a `rules.error.*` key and its arguments): the UI says them
+ * in the operator's language.
+ */
+words: Phrase }) & { path: FieldPath }
 /**
  * A warning and its field's place.
  */

@@ -172,11 +172,11 @@ fn not_utf8(file: &str) -> LintReport {
     LintReport {
         file: file.to_string(),
         valid: false,
-        errors: vec![ebb_wire::rules::RuleProblem {
-            line: None,
-            field: "file".into(),
-            message: "is not UTF-8 text: a rule file is TOML".into(),
-        }],
+        errors: vec![ebb_wire::rules::RuleProblem::new(
+            None,
+            "file",
+            ebb_wire::phrase::Phrase::new("rules.error.notUtf8"),
+        )],
         warnings: Vec::new(),
     }
 }

@@ -69,11 +69,14 @@ impl Reported for RulesError {
     fn report(&self) -> IpcError {
         match self {
             RulesError::Invalid(_) => {
-                let (field, line) = self.first_problem().map_or(("rules", None), |problem| {
+                let first = self.first_problem();
+                let (field, line) = first.map_or(("rules", None), |problem| {
                     (problem.field.as_str(), problem.line)
                 });
                 IpcError {
                     line,
+                    // The problem its field and line name, in the operator's words.
+                    words: first.map(|problem| problem.words.clone()),
                     ..IpcError::invalid(field, self.to_string())
                 }
             }
@@ -102,8 +105,10 @@ impl Reported for ReplayError {
                 field,
                 line,
                 message,
+                words,
             } => IpcError {
                 line: *line,
+                words: words.clone(),
                 ..IpcError::invalid(field, format!("{field}: {message}"))
             },
             ReplayError::Pool(error) => error.report(),

@@ -79,6 +79,7 @@
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime, TimeZone};
 use chrono_tz::Tz;
 use croner::Cron;
+use ebb_wire::phrase::{Arg, Phrase};
 use ebb_wire::rules as spec;
 use serde::Deserialize;
 use std::fmt;
@@ -281,7 +282,7 @@ impl RuleSet {
 
 /// Why a rule file (or rule set) was refused: every problem, each with its line (in a file)
 /// and field.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub struct RuleError {
     /// At least one.
     pub problems: Vec<spec::RuleProblem>,
@@ -311,12 +312,14 @@ pub fn parse(text: &str) -> Result<RuleSet, RuleError> {
                 .and_then(|span| located.path_at(span.start))
                 .unwrap_or_default();
             let line = span.map(|span| line_of(text, span.start));
+            // The TOML reader's own words (an unknown key, a type, a bracket): they stay
+            // English, as the reader writes them, inside a sentence each language words.
             return Err(RuleError {
-                problems: vec![spec::RuleProblem {
+                problems: vec![spec::RuleProblem::new(
                     line,
                     field,
-                    message: error.message().trim().to_string(),
-                }],
+                    Phrase::new("rules.error.syntax").text("detail", error.message().trim()),
+                )],
             });
         }
     };
@@ -493,25 +496,26 @@ impl<'a> Locator<'a> {
 // ---------------------------------------------------------------------------------------
 // Problems, by field.
 
+/// Each problem's field and its words (a `rules.error.*` phrase: the UI says it in the
+/// operator's language, the CLI and logs in English).
 #[derive(Default)]
-struct Problems(Vec<(String, String)>);
+struct Problems(Vec<(String, Phrase)>);
 
 impl Problems {
-    fn add(&mut self, field: impl Into<String>, message: impl Into<String>) {
-        self.0.push((field.into(), message.into()));
+    fn add(&mut self, field: impl Into<String>, words: Phrase) {
+        self.0.push((field.into(), words));
     }
 
     fn into_problems(self, source: Option<(&Locator<'_>, &str)>) -> Vec<spec::RuleProblem> {
         self.0
             .into_iter()
-            .map(|(field, message)| spec::RuleProblem {
-                line: source.and_then(|(located, text)| {
+            .map(|(field, words)| {
+                let line = source.and_then(|(located, text)| {
                     located
                         .span_of(&field)
                         .map(|span| line_of(text, span.start))
-                }),
-                field,
-                message,
+                });
+                spec::RuleProblem::new(line, field, words)
             })
             .collect()
     }
@@ -669,10 +673,7 @@ impl File {
     fn into_spec(self, problems: &mut Problems) -> spec::RuleSet {
         let limits = match self.limits {
             None => {
-                problems.add(
-                    "limits",
-                    "missing: every rule set needs `[limits]` with at least `max_gpus`",
-                );
+                problems.add("limits", Phrase::new("rules.error.noLimits"));
                 Limits::default()
             }
             Some(limits) => Limits {
@@ -702,14 +703,13 @@ impl File {
             _ => None,
         };
         let unknown_metric = |name: &str| {
-            let declared = if custom_names.is_empty() {
-                String::from("none declared")
+            if custom_names.is_empty() {
+                Phrase::new("rules.error.unknownMetricNone").text("name", name)
             } else {
-                custom_names.join(", ")
-            };
-            format!(
-                "unknown metric `{name}`: use gpu_util, mem_util, busy_gpus or a custom metric declared in a [[metric]] table ({declared})"
-            )
+                Phrase::new("rules.error.unknownMetric")
+                    .text("name", name)
+                    .text("declared", custom_names.join(", "))
+            }
         };
         let mut thresholds = Vec::new();
         for (i, rule) in self.threshold.into_iter().enumerate() {
@@ -726,7 +726,7 @@ impl File {
                 other => {
                     problems.add(
                         at("op"),
-                        format!("`{other}` is not a comparison: use >, >=, < or <="),
+                        Phrase::new("rules.error.notComparison").text("op", other),
                     );
                     Comparison::AtLeast
                 }
@@ -769,7 +769,7 @@ impl File {
                     let duration_minutes = schedule.duration_minutes.unwrap_or_else(|| {
                         problems.add(
                             at("duration_minutes"),
-                            "missing: a cron schedule says how long each occurrence lasts",
+                            Phrase::new("rules.error.cronNeedsDuration"),
                         );
                         1
                     });
@@ -782,7 +782,7 @@ impl File {
                     if schedule.duration_minutes.is_some() {
                         problems.add(
                             at("duration_minutes"),
-                            "only for a cron schedule: a window runs from `start` to `end`",
+                            Phrase::new("rules.error.durationOnlyCron"),
                         );
                     }
                     ScheduleWhen::Window {
@@ -791,34 +791,28 @@ impl File {
                     }
                 }
                 (None, Some(_), None) => {
-                    problems.add(at("end"), "missing: a window needs `start` and `end`");
+                    problems.add(at("end"), Phrase::new("rules.error.windowNeedsBoth"));
                     ScheduleWhen::Window {
                         start: String::new(),
                         end: String::new(),
                     }
                 }
                 (None, None, Some(_)) => {
-                    problems.add(at("start"), "missing: a window needs `start` and `end`");
+                    problems.add(at("start"), Phrase::new("rules.error.windowNeedsBoth"));
                     ScheduleWhen::Window {
                         start: String::new(),
                         end: String::new(),
                     }
                 }
                 (Some(_), _, _) => {
-                    problems.add(
-                        at("cron"),
-                        "a schedule is either `cron` (+ `duration_minutes`) or `start` + `end`, not both",
-                    );
+                    problems.add(at("cron"), Phrase::new("rules.error.cronOrWindow"));
                     ScheduleWhen::Window {
                         start: String::new(),
                         end: String::new(),
                     }
                 }
                 (None, None, None) => {
-                    problems.add(
-                        format!("schedule[{i}]"),
-                        "says not when: give `cron` + `duration_minutes`, or `start` + `end`",
-                    );
+                    problems.add(format!("schedule[{i}]"), Phrase::new("rules.error.noWhen"));
                     ScheduleWhen::Window {
                         start: String::new(),
                         end: String::new(),
@@ -832,7 +826,7 @@ impl File {
                 _ => {
                     problems.add(
                         format!("schedule[{i}]"),
-                        "needs exactly one of `floor`, `ceiling` or `exact` (a GPU count)",
+                        Phrase::new("rules.error.oneBound"),
                     );
                     (BoundKind::Floor, 0)
                 }
@@ -894,14 +888,11 @@ impl File {
     }
 }
 
-/// `+N`, `+N%`, `-N`, `-N%`, `set N`.
-pub fn parse_action(text: &str) -> Result<Action, String> {
+/// `+N`, `+N%`, `-N`, `-N%`, `set N`; `Err` says what is wrong with it.
+pub fn parse_action(text: &str) -> Result<Action, Phrase> {
     let text = text.trim();
-    let bad = || {
-        format!(
-            "`{text}` is not an action: write +N, +N%, -N, -N% or \"set N\" (e.g. \"+20%\", \"set 20\")"
-        )
-    };
+    let says = |key: &str| Phrase::new(key).text("action", text);
+    let bad = || says("rules.error.notAction");
     if let Some(rest) = text.strip_prefix("set") {
         let gpus = rest.trim().parse::<u32>().map_err(|_| bad())?;
         return Ok(Action::Set { gpus });
@@ -915,13 +906,13 @@ pub fn parse_action(text: &str) -> Result<Action, String> {
     if let Some(pct) = rest.strip_suffix('%') {
         let pct = pct.trim().parse::<f64>().map_err(|_| bad())?;
         if !(pct.is_finite() && pct > 0.0) {
-            return Err(format!("`{text}`: the share must be more than 0%"));
+            return Err(says("rules.error.actionShareZero"));
         }
         if !out && pct > 100.0 {
-            return Err(format!("`{text}`: a pool cannot release more than 100%"));
+            return Err(says("rules.error.actionReleaseOver"));
         }
         if out && pct > 1_000.0 {
-            return Err(format!("`{text}`: at most +1000% in one step"));
+            return Err(says("rules.error.actionGrowOver"));
         }
         return Ok(if out {
             Action::AddPct { pct }
@@ -931,7 +922,7 @@ pub fn parse_action(text: &str) -> Result<Action, String> {
     }
     let gpus = rest.parse::<u32>().map_err(|_| bad())?;
     if gpus == 0 {
-        return Err(format!("`{text}` does nothing: use at least 1"));
+        return Err(says("rules.error.actionNothing"));
     }
     Ok(if out {
         Action::AddGpus { gpus }
@@ -947,21 +938,28 @@ fn yuan_to_fen(value: &toml::Value, field: &str, problems: &mut Problems) -> Opt
         toml::Value::Float(yuan) if yuan.is_finite() => {
             let fen = yuan * 100.0;
             if (fen - fen.round()).abs() > 1e-6 {
+                // As written: a rule's number (two places) would hide the third decimal.
                 problems.add(
                     field,
-                    format!("{yuan} has more than two decimals: amounts are in whole fen"),
+                    Phrase::new("rules.error.wholeFen").text("amount", yuan.to_string()),
                 );
                 return None;
             }
             (fen.abs() < 1e15).then(|| fen.round() as i64)
         }
         other => {
+            let kind = match other {
+                toml::Value::String(_) => "rules.error.kind.string",
+                toml::Value::Boolean(_) => "rules.error.kind.boolean",
+                toml::Value::Datetime(_) => "rules.error.kind.datetime",
+                toml::Value::Array(_) => "rules.error.kind.array",
+                toml::Value::Table(_) => "rules.error.kind.table",
+                // A whole number is read above: a number here is a float that is not finite.
+                toml::Value::Integer(_) | toml::Value::Float(_) => "rules.error.kind.float",
+            };
             problems.add(
                 field,
-                format!(
-                    "must be an amount of yuan such as 500 or 499.50, got {}",
-                    other.type_str()
-                ),
+                Phrase::new("rules.error.notYuan").phrase("kind", Phrase::new(kind)),
             );
             return None;
         }
@@ -969,11 +967,11 @@ fn yuan_to_fen(value: &toml::Value, field: &str, problems: &mut Problems) -> Opt
     match fen {
         Some(fen) if fen > 0 => Some(fen),
         Some(_) => {
-            problems.add(field, "must be more than zero");
+            problems.add(field, Phrase::new("rules.error.moreThanZero"));
             None
         }
         None => {
-            problems.add(field, "is too large");
+            problems.add(field, Phrase::new("rules.error.tooLarge"));
             None
         }
     }
@@ -981,13 +979,10 @@ fn yuan_to_fen(value: &toml::Value, field: &str, problems: &mut Problems) -> Opt
 
 fn local_datetime(value: &toml::value::Datetime, field: &str, problems: &mut Problems) -> String {
     if value.offset.is_some() {
-        problems.add(
-            field,
-            "write a local date-time without an offset (e.g. 2025-11-08T00:00:00): the schedule's time_zone says where",
-        );
+        problems.add(field, Phrase::new("rules.error.offset"));
     }
     let Some(date) = value.date else {
-        problems.add(field, "needs a date (e.g. 2025-11-08T00:00:00)");
+        problems.add(field, Phrase::new("rules.error.needsDate"));
         return String::new();
     };
     let time = value.time.unwrap_or(toml::value::Time {
@@ -1012,21 +1007,22 @@ fn local_datetime(value: &toml::value::Datetime, field: &str, problems: &mut Pro
 fn validate(rules: &spec::RuleSet, problems: &mut Problems) {
     let limits = &rules.limits;
     if limits.max_gpus == 0 {
-        problems.add("limits.max_gpus", "must be at least 1");
+        problems.add("limits.max_gpus", Phrase::new("rules.error.atLeastOne"));
     }
     if limits.max_gpus > MAX_GPUS {
         problems.add(
             "limits.max_gpus",
-            format!("{} is more than the {MAX_GPUS} accepted", limits.max_gpus),
+            Phrase::new("rules.error.overAccepted")
+                .int("value", limits.max_gpus)
+                .int("accepted", MAX_GPUS),
         );
     }
     if limits.min_gpus > limits.max_gpus {
         problems.add(
             "limits.min_gpus",
-            format!(
-                "{} is more than max_gpus ({})",
-                limits.min_gpus, limits.max_gpus
-            ),
+            Phrase::new("rules.error.moreThanMax")
+                .int("value", limits.min_gpus)
+                .int("max", limits.max_gpus),
         );
     }
     let step = &limits.step;
@@ -1034,7 +1030,7 @@ fn validate(rules: &spec::RuleSet, problems: &mut Problems) {
         if gpus == Some(0) {
             problems.add(
                 format!("limits.step.{field}"),
-                "0 would stop the pool from moving: leave it out for no cap",
+                Phrase::new("rules.error.stepZero"),
             );
         }
     }
@@ -1044,14 +1040,14 @@ fn validate(rules: &spec::RuleSet, problems: &mut Problems) {
         {
             problems.add(
                 format!("limits.step.{field}"),
-                "must be a share above 0%: leave it out for no cap",
+                Phrase::new("rules.error.stepShare"),
             );
         }
     }
     if let Some(pct) = step.in_pct
         && pct > 100.0
     {
-        problems.add("limits.step.in_pct", "at most 100%");
+        problems.add("limits.step.in_pct", Phrase::new("rules.error.atMost100"));
     }
     for (field, fen) in [
         ("budget_per_hour", limits.budget.per_hour_fen),
@@ -1060,17 +1056,23 @@ fn validate(rules: &spec::RuleSet, problems: &mut Problems) {
         if let Some(fen) = fen
             && fen <= 0
         {
-            problems.add(format!("limits.{field}"), "must be more than zero");
+            problems.add(
+                format!("limits.{field}"),
+                Phrase::new("rules.error.moreThanZero"),
+            );
         }
     }
     let scale_in = &rules.scale_in;
     if scale_in.deadband_minutes > 7 * 1_440 {
-        problems.add("scale_in.deadband_minutes", "at most a week (10080)");
+        problems.add(
+            "scale_in.deadband_minutes",
+            Phrase::new("rules.error.atMostWeek"),
+        );
     }
     if scale_in.budget_gpus == Some(0) {
         problems.add(
             "scale_in.budget_gpus",
-            "0 would release nothing, idle GPUs included: at least 1 (a quiet window keeps busy GPUs)",
+            Phrase::new("rules.error.budgetGpusZero"),
         );
     }
     if let Some(pct) = scale_in.budget_pct
@@ -1078,22 +1080,22 @@ fn validate(rules: &spec::RuleSet, problems: &mut Problems) {
     {
         problems.add(
             "scale_in.budget_pct",
-            format!("{pct}% is not a share from 1 to 100"),
+            Phrase::new("rules.error.budgetPct").int("pct", pct),
         );
     }
     let has_budget = scale_in.budget_gpus.is_some() || scale_in.budget_pct.is_some();
     match scale_in.budget_window_minutes {
         None if has_budget => problems.add(
             "scale_in.budget_window_minutes",
-            "missing: a budget says per how many minutes (1 to 1440)",
+            Phrase::new("rules.error.budgetNeedsWindow"),
         ),
         Some(_) if !has_budget => problems.add(
             "scale_in.budget_window_minutes",
-            "a window without budget_gpus or budget_pct does nothing",
+            Phrase::new("rules.error.windowWithoutBudget"),
         ),
         Some(minutes) if !(1..=1_440).contains(&minutes) => problems.add(
             "scale_in.budget_window_minutes",
-            format!("{minutes} is not from 1 to 1440 (a day)"),
+            Phrase::new("rules.error.budgetWindowRange").int("minutes", minutes),
         ),
         _ => {}
     }
@@ -1101,9 +1103,14 @@ fn validate(rules: &spec::RuleSet, problems: &mut Problems) {
     let mut names: Vec<(String, String)> = Vec::new();
     let mut unique = |name: &str, field: String, problems: &mut Problems| {
         if name.trim().is_empty() {
-            problems.add(field, "a rule needs a name (decisions and warnings use it)");
+            problems.add(field, Phrase::new("rules.error.needsName"));
         } else if let Some((_, first)) = names.iter().find(|(n, _)| *n == name) {
-            problems.add(field, format!("`{name}` is already the name of {first}"));
+            problems.add(
+                field,
+                Phrase::new("rules.error.nameTaken")
+                    .text("name", name)
+                    .text("first", first.as_str()),
+            );
         } else {
             names.push((
                 name.to_string(),
@@ -1116,40 +1123,43 @@ fn validate(rules: &spec::RuleSet, problems: &mut Problems) {
         if matches!(metric.name.as_str(), "gpu_util" | "mem_util" | "busy_gpus") {
             problems.add(
                 field,
-                format!(
-                    "`{}` is built in: a custom metric needs another name",
-                    metric.name
-                ),
+                Phrase::new("rules.error.builtInMetric").text("name", metric.name.as_str()),
             );
         } else if metric.name.trim().is_empty() {
-            problems.add(field, "a custom metric needs a name");
+            problems.add(field, Phrase::new("rules.error.metricNeedsName"));
         } else if rules.metrics[..i].iter().any(|m| m.name == metric.name) {
-            problems.add(field, format!("`{}` is declared twice", metric.name));
+            problems.add(
+                field,
+                Phrase::new("rules.error.declaredTwice").text("name", metric.name.as_str()),
+            );
         }
         if metric.stale_after_minutes == 0 {
             problems.add(
                 format!("metric[{i}].stale_after_minutes"),
-                "must be at least 1 minute",
+                Phrase::new("rules.error.atLeastOneMinute"),
             );
         }
         if let Some(source) = &metric.prometheus {
             let at = |field: &str| format!("metric[{i}].{field}");
-            if let Err(problem) = crate::promql::check(&source.query) {
+            if let Err(problem) = crate::promql::check_words(&source.query) {
                 problems.add(at("prometheus"), problem);
             }
             if !(1..=60).contains(&source.timeout_s) {
                 problems.add(
                     at("timeout_s"),
-                    format!("{} s: must be 1 to 60 seconds", source.timeout_s),
+                    Phrase::new("rules.error.timeoutRange").int("seconds", source.timeout_s),
                 );
             }
             if source.fallback_after == 0 {
-                problems.add(at("fallback_after"), "must be at least 1 failure");
+                problems.add(
+                    at("fallback_after"),
+                    Phrase::new("rules.error.atLeastOneFailure"),
+                );
             }
             if let Some(fallback) = source.fallback
                 && !fallback.is_finite()
             {
-                problems.add(at("fallback"), "must be a number");
+                problems.add(at("fallback"), Phrase::new("rules.error.notNumber"));
             }
         }
     }
@@ -1161,21 +1171,18 @@ fn validate(rules: &spec::RuleSet, problems: &mut Problems) {
         let at = |field: &str| format!("threshold[{i}].{field}");
         unique(&rule.name, at("name"), problems);
         if !declared(&rule.metric) {
-            problems.add(
-                at("metric"),
-                format!("`{}` is not declared in a [[metric]] table", rule.metric),
-            );
+            problems.add(at("metric"), undeclared(&rule.metric));
         }
         if !rule.threshold.is_finite() {
-            problems.add(at("value"), "must be a number");
+            problems.add(at("value"), Phrase::new("rules.error.notNumber"));
         } else if rule.threshold < 0.0 && !matches!(rule.metric, MetricRef::Custom { .. }) {
-            problems.add(at("value"), "cannot be negative");
+            problems.add(at("value"), Phrase::new("rules.error.negative"));
         }
         if rule.for_minutes == 0 {
-            problems.add(at("for_minutes"), "must be at least 1 (the latest minute)");
+            problems.add(at("for_minutes"), Phrase::new("rules.error.forAtLeastOne"));
         }
         if rule.for_minutes > 1_440 {
-            problems.add(at("for_minutes"), "at most a day (1440)");
+            problems.add(at("for_minutes"), Phrase::new("rules.error.atMostDay"));
         }
         if let Err(message) = check_action(&rule.action, limits) {
             problems.add(at("action"), message);
@@ -1185,39 +1192,33 @@ fn validate(rules: &spec::RuleSet, problems: &mut Problems) {
         let at = |field: &str| format!("target[{i}].{field}");
         unique(&rule.name, at("name"), problems);
         if !declared(&rule.metric) {
-            problems.add(
-                at("metric"),
-                format!("`{}` is not declared in a [[metric]] table", rule.metric),
-            );
+            problems.add(at("metric"), undeclared(&rule.metric));
         }
         if !(rule.target.is_finite() && rule.target > 0.0) {
-            problems.add(at("target"), "must be more than 0");
+            problems.add(at("target"), Phrase::new("rules.error.targetPositive"));
         } else if !matches!(rule.metric, MetricRef::Custom { .. }) && rule.target > 100.0 {
             problems.add(
                 at("target"),
-                format!(
-                    "{} is more than 100%: a GPU cannot be busier than 100%",
-                    rule.target
-                ),
+                Phrase::new("rules.error.busierThan100").number("value", rule.target),
             );
         }
         if !(rule.tolerance.is_finite() && (0.0..1.0).contains(&rule.tolerance)) {
-            problems.add(
-                at("tolerance"),
-                "must be a share from 0 to below 1 (HPA: 0.1)",
-            );
+            problems.add(at("tolerance"), Phrase::new("rules.error.tolerance"));
         }
         if rule.scale_in_stabilization_minutes > 1_440 {
-            problems.add(at("scale_in_stabilization_minutes"), "at most a day (1440)");
+            problems.add(
+                at("scale_in_stabilization_minutes"),
+                Phrase::new("rules.error.atMostDay"),
+            );
         }
         if rule.scale_out_sustain_minutes > 1_440 {
-            problems.add(at("scale_out_sustain_minutes"), "at most a day (1440)");
+            problems.add(
+                at("scale_out_sustain_minutes"),
+                Phrase::new("rules.error.atMostDay"),
+            );
         }
         if rule.overload_gpus == Some(0) {
-            problems.add(
-                at("overload_gpus"),
-                "0 means always at once: leave scale_out_sustain_minutes at 0 instead",
-            );
+            problems.add(at("overload_gpus"), Phrase::new("rules.error.overloadZero"));
         }
     }
     for (i, schedule) in rules.schedules.iter().enumerate() {
@@ -1225,40 +1226,47 @@ fn validate(rules: &spec::RuleSet, problems: &mut Problems) {
         unique(&schedule.name, at("name"), problems);
         if schedule.gpus > MAX_GPUS {
             // Named as the file names the count.
-            problems.add(
-                at(schedule.bound.key()),
-                format!(
-                    "{} GPUs is more than the {MAX_GPUS} accepted",
-                    schedule.gpus
-                ),
-            );
+            problems.add(at(schedule.bound.key()), gpus_over_accepted(schedule.gpus));
         }
         if let ScheduleWhen::Cron {
             duration_minutes, ..
         } = &schedule.when
             && *duration_minutes == 0
         {
-            problems.add(at("duration_minutes"), "must be at least 1");
+            problems.add(
+                at("duration_minutes"),
+                Phrase::new("rules.error.atLeastOne"),
+            );
         }
     }
 }
 
-fn check_action(action: &Action, limits: &Limits) -> Result<(), String> {
+/// A rule names a custom metric no `[[metric]]` table declares.
+fn undeclared(metric: &MetricRef) -> Phrase {
+    Phrase::new("rules.error.undeclaredMetric").text("metric", metric.to_string())
+}
+
+/// A GPU count past what is accepted.
+fn gpus_over_accepted(gpus: u32) -> Phrase {
+    Phrase::new("rules.error.gpusOverAccepted")
+        .arg("gpus", Arg::Gpus(gpus))
+        .int("accepted", MAX_GPUS)
+}
+
+fn check_action(action: &Action, limits: &Limits) -> Result<(), Phrase> {
     match *action {
         Action::AddGpus { gpus } | Action::RemoveGpus { gpus } if gpus == 0 => {
-            Err("does nothing: use at least 1".into())
+            Err(Phrase::new("rules.error.doesNothing"))
         }
         Action::AddGpus { gpus } | Action::RemoveGpus { gpus } | Action::Set { gpus }
             if gpus > MAX_GPUS =>
         {
-            Err(format!("{gpus} GPUs is more than the {MAX_GPUS} accepted"))
+            Err(gpus_over_accepted(gpus))
         }
         Action::AddPct { pct } | Action::RemovePct { pct } if !(pct.is_finite() && pct > 0.0) => {
-            Err("the share must be more than 0%".into())
+            Err(Phrase::new("rules.error.shareZero"))
         }
-        Action::RemovePct { pct } if pct > 100.0 => {
-            Err("a pool cannot release more than 100%".into())
-        }
+        Action::RemovePct { pct } if pct > 100.0 => Err(Phrase::new("rules.error.releaseOver")),
         _ => {
             let _ = limits;
             Ok(())
@@ -1293,7 +1301,12 @@ fn compile(rules: spec::RuleSet, problems: &mut Problems) -> Option<RuleSet> {
                     continue;
                 };
                 if end_ms <= start_ms {
-                    problems.add(at("end"), format!("{end} is not after start {start}"));
+                    problems.add(
+                        at("end"),
+                        Phrase::new("rules.error.endBeforeStart")
+                            .text("end", end.as_str())
+                            .text("start", start.as_str()),
+                    );
                     continue;
                 }
                 CompiledWhen::Window { start_ms, end_ms }
@@ -1337,7 +1350,7 @@ fn zone(time_zone: &str, field: &str, problems: &mut Problems) -> Option<Tz> {
         Err(_) => {
             problems.add(
                 field,
-                format!("`{time_zone}` is not an IANA time zone (e.g. Asia/Shanghai, UTC)"),
+                Phrase::new("rules.error.timeZone").text("zone", time_zone),
             );
             None
         }
@@ -1356,7 +1369,10 @@ fn cron_when(
         // One that matches no date (the 31st of February) would be searched for, and not
         // found, at every decision: seconds each in a replay's minute loop.
         Ok(parsed) if never_occurs(&parsed, tz) => {
-            problems.add(field, format!("`{cron}` never occurs: no date matches it"));
+            problems.add(
+                field,
+                Phrase::new("rules.error.cronNever").text("cron", cron),
+            );
             None
         }
         Ok(parsed) => Some(CompiledWhen::Cron {
@@ -1364,7 +1380,13 @@ fn cron_when(
             duration_ms: i64::from(duration_minutes) * 60_000,
         }),
         Err(error) => {
-            problems.add(field, format!("`{cron}` is not a cron expression: {error}"));
+            // croner's own words on what it could not read stay English (`detail`).
+            problems.add(
+                field,
+                Phrase::new("rules.error.cronInvalid")
+                    .text("cron", cron)
+                    .text("detail", error.to_string()),
+            );
             None
         }
     }
@@ -1381,7 +1403,10 @@ fn compile_quiet(
     for (i, window) in windows.iter().enumerate() {
         let at = |key: &str| format!("{field}[{i}].{key}");
         if window.duration_minutes == 0 {
-            problems.add(at("duration_minutes"), "must be at least 1");
+            problems.add(
+                at("duration_minutes"),
+                Phrase::new("rules.error.atLeastOne"),
+            );
         }
         let tz = zone(&window.time_zone, &at("time_zone"), problems);
         let when = tz.and_then(|tz| {
@@ -1425,7 +1450,7 @@ fn instant(local: &str, tz: Tz, field: &str, problems: &mut Problems) -> Option<
     let Some(naive) = naive else {
         problems.add(
             field,
-            format!("`{local}` is not a local date-time such as 2025-11-08T00:00:00"),
+            Phrase::new("rules.error.notDateTime").text("value", local),
         );
         return None;
     };
@@ -1434,7 +1459,9 @@ fn instant(local: &str, tz: Tz, field: &str, problems: &mut Problems) -> Option<
         None => {
             problems.add(
                 field,
-                format!("{local} does not exist in {tz} (a daylight-saving gap)"),
+                Phrase::new("rules.error.daylightGap")
+                    .text("time", local)
+                    .text("zone", tz.name()),
             );
             None
         }

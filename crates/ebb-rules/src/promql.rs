@@ -5,19 +5,29 @@
 //! ask, brackets that close in order, quotes that end, at most 4 KiB. The console asks the
 //! server too when it can (`ebb rules lint`, the Rules form's test).
 
+use ebb_wire::catalog::Words;
+use ebb_wire::ipc::UiLanguage;
+use ebb_wire::phrase::Phrase;
+
 /// The longest query accepted, in bytes.
 pub const MAX_QUERY_BYTES: usize = 4096;
 
-/// Whether `query` can be sent: `Err` says what is wrong, with the column (from 1).
+/// Whether `query` can be sent: `Err` says what is wrong, with the column (from 1), in
+/// English (as [`check_words`] words it).
 pub fn check(query: &str) -> Result<(), String> {
+    check_words(query).map_err(|words| Words::of(UiLanguage::English).render(&words))
+}
+
+/// Whether `query` can be sent: `Err` says what is wrong, with the column (from 1), as
+/// words (a `rules.error.promql*` phrase).
+pub fn check_words(query: &str) -> Result<(), Phrase> {
     if query.trim().is_empty() {
-        return Err("a PromQL query is needed, e.g. sum(up)".into());
+        return Err(Phrase::new("rules.error.promqlEmpty"));
     }
     if query.len() > MAX_QUERY_BYTES {
-        return Err(format!(
-            "{} bytes: a query is at most {MAX_QUERY_BYTES}",
-            query.len()
-        ));
+        return Err(Phrase::new("rules.error.promqlTooLong")
+            .int("bytes", i64::try_from(query.len()).unwrap_or(i64::MAX))
+            .int("max", i64::try_from(MAX_QUERY_BYTES).unwrap_or(i64::MAX)));
     }
     let mut open: Vec<(char, usize)> = Vec::new();
     let mut quote: Option<(char, usize)> = None;
@@ -45,25 +55,37 @@ pub fn check(query: &str) -> Result<(), String> {
                 match open.pop() {
                     Some((got, _)) if got == want => {}
                     Some((got, at)) => {
-                        return Err(format!(
-                            "column {column}: `{c}` closes the `{got}` of column {at}"
-                        ));
+                        return Err(Phrase::new("rules.error.promqlMismatch")
+                            .int("column", column_number(column))
+                            .text("close", c)
+                            .text("open", got)
+                            .int("at", column_number(at)));
                     }
-                    None => return Err(format!("column {column}: `{c}` closes nothing")),
+                    None => {
+                        return Err(Phrase::new("rules.error.promqlClosesNothing")
+                            .int("column", column_number(column))
+                            .text("close", c));
+                    }
                 }
             }
             _ => {}
         }
     }
     if let Some((q, at)) = quote {
-        return Err(format!(
-            "column {at}: the string opened by {q} does not end"
-        ));
+        return Err(Phrase::new("rules.error.promqlOpenString")
+            .int("column", column_number(at))
+            .text("quote", q));
     }
     if let Some((c, at)) = open.pop() {
-        return Err(format!("column {at}: `{c}` is never closed"));
+        return Err(Phrase::new("rules.error.promqlNeverClosed")
+            .int("column", column_number(at))
+            .text("open", c));
     }
     Ok(())
+}
+
+fn column_number(column: usize) -> i64 {
+    i64::try_from(column).unwrap_or(i64::MAX)
 }
 
 /// The query a pool sends: each `{pool}` is the pool's name, escaped as inside a PromQL

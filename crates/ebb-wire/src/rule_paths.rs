@@ -185,11 +185,11 @@ mod tests {
         let report = crate::rules::LintReport {
             file: "f.toml".into(),
             valid: false,
-            errors: vec![RuleProblem {
-                line: Some(4),
-                field: "threshold[0].action".into(),
-                message: "is not an action".into(),
-            }],
+            errors: vec![RuleProblem::new(
+                Some(4),
+                "threshold[0].action",
+                crate::phrase::Phrase::new("rules.error.notAction").text("action", "double"),
+            )],
             warnings: Vec::new(),
         };
         let json = serde_json::to_value(&report).unwrap();

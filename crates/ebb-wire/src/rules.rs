@@ -716,15 +716,34 @@ impl fmt::Display for DecisionReason {
 // Validation and lint
 
 /// One reason a rule file (or rule set) is invalid.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 pub struct RuleProblem {
     /// The line in the file (from 1), when there is a file and the field is found in it.
     pub line: Option<u32>,
     /// The field, as the file names it: `limits.max_gpus`, `threshold[1].action` (indexes
     /// from 0 in file order).
     pub field: String,
-    /// What is wrong, in words.
+    /// What is wrong, in English (logs, the CLI): `words` in the English catalog.
     pub message: String,
+    /// What is wrong, as words (a `rules.error.*` key and its arguments): the UI says them
+    /// in the operator's language.
+    pub words: crate::phrase::Phrase,
+}
+
+impl RuleProblem {
+    /// A problem with `field` (at `line`, when known), its English written from `words`.
+    pub fn new(
+        line: Option<u32>,
+        field: impl Into<String>,
+        words: crate::phrase::Phrase,
+    ) -> RuleProblem {
+        RuleProblem {
+            line,
+            field: field.into(),
+            message: crate::catalog::Words::of(crate::ipc::UiLanguage::English).render(&words),
+            words,
+        }
+    }
 }
 
 impl fmt::Display for RuleProblem {

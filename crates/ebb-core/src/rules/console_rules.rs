@@ -8,6 +8,7 @@ use crate::pools::rules::{RulesEdit, StoredRules};
 use crate::pools::{Pool, PoolError};
 use crate::rules_live::pricing;
 use ebb_rules::lint::{LintContext, lint_source};
+use ebb_wire::phrase::Phrase;
 use ebb_wire::rules::{LintReport, MetricPush, MetricValue, PoolRules, RuleProblem, RulesMode};
 
 /// The warmup lint checks cooldowns against, in minutes (the replay model's default).
@@ -71,29 +72,32 @@ fn against_pool(rules: &ebb_wire::rules::RuleSet, pool: &Pool, text: &str) -> Ve
     if let Some(name) = rules.pool.as_deref()
         && name != pool.name
     {
-        problems.push(RuleProblem {
-            line: line("pool"),
-            field: "pool".into(),
-            message: format!("the file is for `{name}`, not `{}`", pool.name),
-        });
+        problems.push(RuleProblem::new(
+            line("pool"),
+            "pool",
+            Phrase::new("rules.error.otherPool")
+                .text("name", name)
+                .text("pool", pool.name.as_str()),
+        ));
     }
     let limits = &rules.limits;
     if limits.min_gpus < pool.min {
-        problems.push(RuleProblem {
-            line: line("limits.min_gpus"),
-            field: "limits.min_gpus".into(),
-            message: format!("{} is below the pool's min {}", limits.min_gpus, pool.min),
-        });
+        problems.push(RuleProblem::new(
+            line("limits.min_gpus"),
+            "limits.min_gpus",
+            Phrase::new("rules.error.belowPoolMin")
+                .int("value", limits.min_gpus)
+                .int("min", pool.min),
+        ));
     }
     if limits.max_gpus > pool.max {
-        problems.push(RuleProblem {
-            line: line("limits.max_gpus"),
-            field: "limits.max_gpus".into(),
-            message: format!(
-                "{} is above the pool's max {} (raise the pool's max first)",
-                limits.max_gpus, pool.max
-            ),
-        });
+        problems.push(RuleProblem::new(
+            line("limits.max_gpus"),
+            "limits.max_gpus",
+            Phrase::new("rules.error.abovePoolMax")
+                .int("value", limits.max_gpus)
+                .int("max", pool.max),
+        ));
     }
     problems
 }
@@ -320,11 +324,14 @@ pub async fn check_with_server(
             Ok(None) => {}
             Ok(Some(reason)) => {
                 report.valid = false;
-                report.errors.push(RuleProblem {
-                    line: None,
-                    field: format!("metric[{i}].prometheus"),
-                    message: format!("Prometheus at {url} refuses the query: {reason}"),
-                });
+                // The server's reason stays as it says it (`reason`).
+                report.errors.push(RuleProblem::new(
+                    None,
+                    format!("metric[{i}].prometheus"),
+                    Phrase::new("rules.error.prometheusRefuses")
+                        .text("url", url)
+                        .text("reason", reason),
+                ));
             }
             Err(error) => return Err(format!("metric[{i}].prometheus: {error}")),
         }

@@ -28,6 +28,7 @@ use ebb_rules::replay::{ReplayOptions, replay};
 use ebb_rules::rules_policy::RulesPolicy;
 use ebb_rules::suggest::{SuggestOptions, suggest_with};
 use ebb_wire::ipc::ChartTheme;
+use ebb_wire::phrase::Phrase;
 use ebb_wire::replay::{ReplayReport, ReplaySource, RulesReplay};
 use ebb_wire::suggest::{RulesSuggestion, SuggestNote};
 
@@ -49,6 +50,8 @@ pub enum ReplayError {
         field: String,
         line: Option<u32>,
         message: String,
+        /// The rule file's problem as words, for the UI to say in the operator's language.
+        words: Option<Phrase>,
     },
     #[error(transparent)]
     Pool(#[from] PoolError),
@@ -67,6 +70,7 @@ fn invalid(field: &str, line: Option<u32>, message: impl Into<String>) -> Replay
         field: field.to_string(),
         line,
         message: message.into(),
+        words: None,
     }
 }
 
@@ -137,7 +141,12 @@ pub fn parse_source(source: &str) -> Result<RuleSet, ReplayError> {
     ebb_rules::model::parse(source).map_err(|error| {
         let first = error.problems.into_iter().next();
         match first {
-            Some(problem) => invalid(&problem.field, problem.line, problem.message),
+            Some(problem) => ReplayError::Invalid {
+                field: problem.field,
+                line: problem.line,
+                message: problem.message,
+                words: Some(problem.words),
+            },
             None => invalid("rules", None, "the rule file is invalid"),
         }
     })

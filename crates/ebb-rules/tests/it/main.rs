@@ -12,3 +12,4 @@ mod seed_rules;
 mod suggest;
 mod suggest_flaps;
 mod suggest_queue;
+mod worded;

@@ -25,6 +25,7 @@ import { commands, type FieldPath, type IpcError, type LintReport, type PoolRule
 import { lineRange } from "../../costs";
 import { t, type MessageKey } from "../../i18n";
 import { call, ipcError } from "../../ipc";
+import { phraseText } from "../../phrase";
 import { rulesModeText } from "../../reasons";
 import { keepDraft } from "../../rules-store";
 import {
@@ -67,6 +68,12 @@ const EMPTY_FORM: RulesFormValues = {
   targets: [],
   schedules: [],
 };
+
+/** Why the file cannot be read into the form: the linter's words in the operator's language
+ * (a failure that is not the file's keeps its English). */
+function blockedDetail(error: IpcError): { text: string; english: boolean } {
+  return error.words ? { text: phraseText(error.words), english: false } : { text: error.message, english: true };
+}
 
 function saveSentence(error: IpcError): MessageKey | null {
   switch (error.kind) {
@@ -382,7 +389,7 @@ export function Editor(props: {
         {(why) => (
           <p class="alert alert-warn" data-testid="rules-form-blocked">
             <span class="alert-line">{t("rules.editor.formBlocked", { place: placeText(why().line, why().field ?? "") })}</span>
-            <ErrorDetail text={why().message} english prefix={false} />
+            <ErrorDetail text={blockedDetail(why()).text} english={blockedDetail(why()).english} prefix={false} />
           </p>
         )}
       </Show>

@@ -1,6 +1,6 @@
 // What the linter (or the form's own check) says about one field of the rules form, right
-// under it: an error (the engine's words, in English, under a translated lead), a warning
-// in words, or a value that is not a number.
+// under it: an error (the engine's words, in the operator's language, under a lead), a
+// warning in words, or a value that is not a number.
 //
 // Stable selectors: #rules-f-FIELD-notes (under the input #rules-f-FIELD)
 //   .field-error[data-severity="error|warning|client"]
@@ -9,6 +9,7 @@ import { For, Show, type JSX } from "solid-js";
 import type { Phrase } from "../../costs";
 import { t } from "../../i18n";
 import { ErrorDetail } from "../error-alert";
+import { phraseText } from "../../phrase";
 import { lintProblemText } from "../../reasons";
 import { fieldId, type FieldNotes as Notes } from "../../rules";
 
@@ -26,7 +27,7 @@ export function FieldNotes(props: { field: string; notes: Notes | undefined; pro
         {(error) => (
           <p class="field-error" data-severity="error">
             <span class="alert-line">{t("rules.lint.invalid")}</span>
-            <ErrorDetail text={error.message} english prefix={false} />
+            <ErrorDetail text={phraseText(error.words)} english={false} prefix={false} />
           </p>
         )}
       </For>

@@ -9,6 +9,7 @@
 import { For, Show, type JSX } from "solid-js";
 import type { FieldPath, LintReport } from "../../bindings";
 import { t } from "../../i18n";
+import { phraseText } from "../../phrase";
 import { lintProblemText } from "../../reasons";
 import { placeText } from "../../rules";
 
@@ -47,7 +48,7 @@ export function LintList(props: {
                 <button type="button" class="btn btn-small btn-quiet" onClick={() => props.onGo(error.path, error.line)}>
                   {placeText(error.line, error.field)}
                 </button>
-                <span lang="en">{error.message}</span>
+                <span>{phraseText(error.words)}</span>
               </li>
             )}
           </For>
