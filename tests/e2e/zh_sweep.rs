@@ -1,6 +1,6 @@
 //! The console in zh-CN, view by view and with a refusal in each that has input (a pool
-//! name taken, a replay without history, a demand row too long): the main panel reads in
-//! Chinese. What may stay in Latin letters is a name (a host, a pool, a region, a model, a
+//! name taken, a replay without history, a rule file's max of 0 GPUs, a demand row too
+//! long): the main panel reads in Chinese. What may stay in Latin letters is a name (a host, a pool, a region, a model, a
 //! rule, a metric), a unit or an acronym; any other word of three letters or more is
 //! English that reached the screen.
 
@@ -184,6 +184,31 @@ async fn every_view_reads_in_chinese() {
         .await;
         app.shoot("zh-rules-replay-refused").await;
         all_chinese(&app, "Rules (replay refused)", &mut found).await;
+        // The linter refuses a max of 0 GPUs: in the list and under the field, in Chinese.
+        app.type_into("#rules-f-limits-max_gpus", "0").await;
+        drawn(
+            &app,
+            "Rules (max_gpus refused)",
+            &[
+                "li[data-testid=\"rules-lint-item\"][data-severity=\"error\"][data-field=\"limits.max_gpus\"]",
+                "#rules-f-limits-max_gpus-notes .field-error[data-severity=\"error\"]",
+            ],
+        )
+        .await;
+        app.scroll_to("[data-testid=\"rules-lint\"]").await;
+        app.shoot("zh-rules-lint-refused").await;
+        all_chinese(&app, "Rules (max_gpus refused)", &mut found).await;
+        app.send_key("#rules-f-limits-max_gpus", Key::Escape).await;
+        app.eventually("the discard question", Duration::from_secs(5), || async {
+            app.exists("#rules-discard-yes").await.then_some(())
+        })
+        .await;
+        app.click("#rules-discard-yes").await;
+        app.eventually("the saved rules back", Duration::from_secs(10), || async {
+            (app.attr_of("#rules-editor", "data-dirty").await.as_deref() != Some("true"))
+                .then_some(())
+        })
+        .await;
 
         app.click("#nav-activity").await;
         drawn(&app, "Activity", &["[data-testid=\"activity-row\"]"]).await;
