@@ -3729,6 +3729,12 @@ export type WordedChangeReason = (
  */
 { kind: "spot_resumed"; model: string; region: string; quiet_minutes: number } | 
 /**
+ * GPUs granted to the pool and warming (their workload starting: a process, a Slurm
+ * node registering) are up and counted ready: `gpus` on `hosts`, the slowest
+ * `warmed_s` seconds after its grant.
+ */
+{ kind: "ready"; hosts: string[]; gpus: number; warmed_s: number } | 
+/**
  * A host that was written off answers again: its stale leases are released.
  */
 { kind: "host_back"; host: string; leases: number } | 

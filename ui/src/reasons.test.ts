@@ -143,6 +143,7 @@ describe("structured reasons", () => {
       "confirmation limits changed: ask above 4 GPUs or ¥100.00 per hour",
       "monthly budget set to ¥50,000.00",
       "monthly budget cleared",
+      "3 GPUs on gpu-a, gpu-b ready: warmed up 5 s after the grant",
     ]);
     expect(hostProblemText(problems[10]!)).toBe("http://gpu-a:7070 answered, but it is not an Ebb agent (wrong port?): x");
     expect(confirmationText(confirmations[1]!)).toBe("moves the cost by ¥1,234.56 per hour (more than ¥100.00)");
@@ -207,7 +208,7 @@ describe("structured reasons", () => {
       // What may stay Latin: URLs, host and model names, region ids, HTTP, API, GPU, TLS, JSON, the CLI.
       const rest = text
         .replace(/https?:\/\/\S+?(?=[\s，：；（）]|$)/g, "")
-        .replace(/\b(gpu-a|A100|cn-east|cn-south|spot_hour|HTTP|API|GPU|TLS|JSON|Ebb|ebb-agent|ebb pool scale|ebb daemon|v\d)\b/g, "");
+        .replace(/\b(gpu-a|gpu-b|A100|cn-east|cn-south|spot_hour|HTTP|API|GPU|TLS|JSON|Ebb|ebb-agent|ebb pool scale|ebb daemon|v\d)\b/g, "");
       expect(rest, text).not.toMatch(/[A-Za-z]{3,}/);
     }
     expect(changeReasonText(changes[7]!)).toBe("gpu-a 已 30 秒无响应：其 2 块 GPU 已注销，并在别处补充");
@@ -276,6 +277,7 @@ describe("rules in words", () => {
       cli: true,
       failover: true,
       reclaimed: true,
+      ready: true,
       spot_paused: true,
       spot_resumed: true,
       host_back: true,
@@ -420,7 +422,7 @@ describe("a Slurm node's problem in words", () => {
     setLocale("zh-CN");
     for (const text of problems.slice(0, 5).map(nodeProblemText)) {
       expect(text, text).toMatch(/[\u4e00-\u9fff]/);
-      expect(text.replace(/\b(gpu-a|GPU)\b/g, ""), text).not.toMatch(/[A-Za-z]{3,}/);
+      expect(text.replace(/\b(gpu-a|gpu-b|GPU)\b/g, ""), text).not.toMatch(/[A-Za-z]{3,}/);
     }
   });
 });

@@ -94,9 +94,10 @@ export function changeReasonText(reason: WordedChangeReason): string {
     case "failover":
       return t("reason.change.failover", { host: reason.host, gpus: gpusText(reason.gpus), grace: reason.grace_s });
     case "reclaimed":
+    case "ready":
     case "spot_paused":
     case "spot_resumed":
-      // Worded in Rust (the notifications say them too).
+      // Worded in Rust (the notifications say the spot ones too).
       return reason.words ? phraseText(reason.words) : reason.kind;
     case "host_back":
       return t(reason.leases === 1 ? "reason.change.hostBack.one" : "reason.change.hostBack", { host: reason.host, leases: reason.leases });

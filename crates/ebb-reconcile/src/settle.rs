@@ -325,6 +325,49 @@ pub fn reclaims(
     reasons
 }
 
+/// The GPUs that came up since the last pass: each pool's leases seen warming (`starting`,
+/// in `warming`) that are now active and not starting, as one entry for the pool naming
+/// their hosts and how long the slowest took from its grant. `warming` is left holding the
+/// leases starting now; one released while it warmed is dropped unsaid, and after a
+/// restart a lease already warming when the console came up is never said.
+pub fn ready(
+    statuses: &[crate::reconcile::PoolStatus],
+    now_ms: i64,
+    warming: &mut HashSet<String>,
+) -> Vec<(String, ChangeReason)> {
+    let mut still = HashSet::new();
+    let mut reasons = Vec::new();
+    for status in statuses {
+        let mut hosts = BTreeSet::new();
+        let mut gpus = 0u32;
+        let mut slowest_ms = 0i64;
+        for lease in &status.leases {
+            if lease.state != PoolLeaseState::Active {
+                continue;
+            }
+            if lease.starting {
+                still.insert(lease.lease_id.clone());
+            } else if warming.contains(&lease.lease_id) {
+                hosts.insert(lease.host.clone());
+                gpus += u32::try_from(lease.gpu_uuids.len()).unwrap_or(u32::MAX);
+                slowest_ms = slowest_ms.max(now_ms - lease.granted_at_ms);
+            }
+        }
+        if gpus > 0 {
+            reasons.push((
+                status.pool_id.clone(),
+                ChangeReason::Ready {
+                    hosts: hosts.into_iter().collect(),
+                    gpus,
+                    warmed_s: u64::try_from(slowest_ms.max(0) / 1000).unwrap_or(0),
+                },
+            ));
+        }
+    }
+    *warming = still;
+    reasons
+}
+
 pub fn failovers(
     lose: &[(String, u64)],
     pools: &[PoolTarget],

@@ -196,6 +196,14 @@ pub enum ChangeReason {
         region: String,
         quiet_minutes: u32,
     },
+    /// GPUs granted to the pool and warming (their workload starting: a process, a Slurm
+    /// node registering) are up and counted ready: `gpus` on `hosts`, the slowest
+    /// `warmed_s` seconds after its grant.
+    Ready {
+        hosts: Vec<String>,
+        gpus: u32,
+        warmed_s: u64,
+    },
     /// A host that was written off answers again: its stale leases are released.
     HostBack { host: String, leases: u32 },
     /// The count unchanged, the enforcer rented and released GPUs to keep it (a
@@ -414,6 +422,10 @@ impl fmt::Display for ChangeReason {
             }
             ChangeReason::Slider => f.write_str("slider in the Pool view"),
             ChangeReason::Cli => f.write_str("ebb pool scale"),
+            ChangeReason::Ready { .. } => match self.phrase() {
+                Some(phrase) => crate::rules::english(&phrase, f),
+                None => f.write_str("ready"),
+            },
             ChangeReason::Reclaimed { host, gpus, .. } => write!(
                 f,
                 "{host} takes back {} (its owner's reclaim notice): a replacement is ordered now",

@@ -690,7 +690,7 @@ pub fn number(value: f64) -> String {
 
 /// The English of a phrased reason: its phrase in the English catalog (`crate::words`
 /// chooses the words, `crate::catalog` holds them), as logs and the CLI write it.
-fn english(phrase: &crate::phrase::Phrase, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+pub(crate) fn english(phrase: &crate::phrase::Phrase, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     f.write_str(&crate::catalog::Words::of(crate::ipc::UiLanguage::English).render(phrase))
 }
 

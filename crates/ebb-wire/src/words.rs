@@ -267,7 +267,7 @@ impl DecisionReason {
 
 impl ChangeReason {
     /// The activity log's words for the reasons worded here (the spot changes, which the
-    /// notifications say too); `None` for the others, which the UI still words itself.
+    /// notifications say too, and GPUs come up from warming); `None` for the others, which the UI still words itself.
     pub fn phrase(&self) -> Option<Phrase> {
         Some(match self {
             ChangeReason::Reclaimed {
@@ -297,6 +297,14 @@ impl ChangeReason {
                 .text("model", model)
                 .text("region", region)
                 .int("quiet", *quiet_minutes),
+            ChangeReason::Ready {
+                hosts,
+                gpus,
+                warmed_s,
+            } => Phrase::new("reason.change.ready")
+                .gpus("gpus", *gpus)
+                .text("hosts", hosts.join(", "))
+                .int("seconds", i64::try_from(*warmed_s).unwrap_or(i64::MAX)),
             _ => return None,
         })
     }
@@ -629,6 +637,11 @@ mod tests {
         ];
         // 11:17 and 10:47 UTC on 2026-01-05.
         let changes = [
+            ChangeReason::Ready {
+                hosts: vec!["gpu-a".into(), "gpu-b".into()],
+                gpus: 3,
+                warmed_s: 5,
+            },
             ChangeReason::SpotPaused {
                 model: "A100".into(),
                 region: "cn-east".into(),

@@ -208,6 +208,7 @@ impl Enforcer {
             readings,
             slurm: crate::slurm::binder::SlurmBinder::new(slurm),
             reclaims_said: std::collections::HashSet::new(),
+            warming: std::collections::HashSet::new(),
             spot: crate::enforce::spot::SpotBreakers::new(config.spot_breaker),
         };
         let wake_loop = wake.clone();
@@ -327,6 +328,8 @@ struct Loop {
     /// Reclaimed leases already logged (each said once while it lasts; after a restart,
     /// once more).
     reclaims_said: std::collections::HashSet<String>,
+    /// Leases seen warming at the last pass (said ready when they come up).
+    warming: std::collections::HashSet<String>,
     /// The spot circuit breakers per model × region.
     spot: crate::enforce::spot::SpotBreakers,
     /// Told which pools each pass changed.

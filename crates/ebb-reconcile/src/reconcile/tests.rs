@@ -415,6 +415,34 @@ fn a_lease_whose_workload_is_not_up_counts_held_and_starting_and_is_not_asked_fo
         status.leases.iter().filter(|lease| lease.starting).count(),
         1
     );
+    // Said ready once, on the pass that sees it up, not while it warms.
+    let mut warming = HashSet::new();
+    assert!(crate::settle::ready(&again.pools, 0, &mut warming).is_empty());
+    assert!(crate::settle::ready(&world.pass(&pools).pools, 0, &mut warming).is_empty());
+    let granted_at_ms = world
+        .hosts
+        .iter_mut()
+        .flat_map(|host| host.leases.iter_mut())
+        .find(|lease| lease.starting)
+        .map(|lease| {
+            lease.starting = false;
+            i64::try_from(lease.created_at_ms).unwrap()
+        })
+        .unwrap();
+    let up = world.pass(&pools);
+    let said = crate::settle::ready(&up.pools, granted_at_ms + 5_400, &mut warming);
+    assert_eq!(said.len(), 1, "{said:?}");
+    let ebb_wire::reasons::ChangeReason::Ready {
+        hosts,
+        gpus,
+        warmed_s,
+    } = &said[0].1
+    else {
+        panic!("{said:?}")
+    };
+    assert_eq!((said[0].0.as_str(), gpus, warmed_s), ("p", &1, &5));
+    assert_eq!(hosts.len(), 1);
+    assert!(crate::settle::ready(&world.pass(&pools).pools, 0, &mut warming).is_empty());
 }
 
 #[test]

@@ -23,6 +23,12 @@ const MODE_BUTTONS: Readonly<Record<RulesMode, MessageKey>> = {
   disabled: "rules.mode.disable",
 };
 
+const MODE_NOW: Readonly<Record<RulesMode, MessageKey>> = {
+  enabled: "rules.mode.now.enabled",
+  shadow: "rules.mode.now.shadow",
+  disabled: "rules.mode.now.disabled",
+};
+
 const MODE_WORDS: Readonly<Record<RulesMode, MessageKey>> = {
   enabled: "rules.mode.enabledWords",
   shadow: "rules.mode.shadowWords",
@@ -67,13 +73,16 @@ export function CurrentRules(props: {
                     type="button"
                     id={`rules-mode-${mode}`}
                     class="btn btn-small"
-                    classList={{ "btn-primary": rules().mode === mode }}
+                    classList={{ "btn-current": rules().mode === mode }}
                     aria-pressed={rules().mode === mode ? "true" : "false"}
-                    disabled={props.busy || denial(mode === "enabled" ? "enable_rules" : "edit_rules") !== null}
+                    disabled={
+                      props.busy || rules().mode === mode || denial(mode === "enabled" ? "enable_rules" : "edit_rules") !== null
+                    }
                     title={denial(mode === "enabled" ? "enable_rules" : "edit_rules") ?? undefined}
                     onClick={() => props.onMode(mode)}
                   >
-                    {t(MODE_BUTTONS[mode])}
+                    {/* The mode now reads as a state ("✓ Enabled"), the others as what a click does. */}
+                    {t(rules().mode === mode ? MODE_NOW[mode] : MODE_BUTTONS[mode])}
                   </button>
                 )}
               </For>

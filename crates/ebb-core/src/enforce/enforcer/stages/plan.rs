@@ -1,6 +1,6 @@
 //! Plan: [`reconcile::plan`] (pure) on what the pass saw; hosts away past the grace
 //! period written off (their fence), fences no longer needed cleared, and what to say of
-//! failovers, hosts back and reclaims kept for the settle stage (said with what their
+//! failovers, hosts back, reclaims and GPUs come up from warming kept for the settle stage (said with what their
 //! answers rented and released).
 
 use super::super::{Loop, Pass, Stage};
@@ -36,6 +36,7 @@ impl Loop {
             .into_iter()
             .chain(settle::hosts_back(&plan.releases))
             .chain(settle::reclaims(&plan.pools, &mut self.reclaims_said))
+            .chain(settle::ready(&plan.pools, pass.now, &mut self.warming))
             .collect();
         for host in &plan.clear_fence {
             self.store.clear_fence(host).await?;

@@ -38,14 +38,29 @@ impl Loop {
         let pools = &pass.recorded.pools;
         let mut open = pass.recorded.open.clone();
         for (pool_id, reason) in std::mem::take(&mut pass.said) {
-            if let Some(pool) = pools.iter().find(|p| p.id == pool_id) {
+            let Some(pool) = pools.iter().find(|p| p.id == pool_id) else {
+                continue;
+            };
+            if let ChangeReason::Ready { .. } = reason {
+                // Said as it is: the enforcer's, no change of count or cost, and no
+                // request of this pass to carry.
                 let entry = NewActivity {
-                    delta_per_hour_fen: per_hour.get(&pool_id).copied(),
-                    ..failover_entry(pool, reason)
+                    actor: Actor::Enforcer,
+                    from: pool.desired,
+                    to: pool.desired,
+                    reason,
+                    delta_per_hour_fen: None,
+                    delta_per_month_fen: None,
                 };
-                let id = self.store.log(pool, &entry).await?;
-                open.entry(pool_id).or_default().push((id, Vec::new()));
+                self.store.log(pool, &entry).await?;
+                continue;
             }
+            let entry = NewActivity {
+                delta_per_hour_fen: per_hour.get(&pool_id).copied(),
+                ..failover_entry(pool, reason)
+            };
+            let id = self.store.log(pool, &entry).await?;
+            open.entry(pool_id).or_default().push((id, Vec::new()));
         }
         let planned = std::mem::take(&mut pass.plan.pools);
         let mut settled = settle::finish(
