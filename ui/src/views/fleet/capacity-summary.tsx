@@ -32,7 +32,11 @@ function CountCells(props: { counts: Counts }): JSX.Element {
 }
 
 export function CapacitySummary(): JSX.Element {
-  const all = createMemo(() => capacityRows(fleet.snapshot?.hosts ?? [], capacity.facts));
+  // Rows wait for the capacity facts (the catalog's model names and prices, which pools
+  // hold each lease): drawn before them, each row showed the hosts' raw model names and
+  // every lease as someone else's for a second. Drawn without them once they failed.
+  const factsIn = () => capacity.facts !== null || capacity.error !== null;
+  const all = createMemo(() => (factsIn() ? capacityRows(fleet.snapshot?.hosts ?? [], capacity.facts) : []));
   // Keyed by model × region: a row keeps its element while its counts move.
   const keys = createMemo(() => all().map((row) => `${row.model}\u0000${row.region}`));
   const row = (key: string): CapacityRow | undefined => all().find((r) => `${r.model}\u0000${r.region}` === key);
@@ -51,9 +55,19 @@ export function CapacitySummary(): JSX.Element {
       <Show
         when={all().length > 0}
         fallback={
-          <p class="hint" data-testid="capacity-empty">
-            {t("fleet.capacity.empty")}
-          </p>
+          <Show
+            when={factsIn()}
+            fallback={
+              <div class="capacity-pending" data-testid="capacity-pending" aria-hidden="true">
+                <span class="skeleton-bar skeleton-line" />
+                <span class="skeleton-bar skeleton-line" />
+              </div>
+            }
+          >
+            <p class="hint" data-testid="capacity-empty">
+              {t("fleet.capacity.empty")}
+            </p>
+          </Show>
         }
       >
         <div class="table-wrap">
