@@ -46,12 +46,15 @@ sleep "$warmup"
 
 ticks=$(getconf CLK_TCK)
 rss_mib() { awk '/^VmRSS/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
+# The heap and other private memory (RssAnon): what a leak grows. RSS also counts the shared
+# libraries' pages, which the kernel drops and reads back as it likes.
+anon_mib() { awk '/^RssAnon/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
 cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
-printf "%6s %12s %10s %12s %10s\n" minute app_rss_mib app_cpu_% web_rss_mib web_cpu_%
+printf "%6s %12s %12s %10s %12s %12s %10s\n" minute app_rss_mib app_anon_mib app_cpu_% web_rss_mib web_anon_mib web_cpu_%
 samples=$((minutes * 60 / step))
 a_prev=$(cpu_ticks "$app_pid"); w_prev=$(cpu_ticks "$web_pid")
 a_first=$a_prev; w_first=$w_prev
-declare -a a_rss w_rss
+declare -a a_rss w_rss a_anon w_anon
 start=$(date +%s)
 for i in $(seq 0 "$samples"); do
   if [ "$i" -gt 0 ]; then sleep "$step"; fi
@@ -64,8 +67,9 @@ for i in $(seq 0 "$samples"); do
   fi
   a_prev=$a_now; w_prev=$w_now
   a_rss[i]=$(rss_mib "$app_pid"); w_rss[i]=$(rss_mib "$web_pid")
+  a_anon[i]=$(anon_mib "$app_pid"); w_anon[i]=$(anon_mib "$web_pid")
   minute=$(echo "scale=1; ($(date +%s)-$start)/60 + $warmup/60" | bc)
-  printf "%6s %12s %10s %12s %10s\n" "$minute" "${a_rss[i]}" "$a_cpu" "${w_rss[i]}" "$w_cpu"
+  printf "%6s %12s %12s %10s %12s %12s %10s\n" "$minute" "${a_rss[i]}" "${a_anon[i]}" "$a_cpu" "${w_rss[i]}" "${w_anon[i]}" "$w_cpu"
 done
 end_a=$(cpu_ticks "$app_pid"); end_w=$(cpu_ticks "$web_pid")
 
@@ -75,19 +79,20 @@ if [ "$minutes" -gt 20 ]; then from=$(((600 - warmup) / step)); [ "$from" -lt 0 
 last=$samples
 verdict=0
 summary() {
-  local name=$1 first=$2 final=$3
+  local name=$1 first=$2 final=$3 anon_first=$4 anon_final=$5
   local growth pct
   growth=$(echo "scale=1; $final-$first" | bc)
   pct=$(echo "scale=1; 100*($final-$first)/$first" | bc)
-  echo "$name: RSS $first MiB -> $final MiB ($growth MiB, $pct%)"
+  echo "$name: RSS $first MiB -> $final MiB ($growth MiB, $pct%);" \
+    "private (anon) $anon_first MiB -> $anon_final MiB ($(echo "scale=1; $anon_final-$anon_first" | bc) MiB)"
   if [ -n "${SOAK_MAX_GROWTH_MIB:-}" ] && [ "$(echo "$growth > $SOAK_MAX_GROWTH_MIB" | bc)" = 1 ]; then
     echo "$name grew more than $SOAK_MAX_GROWTH_MIB MiB" >&2
     verdict=1
   fi
 }
 echo "--- $minutes min after a ${warmup}s warm-up, growth from sample $from"
-summary ebb-desktop "${a_rss[from]}" "${a_rss[last]}"
-summary WebKitWebProcess "${w_rss[from]}" "${w_rss[last]}"
+summary ebb-desktop "${a_rss[from]}" "${a_rss[last]}" "${a_anon[from]}" "${a_anon[last]}"
+summary WebKitWebProcess "${w_rss[from]}" "${w_rss[last]}" "${w_anon[from]}" "${w_anon[last]}"
 elapsed=$(($(date +%s) - start))
 echo "mean CPU over ${elapsed}s: ebb-desktop $(echo "scale=2; 100*($end_a-$a_first)/$ticks/$elapsed" | bc)%," \
   "WebKitWebProcess $(echo "scale=2; 100*($end_w-$w_first)/$ticks/$elapsed" | bc)%"
