@@ -59,11 +59,13 @@ pub enum PoolError {
     Slurm(#[from] ebb_slurm::error::SlurmError),
 }
 
-fn invalid(field: &'static str, problem: impl Into<String>) -> PoolError {
+/// A refusal of `field` in the operator's words; its English (logs, the CLI) is the same
+/// phrase in the English catalog, so the sentence is written once.
+pub fn refused(field: &'static str, words: ebb_wire::phrase::Phrase) -> PoolError {
     PoolError::Invalid {
         field,
-        problem: problem.into(),
-        words: None,
+        problem: ebb_wire::catalog::Words::of(ebb_wire::ipc::UiLanguage::English).render(&words),
+        words: Some(Box::new(words)),
     }
 }
 
@@ -105,12 +107,12 @@ impl Pool {
     /// Refuses a GPU count outside `[min, max]`, naming `field`.
     pub fn check_count(&self, field: &'static str, count: u32) -> Result<(), PoolError> {
         if count < self.min || count > self.max {
-            return Err(invalid(
+            return Err(refused(
                 field,
-                format!(
-                    "{count} is outside the pool's range {} to {}",
-                    self.min, self.max
-                ),
+                ebb_wire::phrase::Phrase::new("pool.refuse.outsideRange")
+                    .int("count", count)
+                    .int("min", self.min)
+                    .int("max", self.max),
             ));
         }
         Ok(())

@@ -61,14 +61,6 @@ fn held_words(pools: &[PoolGpus]) -> String {
         .join(", ")
 }
 
-fn invalid(field: &'static str, problem: impl Into<String>) -> RegistryError {
-    RegistryError::Invalid {
-        field,
-        problem: problem.into(),
-        words: None,
-    }
-}
-
 /// A refusal of `field` with its English and its words.
 fn refused(field: &'static str, problem: impl Into<String>, words: Phrase) -> RegistryError {
     RegistryError::Invalid {
@@ -241,10 +233,10 @@ pub fn check(spec: &HostEntry) -> Result<HostEntry, Vec<HostFieldProblem>> {
 /// Checks and normalizes a host spec, naming the first field with a problem. Pure.
 pub fn validate(spec: &HostEntry) -> Result<HostEntry, RegistryError> {
     check(spec).map_err(|problems| {
-        problems
-            .into_iter()
-            .next()
-            .map_or_else(|| invalid("name", "is invalid"), RegistryError::from)
+        problems.into_iter().next().map_or_else(
+            || refused("name", "is invalid", Phrase::new("hosts.refuse.invalid")),
+            RegistryError::from,
+        )
     })
 }
 
@@ -582,11 +574,13 @@ impl Registry {
                 .fetch_optional(&mut *tx)
                 .await?;
         let Some(written_off_ms) = written_off else {
-            return Err(invalid(
+            // The English names the CLI's flag; the words, the Settings view's action.
+            return Err(refused(
                 "name",
                 format!(
                     "`{name}` has not been written off (it answers, or has not been silent past the grace period), so its leases may still be released: remove it with --release instead"
                 ),
+                Phrase::new("hosts.refuse.notWrittenOff").text("name", name),
             ));
         };
         let ended = sqlx::query(

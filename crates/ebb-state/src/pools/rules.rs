@@ -3,7 +3,8 @@
 //! custom metrics the operator's systems push (with the tokens of the metrics endpoint).
 
 use super::store::{NewActivity, insert_activity};
-use super::{Pool, PoolError, PoolStore, invalid};
+use super::{Pool, PoolError, PoolStore, refused};
+use ebb_wire::phrase::Phrase;
 use ebb_wire::pools::Actor;
 use ebb_wire::reasons::ChangeReason;
 use ebb_wire::rules::{Decision, MetricPush, RulesMode};
@@ -80,12 +81,11 @@ pub fn check_metric_name(name: &str) -> Result<(), PoolError> {
     if ok {
         Ok(())
     } else {
-        Err(invalid(
+        Err(refused(
             "name",
-            format!(
-                "`{}` is not a metric name: a lower-case letter, then letters, digits and _, at most 64",
-                name.chars().take(80).collect::<String>()
-            ),
+            Phrase::new("rules.refuse.metricName")
+                .text("name", name.chars().take(80).collect::<String>())
+                .int("max", 64),
         ))
     }
 }
@@ -200,12 +200,9 @@ impl PoolStore {
         .fetch_optional(&mut *tx)
         .await?;
         let Some(stored) = row.as_ref().map(rules_row) else {
-            return Err(invalid(
+            return Err(refused(
                 "pool",
-                format!(
-                    "`{}` has no rules yet: save a rule file first (`ebb rules set`)",
-                    pool.name
-                ),
+                Phrase::new("rules.refuse.noRules").text("pool", &pool.name),
             ));
         };
         if stored.mode == mode {
@@ -241,7 +238,14 @@ impl PoolStore {
         decision: &Decision,
     ) -> Result<(), PoolError> {
         let text = serde_json::to_string(decision)
-            .map_err(|error| invalid("decision", error.to_string()))?;
+            // serde's own words (a decision always serializes): kept as the detail.
+            .map_err(|error| {
+                refused(
+                    "decision",
+                    Phrase::new("rules.refuse.decisionUnwritable")
+                        .text("detail", error.to_string()),
+                )
+            })?;
         sqlx::query(
             "UPDATE pool_rules SET last_decision = $1, decided_at_ms = $2 WHERE pool_id = $3",
         )
@@ -272,22 +276,22 @@ impl PoolStore {
     pub async fn check_metric(&self, push: &MetricPush) -> Result<(String, i64), PoolError> {
         check_metric_name(&push.name)?;
         if !push.value.is_finite() {
-            return Err(invalid("value", "must be a finite number"));
+            return Err(refused("value", Phrase::new("rules.refuse.metricValue")));
         }
         let now = self.now_ms();
         let at = push.at.unwrap_or(now);
         if at < now - METRIC_MAX_AGE_MS || at > now + METRIC_MAX_AHEAD_MS {
-            return Err(invalid(
-                "at",
-                "must be within the last hour (epoch milliseconds), or left out for now",
-            ));
+            return Err(refused("at", Phrase::new("rules.refuse.metricTime")));
         }
         let pool = match push.pool.as_deref().map(str::trim) {
             Some("") | None => String::new(),
             Some(name) => match self.get(name).await {
                 Ok(pool) => pool.name,
                 Err(PoolError::NotFound(name)) => {
-                    return Err(invalid("pool", format!("no pool named `{name}`")));
+                    return Err(refused(
+                        "pool",
+                        Phrase::new("pool.refuse.notFound").text("name", name),
+                    ));
                 }
                 Err(error) => return Err(error),
             },

@@ -304,7 +304,14 @@ impl PoolStore {
         spend: Option<&super::teams::SpendCheck<'_>>,
     ) -> Result<(Pool, ActivityEntry), PoolError> {
         let chosen = serde_json::to_string(release_first)
-            .map_err(|error| invalid("release", error.to_string()))?;
+            // serde's own words (it cannot fail on a list of strings): kept as the detail.
+            .map_err(|error| {
+                refused(
+                    "release",
+                    ebb_wire::phrase::Phrase::new("pool.refuse.releaseUnwritable")
+                        .text("detail", error.to_string()),
+                )
+            })?;
         let mut tx = self.db.begin_write().await?;
         let mut pool = pool_named(&mut tx, name).await?;
         pool.check_count("desired", to)?;

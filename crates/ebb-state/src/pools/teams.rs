@@ -3,8 +3,9 @@
 //! them (each is clamped, and says so); moving a pool into a team it would put over a quota
 //! is refused, naming the quota.
 
-use super::{Pool, PoolError, PoolStore, insert_console_activity, invalid};
+use super::{Pool, PoolError, PoolStore, insert_console_activity, refused};
 use ebb_wire::access::{GpuQuota, TeamView};
+use ebb_wire::phrase::Phrase;
 use ebb_wire::reasons::ChangeReason;
 use sqlx::Row;
 use std::collections::BTreeMap;
@@ -109,9 +110,11 @@ fn check_name(field: &'static str, name: &str) -> Result<String, PoolError> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
     {
-        return Err(invalid(
+        return Err(refused(
             field,
-            format!("`{name}` is not a team name: 1 to 64 letters, digits, `-`, `_` or `.`"),
+            Phrase::new("team.refuse.name")
+                .text("name", name)
+                .int("max", 64),
         ));
     }
     Ok(name.to_string())
@@ -126,9 +129,9 @@ impl PoolStore {
     ) -> Result<(), PoolError> {
         let name = check_name("team", name)?;
         if spend_per_month_fen.is_some_and(|fen| fen <= 0) {
-            return Err(invalid(
+            return Err(refused(
                 "spend_per_month",
-                "must be more than zero (leave it out for none)",
+                Phrase::new("team.refuse.spendZero"),
             ));
         }
         let mut tx = self.db().begin_write().await?;
@@ -190,11 +193,14 @@ impl PoolStore {
         let team = check_name("team", team)?;
         let model = model.trim().to_string();
         if model.is_empty() {
-            return Err(invalid("model", "name the GPU model the quota is of"));
+            return Err(refused("model", Phrase::new("team.refuse.modelRequired")));
         }
         let mut tx = self.db().begin_write().await?;
         if !Self::team_exists(&mut tx, &team).await? {
-            return Err(invalid("team", format!("no team named `{team}`")));
+            return Err(refused(
+                "team",
+                Phrase::new("team.refuse.notFound").text("team", &team),
+            ));
         }
         let before: Option<i64> =
             sqlx::query_scalar("SELECT max_gpus FROM team_quotas WHERE team = $1 AND model = $2")
@@ -206,11 +212,13 @@ impl PoolStore {
             Some(gpus) => {
                 let holds = Self::team_asks(&mut tx, &team, &model, "").await?;
                 if gpus < holds {
-                    return Err(invalid(
+                    return Err(refused(
                         "gpus",
-                        format!(
-                            "a quota of {gpus} {model} GPUs is below the {holds} team {team}'s pools ask for now: scale them in first"
-                        ),
+                        Phrase::new("team.refuse.quotaBelow")
+                            .int("quota", gpus)
+                            .text("model", &model)
+                            .int("holds", holds)
+                            .text("team", &team),
                     ));
                 }
                 sqlx::query("INSERT INTO team_quotas (team, model, max_gpus) VALUES ($1, $2, $3) ON CONFLICT (team, model) DO UPDATE SET max_gpus = excluded.max_gpus")
@@ -248,20 +256,24 @@ impl PoolStore {
         let mut tx = self.db().begin_write().await?;
         if !team.is_empty() {
             if !Self::team_exists(&mut tx, &team).await? {
-                return Err(invalid("team", format!("no team named `{team}`")));
+                return Err(refused(
+                    "team",
+                    Phrase::new("team.refuse.notFound").text("team", &team),
+                ));
             }
             if let Some(quota) = Self::quota_of(&mut tx, &team, &found.model).await? {
                 let others = Self::team_asks(&mut tx, &team, &found.model, &found.id).await?;
                 if others.saturating_add(found.desired) > quota {
-                    return Err(invalid(
+                    return Err(refused(
                         "team",
-                        format!(
-                            "team {team}'s quota of {quota} {model} GPUs: its pools ask for {others} and {pool} for {desired}, {total} in all",
-                            model = found.model,
-                            pool = found.name,
-                            desired = found.desired,
-                            total = others.saturating_add(found.desired)
-                        ),
+                        Phrase::new("team.refuse.moveOver")
+                            .text("team", &team)
+                            .int("quota", quota)
+                            .text("model", &found.model)
+                            .int("others", others)
+                            .text("pool", &found.name)
+                            .int("desired", found.desired)
+                            .int("total", others.saturating_add(found.desired)),
                     ));
                 }
             }
@@ -311,14 +323,15 @@ impl PoolStore {
         };
         let others = Self::team_asks(tx, &team, &pool.model, &pool.id).await?;
         if others.saturating_add(to) > quota {
-            return Err(invalid(
+            return Err(refused(
                 "to",
-                format!(
-                    "team {team}'s quota of {quota} {model} GPUs: its other pools ask for {others} now, so {pool} may have {room} at most; look again",
-                    model = pool.model,
-                    pool = pool.name,
-                    room = quota.saturating_sub(others)
-                ),
+                Phrase::new("team.refuse.scaleOver")
+                    .text("team", &team)
+                    .int("quota", quota)
+                    .text("model", &pool.model)
+                    .int("others", others)
+                    .text("pool", &pool.name)
+                    .int("room", quota.saturating_sub(others)),
             ));
         }
         Ok(())
@@ -425,14 +438,13 @@ impl PoolStore {
             Some(rate.total.per_hour.fen())
         });
         if ceiling < to {
-            return Err(invalid(
+            return Err(refused(
                 "to",
-                format!(
-                    "team {team}'s spend quota of {quota} a month: its pools' month would pass it, so {pool} may have {ceiling} GPUs at most; look again",
-                    team = spend.team,
-                    quota = ebb_cost::Money::from_fen(spend.per_month_fen),
-                    pool = pool.name,
-                ),
+                Phrase::new("team.refuse.spendOver")
+                    .text("team", &spend.team)
+                    .money("quota", spend.per_month_fen)
+                    .text("pool", &pool.name)
+                    .gpus("ceiling", ceiling),
             ));
         }
         Ok(())

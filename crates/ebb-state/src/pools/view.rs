@@ -11,6 +11,7 @@
 //! each, no more than the change gives back).
 
 use super::*;
+use ebb_wire::phrase::Phrase;
 use ebb_wire::reasons::{DEFAULT_RELEASE_GRACE_S, PriceProblem, ReleaseWarning};
 
 /// A pool with what the enforcer last saw and its spend.
@@ -646,16 +647,19 @@ pub fn check_release_choice(
     let mut seen = std::collections::BTreeSet::new();
     for id in release {
         if !seen.insert(id.as_str()) {
-            return Err(invalid("release", format!("lease {id} is named twice")));
+            return Err(refused(
+                "release",
+                Phrase::new("pool.refuse.releaseTwice").text("lease", id),
+            ));
         }
         let held = status
             .leases
             .iter()
             .any(|l| &l.lease_id == id && l.state == PoolLeaseState::Active);
         if !held {
-            return Err(invalid(
+            return Err(refused(
                 "release",
-                format!("lease {id} is not one this pool holds now"),
+                Phrase::new("pool.refuse.releaseNotHeld").text("lease", id),
             ));
         }
     }
@@ -663,12 +667,21 @@ pub fn check_release_choice(
     let gives_back = have.saturating_sub(to).min(status.actual);
     let chosen = u32::try_from(release.len()).unwrap_or(u32::MAX);
     if chosen > gives_back {
-        return Err(invalid(
+        return Err(refused(
             "release",
-            format!(
-                "{chosen} lease{} chosen, but going to {to} from {have} held gives back {gives_back}",
-                if chosen == 1 { "" } else { "s" }
-            ),
+            Phrase::new("pool.refuse.releaseTooMany")
+                .phrase(
+                    "chosen",
+                    Phrase::new(if chosen == 1 {
+                        "pool.refuse.leases.one"
+                    } else {
+                        "pool.refuse.leases.other"
+                    })
+                    .int("n", chosen),
+                )
+                .int("to", to)
+                .int("have", have)
+                .int("gives", gives_back),
         ));
     }
     Ok(())
@@ -756,7 +769,7 @@ pub fn spend_summary(
     pools: &[(Pool, PoolView)],
     budget_fen: Option<i64>,
 ) -> Result<SpendSummary, PoolError> {
-    let overflow = || invalid("spend", "the month's sum overflows");
+    let overflow = || refused("spend", Phrase::new("spend.refuse.overflow"));
     let (mut to_date, mut projected, mut rate, mut gpu_hours) = (0i64, 0i64, 0i64, 0f64);
     let mut rows = Vec::with_capacity(pools.len());
     for (pool, view) in pools {
