@@ -133,6 +133,20 @@ describe("describeError", () => {
     expect(describeError("agent timed out")).toBe("agent timed out");
     expect(describeError(new Error("boom"))).toBe("boom");
   });
+  it("says a refusal Rust worded in the operator's language, not its English", () => {
+    const refused = {
+      kind: "invalid_input",
+      field: "range_s",
+      line: null,
+      message: "range_s: The chart's range must be from 1 second to 400 days, got 0 seconds.",
+      problem: null,
+      words: { key: "chart.refuse.range", args: [{ name: "days", value: { kind: "int", value: 400 } }, { name: "seconds", value: { kind: "int", value: 0 } }] },
+    };
+    expect(describeError(refused)).toBe("The chart's range must be from 1 second to 400 days, got 0 seconds.");
+    setLocale("zh-CN");
+    expect(describeError(refused)).toBe("图表的时间范围必须在 1 秒到 400 天之间，收到的是 0 秒。");
+    expect(describeError({ ...refused, words: null })).toBe(refused.message);
+  });
   it("explains a missing desktop shell", () => {
     const err = new TypeError("Cannot read properties of undefined (reading 'invoke') at window.__TAURI_INTERNALS__");
     expect(describeError(err)).toMatch(/desktop shell/);

@@ -1,7 +1,8 @@
 // Pure helpers for turning backend data into words. No DOM, so they are unit-tested in node.
 
-import type { FleetSnapshot, Health, HostStatus } from "./bindings";
+import type { FleetSnapshot, Health, HostStatus, Phrase } from "./bindings";
 import { t, type MessageKey } from "./i18n";
+import { phraseText } from "./phrase";
 
 /** 42.4 -> "42%", null / NaN -> "—". */
 export function formatPercent(value: number | null | undefined): string {
@@ -106,8 +107,14 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null;
 }
 
+/** A phrase the shell sent (a key and its arguments), as far as a glance can tell. */
+function isPhrase(v: unknown): v is Phrase {
+  return isRecord(v) && typeof v.key === "string" && Array.isArray(v.args);
+}
+
 /**
- * Words for anything the IPC layer can hand back: an IpcError {kind, message},
+ * Words for anything the IPC layer can hand back: an IpcError {kind, message, words} (its
+ * words in the operator's language when Rust worded the refusal, else its English),
  * a plain string, an Error (e.g. no Tauri runtime at all), or something else.
  */
 export function describeError(err: unknown): string {
@@ -119,6 +126,7 @@ export function describeError(err: unknown): string {
     return err.message || t("error.unknown");
   }
   if (isRecord(err)) {
+    if (isPhrase(err.words)) return phraseText(err.words);
     const message = typeof err.message === "string" ? err.message.trim() : "";
     const kind = typeof err.kind === "string" ? err.kind.trim() : "";
     if (message) return message;

@@ -4,9 +4,13 @@
 
 use crate::console::Console;
 use crate::pools::PoolError;
-use ebb_charts::chart::{ChartSpec, RangeChartSpec, gpu_lines_svg, heatmap_svg, utilization_svg};
+use ebb_charts::chart::{
+    ChartError as DrawError, ChartSpec, RangeChartSpec, gpu_lines_svg, heatmap_svg, utilization_svg,
+};
 use ebb_telemetry::metrics_store::{HeatmapQuery, MetricsError, SeriesQuery};
-use ebb_wire::ipc::{ChartFrame, ChartMetric, ChartTheme, ExportFormat};
+use ebb_wire::catalog::Words;
+use ebb_wire::ipc::{ChartFrame, ChartMetric, ChartTheme, ExportFormat, UiLanguage};
+use ebb_wire::phrase::Phrase;
 use ebb_wire::pools::{PoolChart, PoolChartLabels};
 use std::path::{Path, PathBuf};
 
@@ -19,10 +23,12 @@ const MAX_RANGE_S: u32 = 400 * 86_400;
 /// Why a chart could not be drawn or saved.
 #[derive(Debug, thiserror::Error)]
 pub enum ChartError {
+    /// An input refused: the field, its English (logs, the CLI) and its words (the UI).
     #[error("{field}: {problem}")]
     Invalid {
         field: &'static str,
         problem: String,
+        words: Box<Phrase>,
     },
     #[error("host: no host named `{0}` is registered")]
     NoHost(String),
@@ -45,18 +51,62 @@ impl From<crate::metrics_source::ReadError> for ChartError {
         match error {
             ReadError::Stored(error) => ChartError::Metrics(error),
             ReadError::Unavailable(error) => ChartError::MetricsUnavailable(error),
-            ReadError::Console(error) => ChartError::Invalid {
-                field: "host",
-                problem: error.to_string(),
-            },
+            ReadError::Console(error) => {
+                // The console's own words for it where it has them; else what failed (a
+                // database's or the registry's English) as the detail.
+                let words = crate::errors::Reported::report(&*error)
+                    .words
+                    .unwrap_or_else(|| {
+                        Phrase::new("chart.refuse.read").text("detail", error.to_string())
+                    });
+                ChartError::Invalid {
+                    field: "host",
+                    problem: error.to_string(),
+                    words: Box::new(words),
+                }
+            }
         }
     }
 }
 
-fn invalid(field: &'static str, problem: impl Into<String>) -> ChartError {
+/// A refusal of `field` in the operator's words; its English is the same phrase in the
+/// English catalog, so the sentence is written once.
+fn invalid(field: &'static str, words: Phrase) -> ChartError {
     ChartError::Invalid {
         field,
-        problem: problem.into(),
+        problem: Words::of(UiLanguage::English).render(&words),
+        words: Box::new(words),
+    }
+}
+
+/// A chart `ebb_charts` would not draw: its English as that crate words it (logs, the CLI),
+/// and the operator's words by what was wrong.
+fn not_drawn(error: &DrawError) -> ChartError {
+    ChartError::Invalid {
+        field: "chart",
+        problem: error.to_string(),
+        words: Box::new(draw_words(error)),
+    }
+}
+
+/// Why `ebb_charts` would not draw a chart, in the operator's words (it words it in English
+/// only).
+pub fn draw_words(error: &DrawError) -> Phrase {
+    use ebb_charts::chart::{MAX_SIZE_PX, MIN_SIZE_PX};
+    match error {
+        DrawError::Size { field, value } => Phrase::new(if *field == "height_px" {
+            "chart.refuse.height"
+        } else {
+            "chart.refuse.width"
+        })
+        .int("min", MIN_SIZE_PX)
+        .int("max", MAX_SIZE_PX)
+        .int("value", *value),
+        DrawError::Window => Phrase::new("chart.refuse.window"),
+        DrawError::Range { .. } => Phrase::new("chart.refuse.rangeOrder"),
+        DrawError::Offset(minutes) => Phrase::new("chart.refuse.offset").int("minutes", *minutes),
+        // The drawing library's own words (plotters'): kept as the detail.
+        DrawError::Draw(detail) => Phrase::new("chart.refuse.draw").text("detail", detail),
     }
 }
 
@@ -83,7 +133,11 @@ pub fn export_file_name(name: &str, format: ExportFormat) -> Result<String, Char
         .take(80)
         .collect();
     if stem.trim_matches('-').is_empty() {
-        return Err(invalid("name", "must contain letters or digits"));
+        return Err(ChartError::Invalid {
+            field: "name",
+            problem: "must contain letters or digits".into(),
+            words: Box::new(Phrase::new("chart.refuse.fileName")),
+        });
     }
     Ok(format!("{stem}.{}", extension(format)))
 }
@@ -133,10 +187,9 @@ impl Console {
         if frame.range_s == 0 || frame.range_s > MAX_RANGE_S {
             return Err(invalid(
                 "range_s",
-                format!(
-                    "must be from 1 to {MAX_RANGE_S} seconds, got {}",
-                    frame.range_s
-                ),
+                Phrase::new("chart.refuse.range")
+                    .int("days", MAX_RANGE_S / 86_400)
+                    .int("seconds", frame.range_s),
             ));
         }
         let now = self.pool_store().now_ms();
@@ -179,8 +232,7 @@ impl Console {
             now_ms: self.latest_sample_ms().unwrap_or(0.0),
             window_s: LIVE_WINDOW_S,
         };
-        utilization_svg(&spec, &self.host_series(host))
-            .map_err(|error| invalid("chart", error.to_string()))
+        utilization_svg(&spec, &self.host_series(host)).map_err(|error| not_drawn(&error))
     }
 
     /// One host's per-GPU lines of a metric over the frame's range, from the metrics store
@@ -201,7 +253,7 @@ impl Console {
             max_points: frame.width_px,
         };
         let series = self.metrics_source().host_series(&query).await?;
-        gpu_lines_svg(&spec, metric, &series).map_err(|error| invalid("chart", error.to_string()))
+        gpu_lines_svg(&spec, metric, &series).map_err(|error| not_drawn(&error))
     }
 
     /// Every GPU of the fleet × time, mean utilization per cell, under `title` (the
@@ -219,7 +271,7 @@ impl Console {
             columns: (frame.width_px / 8).clamp(10, 240),
         };
         let heatmap = self.metrics_source().heatmap(&query).await?;
-        heatmap_svg(&spec, &heatmap).map_err(|error| invalid("chart", error.to_string()))
+        heatmap_svg(&spec, &heatmap).map_err(|error| not_drawn(&error))
     }
 
     /// A pool's own chart over the frame's range (desired, ready, warming, utilization,
@@ -290,7 +342,7 @@ impl Console {
         }
         let (svg, marks) =
             ebb_charts::chart::pool_chart(&spec, &legend, &samples, &decisions, &queue)
-                .map_err(|error| invalid("chart", error.to_string()))?;
+                .map_err(|error| not_drawn(&error))?;
         Ok(PoolChart {
             svg,
             scale_out,
@@ -308,7 +360,7 @@ impl Console {
         path: PathBuf,
     ) -> Result<String, ChartError> {
         if !export.svg.trim_start().starts_with("<svg") {
-            return Err(invalid("svg", "not an SVG document"));
+            return Err(invalid("svg", Phrase::new("chart.refuse.notSvg")));
         }
         let svg = match export
             .title
@@ -317,7 +369,7 @@ impl Console {
             .filter(|t| !t.is_empty())
         {
             Some(title) => ebb_charts::raster::titled(&export.svg, title)
-                .ok_or_else(|| invalid("svg", "the chart has no width and height to title"))?,
+                .ok_or_else(|| invalid("svg", Phrase::new("chart.refuse.noSize")))?,
             None => export.svg,
         };
         let format = export.format;

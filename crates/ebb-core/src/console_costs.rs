@@ -7,25 +7,59 @@ use crate::console::Console;
 use ebb_charts::cost_view::PlanChart;
 use ebb_cost::{DemandSeries, PlanOptions, PriceEntry};
 use ebb_wire::ipc::{CatalogImport, CatalogView, ChartTheme, PlanComparisonView, PlanRequest};
+use ebb_wire::phrase::Phrase;
 
 /// Why plans could not be compared.
 #[derive(Debug, thiserror::Error)]
 pub enum CostError {
     #[error(transparent)]
     Catalog(#[from] CatalogStoreError),
-    /// A field of the request (`line`: the demand CSV's line, when it is one).
+    /// A field of the request (`line`: the demand CSV's line, when it is one): its English
+    /// (logs, the CLI) and its words (the UI).
     #[error("{field}: {problem}")]
     Invalid {
         field: &'static str,
         problem: String,
         line: Option<usize>,
+        words: Box<Phrase>,
     },
-    /// The demand was read but the plans could not be compared (or drawn).
-    #[error("{0}")]
-    Compare(String),
+    /// The demand was read but the plans could not be compared (or drawn): the English
+    /// and the words.
+    #[error("{problem}")]
+    Compare { problem: String, words: Box<Phrase> },
     /// The operator's role does not allow it.
     #[error(transparent)]
     RoleRequired(#[from] crate::access::RoleRequired),
+}
+
+/// Why a price or a comparison could not be had, in the operator's words (ebb-cost words it
+/// in English only).
+pub fn cost_words(error: &ebb_cost::CostError) -> Phrase {
+    use ebb_cost::CostError as E;
+    match error {
+        E::NoPrice { model, region, .. } => Phrase::new("reason.price.no_price")
+            .text("model", model)
+            .text("regions", region),
+        E::NotOffered {
+            model,
+            region,
+            field,
+        } => Phrase::new("reason.price.not_offered")
+            .text("model", model)
+            .text("region", region)
+            .text("field", *field),
+        E::EmptyDemand => Phrase::new("costs.refuse.emptyDemand"),
+        E::DemandTooLong { hours } => Phrase::new("costs.refuse.demandTooLong")
+            .int("hours", i64::try_from(*hours).unwrap_or(i64::MAX))
+            .int(
+                "most",
+                i64::try_from(ebb_cost::MAX_HOURS).unwrap_or(i64::MAX),
+            ),
+        E::DemandTooLarge { gpus } => Phrase::new("costs.refuse.demandTooLarge")
+            .gpus("gpus", *gpus)
+            .gpus("most", ebb_cost::MAX_GPUS),
+        E::Overflow => Phrase::new("reason.price.too_large"),
+    }
 }
 
 /// Every billing plan priced over the ask's demand with `catalog`: the table, the
@@ -40,16 +74,21 @@ pub fn compare_plans(
         term: request.term.unwrap_or_default(),
         interruptible: request.interruptible,
     };
-    let invalid = |field: &'static str, problem: String, line: Option<usize>| CostError::Invalid {
-        field,
-        problem,
-        line,
+    let invalid = |field: &'static str, problem: String, line: Option<usize>, words: Phrase| {
+        CostError::Invalid {
+            field,
+            problem,
+            line,
+            words: Box::new(words),
+        }
     };
     let entry = (catalog.catalog)
         .find(&request.model, &request.region)
-        .map_err(|error| invalid("model", error.to_string(), None))?;
-    let demand = DemandSeries::from_csv(&request.demand_csv)
-        .map_err(|error| invalid("demand", error.to_string(), Some(error.line)))?;
+        .map_err(|error| invalid("model", error.to_string(), None, cost_words(&error)))?;
+    let demand = DemandSeries::from_csv(&request.demand_csv).map_err(|error| {
+        let words = crate::rules_replay::csv_problem(&error);
+        invalid("demand", error.to_string(), Some(error.line), words)
+    })?;
     plan_view(catalog, entry, &demand, &options, chart)
 }
 
@@ -62,10 +101,16 @@ pub fn plan_view(
     options: &PlanOptions,
     chart: Option<PlanChart<'_>>,
 ) -> Result<PlanComparisonView, CostError> {
-    let comparison = ebb_cost::compare_plans(entry, demand, options)
-        .map_err(|error| CostError::Compare(error.to_string()))?;
+    let comparison =
+        ebb_cost::compare_plans(entry, demand, options).map_err(|error| CostError::Compare {
+            problem: error.to_string(),
+            words: Box::new(cost_words(&error)),
+        })?;
     ebb_charts::cost_view::comparison_view(entry, &catalog.catalog.currency, &comparison, chart)
-        .map_err(|error| CostError::Compare(error.to_string()))
+        .map_err(|error| CostError::Compare {
+            problem: error.to_string(),
+            words: Box::new(crate::console_charts::draw_words(&error)),
+        })
 }
 
 impl Console {

@@ -5,8 +5,9 @@
 //! reads; [`showback`] and [`showback_csv`] are pure.
 
 use crate::console::Console;
-use crate::pools::{self, PoolError, csv_amount, csv_field};
+use crate::pools::{self, PoolError, csv_amount, csv_field, refused};
 use ebb_cost::{Spend, SpendWindow, SpotSpend};
+use ebb_wire::phrase::Phrase;
 use ebb_wire::showback::{PoolShowback, Showback, ShowbackLine, TeamShowback};
 use sqlx::Row;
 use std::collections::{BTreeMap, HashMap};
@@ -22,17 +23,19 @@ impl Console {
             Some(month) => {
                 let (start, end) =
                     ebb_charts::calendar::utc_month_named(month).ok_or_else(|| {
-                        invalid_month(format!(
-                            "`{month}` is not a month; write it as YYYY-MM, e.g. 2026-11"
-                        ))
+                        refused(
+                            "month",
+                            Phrase::new("showback.refuse.month").text("month", month),
+                        )
                     })?;
                 (month.to_string(), start, end)
             }
         };
         let not_begun = || {
-            invalid_month(format!(
-                "{name} has not begun; showback covers this month and the ones before"
-            ))
+            refused(
+                "month",
+                Phrase::new("showback.refuse.notBegun").text("month", &name),
+            )
         };
         let through = SpendWindow::billed_month(start, end, now, start).ok_or_else(not_begun)?;
         let teams = self.pool_teams().await?;
@@ -73,14 +76,6 @@ impl Console {
     }
 }
 
-fn invalid_month(problem: String) -> PoolError {
-    PoolError::Invalid {
-        field: "month",
-        problem,
-        words: None,
-    }
-}
-
 /// A pool's month as a showback line: the on-demand split, with spot GPUs as overlay.
 pub fn line(spend: &Spend, spot: &SpotSpend) -> ShowbackLine {
     let split = spend.split;
@@ -97,11 +92,8 @@ pub fn line(spend: &Spend, spot: &SpotSpend) -> ShowbackLine {
 /// `a + b`, every amount checked.
 fn add(a: ShowbackLine, b: &ShowbackLine) -> Result<ShowbackLine, PoolError> {
     let sum = |x: i64, y: i64| {
-        x.checked_add(y).ok_or_else(|| PoolError::Invalid {
-            field: "spend",
-            problem: "the month's sum overflows".into(),
-            words: None,
-        })
+        x.checked_add(y)
+            .ok_or_else(|| refused("spend", Phrase::new("spend.refuse.overflow")))
     };
     Ok(ShowbackLine {
         overlay_fen: sum(a.overlay_fen, b.overlay_fen)?,

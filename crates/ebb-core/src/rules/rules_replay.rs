@@ -65,13 +65,26 @@ pub enum ReplayError {
     Task(String),
 }
 
-fn invalid(field: &str, line: Option<u32>, message: impl Into<String>) -> ReplayError {
+/// A refusal of `field` (at `line`) in the operator's words; its English is the same phrase
+/// in the English catalog, so the sentence is written once.
+fn invalid(field: &str, line: Option<u32>, words: Phrase) -> ReplayError {
     ReplayError::Invalid {
         field: field.to_string(),
         line,
-        message: message.into(),
-        words: None,
+        message: ebb_wire::catalog::Words::of(ebb_wire::ipc::UiLanguage::English).render(&words),
+        words: Some(words),
     }
+}
+
+/// A CSV line's problem in the operator's words: the line and the column are ours; what is
+/// wrong, the CSV reader's (ebb-cost's) English, is the detail.
+pub(crate) fn csv_problem(error: &ebb_cost::DemandError) -> Phrase {
+    match &error.column_name {
+        Some(column) => Phrase::new("costs.refuse.demandCell").text("column", column),
+        None => Phrase::new("costs.refuse.demandLine"),
+    }
+    .int("line", i64::try_from(error.line).unwrap_or(i64::MAX))
+    .text("detail", &error.message)
 }
 
 /// The pool's busy GPUs each minute from its recorded rows (oldest first), from the first
@@ -110,29 +123,40 @@ pub fn history_demand(rows: &[PoolSample]) -> Vec<f64> {
 pub fn history_trace(rows: &[PoolSample]) -> Result<(Trace, i64), ReplayError> {
     let demand = history_demand(rows);
     if demand.len() < MIN_HISTORY_MINUTES {
+        let minutes = i64::try_from(demand.len()).unwrap_or(i64::MAX);
         return Err(invalid(
             "trace",
             None,
-            format!(
-                "the pool has recorded {} of history and a replay needs at least {MIN_HISTORY_MINUTES}: let it run longer, or give a trace (CSV minute,demand)",
-                ebb_wire::rules::counted(demand.len() as u64, "minute", "minutes")
-            ),
+            Phrase::new("replay.refuse.shortHistory")
+                .phrase(
+                    "minutes",
+                    Phrase::new(if minutes == 1 {
+                        "replay.minutes.one"
+                    } else {
+                        "replay.minutes.other"
+                    })
+                    .int("n", minutes),
+                )
+                .int(
+                    "least",
+                    i64::try_from(MIN_HISTORY_MINUTES).unwrap_or(i64::MAX),
+                )
+                .text("columns", "minute,demand"),
         ));
     }
     let start_ms = rows[0].at_ms.div_euclid(MINUTE_MS) * MINUTE_MS;
     let trace = Trace::from_demand(demand)
-        .ok_or_else(|| invalid("trace", None, "the recorded history is not a usable trace"))?;
+        .ok_or_else(|| invalid("trace", None, Phrase::new("replay.refuse.unusableHistory")))?;
     Ok((trace, start_ms))
 }
 
 /// A trace the operator gave, its problems naming `trace` and the CSV's line.
 pub fn trace_from_csv(text: &str) -> Result<Trace, ReplayError> {
-    Trace::from_csv(text).map_err(|error| {
-        invalid(
-            "trace",
-            u32::try_from(error.line).ok().filter(|line| *line > 0),
-            error.to_string(),
-        )
+    Trace::from_csv(text).map_err(|error| ReplayError::Invalid {
+        field: "trace".to_string(),
+        line: u32::try_from(error.line).ok().filter(|line| *line > 0),
+        message: error.to_string(),
+        words: Some(csv_problem(&error)),
     })
 }
 
@@ -147,7 +171,7 @@ pub fn parse_source(source: &str) -> Result<RuleSet, ReplayError> {
                 message: problem.message,
                 words: Some(problem.words),
             },
-            None => invalid("rules", None, "the rule file is invalid"),
+            None => invalid("rules", None, Phrase::new("rules.refuse.invalid")),
         }
     })
 }
@@ -163,11 +187,9 @@ pub fn replay_price(
         invalid(
             "model",
             None,
-            format!(
-                "the active catalog has no price for {} in {}: a replay needs one",
-                pool.model,
-                pool.regions.join(", ")
-            ),
+            Phrase::new("replay.refuse.noPrice")
+                .text("model", &pool.model)
+                .text("regions", pool.regions.join(", ")),
         )
     })?;
     let options = ReplayOptions {
