@@ -80,6 +80,33 @@ async fn every_view_reads_in_chinese() {
         .await;
         app.shoot("zh-settings-hosts").await;
         all_chinese(&app, "Settings", &mut found).await;
+        // The host form's refusals: a name with a space, an address with a path, a label
+        // without `=`, each under its field in Chinese.
+        app.click("#host-add").await;
+        app.type_into("#host-name", "gpu 9").await;
+        app.type_into("#host-url", "http://10.0.0.9:7070/v1").await;
+        app.type_into("#host-region", "cn-east").await;
+        app.type_into("#host-labels", "rack7").await;
+        app.click("#host-save").await;
+        drawn(
+            &app,
+            "Settings (host refused)",
+            &[
+                "#host-name-error [role=\"alert\"]",
+                "#host-url-error [role=\"alert\"]",
+                "#host-labels-error [role=\"alert\"]",
+            ],
+        )
+        .await;
+        app.scroll_to("#host-form").await;
+        app.shoot("zh-settings-host-refused").await;
+        all_chinese(&app, "Settings (host refused)", &mut found).await;
+        app.send_key("#host-name", Key::Escape).await;
+        app.eventually("the discard question", Duration::from_secs(5), || async {
+            app.exists("#host-discard-yes").await.then_some(())
+        })
+        .await;
+        app.click("#host-discard-yes").await;
 
         app.click("#nav-fleet").await;
         drawn(
