@@ -1,6 +1,9 @@
 //! The planning input: GPUs needed each hour, from a CSV `hour,demand` or `minute,demand`.
 
 use crate::CostError;
+use ebb_wire::catalog::Words;
+use ebb_wire::ipc::UiLanguage;
+use ebb_wire::phrase::Phrase;
 use serde::Serialize;
 use std::fmt;
 
@@ -28,7 +31,7 @@ pub struct DemandSeries {
 }
 
 /// A row or cell of a demand CSV that could not be read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize)]
 pub struct DemandError {
     /// 1-based line in the file.
     pub line: usize,
@@ -36,8 +39,36 @@ pub struct DemandError {
     pub column: Option<usize>,
     /// That column's header name.
     pub column_name: Option<String>,
-    /// What is wrong.
+    /// What is wrong, in English (`words` in the English catalog).
     pub message: String,
+    /// What is wrong, in the operator's words (`costs.refuse.demand.*`, or a replay
+    /// trace's `replay.refuse.trace.*`).
+    pub words: Phrase,
+}
+
+impl DemandError {
+    /// The problem `words` at `line` (and `column`, 1-based, named `column_name` in the
+    /// header); its English `message` is those words in the English catalog, so a sentence
+    /// is written once.
+    pub fn new(
+        line: usize,
+        column: Option<usize>,
+        column_name: Option<String>,
+        words: Phrase,
+    ) -> DemandError {
+        DemandError {
+            line,
+            column,
+            column_name,
+            message: Words::of(UiLanguage::English).render(&words),
+            words,
+        }
+    }
+}
+
+/// `n` as a phrase's whole number.
+fn int(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 impl fmt::Display for DemandError {
@@ -90,13 +121,14 @@ impl DemandSeries {
             .map(|(i, line)| (i + 1, line.trim()))
             .filter(|(_, line)| !line.is_empty() && !line.starts_with('#'));
         let Some((header_line, header)) = lines.next() else {
-            return Err(DemandError {
-                line: 1,
-                column: None,
-                column_name: None,
-                message: "empty: expected a header `hour,demand` or `minute,demand`, then rows"
-                    .to_string(),
-            });
+            return Err(DemandError::new(
+                1,
+                None,
+                None,
+                Phrase::new("costs.refuse.demand.empty")
+                    .text("hour", "hour,demand")
+                    .text("minute", "minute,demand"),
+            ));
         };
         let names: Vec<String> = header
             .split(',')
@@ -106,50 +138,49 @@ impl DemandSeries {
             "hour" => Resolution::Hour,
             "minute" => Resolution::Minute,
             other => {
-                return Err(DemandError {
-                    line: header_line,
-                    column: Some(1),
-                    column_name: Some(other.to_string()),
-                    message: "the first column must be `hour` or `minute`".to_string(),
-                });
+                return Err(DemandError::new(
+                    header_line,
+                    Some(1),
+                    Some(other.to_string()),
+                    Phrase::new("costs.refuse.demand.firstColumn")
+                        .text("hour", "hour")
+                        .text("minute", "minute"),
+                ));
             }
         };
         let Some(demand_column) = names.iter().position(|name| name == "demand") else {
-            return Err(DemandError {
-                line: header_line,
-                column: None,
-                column_name: None,
-                message: format!("no `demand` column in the header `{header}`"),
-            });
+            return Err(DemandError::new(
+                header_line,
+                None,
+                None,
+                Phrase::new("costs.refuse.demand.noDemand")
+                    .text("column", "demand")
+                    .text("header", header),
+            ));
         };
-        let index_name = names[0].clone();
-        let per_hour = match resolution {
-            Resolution::Hour => 1,
-            Resolution::Minute => 60,
+        let (per_hour, index_key) = match resolution {
+            Resolution::Hour => (1, "costs.refuse.demand.index.hour"),
+            Resolution::Minute => (60, "costs.refuse.demand.index.minute"),
         };
+        let index_name = Phrase::new(index_key);
 
         let mut first_hour: Option<i64> = None;
         let mut last_index: Option<i64> = None;
         let mut gpus: Vec<u32> = Vec::new();
         for (line, row) in lines {
             let cells: Vec<&str> = row.split(',').map(str::trim).collect();
-            let cell_error = |column: usize, message: String| DemandError {
-                line,
-                column: Some(column + 1),
-                column_name: Some(names[column].clone()),
-                message,
+            let cell_error = |column: usize, words: Phrase| {
+                DemandError::new(line, Some(column + 1), Some(names[column].clone()), words)
             };
             if cells.len() != names.len() {
-                return Err(DemandError {
+                return Err(DemandError::new(
                     line,
-                    column: None,
-                    column_name: None,
-                    message: format!(
-                        "{} cells, the header has {}: every row has one cell per column",
-                        cells.len(),
-                        names.len()
-                    ),
-                });
+                    None,
+                    None,
+                    Phrase::new("costs.refuse.demand.cells")
+                        .int("cells", int(cells.len()))
+                        .int("columns", int(names.len())),
+                ));
             }
             let index: i64 = cells[0]
                 .parse()
@@ -158,7 +189,9 @@ impl DemandSeries {
                 .ok_or_else(|| {
                     cell_error(
                         0,
-                        format!("`{}` is not a whole {index_name} (0 or more)", cells[0]),
+                        Phrase::new("costs.refuse.demand.notIndex")
+                            .text("value", cells[0])
+                            .phrase("index", index_name.clone()),
                     )
                 })?;
             if let Some(last) = last_index
@@ -166,9 +199,10 @@ impl DemandSeries {
             {
                 return Err(cell_error(
                     0,
-                    format!(
-                        "{index_name} {index} comes after {last}: rows must be in time order, each {index_name} once"
-                    ),
+                    Phrase::new("costs.refuse.demand.order")
+                        .phrase("index", index_name.clone())
+                        .int("at", index)
+                        .int("last", last),
                 ));
             }
             last_index = Some(index);
@@ -179,15 +213,23 @@ impl DemandSeries {
                 .ok()
                 .filter(|demand: &f64| demand.is_finite())
                 .ok_or_else(|| {
-                    cell_error(demand_column, format!("`{text}` is not a number of GPUs"))
+                    cell_error(
+                        demand_column,
+                        Phrase::new("costs.refuse.demand.notGpus").text("value", text),
+                    )
                 })?;
             if demand < 0.0 {
-                return Err(cell_error(demand_column, format!("{text} is negative")));
+                return Err(cell_error(
+                    demand_column,
+                    Phrase::new("costs.refuse.demand.negative").text("value", text),
+                ));
             }
             if demand > f64::from(MAX_GPUS) {
                 return Err(cell_error(
                     demand_column,
-                    format!("{text} is more than the {MAX_GPUS} GPUs one pool may need"),
+                    Phrase::new("costs.refuse.demand.tooMany")
+                        .text("value", text)
+                        .int("most", MAX_GPUS),
                 ));
             }
             let needed = gpus_needed(demand);
@@ -198,7 +240,7 @@ impl DemandSeries {
             if offset >= MAX_HOURS {
                 return Err(cell_error(
                     0,
-                    format!("the series would be longer than {MAX_HOURS} hours (ten years)"),
+                    Phrase::new("costs.refuse.demand.tooLong").int("most", int(MAX_HOURS)),
                 ));
             }
             if offset >= gpus.len() {
@@ -207,12 +249,12 @@ impl DemandSeries {
             gpus[offset] = gpus[offset].max(needed);
         }
         let Some(first_hour) = first_hour else {
-            return Err(DemandError {
-                line: header_line,
-                column: None,
-                column_name: None,
-                message: "no rows after the header".to_string(),
-            });
+            return Err(DemandError::new(
+                header_line,
+                None,
+                None,
+                Phrase::new("costs.refuse.demand.noRows"),
+            ));
         };
         Ok(DemandSeries {
             first_hour,

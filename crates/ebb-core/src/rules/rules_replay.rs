@@ -76,15 +76,15 @@ fn invalid(field: &str, line: Option<u32>, words: Phrase) -> ReplayError {
     }
 }
 
-/// A CSV line's problem in the operator's words: the line and the column are ours; what is
-/// wrong, the CSV reader's (ebb-cost's) English, is the detail.
+/// A CSV line's problem in the operator's words: the line and the column, then what is
+/// wrong in the CSV reader's words (`costs.refuse.demand.*`, `replay.refuse.trace.*`).
 pub(crate) fn csv_problem(error: &ebb_cost::DemandError) -> Phrase {
     match &error.column_name {
         Some(column) => Phrase::new("costs.refuse.demandCell").text("column", column),
         None => Phrase::new("costs.refuse.demandLine"),
     }
     .int("line", i64::try_from(error.line).unwrap_or(i64::MAX))
-    .text("detail", &error.message)
+    .phrase("detail", error.words.clone())
 }
 
 /// The pool's busy GPUs each minute from its recorded rows (oldest first), from the first
@@ -688,5 +688,120 @@ action = "-1"
         assert!(made.notes.contains(&SuggestNote::KeptMetrics {
             names: vec!["queue".to_string()]
         }));
+    }
+
+    /// Each phrase and the phrases inside its arguments.
+    fn with_inner(phrase: &Phrase, out: &mut Vec<Phrase>) {
+        out.push(phrase.clone());
+        for arg in &phrase.args {
+            if let ebb_wire::phrase::Arg::Phrase(inner) = &arg.value {
+                with_inner(inner, out);
+            }
+        }
+    }
+
+    #[test]
+    fn every_problem_of_a_demand_csv_or_a_trace_reads_in_chinese() {
+        use ebb_cost::DemandSeries;
+        use ebb_rules::replay::trace::MAX_MINUTES;
+        use ebb_wire::catalog::Words;
+        use ebb_wire::ipc::UiLanguage;
+        // One file per problem each reader names, and the key of its words.
+        let demand = [
+            ("", "costs.refuse.demand.empty"),
+            ("time,demand\n", "costs.refuse.demand.firstColumn"),
+            ("hour,gpus\n0,1\n", "costs.refuse.demand.noDemand"),
+            ("hour,demand,users\n0,1\n", "costs.refuse.demand.cells"),
+            ("hour,demand\nx,1\n", "costs.refuse.demand.notIndex"),
+            ("minute,demand\n-1,1\n", "costs.refuse.demand.notIndex"),
+            ("hour,demand\n5,1\n5,2\n", "costs.refuse.demand.order"),
+            ("minute,demand\n9,1\n3,2\n", "costs.refuse.demand.order"),
+            ("hour,demand\n0,lots\n", "costs.refuse.demand.notGpus"),
+            ("hour,demand\n0,-2\n", "costs.refuse.demand.negative"),
+            ("hour,demand\n0,2000000\n", "costs.refuse.demand.tooMany"),
+            ("hour,demand\n0,1\n87600,1\n", "costs.refuse.demand.tooLong"),
+            ("hour,demand\n", "costs.refuse.demand.noRows"),
+        ];
+        let long_trace: String = std::iter::once("minute,demand\n".to_string())
+            .chain((0..=MAX_MINUTES).map(|minute| format!("{minute},1\n")))
+            .collect();
+        let trace = [
+            ("", "replay.refuse.trace.empty"),
+            ("hour,demand\n", "replay.refuse.trace.header"),
+            ("minute,demand,\n", "replay.refuse.trace.unnamed"),
+            ("minute,demand,users,Users\n", "replay.refuse.trace.twice"),
+            ("minute,demand\n0,1,2\n", "replay.refuse.trace.cells"),
+            ("minute,demand\n1,1\n", "replay.refuse.trace.order"),
+            ("minute,demand\nx,1\n", "replay.refuse.trace.notMinute"),
+            (long_trace.as_str(), "replay.refuse.trace.tooLong"),
+            ("minute,demand\n0,-1\n", "replay.refuse.trace.demandRange"),
+            ("minute,demand\n0,lots\n", "costs.refuse.demand.notGpus"),
+            (
+                "minute,demand,spot_price\n0,1,\n",
+                "replay.refuse.trace.spotGap",
+            ),
+            (
+                "minute,demand,spot_price\n0,1,4.5x\n",
+                "replay.refuse.trace.spotPrice",
+            ),
+            (
+                "minute,demand,spot_price\n0,1,-1\n",
+                "replay.refuse.trace.spotNegative",
+            ),
+            (
+                "minute,demand,interrupted\n0,1,x\n",
+                "replay.refuse.trace.interrupted",
+            ),
+            (
+                "minute,demand,slurm_pending_gpus\n0,1,-4\n",
+                "replay.refuse.trace.queueNegative",
+            ),
+            (
+                "minute,demand,users\n0,1,x\n",
+                "replay.refuse.trace.notNumber",
+            ),
+            ("minute,demand\n", "costs.refuse.demand.noRows"),
+        ];
+        let errors = demand
+            .iter()
+            .map(|(csv, key)| (DemandSeries::from_csv(csv).unwrap_err(), *key))
+            .chain(
+                trace
+                    .iter()
+                    .map(|(csv, key)| (Trace::from_csv(csv).unwrap_err(), *key)),
+            );
+        let english = Words::of(UiLanguage::English);
+        let mut refusals = Vec::new();
+        for (error, key) in errors {
+            assert_eq!(error.words.key, key, "{error}");
+            // The English for logs and the CLI is the same phrase in the English catalog.
+            assert_eq!(error.message, english.render(&error.words), "{key}");
+            with_inner(&csv_problem(&error), &mut refusals);
+        }
+        let wrong = ebb_state::errors::not_in_chinese(&refusals);
+        assert!(wrong.is_empty(), "{wrong:#?}");
+        // Each of the readers' keys in the catalog is one these files met.
+        let read: Vec<&str> = refusals.iter().map(|phrase| phrase.key.as_str()).collect();
+        let catalog: std::collections::BTreeMap<String, String> =
+            serde_json::from_str(include_str!("../../../../ui/src/locales/en.json")).unwrap();
+        let unread: Vec<&String> = catalog
+            .keys()
+            .filter(|key| {
+                key.starts_with("costs.refuse.demand.") || key.starts_with("replay.refuse.trace.")
+            })
+            .filter(|key| !read.contains(&key.as_str()))
+            .collect();
+        assert!(unread.is_empty(), "keys no file here meets: {unread:?}");
+        // As the Costs view says a cell's problem.
+        let error = DemandSeries::from_csv("hour,demand\n0,1\n7,x\n").unwrap_err();
+        assert_eq!(
+            Words::of(UiLanguage::SimplifiedChinese).render(&csv_problem(&error)),
+            "第 3 行“demand”列：`x` 不是 GPU 数量"
+        );
+        let error = DemandSeries::from_csv("minute,demand\n9,1\n3,2\n").unwrap_err();
+        assert_eq!(
+            Words::of(UiLanguage::SimplifiedChinese).render(&error.words),
+            "分钟 3 排在 9 之后：各行须按时间先后排列，同一分钟只能出现一次"
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! A replay trace: CSV `minute,demand[,metric columns]`, one row per minute from 0.
 
+use ebb_wire::phrase::Phrase;
 use ebb_wire::replay::UnreadMetric;
 use ebb_wire::rules::MetricRef;
 
@@ -50,8 +51,15 @@ pub struct Column {
 }
 
 /// A line or cell of a trace that could not be read: the same shape (line, column, its
-/// header name, what is wrong) as a demand CSV's, so it is that type.
+/// header name, what is wrong) as a demand CSV's, so it is that type. Its words are
+/// `replay.refuse.trace.*`, or the demand CSV's `costs.refuse.demand.*` where the sentence
+/// is the same.
 pub type TraceError = ebb_cost::DemandError;
+
+/// `n` as a phrase's whole number.
+fn int(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
 
 impl Trace {
     /// A trace of demand alone (generated families, tests). Each value must be finite and
@@ -112,24 +120,24 @@ impl Trace {
             .map(|(i, line)| (i + 1, line.trim()))
             .filter(|(_, line)| !line.is_empty() && !line.starts_with('#'));
         let Some((header_line, header)) = lines.next() else {
-            return Err(TraceError {
-                line: 1,
-                column: None,
-                column_name: None,
-                message:
-                    "empty: expected a header `minute,demand[,metric…]`, then one row per minute"
-                        .to_string(),
-            });
+            return Err(TraceError::new(
+                1,
+                None,
+                None,
+                Phrase::new("replay.refuse.trace.empty").text("header", "minute,demand[,metric…]"),
+            ));
         };
         let names: Vec<String> = header
             .split(',')
             .map(|cell| cell.trim().to_string())
             .collect();
-        let header_error = |column: usize, message: String| TraceError {
-            line: header_line,
-            column: Some(column + 1),
-            column_name: names.get(column).cloned(),
-            message,
+        let header_error = |column: usize, words: Phrase| {
+            TraceError::new(
+                header_line,
+                Some(column + 1),
+                names.get(column).cloned(),
+                words,
+            )
         };
         for (column, expected) in ["minute", "demand"].into_iter().enumerate() {
             match names.get(column) {
@@ -137,7 +145,9 @@ impl Trace {
                 _ => {
                     return Err(header_error(
                         column.min(names.len() - 1),
-                        format!("the header must begin `minute,demand`, found `{header}`"),
+                        Phrase::new("replay.refuse.trace.header")
+                            .text("start", "minute,demand")
+                            .text("header", header),
                     ));
                 }
             }
@@ -146,7 +156,7 @@ impl Trace {
             if name.is_empty() {
                 return Err(header_error(
                     column,
-                    "a metric column needs a name".to_string(),
+                    Phrase::new("replay.refuse.trace.unnamed"),
                 ));
             }
             if names[..column]
@@ -155,7 +165,7 @@ impl Trace {
             {
                 return Err(header_error(
                     column,
-                    format!("`{name}` appears twice in the header"),
+                    Phrase::new("replay.refuse.trace.twice").text("name", name),
                 ));
             }
         }
@@ -180,23 +190,18 @@ impl Trace {
         let mut metrics: Vec<Vec<Option<f64>>> = vec![Vec::new(); names.len() - 2];
         for (line, row) in lines {
             let cells: Vec<&str> = row.split(',').map(str::trim).collect();
-            let cell_error = |column: usize, message: String| TraceError {
-                line,
-                column: Some(column + 1),
-                column_name: names.get(column).cloned(),
-                message,
+            let cell_error = |column: usize, words: Phrase| {
+                TraceError::new(line, Some(column + 1), names.get(column).cloned(), words)
             };
             if cells.len() != names.len() {
-                return Err(TraceError {
+                return Err(TraceError::new(
                     line,
-                    column: None,
-                    column_name: None,
-                    message: format!(
-                        "{} cells, but the header has {} columns",
-                        cells.len(),
-                        names.len()
-                    ),
-                });
+                    None,
+                    None,
+                    Phrase::new("replay.refuse.trace.cells")
+                        .int("cells", int(cells.len()))
+                        .int("columns", int(names.len())),
+                ));
             }
             let expected = demand.len();
             match cells[0].parse::<u64>() {
@@ -204,22 +209,22 @@ impl Trace {
                 Ok(minute) => {
                     return Err(cell_error(
                         0,
-                        format!(
-                            "minute {minute} where minute {expected} was expected: minutes count from 0 with none missing or repeated"
-                        ),
+                        Phrase::new("replay.refuse.trace.order")
+                            .int("at", i64::try_from(minute).unwrap_or(i64::MAX))
+                            .int("expected", int(expected)),
                     ));
                 }
                 Err(_) => {
                     return Err(cell_error(
                         0,
-                        format!("`{}` is not a whole minute", cells[0]),
+                        Phrase::new("replay.refuse.trace.notMinute").text("value", cells[0]),
                     ));
                 }
             }
             if expected >= MAX_MINUTES {
                 return Err(cell_error(
                     0,
-                    format!("a trace may have at most {MAX_MINUTES} minutes (a year)"),
+                    Phrase::new("replay.refuse.trace.tooLong").int("most", int(MAX_MINUTES)),
                 ));
             }
             match cells[1].parse::<f64>() {
@@ -229,16 +234,15 @@ impl Trace {
                 Ok(_) => {
                     return Err(cell_error(
                         1,
-                        format!(
-                            "demand `{}` must be between 0 and {MAX_DEMAND_GPUS} GPUs",
-                            cells[1]
-                        ),
+                        Phrase::new("replay.refuse.trace.demandRange")
+                            .text("value", cells[1])
+                            .int("most", MAX_DEMAND_GPUS as i64),
                     ));
                 }
                 Err(_) => {
                     return Err(cell_error(
                         1,
-                        format!("`{}` is not a number of GPUs", cells[1]),
+                        Phrase::new("costs.refuse.demand.notGpus").text("value", cells[1]),
                     ));
                 }
             }
@@ -246,7 +250,7 @@ impl Trace {
                 if Some(i) == spot_column {
                     let fen = match parse_yuan_fen(cell) {
                         Ok(fen) => fen,
-                        Err(message) => return Err(cell_error(i, message)),
+                        Err(words) => return Err(cell_error(i, words)),
                     };
                     if let Some(prices) = spot_price_fen.as_mut() {
                         prices.push(fen);
@@ -261,9 +265,9 @@ impl Trace {
                         cell.parse::<u32>().map_err(|_| {
                             cell_error(
                                 i,
-                                format!(
-                                    "`{cell}` is not a whole number 0 or more: `interrupted` counts the spot GPUs taken back that minute"
-                                ),
+                                Phrase::new("replay.refuse.trace.interrupted")
+                                    .text("value", *cell)
+                                    .text("column", SPOT_COLUMNS[1]),
                             )
                         })?
                     };
@@ -284,26 +288,30 @@ impl Trace {
                         {
                             return Err(cell_error(
                                 i,
-                                format!(
-                                    "`{cell}` is below 0: `{}` is a count of the Slurm queue, 0 or more",
-                                    names[i]
-                                ),
+                                Phrase::new("replay.refuse.trace.queueNegative")
+                                    .text("value", *cell)
+                                    .text("column", &names[i]),
                             ));
                         }
                         Ok(value) if value.is_finite() => Some(value),
-                        _ => return Err(cell_error(i, format!("`{cell}` is not a number"))),
+                        _ => {
+                            return Err(cell_error(
+                                i,
+                                Phrase::new("replay.refuse.trace.notNumber").text("value", *cell),
+                            ));
+                        }
                     }
                 };
                 metrics[i - 2].push(value);
             }
         }
         if demand.is_empty() {
-            return Err(TraceError {
-                line: header_line,
-                column: None,
-                column_name: None,
-                message: "no rows after the header".to_string(),
-            });
+            return Err(TraceError::new(
+                header_line,
+                None,
+                None,
+                Phrase::new("costs.refuse.demand.noRows"),
+            ));
         }
         let mut mem_pct = None;
         let mut columns = Vec::new();
@@ -451,15 +459,12 @@ impl Trace {
 }
 
 /// A `spot_price` cell, yuan per GPU-hour (`4.5`, `4.375`), into fen, half a fen rounded
-/// up; the message names what is wrong.
-fn parse_yuan_fen(cell: &str) -> Result<i64, String> {
+/// up; the words name what is wrong.
+fn parse_yuan_fen(cell: &str) -> Result<i64, Phrase> {
     if cell.is_empty() {
-        return Err(
-            "a gap: `spot_price` needs the price in force on every row, in yuan per GPU-hour"
-                .to_string(),
-        );
+        return Err(Phrase::new("replay.refuse.trace.spotGap").text("column", SPOT_COLUMNS[0]));
     }
-    let not_a_price = || format!("`{cell}` is not a price in yuan per GPU-hour, e.g. 4.50");
+    let not_a_price = || Phrase::new("replay.refuse.trace.spotPrice").text("value", cell);
     let (negative, digits) = match cell.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, cell.strip_prefix('+').unwrap_or(cell)),
@@ -470,9 +475,9 @@ fn parse_yuan_fen(cell: &str) -> Result<i64, String> {
         return Err(not_a_price());
     }
     if negative && (whole.bytes().chain(decimals.bytes())).any(|b| b != b'0') {
-        return Err(format!(
-            "`{cell}` is below 0: `spot_price` is a price in yuan per GPU-hour, 0 or more"
-        ));
+        return Err(Phrase::new("replay.refuse.trace.spotNegative")
+            .text("value", cell)
+            .text("column", SPOT_COLUMNS[0]));
     }
     let whole: i64 = if whole.is_empty() {
         0
