@@ -75,6 +75,7 @@ async fn run(
         delivery.set(Some(why.to_string()));
     }
     let mut last = None;
+    let mut finished = None;
     let mut said = Said::default();
     let mut failing = false;
     let mut looks: u64 = 0;
@@ -83,7 +84,14 @@ async fn run(
         looks += 1;
         let words = language.get();
         let decisions = looks.is_multiple_of(DECISIONS_EVERY);
-        let look = look(&store, &changes, words, &mut last, &mut said, decisions);
+        let look = look(
+            &store,
+            &changes,
+            words,
+            (&mut last, &mut finished),
+            &mut said,
+            decisions,
+        );
         let notes = match look.await {
             Ok(notes) => notes,
             Err(error) => {
@@ -120,14 +128,15 @@ async fn run(
     }
 }
 
-/// One look: the entries after the last seen (the first look only notes where the log
-/// ends), told to the console's changes, and, with new entries or when `decisions`, each
-/// pool's latest decision, through the pure selection.
+/// One look: the entries after the last seen id and the changes finished after the last
+/// seen finish (the first look only notes where each stands), told to the console's
+/// changes, and, with new entries or when `decisions`, each pool's latest decision, through
+/// the pure selection.
 async fn look(
     store: &PoolStore,
     changes: &Changes,
     language: UiLanguage,
-    last: &mut Option<i64>,
+    (last, finished): (&mut Option<i64>, &mut Option<i64>),
     said: &mut Said,
     decisions: bool,
 ) -> Result<Vec<Notification>, PoolError> {
@@ -142,6 +151,12 @@ async fn look(
         *last = Some(newest.id);
     }
     changes.appended(&entries);
+    // Another console's grants and releases finish its entries: their pools changed.
+    let (ended, latest) = store.finished_after(finished.unwrap_or(i64::MIN)).await?;
+    if finished.is_some() {
+        changes.pools(&ended);
+    }
+    *finished = Some(latest);
     if entries.is_empty() && !decisions {
         return Ok(Vec::new());
     }

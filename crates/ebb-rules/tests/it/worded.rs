@@ -80,7 +80,10 @@ fn spec_problems(change: impl FnOnce(&mut ebb_wire::rules::RuleSet)) -> Vec<Rule
 
 /// Each way a rule file or rule set is refused, one `problems.add` (or the TOML reader) at a
 /// time: what it is given, the field named and the words' key.
-#[allow(clippy::too_many_lines, reason = "one case per problem the model names")]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one case per problem the model names"
+)]
 fn refusals() -> Vec<(String, Vec<RuleProblem>, &'static str, &'static str)> {
     let files: Vec<(String, &str, &str)> = vec![
         ("[limits\n".into(), "", "rules.error.syntax"),

@@ -486,6 +486,32 @@ impl PoolStore {
     }
 
     /// The newest activity entry's id (0 when there is none).
+    /// The pools whose changes finished after `after_ms`, among the log's newest entries,
+    /// and the latest finish seen (`after_ms` when none): a grant or a release another
+    /// console carried out ends an entry it already wrote rather than adding one, so a
+    /// look for new ids alone would not hear it.
+    pub async fn finished_after(&self, after_ms: i64) -> Result<(Vec<String>, i64), PoolError> {
+        /// How far back a change may still finish: the newest entries only (a look each
+        /// second reads an index range, never the whole log).
+        const RECENT: i64 = 500;
+        let rows: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT pool_name, finished_at_ms FROM activity WHERE id > (SELECT COALESCE(MAX(id), 0) FROM activity) - $1 AND finished_at_ms > $2",
+        )
+        .bind(RECENT)
+        .bind(after_ms)
+        .fetch_all(self.pool())
+        .await?;
+        let latest = rows.iter().map(|(_, at)| *at).fold(after_ms, i64::max);
+        let mut pools: Vec<String> = rows
+            .into_iter()
+            .map(|(pool, _)| pool)
+            .filter(|pool| !pool.is_empty())
+            .collect();
+        pools.sort();
+        pools.dedup();
+        Ok((pools, latest))
+    }
+
     pub async fn last_activity_id(&self) -> Result<i64, PoolError> {
         let id: Option<i64> = sqlx::query_scalar("SELECT MAX(id) FROM activity")
             .fetch_one(self.pool())

@@ -488,6 +488,23 @@ async fn notifications_read_new_entries_prefs_and_the_charts_rule_decisions() {
         [3],
         "the rule's only"
     );
+    // A change carried out ends the entry already written: heard as its pool's, once.
+    let (_, before) = store.finished_after(i64::MIN).await.unwrap();
+    assert_eq!(
+        store.finished_after(before).await.unwrap(),
+        (vec![], before)
+    );
+    store
+        .update_change(new[1].id, &[], Outcome::Done)
+        .await
+        .unwrap();
+    let (ended, latest) = store.finished_after(before).await.unwrap();
+    assert_eq!(ended, ["web"]);
+    assert!(latest > before);
+    assert_eq!(
+        store.finished_after(latest).await.unwrap(),
+        (vec![], latest)
+    );
     assert!(
         store
             .rule_activity("web", 0, 1, 10)
