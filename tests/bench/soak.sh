@@ -8,9 +8,11 @@
 # directory, waits SOAK_WARMUP_S (default 60) and samples `ps` every STEP_S seconds. Prints one
 # line a sample (minute, RSS MiB and CPU % over the step, of each process) and a summary: RSS
 # at the first sample and the end, growth from the first sample (or from minute 10 when the run
-# is longer than 20 minutes), mean CPU. Exits non-zero when SOAK_MAX_GROWTH_MIB is set and
+# is longer than 20 minutes), mean CPU. The page is scrolled to the live charts first
+# (SOAK_PAGE_DOWN pages; 0 stays at the top). Exits non-zero when SOAK_MAX_GROWTH_MIB is set and
 # either process grew more than that. Needs a built app: EBB_DESKTOP (default
-# target/debug/ebb-desktop under CARGO_TARGET_DIR or ./target), built with ui/dist in it.
+# target/debug/ebb-desktop under CARGO_TARGET_DIR or ./target), built with ui/dist in it, and
+# xdotool to scroll.
 set -euo pipefail
 minutes=${1:-15}
 step=${2:-30}
@@ -43,6 +45,11 @@ for _ in $(seq 300); do
 done
 [ -n "$web_pid" ] || { echo "no WebKitWebProcess under ebb-desktop ($app_pid)" >&2; cat "$work/app.log" >&2; exit 2; }
 sleep "$warmup"
+# Scrolled SOAK_PAGE_DOWN pages (default 1) so the live charts are in view: only a chart that
+# can be seen is redrawn each second, and those redraws are what grew the web process.
+for _ in $(seq "${SOAK_PAGE_DOWN:-1}"); do
+  DISPLAY=":$display" xdotool mousemove 700 140 click 1 key Next || echo "cannot scroll (xdotool)" >&2
+done
 
 ticks=$(getconf CLK_TCK)
 rss_mib() { awk '/^VmRSS/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }

@@ -5,19 +5,19 @@ use ebb_testkit::TempDir;
 use fantoccini::Locator;
 use std::time::Duration;
 
+/// The first live chart's SVG document, once drawn (in the document, not an image).
 async fn chart_src(app: &Session) -> Option<String> {
     let chart = app
         .find(Locator::Css(
-            "figure.host-chart img[data-testid=\"util-chart\"]",
+            "figure.host-chart [data-testid=\"util-chart\"]",
         ))
         .await
         .ok()?;
     chart
-        .attr("src")
+        .html(true)
         .await
         .ok()
-        .flatten()
-        .filter(|src| src.starts_with("data:image/svg+xml"))
+        .filter(|svg| svg.trim_start().starts_with("<svg"))
 }
 
 async fn tick(app: &Session) -> Option<u64> {

@@ -13,18 +13,17 @@ use std::time::Duration;
 const HOST: &str = "e2e-host";
 const TOKEN: &str = "e2e-token-3b9f0c1d-never-shown";
 
-/// The host's chart `src` on the Fleet view, once drawn.
+/// The host's chart on the Fleet view (its SVG document), once drawn.
 async fn host_chart_src(app: &Session) -> Option<String> {
     app.find(Locator::Css(&format!(
-        "figure.host-chart[data-host=\"{HOST}\"] img[data-testid=\"util-chart\"]"
+        "figure.host-chart[data-host=\"{HOST}\"] [data-testid=\"util-chart\"]"
     )))
     .await
     .ok()?
-    .attr("src")
+    .html(true)
     .await
     .ok()
-    .flatten()
-    .filter(|src| src.starts_with("data:image/svg+xml"))
+    .filter(|svg| svg.trim_start().starts_with("<svg"))
 }
 
 #[tokio::test]

@@ -34,7 +34,7 @@ describe("ChartLoader", () => {
     await flush();
     expect(loader.isInFlight("a")).toBe(false);
     expect(updates).toHaveLength(1);
-    expect(loader.get("a")).toEqual({ url: "data:image/svg+xml;charset=utf-8,%3Csvg%2F%3E", error: null, tick: 1, theme: "light" });
+    expect(loader.get("a")).toEqual({ svg: "<svg/>", error: null, tick: 1, theme: "light" });
     expect(loader.request({ host: "a", theme: "light", width: 640, height: 240, tick: 3 })).toBe(true);
   });
 
@@ -48,7 +48,7 @@ describe("ChartLoader", () => {
     await flush();
     const entry = loader.get("a");
     expect(entry?.error).toBe("No samples from gpu-a yet");
-    expect(entry?.url).toContain("data:image/svg+xml");
+    expect(entry?.svg).toBe("<svg/>");
     expect(entry?.tick).toBe(1);
 
     loader.request({ host: "a", theme: "light", width: 640, height: 240, tick: 3 });

@@ -7,7 +7,7 @@
 // (wantsChart) live here too: a chart out of view is not redrawn each second.
 
 import type { ChartTheme, IpcError, Result } from "./bindings";
-import { describeError, svgDataUrl } from "./format";
+import { describeError } from "./format";
 
 export type ChartFetch = (
   host: string,
@@ -17,8 +17,8 @@ export type ChartFetch = (
 ) => Promise<Result<string, IpcError>>;
 
 export type ChartEntry = {
-  /** data: URL of the last good chart, if any. */
-  url: string | null;
+  /** The last good chart's SVG document, if any (drawn inline: see live-charts.tsx). */
+  svg: string | null;
   /** Words for the last failure; null after a good chart. */
   error: string | null;
   /** Tick that was current when the shown chart was requested. */
@@ -83,8 +83,8 @@ export class ChartLoader {
 
     const previous = this.entries.get(req.host);
     const entry: ChartEntry = outcome.ok
-      ? { url: svgDataUrl(outcome.svg), error: null, tick: req.tick, theme: req.theme }
-      : { url: previous?.url ?? null, error: outcome.error, tick: previous?.tick ?? req.tick, theme: req.theme };
+      ? { svg: outcome.svg, error: null, tick: req.tick, theme: req.theme }
+      : { svg: previous?.svg ?? null, error: outcome.error, tick: previous?.tick ?? req.tick, theme: req.theme };
     this.entries.set(req.host, entry);
     for (const fn of [...this.listeners]) fn(req.host, entry);
   }

@@ -34,7 +34,7 @@
 //     [data-testid="host-free"]                  "FREE of TOTAL"
 //     [data-testid="host-held"] li[data-pool]    our pools on the host, "POOL ×N"; li.held-others, li.held-offline
 //     [data-testid="host-models"]                models under the catalog's names (title: as reported)
-//   figure.host-chart[data-host] img[data-testid="util-chart"]   the live 2-minute charts
+//   figure.host-chart[data-host] [data-testid="util-chart"] svg   the live 2-minute charts (inline SVG)
 //   [data-testid="fleet-heatmap"]                the heatmap card; data-state="loading|ready|empty|error", data-range
 //     #heatmap-range-1h|24h|7d                   range radios
 //     img[data-testid="heatmap-chart"]           the heatmap (data:image/svg+xml); its figure has data-theme

@@ -1,7 +1,7 @@
 // The Fleet list's live charts: one per host, its GPUs' utilization over the last two
 // minutes, drawn in Rust and asked again on every tick and theme change (`charts` in
 // fleet-store.ts keeps one request per host in flight). A figure is keyed by its host,
-// so a new chart changes its image's `src` and nothing else. The grid is compact and
+// so a new chart replaces the SVG inside it and nothing else. The grid is compact and
 // paged (CHARTS_PER_PAGE a page), so 200 hosts cost one page of charts a tick.
 //
 // Only a chart that can be seen is redrawn: each figure gets its first chart at once, and
@@ -49,7 +49,7 @@ export function requestLiveCharts(hosts: readonly HostStatus[], tick: number, fi
 function HostChart(props: { host: HostStatus; figures: FigureRegistry }): JSX.Element {
   const name = props.host.name;
   const entry = () => chartEntries[name];
-  const url = () => entry()?.url ?? null;
+  const svg = () => entry()?.svg ?? null;
   const state = () => {
     const e = entry();
     if (!e) return "loading";
@@ -62,8 +62,8 @@ function HostChart(props: { host: HostStatus; figures: FigureRegistry }): JSX.El
       class="host-chart"
       data-host={name}
       data-state={state()}
-      data-chart-tick={url() !== null ? entry()?.tick : undefined}
-      data-chart-theme={url() !== null ? entry()?.theme : undefined}
+      data-chart-tick={svg() !== null ? entry()?.tick : undefined}
+      data-chart-theme={svg() !== null ? entry()?.theme : undefined}
     >
       <figcaption>{t("fleet.chartCaption", { host: name, region: regionLabel(props.host.region) })}</figcaption>
       <div class="chart-status">
@@ -79,15 +79,17 @@ function HostChart(props: { host: HostStatus; figures: FigureRegistry }): JSX.El
           )}
         </Show>
       </div>
-      <img
+      {/* The chart's SVG in the document, not an <img>: WebKit kept each superseded SVG
+          image (a document of its own) alive, about 20 KiB a chart a second, so the web
+          process grew some 2 MiB a minute with two charts in view (issue 43). */}
+      <div
+        class="chart-svg"
         data-testid="util-chart"
-        alt={t("fleet.chartAlt", { host: name })}
-        width={CHART_FALLBACK_WIDTH}
-        height={CHART_HEIGHT}
-        decoding="async"
-        hidden={url() === null}
-        src={url() ?? undefined}
+        role="img"
+        aria-label={t("fleet.chartAlt", { host: name })}
+        hidden={svg() === null}
         classList={{ stale: entry()?.error != null }}
+        innerHTML={svg() ?? ""}
       />
     </figure>
   );
