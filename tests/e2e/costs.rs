@@ -49,7 +49,7 @@ async fn compared_chart(app: &Session, after: Option<&str>) -> Option<String> {
         .await?;
     (state == "ready").then_some(())?;
     let src = app
-        .attr_of("img[data-testid=\"costs-chart\"]", "src")
+        .svg_of("[data-testid=\"costs-chart\"]")
         .await?;
     (Some(src.as_str()) != after).then_some(src)
 }
@@ -178,7 +178,7 @@ async fn costs_compares_plans_for_a_demand_file_under_an_imported_catalog() {
             compared_chart(&app, None)
         })
         .await;
-        assert!(chart.starts_with("data:image/svg+xml"), "{}", &chart[..40]);
+        assert!(chart.starts_with("<svg"), "{}", &chart[..40]);
         assert!(chart.contains("svg"), "the chart is an SVG document");
         let recommendation = "[data-testid=\"costs-recommendation\"]";
         assert_eq!(
@@ -367,7 +367,7 @@ async fn costs_compares_plans_for_a_demand_file_under_an_imported_catalog() {
         assert!(!app.exists("[data-testid=\"costs-stale\"]").await);
 
         // Dark theme: back on Costs, the comparison is there, its chart drawn dark.
-        let light_chart = app.attr_of("img[data-testid=\"costs-chart\"]", "src").await;
+        let light_chart = app.svg_of("[data-testid=\"costs-chart\"]").await;
         app.open_settings_hosts().await;
         app.click("#setting-theme-dark").await;
         if shooting() {
@@ -375,12 +375,12 @@ async fn costs_compares_plans_for_a_demand_file_under_an_imported_catalog() {
         }
         app.click("#nav-costs").await;
         let dark_chart = app.eventually("the dark chart", Duration::from_secs(20), || async {
-            let theme = app.attr_of("img[data-testid=\"costs-chart\"]", "data-theme").await?;
+            let theme = app.attr_of("[data-testid=\"costs-chart\"]", "data-theme").await?;
             (theme == "dark").then_some(())?;
             compared_chart(&app, light_chart.as_deref()).await
         })
         .await;
-        assert!(dark_chart.starts_with("data:image/svg+xml"));
+        assert!(dark_chart.starts_with("<svg"));
         app.eventually("the problems kept", Duration::from_secs(10), || async {
             app.exists("[data-testid=\"catalog-problems\"]")
                 .await

@@ -8,18 +8,14 @@ use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// The `src` of a host detail chart once it shows `range`.
+/// A host detail chart's SVG once it shows `range`.
 async fn history_chart(app: &Session, metric: &str, range: &str) -> Option<String> {
     let figure = format!("#fleet-detail figure.history-chart[data-chart=\"{metric}\"]");
     let state = app.attr_of(&figure, "data-state").await?;
     let shown = app.attr_of(&figure, "data-range").await?;
     (state == "ready" && shown == range).then_some(())?;
-    app.attr_of(
-        &format!("{figure} img[data-testid=\"history-chart\"]"),
-        "src",
-    )
-    .await
-    .filter(|src| src.starts_with("data:image/svg+xml"))
+    app.svg_of(&format!("{figure} [data-testid=\"history-chart\"]"))
+        .await
 }
 
 /// The heatmap card once it shows its chart or says it has no minute yet: its state.
@@ -29,9 +25,8 @@ async fn heatmap_state(app: &Session) -> Option<String> {
         .await?;
     match state.as_str() {
         "ready" => app
-            .attr_of("img[data-testid=\"heatmap-chart\"]", "src")
+            .svg_of("[data-testid=\"heatmap-chart\"]")
             .await
-            .filter(|src| src.starts_with("data:image/svg+xml"))
             .map(|_| state),
         "empty" => app
             .text_of("[data-testid=\"heatmap-empty\"]")

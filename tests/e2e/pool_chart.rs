@@ -32,32 +32,9 @@ async fn bar(app: &Session) -> Option<(String, u32, u32, u32)> {
     ))
 }
 
-/// The chart's SVG, decoded from its data URL.
+/// The chart's SVG, as drawn in the page.
 async fn chart_svg(app: &Session) -> Option<String> {
-    let src = app
-        .attr_of("[data-testid=\"pool-chart-img\"]", "src")
-        .await?;
-    let encoded = src.split_once(',')?.1;
-    Some(percent_decode(encoded))
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let Ok(byte) = u8::from_str_radix(&text[i + 1..i + 3], 16)
-        {
-            out.push(byte);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    app.svg_of("[data-testid=\"pool-chart-img\"]").await
 }
 
 #[tokio::test]

@@ -126,7 +126,7 @@ async fn replay_trace(app: &Session, trace: &Path) {
                 .await
                 .then_some(())?;
         }
-        app.exists("img[data-testid=\"rules-replay-chart\"]")
+        app.exists("[data-testid=\"rules-replay-chart\"]")
             .await
             .then_some(())
     })
@@ -375,7 +375,7 @@ async fn rules_are_linted_replayed_and_saved_enabled() {
             app.shoot("rules-form-schedule-zh-dark").await;
             replay_trace(&app, &trace).await;
             let theme = app
-                .attr_of("img[data-testid=\"rules-replay-chart\"]", "data-theme")
+                .attr_of("[data-testid=\"rules-replay-chart\"]", "data-theme")
                 .await;
             assert_eq!(theme.as_deref(), Some("dark"));
             app.scroll_to("[data-testid=\"rules-replay-summary\"]")

@@ -366,6 +366,18 @@ impl Session {
             .is_ok_and(|found| !found.is_empty())
     }
 
+    /// The chart drawn in the first element matching `css` (a `SvgImage`): its SVG markup,
+    /// once there is one.
+    pub async fn svg_of(&self, css: &str) -> Option<String> {
+        self.find(Locator::Css(css))
+            .await
+            .ok()?
+            .html(true)
+            .await
+            .ok()
+            .filter(|svg| svg.trim_start().starts_with("<svg"))
+    }
+
     /// The attribute `name` of the first element matching `css`.
     pub async fn attr_of(&self, css: &str, name: &str) -> Option<String> {
         self.find(Locator::Css(css))

@@ -84,11 +84,6 @@ export function summarize(hosts: readonly HostStatus[]): FleetSummary {
   return { hosts: hosts.length, gpus, online, degraded };
 }
 
-/** An SVG document as an <img src> the CSP allows (img-src data:). */
-export function svgDataUrl(svg: string): string {
-  return "data:image/svg+xml;charset=utf-8," + encodeURIComponent(svg);
-}
-
 /**
  * The snapshot to keep when `incoming` arrives. Ticks only go up, so an answer
  * to fleetSnapshot() that lands after a newer fleet-tick event is dropped.

@@ -11,9 +11,10 @@
 import { createMemo, For, Show, type JSX } from "solid-js";
 import type { PlanComparisonView } from "../../bindings";
 import { formatCount, gpus, recommendationText } from "../../costs";
-import { describeError, svgDataUrl } from "../../format";
+import { describeError } from "../../format";
 import { t } from "../../i18n";
 import { PlanTable, SkippedPlans } from "./plan-table";
+import { SvgImage } from "../svg-image";
 import type { Costs } from "./state";
 
 function Recommendation(props: { view: PlanComparisonView }): JSX.Element {
@@ -40,8 +41,6 @@ function Recommendation(props: { view: PlanComparisonView }): JSX.Element {
 }
 
 function Chart(props: { costs: Costs; view: PlanComparisonView }): JSX.Element {
-  // The same drawing is not handed to the image again.
-  const src = createMemo(() => svgDataUrl(props.view.chart_svg ?? ""));
   return (
     <figure class="plan-chart">
       <figcaption>{t("costs.chart.caption", { currency: props.view.currency })}</figcaption>
@@ -52,13 +51,7 @@ function Chart(props: { costs: Costs; view: PlanComparisonView }): JSX.Element {
           </p>
         </Show>
       </div>
-      <img
-        data-testid="costs-chart"
-        alt={t("costs.chart.alt")}
-        decoding="async"
-        src={src()}
-        data-theme={props.costs.chartTheme() ?? undefined}
-      />
+      <SvgImage svg={props.view.chart_svg} label={t("costs.chart.alt")} testid="costs-chart" theme={props.costs.chartTheme()} />
     </figure>
   );
 }

@@ -1,15 +1,15 @@
 // One history chart on screen (a host detail's metric, the fleet heatmap): caption,
-// image, Export SVG / PNG (the shell asks where, in the save dialog, and titles the file
+// chart, Export SVG / PNG (the shell asks where, in the save dialog, and titles the file
 // with the chart's alt text: host, metric, range), and its messages. The image is the same element from the first
 // drawing on: a redraw changes its `src`, and a failed redraw dims the last good chart.
 
 import { createSignal, For, Show, type JSX } from "solid-js";
 import { commands, type ExportFormat } from "../../bindings";
-import { svgDataUrl } from "../../format";
 import { isStale, type ChartShown } from "../../history";
 import { t, type MessageKey } from "../../i18n";
 import { call } from "../../ipc";
 import { ErrorAlert } from "../error-alert";
+import { SvgImage } from "../svg-image";
 
 /** The export formats the shell writes, as the buttons name them (typed over ExportFormat: none is missing). */
 const EXPORT_LABELS: Readonly<Record<ExportFormat, string>> = { svg: "SVG", png: "PNG" };
@@ -37,7 +37,6 @@ export function ChartCard(props: {
   const [savedTo, setSavedTo] = createSignal<string | null>(null);
   const [cancelled, setCancelled] = createSignal(false);
   const [exportError, setExportError] = createSignal<unknown>(null);
-  const url = () => (props.shown.svg === null ? undefined : svgDataUrl(props.shown.svg));
 
   async function exportAs(format: ExportFormat): Promise<void> {
     const svg = props.shown.svg;
@@ -94,16 +93,7 @@ export function ChartCard(props: {
       <Show when={props.shown.state === "loading"}>
         <p class="chart-loading">{t("fleet.chartLoading")}</p>
       </Show>
-      <img
-        data-testid={props.imgTestId}
-        alt={props.alt}
-        width={640}
-        height={props.height}
-        decoding="async"
-        hidden={props.shown.svg === null}
-        src={url()}
-        classList={{ stale: isStale(props.shown) }}
-      />
+      <SvgImage svg={props.shown.svg} label={props.alt} testid={props.imgTestId} stale={isStale(props.shown)} />
       <div class="chart-alert">
         <Show when={props.shown.state === "error" ? props.shown.error : null}>
           {(message) => (

@@ -17,6 +17,7 @@ import { FigureRegistry, wantsChart } from "../../charts";
 import { chartEntries, charts } from "../../fleet-store";
 import { getEffectiveTheme } from "../../theme";
 import { t } from "../../i18n";
+import { SvgImage } from "../svg-image";
 import { regionLabel } from "./host-table";
 
 export const CHART_HEIGHT = 180;
@@ -79,18 +80,7 @@ function HostChart(props: { host: HostStatus; figures: FigureRegistry }): JSX.El
           )}
         </Show>
       </div>
-      {/* The chart's SVG in the document, not an <img>: WebKit kept each superseded SVG
-          image (a document of its own) alive, about 20 KiB a chart a second, so the web
-          process grew some 2 MiB a minute with two charts in view (issue 43). */}
-      <div
-        class="chart-svg"
-        data-testid="util-chart"
-        role="img"
-        aria-label={t("fleet.chartAlt", { host: name })}
-        hidden={svg() === null}
-        classList={{ stale: entry()?.error != null }}
-        innerHTML={svg() ?? ""}
-      />
+      <SvgImage svg={svg()} label={t("fleet.chartAlt", { host: name })} testid="util-chart" stale={entry()?.error != null} />
     </figure>
   );
 }

@@ -30,7 +30,7 @@ import { createMemo, createSignal, For, onCleanup, onMount, Show, type JSX } fro
 import { createStore, reconcile } from "solid-js/store";
 import { commands, type DecisionMark, type PoolChart as PoolChartData, type WarmingHost } from "../../bindings";
 import { gpus } from "../../costs";
-import { svgDataUrl } from "../../format";
+import { SvgImage } from "../svg-image";
 import { chartWidth, utcOffsetMinutes } from "../../history";
 import { t } from "../../i18n";
 import { call } from "../../ipc";
@@ -199,12 +199,7 @@ export function PoolChart(props: { pool: string }): JSX.Element {
         <Show when={chart()} fallback={<p class="muted">{t("pool.chart.loading")}</p>}>
           {(c) => (
             <div class="pool-chart-frame">
-              <img
-                data-testid="pool-chart-img"
-                data-theme={theme()}
-                src={svgDataUrl(c().svg)}
-                alt={t("pool.chart.alt", { name: props.pool })}
-              />
+              <SvgImage svg={c().svg} label={t("pool.chart.alt", { name: props.pool })} testid="pool-chart-img" theme={theme()} />
               <Show when={marks.list.length > 0}>
                 <div class="pool-chart-marks" role="group" aria-label={t("pool.chart.marks")} data-testid="pool-chart-marks">
                   <For each={marks.list}>

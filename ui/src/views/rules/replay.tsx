@@ -22,7 +22,6 @@ import { createSignal, For, onCleanup, onMount, Show, type JSX } from "solid-js"
 import { appInfoState, loadAppInfo, onAppInfo } from "../../app-info";
 import { commands, type ChartTheme, type IpcError, type ReplayResult, type RuleSet, type RulesReplay, type RulesSuggestion } from "../../bindings";
 import { demandRowCount, formatMoney, type Phrase } from "../../costs";
-import { svgDataUrl } from "../../format";
 import { chartWidth } from "../../history";
 import { t, type MessageKey } from "../../i18n";
 import { call } from "../../ipc";
@@ -31,6 +30,7 @@ import { chooseTrace, keepTrace, traceOf, type LoadedTrace } from "../../rules-s
 import { sampleMetrics, sampleTraceCsv, sampleTraceShape } from "../../rules-suggest";
 import { getEffectiveTheme, onThemeChange } from "../../theme";
 import { ErrorAlert } from "../error-alert";
+import { SvgImage } from "../svg-image";
 import { FilePicker, hasFiles, readFile } from "../costs/file-picker";
 
 const MAX_TRACE_MB = 20;
@@ -318,11 +318,11 @@ export function Replay(props: {
                   {t("rules.replay.stale")}
                 </p>
               </Show>
-              <img
-                data-testid="rules-replay-chart"
-                data-theme={theme()}
-                src={svgDataUrl(r().chart_svg)}
-                alt={t("rules.replay.chartAlt", { pool: props.pool, minutes: r().minutes })}
+              <SvgImage
+                svg={r().chart_svg}
+                label={t("rules.replay.chartAlt", { pool: props.pool, minutes: r().minutes })}
+                testid="rules-replay-chart"
+                theme={theme()}
               />
               <div class="table-wrap">
                 <table class="hosts rules-table" data-testid="rules-replay-table">
