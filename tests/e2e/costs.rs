@@ -48,9 +48,7 @@ async fn compared_chart(app: &Session, after: Option<&str>) -> Option<String> {
         .attr_of("[data-testid=\"costs-result\"]", "data-state")
         .await?;
     (state == "ready").then_some(())?;
-    let src = app
-        .svg_of("[data-testid=\"costs-chart\"]")
-        .await?;
+    let src = app.svg_of("[data-testid=\"costs-chart\"]").await?;
     (Some(src.as_str()) != after).then_some(src)
 }
 
