@@ -53,7 +53,7 @@ async fn the_demo_window_shows_a_live_chart_and_switches_language() {
             first_chart.contains("GPU%200") || first_chart.contains("GPU 0"),
             "the chart has a legend entry per GPU"
         );
-        // A chart is redrawn each tick only while it can be seen.
+        // A chart is redrawn every few rounds, and only while it can be seen.
         app.scroll_to(".fleet-charts").await;
         let moved = app
             .eventually("the chart to change", Duration::from_secs(20), || async {

@@ -235,7 +235,7 @@ async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
                 host_chart_src(&app)
             })
             .await;
-        // A chart is redrawn each tick only while it can be seen.
+        // A chart is redrawn every few rounds, and only while it can be seen.
         app.scroll_to(&format!("figure.host-chart[data-host=\"{HOST}\"]"))
             .await;
         let moved = app

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ChartTheme, IpcError, Result } from "./bindings";
-import { ChartLoader, FigureRegistry, wantsChart, type ChartEntry } from "./charts";
+import { ChartLoader, FigureRegistry, LIVE_CHART_EVERY, wantsChart, type ChartEntry } from "./charts";
 
 type Call = { host: string; theme: ChartTheme; w: number; h: number; resolve: (r: Result<string, IpcError>) => void; reject: (e: unknown) => void };
 
@@ -81,7 +81,7 @@ describe("ChartLoader", () => {
   });
 });
 
-const base = { inDocument: true, hasChart: true, themeChanged: false, seen: true, windowHidden: false };
+const base = { inDocument: true, hasChart: true, themeChanged: false, seen: true, windowHidden: false, age: LIVE_CHART_EVERY };
 
 describe("which live charts are redrawn", () => {
   it("draws every figure's first chart and a new theme's, seen or not", () => {
@@ -89,10 +89,15 @@ describe("which live charts are redrawn", () => {
     expect(wantsChart({ ...base, themeChanged: true, seen: false, windowHidden: true })).toBe(true);
   });
 
-  it("redraws a chart each tick only while it is in view in a shown window", () => {
+  it("redraws a chart every few rounds only while it is in view in a shown window", () => {
     expect(wantsChart(base)).toBe(true);
     expect(wantsChart({ ...base, seen: false })).toBe(false);
     expect(wantsChart({ ...base, windowHidden: true })).toBe(false);
+    expect(wantsChart({ ...base, age: LIVE_CHART_EVERY - 1 })).toBe(false);
+    expect(wantsChart({ ...base, age: 120 })).toBe(true);
+    // The first chart and a new theme's do not wait.
+    expect(wantsChart({ ...base, age: 0, hasChart: false })).toBe(true);
+    expect(wantsChart({ ...base, age: 0, themeChanged: true })).toBe(true);
   });
 
   it("asks nothing for a host with no figure in the document", () => {

@@ -1,11 +1,11 @@
 // The Fleet list's live charts: one per host, its GPUs' utilization over the last two
-// minutes, drawn in Rust and asked again on every tick and theme change (`charts` in
+// minutes, drawn in Rust and asked again every LIVE_CHART_EVERY rounds and on a theme change (`charts` in
 // fleet-store.ts keeps one request per host in flight). A figure is keyed by its host,
 // so a new chart replaces the SVG inside it and nothing else. The grid is compact and
-// paged (CHARTS_PER_PAGE a page), so 200 hosts cost one page of charts a tick.
+// paged (CHARTS_PER_PAGE a page), so 200 hosts cost at most one page of charts a redraw.
 //
 // Only a chart that can be seen is redrawn: each figure gets its first chart at once, and
-// after that a new one each tick only while it is in the viewport of a visible window (an
+// after that a new one every few rounds only while it is in the viewport of a visible window (an
 // IntersectionObserver says which). Redrawing every host's chart each second with the
 // charts scrolled away cost the web process a third of a core and, through WebKit's image
 // cache, hundreds of MiB (issue 43); coming into view asks for a fresh chart at once.
@@ -40,6 +40,7 @@ export function requestLiveCharts(hosts: readonly HostStatus[], tick: number, fi
       themeChanged: shown !== undefined && shown.theme !== theme,
       seen: figures.isSeen(host.name),
       windowHidden,
+      age: shown === undefined ? Number.POSITIVE_INFINITY : tick - shown.tick,
     });
     if (!figure || !asked) continue;
     const width = Math.round(figure.clientWidth) || CHART_FALLBACK_WIDTH;
