@@ -15,15 +15,10 @@ const TOKEN: &str = "e2e-token-3b9f0c1d-never-shown";
 
 /// The host's chart on the Fleet view (its SVG document), once drawn.
 async fn host_chart_src(app: &Session) -> Option<String> {
-    app.find(Locator::Css(&format!(
+    app.svg_of(&format!(
         "figure.host-chart[data-host=\"{HOST}\"] [data-testid=\"util-chart\"]"
-    )))
+    ))
     .await
-    .ok()?
-    .html(true)
-    .await
-    .ok()
-    .filter(|svg| svg.trim_start().starts_with("<svg"))
 }
 
 #[tokio::test]

@@ -339,24 +339,12 @@ mod tests {
         out
     }
 
-    /// The `*.refuse.*` keys a source file names.
-    fn refusal_keys(source: &str) -> Vec<String> {
-        source
-            .split("Phrase::new(\"")
-            .skip(1)
-            .filter_map(|rest| rest.split('"').next())
-            .filter(|key| key.contains(".refuse."))
-            .map(str::to_string)
-            .collect()
-    }
-
     #[test]
     fn every_refusal_of_the_console_reads_in_chinese_without_english() {
         let refusals = refusals();
         let wrong = ebb_state::errors::not_in_chinese(&refusals);
         assert!(wrong.is_empty(), "{wrong:#?}");
         // Each refusal these sources word is one of those read here.
-        let read: Vec<&str> = refusals.iter().flat_map(Phrase::keys).collect();
         let sources = [
             include_str!("console_charts.rs"),
             include_str!("console_costs.rs"),
@@ -364,11 +352,7 @@ mod tests {
             include_str!("rules/rules_replay.rs"),
             include_str!("errors.rs"),
         ];
-        let unread: Vec<String> = sources
-            .iter()
-            .flat_map(|source| refusal_keys(source))
-            .filter(|key| !read.contains(&key.as_str()))
-            .collect();
+        let unread = ebb_state::errors::unread_refusals(&sources, &refusals);
         assert!(unread.is_empty(), "refusals no test reads: {unread:?}");
     }
 

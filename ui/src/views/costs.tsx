@@ -30,7 +30,7 @@
 //     [data-testid="costs-recommendation"]        data-kind, data-base, data-saving-pct, data-cheaper-overlay
 //       [data-testid="costs-rec-headline"]        the recommendation in words
 //       [data-testid="costs-rec-details"] li      break-even, hourly base, cheaper overlay
-//     img[data-testid="costs-chart"]              the bar chart (data:image/svg+xml), data-theme
+//     [data-testid="costs-chart"] svg          the bar chart (inline SVG), data-theme
 //     [data-testid="costs-plans"]                 the plans table: tr[data-plan="KIND"] (data-recommended),
 //                                                   cells td[data-col="base|subscription|overlay|total|saving|hours"]
 //     [data-testid="costs-skipped"] li[data-plan] plans not evaluated, with the reason

@@ -1,7 +1,7 @@
 // Fleet: the capacity summary first (GPUs by model × region: free, ours, others', offline,
 // the catalog's price), then hosts found by name, region, model and health: a compact,
-// paged grid of live per-GPU utilization charts (SVG drawn in Rust, re-requested on every
-// tick and on theme changes), tables by region with each host's free GPUs and which pool
+// paged grid of live per-GPU utilization charts (SVG drawn in Rust, re-requested every few
+// ticks while in view, at once on coming into view and on theme changes), tables by region with each host's free GPUs and which pool
 // holds what, and the fleet heatmap (live values until minutes of history exist). A host's name opens its detail page, #/fleet/HOST
 // (fleet/host-detail.tsx), in place of the list; Back returns to the list, onto the
 // host's link.
@@ -37,7 +37,7 @@
 //   figure.host-chart[data-host] [data-testid="util-chart"] svg   the live 2-minute charts (inline SVG)
 //   [data-testid="fleet-heatmap"]                the heatmap card; data-state="loading|ready|empty|error", data-range
 //     #heatmap-range-1h|24h|7d                   range radios
-//     img[data-testid="heatmap-chart"]           the heatmap (data:image/svg+xml); its figure has data-theme
+//     [data-testid="heatmap-chart"] svg       the heatmap (inline SVG); its figure has data-theme
 //     [data-testid="heatmap-empty"]              "fills in as minutes of history are collected"
 //     [data-testid="heatmap-live"]               meanwhile: each GPU's latest utilization, .heat-cell[data-host][data-gpu][data-level]
 //     [data-testid="heat-legend"]                the colour scale
@@ -53,7 +53,7 @@
 //     [data-testid="detail-unknown"]             role=alert: no such host
 //     figure.history-chart[data-chart="util|memory_pct|temperature|power"]
 //                                                data-state="loading|ready|error", data-range, data-theme
-//       img[data-testid="history-chart"]         the chart (data:image/svg+xml)
+//       [data-testid="history-chart"] svg     the chart (inline SVG)
 //   any history chart figure (heatmap included):
 //     button[data-action="export-svg"|"export-png"]
 //     [data-testid="export-status"]              role=status: "Saved to PATH" (data-path) or "Saving…"

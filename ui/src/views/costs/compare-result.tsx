@@ -6,7 +6,7 @@
 //   [data-testid="costs-result"] data-state="idle|pending|ready"  [data-testid="costs-summary"]
 //   [data-testid="costs-stale"]  [data-testid="costs-recommendation"] data-kind data-base
 //   data-saving-pct data-cheaper-overlay, [data-testid="costs-rec-headline"], [data-testid="costs-rec-details"] li
-//   img[data-testid="costs-chart"] data-theme
+//   [data-testid="costs-chart"] svg data-theme
 
 import { createMemo, For, Show, type JSX } from "solid-js";
 import type { PlanComparisonView } from "../../bindings";

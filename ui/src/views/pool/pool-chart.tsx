@@ -9,7 +9,7 @@
 //
 // Stable selectors (end-to-end tests rely on these):
 //   [data-testid="pool-chart"]            data-state="loading|ready|error", data-pool
-//     img[data-testid="pool-chart-img"]   the chart (data:image/svg+xml), data-theme
+//     [data-testid="pool-chart-img"] svg   the chart (inline SVG), data-theme
 //     [data-testid="pool-chart-error"]    role=alert: the chart could not be drawn
 //     [data-testid="pool-scale-out"]      data-state="none|unmeasured|eta|overdue",
 //                                           data-desired, data-ready, data-warming (numbers)

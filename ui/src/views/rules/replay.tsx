@@ -14,7 +14,7 @@
 //   #rules-replay-history #rules-replay-trace (radios)  #rules-trace-file  #rules-replay-sample
 //   [data-testid="rules-trace-status"] (data-sample="true" when the sample is loaded)
 //   #rules-replay-run #rules-suggest  [data-testid="rules-replay-summary"] [data-testid="rules-replay-stale"]
-//   img[data-testid="rules-replay-chart"] (data-theme)
+//   [data-testid="rules-replay-chart"] svg (data-theme)
 //   [data-testid="rules-replay-table"] tr[data-policy] td[data-col="cost|shortfall|actions|peak"]
 //   [data-testid="rules-replay-error"] [data-testid="rules-suggest-error"] (role=alert, data-kind)
 
