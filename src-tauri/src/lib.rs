@@ -18,6 +18,15 @@ include!("command_names.rs");
 /// The longest the UI waits, after the console has started, for its first sample round.
 const FIRST_ROUND_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// A round the UI can start on: every one of the `registered` hosts in it, each polled.
+fn first_round(snapshot: &ebb_wire::ipc::FleetSnapshot, registered: usize) -> bool {
+    snapshot.hosts.len() >= registered
+        && snapshot
+            .hosts
+            .iter()
+            .all(|host| host.health != ebb_wire::ipc::Health::Unknown)
+}
+
 /// Every command and event the webview may use. `ui/src/bindings.ts` is generated from it.
 pub fn specta_builder() -> Builder<tauri::Wry> {
     Builder::<tauri::Wry>::new()
@@ -126,14 +135,24 @@ pub fn run(options: Options) -> anyhow::Result<()> {
                             state.language.clone(),
                             state.delivery.clone(),
                         );
-                        // The snapshot held now was collected before the demo's hosts were
-                        // registered ("No hosts yet" for a moment): the UI starts on the
-                        // next round, the skeleton standing meanwhile.
+                        // The UI starts on the first round in which every registered host
+                        // has answered (or failed): the collector publishes it as soon as
+                        // they have, not at its next tick, so the fleet is there at once;
+                        // the skeleton stands meanwhile, at most FIRST_ROUND_WAIT.
                         let mut rounds = state.console.subscribe();
-                        rounds.borrow_and_update();
+                        let registered = state
+                            .console
+                            .registry()
+                            .list()
+                            .await
+                            .map_or(0, |hosts| hosts.len());
                         handle.manage(state);
                         handle.manage(notifier);
-                        let _ = tokio::time::timeout(FIRST_ROUND_WAIT, rounds.changed()).await;
+                        let _ = tokio::time::timeout(
+                            FIRST_ROUND_WAIT,
+                            rounds.wait_for(|snapshot| first_round(snapshot, registered)),
+                        )
+                        .await;
                         let _ = started.send(Some(Ok(())));
                     }
                     Err(error) => {

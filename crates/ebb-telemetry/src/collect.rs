@@ -196,6 +196,8 @@ struct Tracked {
     failures: u32,
     generation: u64,
     last_sample_ms: Option<u64>,
+    /// Its first poll has come back (answered or failed).
+    polled: bool,
     task: tokio::task::AbortHandle,
 }
 
@@ -253,13 +255,17 @@ async fn supervise(
                     failures: 0,
                     generation,
                     last_sample_ms: None,
+                    polled: false,
                     task,
                 },
             );
         }
         *order = targets.into_iter().map(|target| target.name).collect();
+        !new.is_empty()
     };
-    apply_targets(targets, &mut hosts, &mut order, &mut tasks);
+    // New hosts get a round of their own as soon as each has answered (or failed), not at
+    // the next tick: a console's first fleet is seen at once (issue 43: content at once).
+    let mut early = apply_targets(targets, &mut hosts, &mut order, &mut tasks);
 
     let mut tick = 0u32;
     let mut pending: Vec<Arc<GpuList>> = Vec::new();
@@ -268,7 +274,9 @@ async fn supervise(
     loop {
         tokio::select! {
             Some(command) = inbox.recv() => match command {
-                Command::SetTargets(targets) => apply_targets(targets, &mut hosts, &mut order, &mut tasks),
+                Command::SetTargets(targets) => {
+                    early |= apply_targets(targets, &mut hosts, &mut order, &mut tasks);
+                }
             },
             Some(poll) = results.recv() => {
                 let Some(tracked) = hosts.get_mut(&poll.name) else { continue };
@@ -276,6 +284,7 @@ async fn supervise(
                     continue;
                 }
                 apply_poll(&mut tracked.status, &mut tracked.failures, &poll.result, poll.latency, &config);
+                tracked.polled = true;
                 // Polling faster than the agent samples must not store a reading twice.
                 for mut list in poll.fresh {
                     if tracked.last_sample_ms.is_none_or(|last| list.sampled_at_ms > last) {
@@ -285,26 +294,48 @@ async fn supervise(
                         pending.push(Arc::new(list));
                     }
                 }
+                if early && hosts.values().all(|tracked| tracked.polled) {
+                    early = false;
+                    publish_round(&mut tick, &order, &hosts, &publish, sink.as_ref(), &mut pending);
+                    ticks.reset();
+                }
             },
             _ = ticks.tick() => {
-                tick = tick.wrapping_add(1);
-                let snapshot = Arc::new(FleetSnapshot {
-                    tick,
-                    hosts: order.iter().filter_map(|name| hosts.get(name)).map(|tracked| tracked.status.clone()).collect(),
-                    metrics_unavailable: None,
-                });
-                publish.send_replace(snapshot.clone());
-                if let Some(sink) = &sink {
-                    let samples = std::mem::take(&mut pending);
-                    if sink.try_send(Tick { snapshot, samples }).is_err() {
-                        tracing::warn!("the metrics writer is behind; a tick's samples were dropped");
-                    }
-                } else {
-                    pending.clear();
-                }
+                publish_round(&mut tick, &order, &hosts, &publish, sink.as_ref(), &mut pending);
             },
             Some(_) = tasks.join_next() => {}
         }
+    }
+}
+
+/// One round: the snapshot of every tracked host, in the targets' order, published, and
+/// with the samples gathered since the last round to the sink.
+fn publish_round(
+    tick: &mut u32,
+    order: &[String],
+    hosts: &HashMap<String, Tracked>,
+    publish: &watch::Sender<Arc<FleetSnapshot>>,
+    sink: Option<&mpsc::Sender<Tick>>,
+    pending: &mut Vec<Arc<GpuList>>,
+) {
+    *tick = tick.wrapping_add(1);
+    let snapshot = Arc::new(FleetSnapshot {
+        tick: *tick,
+        hosts: order
+            .iter()
+            .filter_map(|name| hosts.get(name))
+            .map(|tracked| tracked.status.clone())
+            .collect(),
+        metrics_unavailable: None,
+    });
+    publish.send_replace(snapshot.clone());
+    if let Some(sink) = sink {
+        let samples = std::mem::take(pending);
+        if sink.try_send(Tick { snapshot, samples }).is_err() {
+            tracing::warn!("the metrics writer is behind; a tick's samples were dropped");
+        }
+    } else {
+        pending.clear();
     }
 }
 

@@ -157,6 +157,49 @@ async fn targets_can_change_while_collecting() {
     fleet.stop().await;
 }
 
+/// A host's first round is published as soon as every new host has answered, not at the
+/// next tick: with ticks an hour apart the fleet is still seen online at once, at start and
+/// when a host is added.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_hosts_are_published_once_they_answer_not_at_the_next_tick() {
+    let fleet = TestFleet::builder().hosts(2).gpus_per_host(1).start().await;
+    let all = fleet.targets();
+    let hourly = CollectorConfig {
+        interval: Duration::from_secs(3600),
+        ..CollectorConfig::default()
+    };
+    let collector = Collector::start(vec![all[0].clone()], hourly, None).unwrap();
+    let snapshots = collector.subscribe();
+    let online = |count: usize| {
+        let snapshots = snapshots.clone();
+        async move {
+            eventually(
+                &format!("{count} hosts online"),
+                Duration::from_secs(10),
+                || {
+                    let snapshot = snapshots.borrow().clone();
+                    async move {
+                        let online = snapshot
+                            .hosts
+                            .iter()
+                            .filter(|host| host.health == Health::Online)
+                            .count();
+                        (snapshot.hosts.len() == count && online == count)
+                            .then_some(())
+                            .ok_or(snapshot.hosts.len())
+                    }
+                },
+            )
+            .await;
+        }
+    };
+    online(1).await;
+    collector.set_targets(all.clone());
+    online(2).await;
+    collector.stop().await;
+    fleet.stop().await;
+}
+
 /// A server on a loopback port that answers every connection with `reply` and closes.
 async fn answering(reply: &'static [u8]) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
