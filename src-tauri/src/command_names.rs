@@ -1,6 +1,6 @@
 /// The app's own commands: `build.rs` makes a permission for each and
 /// `capabilities/main.json` grants exactly these (`tests/it/lockdown.rs` checks it).
-pub const COMMANDS: [&str; 53] = [
+pub const COMMANDS: [&str; 54] = [
     "add_host",
     "app_info",
     "console_started",
@@ -46,6 +46,7 @@ pub const COMMANDS: [&str; 53] = [
     "set_confirm_policy",
     "set_notification_prefs",
     "set_ui_language",
+    "set_ui_theme",
     "set_rules_mode",
     "spend_showback",
     "spend_summary",

@@ -36,6 +36,27 @@ pub fn set_ui_language(state: State<'_, AppState>, language: UiLanguage) {
     state.language.set(language);
 }
 
+/// The theme the operator chose for the app, `None` for the desktop's own: the window takes
+/// it too, so what the toolkit draws rather than the page (a select's open list, the title
+/// bar) is dark with a dark page. Reads no console state: called before the console starts.
+#[tauri::command]
+#[specta::specta]
+pub fn set_ui_theme(
+    window: tauri::WebviewWindow,
+    theme: Option<ChartTheme>,
+) -> Result<(), IpcError> {
+    let theme = theme.map(|theme| match theme {
+        ChartTheme::Light => tauri::Theme::Light,
+        ChartTheme::Dark => tauri::Theme::Dark,
+    });
+    window.set_theme(theme).map_err(|error| {
+        IpcError::new(
+            IpcErrorKind::Io,
+            format!("cannot set the window's theme: {error}"),
+        )
+    })
+}
+
 /// Whether this window's console enforces the pools now (asked every few seconds: an
 /// election among consoles sharing a database can change it).
 #[tauri::command]

@@ -72,6 +72,7 @@ pub fn specta_builder() -> Builder<tauri::Wry> {
             commands::notification_delivery,
             commands::set_notification_prefs,
             commands::set_ui_language,
+            commands::set_ui_theme,
             commands::pool_rules,
             commands::lint_rules,
             commands::test_promql,

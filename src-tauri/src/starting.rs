@@ -3,7 +3,8 @@
 //! the database opens and the demo fleet comes up (issue 43: the main thread blocked on
 //! the start left the window black for its first second and a half). Every command reads
 //! `AppState`, which is managed only once the console has started: the UI asks
-//! `console_started` first and calls nothing else until it answers.
+//! `console_started` first and calls nothing else that reads the console until it answers
+//! (`set_ui_theme`, which sets the window's theme, reads none).
 
 use ebb_wire::ipc::{IpcError, IpcErrorKind};
 use tauri::State;

@@ -428,6 +428,19 @@ async setUiLanguage(language: UiLanguage) : Promise<void> {
     await TAURI_INVOKE("set_ui_language", { language });
 },
 /**
+ * The theme the operator chose for the app, `None` for the desktop's own: the window takes
+ * it too, so what the toolkit draws rather than the page (a select's open list, the title
+ * bar) is dark with a dark page. Reads no console state: called before the console starts.
+ */
+async setUiTheme(theme: ChartTheme | null) : Promise<Result<null, IpcError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("set_ui_theme", { theme }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
  * A pool's rules with their warnings, the latest decision and the custom metrics they
  * name; `None` when the pool has none yet.
  */

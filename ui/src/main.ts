@@ -4,12 +4,18 @@ import { startFleet } from "./fleet-store";
 import { commands, type UiLanguage } from "./bindings";
 import { detectLocale, getLocale, onLocaleChange, setLocale } from "./i18n";
 import { loadLocale, loadThemePref } from "./prefs";
-import { initTheme } from "./theme";
+import { initTheme, type ThemePref } from "./theme";
 
 const browserLanguages = navigator.languages ?? [navigator.language];
 const savedLocale = loadLocale();
 setLocale(savedLocale ?? detectLocale(browserLanguages));
-initTheme(loadThemePref());
+// The window takes the chosen theme too, so what the toolkit draws (a select's open list)
+// is dark with the page; "system" hands it back to the desktop's setting. The one command
+// called before the console answers: it reads nothing of the console.
+const windowTheme = (pref: ThemePref): void => {
+  commands.setUiTheme(pref === "system" ? null : pref).catch(() => undefined);
+};
+initTheme(loadThemePref(), windowTheme);
 
 // The console starts beside the window (src-tauri/src/starting.rs): until it answers,
 // index.html's skeleton stands, and nothing here calls a command that reads it.

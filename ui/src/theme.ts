@@ -24,6 +24,7 @@ const DARK_QUERY = "(prefers-color-scheme: dark)";
 let pref: ThemePref = "system";
 let effective: EffectiveTheme = "light";
 const listeners = new Set<(theme: EffectiveTheme) => void>();
+let tellShell: ((pref: ThemePref) => void) | null = null;
 let media: MediaQueryList | null = null;
 
 function systemPrefersDark(): boolean {
@@ -31,6 +32,7 @@ function systemPrefersDark(): boolean {
 }
 
 function apply(): void {
+  tellShell?.(pref);
   const next = resolveTheme(pref, systemPrefersDark());
   const changed = next !== effective;
   effective = next;
@@ -39,9 +41,12 @@ function apply(): void {
   if (changed) for (const fn of [...listeners]) fn(next);
 }
 
-/** Start theming: apply `initial` and follow the system setting when it is "system". */
-export function initTheme(initial: ThemePref): void {
+/** Start theming: apply `initial` and follow the system setting when it is "system".
+ *  `shell`, when given, hears every choice (the window's own theme: native popups such as
+ *  a select's list are drawn by the toolkit, not the page). */
+export function initTheme(initial: ThemePref, shell?: (pref: ThemePref) => void): void {
   pref = initial;
+  tellShell = shell ?? null;
   if (typeof window.matchMedia === "function") {
     media = window.matchMedia(DARK_QUERY);
     media.addEventListener("change", () => {
