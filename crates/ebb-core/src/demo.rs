@@ -101,8 +101,10 @@ pub const RULES: &str = r#"# The demo pool follows its users, as the seed's e-co
 # the hour uses it again at no extra cost, instead of paying a fresh hour.
 pool = "inference"
 
+# The pool's base, 2 GPUs by the month, is paid whether held or not: it is held from the
+# start, not left idle until the first peak.
 [limits]
-min_gpus = 0
+min_gpus = 2
 max_gpus = 8
 
 [scale_in]

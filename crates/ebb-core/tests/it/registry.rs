@@ -10,6 +10,7 @@ use ebb_wire::reasons::ChangeReason;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 fn spec(name: &str) -> HostEntry {
     HostEntry {
@@ -185,18 +186,35 @@ async fn the_demos_setup_is_logged_as_the_demos_and_later_changes_as_the_operato
         ),
     ];
     console.seed_demo(hosts.clone(), true).await.unwrap();
+    // The demo pool's rules hold its base (2 GPUs) from the start: that move is the rules',
+    // everything else the demo's.
+    use ebb_wire::pools::Actor;
+    let pool_at_base = || async {
+        let pools = console.list_pools().await.ok()?;
+        pools
+            .iter()
+            .any(|pool| pool.name == "inference" && pool.desired == 2)
+            .then_some(())
+    };
+    ebb_testkit::eventually("the demo pool at its base", Duration::from_secs(30), || {
+        pool_at_base()
+    })
+    .await;
     let log = console.activity(None, 50).await.unwrap();
-    assert!(!log.is_empty(), "the setup is logged");
+    assert!(
+        log.iter().any(|entry| entry.actor == Actor::Demo),
+        "the setup is logged: {log:#?}"
+    );
     assert!(
         log.iter()
-            .all(|entry| entry.actor == ebb_wire::pools::Actor::Demo),
+            .all(|entry| matches!(entry.actor, Actor::Demo | Actor::Rule | Actor::Enforcer)),
         "{log:#?}"
     );
     // The operator's own change after it is theirs; a second start changes nothing back.
     console
         .scale_pool(
             "inference",
-            1,
+            3,
             ebb_wire::pools::Actor::Operator,
             ChangeReason::Cli,
         )
