@@ -115,7 +115,9 @@ async fn run(
             match show(&app, title, body).await {
                 Ok(()) => {
                     failing = false;
-                    delivery.set(None);
+                    // The plugin hands the notification to a thread and answers at once:
+                    // without a session bus it is lost there, so the notice stays.
+                    delivery.set(no_notification_server().map(str::to_string));
                 }
                 Err(error) if !failing => {
                     failing = true;
