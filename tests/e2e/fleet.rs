@@ -7,17 +7,8 @@ use std::time::Duration;
 
 /// The first live chart's SVG document, once drawn (in the document, not an image).
 async fn chart_src(app: &Session) -> Option<String> {
-    let chart = app
-        .find(Locator::Css(
-            "figure.host-chart [data-testid=\"util-chart\"]",
-        ))
+    app.svg_of("figure.host-chart [data-testid=\"util-chart\"]")
         .await
-        .ok()?;
-    chart
-        .html(true)
-        .await
-        .ok()
-        .filter(|svg| svg.trim_start().starts_with("<svg"))
 }
 
 async fn tick(app: &Session) -> Option<u64> {
@@ -86,8 +77,29 @@ async fn the_demo_window_shows_a_live_chart_and_switches_language() {
         // Settings: switch to Simplified Chinese and back.
         app.click("#nav-settings").await;
         let english_heading = app.text_now("#view-settings h1").await;
+        // The radio stays under the pointer while the view is laid out again in Chinese
+        // (its host table loads after it, above the radio).
+        app.eventually("the hosts in Settings", Duration::from_secs(10), || async {
+            app.exists("#view-settings table tbody tr")
+                .await
+                .then_some(())
+        })
+        .await;
+        app.scroll_to("#setting-language-zh-CN").await;
+        let before = radio_top(&app).await.expect("the Chinese radio");
         app.click("#setting-language-zh-CN").await;
         app.wait_lang("the window in Chinese", "zh-CN").await;
+        app.eventually("the hosts in Chinese", Duration::from_secs(10), || async {
+            app.exists("#view-settings table tbody tr")
+                .await
+                .then_some(())
+        })
+        .await;
+        let after = radio_top(&app).await.expect("the Chinese radio");
+        assert!(
+            (after - before).abs() < 2.0,
+            "the radio moved from {before} px to {after} px"
+        );
         let chinese_heading = app
             .eventually("a Chinese heading", Duration::from_secs(5), || async {
                 let text = app
@@ -391,4 +403,15 @@ async fn the_capacity_summary_counts_what_the_agents_report() {
         }
     })
     .await;
+}
+
+/// Where the Chinese language radio is, px from the window's top.
+async fn radio_top(app: &Session) -> Option<f64> {
+    app.execute(
+        "const r = document.getElementById('setting-language-zh-CN'); return r ? r.getBoundingClientRect().top : null;",
+        vec![],
+    )
+    .await
+    .ok()?
+    .as_f64()
 }

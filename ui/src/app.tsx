@@ -71,6 +71,29 @@ function viewFromHash(): ViewId | null {
  * 10 s; the answer also turns with time, as a lease runs out, so it stays a slow poll). */
 const ROLE_REFRESH_MS = 5_000;
 
+/** Keeps `el` (the control just used, e.g. the language radio) at `top` px from the window's
+ * top while the view re-laid out in another language fills in (its tables load after it
+ * mounts), until the operator scrolls, clicks or types, or a few seconds pass: WebKit has no
+ * scroll anchoring, and the page moved under the pointer. Returns the stop function. */
+function anchor(main: HTMLElement, view: HTMLElement, el: HTMLElement, top: number): () => void {
+  const keep = (): void => {
+    const moved = el.getBoundingClientRect().top - top;
+    if (Math.abs(moved) >= 1) main.scrollTop += moved;
+  };
+  keep();
+  const observer = new ResizeObserver(keep);
+  observer.observe(view);
+  const inputs = ["wheel", "pointerdown", "keydown", "touchstart"] as const;
+  const stop = (): void => {
+    observer.disconnect();
+    clearTimeout(timer);
+    for (const kind of inputs) window.removeEventListener(kind, stop, true);
+  };
+  const timer = setTimeout(stop, 3_000);
+  for (const kind of inputs) window.addEventListener(kind, stop, true);
+  return stop;
+}
+
 function Shell(): JSX.Element {
   const [locale, setLocaleShown] = createSignal(getLocale());
   onCleanup(onLocaleChange(setLocaleShown));
@@ -150,6 +173,16 @@ function Shell(): JSX.Element {
 
   // The current view, mounted into <main>; a new one for another view or another language.
   let focusedBefore = "";
+  let focusedTop: number | null = null;
+  let lastPointed: HTMLElement | null = null;
+  const pointed = (ev: PointerEvent): void => {
+    const el = ev.target instanceof Element ? ev.target : null;
+    // A click on a label is a click on its control.
+    const control = el?.closest("label")?.control;
+    lastPointed = control instanceof HTMLElement && control.id ? control : (el?.closest<HTMLElement>("[id]") ?? null);
+  };
+  document.addEventListener("pointerdown", pointed, true);
+  onCleanup(() => document.removeEventListener("pointerdown", pointed, true));
   let scrolledBefore = 0;
   createEffect(
     on([current, locale], ([id], previous) => {
@@ -159,11 +192,19 @@ function Shell(): JSX.Element {
       // Another view starts at its top; the same one in another language stays where it was.
       main.scrollTop = relocalized ? scrolledBefore : 0;
       view.mounted?.();
-      if (relocalized && focusedBefore) document.getElementById(focusedBefore)?.focus({ preventScroll: true });
+      const focused = relocalized && focusedBefore ? document.getElementById(focusedBefore) : null;
+      focused?.focus({ preventScroll: true });
+      const stopAnchor = focused && focusedTop !== null ? anchor(main, view.el, focused, focusedTop) : null;
       onCleanup(() => {
         // Read before the view goes: its elements leave the document with it.
-        focusedBefore = document.activeElement instanceof HTMLElement ? document.activeElement.id : "";
+        // The control in use: the focused one, or (WebKit does not focus a clicked radio)
+        // the last one clicked.
+        const focused = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+        const active = focused && focused !== main && focused.id && main.contains(focused) ? focused : lastPointed;
+        focusedBefore = active?.id ?? "";
+        focusedTop = active && main.contains(active) ? active.getBoundingClientRect().top : null;
         scrolledBefore = main.scrollTop;
+        stopAnchor?.();
         view.destroy?.();
         dispose();
       });
