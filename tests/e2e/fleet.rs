@@ -364,6 +364,17 @@ async fn the_capacity_summary_counts_what_the_agents_report() {
         })
         .await;
         app.shoot("en-light-fleet-filtered").await;
+        // Kept while the app runs: back on Fleet it says the hosts are filtered.
+        app.click("#nav-activity").await;
+        app.click("#nav-fleet").await;
+        let count = app
+            .eventually("the filter kept and said", Duration::from_secs(5), || async {
+                let active = app.attr_of("[data-testid=\"filter-count\"]", "data-active").await?;
+                let text = app.text_now("[data-testid=\"filter-count\"]").await;
+                (active == "true").then_some(text)
+            })
+            .await;
+        assert_eq!(count, "Filtered: 1 of 8 hosts");
         app.click("#fleet-filter-clear").await;
         app.eventually("every host again", Duration::from_secs(5), || async {
             let rows = app.find_all(Locator::Css("tr[data-host]")).await.ok()?;

@@ -65,8 +65,13 @@ export function HostFilterBar(props: {
         <button type="button" class="btn btn-small" id="fleet-filter-clear" disabled={!active()} onClick={() => props.onChange({ ...NO_FILTER })}>
           {t("fleet.filter.clear")}
         </button>
-        <span class="filter-count" data-testid="filter-count" role="status">
-          {t("fleet.filter.shown", { shown: props.shown, total: props.total })}
+        {/* A filter is kept while the app runs (fleet/memory.ts): coming back to Fleet, it
+            says so rather than showing fewer hosts as if that were all. */}
+        <span class="filter-count" classList={{ "filter-on": active() }} data-testid="filter-count" data-active={active() ? "true" : "false"}
+          title={active() ? t("fleet.filter.kept") : undefined}
+          role="status"
+        >
+          {t(active() ? "fleet.filter.shownFiltered" : "fleet.filter.shown", { shown: props.shown, total: props.total })}
         </span>
       </fieldset>
     </form>
