@@ -122,7 +122,6 @@ op = ">"
 value = 100000
 for_minutes = 1
 action = "set 6"
-cooldown_minutes = 5
 
 [[threshold]]
 name = "back-to-normal"
