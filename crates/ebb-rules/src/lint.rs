@@ -6,8 +6,9 @@
 //!   about U·N/(N+k); at or past a scale-in threshold on the same metric the pool scales
 //!   right back (and the same for a scale-in moving it to L·N/(N−k) at or past a
 //!   scale-out threshold). Checked at every count from min to max (up to 1,000);
-//! - **cooldown shorter than the warmup**: a scale-out rule fires again before the GPUs it
-//!   ordered are ready and show in the metric;
+//! - **cooldown shorter than the warmup**: a scale-out rule that adds GPUs fires again before
+//!   the GPUs it ordered are ready and show in the metric, and adds more (a `set N` firing
+//!   again asks for the same N);
 //! - **bands that overlap** (a value both scales out and in) or a threshold **that cannot be
 //!   reached** (utilization beyond 0–100%);
 //! - **a schedule that fights min/max or the budget**, a min the budget cannot pay for, a
@@ -97,10 +98,8 @@ pub fn lint(rules: &RuleSet, context: &LintContext<'_>) -> Vec<LintWarning> {
                 );
             }
         }
-        if (grows(rule.action)
-            || matches!(rule.action, Action::Set { .. }) && is_out(rule.comparison))
-            && rule.cooldown_minutes < context.warmup_minutes
-        {
+        // A `set N` firing again asks for the same N: only a rule that adds compounds.
+        if grows(rule.action) && rule.cooldown_minutes < context.warmup_minutes {
             warn(
                 Some(&rule.name),
                 at("cooldown_minutes"),

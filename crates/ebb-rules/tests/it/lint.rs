@@ -235,3 +235,18 @@ fn force_on_an_hourly_overlay_pays_each_hour_again() {
     let report = lint_file("p.toml", "[limits]\nmax_gpus = 8\n", &context);
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
 }
+
+#[test]
+fn a_set_without_a_cooldown_is_not_a_short_cooldown() {
+    // Firing again before its GPUs are ready asks for the same count: nothing compounds.
+    let text = format!("{LIMITS}{}", out(80.0, "set 4", 0));
+    let report = lint_file("rules.toml", &text, &LintContext::default());
+    assert!(report.valid, "{:?}", report.errors);
+    assert!(
+        !report
+            .warnings
+            .iter()
+            .any(|w| matches!(w.problem, LintProblem::CooldownShorterThanWarmup { .. })),
+        "{report:?}"
+    );
+}
