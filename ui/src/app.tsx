@@ -203,6 +203,8 @@ function Shell(): JSX.Element {
         const active = focused && focused !== main && focused.id && main.contains(focused) ? focused : lastPointed;
         focusedBefore = active?.id ?? "";
         focusedTop = active && main.contains(active) ? active.getBoundingClientRect().top : null;
+        // Not kept past this view: a detached element would hold the old view's whole tree.
+        lastPointed = null;
         scrolledBefore = main.scrollTop;
         stopAnchor?.();
         view.destroy?.();
