@@ -247,20 +247,9 @@ async fn costs_compares_plans_for_a_demand_file_under_an_imported_catalog() {
 
         // Spot allowed: priced at once, and cheaper still.
         app.click("#costs-interruptible").await;
-        app.eventually("the spot plan", Duration::from_secs(20), || async {
-            app.exists(&format!("{plans} tr[data-plan=\"base_spot\"]"))
-                .await
-                .then_some(())
-        })
-        .await;
+        app.wait_exists("the spot plan", &format!("{plans} tr[data-plan=\"base_spot\"]"), Duration::from_secs(20)).await;
         app.click("#costs-interruptible").await;
-        app.eventually("spot skipped again", Duration::from_secs(20), || async {
-            app.exists("[data-testid=\"costs-skipped\"] li[data-plan=\"base_spot\"]",
-            )
-            .await
-            .then_some(())
-        })
-        .await;
+        app.wait_exists("spot skipped again", "[data-testid=\"costs-skipped\"] li[data-plan=\"base_spot\"]", Duration::from_secs(20)).await;
 
         // A broken catalog: every problem in place, and the prices in use unchanged.
         app.choose_file("#catalog-file", &broken_file).await;
@@ -379,12 +368,7 @@ async fn costs_compares_plans_for_a_demand_file_under_an_imported_catalog() {
         })
         .await;
         assert!(dark_chart.starts_with("<svg"));
-        app.eventually("the problems kept", Duration::from_secs(10), || async {
-            app.exists("[data-testid=\"catalog-problems\"]")
-                .await
-                .then_some(())
-        })
-        .await;
+        app.wait_exists("the problems kept", "[data-testid=\"catalog-problems\"]", Duration::from_secs(10)).await;
         if shooting() {
             app.shoot("zh-dark-costs").await;
             app.scroll_to("[data-testid=\"costs-result\"]").await;
@@ -464,11 +448,11 @@ async fn spend_across_pools_against_a_budget_with_a_pool_made_in_the_form() {
 
         // Escape on a changed form asks; Escape again (or Keep editing) keeps it.
         app.send_key("#pool-f-name", Key::Escape).await;
-        app.eventually("the discard question", Duration::from_secs(5), || async {
-            app.exists("#pool-form [data-testid=\"discard-question\"]")
-                .await
-                .then_some(())
-        })
+        app.wait_exists(
+            "the discard question",
+            "#pool-form [data-testid=\"discard-question\"]",
+            Duration::from_secs(5),
+        )
         .await;
         assert_eq!(
             app.active_id().await,
@@ -623,11 +607,11 @@ async fn spend_across_pools_against_a_budget_with_a_pool_made_in_the_form() {
             app.scroll_to("[data-testid=\"spend-table\"]").await;
             app.shoot("zh-dark-costs-spend-table").await;
             app.click("#nav-activity").await;
-            app.eventually("the activity rows", Duration::from_secs(10), || async {
-                app.exists("[data-testid=\"activity-row\"]")
-                    .await
-                    .then_some(())
-            })
+            app.wait_exists(
+                "the activity rows",
+                "[data-testid=\"activity-row\"]",
+                Duration::from_secs(10),
+            )
             .await;
             app.shoot("zh-dark-activity-console").await;
             app.click("#nav-pool").await;

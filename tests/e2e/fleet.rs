@@ -79,21 +79,21 @@ async fn the_demo_window_shows_a_live_chart_and_switches_language() {
         let english_heading = app.text_now("#view-settings h1").await;
         // The radio stays under the pointer while the view is laid out again in Chinese
         // (its host table loads after it, above the radio).
-        app.eventually("the hosts in Settings", Duration::from_secs(10), || async {
-            app.exists("#view-settings table tbody tr")
-                .await
-                .then_some(())
-        })
+        app.wait_exists(
+            "the hosts in Settings",
+            "#view-settings table tbody tr",
+            Duration::from_secs(10),
+        )
         .await;
         app.scroll_to("#setting-language-zh-CN").await;
         let before = radio_top(&app).await.expect("the Chinese radio");
         app.click("#setting-language-zh-CN").await;
         app.wait_lang("the window in Chinese", "zh-CN").await;
-        app.eventually("the hosts in Chinese", Duration::from_secs(10), || async {
-            app.exists("#view-settings table tbody tr")
-                .await
-                .then_some(())
-        })
+        app.wait_exists(
+            "the hosts in Chinese",
+            "#view-settings table tbody tr",
+            Duration::from_secs(10),
+        )
         .await;
         let after = radio_top(&app).await.expect("the Chinese radio");
         assert!(

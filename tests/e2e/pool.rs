@@ -351,12 +351,7 @@ async fn the_pool_slider_previews_the_cost_then_rents_and_releases() {
         app.click("#pool-new").await;
         app.type_into("#pool-f-name", "inference").await;
         app.select_value("#pool-f-model", "V100").await;
-        app.eventually("the V100's regions", Duration::from_secs(5), || async {
-            app.exists("#pool-f-regions input[value=\"cn-north\"]")
-                .await
-                .then_some(())
-        })
-        .await;
+        app.wait_exists("the V100's regions", "#pool-f-regions input[value=\"cn-north\"]", Duration::from_secs(5)).await;
         assert!(
             !app.exists("#pool-f-regions input[value=\"cn-east\"]").await,
             "cn-east has no V100 and is not offered"
@@ -414,12 +409,7 @@ async fn the_pool_slider_previews_the_cost_then_rents_and_releases() {
             app.scroll_to("#pool-form").await;
             app.shoot("pool-zh-dark-form").await;
             app.click("#nav-activity").await;
-            app.eventually("the activity rows", Duration::from_secs(10), || async {
-                app.exists("[data-testid=\"activity-row\"]")
-                    .await
-                    .then_some(())
-            })
-            .await;
+            app.wait_exists("the activity rows", "[data-testid=\"activity-row\"]", Duration::from_secs(10)).await;
             app.shoot("activity-zh-dark").await;
             app.open_settings_hosts().await;
             app.click("#setting-language-en").await;

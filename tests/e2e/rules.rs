@@ -77,10 +77,8 @@ async fn open_rules(app: &Session) {
     )
     .await;
     app.select_value("#rules-select", "inference").await;
-    app.eventually("the editor", Duration::from_secs(15), || async {
-        app.exists("#rules-editor").await.then_some(())
-    })
-    .await;
+    app.wait_exists("the editor", "#rules-editor", Duration::from_secs(15))
+        .await;
 }
 
 /// The lint's answer once it has one: (state, warnings).
@@ -297,10 +295,8 @@ async fn rules_are_linted_replayed_and_saved_enabled() {
         // A festival peak added in the form is the file's [[schedule]], saved with it.
         app.click("#rules-add-schedule").await;
         let row = "[data-testid=\"rules-schedule-row\"][data-index=\"0\"]";
-        app.eventually("the new schedule row", Duration::from_secs(5), || async {
-            app.exists(row).await.then_some(())
-        })
-        .await;
+        app.wait_exists("the new schedule row", row, Duration::from_secs(5))
+            .await;
         app.type_into("#rules-f-schedule-0-name", "festival-peak")
             .await;
         app.select_value("#rules-f-schedule-0-kind", "window").await;

@@ -42,20 +42,20 @@ async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
     let scan_dir = data_dir.clone();
     app.run(|app| async move {
         // A fresh data directory: no hosts, and the Fleet view says how to add one.
-        app.eventually("the empty fleet", Duration::from_secs(30), || async {
-            app.exists("#view-fleet [data-testid=\"empty-state\"]")
-                .await
-                .then_some(())
-        })
+        app.wait_exists(
+            "the empty fleet",
+            "#view-fleet [data-testid=\"empty-state\"]",
+            Duration::from_secs(30),
+        )
         .await;
         assert!(!app.exists("[data-testid=\"demo-badge\"]").await);
 
         app.open_settings_hosts().await;
-        app.eventually("the empty registry", Duration::from_secs(10), || async {
-            app.exists("[data-testid=\"hosts-empty\"]")
-                .await
-                .then_some(())
-        })
+        app.wait_exists(
+            "the empty registry",
+            "[data-testid=\"hosts-empty\"]",
+            Duration::from_secs(10),
+        )
         .await;
         let store = app.text_of("[data-testid=\"token-store\"]").await.unwrap();
         assert!(
@@ -157,10 +157,8 @@ async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
         let row = format!("[data-testid=\"settings-hosts-table\"] tr[data-host=\"{HOST}\"]");
         let confirm =
             format!("[data-testid=\"settings-hosts-table\"] tr[data-confirm-for=\"{HOST}\"]");
-        app.eventually("the saved row", Duration::from_secs(10), || async {
-            app.exists(&row).await.then_some(())
-        })
-        .await;
+        app.wait_exists("the saved row", &row, Duration::from_secs(10))
+            .await;
         assert!(!app.exists("#host-form").await, "the form closes");
         assert_eq!(
             app.text_of(&format!("{row} [data-col=\"url\"]"))
@@ -434,11 +432,11 @@ async fn a_host_added_in_settings_goes_online_and_its_chart_moves() {
         .await;
         assert_eq!(app.active_id().await, "host-add");
         app.click("#nav-fleet").await;
-        app.eventually("the empty fleet again", Duration::from_secs(15), || async {
-            app.exists("#view-fleet [data-testid=\"empty-state\"]")
-                .await
-                .then_some(())
-        })
+        app.wait_exists(
+            "the empty fleet again",
+            "#view-fleet [data-testid=\"empty-state\"]",
+            Duration::from_secs(15),
+        )
         .await;
     })
     .await;
@@ -488,12 +486,7 @@ async fn a_host_that_fails_its_test_is_flagged_before_it_is_saved() {
         app.click("#host-add").await;
         app.type_into("#host-name", "scratch").await;
         app.send_key("#host-name", Key::Escape).await;
-        app.eventually("the discard question", Duration::from_secs(5), || async {
-            app.exists("#host-form [data-testid=\"discard-question\"]")
-                .await
-                .then_some(())
-        })
-        .await;
+        app.wait_exists("the discard question", "#host-form [data-testid=\"discard-question\"]", Duration::from_secs(5)).await;
         app.click("#host-discard-no").await;
         assert!(app.exists("#host-form").await, "kept editing");
         assert!(!app.exists("[data-testid=\"discard-question\"]").await);
@@ -535,10 +528,7 @@ async fn a_host_that_fails_its_test_is_flagged_before_it_is_saved() {
         app.shoot("en-light-settings-host-flagged").await;
         app.click("#host-save-anyway").await;
         let row = "[data-testid=\"settings-hosts-table\"] tr[data-host=\"web-server\"]";
-        app.eventually("the saved row", Duration::from_secs(10), || async {
-            app.exists(row).await.then_some(())
-        })
-        .await;
+        app.wait_exists("the saved row", row, Duration::from_secs(10)).await;
 
         // Removed again; both are in Activity, console-wide.
         app.click(&format!("{row} button[data-action=\"remove\"]")).await;
@@ -584,17 +574,11 @@ async fn a_host_that_fails_its_test_is_flagged_before_it_is_saved() {
             .await;
             app.shoot("zh-dark-settings-host-flagged").await;
             app.send_key("#host-name", Key::Escape).await;
-            app.eventually("the question in Chinese", Duration::from_secs(5), || async {
-                app.exists("[data-testid=\"discard-question\"]").await.then_some(())
-            })
-            .await;
+            app.wait_exists("the question in Chinese", "[data-testid=\"discard-question\"]", Duration::from_secs(5)).await;
             app.shoot("zh-dark-settings-discard").await;
             app.click("#host-discard-yes").await;
             app.click("#nav-activity").await;
-            app.eventually("the activity rows", Duration::from_secs(10), || async {
-                app.exists("[data-testid=\"activity-row\"]").await.then_some(())
-            })
-            .await;
+            app.wait_exists("the activity rows", "[data-testid=\"activity-row\"]", Duration::from_secs(10)).await;
             app.shoot("zh-dark-activity-hosts").await;
             app.open_settings_hosts().await;
             app.click("#setting-language-en").await;

@@ -366,6 +366,14 @@ impl Session {
             .is_ok_and(|found| !found.is_empty())
     }
 
+    /// Waits until an element matches `css`; a timeout names `what`.
+    pub async fn wait_exists(&self, what: &str, css: &str, timeout: Duration) {
+        self.eventually(what, timeout, || async {
+            self.exists(css).await.then_some(())
+        })
+        .await;
+    }
+
     /// The chart drawn in the first element matching `css` (a `SvgImage`): its SVG markup,
     /// once there is one.
     pub async fn svg_of(&self, css: &str) -> Option<String> {

@@ -102,10 +102,7 @@ async fn every_view_reads_in_chinese() {
         app.shoot("zh-settings-host-refused").await;
         all_chinese(&app, "Settings (host refused)", &mut found).await;
         app.send_key("#host-name", Key::Escape).await;
-        app.eventually("the discard question", Duration::from_secs(5), || async {
-            app.exists("#host-discard-yes").await.then_some(())
-        })
-        .await;
+        app.wait_exists("the discard question", "#host-discard-yes", Duration::from_secs(5)).await;
         app.click("#host-discard-yes").await;
 
         app.click("#nav-fleet").await;
@@ -167,10 +164,7 @@ async fn every_view_reads_in_chinese() {
         // A refusal reads in Chinese too: a new pool named as one that exists.
         app.click("#pool-new").await;
         app.type_into("#pool-f-name", "inference").await;
-        app.eventually("a region to tick", Duration::from_secs(10), || async {
-            app.exists("#pool-f-regions input").await.then_some(())
-        })
-        .await;
+        app.wait_exists("a region to tick", "#pool-f-regions input", Duration::from_secs(10)).await;
         app.click("#pool-f-regions input").await;
         app.click("#pool-f-save").await;
         app.eventually("the name refused", Duration::from_secs(10), || async {
@@ -226,10 +220,7 @@ async fn every_view_reads_in_chinese() {
         app.shoot("zh-rules-lint-refused").await;
         all_chinese(&app, "Rules (max_gpus refused)", &mut found).await;
         app.send_key("#rules-f-limits-max_gpus", Key::Escape).await;
-        app.eventually("the discard question", Duration::from_secs(5), || async {
-            app.exists("#rules-discard-yes").await.then_some(())
-        })
-        .await;
+        app.wait_exists("the discard question", "#rules-discard-yes", Duration::from_secs(5)).await;
         app.click("#rules-discard-yes").await;
         app.eventually("the saved rules back", Duration::from_secs(10), || async {
             (app.attr_of("#rules-editor", "data-dirty").await.as_deref() != Some("true"))

@@ -196,9 +196,11 @@ async fn the_demos_setup_is_logged_as_the_demos_and_later_changes_as_the_operato
             .any(|pool| pool.name == "inference" && pool.desired == 2)
             .then_some(())
     };
-    ebb_testkit::eventually("the demo pool at its base", Duration::from_secs(30), || {
-        pool_at_base()
-    })
+    ebb_testkit::eventually(
+        "the demo pool at its base",
+        Duration::from_secs(30),
+        pool_at_base,
+    )
     .await;
     let log = console.activity(None, 50).await.unwrap();
     assert!(

@@ -7,9 +7,11 @@
 use ebb_telemetry::client::AgentAccess;
 use ebb_telemetry::collect::{Collector, CollectorConfig, Target, Tick};
 use ebb_testkit::{TestFleet, bound_listener, eventually};
+use ebb_wire::ipc::FleetSnapshot;
 use ebb_wire::ipc::Health;
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 fn fast() -> CollectorConfig {
     CollectorConfig {
@@ -115,44 +117,43 @@ async fn collects_a_fleet_while_a_hung_host_and_a_dead_one_fail_alone() {
     fleet.stop().await;
 }
 
+/// Waits until the snapshot holds exactly `names`, in order, each online; a timeout says
+/// which hosts it saw in which health.
+async fn online(snapshots: &watch::Receiver<Arc<FleetSnapshot>>, names: &[&str]) {
+    eventually(
+        &format!("exactly {names:?} online"),
+        Duration::from_secs(10),
+        || {
+            let snapshot = snapshots.borrow().clone();
+            async move {
+                let seen: Vec<(String, Health)> = snapshot
+                    .hosts
+                    .iter()
+                    .map(|host| (host.name.clone(), host.health))
+                    .collect();
+                let all_online = seen.len() == names.len()
+                    && seen
+                        .iter()
+                        .zip(names)
+                        .all(|((name, health), want)| name == want && *health == Health::Online);
+                all_online.then_some(()).ok_or(seen)
+            }
+        },
+    )
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn targets_can_change_while_collecting() {
     let fleet = TestFleet::builder().hosts(2).gpus_per_host(1).start().await;
     let all = fleet.targets();
     let collector = Collector::start(vec![all[0].clone()], fast(), None).unwrap();
     let snapshots = collector.subscribe();
-    // Exactly `names`, each online; a timeout says which hosts it saw in which health.
-    let online = |names: Vec<String>| {
-        let snapshots = snapshots.clone();
-        async move {
-            let wanted = &names;
-            eventually(
-                &format!("exactly {names:?} online"),
-                Duration::from_secs(10),
-                || {
-                    let snapshot = snapshots.borrow().clone();
-                    async move {
-                        let seen: Vec<(String, Health)> = snapshot
-                            .hosts
-                            .iter()
-                            .map(|host| (host.name.clone(), host.health))
-                            .collect();
-                        let all_online = seen.len() == wanted.len()
-                            && seen.iter().zip(wanted).all(|((name, health), want)| {
-                                name == want && *health == Health::Online
-                            });
-                        all_online.then_some(()).ok_or(seen)
-                    }
-                },
-            )
-            .await;
-        }
-    };
-    online(vec![all[0].name.clone()]).await;
+    online(&snapshots, &[&all[0].name]).await;
     collector.set_targets(all.clone());
-    online(vec![all[0].name.clone(), all[1].name.clone()]).await;
+    online(&snapshots, &[&all[0].name, &all[1].name]).await;
     collector.set_targets(vec![all[1].clone()]);
-    online(vec![all[1].name.clone()]).await;
+    online(&snapshots, &[&all[1].name]).await;
     collector.stop().await;
     fleet.stop().await;
 }
@@ -170,32 +171,9 @@ async fn new_hosts_are_published_once_they_answer_not_at_the_next_tick() {
     };
     let collector = Collector::start(vec![all[0].clone()], hourly, None).unwrap();
     let snapshots = collector.subscribe();
-    let online = |count: usize| {
-        let snapshots = snapshots.clone();
-        async move {
-            eventually(
-                &format!("{count} hosts online"),
-                Duration::from_secs(10),
-                || {
-                    let snapshot = snapshots.borrow().clone();
-                    async move {
-                        let online = snapshot
-                            .hosts
-                            .iter()
-                            .filter(|host| host.health == Health::Online)
-                            .count();
-                        (snapshot.hosts.len() == count && online == count)
-                            .then_some(())
-                            .ok_or(snapshot.hosts.len())
-                    }
-                },
-            )
-            .await;
-        }
-    };
-    online(1).await;
+    online(&snapshots, &[&all[0].name]).await;
     collector.set_targets(all.clone());
-    online(2).await;
+    online(&snapshots, &[&all[0].name, &all[1].name]).await;
     collector.stop().await;
     fleet.stop().await;
 }

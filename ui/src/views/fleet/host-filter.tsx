@@ -67,7 +67,7 @@ export function HostFilterBar(props: {
         </button>
         {/* A filter is kept while the app runs (fleet/memory.ts): coming back to Fleet, it
             says so rather than showing fewer hosts as if that were all. */}
-        <span class="filter-count" classList={{ "filter-on": active() }} data-testid="filter-count" data-active={active() ? "true" : "false"}
+        <span class="filter-count" data-testid="filter-count" data-active={active() ? "true" : "false"}
           title={active() ? t("fleet.filter.kept") : undefined}
           role="status"
         >
