@@ -664,7 +664,8 @@ pub async fn replay_rules(
 }
 
 /// A rule file for `pool` chosen by replay over `trace` or the pool's history, as a
-/// proposal with its reasons; `current` (the file being edited) lends it its custom metrics.
+/// proposal with its reasons; `current` (the file being edited) lends it its custom metrics;
+/// `max_shortfall_pct` the limit (null: 1%).
 #[tauri::command]
 #[specta::specta]
 pub async fn suggest_rules(
@@ -672,10 +673,16 @@ pub async fn suggest_rules(
     pool: String,
     trace: Option<String>,
     current: Option<String>,
+    max_shortfall_pct: Option<f64>,
 ) -> Result<RulesSuggestion, IpcError> {
     state
         .console
-        .suggest_rules(&pool, trace.as_deref(), current.as_deref())
+        .suggest_rules(
+            &pool,
+            trace.as_deref(),
+            current.as_deref(),
+            max_shortfall_pct,
+        )
         .await
         .map_err(IpcError::from)
 }

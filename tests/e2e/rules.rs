@@ -519,3 +519,155 @@ async fn a_suggestion_is_a_proposal_and_an_unsaved_edit_outlives_navigation() {
     })
     .await;
 }
+
+/// Six days of a Slurm queue: 8-GPU jobs of 1 to 4 hours, 3 to 7 idle hours apart.
+fn queue_csv() -> String {
+    let jobs = [
+        (120, 240),
+        (605, 120),
+        (1108, 240),
+        (1535, 180),
+        (2093, 90),
+        (2529, 60),
+        (2999, 90),
+        (3297, 120),
+        (3717, 90),
+        (4084, 240),
+        (4530, 240),
+        (5013, 60),
+        (5440, 90),
+        (5814, 120),
+        (6160, 180),
+        (6560, 60),
+        (6835, 240),
+        (7413, 180),
+        (7805, 90),
+        (8075, 60),
+        (8368, 90),
+    ];
+    let mut csv = String::from("minute,demand,slurm_demand_gpus\n");
+    for minute in 0..6 * 1440 {
+        let busy = jobs
+            .iter()
+            .any(|&(start, length)| (start..start + length).contains(&minute));
+        let gpus = if busy { 8 } else { 0 };
+        csv.push_str(&format!("{minute},{gpus},{gpus}\n"));
+    }
+    csv
+}
+
+/// The suggestion's state once both replays are in, and its notes' kinds.
+async fn suggestion_ready(app: &Session) -> Option<String> {
+    let state = app
+        .attr_of("[data-testid=\"rules-suggestion\"]", "data-state")
+        .await;
+    (state.as_deref() == Some("ready")).then_some(())?;
+    let kinds = app
+        .attr_of("[data-testid=\"rules-suggest-notes\"]", "data-kinds")
+        .await?;
+    Some(kinds)
+}
+
+#[tokio::test]
+#[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
+async fn what_the_limit_costs_is_said_and_a_suggestion_at_the_limit_it_names_is_one_click() {
+    let data_dir = TempDir::new("e2e-rules-limit-price");
+    let trace = data_dir.path().join("queue.csv");
+    std::fs::write(&trace, queue_csv()).unwrap();
+    let app = App::open_demo(&data_dir).await;
+
+    app.run(move |app| async move {
+        open_rules(&app).await;
+        app.choose_file("#rules-trace-file", &trace).await;
+        app.eventually(
+            "the queue trace loaded",
+            Duration::from_secs(10),
+            || async {
+                let status = app.text_of("[data-testid=\"rules-trace-status\"]").await?;
+                status.contains("queue.csv").then_some(())
+            },
+        )
+        .await;
+
+        // Held to 1%, the rules keep a node ready for jobs no rule sees coming: the note
+        // says what that costs beside the cheapest rules tried, and offers their limit.
+        app.click("#rules-suggest").await;
+        let kinds = app
+            .eventually("the suggestion at 1%", Duration::from_secs(180), || async {
+                if let Some(why) = app.text_of("[data-testid=\"rules-suggest-error\"]").await {
+                    panic!("the suggestion failed: {why}");
+                }
+                suggestion_ready(&app).await
+            })
+            .await;
+        assert!(kinds.contains("limit_price"), "{kinds}");
+        let price = app
+            .text_now("[data-testid=\"rules-suggest-notes\"] li[data-note=\"limit_price\"]")
+            .await;
+        assert!(price.contains("What the 1% limit costs"), "{price}");
+        assert!(price.contains("jobs waiting for their nodes"), "{price}");
+        let again = app.text_now("#rules-suggest-again").await;
+        let limit = again
+            .strip_prefix("Suggest with a ")
+            .and_then(|rest| rest.strip_suffix(" limit"))
+            .unwrap_or_else(|| panic!("{again}"))
+            .to_string();
+        assert!(price.contains(&format!("a limit of {limit}")), "{price}");
+        app.scroll_to("[data-testid=\"rules-suggestion\"]").await;
+        app.shoot("rules-limit-price-en-light").await;
+
+        // One click: suggested again at that limit, on the same trace; no price to say.
+        app.click("#rules-suggest-again").await;
+        app.eventually(
+            "the suggestion at the named limit",
+            Duration::from_secs(180),
+            || async {
+                if let Some(why) = app
+                    .text_of("[data-testid=\"rules-suggest-again-error\"]")
+                    .await
+                {
+                    panic!("the suggestion failed: {why}");
+                }
+                let kinds = suggestion_ready(&app).await?;
+                let replayed = app
+                    .text_of("[data-testid=\"rules-suggest-notes\"] li[data-note=\"replayed\"]")
+                    .await?;
+                (!kinds.contains("limit_price") && replayed.contains(&format!("(limit {limit})")))
+                    .then_some(())
+            },
+        )
+        .await;
+        assert_eq!(
+            app.attr_of("[data-testid=\"rules-suggestion\"]", "data-within")
+                .await
+                .as_deref(),
+            Some("true")
+        );
+
+        if shooting() {
+            app.open_settings_hosts().await;
+            app.click("#setting-theme-dark").await;
+            app.click("#setting-language-zh-CN").await;
+            app.wait_lang("zh-CN", "zh-CN").await;
+            open_rules(&app).await;
+            app.choose_file("#rules-trace-file", &trace).await;
+            app.click("#rules-suggest").await;
+            app.eventually(
+                "the suggestion in zh-CN",
+                Duration::from_secs(180),
+                || async {
+                    suggestion_ready(&app)
+                        .await
+                        .filter(|kinds| kinds.contains("limit_price"))
+                },
+            )
+            .await;
+            app.scroll_to("[data-testid=\"rules-suggestion\"]").await;
+            app.shoot("rules-limit-price-zh-dark").await;
+            app.open_settings_hosts().await;
+            app.click("#setting-theme-light").await;
+            app.click("#setting-language-en").await;
+        }
+    })
+    .await;
+}

@@ -549,11 +549,12 @@ async replayRules(pool: string, source: string, trace: string | null, theme: Cha
 },
 /**
  * A rule file for `pool` chosen by replay over `trace` or the pool's history, as a
- * proposal with its reasons; `current` (the file being edited) lends it its custom metrics.
+ * proposal with its reasons; `current` (the file being edited) lends it its custom metrics;
+ * `max_shortfall_pct` the limit (null: 1%).
  */
-async suggestRules(pool: string, trace: string | null, current: string | null) : Promise<Result<RulesSuggestion, IpcError>> {
+async suggestRules(pool: string, trace: string | null, current: string | null, maxShortfallPct: number | null) : Promise<Result<RulesSuggestion, IpcError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("suggest_rules", { pool, trace, current }) };
+    return { status: "ok", data: await TAURI_INVOKE("suggest_rules", { pool, trace, current, maxShortfallPct }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
@@ -3481,6 +3482,13 @@ export type SuggestNote =
  * No rule set tried stayed within the shortfall limit: this one fell shortest.
  */
 { kind: "over_limit"; shortfall_pct: number; max_shortfall_pct: number } | 
+/**
+ * What the limit cost: the cheapest rule set replayed cost `cost_fen` with shortfall
+ * `shortfall_pct`, over `max_shortfall_pct`; within the limit GPUs are held ready
+ * ahead of demand no rule sees coming. A limit of `allow_pct` allows rules like it.
+ * `queue`: the shortfall is jobs waiting for their nodes to warm up.
+ */
+{ kind: "limit_price"; cost_fen: number; oracle_cost_fen: number; shortfall_pct: number; max_shortfall_pct: number; allow_pct: number; queue: boolean } | 
 /**
  * Size the pool to its busy GPUs at `target_pct`% of each GPU (100: no headroom).
  */

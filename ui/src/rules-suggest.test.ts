@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { SuggestNote } from "./bindings";
 import { catalogs, setLocale } from "./i18n";
 import { metricChoices, metricChoiceText } from "./rules";
-import { diffCounts, lineDiff, sampleMetrics, sampleTraceCsv, sampleTraceShape, suggestNoteText } from "./rules-suggest";
+import { diffCounts, lineDiff, sampleMetrics, sampleTraceCsv, sampleTraceShape, suggestAgainLabel, suggestNoteText } from "./rules-suggest";
 
 afterEach(() => setLocale("en"));
 
@@ -49,12 +49,15 @@ const NOTES: SuggestNote[] = [
   { kind: "scale_out_at_once", warmup_minutes: 5 },
   { kind: "scale_out_sustain", sustain_minutes: 3, overload_gpus: 2, unit: "hour" },
   { kind: "release_window", minutes: 30, unit: "day" },
+  { kind: "release_window", minutes: 0, unit: "hour" },
   { kind: "deadband", gpus: 2, minutes: 30 },
   { kind: "limits", min_gpus: 1, max_gpus: 8 },
   { kind: "pre_scale", onset: "19:00", rise_gpus: 8, floor_gpus: 10, days_seen: 5, weekdays: [1, 5] },
   { kind: "pre_scale", onset: "08:30", rise_gpus: 4, floor_gpus: 6, days_seen: 3, weekdays: null },
   { kind: "pre_scale_left_out", onset: "19:00", rise_gpus: 8, days_seen: 2 },
   { kind: "kept_metrics", names: ["queue_len", "users"] },
+  { kind: "limit_price", cost_fen: 770_000, oracle_cost_fen: 780_000, shortfall_pct: 3.15, max_shortfall_pct: 1, allow_pct: 6.4, queue: true },
+  { kind: "limit_price", cost_fen: 90_000, oracle_cost_fen: 100_000, shortfall_pct: 2.5, max_shortfall_pct: 1, allow_pct: 5, queue: false },
 ];
 
 describe("suggestNoteText", () => {
@@ -79,9 +82,18 @@ describe("suggestNoteText", () => {
     }
     setLocale("en");
     expect(suggestNoteText(NOTES[1]!)).toContain("1.23× the oracle's");
-    expect(suggestNoteText(NOTES[11]!)).toContain("Mon, Fri");
-    expect(suggestNoteText(NOTES[12]!)).toContain("every day");
-    expect(suggestNoteText(NOTES[14]!)).toContain("queue_len, users");
+    expect(suggestNoteText(NOTES[12]!)).toContain("Mon, Fri");
+    expect(suggestNoteText(NOTES[13]!)).toContain("every day");
+    expect(suggestNoteText(NOTES[15]!)).toContain("queue_len, users");
+    // What the limit costs: its price beside the oracle's, what the shortfall is, the limit that allows it.
+    expect(suggestNoteText(NOTES[16]!)).toContain("What the 1% limit costs");
+    expect(suggestNoteText(NOTES[16]!)).toContain("0.99× the oracle's");
+    expect(suggestNoteText(NOTES[16]!)).toContain("jobs waiting for their nodes");
+    expect(suggestNoteText(NOTES[16]!)).toContain("a limit of 6.4%");
+    expect(suggestNoteText(NOTES[17]!)).toContain("GPUs ordered for it");
+    expect(suggestNoteText(NOTES[9]!)).toContain("only as the hour it has paid for ends");
+    // The button beside it names the same limit, worded the same.
+    expect(suggestAgainLabel(6.4)).toBe("Suggest with a 6.4% limit");
   });
 });
 

@@ -100,6 +100,11 @@ function pct(value: number): string {
   return `${Number(value.toFixed(2))}%`;
 }
 
+/** The button beside a note on what the limit costs: suggest again at the limit it names. */
+export function suggestAgainLabel(allowPct: number): string {
+  return t("rules.suggest.again", { limit: pct(allowPct) });
+}
+
 /** A suggestion's note in the UI's language, with its numbers. */
 export function suggestNoteText(note: SuggestNote): string {
   switch (note.kind) {
@@ -117,6 +122,16 @@ export function suggestNoteText(note: SuggestNote): string {
       });
     case "over_limit":
       return t("rules.suggest.note.overLimit", { shortfall: pct(note.shortfall_pct), limit: pct(note.max_shortfall_pct) });
+    case "limit_price":
+      return t("rules.suggest.note.limitPrice", {
+        limit: pct(note.max_shortfall_pct),
+        cost: formatMoney(note.cost_fen),
+        ratio: note.oracle_cost_fen > 0 ? (note.cost_fen / note.oracle_cost_fen).toFixed(2) : "1.00",
+        oracle: formatMoney(note.oracle_cost_fen),
+        shortfall: pct(note.shortfall_pct),
+        what: t(note.queue ? "rules.suggest.limitPrice.queue" : "rules.suggest.limitPrice.busy"),
+        allow: pct(note.allow_pct),
+      });
     case "target":
       return note.target_pct >= 100
         ? t("rules.suggest.note.targetFull")
@@ -128,7 +143,9 @@ export function suggestNoteText(note: SuggestNote): string {
     case "scale_out_sustain":
       return t("rules.suggest.note.outSustain", { minutes: note.sustain_minutes, gpus: note.overload_gpus, unit: t(UNITS[note.unit]) });
     case "release_window":
-      return t("rules.suggest.note.releaseWindow", { minutes: note.minutes, unit: t(UNITS[note.unit]) });
+      return note.minutes === 0
+        ? t("rules.suggest.note.releaseAtEnd", { unit: t(UNITS[note.unit]) })
+        : t("rules.suggest.note.releaseWindow", { minutes: note.minutes, unit: t(UNITS[note.unit]) });
     case "deadband":
       return t("rules.suggest.note.deadband", { gpus: note.gpus, minutes: note.minutes, spare: Math.max(0, note.gpus - 1) });
     case "limits":

@@ -13,7 +13,7 @@ use ebb_rules::replay::spot::{DEFAULT_NOTICE_MINUTES, SpotModel, SpotReplay};
 use ebb_rules::replay::trace::Trace;
 use ebb_rules::suggest::queue::{self, Sizing};
 use ebb_rules::suggest::spot::{MixChoice, choose_mix, comment};
-use ebb_rules::suggest::{QueueOptions, SuggestOptions, suggest_with};
+use ebb_rules::suggest::{LimitPrice, QueueOptions, SuggestOptions, suggest_with};
 use ebb_wire::pools::SpotMix;
 use ebb_wire::rules::counted;
 use ebb_wire::suggest::{SpotMixSuggestion, SuggestReport};
@@ -218,6 +218,7 @@ pub fn run(args: &SuggestArgs, data_dir: &Path, json: bool) -> anyhow::Result<()
             candidates: suggestion.candidates,
             replay: suggestion.replay,
             oracle: suggestion.oracle,
+            notes: suggestion.notes,
             spot_mix,
         };
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -240,6 +241,17 @@ pub fn run(args: &SuggestArgs, data_dir: &Path, json: bool) -> anyhow::Result<()
             eprintln!(
                 "no rule set tried stayed within {}% shortfall: this one has the least",
                 args.max_shortfall_pct
+            );
+        }
+        if let Some(price) = &suggestion.limit_price {
+            eprintln!(
+                "what the {}% limit costs: the cheapest rule set tried cost {} ({:.3}x the oracle) with shortfall {:.2}% ({}); --max-shortfall-pct {} allows rules like it",
+                args.max_shortfall_pct,
+                Money::from_fen(price.result.cost_fen),
+                price.result.cost_fen as f64 / suggestion.oracle.cost_fen.max(1) as f64,
+                price.result.shortfall_pct,
+                LimitPrice::shortfall_is(suggestion.sizing),
+                price.allow_pct
             );
         }
         queue_summary(suggestion.sizing, args.gpus_per_node);

@@ -93,6 +93,15 @@ fn seeds() -> u64 {
         .unwrap_or(4)
 }
 
+/// The shortfall limit suggest is held to: 1% unless `EBB_SUGGEST_MAX_SHORTFALL_PCT` says
+/// another (what the limit costs a family: its ratio at 1% against its ratio at, say, 3%).
+fn max_shortfall_pct() -> f64 {
+    std::env::var("EBB_SUGGEST_MAX_SHORTFALL_PCT")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(1.0)
+}
+
 /// `family`'s parameters, drawn at `peak` GPUs when given.
 fn params_of(family: Family, peak: Option<f64>) -> FamilyParams {
     let params = family.default_params();
@@ -130,29 +139,33 @@ fn out_of_sample(family: Family, seed: u64, peak: Option<f64>, entry: &PriceEntr
         overlay: family.overlay(),
         ..ReplayOptions::default()
     };
-    let suggestion = suggest_with(
-        &train,
-        entry,
-        &SuggestOptions {
-            replay: train_options,
-            ..SuggestOptions::default()
-        },
-        &QueueOptions {
-            gpus_per_node: node,
-        },
-    )
-    .unwrap();
+    let suggest_at = |limit: f64| {
+        suggest_with(
+            &train,
+            entry,
+            &SuggestOptions {
+                replay: train_options,
+                max_shortfall_pct: limit,
+                ..SuggestOptions::default()
+            },
+            &QueueOptions {
+                gpus_per_node: node,
+            },
+        )
+        .unwrap()
+    };
+    let suggestion = suggest_at(max_shortfall_pct());
     let test_options = ReplayOptions {
         start_ms: HALF as i64 * 60_000,
         ..train_options
     };
-    let mut policy = RulesPolicy::new(
-        "rules",
-        suggestion.rules.clone(),
-        Some(pricing(entry, &test_options)),
-    )
-    .with_node_gpus(node);
-    let replayed = replay(&test, &mut policy, entry, &test_options).unwrap();
+    let replay_test = |rules: &ebb_rules::model::RuleSet| {
+        let mut policy =
+            RulesPolicy::new("rules", rules.clone(), Some(pricing(entry, &test_options)))
+                .with_node_gpus(node);
+        replay(&test, &mut policy, entry, &test_options).unwrap()
+    };
+    let replayed = replay_test(&suggestion.rules);
     let unit = unit_minutes(test_options.overlay);
     let flaps = flap_count(&replayed.flapped);
     let window = suggestion.rules.spec().scale_in.release_window_minutes;
@@ -171,6 +184,19 @@ fn out_of_sample(family: Family, seed: u64, peak: Option<f64>, entry: &PriceEntr
     let oracle_flaps = flap_count(&oracle.flapped);
     let oracle = oracle.result;
     let ratio = result.cost_fen as f64 / oracle.cost_fen as f64;
+    // What the limit cost: the rules suggested at the limit the file names, out of sample.
+    let relaxed = suggestion.limit_price.as_ref().map(|price| {
+        let relaxed = suggest_at(price.allow_pct);
+        let out = replay_test(&relaxed.rules).result;
+        format!(
+            " limit price: train cheapest ×{:.3} short {:.2}%, at {}%: ×{:.3} short {:.2}%",
+            price.result.cost_fen as f64 / suggestion.oracle.cost_fen as f64,
+            price.result.shortfall_pct,
+            price.allow_pct,
+            out.cost_fen as f64 / oracle.cost_fen as f64,
+            out.shortfall_pct
+        )
+    });
     let flaps_per_day = flaps as f64 / (HALF as f64 / 1_440.0);
     let oracle_flaps_per_day = oracle_flaps as f64 / (HALF as f64 / 1_440.0);
     let line = format!(
@@ -184,7 +210,7 @@ fn out_of_sample(family: Family, seed: u64, peak: Option<f64>, entry: &PriceEntr
         suggestion.folds,
         suggestion.recurring.len(),
         suggestion.levers
-    );
+    ) + relaxed.as_deref().unwrap_or("");
     Outcome {
         ratio,
         shortfall_pct: result.shortfall_pct,

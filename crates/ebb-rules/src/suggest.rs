@@ -63,6 +63,13 @@
 //! regret over its folds (in each, the candidate's priced cost over the cheapest's there);
 //! among those within [`CHOICE_TOLERANCE`] of it, the fewest flaps, then actions.
 //! Deterministic: no randomness, a fixed order.
+//!
+//! **What the limit costs** ([`LimitPrice`]): when the rules chosen cost well over the
+//! oracle and over the cheapest rule set replayed, that one being over the limit, the file
+//! (and a note, and `ebb rules suggest`'s summary) says so, with the limit that allows it.
+//! On demand no rule sees coming (a queue idle for hours between jobs) a small shortfall is
+//! met only by GPUs held ready ahead of it, which the oracle never pays for; whether a job's
+//! wait for its node is worth that is the operator's choice, not the search's.
 
 pub mod flaps;
 pub mod folds;
@@ -257,6 +264,71 @@ pub struct Suggestion {
     /// Whether the chosen rules are within the limit on the trace (when none is, the one
     /// with the least shortfall is suggested).
     pub within_limit: bool,
+    /// What the limit cost, when it cost much ([`LimitPrice`]).
+    pub limit_price: Option<LimitPrice>,
+}
+
+/// The chosen rules cost at least this share more than the oracle and than the cheapest
+/// rule set replayed (over the limit) before the file says what the limit costs.
+pub const LIMIT_PRICE_SHARE: f64 = 0.2;
+
+/// What the shortfall limit cost: the cheapest rule set the search replayed, over the
+/// limit, when the rules chosen cost [`LIMIT_PRICE_SHARE`] more or above than it and than
+/// the perfect-foresight oracle. The
+/// limit is then met only by holding GPUs ready ahead of demand no rule sees coming (on a
+/// queue: a node kept warm for jobs that arrive after long idle stretches), which the
+/// perfect-foresight oracle never pays for; the operator chooses whether that is worth it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LimitPrice {
+    /// Its levers.
+    pub levers: Levers,
+    /// What it did on the trace.
+    pub result: ReplayResult,
+    /// The least `--max-shortfall-pct` that lets it be chosen (its shortfall over
+    /// [`SAFETY`], each fold's within it), rounded up to a tenth.
+    pub allow_pct: f64,
+}
+
+impl LimitPrice {
+    /// What its shortfall is, in words, on a trace sized so.
+    pub fn shortfall_is(sizing: Sizing) -> &'static str {
+        if sizing.is_queue() {
+            "jobs waiting for their nodes to warm up"
+        } else {
+            "demand waiting for the GPUs ordered for it to warm up"
+        }
+    }
+}
+
+/// The cheapest rule set tried (by priced cost; with schedules only if `pre_scale_allowed`),
+/// over the limit, when the one chosen, `chosen`, has less shortfall and costs
+/// [`LIMIT_PRICE_SHARE`] more or above than it and than `oracle`.
+fn limit_price(
+    tried: &Tried,
+    chosen: &Scored,
+    pre_scale_allowed: bool,
+    oracle: &ReplayResult,
+) -> Option<LimitPrice> {
+    let (levers, cheapest) = tried
+        .iter()
+        .filter(|(levers, _)| pre_scale_allowed || !levers.pre_scale)
+        .min_by_key(|(levers, score)| (score.priced, **levers))?;
+    let above = |fen: i64| chosen.result.cost_fen as f64 >= fen as f64 * (1.0 + LIMIT_PRICE_SHARE);
+    let dearer = above(cheapest.result.cost_fen) && above(oracle.cost_fen);
+    let shorter = chosen.result.shortfall_pct < cheapest.result.shortfall_pct;
+    if cheapest.key.0 == 0 || !dearer || !shorter {
+        return None;
+    }
+    let needed = cheapest
+        .folds
+        .iter()
+        .map(|fold| fold.shortfall_pct)
+        .fold(cheapest.result.shortfall_pct / SAFETY, f64::max);
+    Some(LimitPrice {
+        levers: *levers,
+        result: cheapest.result.clone(),
+        allow_pct: (needed * 10.0 - 1e-9).ceil() / 10.0,
+    })
 }
 
 /// What one candidate did.
@@ -265,6 +337,9 @@ struct Scored {
     result: ReplayResult,
     flaps: u32,
     folds: Vec<FoldCost>,
+    /// Its cost with each action, flap and stress load priced (as `key`'s second when within
+    /// the limit).
+    priced: i64,
     /// 0: within the limit on the trace and on every fold; 1: on the trace but over it on
     /// a fold; 2: over it. Then the cost with each action, flap and stress load priced (the
     /// shortfall when over the limit), then the actions: lower is better.
@@ -300,6 +375,7 @@ impl Scored {
             result,
             flaps: flapped.0 as u32,
             folds,
+            priced,
             key,
         }
     }
@@ -584,9 +660,10 @@ pub fn suggest_with(
         }
         gate = Some(found);
     }
+    let oracle = oracle_for(trace, &plan, entry)?;
+    let limit_price = limit_price(&evaluator.tried, &best_score, best.pre_scale, &oracle);
     let candidates = evaluator.tried.len() as u32;
     let fold_count = evaluator.folds.len();
-    let oracle = oracle_for(trace, &plan, entry)?;
     let levers = canonical(best, sizing);
     let spec = build_spec(&levers, &plan);
     let days = (trace.minutes() as f64 / 1_440.0).max(1.0 / 1_440.0);
@@ -607,6 +684,7 @@ pub fn suggest_with(
         action_fen: evaluator.prices.action_fen,
         flap_fen: evaluator.prices.flap_fen,
         flap_gpu_fen: evaluator.prices.flap_gpu_fen,
+        limit_price: limit_price.as_ref(),
     };
     let mut notes = notes(trace, &plan, &found);
     if let Some(gate) = &gate {
@@ -621,6 +699,7 @@ pub fn suggest_with(
     let within_limit = best_score.result.shortfall_pct <= options.max_shortfall_pct;
     Ok(Suggestion {
         within_limit,
+        limit_price: limit_price.clone(),
         rules,
         file,
         notes,
@@ -663,6 +742,8 @@ struct Found<'a> {
     action_fen: i64,
     flap_fen: i64,
     flap_gpu_fen: i64,
+    /// What the limit cost, when it cost much.
+    limit_price: Option<&'a LimitPrice>,
 }
 
 /// The stress loads ([`stress_traces`]); on a queue trace, jobs too: the queue asks for
@@ -993,6 +1074,16 @@ fn structured_notes(trace: &Trace, plan: &Plan<'_>, found: &Found<'_>) -> Vec<Su
             max_shortfall_pct: options.max_shortfall_pct,
         });
     }
+    if let Some(price) = found.limit_price {
+        out.push(SuggestNote::LimitPrice {
+            cost_fen: price.result.cost_fen,
+            oracle_cost_fen: oracle.cost_fen,
+            shortfall_pct: price.result.shortfall_pct,
+            max_shortfall_pct: options.max_shortfall_pct,
+            allow_pct: price.allow_pct,
+            queue: plan.sizing.is_queue(),
+        });
+    }
     if !plan.sizing.is_queue() {
         out.push(SuggestNote::Target {
             target_pct: levers.target_pct,
@@ -1117,6 +1208,33 @@ fn choice_lines(found: &Found<'_>, max_shortfall_pct: f64) -> Vec<String> {
     out
 }
 
+/// What the limit cost, as the file's header says it.
+fn limit_price_lines(
+    price: &LimitPrice,
+    oracle: &ReplayResult,
+    max_shortfall_pct: f64,
+    sizing: Sizing,
+) -> Vec<String> {
+    let cheapest = &price.result;
+    let ratio = cheapest.cost_fen as f64 / oracle.cost_fen.max(1) as f64;
+    let short = LimitPrice::shortfall_is(sizing);
+    vec![
+        format!(
+            "What the {max_shortfall_pct}% limit costs: the cheapest rule set replayed cost {} ({ratio:.3}x the oracle), with shortfall",
+            Money::from_fen(cheapest.cost_fen)
+        ),
+        format!(
+            "{:.2}% ({short}). Less shortfall takes GPUs held ready ahead of demand no rule sees coming,",
+            cheapest.shortfall_pct
+        ),
+        format!(
+            "which the oracle never pays for. If that wait is acceptable, `--max-shortfall-pct {}` allows rules like it",
+            price.allow_pct
+        ),
+        "(the search keeps half the limit as margin for load it has not seen).".to_string(),
+    ]
+}
+
 fn unit_word(overlay: OverlayMode) -> &'static str {
     match paid_unit(overlay) {
         PaidUnit::Hour => "hour",
@@ -1163,6 +1281,14 @@ fn notes(trace: &Trace, plan: &Plan<'_>, found: &Found<'_>) -> Notes {
         ),
     ];
     header.extend(choice_lines(found, options.max_shortfall_pct));
+    if let Some(price) = found.limit_price {
+        header.extend(limit_price_lines(
+            price,
+            oracle,
+            options.max_shortfall_pct,
+            plan.sizing,
+        ));
+    }
     header.extend([
         "Edit freely, then check a change with `ebb replay --trace … --rules this-file`."
             .to_string(),
@@ -1208,10 +1334,14 @@ fn notes(trace: &Trace, plan: &Plan<'_>, found: &Found<'_>) -> Notes {
     };
     notes.insert("limits".to_string(), limits);
     let mut scale_in = vec![
-        format!(
-            "force = false: a surplus GPU goes only in the last {} of the {unit} it has paid for,",
-            spec::counted(levers.release_window_minutes, "minute", "minutes")
-        ),
+        if levers.release_window_minutes == 0 {
+            format!("force = false: a surplus GPU goes only as the {unit} it has paid for ends,")
+        } else {
+            format!(
+                "force = false: a surplus GPU goes only in the last {} of the {unit} it has paid for,",
+                spec::counted(levers.release_window_minutes, "minute", "minutes")
+            )
+        },
         "whichever GPUs' units end first: releasing one earlier saves nothing, and a GPU kept to the end of its paid"
             .to_string(),
         format!("{unit} is there for free if the load comes back."),

@@ -29,6 +29,9 @@ pub struct SuggestReport {
     pub replay: ReplayResult,
     /// The perfect-foresight oracle on the same trace and billing.
     pub oracle: ReplayResult,
+    /// Why the rules are as they are, as data (what the file's comments say).
+    #[serde(default)]
+    pub notes: Vec<SuggestNote>,
     /// The spot mix recommended for the pool, when the trace carries a spot market.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spot_mix: Option<SpotMixSuggestion>,
@@ -66,6 +69,18 @@ pub enum SuggestNote {
     OverLimit {
         shortfall_pct: f64,
         max_shortfall_pct: f64,
+    },
+    /// What the limit cost: the cheapest rule set replayed cost `cost_fen` with shortfall
+    /// `shortfall_pct`, over `max_shortfall_pct`; within the limit GPUs are held ready
+    /// ahead of demand no rule sees coming. A limit of `allow_pct` allows rules like it.
+    /// `queue`: the shortfall is jobs waiting for their nodes to warm up.
+    LimitPrice {
+        cost_fen: i64,
+        oracle_cost_fen: i64,
+        shortfall_pct: f64,
+        max_shortfall_pct: f64,
+        allow_pct: f64,
+        queue: bool,
     },
     /// Size the pool to its busy GPUs at `target_pct`% of each GPU (100: no headroom).
     Target { target_pct: u32 },

@@ -62,7 +62,7 @@
 //     [data-testid="rules-replay-error"] [data-testid="rules-suggest-error"]
 //   [data-testid="rules-suggestion"]           data-state="comparing|ready|error", data-within
 //     [data-testid="rules-suggest-diff"] tr[data-diff="same|added|removed|changed"]  [data-testid="rules-suggest-counts"]
-//     [data-testid="rules-suggest-notes"] li[data-note]
+//     [data-testid="rules-suggest-notes"] (data-kinds) li[data-note]  #rules-suggest-again [data-testid="rules-suggest-again-error"]
 //     [data-testid="rules-suggest-compare"] tr[data-which="current|suggested"] td[data-col]
 //     #rules-suggest-accept #rules-suggest-dismiss  #rules-suggest-discard-yes #rules-suggest-discard-no
 
@@ -290,6 +290,10 @@ export function rulesView(): View {
                       setProposal(null);
                       setAnnouncement(t("rules.suggest.dismissed"));
                       document.getElementById("rules-suggest")?.focus();
+                    }}
+                    onSuggested={(suggestion) => {
+                      setProposal({ suggestion, trace: shown.trace });
+                      setAnnouncement(t("rules.replay.suggested", { pool: editing.pool }));
                     }}
                   />
                 )}

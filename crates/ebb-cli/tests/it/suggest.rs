@@ -429,3 +429,63 @@ fn suggest_with_spot_prices_but_no_interruptions_says_what_is_missing() {
     assert_eq!(report["spot_mix"]["interruptions_from"], "model");
     assert_eq!(report["spot_mix"]["interruptions_per_gpu_hour"], 0.02);
 }
+
+/// A small queue idle for hours between sudden 8-GPU jobs (six days of the `queue-bursts`
+/// stand-in): standard error says what the 1% limit costs and which limit allows the
+/// cheapest rules; `--json` carries it as a note, and at that limit the rules are as cheap.
+#[test]
+fn suggest_says_what_the_limit_costs_and_the_limit_it_names_allows_it() {
+    use ebb_rules::replay::families::{Family, FamilyParams, generate};
+    let data = TempDir::new("cli-suggest-price");
+    let params = FamilyParams {
+        days: 6,
+        ..Family::QueueBursts.default_params()
+    };
+    let mut csv = String::from("minute,demand,slurm_demand_gpus\n");
+    for (minute, gpus) in generate(Family::QueueBursts, &params, 3).iter().enumerate() {
+        csv.push_str(&format!("{minute},{gpus},{gpus}\n"));
+    }
+    let trace = data.path().join("queue.csv");
+    std::fs::write(&trace, csv).unwrap();
+    let trace = trace.to_str().unwrap();
+    let args = ["rules", "suggest", "--trace", trace, "--gpus-per-node", "8"];
+
+    let output = ebb(data.path(), &args);
+    succeeded(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("what the 1% limit costs"), "{stderr}");
+    assert!(stderr.contains("jobs waiting for their nodes"), "{stderr}");
+    let mut json = args.to_vec();
+    json.push("--json");
+    let report: serde_json::Value =
+        serde_json::from_str(&succeeded(&ebb(data.path(), &json))).unwrap();
+    let price = report["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|note| note["kind"] == "limit_price")
+        .unwrap_or_else(|| panic!("{report}"))
+        .clone();
+    assert_eq!(price["queue"], true, "{price}");
+    let allow = price["allow_pct"].as_f64().unwrap();
+    let cheapest = price["cost_fen"].as_f64().unwrap();
+    assert!(
+        stderr.contains(&format!("--max-shortfall-pct {allow} allows")),
+        "{stderr}"
+    );
+    assert!(
+        report["replay"]["cost_fen"].as_f64().unwrap() >= 1.2 * cheapest,
+        "{report}"
+    );
+
+    let allow_text = allow.to_string();
+    let mut relaxed = json.clone();
+    relaxed.extend(["--max-shortfall-pct", allow_text.as_str()]);
+    let report: serde_json::Value =
+        serde_json::from_str(&succeeded(&ebb(data.path(), &relaxed))).unwrap();
+    assert_eq!(report["within_limit"], true, "{report}");
+    assert!(
+        report["replay"]["cost_fen"].as_f64().unwrap() <= 1.05 * cheapest,
+        "{report}"
+    );
+}

@@ -355,18 +355,30 @@ impl Console {
     /// A rule file for `pool` chosen by replay on `trace` or the pool's history
     /// (`ebb_rules::suggest`), its limits fitted to the pool's range, as a proposal with its
     /// reasons as data. The custom metrics of `current` (the file being edited, when it
-    /// parses) are kept in it.
+    /// parses) are kept in it. `max_shortfall_pct`: the limit, % of demand (default
+    /// [`SUGGEST_MAX_SHORTFALL_PCT`]; a suggestion's note on what the limit costs names
+    /// another).
     pub async fn suggest_rules(
         &self,
         pool: &str,
         trace: Option<&str>,
         current: Option<&str>,
+        max_shortfall_pct: Option<f64>,
     ) -> Result<RulesSuggestion, ReplayError> {
+        let max_shortfall_pct = max_shortfall_pct.unwrap_or(SUGGEST_MAX_SHORTFALL_PCT);
+        if !(max_shortfall_pct > 0.0 && max_shortfall_pct <= 100.0) {
+            return Err(invalid(
+                "max_shortfall_pct",
+                None,
+                Phrase::new("replay.refuse.maxShortfall")
+                    .text("value", max_shortfall_pct.to_string()),
+            ));
+        }
         let pool = self.pools.get(pool).await?;
         let (trace, _, start_ms) = self.demand_for(&pool, trace).await?;
         let (entry, replay) = replay_price(&pool, &self.catalog(), start_ms)?;
         let options = SuggestOptions {
-            max_shortfall_pct: SUGGEST_MAX_SHORTFALL_PCT,
+            max_shortfall_pct,
             replay,
             pool: Some(pool.name.clone()),
             metrics: current.map(kept_metrics).unwrap_or_default(),

@@ -75,9 +75,22 @@ async fn a_replay_runs_on_the_pools_history_or_a_trace_and_a_short_history_is_re
         Err(ReplayError::Invalid { field, .. }) => assert_eq!(field, "trace"),
         other => panic!("{other:?}"),
     }
-    match console.suggest_rules("burst", None, None).await {
+    match console.suggest_rules("burst", None, None, None).await {
         Err(ReplayError::Invalid { field, .. }) => assert_eq!(field, "trace"),
         other => panic!("{other:?}"),
+    }
+    // A limit that is not a percentage is refused, naming it, before anything is read.
+    for wrong in [0.0, -1.0, 100.5, f64::NAN] {
+        match console
+            .suggest_rules("burst", None, None, Some(wrong))
+            .await
+        {
+            Err(ReplayError::Invalid { field, message, .. }) => {
+                assert_eq!(field, "max_shortfall_pct");
+                assert!(message.contains("percentage above 0"), "{message}");
+            }
+            other => panic!("{wrong}: {other:?}"),
+        }
     }
 
     // An hour recorded before now: 2 GPUs, busy 50% then 100%.
@@ -164,7 +177,7 @@ async fn a_replay_runs_on_the_pools_history_or_a_trace_and_a_short_history_is_re
 
     // A suggestion from the same trace: a valid file within the pool's range.
     let file = console
-        .suggest_rules("burst", Some(&csv), Some(RULES))
+        .suggest_rules("burst", Some(&csv), Some(RULES), None)
         .await
         .unwrap()
         .file;

@@ -67,7 +67,7 @@ fn parses_and_replays_within_the_limit(family: Family) {
         for words in [
             "# Suggested by `ebb rules suggest`",
             "the perfect-foresight oracle",
-            "force = false: a surplus GPU goes only in the last",
+            "force = false: a surplus GPU goes only ",
             "Size the pool to its busy GPUs",
             "Scale-in stabilization",
         ] {
@@ -77,6 +77,18 @@ fn parses_and_replays_within_the_limit(family: Family) {
                 suggestion.file
             );
         }
+        // The release window as the file says it: the last N minutes, or the unit's end.
+        let window = spec.scale_in.release_window_minutes;
+        let said = if window == 0 {
+            "it has paid for ends,".to_string()
+        } else {
+            format!("goes only in the last {window} minute")
+        };
+        assert!(
+            suggestion.file.contains(&said),
+            "{name}: {said}\n{}",
+            suggestion.file
+        );
         assert!(
             suggestion.candidates > 10,
             "{name}: a search, not one point"

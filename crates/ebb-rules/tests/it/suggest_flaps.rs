@@ -13,6 +13,7 @@ use ebb_rules::suggest::folds::{bounds, mean_ratios};
 use ebb_rules::suggest::queue::{DEMAND_METRIC, whole_node_demand};
 use ebb_rules::suggest::seasonal::recurring_steps;
 use ebb_rules::suggest::{QueueOptions, SuggestOptions, suggest_with};
+use ebb_wire::suggest::SuggestNote;
 
 fn held(runs: &[(u32, usize)]) -> Vec<u32> {
     runs.iter()
@@ -197,4 +198,73 @@ fn the_families_no_search_was_tuned_to_are_apart_and_have_their_shapes() {
     );
     let idle = queue.iter().filter(|&&gpus| gpus <= 1.0).count();
     assert!(idle > queue.len() / 2, "{idle}");
+}
+
+/// A small queue idle for hours between sudden 8-GPU jobs: within a 1% limit only a node
+/// kept warm ahead of jobs no rule sees coming meets it. The file says what that costs, and
+/// the limit it names lets the search choose rules about as cheap as the cheapest it tried.
+#[test]
+fn what_the_limit_costs_is_said_and_the_limit_it_names_allows_it() {
+    let catalog = Catalog::demo();
+    let entry = catalog.find("A100", "cn-north").unwrap();
+    let params = FamilyParams {
+        days: 6,
+        ..Family::QueueBursts.default_params()
+    };
+    let demand = generate(Family::QueueBursts, &params, 3);
+    let asked = demand.iter().map(|&gpus| Some(gpus)).collect();
+    let trace = Trace::from_demand(demand)
+        .unwrap()
+        .with_column(DEMAND_METRIC, asked)
+        .unwrap();
+    let nodes = QueueOptions { gpus_per_node: 8 };
+    let strict = suggest_with(&trace, entry, &SuggestOptions::default(), &nodes).unwrap();
+    let price = strict.limit_price.clone().expect("the limit's price");
+    assert!(
+        strict.replay.cost_fen as f64 >= 1.2 * price.result.cost_fen as f64,
+        "{:?} {price:?}",
+        strict.replay
+    );
+    assert!(price.result.shortfall_pct > 0.5, "{price:?}");
+    assert!(
+        price.allow_pct >= 2.0 * price.result.shortfall_pct,
+        "{price:?}"
+    );
+    let said = format!("--max-shortfall-pct {}", price.allow_pct);
+    assert!(
+        strict.file.contains("What the 1% limit costs"),
+        "{}",
+        strict.file
+    );
+    assert!(strict.file.contains(&said), "{}", strict.file);
+    assert!(
+        strict.file.contains("jobs waiting for their nodes"),
+        "{}",
+        strict.file
+    );
+    assert!(
+        strict.notes.iter().any(|note| matches!(
+            note,
+            SuggestNote::LimitPrice { allow_pct, queue: true, .. } if *allow_pct == price.allow_pct
+        )),
+        "{:?}",
+        strict.notes
+    );
+
+    let relaxed = suggest_with(
+        &trace,
+        entry,
+        &SuggestOptions {
+            max_shortfall_pct: price.allow_pct,
+            ..SuggestOptions::default()
+        },
+        &nodes,
+    )
+    .unwrap();
+    assert!(relaxed.within_limit);
+    assert!(
+        relaxed.replay.cost_fen as f64 <= 1.05 * price.result.cost_fen as f64,
+        "{:?} {price:?}",
+        relaxed.replay
+    );
 }

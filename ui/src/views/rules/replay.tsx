@@ -153,7 +153,7 @@ export function Replay(props: {
     setSuggesting(true);
     setSuggestError(null);
     const on = chosenTrace();
-    const res = await call(() => commands.suggestRules(props.pool, on?.text ?? null, props.source()));
+    const res = await call(() => commands.suggestRules(props.pool, on?.text ?? null, props.source(), null));
     if (disposed) return;
     setSuggesting(false);
     if (res.status === "ok") props.onSuggested(res.data, on);

@@ -1,26 +1,29 @@
 // A suggestion as a proposal: the rule file in the editor and the suggested one side by
 // side (a line diff), why the suggestion is as it is (its structured notes, worded from the
 // catalog), and both replayed on the same demand the suggestion was chosen on (cost,
-// shortfall, actions a day, peak). Accept puts the suggested file in the editor, unsaved;
+// shortfall, actions a day, peak). When the shortfall limit is what made the rules dear,
+// the note that says so offers to suggest again at the limit it names. Accept puts the suggested file in the editor, unsaved;
 // Dismiss leaves the editor as it is. The diff follows the editor as it changes.
 //
 // Stable selectors (see views/rules.tsx):
 //   [data-testid="rules-suggestion"] (data-state="comparing|ready|error", data-within="true|false")
 //   [data-testid="rules-suggest-diff"] tr[data-diff="same|added|removed|changed"]
 //   [data-testid="rules-suggest-counts"]
-//   [data-testid="rules-suggest-notes"] li[data-note=KIND]
+//   [data-testid="rules-suggest-notes"] (data-kinds: the notes' kinds) li[data-note=KIND]
+//     #rules-suggest-again (in li[data-note="limit_price"]: suggest again at the limit it names)
+//     [data-testid="rules-suggest-again-error"]
 //   [data-testid="rules-suggest-compare"] tr[data-which="current|suggested"] td[data-col="cost|shortfall|actions|peak"]
 //   #rules-suggest-accept #rules-suggest-dismiss
 //   [data-testid="discard-question"] #rules-suggest-discard-yes #rules-suggest-discard-no (accepting
 //     over unsaved edits asks first)
 
 import { createMemo, createSignal, For, onCleanup, onMount, Show, type JSX } from "solid-js";
-import { commands, type ReplayResult, type RulesSuggestion } from "../../bindings";
+import { commands, type ReplayResult, type RulesSuggestion, type SuggestNote } from "../../bindings";
 import { formatMoney } from "../../costs";
 import { t } from "../../i18n";
 import { call } from "../../ipc";
 import type { LoadedTrace } from "../../rules-store";
-import { diffCounts, lineDiff, suggestNoteText, type DiffRow } from "../../rules-suggest";
+import { diffCounts, lineDiff, suggestAgainLabel, suggestNoteText, type DiffRow } from "../../rules-suggest";
 import { getEffectiveTheme } from "../../theme";
 import { DiscardQuestion } from "../discard-question";
 import { ErrorAlert } from "../error-alert";
@@ -50,8 +53,11 @@ export function Suggestion(props: {
   dirty: () => boolean;
   onAccept: () => void;
   onDismiss: () => void;
+  /** Suggested again, at another limit, on the same demand. */
+  onSuggested: (suggestion: RulesSuggestion) => void;
 }): JSX.Element {
   const [asking, setAsking] = createSignal(false);
+  const [again, setAgain] = createSignal<{ status: "idle" } | { status: "pending" } | { status: "error"; error: unknown }>({ status: "idle" });
   const rows = createMemo(() => lineDiff(props.current(), props.suggestion.file));
   const counts = createMemo(() => diffCounts(rows()));
   const [outcomes, setOutcomes] = createSignal<Record<Which, Outcome>>({ current: { status: "pending" }, suggested: { status: "pending" } });
@@ -76,6 +82,41 @@ export function Suggestion(props: {
   onCleanup(() => {
     disposed = true;
   });
+
+  /** The same suggestion at the limit a note names, on the same demand and metrics. */
+  async function suggestAt(limitPct: number): Promise<void> {
+    if (again().status === "pending") return;
+    setAgain({ status: "pending" });
+    const res = await call(() => commands.suggestRules(props.pool, props.trace?.text ?? null, props.current(), limitPct));
+    if (disposed) return;
+    if (res.status === "ok") {
+      setAgain({ status: "idle" });
+      props.onSuggested(res.data);
+    } else {
+      setAgain({ status: "error", error: res.error });
+    }
+  }
+  const noteItem = (note: SuggestNote): JSX.Element => (
+    <li data-note={note.kind}>
+      {suggestNoteText(note)}
+      <Show when={note.kind === "limit_price" ? note : null}>
+        {(price) => (
+          <>
+            {" "}
+            <button
+              type="button"
+              id="rules-suggest-again"
+              class="btn btn-small"
+              disabled={again().status === "pending"}
+              onClick={() => void suggestAt(price().allow_pct)}
+            >
+              {again().status === "pending" ? t("rules.replay.suggesting") : suggestAgainLabel(price().allow_pct)}
+            </button>
+          </>
+        )}
+      </Show>
+    </li>
+  );
 
   const state = (): "comparing" | "ready" | "error" => {
     const all = outcomes();
@@ -102,9 +143,17 @@ export function Suggestion(props: {
       <p class="hint section-lead">{t("rules.suggest.lead")}</p>
 
       <h3>{t("rules.suggest.why")}</h3>
-      <ul class="rules-suggest-notes" data-testid="rules-suggest-notes">
-        <For each={props.suggestion.notes}>{(note) => <li data-note={note.kind}>{suggestNoteText(note)}</li>}</For>
+      <ul class="rules-suggest-notes" data-testid="rules-suggest-notes" data-kinds={props.suggestion.notes.map((note) => note.kind).join(" ")}>
+        <For each={props.suggestion.notes}>{noteItem}</For>
       </ul>
+      <Show when={(() => {
+        const state = again();
+        return state.status === "error" ? state : null;
+      })()}>
+        {(failed) => (
+          <ErrorAlert lead={t("rules.replay.suggestFailed")} error={failed().error} testid="rules-suggest-again-error" sentenceFor={replaySentence} />
+        )}
+      </Show>
 
       <h3>{t("rules.suggest.compareTitle")}</h3>
       <Show when={state() === "comparing"}>
