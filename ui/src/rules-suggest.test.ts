@@ -57,6 +57,7 @@ const NOTES: SuggestNote[] = [
   { kind: "pre_scale_left_out", onset: "19:00", rise_gpus: 8, days_seen: 2 },
   { kind: "kept_metrics", names: ["queue_len", "users"] },
   { kind: "limit_price", cost_fen: 770_000, oracle_cost_fen: 780_000, shortfall_pct: 3.15, max_shortfall_pct: 1, allow_pct: 6.4, queue: true },
+  { kind: "stuck_jobs", gpu_minutes: 960, share_pct: 43.2 },
   { kind: "limit_price", cost_fen: 90_000, oracle_cost_fen: 100_000, shortfall_pct: 2.5, max_shortfall_pct: 1, allow_pct: 5, queue: false },
 ];
 
@@ -90,7 +91,8 @@ describe("suggestNoteText", () => {
     expect(suggestNoteText(NOTES[16]!)).toContain("0.99× the oracle's");
     expect(suggestNoteText(NOTES[16]!)).toContain("jobs waiting for their nodes");
     expect(suggestNoteText(NOTES[16]!)).toContain("a limit of 6.4%");
-    expect(suggestNoteText(NOTES[17]!)).toContain("GPUs ordered for it");
+    expect(suggestNoteText(NOTES[18]!)).toContain("GPUs ordered for it");
+    expect(suggestNoteText(NOTES[17]!)).toContain("960 GPU-minutes (43.2% of what the queue asked for)");
     expect(suggestNoteText(NOTES[9]!)).toContain("only as the hour it has paid for ends");
     // The button beside it names the same limit, worded the same.
     expect(suggestAgainLabel(6.4)).toBe("Suggest with a 6.4% limit");

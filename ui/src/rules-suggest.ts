@@ -122,6 +122,8 @@ export function suggestNoteText(note: SuggestNote): string {
       });
     case "over_limit":
       return t("rules.suggest.note.overLimit", { shortfall: pct(note.shortfall_pct), limit: pct(note.max_shortfall_pct) });
+    case "stuck_jobs":
+      return t("rules.suggest.note.stuckJobs", { gpuMinutes: Math.round(note.gpu_minutes), share: note.share_pct.toFixed(1) });
     case "limit_price":
       return t("rules.suggest.note.limitPrice", {
         limit: pct(note.max_shortfall_pct),

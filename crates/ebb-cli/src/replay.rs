@@ -126,6 +126,11 @@ pub fn run(args: &ReplayArgs, data_dir: &Path, json: bool) -> anyhow::Result<()>
             args.trace.display()
         );
     }
+    // A queue recorded elsewhere, with the partition's idle GPUs: its stuck jobs are not
+    // demand, and the figures below are without them.
+    if trace.stuck_gpus().is_some() {
+        eprintln!("{}", ebb_rules::suggest::queue::stuck_sentence(&trace));
+    }
     let options = ReplayOptions {
         warmup_minutes: args.warmup,
         overlay: args.overlay,

@@ -254,7 +254,7 @@ pub fn run(args: &SuggestArgs, data_dir: &Path, json: bool) -> anyhow::Result<()
                 price.allow_pct
             );
         }
-        queue_summary(suggestion.sizing, args.gpus_per_node);
+        queue_summary(&trace, suggestion.sizing, args.gpus_per_node);
         if let Some(choice) = &mix {
             mix_summary(choice);
         }
@@ -287,7 +287,7 @@ fn mix_summary(choice: &MixChoice) {
 
 /// What standard error says of the queue: what the rules size on, and what the replay could
 /// not know (the file's comments say the same).
-fn queue_summary(sizing: Sizing, gpus_per_node: Option<u32>) {
+fn queue_summary(trace: &Trace, sizing: Sizing, gpus_per_node: Option<u32>) {
     match sizing {
         Sizing::BusyGpus => {
             if gpus_per_node.is_some() {
@@ -303,6 +303,7 @@ fn queue_summary(sizing: Sizing, gpus_per_node: Option<u32>) {
                 queue::TARGET_RULE,
                 queue::DEMAND_METRIC
             );
+            eprintln!("{}", queue::stuck_sentence(trace));
             if wait {
                 eprintln!(
                     "`{}` adds {} (a node) once a job has waited; the recorded `{}` is the wait on the pool that ran then, not on the replayed one, so how often it fires is a guess",

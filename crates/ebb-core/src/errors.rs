@@ -290,6 +290,7 @@ mod tests {
             Phrase::new("replay.refuse.noPrice")
                 .text("model", "A100")
                 .text("regions", "cn-east, cn-north"),
+            Phrase::new("replay.refuse.maxShortfall").text("value", "100.5"),
             Phrase::new("rules.refuse.invalid"),
             Phrase::new("showback.refuse.month").text("month", "2026-13"),
             Phrase::new("showback.refuse.notBegun").text("month", "2099-01"),

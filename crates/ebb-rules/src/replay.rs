@@ -2,6 +2,7 @@
 //! with PRODUCT.md's replay model, and the held series priced by its billing model.
 //!
 //! - [`trace`]: the CSV `minute,demand[,metric…]`, errors naming the line and column;
+//!   [`stuck`]: a queue trace's stuck jobs, which are not demand;
 //! - [`sim`]: the minute loop (warmup; a scale-in gives back the GPUs whose paid unit ends,
 //!   as the console's placement does, and keeps the others to their unit's end);
 //! - [`billing`]: each GPU's paid run, paid units, the best base;
@@ -20,6 +21,7 @@ pub mod families;
 pub mod oracle;
 pub mod sim;
 pub mod spot;
+pub mod stuck;
 pub mod trace;
 
 use crate::policy::Policy;

@@ -1074,6 +1074,12 @@ fn structured_notes(trace: &Trace, plan: &Plan<'_>, found: &Found<'_>) -> Vec<Su
             max_shortfall_pct: options.max_shortfall_pct,
         });
     }
+    if let Some((gpu_minutes, share_pct)) = queue::stuck_taken(trace) {
+        out.push(SuggestNote::StuckJobs {
+            gpu_minutes,
+            share_pct,
+        });
+    }
     if let Some(price) = found.limit_price {
         out.push(SuggestNote::LimitPrice {
             cost_fen: price.result.cost_fen,
@@ -1294,7 +1300,7 @@ fn notes(trace: &Trace, plan: &Plan<'_>, found: &Found<'_>) -> Notes {
             .to_string(),
     ]);
     if plan.sizing.is_queue() {
-        header.extend(queue::header(plan.sizing, plan.gpus_per_node));
+        header.extend(queue::header(trace, plan.sizing, plan.gpus_per_node));
     }
     let noise = &plan.noise;
     header.push(format!("Measured on this trace: {}.", noise.describe()));

@@ -293,3 +293,59 @@ fn replay_names_a_metric_the_rules_read_that_the_trace_lacks_before_its_figures(
         said_by(&output)
     );
 }
+
+/// A queue recorded with the partition's idle GPUs: a job of 4 GPUs pending for two hours
+/// while 12 sat idle is stuck. `ebb replay` says how much it took out of the demand before
+/// the figures, and replays without it (the oracle holds no GPU for it).
+#[test]
+fn replay_says_a_queues_stuck_jobs_and_leaves_them_out_of_demand() {
+    let data = TempDir::new("cli-replay-stuck");
+    let write = |name: &str, idle: bool| {
+        let mut csv = String::from("minute,demand,slurm_pending_gpus,slurm_demand_gpus");
+        csv.push_str(if idle { ",slurm_idle_gpus\n" } else { "\n" });
+        for minute in 0..180 {
+            let held = if (30..150).contains(&minute) { 4 } else { 0 };
+            csv.push_str(&format!("{minute},{held},{held},{held}"));
+            csv.push_str(if idle { ",12\n" } else { "\n" });
+        }
+        let path = data.join(name);
+        std::fs::write(&path, csv).unwrap();
+        path
+    };
+    let run = |trace: &Path| {
+        ebb(
+            &data,
+            &[
+                "replay",
+                "--trace",
+                trace.to_str().unwrap(),
+                "--rules",
+                seed_rules().to_str().unwrap(),
+                "--model",
+                "A100",
+                "--region",
+                "cn-north",
+                "--baseline",
+                "oracle",
+                "--json",
+            ],
+        )
+    };
+    let output = run(&write("stuck.csv", true));
+    let said = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(
+        said.contains("480 GPU-minutes (100.0% of what the queue asked for) pended"),
+        "{said}"
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(report["baselines"][0]["cost_fen"], 0, "{report}");
+    // Without the idle column the same job is demand.
+    let output = run(&write("counted.csv", false));
+    let said = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!said.contains("GPU-minutes"), "{said}");
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert!(
+        report["baselines"][0]["cost_fen"].as_i64().unwrap() > 0,
+        "{report}"
+    );
+}

@@ -11,14 +11,16 @@ pub const MAX_DEMAND_GPUS: f64 = 1_000_000.0;
 
 /// A Slurm partition's queue, as the console stores it each second as a bound pool's
 /// metrics: GPUs of pending jobs, GPUs allocated, the two together, pending jobs, and the
-/// oldest pending job's wait in minutes. Counts and minutes, so a cell of one of these
+/// oldest pending job's wait in minutes; and, in a queue recorded elsewhere, the
+/// partition's idle GPUs ([`super::stuck`]). Counts and minutes, so a cell of one of these
 /// columns below 0 is refused.
-pub const QUEUE_COLUMNS: [&str; 5] = [
+pub const QUEUE_COLUMNS: [&str; 6] = [
     "slurm_pending_gpus",
     "slurm_allocated_gpus",
     "slurm_demand_gpus",
     "slurm_pending_jobs",
     "slurm_oldest_wait_minutes",
+    super::stuck::IDLE_COLUMN,
 ];
 
 /// The spot market's columns: the spot price in force each minute, yuan per GPU-hour like
@@ -38,6 +40,9 @@ pub struct Trace {
     /// `interrupted`, when the header has it.
     interrupted: Option<Vec<u32>>,
     columns: Vec<Column>,
+    /// The stuck GPUs taken out of the demand each minute ([`super::stuck`]), when the
+    /// trace has the columns that tell them.
+    stuck: Option<Vec<f64>>,
 }
 
 /// One extra metric column (`users`, `latency_ms`, …): a value per minute, `None` where the
@@ -73,6 +78,7 @@ impl Trace {
                 spot_price_fen: None,
                 interrupted: None,
                 columns: Vec::new(),
+                stuck: None,
             },
         )
     }
@@ -333,7 +339,41 @@ impl Trace {
             spot_price_fen,
             interrupted,
             columns,
-        })
+            stuck: None,
+        }
+        .without_stuck_jobs())
+    }
+
+    /// With `slurm_pending_gpus` and `slurm_idle_gpus`: the stuck jobs' GPUs
+    /// ([`super::stuck::stuck_gpus`]) taken out of `demand`, `slurm_demand_gpus` and
+    /// `slurm_pending_gpus` (none below 0), and kept.
+    fn without_stuck_jobs(mut self) -> Trace {
+        use super::stuck::{IDLE_COLUMN, PENDING_COLUMN, stuck_gpus};
+        let (Some(pending), Some(idle)) = (self.column(PENDING_COLUMN), self.column(IDLE_COLUMN))
+        else {
+            return self;
+        };
+        let stuck = stuck_gpus(&pending.values, &idle.values);
+        for (gpus, taken) in self.demand.iter_mut().zip(&stuck) {
+            *gpus = (*gpus - taken).max(0.0);
+        }
+        for column in &mut self.columns {
+            if column.name == PENDING_COLUMN || column.name == "slurm_demand_gpus" {
+                for (cell, taken) in column.values.iter_mut().zip(&stuck) {
+                    if let Some(gpus) = cell {
+                        *gpus = (*gpus - taken).max(0.0);
+                    }
+                }
+            }
+        }
+        self.stuck = Some(stuck);
+        self
+    }
+
+    /// The stuck GPUs taken out of the demand each minute, when the trace tells them (its
+    /// `slurm_pending_gpus` and `slurm_idle_gpus` columns).
+    pub fn stuck_gpus(&self) -> Option<&[f64]> {
+        self.stuck.as_deref()
     }
 
     /// Minutes in the trace (at least 1).
@@ -454,6 +494,10 @@ impl Trace {
                     values: column.values[start..end].to_vec(),
                 })
                 .collect(),
+            stuck: self
+                .stuck
+                .as_ref()
+                .map(|values| values[start..end].to_vec()),
         })
     }
 }

@@ -237,3 +237,93 @@ fn an_operators_queue_metric_keeps_its_staleness_and_is_not_repeated() {
     assert_eq!(metrics.len(), 2, "{metrics:?}");
     assert_eq!(metrics[1].name, "slurm_oldest_wait_minutes");
 }
+
+/// The same queue recorded on a partition of 16 GPUs with its idle GPUs beside it, and a
+/// held job of 4 GPUs pending from minute 60 to 300 while the partition had GPUs idle: with
+/// the idle column it is stuck, taken out of the demand and the queue columns, and the
+/// suggestion says so; without it, it is demand and the rules pay to grow for it.
+fn stuck_csv(idle: bool) -> String {
+    let mut csv = String::from("minute,demand,slurm_pending_gpus,slurm_demand_gpus");
+    if idle {
+        csv.push_str(",slurm_idle_gpus");
+    }
+    csv.push('\n');
+    for minute in 0..330u32 {
+        let running = match minute {
+            20..140 => 8,
+            140..200 => 2,
+            240..270 => 6,
+            _ => 0,
+        };
+        let held = if (60..300).contains(&minute) { 4 } else { 0 };
+        let mut row = format!("{minute},{},{held},{}", running + held, running + held);
+        if idle {
+            row.push_str(&format!(",{}", 16 - running));
+        }
+        csv.push_str(&row);
+        csv.push('\n');
+    }
+    csv
+}
+
+#[test]
+fn a_job_pending_beside_idle_gpus_is_stuck_not_demand() {
+    let with = Trace::from_csv(&stuck_csv(true)).unwrap();
+    let stuck = with.stuck_gpus().unwrap();
+    assert_eq!(stuck.iter().sum::<f64>(), 4.0 * 240.0);
+    assert_eq!(with.demand()[100], 8.0);
+    let queue =
+        |trace: &Trace, name: &str, minute: usize| trace.column(name).unwrap().values[minute];
+    assert_eq!(queue(&with, "slurm_demand_gpus", 100), Some(8.0));
+    assert_eq!(queue(&with, "slurm_pending_gpus", 100), Some(0.0));
+    // The partition's own columns are as recorded.
+    assert_eq!(queue(&with, "slurm_idle_gpus", 100), Some(8.0));
+    // A part of the trace keeps what was taken out of it.
+    let tail = with.tail(100).unwrap();
+    assert_eq!(tail.stuck_gpus().unwrap().len(), 230);
+    assert_eq!(tail.stuck_gpus().unwrap()[0], 4.0);
+    let without = Trace::from_csv(&stuck_csv(false)).unwrap();
+    assert!(without.stuck_gpus().is_none());
+    assert_eq!(without.demand()[100], 12.0);
+
+    let catalog = Catalog::demo();
+    let entry = catalog.find("A100", "cn-north").unwrap();
+    let stuck_out = suggest(&with, entry, &options()).unwrap();
+    let counted = suggest(&without, entry, &options()).unwrap();
+    assert!(
+        stuck_out.replay.cost_fen < counted.replay.cost_fen,
+        "{:?} {:?}",
+        stuck_out.replay,
+        counted.replay
+    );
+    let file = stuck_out.file.replace("\n# ", " ");
+    assert!(
+        file.contains("960 GPU-minutes (") && file.contains("They are taken out of `demand`"),
+        "{}",
+        stuck_out.file
+    );
+    assert!(
+        stuck_out.notes.iter().any(|note| matches!(
+            note,
+            SuggestNote::StuckJobs { gpu_minutes, .. } if *gpu_minutes == 960.0
+        )),
+        "{:?}",
+        stuck_out.notes
+    );
+    assert!(
+        !counted
+            .notes
+            .iter()
+            .any(|note| matches!(note, SuggestNote::StuckJobs { .. }))
+    );
+    let file = counted.file.replace("\n# ", " ");
+    assert!(
+        file.contains("Without a `slurm_idle_gpus` column, a job pending for another reason"),
+        "{}",
+        counted.file
+    );
+    // A negative idle count is refused, naming its column.
+    let wrong = stuck_csv(true).replace("\n5,0,0,0,16\n", "\n5,0,0,0,-1\n");
+    let error = Trace::from_csv(&wrong).unwrap_err();
+    assert_eq!(error.column_name.as_deref(), Some("slurm_idle_gpus"));
+}
