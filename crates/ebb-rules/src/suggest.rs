@@ -324,10 +324,12 @@ fn limit_price(
         .iter()
         .map(|fold| fold.shortfall_pct)
         .fold(cheapest.result.shortfall_pct / SAFETY, f64::max);
-    Some(LimitPrice {
+    let allow_pct = (needed * 10.0 - 1e-9).ceil() / 10.0;
+    // A limit over 100% is no limit an operator can ask for.
+    (allow_pct <= 100.0).then(|| LimitPrice {
         levers: *levers,
         result: cheapest.result.clone(),
-        allow_pct: (needed * 10.0 - 1e-9).ceil() / 10.0,
+        allow_pct,
     })
 }
 
