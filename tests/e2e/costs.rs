@@ -520,6 +520,27 @@ async fn spend_across_pools_against_a_budget_with_a_pool_made_in_the_form() {
             .await;
         assert!(within.starts_with("Projected ¥"), "{within}");
         app.shoot("en-light-costs-spend").await;
+        // Emptied without an input event (WebDriver's clear, which also blurs it), the field
+        // is not refilled with the stored budget by the next read: the keys typed after it
+        // are the whole value.
+        let reads = || async {
+            app.attr_of("[data-testid=\"spend-card\"]", "data-reads")
+                .await
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        let before = reads().await;
+        app.element("#spend-budget").await.clear().await.unwrap();
+        app.eventually("the next read", Duration::from_secs(30), || async {
+            (reads().await > before).then_some(())
+        })
+        .await;
+        assert_eq!(app.value_of("#spend-budget").await, Ok(Some(String::new())));
+        app.send_key("#spend-budget", Key::Enter).await;
+        app.eventually("the empty budget refused", Duration::from_secs(5), || {
+            app.text_of("[data-testid=\"spend-budget-error\"]")
+        })
+        .await;
         app.type_into("#spend-budget", "0.01").await;
         app.send_key("#spend-budget", Key::Enter).await;
         app.eventually("over the budget", Duration::from_secs(10), || async {

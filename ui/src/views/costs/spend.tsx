@@ -11,6 +11,7 @@
 // Stable selectors:
 //   [data-testid="spend-card"]                   data-state="loading|ready|error", data-budget-state
 //   [data-testid="spend-mtd"] [data-testid="spend-projected"] [data-testid="spend-rate"] [data-testid="spend-hours"]
+//   [data-testid="spend-card"] data-reads (summaries shown so far)
 //   [data-testid="spend-budget-text"]            where the month stands against the budget
 //   #spend-budget #spend-budget-set #spend-budget-clear   [data-testid="spend-budget-error"]
 //   [data-testid="spend-table"] tr[data-pool]    cells td[data-col="pool|model|gpus|base|from|mtd|projected|rate|spot|share"]
@@ -41,6 +42,8 @@ export function SpendCard(): JSX.Element {
   const [budgetProblem, setBudgetProblem] = createSignal<string | null>(null);
   const [budgetError, setBudgetError] = createSignal<unknown>(null);
   const [busy, setBusy] = createSignal(false);
+  /** Summaries shown so far (the card's data-reads: a test waits for the next). */
+  const [reads, setReads] = createSignal(0);
   const [exported, setExported] = createSignal<{ path: string | null } | null>(null);
   const [exportError, setExportError] = createSignal<unknown>(null);
   let budgetInput!: HTMLInputElement;
@@ -56,11 +59,21 @@ export function SpendCard(): JSX.Element {
     busy,
   });
 
-  function show(summary: SpendSummary): void {
+  /** What the input last showed of the stored budget. */
+  let followed = "";
+  /**
+   * The summary; the input follows the budget until it is changed by anything but this
+   * (typed in, or emptied without an input event: a WebDriver clear blurs the field, and a
+   * refresh landing before the next keys must not put the old budget back under them).
+   * `settled`: the budget was just saved from the input, which follows it again.
+   */
+  function show(summary: SpendSummary, settled = false): void {
     setState("summary", reconcile(summary, { key: "pool", merge: true }));
-    // The input follows the budget until the operator types in it.
-    if (!typedBudget && document.activeElement !== budgetInput) {
-      budgetInput.value = summary.budget_fen === null ? "" : yuanInput(summary.budget_fen);
+    setReads((n) => n + 1);
+    const untouched = !typedBudget && document.activeElement !== budgetInput && budgetInput.value === followed;
+    if (settled || untouched) {
+      followed = summary.budget_fen === null ? "" : yuanInput(summary.budget_fen);
+      budgetInput.value = followed;
     }
   }
 
@@ -92,8 +105,7 @@ export function SpendCard(): JSX.Element {
     if (disposed) return;
     if (res.status === "ok") {
       typedBudget = false;
-      if (clear) budgetInput.value = "";
-      show(res.data);
+      show(res.data, true);
       return;
     }
     const error = ipcError(res.error);
@@ -123,6 +135,7 @@ export function SpendCard(): JSX.Element {
       data-testid="spend-card"
       data-state={dataState()}
       data-budget-state={summary()?.budget_state}
+      data-reads={reads()}
       aria-labelledby="spend-title"
     >
       <h2 id="spend-title">{summary() ? t("spend.title", { month: summary()!.month }) : t("spend.titleNone")}</h2>
