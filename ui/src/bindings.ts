@@ -3491,8 +3491,8 @@ export type SuggestNote =
 { kind: "limit_price"; cost_fen: number; oracle_cost_fen: number; shortfall_pct: number; max_shortfall_pct: number; allow_pct: number; queue: boolean } | 
 /**
  * A queue trace's stuck jobs: `gpu_minutes` (`share_pct` of what the queue asked for)
- * pended while as many of the partition's GPUs sat idle, and were taken out of the
- * demand.
+ * pended while at least as many of the partition's GPUs sat idle, and were taken out of
+ * the demand.
  */
 { kind: "stuck_jobs"; gpu_minutes: number; share_pct: number } | 
 /**

@@ -83,8 +83,8 @@ pub enum SuggestNote {
         queue: bool,
     },
     /// A queue trace's stuck jobs: `gpu_minutes` (`share_pct` of what the queue asked for)
-    /// pended while as many of the partition's GPUs sat idle, and were taken out of the
-    /// demand.
+    /// pended while at least as many of the partition's GPUs sat idle, and were taken out of
+    /// the demand.
     StuckJobs { gpu_minutes: f64, share_pct: f64 },
     /// Size the pool to its busy GPUs at `target_pct`% of each GPU (100: no headroom).
     Target { target_pct: u32 },

@@ -6,8 +6,11 @@
 //! reason and counts only jobs waiting for nodes (`slurm_pending_gpus`, README "Slurm"). A
 //! queue recorded elsewhere has no reasons; with a [`IDLE_COLUMN`] beside its
 //! [`PENDING_COLUMN`] the same jobs are told by what the partition did: pending GPUs that
-//! the idle GPUs could have held, minute after minute for [`STUCK_AFTER_MINUTES`] or more (a
-//! shorter stretch is Slurm's own scheduling delay: the job starts on those idle GPUs).
+//! the idle GPUs could all have held, minute after minute for [`STUCK_AFTER_MINUTES`] or
+//! more (a shorter stretch is Slurm's own scheduling delay: the job starts on those idle
+//! GPUs). When fewer GPUs sat idle than were pending, the pending ones count as demand: some
+//! wait for nodes, and which cannot be told (nor whether the idle GPUs were scattered over
+//! nodes a job needs whole), so the trace errs towards demand, not towards shortfall.
 //! [`super::trace::Trace::from_csv`] takes them out of `demand`, `slurm_demand_gpus` and
 //! `slurm_pending_gpus` and keeps how many it took each minute.
 
@@ -18,17 +21,17 @@ pub const PENDING_COLUMN: &str = "slurm_pending_gpus";
 /// Pending GPUs with as many idle for this many minutes in a row are stuck.
 pub const STUCK_AFTER_MINUTES: usize = 3;
 
-/// Each minute's stuck GPUs: the pending GPUs the idle ones could have held
-/// (`min(pending, idle)`), in every stretch of at least [`STUCK_AFTER_MINUTES`] minutes in
-/// which both are above 0; 0 elsewhere (an empty cell is 0).
+/// Each minute's stuck GPUs: the pending GPUs, in every stretch of at least
+/// [`STUCK_AFTER_MINUTES`] minutes in which some were pending and at least as many idle; 0
+/// elsewhere (an empty cell is 0).
 pub fn stuck_gpus(pending: &[Option<f64>], idle: &[Option<f64>]) -> Vec<f64> {
     let both: Vec<f64> = pending
         .iter()
         .zip(idle)
         .map(|(pending, idle)| {
             let (pending, idle) = (pending.unwrap_or(0.0), idle.unwrap_or(0.0));
-            if pending > 0.0 && idle > 0.0 {
-                pending.min(idle)
+            if pending > 0.0 && idle >= pending {
+                pending
             } else {
                 0.0
             }
@@ -62,13 +65,19 @@ mod tests {
 
     #[test]
     fn pending_beside_idle_gpus_for_three_minutes_is_stuck_and_a_shorter_wait_is_not() {
-        // Minutes 0-1: 4 pending, 8 idle (the scheduler's delay). 3-7: 8 pending, 2 idle
-        // (stuck: 2 of them). 9: 4 pending, none idle (waits for nodes).
-        let pending = cells(&[4.0, 4.0, 0.0, 8.0, 8.0, 8.0, 8.0, 8.0, 0.0, 4.0]);
-        let idle = cells(&[8.0, 8.0, 8.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 0.0]);
+        // Minutes 0-1: 4 pending, 8 idle (the scheduler's delay). 3-7: 2 pending, 6 idle
+        // (stuck). 9-12: 8 pending, 2 idle (some wait for nodes: all demand). 13: none idle.
+        let pending = cells(&[
+            4.0, 4.0, 0.0, 2.0, 2.0, 2.0, 2.0, 2.0, 0.0, 8.0, 8.0, 8.0, 8.0, 4.0,
+        ]);
+        let idle = cells(&[
+            8.0, 8.0, 8.0, 6.0, 6.0, 6.0, 6.0, 6.0, 6.0, 2.0, 2.0, 2.0, 2.0, 0.0,
+        ]);
         assert_eq!(
             stuck_gpus(&pending, &idle),
-            vec![0.0, 0.0, 0.0, 2.0, 2.0, 2.0, 2.0, 2.0, 0.0, 0.0]
+            vec![
+                0.0, 0.0, 0.0, 2.0, 2.0, 2.0, 2.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+            ]
         );
         // An empty cell is 0: it ends a stretch.
         let pending = vec![Some(3.0), None, Some(3.0), Some(3.0), Some(3.0)];

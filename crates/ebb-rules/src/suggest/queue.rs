@@ -186,7 +186,7 @@ pub fn stuck_sentence(trace: &Trace) -> String {
         );
     };
     format!(
-        "{taken:.0} GPU-minutes ({:.1}% of what the queue asked for) pended {STUCK_AFTER_MINUTES} minutes or more while the partition had as many GPUs idle (`{IDLE_COLUMN}`): jobs held, on a dependency or over a limit, which more GPUs would not have started. They are taken out of `demand`, `{DEMAND_METRIC}` and `{PENDING_COLUMN}`, as the console does not count them (it reads each job's reason).",
+        "{taken:.0} GPU-minutes ({:.1}% of what the queue asked for) pended {STUCK_AFTER_MINUTES} minutes or more while the partition had at least as many GPUs idle (`{IDLE_COLUMN}`): jobs held, on a dependency or over a limit, which more GPUs would not have started. They are taken out of `demand`, `{DEMAND_METRIC}` and `{PENDING_COLUMN}`, as the console does not count them (it reads each job's reason).",
         share_pct
     )
 }
