@@ -3477,7 +3477,7 @@ export type SuggestNote =
  * What it did on that demand, beside the perfect-foresight oracle, and how many rule
  * sets the search replayed.
  */
-{ kind: "replayed"; cost_fen: number; oracle_cost_fen: number; shortfall_pct: number; max_shortfall_pct: number; actions_per_day: number; candidates: number } | 
+{ kind: "replayed"; cost_fen: number; oracle_cost_fen: number; shortfall_pct: number; max_shortfall_pct: number; actions_per_day: number; candidates: number; within_margin: boolean } | 
 /**
  * No rule set tried stayed within the shortfall limit: this one fell shortest.
  */

@@ -41,7 +41,8 @@ describe("lineDiff", () => {
 
 const NOTES: SuggestNote[] = [
   { kind: "trace", minutes: 2880, peak_gpus: 12 },
-  { kind: "replayed", cost_fen: 123_456, oracle_cost_fen: 100_000, shortfall_pct: 0.25, max_shortfall_pct: 1, actions_per_day: 3.5, candidates: 41 },
+  { kind: "replayed", cost_fen: 123_456, oracle_cost_fen: 100_000, shortfall_pct: 0.25, max_shortfall_pct: 1, actions_per_day: 3.5, candidates: 41, within_margin: true },
+  { kind: "replayed", cost_fen: 57_600, oracle_cost_fen: 38_400, shortfall_pct: 3.17, max_shortfall_pct: 1, actions_per_day: 4.4, candidates: 28, within_margin: false },
   { kind: "over_limit", shortfall_pct: 1.5, max_shortfall_pct: 1 },
   { kind: "target", target_pct: 94 },
   { kind: "target", target_pct: 100 },
@@ -83,17 +84,19 @@ describe("suggestNoteText", () => {
     }
     setLocale("en");
     expect(suggestNoteText(NOTES[1]!)).toContain("1.23× the oracle's");
-    expect(suggestNoteText(NOTES[12]!)).toContain("Mon, Fri");
-    expect(suggestNoteText(NOTES[13]!)).toContain("every day");
-    expect(suggestNoteText(NOTES[15]!)).toContain("queue_len, users");
+    expect(suggestNoteText(NOTES[1]!)).toContain("kept within half the limit");
+    expect(suggestNoteText(NOTES[2]!)).toContain("none kept within half the limit, and these fell shortest");
+    expect(suggestNoteText(NOTES[13]!)).toContain("Mon, Fri");
+    expect(suggestNoteText(NOTES[14]!)).toContain("every day");
+    expect(suggestNoteText(NOTES[16]!)).toContain("queue_len, users");
     // What the limit costs: its price beside the oracle's, what the shortfall is, the limit that allows it.
-    expect(suggestNoteText(NOTES[16]!)).toContain("What the 1% limit costs");
-    expect(suggestNoteText(NOTES[16]!)).toContain("0.99× the oracle's");
-    expect(suggestNoteText(NOTES[16]!)).toContain("jobs waiting for their nodes");
-    expect(suggestNoteText(NOTES[16]!)).toContain("a limit of 6.4%");
-    expect(suggestNoteText(NOTES[18]!)).toContain("GPUs ordered for it");
-    expect(suggestNoteText(NOTES[17]!)).toContain("960 GPU-minutes (43.2% of what the queue asked for)");
-    expect(suggestNoteText(NOTES[9]!)).toContain("only as the hour it has paid for ends");
+    expect(suggestNoteText(NOTES[17]!)).toContain("What the 1% limit costs");
+    expect(suggestNoteText(NOTES[17]!)).toContain("0.99× the oracle's");
+    expect(suggestNoteText(NOTES[17]!)).toContain("jobs waiting for their nodes");
+    expect(suggestNoteText(NOTES[17]!)).toContain("a limit of 6.4%");
+    expect(suggestNoteText(NOTES[19]!)).toContain("GPUs ordered for it");
+    expect(suggestNoteText(NOTES[18]!)).toContain("960 GPU-minutes (43.2% of what the queue asked for)");
+    expect(suggestNoteText(NOTES[10]!)).toContain("only as the hour it has paid for ends");
     // The button beside it names the same limit, worded the same.
     expect(suggestAgainLabel(6.4)).toBe("Suggest with a 6.4% limit");
   });

@@ -111,7 +111,7 @@ export function suggestNoteText(note: SuggestNote): string {
     case "trace":
       return t("rules.suggest.note.trace", { minutes: note.minutes, days: (note.minutes / 1440).toFixed(1), peak: note.peak_gpus });
     case "replayed":
-      return t("rules.suggest.note.replayed", {
+      return t(note.within_margin ? "rules.suggest.note.replayed" : "rules.suggest.note.replayedShortest", {
         cost: formatMoney(note.cost_fen),
         ratio: note.oracle_cost_fen > 0 ? (note.cost_fen / note.oracle_cost_fen).toFixed(2) : "1.00",
         oracle: formatMoney(note.oracle_cost_fen),

@@ -1068,6 +1068,7 @@ fn structured_notes(trace: &Trace, plan: &Plan<'_>, found: &Found<'_>) -> Vec<Su
             max_shortfall_pct: options.max_shortfall_pct,
             actions_per_day: result.actions_per_day,
             candidates,
+            within_margin: found.tier < 2,
         },
     ];
     if result.shortfall_pct > options.max_shortfall_pct {

@@ -64,6 +64,9 @@ pub enum SuggestNote {
         max_shortfall_pct: f64,
         actions_per_day: f64,
         candidates: u32,
+        /// They were the cheapest kept within the search's share of the limit (its margin
+        /// for load not yet seen); false: none was, and these fell shortest.
+        within_margin: bool,
     },
     /// No rule set tried stayed within the shortfall limit: this one fell shortest.
     OverLimit {

@@ -334,11 +334,14 @@ fn a_suggestion_says_why_as_data_and_keeps_the_operators_metrics() {
             cost_fen,
             shortfall_pct,
             candidates,
+            within_margin,
             ..
         } => {
             assert_eq!(*cost_fen, suggestion.replay.cost_fen);
             assert_eq!(*shortfall_pct, suggestion.replay.shortfall_pct);
             assert!(*candidates > 1);
+            // Whether they kept within the search's half of the limit, as the file says.
+            assert_eq!(*within_margin, suggestion.replay.shortfall_pct <= 0.5);
         }
         other => panic!("{other:?}"),
     }

@@ -316,6 +316,18 @@ fn a_job_pending_beside_idle_gpus_is_stuck_not_demand() {
             .iter()
             .any(|note| matches!(note, SuggestNote::StuckJobs { .. }))
     );
+    // Within 5% on neither (each burst's warmup is short of more than half of it): the
+    // note on what they did says they fell shortest, not that they kept the margin.
+    for suggestion in [&stuck_out, &counted] {
+        assert!(
+            suggestion.notes.iter().any(|note| matches!(
+                note,
+                SuggestNote::Replayed { within_margin, .. } if *within_margin == (suggestion.replay.shortfall_pct <= 2.5)
+            )),
+            "{:?}",
+            suggestion.notes
+        );
+    }
     let file = counted.file.replace("\n# ", " ");
     assert!(
         file.contains("Without a `slurm_idle_gpus` column, a job pending for another reason"),
