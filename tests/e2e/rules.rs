@@ -102,14 +102,19 @@ async fn linted(app: &Session, state: &str, warnings: &str) {
     .await;
 }
 
-/// Replays over the trace file and waits for the table's four policies.
-async fn replay_trace(app: &Session, trace: &Path) {
+/// Chooses the trace file and waits for its status to say `seen` (its name, its minutes).
+async fn load_trace(app: &Session, trace: &Path, seen: &str) {
     app.choose_file("#rules-trace-file", trace).await;
     app.eventually("the trace loaded", Duration::from_secs(10), || async {
         let status = app.text_of("[data-testid=\"rules-trace-status\"]").await?;
-        status.contains("240").then_some(())
+        status.contains(seen).then_some(())
     })
     .await;
+}
+
+/// Replays over the trace file and waits for the table's four policies.
+async fn replay_trace(app: &Session, trace: &Path) {
+    load_trace(app, trace, "240").await;
     app.click("#rules-replay-run").await;
     app.eventually("the replay", Duration::from_secs(30), || async {
         let replay = "[data-testid=\"rules-replay\"]";
@@ -385,9 +390,9 @@ async fn rules_are_linted_replayed_and_saved_enabled() {
     .await;
 }
 
-/// Suggests rules on the demo's sample trace and waits for the proposal beside the editor,
-/// both replayed on it; the suggestion's file (as the diff's right side would be accepted).
-async fn suggest_and_wait(app: &Session) {
+/// Suggests rules on the trace chosen (the demo's sample at first) and waits for the
+/// proposal beside the editor, both replayed on it; its notes' kinds.
+async fn suggest_and_wait(app: &Session) -> String {
     app.click("#rules-suggest").await;
     app.eventually(
         "the suggestion, both replayed",
@@ -396,13 +401,20 @@ async fn suggest_and_wait(app: &Session) {
             if let Some(why) = app.text_of("[data-testid=\"rules-suggest-error\"]").await {
                 panic!("the suggestion failed: {why}");
             }
-            let state = app
-                .attr_of("[data-testid=\"rules-suggestion\"]", "data-state")
-                .await;
-            (state.as_deref() == Some("ready")).then_some(())
+            suggestion_ready(app).await
         },
     )
-    .await;
+    .await
+}
+
+/// The suggestion's notes' kinds, once both replays are in.
+async fn suggestion_ready(app: &Session) -> Option<String> {
+    let state = app
+        .attr_of("[data-testid=\"rules-suggestion\"]", "data-state")
+        .await;
+    (state.as_deref() == Some("ready")).then_some(())?;
+    app.attr_of("[data-testid=\"rules-suggest-notes\"]", "data-kinds")
+        .await
 }
 
 #[tokio::test]
@@ -556,18 +568,6 @@ fn queue_csv() -> String {
     csv
 }
 
-/// The suggestion's state once both replays are in, and its notes' kinds.
-async fn suggestion_ready(app: &Session) -> Option<String> {
-    let state = app
-        .attr_of("[data-testid=\"rules-suggestion\"]", "data-state")
-        .await;
-    (state.as_deref() == Some("ready")).then_some(())?;
-    let kinds = app
-        .attr_of("[data-testid=\"rules-suggest-notes\"]", "data-kinds")
-        .await?;
-    Some(kinds)
-}
-
 #[tokio::test]
 #[ignore = "needs Xvfb, tauri-driver and the custom-protocol build: run by `cargo xtask test`"]
 async fn what_the_limit_costs_is_said_and_a_suggestion_at_the_limit_it_names_is_one_click() {
@@ -578,28 +578,11 @@ async fn what_the_limit_costs_is_said_and_a_suggestion_at_the_limit_it_names_is_
 
     app.run(move |app| async move {
         open_rules(&app).await;
-        app.choose_file("#rules-trace-file", &trace).await;
-        app.eventually(
-            "the queue trace loaded",
-            Duration::from_secs(10),
-            || async {
-                let status = app.text_of("[data-testid=\"rules-trace-status\"]").await?;
-                status.contains("queue.csv").then_some(())
-            },
-        )
-        .await;
+        load_trace(&app, &trace, "queue.csv").await;
 
         // Held to 1%, the rules keep a node ready for jobs no rule sees coming: the note
         // says what that costs beside the cheapest rules tried, and offers their limit.
-        app.click("#rules-suggest").await;
-        let kinds = app
-            .eventually("the suggestion at 1%", Duration::from_secs(180), || async {
-                if let Some(why) = app.text_of("[data-testid=\"rules-suggest-error\"]").await {
-                    panic!("the suggestion failed: {why}");
-                }
-                suggestion_ready(&app).await
-            })
-            .await;
+        let kinds = suggest_and_wait(&app).await;
         assert!(kinds.contains("limit_price"), "{kinds}");
         let price = app
             .text_now("[data-testid=\"rules-suggest-notes\"] li[data-note=\"limit_price\"]")
@@ -650,18 +633,9 @@ async fn what_the_limit_costs_is_said_and_a_suggestion_at_the_limit_it_names_is_
             app.click("#setting-language-zh-CN").await;
             app.wait_lang("zh-CN", "zh-CN").await;
             open_rules(&app).await;
-            app.choose_file("#rules-trace-file", &trace).await;
-            app.click("#rules-suggest").await;
-            app.eventually(
-                "the suggestion in zh-CN",
-                Duration::from_secs(180),
-                || async {
-                    suggestion_ready(&app)
-                        .await
-                        .filter(|kinds| kinds.contains("limit_price"))
-                },
-            )
-            .await;
+            load_trace(&app, &trace, "queue.csv").await;
+            let kinds = suggest_and_wait(&app).await;
+            assert!(kinds.contains("limit_price"), "{kinds}");
             app.scroll_to("[data-testid=\"rules-suggestion\"]").await;
             app.shoot("rules-limit-price-zh-dark").await;
             app.open_settings_hosts().await;

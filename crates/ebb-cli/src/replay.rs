@@ -129,7 +129,7 @@ pub fn run(args: &ReplayArgs, data_dir: &Path, json: bool) -> anyhow::Result<()>
     // A queue recorded elsewhere, with the partition's idle GPUs: its stuck jobs are not
     // demand, and the figures below are without them.
     if trace.stuck_gpus().is_some() {
-        eprintln!("{}", ebb_rules::suggest::queue::stuck_sentence(&trace));
+        eprintln!("{}", ebb_rules::replay::stuck::sentence(&trace));
     }
     let options = ReplayOptions {
         warmup_minutes: args.warmup,

@@ -303,7 +303,7 @@ fn queue_summary(trace: &Trace, sizing: Sizing, gpus_per_node: Option<u32>) {
                 queue::TARGET_RULE,
                 queue::DEMAND_METRIC
             );
-            eprintln!("{}", queue::stuck_sentence(trace));
+            eprintln!("{}", ebb_rules::replay::stuck::sentence(trace));
             if wait {
                 eprintln!(
                     "`{}` adds {} (a node) once a job has waited; the recorded `{}` is the wait on the pool that ran then, not on the replayed one, so how often it fires is a guess",

@@ -323,18 +323,16 @@ fn quality_section_at(title: &str, families: &[Family], peak: Option<f64>) {
             oracle_flaps
         );
         if !relaxed.is_empty() {
-            let n = relaxed.len() as f64;
-            let fold = |f: fn(&(f64, f64, f64)) -> f64, start: f64, pick: fn(f64, f64) -> f64| {
-                relaxed.iter().map(f).fold(start, pick)
-            };
+            let most = |of: fn(&(f64, f64, f64)) -> f64| relaxed.iter().map(of).fold(0.0, f64::max);
+            let least = relaxed.iter().map(|r| r.2).fold(f64::MAX, f64::min);
+            let log_mean = relaxed.iter().map(|r| r.0.ln()).sum::<f64>() / relaxed.len() as f64;
             println!(
-                "  {} of {seeds}: the file said what the limit costs; at the limit it named ({:.1}–{:.1}%): geomean ×{:.3}, worst ×{:.3}, shortfall ≤ {:.2}%",
+                "  {} of {seeds}: the file said what the limit costs; at the limit it named ({least:.1}–{:.1}%): geomean ×{:.3}, worst ×{:.3}, shortfall ≤ {:.2}%",
                 relaxed.len(),
-                fold(|r| r.2, f64::MAX, f64::min),
-                fold(|r| r.2, 0.0, f64::max),
-                (relaxed.iter().map(|r| r.0.ln()).sum::<f64>() / n).exp(),
-                fold(|r| r.0, 0.0, f64::max),
-                fold(|r| r.1, 0.0, f64::max),
+                most(|r| r.2),
+                log_mean.exp(),
+                most(|r| r.0),
+                most(|r| r.1),
             );
         }
     }

@@ -73,6 +73,7 @@
 
 pub mod flaps;
 pub mod folds;
+pub mod limit_price;
 pub mod noise;
 pub mod queue;
 pub mod seasonal;
@@ -92,6 +93,7 @@ use ebb_wire::rules::{
 };
 use ebb_wire::suggest::{PaidUnit, SuggestNote};
 use folds::FoldCost;
+pub use limit_price::{LIMIT_PRICE_SHARE, LimitPrice};
 use noise::Noise;
 use queue::Sizing;
 use seasonal::{RecurringStep, recurring_steps};
@@ -266,71 +268,6 @@ pub struct Suggestion {
     pub within_limit: bool,
     /// What the limit cost, when it cost much ([`LimitPrice`]).
     pub limit_price: Option<LimitPrice>,
-}
-
-/// The chosen rules cost at least this share more than the oracle and than the cheapest
-/// rule set replayed (over the limit) before the file says what the limit costs.
-pub const LIMIT_PRICE_SHARE: f64 = 0.2;
-
-/// What the shortfall limit cost: the cheapest rule set the search replayed, over the
-/// limit, when the rules chosen cost [`LIMIT_PRICE_SHARE`] more or above than it and than
-/// the perfect-foresight oracle. The
-/// limit is then met only by holding GPUs ready ahead of demand no rule sees coming (on a
-/// queue: a node kept warm for jobs that arrive after long idle stretches), which the
-/// perfect-foresight oracle never pays for; the operator chooses whether that is worth it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LimitPrice {
-    /// Its levers.
-    pub levers: Levers,
-    /// What it did on the trace.
-    pub result: ReplayResult,
-    /// The least `--max-shortfall-pct` that lets it be chosen (its shortfall over
-    /// [`SAFETY`], each fold's within it), rounded up to a tenth.
-    pub allow_pct: f64,
-}
-
-impl LimitPrice {
-    /// What its shortfall is, in words, on a trace sized so.
-    pub fn shortfall_is(sizing: Sizing) -> &'static str {
-        if sizing.is_queue() {
-            "jobs waiting for their nodes to warm up"
-        } else {
-            "demand waiting for the GPUs ordered for it to warm up"
-        }
-    }
-}
-
-/// The cheapest rule set tried (by priced cost; with schedules only if `pre_scale_allowed`),
-/// over the limit, when the one chosen, `chosen`, has less shortfall and costs
-/// [`LIMIT_PRICE_SHARE`] more or above than it and than `oracle`.
-fn limit_price(
-    tried: &Tried,
-    chosen: &Scored,
-    pre_scale_allowed: bool,
-    oracle: &ReplayResult,
-) -> Option<LimitPrice> {
-    let (levers, cheapest) = tried
-        .iter()
-        .filter(|(levers, _)| pre_scale_allowed || !levers.pre_scale)
-        .min_by_key(|(levers, score)| (score.priced, **levers))?;
-    let above = |fen: i64| chosen.result.cost_fen as f64 >= fen as f64 * (1.0 + LIMIT_PRICE_SHARE);
-    let dearer = above(cheapest.result.cost_fen) && above(oracle.cost_fen);
-    let shorter = chosen.result.shortfall_pct < cheapest.result.shortfall_pct;
-    if cheapest.key.0 == 0 || !dearer || !shorter {
-        return None;
-    }
-    let needed = cheapest
-        .folds
-        .iter()
-        .map(|fold| fold.shortfall_pct)
-        .fold(cheapest.result.shortfall_pct / SAFETY, f64::max);
-    let allow_pct = (needed * 10.0 - 1e-9).ceil() / 10.0;
-    // A limit over 100% is no limit an operator can ask for.
-    (allow_pct <= 100.0).then(|| LimitPrice {
-        levers: *levers,
-        result: cheapest.result.clone(),
-        allow_pct,
-    })
 }
 
 /// What one candidate did.
@@ -663,7 +600,7 @@ pub fn suggest_with(
         gate = Some(found);
     }
     let oracle = oracle_for(trace, &plan, entry)?;
-    let limit_price = limit_price(&evaluator.tried, &best_score, best.pre_scale, &oracle);
+    let limit_price = limit_price::find(&evaluator.tried, &best_score, best.pre_scale, &oracle);
     let candidates = evaluator.tried.len() as u32;
     let fold_count = evaluator.folds.len();
     let levers = canonical(best, sizing);
@@ -1077,7 +1014,7 @@ fn structured_notes(trace: &Trace, plan: &Plan<'_>, found: &Found<'_>) -> Vec<Su
             max_shortfall_pct: options.max_shortfall_pct,
         });
     }
-    if let Some((gpu_minutes, share_pct)) = queue::stuck_taken(trace) {
+    if let Some((gpu_minutes, share_pct)) = crate::replay::stuck::taken(trace) {
         out.push(SuggestNote::StuckJobs {
             gpu_minutes,
             share_pct,
@@ -1217,33 +1154,6 @@ fn choice_lines(found: &Found<'_>, max_shortfall_pct: f64) -> Vec<String> {
     out
 }
 
-/// What the limit cost, as the file's header says it.
-fn limit_price_lines(
-    price: &LimitPrice,
-    oracle: &ReplayResult,
-    max_shortfall_pct: f64,
-    sizing: Sizing,
-) -> Vec<String> {
-    let cheapest = &price.result;
-    let ratio = cheapest.cost_fen as f64 / oracle.cost_fen.max(1) as f64;
-    let short = LimitPrice::shortfall_is(sizing);
-    vec![
-        format!(
-            "What the {max_shortfall_pct}% limit costs: the cheapest rule set replayed cost {} ({ratio:.3}x the oracle), with shortfall",
-            Money::from_fen(cheapest.cost_fen)
-        ),
-        format!(
-            "{:.2}% ({short}). Less shortfall takes GPUs held ready ahead of demand no rule sees coming,",
-            cheapest.shortfall_pct
-        ),
-        format!(
-            "which the oracle never pays for. If that wait is acceptable, `--max-shortfall-pct {}` allows rules like it",
-            price.allow_pct
-        ),
-        "(the search keeps half the limit as margin for load it has not seen).".to_string(),
-    ]
-}
-
 fn unit_word(overlay: OverlayMode) -> &'static str {
     match paid_unit(overlay) {
         PaidUnit::Hour => "hour",
@@ -1291,7 +1201,7 @@ fn notes(trace: &Trace, plan: &Plan<'_>, found: &Found<'_>) -> Notes {
     ];
     header.extend(choice_lines(found, options.max_shortfall_pct));
     if let Some(price) = found.limit_price {
-        header.extend(limit_price_lines(
+        header.extend(limit_price::lines(
             price,
             oracle,
             options.max_shortfall_pct,

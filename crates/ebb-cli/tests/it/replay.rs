@@ -15,6 +15,24 @@ pub(crate) fn ebb(data_dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `ebb replay` of `rules` on `trace`, priced as the demo catalog's A100 in cn-north, with
+/// `extra` arguments.
+fn replay_on(data_dir: &Path, trace: &Path, rules: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "replay",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--rules",
+        rules.to_str().unwrap(),
+        "--model",
+        "A100",
+        "--region",
+        "cn-north",
+    ];
+    args.extend_from_slice(extra);
+    ebb(data_dir, &args)
+}
+
 pub(crate) fn stdout(output: &Output) -> String {
     assert!(
         output.status.success(),
@@ -198,28 +216,16 @@ fn replay_in_whole_nodes_holds_and_the_oracle_rents_multiples_of_a_node() {
     let series = data.join("series.csv");
     let rules = seed_rules();
     let run = |gpus_per_node: &str| -> serde_json::Value {
-        let output = ebb(
-            &data,
-            &[
-                "replay",
-                "--trace",
-                trace.to_str().unwrap(),
-                "--rules",
-                rules.to_str().unwrap(),
-                "--model",
-                "A100",
-                "--region",
-                "cn-north",
-                "--baseline",
-                "oracle",
-                "--gpus-per-node",
-                gpus_per_node,
-                "--series",
-                series.to_str().unwrap(),
-                "--json",
-            ],
-        );
-        serde_json::from_str(&stdout(&output)).unwrap()
+        let extra = [
+            "--baseline",
+            "oracle",
+            "--gpus-per-node",
+            gpus_per_node,
+            "--series",
+            series.to_str().unwrap(),
+            "--json",
+        ];
+        serde_json::from_str(&stdout(&replay_on(&data, &trace, &rules, &extra))).unwrap()
     };
     let single = run("1");
     let nodes = run("8");
@@ -261,22 +267,7 @@ fn replay_names_a_metric_the_rules_read_that_the_trace_lacks_before_its_figures(
          [[threshold]]\nname = \"festival-peak\"\nmetric = \"users\"\nop = \">\"\nvalue = 100000\naction = \"set 6\"\n",
     )
     .unwrap();
-    let run = |trace: &Path| {
-        ebb(
-            &data,
-            &[
-                "replay",
-                "--trace",
-                trace.to_str().unwrap(),
-                "--rules",
-                rules.to_str().unwrap(),
-                "--model",
-                "A100",
-                "--region",
-                "cn-north",
-            ],
-        )
-    };
+    let run = |trace: &Path| replay_on(&data, trace, &rules, &[]);
     let said_by = |output: &Output| String::from_utf8_lossy(&output.stderr).into_owned();
     let output = run(&trace);
     assert!(output.status.success(), "{}", said_by(&output));
@@ -313,22 +304,11 @@ fn replay_says_a_queues_stuck_jobs_and_leaves_them_out_of_demand() {
         path
     };
     let run = |trace: &Path| {
-        ebb(
+        replay_on(
             &data,
-            &[
-                "replay",
-                "--trace",
-                trace.to_str().unwrap(),
-                "--rules",
-                seed_rules().to_str().unwrap(),
-                "--model",
-                "A100",
-                "--region",
-                "cn-north",
-                "--baseline",
-                "oracle",
-                "--json",
-            ],
+            trace,
+            &seed_rules(),
+            &["--baseline", "oracle", "--json"],
         )
     };
     let output = run(&write("stuck.csv", true));

@@ -12,7 +12,10 @@
 //! wait for nodes, and which cannot be told (nor whether the idle GPUs were scattered over
 //! nodes a job needs whole), so the trace errs towards demand, not towards shortfall.
 //! [`super::trace::Trace::from_csv`] takes them out of `demand`, `slurm_demand_gpus` and
-//! `slurm_pending_gpus` and keeps how many it took each minute.
+//! `slurm_pending_gpus` and keeps how many it took each minute; [`sentence`] says so.
+
+use super::trace::Trace;
+use crate::suggest::queue::DEMAND_METRIC;
 
 /// The partition's idle GPUs each minute (its GPUs no job held), as recorded.
 pub const IDLE_COLUMN: &str = "slurm_idle_gpus";
@@ -53,6 +56,33 @@ pub fn stuck_gpus(pending: &[Option<f64>], idle: &[Option<f64>]) -> Vec<f64> {
         start = end;
     }
     out
+}
+
+/// What the trace says of its stuck jobs, as one sentence: how many GPU-minutes pended
+/// beside idle GPUs and were taken out of the demand, or, without the idle column, that a
+/// job pending for another reason counts as demand.
+pub fn sentence(trace: &Trace) -> String {
+    if trace.stuck_gpus().is_none() {
+        return format!(
+            "Without a `{IDLE_COLUMN}` column, a job pending for another reason than nodes (held, on a dependency) counts as demand here; the console's own queue counts only jobs waiting for nodes."
+        );
+    }
+    let Some((gpu_minutes, share_pct)) = taken(trace) else {
+        return format!(
+            "No job pended for {STUCK_AFTER_MINUTES} minutes or more while the partition had GPUs idle (`{IDLE_COLUMN}`): every GPU asked for is demand."
+        );
+    };
+    format!(
+        "{gpu_minutes:.0} GPU-minutes ({share_pct:.1}% of what the queue asked for) pended {STUCK_AFTER_MINUTES} minutes or more while the partition had at least as many GPUs idle (`{IDLE_COLUMN}`): jobs held, on a dependency or over a limit, which more GPUs would not have started. They are taken out of `demand`, `{DEMAND_METRIC}` and `{PENDING_COLUMN}`, as the console does not count them (it reads each job's reason)."
+    )
+}
+
+/// The stuck jobs taken out of `trace`'s demand: GPU-minutes and their share of what the
+/// queue asked for, % (`None` when the trace does not tell them or none was stuck).
+pub fn taken(trace: &Trace) -> Option<(f64, f64)> {
+    let stuck: f64 = trace.stuck_gpus()?.iter().sum();
+    let asked = stuck + trace.demand().iter().sum::<f64>();
+    (stuck > 0.0).then(|| (stuck, 100.0 * stuck / asked))
 }
 
 #[cfg(test)]

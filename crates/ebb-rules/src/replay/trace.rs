@@ -349,6 +349,7 @@ impl Trace {
     /// `slurm_pending_gpus` (none below 0), and kept.
     fn without_stuck_jobs(mut self) -> Trace {
         use super::stuck::{IDLE_COLUMN, PENDING_COLUMN, stuck_gpus};
+        use crate::suggest::queue::DEMAND_METRIC;
         let (Some(pending), Some(idle)) = (self.column(PENDING_COLUMN), self.column(IDLE_COLUMN))
         else {
             return self;
@@ -358,7 +359,7 @@ impl Trace {
             *gpus = (*gpus - taken).max(0.0);
         }
         for column in &mut self.columns {
-            if column.name == PENDING_COLUMN || column.name == "slurm_demand_gpus" {
+            if column.name == PENDING_COLUMN || column.name == DEMAND_METRIC {
                 for (cell, taken) in column.values.iter_mut().zip(&stuck) {
                     if let Some(gpus) = cell {
                         *gpus = (*gpus - taken).max(0.0);

@@ -170,35 +170,6 @@ pub(super) fn whole_nodes(max_gpus: u32, gpus_per_node: u32, ceiling: u32) -> u3
     }
 }
 
-/// What the trace says of stuck jobs ([`crate::replay::stuck`]), as one sentence: how many
-/// GPU-minutes pended beside idle GPUs and were taken out of the demand, or, without the
-/// idle column, that a job pending for another reason counts as demand.
-pub fn stuck_sentence(trace: &Trace) -> String {
-    use crate::replay::stuck::{IDLE_COLUMN, PENDING_COLUMN, STUCK_AFTER_MINUTES};
-    if trace.stuck_gpus().is_none() {
-        return format!(
-            "Without a `{IDLE_COLUMN}` column, a job pending for another reason than nodes (held, on a dependency) counts as demand here; the console's own queue counts only jobs waiting for nodes."
-        );
-    }
-    let Some((taken, share_pct)) = stuck_taken(trace) else {
-        return format!(
-            "No job pended for {STUCK_AFTER_MINUTES} minutes or more while the partition had GPUs idle (`{IDLE_COLUMN}`): every GPU asked for is demand."
-        );
-    };
-    format!(
-        "{taken:.0} GPU-minutes ({:.1}% of what the queue asked for) pended {STUCK_AFTER_MINUTES} minutes or more while the partition had at least as many GPUs idle (`{IDLE_COLUMN}`): jobs held, on a dependency or over a limit, which more GPUs would not have started. They are taken out of `demand`, `{DEMAND_METRIC}` and `{PENDING_COLUMN}`, as the console does not count them (it reads each job's reason).",
-        share_pct
-    )
-}
-
-/// The stuck jobs taken out of `trace`'s demand: GPU-minutes and their share of what the
-/// queue asked for, % (`None` when the trace does not tell them or none was stuck).
-pub fn stuck_taken(trace: &Trace) -> Option<(f64, f64)> {
-    let taken: f64 = trace.stuck_gpus()?.iter().sum();
-    let asked = taken + trace.demand().iter().sum::<f64>();
-    (taken > 0.0).then(|| (taken, 100.0 * taken / asked))
-}
-
 /// `text` as lines of at most `width` characters, broken between words.
 fn wrapped(text: &str, width: usize) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -228,7 +199,7 @@ pub(super) fn header(trace: &Trace, sizing: Sizing, gpus_per_node: u32) -> Vec<S
             .to_string(),
         "for and did not have.".to_string(),
     ];
-    out.extend(wrapped(&stuck_sentence(trace), 100));
+    out.extend(wrapped(&crate::replay::stuck::sentence(trace), 100));
     if sizing.has_wait() {
         out.extend([
             format!(

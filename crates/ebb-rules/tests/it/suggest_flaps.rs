@@ -96,22 +96,29 @@ fn a_weekday_batch_whose_start_drifts_is_one_weekday_step() {
     );
 }
 
+/// `days` of the `queue-bursts` stand-in for `seed`, as a queue trace: its demand is also
+/// its `slurm_demand_gpus`.
+fn queue_bursts(days: u32, seed: u64) -> Trace {
+    let params = FamilyParams {
+        days,
+        ..Family::QueueBursts.default_params()
+    };
+    let demand = generate(Family::QueueBursts, &params, seed);
+    let asked = demand.iter().map(|&gpus| Some(gpus)).collect();
+    Trace::from_demand(demand)
+        .unwrap()
+        .with_column(DEMAND_METRIC, asked)
+        .unwrap()
+}
+
 #[test]
 fn a_queue_trace_of_nodes_is_replayed_in_whole_nodes() {
     let catalog = Catalog::demo();
     let entry = catalog.find("A100", "cn-north").unwrap();
-    let params = FamilyParams {
-        days: 4,
-        ..Family::QueueBursts.default_params()
-    };
-    let demand = generate(Family::QueueBursts, &params, 11);
+    let trace = queue_bursts(4, 11);
+    let demand = trace.demand().to_vec();
     assert!(demand.iter().all(|gpus| gpus.fract() == 0.0));
     assert!(demand.iter().any(|&gpus| gpus >= 8.0));
-    let asked = demand.iter().map(|&gpus| Some(gpus)).collect();
-    let trace = Trace::from_demand(demand.clone())
-        .unwrap()
-        .with_column(DEMAND_METRIC, asked)
-        .unwrap();
     let options = SuggestOptions {
         max_shortfall_pct: 5.0,
         ..SuggestOptions::default()
@@ -207,16 +214,7 @@ fn the_families_no_search_was_tuned_to_are_apart_and_have_their_shapes() {
 fn what_the_limit_costs_is_said_and_the_limit_it_names_allows_it() {
     let catalog = Catalog::demo();
     let entry = catalog.find("A100", "cn-north").unwrap();
-    let params = FamilyParams {
-        days: 6,
-        ..Family::QueueBursts.default_params()
-    };
-    let demand = generate(Family::QueueBursts, &params, 3);
-    let asked = demand.iter().map(|&gpus| Some(gpus)).collect();
-    let trace = Trace::from_demand(demand)
-        .unwrap()
-        .with_column(DEMAND_METRIC, asked)
-        .unwrap();
+    let trace = queue_bursts(6, 3);
     let nodes = QueueOptions { gpus_per_node: 8 };
     let strict = suggest_with(&trace, entry, &SuggestOptions::default(), &nodes).unwrap();
     let price = strict.limit_price.clone().expect("the limit's price");

@@ -83,6 +83,11 @@ export function Suggestion(props: {
     disposed = true;
   });
 
+  const againFailed = (): unknown => {
+    const state = again();
+    return state.status === "error" ? state.error : null;
+  };
+
   /** The same suggestion at the limit a note names, on the same demand and metrics. */
   async function suggestAt(limitPct: number): Promise<void> {
     if (again().status === "pending") return;
@@ -146,13 +151,8 @@ export function Suggestion(props: {
       <ul class="rules-suggest-notes" data-testid="rules-suggest-notes" data-kinds={props.suggestion.notes.map((note) => note.kind).join(" ")}>
         <For each={props.suggestion.notes}>{noteItem}</For>
       </ul>
-      <Show when={(() => {
-        const state = again();
-        return state.status === "error" ? state : null;
-      })()}>
-        {(failed) => (
-          <ErrorAlert lead={t("rules.replay.suggestFailed")} error={failed().error} testid="rules-suggest-again-error" sentenceFor={replaySentence} />
-        )}
+      <Show when={againFailed() !== null}>
+        <ErrorAlert lead={t("rules.replay.suggestFailed")} error={againFailed()} testid="rules-suggest-again-error" sentenceFor={replaySentence} />
       </Show>
 
       <h3>{t("rules.suggest.compareTitle")}</h3>
