@@ -86,18 +86,11 @@ fn replay_prints_the_rules_and_each_baseline_with_the_contract_keys() {
     let trace = write_trace(&data);
     let series = data.join("series.csv");
     let rules = seed_rules();
-    let output = ebb(
+    let output = replay_on(
         &data,
+        &trace,
+        &rules,
         &[
-            "replay",
-            "--trace",
-            trace.to_str().unwrap(),
-            "--rules",
-            rules.to_str().unwrap(),
-            "--model",
-            "A100",
-            "--region",
-            "cn-north",
             "--baseline",
             "static-peak",
             "--baseline",
@@ -146,22 +139,7 @@ fn replay_prints_the_rules_and_each_baseline_with_the_contract_keys() {
     assert_eq!(lines[1], "0,4,4,4,100.0,0");
 
     // The table says where the prices came from and lists every policy.
-    let output = ebb(
-        &data,
-        &[
-            "replay",
-            "--trace",
-            trace.to_str().unwrap(),
-            "--rules",
-            rules.to_str().unwrap(),
-            "--model",
-            "A100",
-            "--region",
-            "cn-north",
-            "--baseline",
-            "hpa",
-        ],
-    );
+    let output = replay_on(&data, &trace, &rules, &["--baseline", "hpa"]);
     let table = stdout(&output);
     assert!(table.contains("the demo catalog"), "{table}");
     assert!(table.contains("\nrules "), "{table}");
@@ -174,38 +152,18 @@ fn replay_errors_name_the_file_the_line_and_the_baseline() {
     let bad_trace = data.join("bad.csv");
     std::fs::write(&bad_trace, "minute,demand\n0,1\n1,lots\n").unwrap();
     let rules = seed_rules();
-    let args = |trace: &Path, baseline: &str| -> Vec<String> {
-        [
-            "replay",
-            "--trace",
-            trace.to_str().unwrap(),
-            "--rules",
-            rules.to_str().unwrap(),
-            "--model",
-            "A100",
-            "--region",
-            "cn-north",
-            "--baseline",
-            baseline,
-        ]
-        .map(String::from)
-        .to_vec()
+    let run = |trace: &Path, rules: &Path, baseline: &str| {
+        replay_on(&data, trace, rules, &["--baseline", baseline])
     };
-    let run = |args: Vec<String>| {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        ebb(&data, &args)
-    };
-    let error = stderr(&run(args(&bad_trace, "oracle")));
+    let error = stderr(&run(&bad_trace, &rules, "oracle"));
     assert!(error.contains("bad.csv as a replay trace"), "{error}");
     assert!(error.contains("line 3, column 2 (`demand`)"), "{error}");
     let good_trace = write_trace(&data);
-    let error = stderr(&run(args(&good_trace, "kubernetes")));
+    let error = stderr(&run(&good_trace, &rules, "kubernetes"));
     assert!(error.contains("no baseline `kubernetes`"), "{error}");
     let bad_rules = data.join("rules.toml");
     std::fs::write(&bad_rules, "[limits]\nmin_gpus = \"two\"\n").unwrap();
-    let mut with_bad_rules = args(&good_trace, "oracle");
-    with_bad_rules[4] = bad_rules.to_str().unwrap().to_string();
-    let error = stderr(&run(with_bad_rules));
+    let error = stderr(&run(&good_trace, &bad_rules, "oracle"));
     assert!(error.contains("rules.toml as a rule file"), "{error}");
 }
 
